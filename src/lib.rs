@@ -1,0 +1,6 @@
+//! ocview: a terminal viewer for OpenCode agent sessions.
+
+pub mod dump;
+pub mod model;
+pub mod sanitize;
+pub mod source;

@@ -1,0 +1,418 @@
+//! Bus events, typed. Parsing dispatches on `type` first and then reads only
+//! the properties that event has, so an event we ignore costs one scan.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::ids::event_seq;
+use super::message::{FileDiff, MessageInfo};
+use super::part::Part;
+use super::prompt::{PermissionRequest, QuestionRequest, Todo};
+use super::session::{ErrorInfo, SessionInfo, SessionStatus};
+
+#[derive(Debug, Clone)]
+pub enum Event {
+    ServerConnected,
+    ServerHeartbeat,
+    InstanceDisposed,
+    SessionCreated(Box<SessionInfo>),
+    SessionUpdated(Box<SessionInfo>),
+    SessionDeleted(Box<SessionInfo>),
+    SessionStatus {
+        session_id: String,
+        status: SessionStatus,
+    },
+    SessionIdle {
+        session_id: String,
+    },
+    SessionError {
+        session_id: Option<String>,
+        error: ErrorInfo,
+    },
+    SessionCompacted {
+        session_id: String,
+    },
+    SessionDiff {
+        session_id: String,
+        diff: Vec<FileDiff>,
+    },
+    MessageUpdated(Box<MessageInfo>),
+    MessageRemoved {
+        session_id: String,
+        message_id: String,
+    },
+    PartUpdated(Box<Part>),
+    PartRemoved {
+        session_id: String,
+        message_id: String,
+        part_id: String,
+    },
+    PartDelta {
+        session_id: String,
+        message_id: String,
+        part_id: String,
+        field: String,
+        delta: String,
+    },
+    PermissionAsked(Box<PermissionRequest>),
+    PermissionReplied {
+        session_id: String,
+        request_id: String,
+        reply: String,
+    },
+    QuestionAsked(Box<QuestionRequest>),
+    QuestionReplied {
+        session_id: String,
+        request_id: String,
+        answers: Vec<Vec<String>>,
+    },
+    QuestionRejected {
+        session_id: String,
+        request_id: String,
+    },
+    TodoUpdated {
+        session_id: String,
+        todos: Vec<Todo>,
+        /// The list as sent, for the materialised todo part.
+        raw_todos: Box<RawValue>,
+    },
+    /// Any other event type: counted, then ignored.
+    Other(String),
+}
+
+/// An event with what its source knows about it.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    /// Sortable position from the `evt_` id; 0 when unknown (REST snapshots).
+    pub seq: u64,
+    /// When the source received it, ms (the recording's clock), if known.
+    pub received_ms: Option<i64>,
+    /// The project directory from a `/global/event` wrapper.
+    pub directory: Option<String>,
+    pub event: Event,
+}
+
+impl Envelope {
+    pub fn new(event: Event) -> Self {
+        Envelope {
+            seq: 0,
+            received_ms: None,
+            directory: None,
+            event,
+        }
+    }
+}
+
+/// A known event type whose properties did not have the required shape.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}: {reason}")]
+pub struct EventError {
+    pub kind: String,
+    pub reason: String,
+}
+
+#[derive(Deserialize)]
+struct SessionProps<'a> {
+    #[serde(borrow)]
+    info: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct StatusProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    status: SessionStatus,
+}
+
+#[derive(Deserialize)]
+struct SessionIdProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+}
+
+#[derive(Deserialize)]
+struct ErrorProps<'a> {
+    #[serde(rename = "sessionID", default)]
+    session_id: Option<String>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct DiffProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(default)]
+    diff: Vec<FileDiff>,
+}
+
+#[derive(Deserialize)]
+struct InfoProps<'a> {
+    #[serde(borrow)]
+    info: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct MessageRemovedProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "messageID")]
+    message_id: String,
+}
+
+#[derive(Deserialize)]
+struct PartProps<'a> {
+    #[serde(borrow)]
+    part: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct PartRemovedProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "messageID")]
+    message_id: String,
+    #[serde(rename = "partID")]
+    part_id: String,
+}
+
+#[derive(Deserialize)]
+struct DeltaProps {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "messageID")]
+    message_id: String,
+    #[serde(rename = "partID")]
+    part_id: String,
+    #[serde(default = "text_field")]
+    field: String,
+    delta: String,
+}
+
+fn text_field() -> String {
+    "text".to_string()
+}
+
+#[derive(Deserialize)]
+struct RepliedProps {
+    #[serde(rename = "sessionID", default)]
+    session_id: String,
+    #[serde(rename = "requestID")]
+    request_id: String,
+    #[serde(default)]
+    reply: String,
+    #[serde(default)]
+    answers: Vec<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct TodoProps<'a> {
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(borrow)]
+    todos: &'a RawValue,
+}
+
+fn props<'a, T: Deserialize<'a>>(kind: &str, raw: &'a str) -> Result<T, EventError> {
+    serde_json::from_str(raw).map_err(|e| EventError {
+        kind: kind.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+impl Event {
+    /// Build an event from its `type` and raw `properties` object.
+    pub fn parse(kind: &str, properties: Option<&RawValue>) -> Result<Event, EventError> {
+        let raw = properties.map(RawValue::get).unwrap_or("{}");
+        let bad = |reason: String| EventError {
+            kind: kind.to_string(),
+            reason,
+        };
+        let session_info = |raw: &str| -> Result<Box<SessionInfo>, EventError> {
+            let p: SessionProps = props(kind, raw)?;
+            let info = SessionInfo::from_raw(p.info).map_err(|e| bad(e.to_string()))?;
+            if info.id.is_empty() {
+                return Err(bad("info has no id".into()));
+            }
+            Ok(Box::new(info))
+        };
+        Ok(match kind {
+            "server.connected" => Event::ServerConnected,
+            "server.heartbeat" => Event::ServerHeartbeat,
+            "server.instance.disposed" => Event::InstanceDisposed,
+            "session.created" => Event::SessionCreated(session_info(raw)?),
+            "session.updated" => Event::SessionUpdated(session_info(raw)?),
+            "session.deleted" => Event::SessionDeleted(session_info(raw)?),
+            "session.status" => {
+                let p: StatusProps = props(kind, raw)?;
+                Event::SessionStatus {
+                    session_id: p.session_id,
+                    status: p.status,
+                }
+            }
+            "session.idle" => Event::SessionIdle {
+                session_id: props::<SessionIdProps>(kind, raw)?.session_id,
+            },
+            "session.compacted" => Event::SessionCompacted {
+                session_id: props::<SessionIdProps>(kind, raw)?.session_id,
+            },
+            "session.error" => {
+                let p: ErrorProps = props(kind, raw)?;
+                Event::SessionError {
+                    session_id: p.session_id,
+                    error: p
+                        .error
+                        .map(ErrorInfo::from_raw)
+                        .unwrap_or_else(|| ErrorInfo {
+                            name: "UnknownError".into(),
+                            ..Default::default()
+                        }),
+                }
+            }
+            "session.diff" => {
+                let p: DiffProps = props(kind, raw)?;
+                Event::SessionDiff {
+                    session_id: p.session_id,
+                    diff: p.diff,
+                }
+            }
+            "message.updated" => {
+                let p: InfoProps = props(kind, raw)?;
+                let info = MessageInfo::from_raw(p.info).map_err(|e| bad(e.to_string()))?;
+                if info.id.is_empty() || info.session_id.is_empty() {
+                    return Err(bad("info has no id or sessionID".into()));
+                }
+                Event::MessageUpdated(Box::new(info))
+            }
+            "message.removed" => {
+                let p: MessageRemovedProps = props(kind, raw)?;
+                Event::MessageRemoved {
+                    session_id: p.session_id,
+                    message_id: p.message_id,
+                }
+            }
+            "message.part.updated" => {
+                let p: PartProps = props(kind, raw)?;
+                Event::PartUpdated(Box::new(
+                    Part::from_raw(p.part).map_err(|e| bad(e.to_string()))?,
+                ))
+            }
+            "message.part.removed" => {
+                let p: PartRemovedProps = props(kind, raw)?;
+                Event::PartRemoved {
+                    session_id: p.session_id,
+                    message_id: p.message_id,
+                    part_id: p.part_id,
+                }
+            }
+            "message.part.delta" => {
+                let p: DeltaProps = props(kind, raw)?;
+                Event::PartDelta {
+                    session_id: p.session_id,
+                    message_id: p.message_id,
+                    part_id: p.part_id,
+                    field: p.field,
+                    delta: p.delta,
+                }
+            }
+            "permission.asked" => {
+                let p: PermissionRequest = props(kind, raw)?;
+                if p.id.is_empty() {
+                    return Err(bad("request has no id".into()));
+                }
+                Event::PermissionAsked(Box::new(p))
+            }
+            "permission.replied" => {
+                let p: RepliedProps = props(kind, raw)?;
+                Event::PermissionReplied {
+                    session_id: p.session_id,
+                    request_id: p.request_id,
+                    reply: p.reply,
+                }
+            }
+            "question.asked" => {
+                let q: QuestionRequest = props(kind, raw)?;
+                if q.id.is_empty() {
+                    return Err(bad("request has no id".into()));
+                }
+                Event::QuestionAsked(Box::new(q))
+            }
+            "question.replied" => {
+                let p: RepliedProps = props(kind, raw)?;
+                Event::QuestionReplied {
+                    session_id: p.session_id,
+                    request_id: p.request_id,
+                    answers: p.answers,
+                }
+            }
+            "question.rejected" => {
+                let p: RepliedProps = props(kind, raw)?;
+                Event::QuestionRejected {
+                    session_id: p.session_id,
+                    request_id: p.request_id,
+                }
+            }
+            "todo.updated" => {
+                let p: TodoProps = props(kind, raw)?;
+                Event::TodoUpdated {
+                    session_id: p.session_id,
+                    todos: props(kind, p.todos.get())?,
+                    raw_todos: p.todos.to_owned(),
+                }
+            }
+            other => Event::Other(other.to_string()),
+        })
+    }
+
+    /// The event's `type` string.
+    pub fn kind(&self) -> &str {
+        match self {
+            Event::ServerConnected => "server.connected",
+            Event::ServerHeartbeat => "server.heartbeat",
+            Event::InstanceDisposed => "server.instance.disposed",
+            Event::SessionCreated(_) => "session.created",
+            Event::SessionUpdated(_) => "session.updated",
+            Event::SessionDeleted(_) => "session.deleted",
+            Event::SessionStatus { .. } => "session.status",
+            Event::SessionIdle { .. } => "session.idle",
+            Event::SessionError { .. } => "session.error",
+            Event::SessionCompacted { .. } => "session.compacted",
+            Event::SessionDiff { .. } => "session.diff",
+            Event::MessageUpdated(_) => "message.updated",
+            Event::MessageRemoved { .. } => "message.removed",
+            Event::PartUpdated(_) => "message.part.updated",
+            Event::PartRemoved { .. } => "message.part.removed",
+            Event::PartDelta { .. } => "message.part.delta",
+            Event::PermissionAsked(_) => "permission.asked",
+            Event::PermissionReplied { .. } => "permission.replied",
+            Event::QuestionAsked(_) => "question.asked",
+            Event::QuestionReplied { .. } => "question.replied",
+            Event::QuestionRejected { .. } => "question.rejected",
+            Event::TodoUpdated { .. } => "todo.updated",
+            Event::Other(kind) => kind,
+        }
+    }
+}
+
+/// `{"id","type","properties"}`, the bus event object.
+#[derive(Deserialize)]
+pub struct BusEventWire<'a> {
+    #[serde(borrow, default)]
+    pub id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "type", borrow)]
+    pub kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub properties: Option<&'a RawValue>,
+}
+
+impl BusEventWire<'_> {
+    pub fn into_envelope(self) -> Result<Envelope, EventError> {
+        let event = Event::parse(&self.kind, self.properties)?;
+        Ok(Envelope {
+            seq: self.id.as_deref().map(event_seq).unwrap_or(0),
+            received_ms: None,
+            directory: None,
+            event,
+        })
+    }
+}

@@ -1,0 +1,25 @@
+//! The domain: OpenCode sessions, messages, parts and prompts, and the reducer
+//! that applies bus events to them. Nothing here knows about the terminal.
+
+pub mod event;
+pub mod ids;
+mod lenient;
+pub mod message;
+pub mod observer;
+pub mod part;
+pub mod part_source;
+pub mod prompt;
+mod reducer;
+pub mod session;
+pub mod store;
+mod stream_only;
+pub mod turn;
+
+pub use event::{Envelope, Event};
+pub use message::{FileDiff, Message, MessageInfo, Role};
+pub use observer::{NoObserver, ReplyObserver};
+pub use part::{Part, PartBody, ToolStatus};
+pub use part_source::PartSource;
+pub use prompt::{PermissionRequest, Prompt, PromptRequest, QuestionRequest, Resolution, Todo};
+pub use session::{ErrorInfo, Session, SessionInfo, SessionStatus, Tokens};
+pub use store::{Change, Effect, Outcome, Store};

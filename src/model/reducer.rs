@@ -1,0 +1,513 @@
+//! The reducer: the one function that applies bus events to the store.
+//!
+//! Rules that make it safe to feed from overlapping sources (a REST snapshot
+//! plus buffered stream events, a reconnect, a duplicated line):
+//! - an entity remembers the `evt_` position of the last event applied to it;
+//!   an event at or before that position is stale (applied twice or late);
+//! - state never moves backwards: a finished part is not replaced by an
+//!   unfinished one, a tool never returns to a lower state, a completed
+//!   message is not replaced by an uncompleted one;
+//! - a delta for a finished part is already in its text and is skipped.
+
+use super::event::{Envelope, Event};
+use super::ids::find_by_id;
+use super::message::{Message, MessageInfo};
+use super::observer::ReplyObserver;
+use super::part::{Part, PartBody};
+use super::prompt::{Prompt, PromptRequest, Resolution};
+use super::session::{SessionInfo, SessionStatus};
+use super::store::{Change, Effect, HeldDelta, Outcome, Store};
+
+impl Store {
+    /// Apply one event. Returns what changed; never fails.
+    pub fn apply(&mut self, env: Envelope, obs: &mut dyn ReplyObserver) -> Outcome {
+        let seq = env.seq;
+        let at = env.received_ms;
+        match env.event {
+            Event::ServerConnected => {
+                self.connected += 1;
+                Outcome::applied(Change::default())
+            }
+            Event::ServerHeartbeat => Outcome::with(Effect::Applied),
+            Event::InstanceDisposed => {
+                self.needs_resync = true;
+                self.revision += 1;
+                Outcome::applied(Change {
+                    session_list: true,
+                    ..Default::default()
+                })
+            }
+            Event::SessionCreated(info) | Event::SessionUpdated(info) => {
+                self.upsert_session(*info, seq, env.directory)
+            }
+            Event::SessionDeleted(info) => match self.session_index(&info.id) {
+                Ok(i) => {
+                    self.sessions.remove(i);
+                    self.revision += 1;
+                    Outcome::applied(Change {
+                        session_list: true,
+                        session: Some(info.id),
+                        ..Default::default()
+                    })
+                }
+                Err(_) => orphan(Outcome::with(Effect::Stale), "deleted", &info.id),
+            },
+            Event::SessionStatus { session_id, status } => {
+                self.set_status(&session_id, status, obs)
+            }
+            Event::SessionIdle { session_id } => {
+                self.set_status(&session_id, SessionStatus::Idle, obs)
+            }
+            Event::SessionError { session_id, error } => {
+                let text = error.summary();
+                obs.session_errored(session_id.as_deref(), &text, &error);
+                match session_id {
+                    Some(id) => {
+                        let (si, created) = self.session_or_placeholder(&id);
+                        self.sessions[si].error = Some(error);
+                        self.touch(si, None);
+                        session_outcome(id, created)
+                    }
+                    None => {
+                        self.global_errors.push(error);
+                        self.revision += 1;
+                        Outcome::applied(Change::default())
+                    }
+                }
+            }
+            Event::SessionCompacted { session_id } => {
+                let (si, created) = self.session_or_placeholder(&session_id);
+                self.sessions[si].compactions += 1;
+                self.touch(si, None);
+                session_outcome(session_id, created)
+            }
+            Event::SessionDiff { session_id, diff } => {
+                let (si, created) = self.session_or_placeholder(&session_id);
+                self.sessions[si].diff = diff;
+                self.touch(si, None);
+                session_outcome(session_id, created)
+            }
+            Event::MessageUpdated(info) => self.upsert_message(*info, seq, obs),
+            Event::MessageRemoved {
+                session_id,
+                message_id,
+            } => {
+                let found = self.session_index(&session_id).ok().and_then(|si| {
+                    let mi = self.sessions[si].message_index(&message_id).ok()?;
+                    Some((si, mi))
+                });
+                match found {
+                    Some((si, mi)) => {
+                        self.sessions[si].messages.remove(mi);
+                        self.touch(si, None);
+                        Outcome::applied(Change {
+                            session: Some(session_id),
+                            message: Some(message_id),
+                            ..Default::default()
+                        })
+                    }
+                    None => orphan(Outcome::with(Effect::Stale), "removed message", &message_id),
+                }
+            }
+            Event::PartUpdated(part) => self.upsert_part(*part, seq, obs),
+            Event::PartRemoved {
+                session_id,
+                message_id,
+                part_id,
+            } => match self.locate_part(&session_id, &message_id, &part_id) {
+                Some((si, mi, pi)) => {
+                    self.sessions[si].messages[mi].parts.remove(pi);
+                    self.touch(si, Some(mi));
+                    Outcome::applied(Change {
+                        session: Some(session_id),
+                        message: Some(message_id),
+                        part: Some(part_id),
+                        ..Default::default()
+                    })
+                }
+                None => {
+                    self.held_deltas.remove(&part_id);
+                    orphan(Outcome::with(Effect::Stale), "removed part", &part_id)
+                }
+            },
+            Event::PartDelta {
+                session_id,
+                message_id,
+                part_id,
+                field,
+                delta,
+            } => self.apply_delta(session_id, message_id, part_id, field, delta, seq, obs),
+            Event::PermissionAsked(request) => {
+                obs.permission_asked(&request);
+                self.add_prompt(PromptRequest::Permission(*request), at)
+            }
+            Event::QuestionAsked(request) => {
+                obs.question_asked(&request);
+                self.add_prompt(PromptRequest::Question(*request), at)
+            }
+            Event::PermissionReplied {
+                session_id,
+                request_id,
+                reply,
+            } => self.resolve_prompt(
+                &session_id,
+                &request_id,
+                Resolution::Replied(reply),
+                at,
+                obs,
+            ),
+            Event::QuestionReplied {
+                session_id,
+                request_id,
+                answers,
+            } => self.resolve_prompt(
+                &session_id,
+                &request_id,
+                Resolution::Answered(answers),
+                at,
+                obs,
+            ),
+            Event::QuestionRejected {
+                session_id,
+                request_id,
+            } => self.resolve_prompt(&session_id, &request_id, Resolution::Rejected, at, obs),
+            Event::TodoUpdated {
+                session_id,
+                todos,
+                raw_todos,
+            } => self.update_todos(session_id, todos, &raw_todos, seq, obs),
+            Event::Other(kind) => {
+                *self.ignored.entry(kind).or_default() += 1;
+                Outcome::with(Effect::Ignored)
+            }
+        }
+    }
+
+    fn upsert_session(
+        &mut self,
+        info: SessionInfo,
+        seq: u64,
+        directory: Option<String>,
+    ) -> Outcome {
+        let id = info.id.clone();
+        let (si, _) = self.session_or_placeholder(&id);
+        let session = &mut self.sessions[si];
+        if !session.placeholder {
+            if seq != 0 && seq <= session.last_event {
+                return Outcome::with(Effect::Stale);
+            }
+            // A snapshot older than what the stream already told us.
+            if let (Some(old), Some(new)) = (session.info.time.updated, info.time.updated)
+                && new < old
+            {
+                return Outcome::with(Effect::Stale);
+            }
+        }
+        session.info = info;
+        session.placeholder = false;
+        session.last_event = session.last_event.max(seq);
+        if directory.is_some() {
+            session.project_directory = directory;
+        }
+        self.touch(si, None);
+        Outcome::applied(Change {
+            session_list: true,
+            session: Some(id),
+            ..Default::default()
+        })
+    }
+
+    fn set_status(
+        &mut self,
+        session_id: &str,
+        status: SessionStatus,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
+        if let SessionStatus::Retry {
+            attempt, message, ..
+        } = &status
+        {
+            obs.session_retried(session_id, *attempt, message);
+        }
+        let (si, created) = self.session_or_placeholder(session_id);
+        let session = &mut self.sessions[si];
+        // opencode repeats "busy" several times per turn: nothing to redraw then.
+        if session.status == status && !created {
+            return Outcome::with(Effect::Applied);
+        }
+        session.status = status;
+        self.touch(si, None);
+        let mut outcome = session_outcome(session_id.to_string(), created);
+        outcome.change.session_list = true;
+        outcome
+    }
+
+    fn upsert_message(
+        &mut self,
+        info: MessageInfo,
+        seq: u64,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
+        let session_id = info.session_id.clone();
+        let message_id = info.id.clone();
+        let (si, new_session) = self.session_or_placeholder(&session_id);
+        let session = &mut self.sessions[si];
+        let mi = match session.message_index(&message_id) {
+            Ok(mi) => {
+                let message = &mut session.messages[mi];
+                if !message.placeholder {
+                    if seq != 0 && seq <= message.last_event {
+                        return Outcome::with(Effect::Stale);
+                    }
+                    if message.info.completed.is_some() && info.completed.is_none() {
+                        return Outcome::with(Effect::Stale);
+                    }
+                }
+                message.info = info;
+                message.placeholder = false;
+                message.last_event = message.last_event.max(seq);
+                mi
+            }
+            Err(mi) => {
+                let mut message = Message::new(info);
+                message.last_event = seq;
+                session.messages.insert(mi, message);
+                mi
+            }
+        };
+        obs.message_updated(&self.sessions[si].messages[mi].info);
+        self.touch(si, Some(mi));
+        let mut outcome = Outcome::applied(Change {
+            session: Some(session_id.clone()),
+            message: Some(message_id),
+            ..Default::default()
+        });
+        if new_session {
+            outcome.change.session_list = true;
+            outcome.orphan = Some(format!("message for unknown session {session_id}"));
+        }
+        outcome
+    }
+
+    fn upsert_part(&mut self, mut part: Part, seq: u64, obs: &mut dyn ReplyObserver) -> Outcome {
+        let session_id = part.session_id.clone();
+        let message_id = part.message_id.clone();
+        let part_id = part.id.clone();
+        let (si, mi, created) = self.message_or_placeholder(&session_id, &message_id);
+        let held = self.held_deltas.remove(&part_id);
+        let message = &mut self.sessions[si].messages[mi];
+        part.last_event = seq;
+        let pi = match message.part_index(&part_id) {
+            Ok(pi) => {
+                let existing = &mut message.parts[pi];
+                if seq != 0 && seq <= existing.last_event {
+                    return Outcome::with(Effect::Stale);
+                }
+                if regresses(existing, &part) {
+                    return Outcome::with(Effect::Stale);
+                }
+                keep_streamed_text(existing, &mut part);
+                part.revision = existing.revision + 1;
+                part.source = existing.source;
+                *existing = part;
+                let existing = &message.parts[pi];
+                match &existing.body {
+                    PartBody::Tool(t) => obs.tool_progressed(existing, pi, &t.state.status),
+                    _ => obs.part_finalized(existing, pi),
+                }
+                pi
+            }
+            Err(pi) => {
+                message.parts.insert(pi, part);
+                let added = &message.parts[pi];
+                obs.part_added(added, pi);
+                if let PartBody::StepFinish(step) = &added.body {
+                    obs.step_finished(&added.session_id, step.cost, &step.tokens);
+                }
+                pi
+            }
+        };
+        // Deltas that raced ahead of this part, newer than it.
+        if let Some(held) = held {
+            let part = &mut message.parts[pi];
+            for d in held {
+                if !part.is_final() && (d.seq == 0 || d.seq > part.last_event) {
+                    part.append_delta(&d.field, &d.delta);
+                    part.last_event = part.last_event.max(d.seq);
+                    obs.part_changed(part, pi, &d.delta);
+                }
+            }
+        }
+        self.touch(si, Some(mi));
+        let mut outcome = Outcome::applied(Change {
+            session: Some(session_id.clone()),
+            message: Some(message_id.clone()),
+            part: Some(part_id),
+            session_list: created,
+            ..Default::default()
+        });
+        if created {
+            outcome.orphan = Some(format!("part for unknown message {message_id}"));
+        }
+        outcome
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_delta(
+        &mut self,
+        session_id: String,
+        message_id: String,
+        part_id: String,
+        field: String,
+        delta: String,
+        seq: u64,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
+        let Some((si, mi, pi)) = self.locate_part(&session_id, &message_id, &part_id) else {
+            let held = self.held_deltas.entry(part_id).or_default();
+            if seq != 0 && held.iter().any(|d| d.seq == seq) {
+                return Outcome::with(Effect::Stale);
+            }
+            held.push(HeldDelta { seq, field, delta });
+            return Outcome::with(Effect::Held);
+        };
+        let part = &mut self.sessions[si].messages[mi].parts[pi];
+        if (seq != 0 && seq <= part.last_event) || part.is_final() {
+            return Outcome::with(Effect::Stale);
+        }
+        if !part.append_delta(&field, &delta) {
+            return Outcome::with(Effect::Stale);
+        }
+        part.last_event = part.last_event.max(seq);
+        part.revision += 1;
+        obs.part_changed(part, pi, &delta);
+        self.touch(si, Some(mi));
+        Outcome::applied(Change {
+            session: Some(session_id),
+            message: Some(message_id),
+            part: Some(part_id),
+            ..Default::default()
+        })
+    }
+
+    fn add_prompt(&mut self, request: PromptRequest, at: Option<i64>) -> Outcome {
+        let session_id = request.session_id().to_string();
+        let (si, created) = self.session_or_placeholder(&session_id);
+        let pi = match find_by_id(&self.prompts, request.id(), |p| p.request.id()) {
+            Ok(pi) => {
+                let prompt = &mut self.prompts[pi];
+                if prompt.request == request {
+                    return Outcome::with(Effect::Stale);
+                }
+                prompt.request = request;
+                pi
+            }
+            Err(pi) => {
+                self.prompts.insert(
+                    pi,
+                    Prompt {
+                        request,
+                        asked_at: at,
+                        resolution: None,
+                        resolved_at: None,
+                    },
+                );
+                pi
+            }
+        };
+        let _ = pi;
+        self.touch(si, None);
+        let mut outcome = session_outcome(session_id, created);
+        outcome.change.prompts = true;
+        outcome.change.session_list = true;
+        outcome
+    }
+
+    fn resolve_prompt(
+        &mut self,
+        session_id: &str,
+        request_id: &str,
+        resolution: Resolution,
+        at: Option<i64>,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
+        let Ok(pi) = find_by_id(&self.prompts, request_id, |p| p.request.id()) else {
+            return orphan(
+                Outcome::with(Effect::Stale),
+                "reply to unknown request",
+                request_id,
+            );
+        };
+        let prompt = &mut self.prompts[pi];
+        if prompt.resolution.is_some() {
+            return Outcome::with(Effect::Stale);
+        }
+        let asked_at = prompt.asked_at;
+        match &resolution {
+            Resolution::Replied(reply) => {
+                obs.permission_replied(session_id, request_id, reply, asked_at)
+            }
+            Resolution::Answered(answers) => {
+                obs.question_replied(session_id, request_id, answers, asked_at)
+            }
+            Resolution::Rejected => obs.question_rejected(session_id, request_id, asked_at),
+        }
+        prompt.resolution = Some(resolution);
+        prompt.resolved_at = at;
+        let owner = prompt.request.session_id().to_string();
+        self.revision += 1;
+        if let Ok(si) = self.session_index(&owner) {
+            self.touch(si, None);
+        }
+        Outcome::applied(Change {
+            session_list: true,
+            session: Some(owner),
+            prompts: true,
+            ..Default::default()
+        })
+    }
+}
+
+/// Whether replacing `old` by `new` would move the part backwards.
+fn regresses(old: &Part, new: &Part) -> bool {
+    match (&old.body, &new.body) {
+        (PartBody::Tool(a), PartBody::Tool(b)) => b.state.status.rank() < a.state.status.rank(),
+        _ => old.is_final() && !new.is_final(),
+    }
+}
+
+/// An unfinished update (a snapshot taken mid-stream) must not throw away
+/// text we already streamed past it.
+fn keep_streamed_text(old: &Part, new: &mut Part) {
+    if new.is_final() {
+        return;
+    }
+    let (Some(old_text), Some(new_text)) = (old.text(), new.text()) else {
+        return;
+    };
+    if old_text.len() > new_text.len() && old_text.starts_with(new_text) {
+        let kept = old_text.to_string();
+        match &mut new.body {
+            PartBody::Text(t) => t.text = kept,
+            PartBody::Reasoning(r) => r.text = kept,
+            _ => {}
+        }
+    }
+}
+
+fn session_outcome(session_id: String, created: bool) -> Outcome {
+    let mut outcome = Outcome::applied(Change {
+        session: Some(session_id.clone()),
+        session_list: created,
+        ..Default::default()
+    });
+    if created {
+        outcome.orphan = Some(format!("event for unknown session {session_id}"));
+    }
+    outcome
+}
+
+fn orphan(mut outcome: Outcome, what: &str, id: &str) -> Outcome {
+    outcome.orphan = Some(format!("{what} {id}"));
+    outcome
+}

@@ -1,0 +1,275 @@
+//! Sessions: their info, live status and errors.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::lenient;
+use super::message::{FileDiff, Message};
+use super::prompt::Todo;
+
+/// Token usage, as opencode reports it for sessions, messages and steps.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Tokens {
+    #[serde(deserialize_with = "lenient::opt_u64")]
+    pub total: Option<u64>,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub input: u64,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub output: u64,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub reasoning: u64,
+    pub cache: CacheTokens,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct CacheTokens {
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub read: u64,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub write: u64,
+}
+
+impl Tokens {
+    /// The total opencode reports, or the sum of the parts when it gave none.
+    pub fn sum(&self) -> u64 {
+        self.total.unwrap_or(
+            self.input + self.output + self.reasoning + self.cache.read + self.cache.write,
+        )
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Times {
+    #[serde(deserialize_with = "lenient::opt_i64")]
+    pub created: Option<i64>,
+    #[serde(deserialize_with = "lenient::opt_i64")]
+    pub updated: Option<i64>,
+}
+
+/// Line counts of a session's changes.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct SessionSummary {
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub additions: u64,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub deletions: u64,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub files: u64,
+}
+
+/// Where a session was reverted to (set by `POST /session/{id}/revert`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Revert {
+    #[serde(rename = "messageID")]
+    pub message_id: String,
+    #[serde(rename = "partID")]
+    pub part_id: Option<String>,
+    pub snapshot: Option<String>,
+    pub diff: Option<String>,
+}
+
+/// `session.*` info as the server sends it. Fields it does not name stay in `raw`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SessionInfo {
+    pub id: String,
+    #[serde(rename = "parentID")]
+    pub parent_id: Option<String>,
+    pub title: String,
+    pub slug: Option<String>,
+    pub directory: Option<String>,
+    #[serde(rename = "projectID")]
+    pub project_id: Option<String>,
+    pub version: Option<String>,
+    pub agent: Option<String>,
+    #[serde(deserialize_with = "lenient::f64_or_zero")]
+    pub cost: f64,
+    pub tokens: Tokens,
+    pub time: Times,
+    pub summary: Option<SessionSummary>,
+    pub revert: Option<Revert>,
+    #[serde(skip)]
+    pub raw: Option<Box<RawValue>>,
+}
+
+impl SessionInfo {
+    /// Parse from the raw JSON object, keeping that object for fields we do not model.
+    pub fn from_raw(raw: &RawValue) -> serde_json::Result<Self> {
+        let mut info: SessionInfo = serde_json::from_str(raw.get())?;
+        info.raw = Some(raw.to_owned());
+        Ok(info)
+    }
+}
+
+/// Live status of a session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum SessionStatus {
+    #[default]
+    Idle,
+    Busy,
+    Retry {
+        attempt: Option<u64>,
+        message: String,
+        /// Epoch milliseconds of the next attempt.
+        next: Option<i64>,
+    },
+    /// A status type this version of ocview does not know.
+    Other(String),
+}
+
+#[derive(Deserialize)]
+struct StatusWire {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default, deserialize_with = "lenient::opt_u64")]
+    attempt: Option<u64>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default, deserialize_with = "lenient::opt_i64")]
+    next: Option<i64>,
+}
+
+impl<'de> Deserialize<'de> for SessionStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = StatusWire::deserialize(d)?;
+        Ok(match w.kind.as_str() {
+            "idle" => SessionStatus::Idle,
+            "busy" => SessionStatus::Busy,
+            "retry" => SessionStatus::Retry {
+                attempt: w.attempt,
+                message: w.message.unwrap_or_default(),
+                next: w.next,
+            },
+            other => SessionStatus::Other(other.to_string()),
+        })
+    }
+}
+
+impl SessionStatus {
+    pub fn label(&self) -> &str {
+        match self {
+            SessionStatus::Idle => "idle",
+            SessionStatus::Busy => "busy",
+            SessionStatus::Retry { .. } => "retry",
+            SessionStatus::Other(s) => s,
+        }
+    }
+}
+
+/// A session-level or message-level error: `{name, data:{message, …}}`.
+#[derive(Debug, Clone, Default)]
+pub struct ErrorInfo {
+    pub name: String,
+    pub message: Option<String>,
+    pub raw: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ErrorWire {
+    name: Option<String>,
+    data: Option<ErrorData>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ErrorData {
+    message: Option<String>,
+}
+
+impl ErrorInfo {
+    pub fn from_raw(raw: &RawValue) -> Self {
+        let wire: ErrorWire = serde_json::from_str(raw.get()).unwrap_or_default();
+        ErrorInfo {
+            name: wire.name.unwrap_or_else(|| "UnknownError".into()),
+            message: wire.data.and_then(|d| d.message).or(wire.message),
+            raw: Some(raw.to_owned()),
+        }
+    }
+
+    /// "Name: message", the one-line form used in lists and transcripts.
+    pub fn summary(&self) -> String {
+        match &self.message {
+            Some(m) if !m.is_empty() => format!("{}: {}", self.name, m),
+            _ => self.name.clone(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(d)?;
+        Ok(ErrorInfo::from_raw(&raw))
+    }
+}
+
+/// A session in the store: its info plus everything the stream told us about it.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    pub info: SessionInfo,
+    pub status: SessionStatus,
+    pub error: Option<ErrorInfo>,
+    /// Messages ordered by id (oldest first).
+    pub messages: Vec<Message>,
+    pub todos: Vec<Todo>,
+    /// The last `session.diff` (non-empty only after a revert in 1.18.33).
+    pub diff: Vec<FileDiff>,
+    pub compactions: u32,
+    /// The project directory from a `/global/event` wrapper, when known.
+    pub project_directory: Option<String>,
+    /// True while we only know the session from events that referenced it.
+    pub placeholder: bool,
+    /// Bumped on every change to the session or anything in it.
+    pub revision: u64,
+    pub(crate) last_event: u64,
+}
+
+impl Session {
+    pub fn placeholder(id: &str) -> Self {
+        Session {
+            info: SessionInfo {
+                id: id.to_string(),
+                title: String::new(),
+                ..Default::default()
+            },
+            placeholder: true,
+            ..Default::default()
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.info.id
+    }
+
+    pub fn title(&self) -> &str {
+        if self.info.title.is_empty() {
+            &self.info.id
+        } else {
+            &self.info.title
+        }
+    }
+
+    pub fn message_index(&self, id: &str) -> Result<usize, usize> {
+        super::ids::find_by_id(&self.messages, id, |m| &m.info.id)
+    }
+
+    pub fn message(&self, id: &str) -> Option<&Message> {
+        self.message_index(id).ok().map(|i| &self.messages[i])
+    }
+
+    /// The newest assistant message, where stream-only parts are attached.
+    pub fn current_assistant_index(&self) -> Option<usize> {
+        self.messages.iter().rposition(|m| m.info.is_assistant())
+    }
+
+    /// Turns in order: each user message with the assistant messages answering it.
+    pub fn turns(&self) -> Vec<super::turn::Turn<'_>> {
+        super::turn::group_turns(&self.messages)
+    }
+}

@@ -1,0 +1,222 @@
+//! The session store: every session, message, part and prompt the sources
+//! told us about, kept ordered by id. Only the reducer (`apply`) and
+//! finalisation change it; everything else reads.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::ids::find_by_id;
+use super::message::{Message, MessageInfo};
+use super::prompt::Prompt;
+use super::session::{ErrorInfo, Session};
+
+/// What an event did to the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// The state changed (or was confirmed) by this event.
+    Applied,
+    /// An event type the viewer does not need; counted in `ignored`.
+    Ignored,
+    /// Already applied, or older than what the store holds: no change.
+    Stale,
+    /// A delta for a part not seen yet: held until the part arrives.
+    Held,
+}
+
+/// Which parts of the state an event touched, so the UI redraws only that.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Change {
+    /// The list of sessions (membership, order, titles, status) changed.
+    pub session_list: bool,
+    pub session: Option<String>,
+    pub message: Option<String>,
+    pub part: Option<String>,
+    /// Pending prompts changed.
+    pub prompts: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub effect: Effect,
+    pub change: Change,
+    /// Set when the event referred to a session, message or request we did
+    /// not know: the event still applied (to a placeholder), but a source
+    /// reports it.
+    pub orphan: Option<String>,
+}
+
+impl Outcome {
+    pub(crate) fn applied(change: Change) -> Self {
+        Outcome {
+            effect: Effect::Applied,
+            change,
+            orphan: None,
+        }
+    }
+
+    pub(crate) fn with(effect: Effect) -> Self {
+        Outcome {
+            effect,
+            change: Change::default(),
+            orphan: None,
+        }
+    }
+}
+
+/// A delta that arrived before its part.
+#[derive(Debug, Clone)]
+pub(crate) struct HeldDelta {
+    pub seq: u64,
+    pub field: String,
+    pub delta: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Store {
+    /// Ordered by id: newest session first (`ses_` ids descend).
+    pub(crate) sessions: Vec<Session>,
+    /// Every prompt seen, ordered by request id (arrival order).
+    pub(crate) prompts: Vec<Prompt>,
+    pub(crate) held_deltas: HashMap<String, Vec<HeldDelta>>,
+    /// Events we do not need, counted by type.
+    pub(crate) ignored: BTreeMap<String, u64>,
+    /// Errors not tied to a session.
+    pub(crate) global_errors: Vec<ErrorInfo>,
+    pub(crate) connected: u32,
+    /// Set by `server.instance.disposed`: a live source must reload everything.
+    pub(crate) needs_resync: bool,
+    /// Bumped on every applied change.
+    pub(crate) revision: u64,
+}
+
+impl Store {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn sessions(&self) -> &[Session] {
+        &self.sessions
+    }
+
+    pub fn session_index(&self, id: &str) -> Result<usize, usize> {
+        find_by_id(&self.sessions, id, |s| &s.info.id)
+    }
+
+    pub fn session(&self, id: &str) -> Option<&Session> {
+        self.session_index(id).ok().map(|i| &self.sessions[i])
+    }
+
+    /// Sessions with no (known) parent, newest first.
+    pub fn root_sessions(&self) -> impl Iterator<Item = &Session> {
+        self.sessions
+            .iter()
+            .filter(move |s| match &s.info.parent_id {
+                None => true,
+                Some(p) => self.session(p).is_none(),
+            })
+    }
+
+    /// Direct children of a session, newest first.
+    pub fn children<'a>(&'a self, parent: &'a str) -> impl Iterator<Item = &'a Session> + 'a {
+        self.sessions
+            .iter()
+            .filter(move |s| s.info.parent_id.as_deref() == Some(parent))
+    }
+
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+
+    pub fn pending_prompts(&self) -> impl Iterator<Item = &Prompt> {
+        self.prompts.iter().filter(|p| p.is_pending())
+    }
+
+    pub fn prompt(&self, request_id: &str) -> Option<&Prompt> {
+        find_by_id(&self.prompts, request_id, |p| p.request.id())
+            .ok()
+            .map(|i| &self.prompts[i])
+    }
+
+    pub fn ignored_counts(&self) -> &BTreeMap<String, u64> {
+        &self.ignored
+    }
+
+    pub fn global_errors(&self) -> &[ErrorInfo] {
+        &self.global_errors
+    }
+
+    pub fn needs_resync(&self) -> bool {
+        self.needs_resync
+    }
+
+    /// A live source calls this once it has reloaded after a dispose.
+    pub fn clear_resync(&mut self) {
+        self.needs_resync = false;
+    }
+
+    pub fn connections(&self) -> u32 {
+        self.connected
+    }
+
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Deltas still waiting for their part.
+    pub fn held_delta_count(&self) -> usize {
+        self.held_deltas.values().map(Vec::len).sum()
+    }
+
+    /// The session, created as a placeholder when unknown. The flag is true
+    /// when it had to be created.
+    pub(crate) fn session_or_placeholder(&mut self, id: &str) -> (usize, bool) {
+        match self.session_index(id) {
+            Ok(i) => (i, false),
+            Err(i) => {
+                self.sessions.insert(i, Session::placeholder(id));
+                (i, true)
+            }
+        }
+    }
+
+    /// The message, created as a placeholder when unknown.
+    pub(crate) fn message_or_placeholder(
+        &mut self,
+        session_id: &str,
+        message_id: &str,
+    ) -> (usize, usize, bool) {
+        let (si, new_session) = self.session_or_placeholder(session_id);
+        let session = &mut self.sessions[si];
+        match session.message_index(message_id) {
+            Ok(mi) => (si, mi, new_session),
+            Err(mi) => {
+                let mut message = Message::new(MessageInfo::placeholder(session_id, message_id));
+                message.placeholder = true;
+                session.messages.insert(mi, message);
+                (si, mi, true)
+            }
+        }
+    }
+
+    /// Find a part by its full address.
+    pub(crate) fn locate_part(
+        &self,
+        session_id: &str,
+        message_id: &str,
+        part_id: &str,
+    ) -> Option<(usize, usize, usize)> {
+        let si = self.session_index(session_id).ok()?;
+        let mi = self.sessions[si].message_index(message_id).ok()?;
+        let pi = self.sessions[si].messages[mi].part_index(part_id).ok()?;
+        Some((si, mi, pi))
+    }
+
+    /// Mark a session and (optionally) one of its messages as changed.
+    pub(crate) fn touch(&mut self, si: usize, mi: Option<usize>) {
+        self.revision += 1;
+        let session = &mut self.sessions[si];
+        session.revision += 1;
+        if let Some(mi) = mi {
+            session.messages[mi].revision += 1;
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Stream-only parts (seed 000) and finalisation.
+//!
+//! `todo.updated` carries the full todo list but opencode never stores it as a
+//! part. We materialise it as a completed `todowrite` tool part of the
+//! session's current assistant message, stamped with its source, so it renders
+//! through the todo card; finalisation replaces streamed wire parts by the
+//! server's authoritative ones and keeps these.
+
+use serde_json::value::RawValue;
+
+use super::message::{Message, MessageInfo};
+use super::observer::ReplyObserver;
+use super::part::Part;
+use super::part_source::{self, PartSource};
+use super::prompt::Todo;
+use super::store::{Change, Outcome, Store};
+
+impl Store {
+    pub(crate) fn update_todos(
+        &mut self,
+        session_id: String,
+        todos: Vec<Todo>,
+        raw_todos: &RawValue,
+        seq: u64,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
+        obs.todos_changed(&session_id, &todos);
+        let (si, created) = self.session_or_placeholder(&session_id);
+        let count = todos.len();
+        self.sessions[si].todos = todos;
+        let mut change = Change {
+            session: Some(session_id.clone()),
+            session_list: created,
+            ..Default::default()
+        };
+        let session = &mut self.sessions[si];
+        let mut touched_message = None;
+        if let Some(mi) = session.current_assistant_index() {
+            let message = &mut session.messages[mi];
+            let part_id = todo_part_id(message, seq);
+            let part = todo_part(&part_id, &message.info, raw_todos, count);
+            if let Some(mut part) = part {
+                part.last_event = seq;
+                match message.part_index(&part_id) {
+                    Ok(pi) => {
+                        part.revision = message.parts[pi].revision + 1;
+                        message.parts[pi] = part;
+                        obs.part_finalized(&message.parts[pi], pi);
+                    }
+                    Err(pi) => {
+                        message.parts.insert(pi, part);
+                        obs.part_added(&message.parts[pi], pi);
+                    }
+                }
+                change.message = Some(message.info.id.clone());
+                change.part = Some(part_id);
+                touched_message = Some(mi);
+            }
+        }
+        self.touch(si, touched_message);
+        let mut outcome = Outcome::applied(change);
+        if created {
+            outcome.orphan = Some(format!("todos for unknown session {session_id}"));
+        }
+        outcome
+    }
+
+    /// Replace a session's streamed messages by the server's authoritative
+    /// list (`GET /session/{id}/message`, possibly only the newest page).
+    /// Messages inside the fetched range that the server no longer has are
+    /// dropped; older messages outside it are untouched; stream-only parts
+    /// survive, in their message when it is still there.
+    pub fn finalize_session(
+        &mut self,
+        session_id: &str,
+        fetched: Vec<(MessageInfo, Vec<Part>)>,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
+        let (si, _) = self.session_or_placeholder(session_id);
+        let mut fetched: Vec<Message> = fetched
+            .into_iter()
+            .map(|(info, mut parts)| {
+                parts.sort_by(|a, b| a.id.cmp(&b.id));
+                parts.dedup_by(|a, b| a.id == b.id);
+                Message {
+                    info,
+                    parts,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        fetched.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+        fetched.dedup_by(|a, b| a.info.id == b.info.id);
+        let Some(oldest) = fetched.first().map(|m| m.info.id.clone()) else {
+            return Outcome::applied(Change {
+                session: Some(session_id.to_string()),
+                ..Default::default()
+            });
+        };
+        let session = &mut self.sessions[si];
+        let split = session.messages.partition_point(|m| m.info.id < oldest);
+        let replaced: Vec<Message> = session.messages.drain(split..).collect();
+        let mut keep: Vec<Part> = Vec::new();
+        for old in &replaced {
+            keep.extend(old.parts.iter().filter(|p| p.is_stream_only()).cloned());
+        }
+        for message in &mut fetched {
+            if let Some(old) = replaced.iter().find(|m| m.info.id == message.info.id) {
+                message.revision = old.revision + 1;
+                message.last_event = old.last_event;
+            }
+            obs.message_updated(&message.info);
+        }
+        for part in keep {
+            // Its own message if still there, else the nearest earlier one.
+            let target =
+                match fetched.binary_search_by(|m| m.info.id.as_str().cmp(&part.message_id)) {
+                    Ok(i) => i,
+                    Err(0) => 0,
+                    Err(i) => i - 1,
+                };
+            let message = &mut fetched[target];
+            if let Err(pi) = message.part_index(&part.id) {
+                message.parts.insert(pi, part);
+            }
+        }
+        session.messages.extend(fetched);
+        self.touch(si, None);
+        Outcome::applied(Change {
+            session: Some(session_id.to_string()),
+            ..Default::default()
+        })
+    }
+}
+
+/// One todo part per `todo.updated` event, placed where the event happened:
+/// `evt_` and `prt_` ids share opencode's clock, so the event's position is a
+/// valid part id position. Without a position, right after the last part.
+fn todo_part_id(message: &Message, seq: u64) -> String {
+    if seq != 0 {
+        format!("prt_{seq:012x}~todo")
+    } else {
+        let last = message
+            .parts
+            .last()
+            .map(|p| p.id.as_str())
+            .unwrap_or("prt_");
+        format!("{last}~todo")
+    }
+}
+
+fn todo_part(id: &str, info: &MessageInfo, raw_todos: &RawValue, count: usize) -> Option<Part> {
+    let source = PartSource::TodoUpdated.name();
+    let json = format!(
+        concat!(
+            r#"{{"id":{id},"messageID":{mid},"sessionID":{sid},"type":"tool","tool":"todowrite","#,
+            r#""callID":{src},"state":{{"status":"completed","input":{{"todos":{todos}}},"#,
+            r#""output":"","title":{title},"metadata":{{"todos":{todos},"source":{src}}},"#,
+            r#""time":{{"start":0,"end":0}}}}}}"#
+        ),
+        id = quote(id),
+        mid = quote(&info.id),
+        sid = quote(&info.session_id),
+        src = quote(source),
+        todos = raw_todos.get(),
+        title = quote(&format!("{count} todos")),
+    );
+    let raw = RawValue::from_string(json).ok()?;
+    let mut part = Part::from_raw(&raw).ok()?;
+    part_source::stamp(&mut part, source).ok()?;
+    Some(part)
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}

@@ -1,0 +1,94 @@
+//! The one sanitizer for untrusted text (server data, recordings).
+//!
+//! Nothing from the data may reach the terminal as a control sequence. C0 and
+//! C1 controls and DEL become visible Unicode control pictures (so `ESC [2J`
+//! shows as `␛[2J` and does nothing), tabs become spaces, and bidi overrides
+//! and isolates, which can make text read differently from what it is, are
+//! dropped. Zero-width joiners stay: emoji sequences need them.
+
+use std::borrow::Cow;
+
+const TAB_WIDTH: usize = 4;
+
+fn needs_change(c: char) -> bool {
+    c.is_control() || is_bidi_control(c)
+}
+
+/// Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A visible stand-in for a control character.
+fn picture(c: char) -> char {
+    match c as u32 {
+        0x00..=0x1F => char::from_u32(0x2400 + c as u32).unwrap_or('\u{FFFD}'),
+        0x7F => '\u{2421}',
+        _ => '\u{FFFD}',
+    }
+}
+
+/// Sanitize one line: no newline survives either (it becomes `␊`).
+pub fn line(text: &str) -> Cow<'_, str> {
+    clean(text, false)
+}
+
+/// Sanitize a block of text, keeping its line breaks (`\r\n` and `\n`).
+pub fn block(text: &str) -> Cow<'_, str> {
+    clean(text, true)
+}
+
+fn clean(text: &str, keep_newlines: bool) -> Cow<'_, str> {
+    if !text.chars().any(needs_change) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut column = 0usize;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' if keep_newlines => {
+                out.push('\n');
+                column = 0;
+                continue;
+            }
+            '\r' if keep_newlines && chars.peek() == Some(&'\n') => continue,
+            '\t' => {
+                let n = TAB_WIDTH - column % TAB_WIDTH;
+                out.extend(std::iter::repeat_n(' ', n));
+                column += n;
+                continue;
+            }
+            c if is_bidi_control(c) => continue,
+            c if c.is_control() => out.push(picture(c)),
+            c => out.push(c),
+        }
+        column += 1;
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(line("héllo 🙂"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn escapes_become_visible_and_inert() {
+        let s = line("a\u{1b}[2Jb\u{1b}]0;title\u{7}c\u{9b}d\u{7f}");
+        assert!(!s.chars().any(|c| c.is_control()));
+        assert_eq!(s, "a␛[2Jb␛]0;title␇c\u{FFFD}d␡");
+    }
+
+    #[test]
+    fn tabs_expand_and_bidi_is_dropped() {
+        assert_eq!(line("ab\tc"), "ab  c");
+        assert_eq!(line("x\u{202E}y\u{2066}z"), "xyz");
+        assert_eq!(block("a\r\nb\nc"), "a\nb\nc");
+        assert_eq!(line("a\nb"), "a␊b");
+    }
+}

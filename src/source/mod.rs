@@ -1,0 +1,24 @@
+//! Sources of events: recordings (replay) and, later, a live server.
+
+pub mod lines;
+pub mod record;
+pub mod replay;
+pub mod sse;
+pub mod stats;
+
+pub use replay::{Format, ReplayReader, ingest};
+pub use stats::{IngestStats, Problem, ProblemKind};
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+/// Open a recording: a path, or `-` for standard input.
+pub fn open_input(path: &Path) -> io::Result<Box<dyn BufRead + Send>> {
+    if path.as_os_str() == "-" {
+        Ok(Box::new(BufReader::with_capacity(256 * 1024, io::stdin())))
+    } else {
+        let file = File::open(path)?;
+        Ok(Box::new(BufReader::with_capacity(256 * 1024, file)))
+    }
+}

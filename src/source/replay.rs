@@ -1,0 +1,211 @@
+//! The replay source: a recorded stream, read record by record in constant
+//! memory and fed through the same reducer as live data.
+//!
+//! The format is detected from the content: SSE text (`data:` lines) or JSON
+//! lines of any shape `record::decode` accepts.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead};
+
+use super::lines::{LineReader, decode_utf8};
+use super::record::{self, Decoded, RecordError};
+use super::sse::SseDecoder;
+use super::stats::{IngestStats, ProblemKind};
+use crate::model::{Outcome, ReplyObserver, Store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    JsonLines,
+    Sse,
+}
+
+/// One record of a recording, decoded.
+#[derive(Debug)]
+pub struct Record {
+    /// Line number (1-based) of the record, or of an SSE frame's first line.
+    pub line: u64,
+    /// Set when the record had to be cured before use.
+    pub repaired: Option<&'static str>,
+    pub item: Result<Decoded, RecordError>,
+}
+
+pub struct ReplayReader<R> {
+    lines: LineReader<R>,
+    format: Option<Format>,
+    buf: Vec<u8>,
+    sse: SseDecoder,
+    frames: Vec<super::sse::SseFrame>,
+    queue: VecDeque<Record>,
+    done: bool,
+}
+
+impl<R: BufRead> ReplayReader<R> {
+    pub fn new(inner: R) -> Self {
+        ReplayReader {
+            lines: LineReader::new(inner),
+            format: None,
+            buf: Vec::new(),
+            sse: SseDecoder::new(),
+            frames: Vec::new(),
+            queue: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// The detected format, once the first non-blank line was read.
+    pub fn format(&self) -> Option<Format> {
+        self.format
+    }
+
+    /// The next record; `Ok(None)` at the end.
+    pub fn next_record(&mut self) -> io::Result<Option<Record>> {
+        loop {
+            if let Some(r) = self.queue.pop_front() {
+                return Ok(Some(r));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let Some(info) = self.lines.read(&mut self.buf)? else {
+                self.done = true;
+                if self.format == Some(Format::Sse) && self.sse.has_incomplete_frame() {
+                    self.queue.push_back(Record {
+                        line: self.lines_read(),
+                        repaired: None,
+                        item: Err(RecordError(
+                            "truncated last SSE frame (no blank line)".into(),
+                        )),
+                    });
+                }
+                continue;
+            };
+            let format = match self.format {
+                Some(f) => f,
+                None => {
+                    let trimmed = self.buf.trim_ascii_start();
+                    if trimmed.is_empty() {
+                        continue;
+                    }
+                    let f = detect(trimmed);
+                    self.format = Some(f);
+                    f
+                }
+            };
+            if info.too_long {
+                self.queue.push_back(Record {
+                    line: info.number,
+                    repaired: None,
+                    item: Err(RecordError(format!(
+                        "line longer than {} bytes, skipped",
+                        super::lines::MAX_LINE_BYTES
+                    ))),
+                });
+                continue;
+            }
+            match format {
+                Format::JsonLines => {
+                    if self.buf.trim_ascii().is_empty() {
+                        continue;
+                    }
+                    let record = decode_record(&self.buf, info.number, info.terminated);
+                    self.queue.push_back(record);
+                }
+                Format::Sse => {
+                    self.sse.push(&self.buf, &mut self.frames);
+                    self.sse.push(b"\n", &mut self.frames);
+                    for frame in self.frames.drain(..) {
+                        let mut record = decode_record(frame.data.as_bytes(), frame.line, true);
+                        if frame.repaired && record.repaired.is_none() {
+                            record.repaired = Some("invalid UTF-8 replaced");
+                        }
+                        self.queue.push_back(record);
+                    }
+                }
+            }
+        }
+    }
+
+    fn lines_read(&self) -> u64 {
+        self.lines.lines_read()
+    }
+}
+
+impl<R: BufRead> Iterator for ReplayReader<R> {
+    type Item = io::Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+fn detect(first: &[u8]) -> Format {
+    const SSE_FIELDS: [&[u8]; 5] = [b"data:", b":", b"event:", b"id:", b"retry:"];
+    if SSE_FIELDS.iter().any(|f| first.starts_with(f)) {
+        Format::Sse
+    } else {
+        Format::JsonLines
+    }
+}
+
+/// Decode one JSON record, curing invalid UTF-8 and lone surrogates.
+pub fn decode_record(bytes: &[u8], line: u64, terminated: bool) -> Record {
+    let (text, lossy) = decode_utf8(bytes);
+    let mut repaired = lossy.then_some("invalid UTF-8 replaced");
+    let mut item = record::decode(&text);
+    if let Err(e) = &item
+        && record::is_surrogate_error(e)
+        && let Some(fixed) = record::repair_surrogates(&text)
+    {
+        item = record::decode(&fixed);
+        if item.is_ok() {
+            repaired = Some("lone UTF-16 surrogate replaced");
+        }
+    }
+    if let Err(e) = &mut item
+        && !terminated
+    {
+        e.0 = format!("truncated last line ({})", e.0);
+    }
+    Record {
+        line,
+        repaired,
+        item,
+    }
+}
+
+/// Feed every record of a recording to the store, counting as it goes.
+pub fn ingest<R: BufRead>(
+    reader: &mut ReplayReader<R>,
+    store: &mut Store,
+    obs: &mut dyn ReplyObserver,
+) -> io::Result<IngestStats> {
+    let mut stats = IngestStats::default();
+    while let Some(record) = reader.next_record()? {
+        apply_record(record, store, obs, &mut stats);
+    }
+    Ok(stats)
+}
+
+/// Apply one record and count the result; the unit every source shares.
+pub fn apply_record(
+    record: Record,
+    store: &mut Store,
+    obs: &mut dyn ReplyObserver,
+    stats: &mut IngestStats,
+) -> Option<Outcome> {
+    if let Some(why) = record.repaired
+        && record.item.is_ok()
+    {
+        stats.problem(record.line, ProblemKind::Repaired, why);
+    }
+    match record.item {
+        Ok(Decoded::Event(env)) => {
+            let outcome = store.apply(env, obs);
+            stats.count(record.line, &outcome);
+            return Some(outcome);
+        }
+        Ok(Decoded::Skip(_)) => stats.skipped += 1,
+        Err(e) => stats.problem(record.line, ProblemKind::Malformed, e.0),
+    }
+    None
+}
