@@ -264,8 +264,23 @@ impl Session {
     }
 
     /// The newest assistant message, where stream-only parts are attached.
-    pub fn current_assistant_index(&self) -> Option<usize> {
-        self.messages.iter().rposition(|m| m.info.is_assistant())
+    /// The assistant message that was current when event `seq` happened:
+    /// the newest one whose id sorts before the event's clock position
+    /// (`evt_` and `msg_` ids share opencode's clock). Without a position,
+    /// or when none is older, the newest assistant message.
+    pub fn current_assistant_index(&self, seq: u64) -> Option<usize> {
+        let newest = || self.messages.iter().rposition(|m| m.info.is_assistant());
+        if seq == 0 {
+            return newest();
+        }
+        let bound = format!("msg_{seq:012x}~");
+        let end = self
+            .messages
+            .partition_point(|m| m.info.id.as_str() < bound.as_str());
+        self.messages[..end]
+            .iter()
+            .rposition(|m| m.info.is_assistant())
+            .or_else(newest)
     }
 
     /// Turns in order: each user message with the assistant messages answering it.

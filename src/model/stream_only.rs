@@ -35,7 +35,7 @@ impl Store {
         };
         let session = &mut self.sessions[si];
         let mut touched_message = None;
-        if let Some(mi) = session.current_assistant_index() {
+        if let Some(mi) = session.current_assistant_index(seq) {
             let message = &mut session.messages[mi];
             let part_id = todo_part_id(message, seq);
             let part = todo_part(&part_id, &message.info, raw_todos, count);
