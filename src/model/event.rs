@@ -1,10 +1,10 @@
 //! Bus events, typed. Parsing dispatches on `type` first and then reads only
 //! the properties that event has, so an event we ignore costs one scan.
 
-use serde::Deserialize;
+use serde::de::{Error as _, IgnoredAny};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::ids::event_seq;
 use super::message::{FileDiff, MessageInfo};
 use super::part::Part;
 use super::prompt::{PermissionRequest, QuestionRequest, Todo};
@@ -213,51 +213,63 @@ struct TodoProps<'a> {
     todos: &'a RawValue,
 }
 
-fn props<'a, T: Deserialize<'a>>(kind: &str, raw: &'a str) -> Result<T, EventError> {
-    serde_json::from_str(raw).map_err(|e| EventError {
-        kind: kind.to_string(),
-        reason: e.to_string(),
-    })
-}
-
 impl Event {
     /// Build an event from its `type` and raw `properties` object.
     pub fn parse(kind: &str, properties: Option<&RawValue>) -> Result<Event, EventError> {
         let raw = properties.map(RawValue::get).unwrap_or("{}");
-        let bad = |reason: String| EventError {
-            kind: kind.to_string(),
-            reason,
-        };
-        let session_info = |raw: &str| -> Result<Box<SessionInfo>, EventError> {
-            let p: SessionProps = props(kind, raw)?;
-            let info = SessionInfo::from_raw(p.info).map_err(|e| bad(e.to_string()))?;
+        let mut de = serde_json::Deserializer::from_str(raw);
+        Event::from_properties(kind, &mut de)
+            .and_then(|event| de.end().map(|()| event))
+            .map_err(|e| EventError {
+                kind: kind.to_string(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Build an event of type `kind` straight from the deserializer positioned
+    /// at its `properties`, so a record is scanned once, not once per level.
+    pub fn from_properties<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
+        let bad = |reason: &str| D::Error::custom(format!("{kind}: {reason}"));
+        let session_info = |p: SessionProps| -> Result<Box<SessionInfo>, D::Error> {
+            let info = SessionInfo::from_raw(p.info).map_err(|e| bad(&e.to_string()))?;
             if info.id.is_empty() {
-                return Err(bad("info has no id".into()));
+                return Err(bad("info has no id"));
             }
             Ok(Box::new(info))
         };
         Ok(match kind {
-            "server.connected" => Event::ServerConnected,
-            "server.heartbeat" => Event::ServerHeartbeat,
-            "server.instance.disposed" => Event::InstanceDisposed,
-            "session.created" => Event::SessionCreated(session_info(raw)?),
-            "session.updated" => Event::SessionUpdated(session_info(raw)?),
-            "session.deleted" => Event::SessionDeleted(session_info(raw)?),
+            "server.connected" | "server.heartbeat" | "server.instance.disposed" => {
+                IgnoredAny::deserialize(d)?;
+                match kind {
+                    "server.connected" => Event::ServerConnected,
+                    "server.heartbeat" => Event::ServerHeartbeat,
+                    _ => Event::InstanceDisposed,
+                }
+            }
+            "session.created" => {
+                Event::SessionCreated(session_info(SessionProps::deserialize(d)?)?)
+            }
+            "session.updated" => {
+                Event::SessionUpdated(session_info(SessionProps::deserialize(d)?)?)
+            }
+            "session.deleted" => {
+                Event::SessionDeleted(session_info(SessionProps::deserialize(d)?)?)
+            }
             "session.status" => {
-                let p: StatusProps = props(kind, raw)?;
+                let p = StatusProps::deserialize(d)?;
                 Event::SessionStatus {
                     session_id: p.session_id,
                     status: p.status,
                 }
             }
             "session.idle" => Event::SessionIdle {
-                session_id: props::<SessionIdProps>(kind, raw)?.session_id,
+                session_id: SessionIdProps::deserialize(d)?.session_id,
             },
             "session.compacted" => Event::SessionCompacted {
-                session_id: props::<SessionIdProps>(kind, raw)?.session_id,
+                session_id: SessionIdProps::deserialize(d)?.session_id,
             },
             "session.error" => {
-                let p: ErrorProps = props(kind, raw)?;
+                let p = ErrorProps::deserialize(d)?;
                 Event::SessionError {
                     session_id: p.session_id,
                     error: p
@@ -270,35 +282,35 @@ impl Event {
                 }
             }
             "session.diff" => {
-                let p: DiffProps = props(kind, raw)?;
+                let p = DiffProps::deserialize(d)?;
                 Event::SessionDiff {
                     session_id: p.session_id,
                     diff: p.diff,
                 }
             }
             "message.updated" => {
-                let p: InfoProps = props(kind, raw)?;
-                let info = MessageInfo::from_raw(p.info).map_err(|e| bad(e.to_string()))?;
+                let p = InfoProps::deserialize(d)?;
+                let info = MessageInfo::from_raw(p.info).map_err(|e| bad(&e.to_string()))?;
                 if info.id.is_empty() || info.session_id.is_empty() {
-                    return Err(bad("info has no id or sessionID".into()));
+                    return Err(bad("info has no id or sessionID"));
                 }
                 Event::MessageUpdated(Box::new(info))
             }
             "message.removed" => {
-                let p: MessageRemovedProps = props(kind, raw)?;
+                let p = MessageRemovedProps::deserialize(d)?;
                 Event::MessageRemoved {
                     session_id: p.session_id,
                     message_id: p.message_id,
                 }
             }
             "message.part.updated" => {
-                let p: PartProps = props(kind, raw)?;
+                let p = PartProps::deserialize(d)?;
                 Event::PartUpdated(Box::new(
-                    Part::from_raw(p.part).map_err(|e| bad(e.to_string()))?,
+                    Part::from_raw(p.part).map_err(|e| bad(&e.to_string()))?,
                 ))
             }
             "message.part.removed" => {
-                let p: PartRemovedProps = props(kind, raw)?;
+                let p = PartRemovedProps::deserialize(d)?;
                 Event::PartRemoved {
                     session_id: p.session_id,
                     message_id: p.message_id,
@@ -306,7 +318,7 @@ impl Event {
                 }
             }
             "message.part.delta" => {
-                let p: DeltaProps = props(kind, raw)?;
+                let p = DeltaProps::deserialize(d)?;
                 Event::PartDelta {
                     session_id: p.session_id,
                     message_id: p.message_id,
@@ -316,14 +328,14 @@ impl Event {
                 }
             }
             "permission.asked" => {
-                let p: PermissionRequest = props(kind, raw)?;
+                let p = PermissionRequest::deserialize(d)?;
                 if p.id.is_empty() {
-                    return Err(bad("request has no id".into()));
+                    return Err(bad("request has no id"));
                 }
                 Event::PermissionAsked(Box::new(p))
             }
             "permission.replied" => {
-                let p: RepliedProps = props(kind, raw)?;
+                let p = RepliedProps::deserialize(d)?;
                 Event::PermissionReplied {
                     session_id: p.session_id,
                     request_id: p.request_id,
@@ -331,14 +343,14 @@ impl Event {
                 }
             }
             "question.asked" => {
-                let q: QuestionRequest = props(kind, raw)?;
+                let q = QuestionRequest::deserialize(d)?;
                 if q.id.is_empty() {
-                    return Err(bad("request has no id".into()));
+                    return Err(bad("request has no id"));
                 }
                 Event::QuestionAsked(Box::new(q))
             }
             "question.replied" => {
-                let p: RepliedProps = props(kind, raw)?;
+                let p = RepliedProps::deserialize(d)?;
                 Event::QuestionReplied {
                     session_id: p.session_id,
                     request_id: p.request_id,
@@ -346,21 +358,24 @@ impl Event {
                 }
             }
             "question.rejected" => {
-                let p: RepliedProps = props(kind, raw)?;
+                let p = RepliedProps::deserialize(d)?;
                 Event::QuestionRejected {
                     session_id: p.session_id,
                     request_id: p.request_id,
                 }
             }
             "todo.updated" => {
-                let p: TodoProps = props(kind, raw)?;
+                let p = TodoProps::deserialize(d)?;
                 Event::TodoUpdated {
                     session_id: p.session_id,
-                    todos: props(kind, p.todos.get())?,
+                    todos: serde_json::from_str(p.todos.get()).map_err(|e| bad(&e.to_string()))?,
                     raw_todos: p.todos.to_owned(),
                 }
             }
-            other => Event::Other(other.to_string()),
+            other => {
+                IgnoredAny::deserialize(d)?;
+                Event::Other(other.to_string())
+            }
         })
     }
 
@@ -391,28 +406,5 @@ impl Event {
             Event::TodoUpdated { .. } => "todo.updated",
             Event::Other(kind) => kind,
         }
-    }
-}
-
-/// `{"id","type","properties"}`, the bus event object.
-#[derive(Deserialize)]
-pub struct BusEventWire<'a> {
-    #[serde(borrow, default)]
-    pub id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(rename = "type", borrow)]
-    pub kind: std::borrow::Cow<'a, str>,
-    #[serde(borrow, default)]
-    pub properties: Option<&'a RawValue>,
-}
-
-impl BusEventWire<'_> {
-    pub fn into_envelope(self) -> Result<Envelope, EventError> {
-        let event = Event::parse(&self.kind, self.properties)?;
-        Ok(Envelope {
-            seq: self.id.as_deref().map(event_seq).unwrap_or(0),
-            received_ms: None,
-            directory: None,
-            event,
-        })
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod event;
 pub mod ids;
+mod json_peek;
 mod lenient;
 pub mod message;
 pub mod observer;

@@ -256,8 +256,19 @@ impl Part {
     /// an unknown type or unexpected field shapes give `PartBody::Unknown`.
     pub fn from_raw(raw: &RawValue) -> Result<Self, PartError> {
         let text = raw.get();
-        let head: PartHead =
-            serde_json::from_str(text).map_err(|e| PartError(format!("not an object: {e}")))?;
+        let head =
+            match super::json_peek::leading_strings(text, ["id", "messageID", "sessionID", "type"])
+            {
+                // The fast path: all four up front, as opencode writes them.
+                Some([Some(id), Some(mid), sid, Some(kind)]) => PartHead {
+                    id: id.to_string(),
+                    message_id: mid.to_string(),
+                    session_id: sid.unwrap_or_default().to_string(),
+                    kind: kind.to_string(),
+                },
+                _ => serde_json::from_str(text)
+                    .map_err(|e| PartError(format!("not an object: {e}")))?,
+            };
         if head.id.is_empty() || head.message_id.is_empty() {
             return Err(PartError("missing id or messageID".into()));
         }

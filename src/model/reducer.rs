@@ -339,16 +339,15 @@ impl Store {
             }
         }
         self.touch(si, Some(mi));
+        let orphan = created.then(|| format!("part for unknown message {message_id}"));
         let mut outcome = Outcome::applied(Change {
-            session: Some(session_id.clone()),
-            message: Some(message_id.clone()),
+            session: Some(session_id),
+            message: Some(message_id),
             part: Some(part_id),
             session_list: created,
             ..Default::default()
         });
-        if created {
-            outcome.orphan = Some(format!("part for unknown message {message_id}"));
-        }
+        outcome.orphan = orphan;
         outcome
     }
 

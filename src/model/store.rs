@@ -86,6 +86,8 @@ pub struct Store {
     pub(crate) needs_resync: bool,
     /// Bumped on every applied change.
     pub(crate) revision: u64,
+    /// Index of the session the last event touched (a lookup hint only).
+    pub(crate) last_session: usize,
 }
 
 impl Store {
@@ -169,10 +171,19 @@ impl Store {
     /// The session, created as a placeholder when unknown. The flag is true
     /// when it had to be created.
     pub(crate) fn session_or_placeholder(&mut self, id: &str) -> (usize, bool) {
+        // Events come in runs for one session: try the last one found first.
+        let hint = self.last_session;
+        if self.sessions.get(hint).is_some_and(|s| s.info.id == id) {
+            return (hint, false);
+        }
         match self.session_index(id) {
-            Ok(i) => (i, false),
+            Ok(i) => {
+                self.last_session = i;
+                (i, false)
+            }
             Err(i) => {
                 self.sessions.insert(i, Session::placeholder(id));
+                self.last_session = i;
                 (i, true)
             }
         }
@@ -204,7 +215,16 @@ impl Store {
         message_id: &str,
         part_id: &str,
     ) -> Option<(usize, usize, usize)> {
-        let si = self.session_index(session_id).ok()?;
+        let hint = self.last_session;
+        let si = if self
+            .sessions
+            .get(hint)
+            .is_some_and(|s| s.info.id == session_id)
+        {
+            hint
+        } else {
+            self.session_index(session_id).ok()?
+        };
         let mi = self.sessions[si].message_index(message_id).ok()?;
         let pi = self.sessions[si].messages[mi].part_index(part_id).ok()?;
         Some((si, mi, pi))

@@ -6,6 +6,7 @@ pub mod replay;
 pub mod sse;
 pub mod stats;
 
+pub use lines::MAX_LINE_BYTES;
 pub use replay::{Format, ReplayReader, ingest};
 pub use stats::{IngestStats, Problem, ProblemKind};
 

@@ -8,10 +8,11 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::model::event::{BusEventWire, Envelope, Event};
+use crate::model::event::{Envelope, Event};
+use crate::model::ids::event_seq;
 
 /// What one record turned out to be.
 #[derive(Debug)]
@@ -26,71 +27,142 @@ pub enum Decoded {
 #[error("{0}")]
 pub struct RecordError(pub String);
 
-/// The keys any accepted record may have at its top level.
-#[derive(Deserialize)]
-struct Top<'a> {
-    #[serde(borrow, default)]
-    t: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    ts: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    event: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    payload: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+/// A record's top level, read in one pass: wrappers (`event`, `payload`)
+/// nest, and `properties` is parsed straight into a typed event when `type`
+/// came first (opencode always writes it first), else kept raw for later.
+/// A wrapper's inner record is folded into its fields as it is read, so the
+/// result is flat whatever the nesting.
+#[derive(Default)]
+struct Wire<'a> {
+    received_ms: Option<i64>,
+    /// The project directory of a `/global/event` payload.
     directory: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    own_directory: Option<Cow<'a, str>>,
     id: Option<Cow<'a, str>>,
-    #[serde(rename = "type", borrow, default)]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    properties: Option<&'a RawValue>,
+    properties: Properties<'a>,
+    /// An inner record was read; this level's own event keys are ignored.
+    nested: bool,
+    payload: bool,
+}
+
+#[derive(Default)]
+enum Properties<'a> {
+    #[default]
+    Missing,
+    Raw(&'a RawValue),
+    Parsed(Event),
+}
+
+/// How deep wrappers may nest: `{t, event: {directory, payload: {…}}}` is 2.
+const MAX_DEPTH: u8 = 3;
+
+struct WireSeed {
+    depth: u8,
+}
+
+impl<'de> DeserializeSeed<'de> for WireSeed {
+    type Value = Wire<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for WireSeed {
+    type Value = Wire<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut wire = Wire::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "t" | "ts" => {
+                    let v: serde_json::Value = map.next_value()?;
+                    wire.received_ms = v.as_f64().map(|f| f as i64);
+                }
+                "event" | "payload" if self.depth < MAX_DEPTH => {
+                    let inner = map.next_value_seed(WireSeed {
+                        depth: self.depth + 1,
+                    })?;
+                    wire.received_ms = wire.received_ms.or(inner.received_ms);
+                    wire.directory = inner.directory;
+                    wire.id = inner.id;
+                    wire.kind = inner.kind;
+                    wire.properties = inner.properties;
+                    wire.nested = true;
+                    wire.payload = key == "payload";
+                }
+                "directory" => wire.own_directory = map.next_value()?,
+                "id" if !wire.nested => wire.id = map.next_value()?,
+                "type" if !wire.nested => wire.kind = Some(map.next_value()?),
+                "properties" if !wire.nested => {
+                    wire.properties = match &wire.kind {
+                        Some(kind) => {
+                            Properties::Parsed(map.next_value_seed(PropertiesSeed(kind))?)
+                        }
+                        None => Properties::Raw(map.next_value()?),
+                    }
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if wire.payload {
+            wire.directory = wire.own_directory.take();
+        }
+        Ok(wire)
+    }
+}
+
+struct PropertiesSeed<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for PropertiesSeed<'_> {
+    type Value = Event;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Event, D::Error> {
+        Event::from_properties(self.0, d)
+    }
 }
 
 /// Decode one JSON record.
 pub fn decode(text: &str) -> Result<Decoded, RecordError> {
-    decode_at(text, 0, None)
+    decode_from(serde_json::Deserializer::from_str(text))
 }
 
-fn decode_at(text: &str, depth: u8, received_ms: Option<i64>) -> Result<Decoded, RecordError> {
-    let top: Top = serde_json::from_str(text).map_err(|e| RecordError(json_error(&e)))?;
-    let received_ms = received_ms.or_else(|| top.t.or(top.ts).and_then(time_ms));
-    if let Some(inner) = top.event
-        && depth == 0
-    {
-        return decode_at(inner.get(), depth + 1, received_ms);
-    }
-    if let Some(payload) = top.payload {
-        let directory = top.directory.map(Cow::into_owned);
-        return match decode_at(payload.get(), depth + 1, received_ms)? {
-            Decoded::Event(mut env) => {
-                env.directory = directory;
-                Ok(Decoded::Event(env))
-            }
-            skip => Ok(skip),
-        };
-    }
-    let Some(kind) = top.kind else {
+fn decode_from<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+) -> Result<Decoded, RecordError> {
+    let wire = WireSeed { depth: 0 }
+        .deserialize(&mut de)
+        .and_then(|w| de.end().map(|()| w))
+        .map_err(|e| RecordError(json_error(&e)))?;
+    finish(wire)
+}
+
+fn finish(wire: Wire<'_>) -> Result<Decoded, RecordError> {
+    let Some(kind) = wire.kind else {
         return Err(RecordError("not an opencode event: no \"type\"".into()));
     };
     if kind == "sync" {
         return Ok(Decoded::Skip("sync"));
     }
-    let wire = BusEventWire {
-        id: top.id,
-        kind,
-        properties: top.properties,
-    };
-    let mut env = wire
-        .into_envelope()
-        .map_err(|e| RecordError(e.to_string()))?;
-    env.received_ms = received_ms;
-    Ok(Decoded::Event(env))
-}
-
-fn time_ms(raw: &RawValue) -> Option<i64> {
-    let v: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
-    v.as_f64().map(|f| f as i64)
+    let event = match wire.properties {
+        Properties::Parsed(event) => Ok(event),
+        Properties::Raw(raw) => Event::parse(&kind, Some(raw)),
+        Properties::Missing => Event::parse(&kind, None),
+    }
+    .map_err(|e| RecordError(e.to_string()))?;
+    Ok(Decoded::Event(Envelope {
+        seq: wire.id.as_deref().map(event_seq).unwrap_or(0),
+        received_ms: wire.received_ms,
+        directory: wire.directory.map(Cow::into_owned),
+        event,
+    }))
 }
 
 fn json_error(e: &serde_json::Error) -> String {

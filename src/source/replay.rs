@@ -66,61 +66,63 @@ impl<R: BufRead> ReplayReader<R> {
             if self.done {
                 return Ok(None);
             }
-            let Some(info) = self.lines.read(&mut self.buf)? else {
-                self.done = true;
-                if self.format == Some(Format::Sse) && self.sse.has_incomplete_frame() {
-                    self.queue.push_back(Record {
-                        line: self.lines_read(),
+            let format = &mut self.format;
+            let sse = &mut self.sse;
+            let frames = &mut self.frames;
+            let queue = &mut self.queue;
+            let step = self.lines.read_with(&mut self.buf, |line, info| {
+                let format = match *format {
+                    Some(f) => f,
+                    None => {
+                        let trimmed = line.trim_ascii_start();
+                        if trimmed.is_empty() {
+                            return None;
+                        }
+                        *format.insert(detect(trimmed))
+                    }
+                };
+                if info.too_long {
+                    return Some(Record {
+                        line: info.number,
                         repaired: None,
-                        item: Err(RecordError(
-                            "truncated last SSE frame (no blank line)".into(),
-                        )),
+                        item: Err(RecordError(format!(
+                            "line longer than {} bytes, skipped",
+                            super::lines::MAX_LINE_BYTES
+                        ))),
                     });
                 }
-                continue;
-            };
-            let format = match self.format {
-                Some(f) => f,
-                None => {
-                    let trimmed = self.buf.trim_ascii_start();
-                    if trimmed.is_empty() {
-                        continue;
-                    }
-                    let f = detect(trimmed);
-                    self.format = Some(f);
-                    f
-                }
-            };
-            if info.too_long {
-                self.queue.push_back(Record {
-                    line: info.number,
-                    repaired: None,
-                    item: Err(RecordError(format!(
-                        "line longer than {} bytes, skipped",
-                        super::lines::MAX_LINE_BYTES
-                    ))),
-                });
-                continue;
-            }
-            match format {
-                Format::JsonLines => {
-                    if self.buf.trim_ascii().is_empty() {
-                        continue;
-                    }
-                    let record = decode_record(&self.buf, info.number, info.terminated);
-                    self.queue.push_back(record);
-                }
-                Format::Sse => {
-                    self.sse.push(&self.buf, &mut self.frames);
-                    self.sse.push(b"\n", &mut self.frames);
-                    for frame in self.frames.drain(..) {
-                        let mut record = decode_record(frame.data.as_bytes(), frame.line, true);
-                        if frame.repaired && record.repaired.is_none() {
-                            record.repaired = Some("invalid UTF-8 replaced");
+                match format {
+                    Format::JsonLines => (!line.trim_ascii().is_empty())
+                        .then(|| decode_record(line, info.number, info.terminated)),
+                    Format::Sse => {
+                        sse.push(line, frames);
+                        sse.push(b"\n", frames);
+                        for frame in frames.drain(..) {
+                            let mut record = decode_record(frame.data.as_bytes(), frame.line, true);
+                            if frame.repaired && record.repaired.is_none() {
+                                record.repaired = Some("invalid UTF-8 replaced");
+                            }
+                            queue.push_back(record);
                         }
-                        self.queue.push_back(record);
+                        None
                     }
                 }
+            })?;
+            match step {
+                None => {
+                    self.done = true;
+                    if self.format == Some(Format::Sse) && self.sse.has_incomplete_frame() {
+                        self.queue.push_back(Record {
+                            line: self.lines_read(),
+                            repaired: None,
+                            item: Err(RecordError(
+                                "truncated last SSE frame (no blank line)".into(),
+                            )),
+                        });
+                    }
+                }
+                Some(Some(record)) => return Ok(Some(record)),
+                Some(None) => {}
             }
         }
     }
