@@ -1,6 +1,8 @@
 //! ocview: a terminal viewer for OpenCode agent sessions.
 
+pub mod app;
 pub mod dump;
 pub mod model;
 pub mod sanitize;
 pub mod source;
+pub mod ui;

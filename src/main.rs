@@ -1,16 +1,31 @@
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{BufRead, Cursor, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
+use ocview::app::config::Config;
+use ocview::app::launch::{self, Outcome};
+use ocview::app::{App, logging};
 use ocview::model::{NoObserver, Store};
+use ocview::source::player::Pace;
 use ocview::source::{self, ReplayReader};
+
+/// The demo recording: real opencode 1.18.33 sessions (reasoning and
+/// markdown, todos, a subagent, a permission, a question, edits and diffs).
+const DEMO: &[u8] = include_bytes!("../assets/demo.jsonl");
 
 /// A fast full-screen terminal viewer for OpenCode agent sessions.
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
+    /// Config file (default: $XDG_CONFIG_HOME/ocview/config.toml).
+    #[arg(long, global = true, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Theme: a built-in name (dark, light) or a theme file.
+    #[arg(long, global = true)]
+    theme: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -24,32 +39,108 @@ enum Command {
         /// Print a plain-text transcript of the final state instead of the viewer.
         #[arg(long)]
         dump: bool,
+        #[command(flatten)]
+        pace: PaceArgs,
     },
+    /// Watch the built-in demo recording (no server needed).
+    Demo {
+        /// Print the demo's final state as text instead.
+        #[arg(long)]
+        dump: bool,
+        #[command(flatten)]
+        pace: PaceArgs,
+    },
+}
+
+#[derive(Args)]
+struct PaceArgs {
+    /// Playback speed: 1 is real time, 4 four times as fast.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    speed: f64,
+    /// Load the whole recording at once, without its timing.
+    #[arg(long)]
+    instant: bool,
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("not a number: {s}"))?;
+    if (0.01..=1000.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("speed must be between 0.01 and 1000".into())
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Replay { file, dump } => {
-            if !dump {
-                eprintln!(
-                    "ocview: the full-screen viewer is not built yet; use `ocview replay FILE --dump`"
-                );
-                return ExitCode::from(2);
-            }
-            match dump_replay(&file) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("ocview: {}: {e:#}", file.display());
-                    ExitCode::FAILURE
-                }
-            }
+    let _log = logging::init();
+    let mut config = match Config::load(cli.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ocview: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(theme) = cli.theme {
+        config.theme = theme;
+    }
+    let result = match cli.command {
+        Command::Replay { file, dump: true, .. } => dump_replay(&file),
+        Command::Demo { dump: true, .. } => dump_input(Box::new(Cursor::new(DEMO))),
+        Command::Replay { file, dump: false, pace } => match source::open_input(&file) {
+            Ok(input) => viewer(config, &label_of(&file), input, pace),
+            Err(e) => Err(anyhow::anyhow!("{}: {e}", file.display())),
+        },
+        Command::Demo { dump: false, pace } => viewer(config, "demo", Box::new(Cursor::new(DEMO)), pace),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ocview: {e:#}");
+            ExitCode::FAILURE
         }
     }
 }
 
-fn dump_replay(file: &std::path::Path) -> anyhow::Result<()> {
-    let input = source::open_input(file)?;
+fn label_of(file: &Path) -> String {
+    if file.as_os_str() == "-" {
+        "replay stdin".into()
+    } else {
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        format!("replay {name}")
+    }
+}
+
+fn viewer(config: Config, label: &str, input: Box<dyn BufRead + Send>, pace: PaceArgs) -> anyhow::Result<ExitCode> {
+    if !std::io::stdout().is_terminal() {
+        anyhow::bail!("standard output is not a terminal; use --dump for a plain transcript");
+    }
+    let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
+    let pace = if pace.instant {
+        Pace::INSTANT
+    } else {
+        Pace { speed: Some(pace.speed), max_gap }
+    };
+    let app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(launch::replay_tui(app, input, pace));
+    // Reader threads may still be blocked on input (stdin): do not wait.
+    runtime.shutdown_background();
+    Ok(match outcome? {
+        Outcome::Done => ExitCode::SUCCESS,
+        Outcome::Interrupted(code) => ExitCode::from(code),
+    })
+}
+
+fn dump_replay(file: &Path) -> anyhow::Result<ExitCode> {
+    let input = source::open_input(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    dump_input(input)
+}
+
+fn dump_input(input: Box<dyn BufRead + Send>) -> anyhow::Result<ExitCode> {
     let mut reader = ReplayReader::new(input);
     let mut store = Store::new();
     let stats = source::ingest(&mut reader, &mut store, &mut NoObserver)?;
@@ -57,7 +148,10 @@ fn dump_replay(file: &std::path::Path) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => {
+            other?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

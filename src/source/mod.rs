@@ -1,6 +1,7 @@
 //! Sources of events: recordings (replay) and, later, a live server.
 
 pub mod lines;
+pub mod player;
 pub mod record;
 pub mod replay;
 pub mod sse;

@@ -1,0 +1,138 @@
+//! The config file: `$XDG_CONFIG_HOME/ocview/config.toml`, or `--config PATH`.
+//! Every setting is optional; `docs/config.md` lists them with their
+//! defaults. Unknown keys are errors so a typo is caught, not ignored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::keymap::Keymap;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// A built-in theme name (`dark`, `light`) or a path to a theme file.
+    pub theme: String,
+    /// Mouse support: wheel scrolling and clicks.
+    pub mouse: bool,
+    /// At this many columns or more the side panel sits beside the turns;
+    /// below it, it is an overlay toggled with its key.
+    pub side_panel_min_width: u16,
+    /// Width of the session list, in columns.
+    pub session_list_width: u16,
+    /// Fold reasoning parts to one line by default.
+    pub collapse_reasoning: bool,
+    /// Replay: the longest pause between two recorded events, in seconds;
+    /// longer idle gaps are shortened to it.
+    pub replay_max_gap_secs: f64,
+    /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
+    /// for the action names.
+    pub keys: BTreeMap<String, Vec<String>>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            theme: "dark".into(),
+            mouse: true,
+            side_panel_min_width: 120,
+            session_list_width: 34,
+            collapse_reasoning: true,
+            replay_max_gap_secs: 2.0,
+            keys: BTreeMap::new(),
+        }
+    }
+}
+
+/// A config that could not be used, with the file and the key at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// The default location, honouring `XDG_CONFIG_HOME`.
+    pub fn default_path() -> Option<PathBuf> {
+        std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| dirs::home_dir().map(|h| h.join(".config")))
+            .map(|d| d.join("ocview").join("config.toml"))
+    }
+
+    /// Load `explicit` (which must exist) or the default file (which may not).
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let (path, required) = match explicit {
+            Some(p) => (p.to_path_buf(), true),
+            None => match Config::default_path() {
+                Some(p) => (p, false),
+                None => return Ok(Config::default()),
+            },
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&text).map_err(|message| ConfigError::Invalid { path, message }),
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| {
+            // toml's message names the key and shows the line; keep it whole
+            // but on one line for the status line.
+            e.to_string().trim().replace('\n', " ")
+        })?;
+        config.keymap()?;
+        if !(0.0..=3600.0).contains(&config.replay_max_gap_secs) {
+            return Err("replay_max_gap_secs: must be between 0 and 3600".into());
+        }
+        Ok(config)
+    }
+
+    pub fn keymap(&self) -> Result<Keymap, String> {
+        Keymap::with_overrides(&self.keys)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn settings_and_keys_apply() {
+        let c = Config::parse("theme = \"light\"\nmouse = false\n[keys]\nquit = [\"x\"]\n").unwrap();
+        assert_eq!(c.theme, "light");
+        assert!(!c.mouse);
+        assert_eq!(c.keymap().unwrap().describe(super::super::keymap::Action::Quit), "x");
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Config::parse("mouse = \"yes\"").unwrap_err();
+        assert!(e.contains("mouse"), "{e}");
+        let e = Config::parse("colour = 1").unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+        let e = Config::parse("[keys]\nquit = [\"ctrl-\"]").unwrap_err();
+        assert!(e.contains("keys.quit"), "{e}");
+        let e = Config::parse("replay_max_gap_secs = -1").unwrap_err();
+        assert!(e.contains("replay_max_gap_secs"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_default_file_is_fine_but_a_missing_explicit_one_is_not() {
+        let dir = std::env::temp_dir().join("ocview-no-such-dir");
+        assert!(Config::load(Some(&dir.join("config.toml"))).is_err());
+    }
+}

@@ -1,0 +1,319 @@
+//! Keys and mouse. Layers see a key first (the filter being typed, the help
+//! overlay), then the keymap decides. Handlers change view state only.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
+
+use super::keymap::{Action, Key};
+use super::{App, Focus, Overlay};
+use crate::model::part::PartBody;
+use crate::ui::blocks;
+use crate::ui::turn_layout::{self, Jump, Pos};
+
+/// Lines the mouse wheel scrolls.
+const WHEEL_LINES: i64 = 3;
+/// How far card navigation looks for the next card.
+const CARD_SEARCH_LIMIT: usize = 20_000;
+
+impl App {
+    /// A terminal event. Returns whether to redraw.
+    pub fn on_terminal_event(&mut self, event: Event) -> bool {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => {
+                self.on_key(key);
+                true
+            }
+            Event::Mouse(m) => self.on_mouse(m),
+            Event::Resize(..) => true,
+            _ => false,
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) {
+        if self.filtering && self.filter_key(key) {
+            return;
+        }
+        if self.overlay == Some(Overlay::Help) {
+            // The help overlay swallows keys; these close it.
+            let k = Key::from_event(&key);
+            let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?'))
+                || k.and_then(|k| self.keymap.action(self.context(), k)) == Some(Action::Help);
+            if closes {
+                self.overlay = None;
+            }
+            return;
+        }
+        let Some(k) = Key::from_event(&key) else { return };
+        if let Some(action) = self.keymap.action(self.context(), k) {
+            self.act(action);
+        }
+    }
+
+    /// Typing the session filter. Returns whether the key was used.
+    fn filter_key(&mut self, key: KeyEvent) -> bool {
+        match key.code {
+            KeyCode::Char(c) if !key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) => {
+                self.filter.push(c);
+                self.select_first_match();
+            }
+            KeyCode::Backspace => {
+                self.filter.pop();
+            }
+            KeyCode::Enter => self.filtering = false,
+            KeyCode::Esc => {
+                self.filtering = false;
+                self.filter.clear();
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn select_first_match(&mut self) {
+        let rows = super::session_tree::rows(&self.store, &self.folded, &self.filter);
+        let needle = self.filter.to_lowercase();
+        let sessions = self.store.sessions();
+        if let Some(r) = rows.iter().find(|r| sessions[r.index].title().to_lowercase().contains(&needle)) {
+            self.selected = Some(sessions[r.index].info.id.clone());
+        }
+    }
+
+    pub fn act(&mut self, action: Action) {
+        let page = crate::ui::turn_inner(self.areas.turns).height.max(1) as i64;
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::FocusNext => {
+                self.focus = match self.focus {
+                    Focus::Sessions => Focus::Turns,
+                    Focus::Turns => Focus::Sessions,
+                }
+            }
+            Action::Filter => {
+                self.filtering = true;
+                self.focus = Focus::Sessions;
+            }
+            Action::ToggleSidePanel => {
+                if self.side_panel_docked(self.areas.screen.width) {
+                    self.side_panel_hidden = !self.side_panel_hidden;
+                } else if self.overlay == Some(Overlay::SidePanel) {
+                    self.overlay = None;
+                } else {
+                    self.overlay = Some(Overlay::SidePanel);
+                }
+            }
+            Action::Back => self.back(),
+            Action::Up => self.move_selection(-1),
+            Action::Down => self.move_selection(1),
+            Action::First => self.move_selection(i64::MIN / 2),
+            Action::Last => self.move_selection(i64::MAX / 2),
+            Action::Open => {
+                if self.selected.is_some() {
+                    self.focus = Focus::Turns;
+                }
+            }
+            Action::ToggleTree => self.toggle_fold(),
+            Action::ScrollUp => self.scroll(-1),
+            Action::ScrollDown => self.scroll(1),
+            Action::HalfPageUp => self.scroll(-(page / 2).max(1)),
+            Action::HalfPageDown => self.scroll((page / 2).max(1)),
+            Action::PageUp => self.scroll(-(page - 1).max(1)),
+            Action::PageDown => self.scroll((page - 1).max(1)),
+            Action::Top => self.jump(Jump::Top),
+            Action::Bottom => self.jump(Jump::Bottom),
+            Action::NextTurn => self.jump(Jump::NextTurn),
+            Action::PrevTurn => self.jump(Jump::PrevTurn),
+            Action::NextCard => self.select_card(true),
+            Action::PrevCard => self.select_card(false),
+            Action::ToggleCard => self.toggle_selected_card(),
+            Action::OpenCard => self.open_selected_card(),
+        }
+    }
+
+    fn back(&mut self) {
+        if self.overlay.is_some() {
+            self.overlay = None;
+        } else if !self.filter.is_empty() {
+            self.filter.clear();
+        } else if let Some(parent) = self.history.pop() {
+            self.selected = Some(parent);
+            self.focus = Focus::Turns;
+        } else if let Some(parent) = self.selected_session().and_then(|s| s.info.parent_id.clone())
+            && self.store.session(&parent).is_some()
+        {
+            self.selected = Some(parent);
+        } else {
+            self.focus = Focus::Sessions;
+        }
+    }
+
+    fn move_selection(&mut self, by: i64) {
+        if self.rows.is_empty() {
+            self.rows = super::session_tree::rows(&self.store, &self.folded, &self.filter);
+        }
+        if self.rows.is_empty() {
+            return;
+        }
+        let cur = self.selected_row().unwrap_or(0) as i64;
+        let next = (cur.saturating_add(by)).clamp(0, self.rows.len() as i64 - 1) as usize;
+        self.selected = Some(self.store.sessions()[self.rows[next].index].info.id.clone());
+        self.history.clear();
+    }
+
+    fn toggle_fold(&mut self) {
+        let Some(row) = self.selected_row().map(|i| self.rows[i].clone()) else { return };
+        if !row.has_children {
+            return;
+        }
+        let id = self.store.sessions()[row.index].info.id.clone();
+        if !self.folded.remove(&id) {
+            self.folded.insert(id);
+        }
+    }
+
+    fn scroll(&mut self, lines: i64) {
+        if let Some(t) = self.turn_state_mut() {
+            t.scroll(lines);
+        }
+    }
+
+    fn jump(&mut self, jump: Jump) {
+        if let Some(t) = self.turn_state_mut() {
+            t.jump(jump);
+        }
+    }
+
+    /// Move the card selection to the next (or previous) tool or reasoning
+    /// part, starting from the selection or the top of the view.
+    fn select_card(&mut self, forward: bool) {
+        let Some(session) = self.selected_session() else { return };
+        let Some(state) = self.turn_state() else { return };
+        let start = state
+            .selected
+            .as_ref()
+            .and_then(|(m, p)| turn_layout::find_pos(session, m, Some(p)))
+            .or_else(|| state.rows.first().map(|r| r.pos));
+        let Some(start) = start else { return };
+        let step = |p: Pos| {
+            if forward {
+                turn_layout::next_pos(session, p)
+            } else {
+                turn_layout::prev_pos(session, p)
+            }
+        };
+        let is_card_at = |p: Pos| {
+            p.part()
+                .and_then(|pi| session.messages[p.message].parts.get(pi))
+                .is_some_and(blocks::is_card)
+        };
+        // With nothing selected yet, a card at the start itself counts.
+        let mut cur = if state.selected.is_none() && is_card_at(start) { Some(start) } else { step(start) };
+        let mut n = 0;
+        while let Some(p) = cur {
+            if is_card_at(p) {
+                let m = &session.messages[p.message];
+                let ids = (m.info.id.clone(), m.parts[p.part().unwrap_or(0)].id.clone());
+                let t = self.turn_state_mut().expect("a session is selected");
+                t.jump(Jump::Reveal(ids.0.clone(), ids.1.clone()));
+                t.selected = Some(ids);
+                self.focus = Focus::Turns;
+                return;
+            }
+            n += 1;
+            if n > CARD_SEARCH_LIMIT {
+                return;
+            }
+            cur = step(p);
+        }
+    }
+
+    fn toggle_selected_card(&mut self) {
+        if let Some(t) = self.turn_state_mut()
+            && let Some((_, part)) = t.selected.clone()
+        {
+            t.toggle(&part);
+        }
+    }
+
+    /// Enter on a task card opens its child session; on any other card it folds.
+    fn open_selected_card(&mut self) {
+        let Some((mid, pid)) = self.turn_state().and_then(|t| t.selected.clone()) else {
+            return;
+        };
+        let child = self
+            .selected_session()
+            .and_then(|s| s.message(&mid))
+            .and_then(|m| m.part(&pid))
+            .and_then(|p| match &p.body {
+                PartBody::Tool(t) if t.tool == "task" => p.tool_state_field("metadata"),
+                _ => None,
+            })
+            .and_then(|meta| meta.get("sessionId").and_then(|v| v.as_str()).map(str::to_string));
+        match child {
+            Some(child) if self.store.session(&child).is_some() => {
+                if let Some(cur) = self.selected.replace(child) {
+                    self.history.push(cur);
+                }
+            }
+            _ => self.toggle_selected_card(),
+        }
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent) -> bool {
+        if !self.config.mouse {
+            return false;
+        }
+        let at = Position::new(m.column, m.row);
+        let inside = |r: Rect| r.contains(at);
+        match m.kind {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let by = if m.kind == MouseEventKind::ScrollDown { WHEEL_LINES } else { -WHEEL_LINES };
+                if inside(self.areas.sessions) {
+                    self.move_selection(by.signum());
+                } else if inside(self.areas.turns) {
+                    self.scroll(by);
+                } else {
+                    return false;
+                }
+                true
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                if inside(self.areas.sessions) {
+                    let inner = crate::ui::list_inner(self.areas.sessions);
+                    let row = (m.row.saturating_sub(inner.y)) as usize + self.list_offset;
+                    if let Some(r) = self.rows.get(row) {
+                        self.selected = Some(self.store.sessions()[r.index].info.id.clone());
+                        self.history.clear();
+                    }
+                    self.focus = Focus::Sessions;
+                    true
+                } else if inside(self.areas.turns) {
+                    self.focus = Focus::Turns;
+                    let inner = crate::ui::turn_inner(self.areas.turns);
+                    let row = m.row.saturating_sub(inner.y) as usize;
+                    self.click_turn_row(row);
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// A click on a card selects and folds or unfolds it.
+    fn click_turn_row(&mut self, row: usize) {
+        let Some(session) = self.selected_session() else { return };
+        let Some(pos) = self.turn_state().and_then(|t| t.pos_at_row(row)) else { return };
+        let Some(part) = pos.part().and_then(|pi| session.messages[pos.message].parts.get(pi)) else {
+            return;
+        };
+        if !blocks::is_card(part) {
+            return;
+        }
+        let ids = (session.messages[pos.message].info.id.clone(), part.id.clone());
+        let t = self.turn_state_mut().expect("a session is selected");
+        t.toggle(&ids.1);
+        t.selected = Some(ids);
+    }
+}

@@ -1,0 +1,37 @@
+//! Logs go to a file under `$XDG_STATE_HOME/ocview/` (or
+//! `~/.local/state/ocview/`), never to the screen. `OCVIEW_LOG` sets the
+//! filter (`info` by default, e.g. `OCVIEW_LOG=debug`).
+
+use std::path::PathBuf;
+
+use tracing_subscriber::EnvFilter;
+
+pub fn log_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local").join("state")))
+        .map(|d| d.join("ocview"))
+}
+
+/// Start logging to `ocview.log`. Returns the guard that flushes the log on
+/// drop, or `None` when no log file could be opened (then nothing is logged:
+/// never to the terminal).
+pub fn init() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = log_dir()?;
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("ocview.log"))
+        .ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
+    let filter = EnvFilter::try_from_env("OCVIEW_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}

@@ -1,0 +1,241 @@
+//! The application: state, the messages that change it, and the loop.
+//!
+//! Everything is a message. Source records go through the one reducer
+//! (`Store::apply`, via `apply_record`); keys and mouse events change view
+//! state. Handlers never draw: they mark the app dirty, and the loop's frame
+//! gate decides when `prepare` and `ui::draw` run.
+
+pub mod config;
+pub mod frame_gate;
+mod input;
+pub mod keymap;
+pub mod launch;
+pub mod logging;
+pub mod run;
+pub mod session_tree;
+pub mod terminal;
+
+use std::collections::{HashMap, HashSet};
+
+use ratatui::layout::Rect;
+
+use crate::model::{Effect, NoObserver, SessionStatus, Store};
+use crate::source::player::{SourceMsg, SourceState};
+use crate::source::replay::apply_record;
+use crate::source::IngestStats;
+use crate::ui::render_cache::RenderCache;
+use crate::ui::theme::Theme;
+use crate::ui::turn_layout::{LayoutCtx, TurnState};
+use crate::ui::{self, Areas};
+use config::Config;
+use keymap::{Context, Keymap};
+use session_tree::SessionRow;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Sessions,
+    Turns,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    /// The side panel over the turns, on terminals too narrow to show it beside.
+    SidePanel,
+}
+
+/// Where the events come from, for the status line.
+#[derive(Debug, Clone)]
+pub struct SourceInfo {
+    /// "replay demo", "replay session.jsonl".
+    pub label: String,
+    pub state: SourceState,
+    /// A recording has a clock of its own: relative times follow it.
+    pub recorded: bool,
+}
+
+pub struct App {
+    pub store: Store,
+    pub stats: IngestStats,
+    pub config: Config,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub source: SourceInfo,
+    pub focus: Focus,
+    pub overlay: Option<Overlay>,
+    /// The user hid the docked side panel.
+    pub side_panel_hidden: bool,
+    /// The selected session's id.
+    pub selected: Option<String>,
+    /// Sessions opened from a parent (Enter on a task card), to go back.
+    pub history: Vec<String>,
+    pub folded: HashSet<String>,
+    /// The title filter, and whether it is being typed.
+    pub filter: String,
+    pub filtering: bool,
+    pub turns: HashMap<String, TurnState>,
+    pub cache: RenderCache,
+    pub quit: bool,
+    /// Wall-clock time of the current frame, ms since the epoch.
+    pub now_ms: i64,
+    /// The latest event time seen (the recording's clock in replay).
+    pub event_clock_ms: i64,
+    /// Laid out by `prepare`, read by drawing and mouse hit-testing.
+    pub areas: Areas,
+    pub rows: Vec<SessionRow>,
+    /// First visible session row (the list scrolls to keep the selection in view).
+    pub list_offset: usize,
+    /// Frames drawn, for tests and the frame-count benchmark.
+    pub frames: u64,
+}
+
+impl App {
+    pub fn new(config: Config, source_label: impl Into<String>, recorded: bool) -> Result<App, String> {
+        let keymap = config.keymap()?;
+        let theme = Theme::load(&config.theme)?;
+        Ok(App {
+            store: Store::new(),
+            stats: IngestStats::default(),
+            config,
+            keymap,
+            theme,
+            source: SourceInfo {
+                label: source_label.into(),
+                state: SourceState::Playing,
+                recorded,
+            },
+            focus: Focus::Sessions,
+            overlay: None,
+            side_panel_hidden: false,
+            selected: None,
+            history: Vec::new(),
+            folded: HashSet::new(),
+            filter: String::new(),
+            filtering: false,
+            turns: HashMap::new(),
+            cache: RenderCache::default(),
+            quit: false,
+            now_ms: 0,
+            event_clock_ms: 0,
+            areas: Areas::default(),
+            rows: Vec::new(),
+            list_offset: 0,
+            frames: 0,
+        })
+    }
+
+    /// The time relative ages are measured against: the recording's clock
+    /// in replay (so "2m ago" means two minutes before the last event), the
+    /// wall clock live.
+    pub fn clock_ms(&self) -> i64 {
+        if self.source.recorded && self.event_clock_ms > 0 {
+            self.event_clock_ms
+        } else {
+            self.now_ms
+        }
+    }
+
+    /// Apply one source message. Returns whether anything visible changed.
+    pub fn on_source(&mut self, msg: SourceMsg) -> bool {
+        match msg {
+            SourceMsg::State(state) => {
+                self.source.state = state;
+                true
+            }
+            SourceMsg::Record(record) => {
+                let Some(outcome) = apply_record(*record, &mut self.store, &mut NoObserver, &mut self.stats) else {
+                    return false;
+                };
+                if outcome.effect != Effect::Applied {
+                    return false;
+                }
+                if let Some(t) = outcome
+                    .change
+                    .session
+                    .as_deref()
+                    .and_then(|id| self.store.session(id))
+                    .and_then(|s| s.info.time.updated)
+                {
+                    self.event_clock_ms = self.event_clock_ms.max(t);
+                }
+                if self.selected.is_none() {
+                    self.selected = self.store.root_sessions().next().map(|s| s.info.id.clone());
+                }
+                // Every applied change shows somewhere: the list always shows
+                // each session's status, time and cost.
+                true
+            }
+        }
+    }
+
+    /// Something animates (a spinner, a retry countdown): the loop ticks.
+    pub fn animating(&self) -> bool {
+        self.store
+            .sessions()
+            .iter()
+            .any(|s| matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }))
+    }
+
+    pub fn context(&self) -> Context {
+        match self.focus {
+            Focus::Sessions => Context::Sessions,
+            Focus::Turns => Context::Turns,
+        }
+    }
+
+    pub fn selected_session(&self) -> Option<&crate::model::Session> {
+        self.selected.as_deref().and_then(|id| self.store.session(id))
+    }
+
+    pub fn turn_state(&self) -> Option<&TurnState> {
+        self.selected.as_ref().and_then(|id| self.turns.get(id))
+    }
+
+    pub fn turn_state_mut(&mut self) -> Option<&mut TurnState> {
+        let id = self.selected.clone()?;
+        Some(self.turns.entry(id).or_default())
+    }
+
+    /// Lay out everything for a frame of size `area`: pane rectangles,
+    /// session rows, the visible turn lines. The only step that renders
+    /// (into the cache); drawing afterwards only reads.
+    pub fn prepare(&mut self, area: Rect) {
+        self.rows = session_tree::rows(&self.store, &self.folded, &self.filter);
+        self.areas = ui::layout(area, self);
+        self.keep_selection_visible();
+        let Some(id) = self.selected.clone() else { return };
+        let Some(session) = self.store.session(&id) else { return };
+        let turn_area = ui::turn_inner(self.areas.turns);
+        let ctx = LayoutCtx {
+            render: ui::blocks::RenderCtx {
+                theme: &self.theme,
+                width: turn_area.width,
+                directory: session.info.directory.as_deref(),
+            },
+            collapse_reasoning: self.config.collapse_reasoning,
+        };
+        let state = self.turns.entry(id).or_default();
+        state.prepare(session, &mut self.cache, turn_area.height as usize, &ctx);
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let height = ui::list_inner(self.areas.sessions).height as usize;
+        let Some(i) = self.selected_row() else { return };
+        if i < self.list_offset {
+            self.list_offset = i;
+        } else if height > 0 && i >= self.list_offset + height {
+            self.list_offset = i + 1 - height;
+        }
+        self.list_offset = self.list_offset.min(self.rows.len().saturating_sub(height.max(1)));
+    }
+
+    pub fn selected_row(&self) -> Option<usize> {
+        let id = self.selected.as_deref()?;
+        self.rows.iter().position(|r| self.store.sessions()[r.index].info.id == id)
+    }
+
+    /// Whether the side panel shows beside the turns at this width.
+    pub fn side_panel_docked(&self, width: u16) -> bool {
+        width >= self.config.side_panel_min_width
+    }
+}

@@ -1,0 +1,114 @@
+//! The terminal always comes back. Entering sets raw mode, the alternate
+//! screen, mouse capture and focus reporting; `restore` undoes all of it and
+//! is safe to call any number of times, from any thread: on normal exit,
+//! from the panic hook (a panic in any task), and after a signal.
+
+use std::io::{self, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use crossterm::event::{DisableFocusChange, DisableMouseCapture, EnableFocusChange, EnableMouseCapture};
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::Notify;
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static MOUSE: AtomicBool = AtomicBool::new(false);
+
+/// Woken when a panic anywhere means the app must stop.
+fn panic_notify() -> &'static Arc<Notify> {
+    static N: OnceLock<Arc<Notify>> = OnceLock::new();
+    N.get_or_init(|| Arc::new(Notify::new()))
+}
+
+static PANICKED: AtomicBool = AtomicBool::new(false);
+
+pub fn panicked() -> bool {
+    PANICKED.load(Ordering::SeqCst)
+}
+
+/// Resolves when any thread panicked (after the terminal was restored).
+pub async fn wait_for_panic() {
+    let notify = panic_notify().clone();
+    loop {
+        let notified = notify.notified();
+        if panicked() {
+            return;
+        }
+        notified.await;
+    }
+}
+
+pub fn enter(mouse: bool) -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+    install_panic_hook();
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    MOUSE.store(mouse, Ordering::SeqCst);
+    let mut out = io::stdout();
+    let setup = crossterm::execute!(out, EnterAlternateScreen, EnableFocusChange, crossterm::cursor::Hide)
+        .and_then(|_| if mouse { crossterm::execute!(out, EnableMouseCapture) } else { Ok(()) });
+    if let Err(e) = setup {
+        restore();
+        return Err(e);
+    }
+    match Terminal::new(CrosstermBackend::new(io::stdout())) {
+        Ok(t) => Ok(t),
+        Err(e) => {
+            restore();
+            Err(e)
+        }
+    }
+}
+
+/// Undo everything `enter` did. Idempotent; errors are ignored because the
+/// terminal may already be gone (closed stdout, hung-up tty).
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    if MOUSE.load(Ordering::SeqCst) {
+        let _ = crossterm::execute!(out, DisableMouseCapture);
+    }
+    let _ = crossterm::execute!(
+        out,
+        crossterm::terminal::EndSynchronizedUpdate,
+        DisableFocusChange,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = out.flush();
+    let _ = disable_raw_mode();
+}
+
+fn install_panic_hook() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            tracing::error!("panic: {info}");
+            previous(info);
+            PANICKED.store(true, Ordering::SeqCst);
+            panic_notify().notify_waiters();
+        }));
+    });
+}
+
+/// Resolves on SIGTERM, SIGHUP or SIGINT.
+pub async fn termination_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut streams = Vec::new();
+    for kind in [SignalKind::terminate(), SignalKind::hangup(), SignalKind::interrupt()] {
+        match signal(kind) {
+            Ok(s) => streams.push(s),
+            Err(e) => tracing::warn!("cannot watch signal {kind:?}: {e}"),
+        }
+    }
+    if streams.is_empty() {
+        return std::future::pending().await;
+    }
+    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+    futures_util::future::select_all(waits).await;
+}

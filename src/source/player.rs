@@ -1,0 +1,111 @@
+//! Playing a recording into the app: a reader thread decodes records (off
+//! the UI thread), and a pacer task releases them at the recorded pace,
+//! scaled by a speed and with idle gaps capped. The app receives the same
+//! messages a live source sends.
+
+use std::io::BufRead;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::replay::{Record, ReplayReader};
+
+/// Where a source is at, for the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceState {
+    /// Records are flowing.
+    Playing,
+    /// The source reached its end.
+    Ended,
+    /// The source failed; the message says why.
+    Failed(String),
+}
+
+/// What a source sends the app.
+#[derive(Debug)]
+pub enum SourceMsg {
+    Record(Box<Record>),
+    State(SourceState),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pace {
+    /// 1.0 plays in real time, 2.0 twice as fast; `None`: no waiting at all.
+    pub speed: Option<f64>,
+    /// The longest wait between two records, before scaling.
+    pub max_gap: Duration,
+}
+
+impl Pace {
+    pub const INSTANT: Pace = Pace {
+        speed: None,
+        max_gap: Duration::ZERO,
+    };
+}
+
+/// Start playing `input` into `tx`.
+pub fn spawn<R: BufRead + Send + 'static>(input: R, pace: Pace, tx: mpsc::Sender<SourceMsg>) {
+    let (raw_tx, raw_rx) = mpsc::channel::<SourceMsg>(4096);
+    let reader_tx = if pace.speed.is_some() { raw_tx } else { tx.clone() };
+    std::thread::Builder::new()
+        .name("ocview-replay-reader".into())
+        .spawn(move || read_all(input, reader_tx))
+        .expect("spawn the replay reader thread");
+    if pace.speed.is_some() {
+        tokio::spawn(pace_records(raw_rx, pace, tx));
+    }
+}
+
+fn read_all<R: BufRead>(input: R, tx: mpsc::Sender<SourceMsg>) {
+    let mut reader = ReplayReader::new(input);
+    let _ = tx.blocking_send(SourceMsg::State(SourceState::Playing));
+    loop {
+        match reader.next_record() {
+            Ok(Some(record)) => {
+                if tx.blocking_send(SourceMsg::Record(Box::new(record))).is_err() {
+                    return; // the app is gone
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.blocking_send(SourceMsg::State(SourceState::Failed(format!("read error: {e}"))));
+                return;
+            }
+        }
+    }
+    let _ = tx.blocking_send(SourceMsg::State(SourceState::Ended));
+}
+
+/// Release records at their recorded times. Records without a time pass
+/// at once; a time going backwards (concatenated recordings) waits nothing.
+async fn pace_records(mut rx: mpsc::Receiver<SourceMsg>, pace: Pace, tx: mpsc::Sender<SourceMsg>) {
+    let speed = pace.speed.unwrap_or(1.0).max(1e-3);
+    let start = Instant::now();
+    let mut virtual_ms = 0.0f64;
+    let mut last_t: Option<i64> = None;
+    let cap = pace.max_gap.as_secs_f64() * 1000.0;
+    while let Some(msg) = rx.recv().await {
+        if let SourceMsg::Record(r) = &msg
+            && let Some(t) = record_time(r)
+        {
+            if let Some(prev) = last_t {
+                let gap = (t - prev).max(0) as f64;
+                virtual_ms += gap.min(cap);
+            }
+            last_t = Some(t);
+            let due = start + Duration::from_secs_f64(virtual_ms / speed / 1000.0);
+            tokio::time::sleep_until(due).await;
+        }
+        if tx.send(msg).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn record_time(r: &Record) -> Option<i64> {
+    match &r.item {
+        Ok(super::record::Decoded::Event(env)) => env.received_ms,
+        _ => None,
+    }
+}

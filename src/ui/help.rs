@@ -1,0 +1,50 @@
+//! The help overlay, generated from the keymap.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::theme::Role;
+use super::wrap;
+use crate::app::App;
+
+pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
+    let theme = &app.theme;
+    let groups = app.keymap.help_rows();
+    let key_w = groups
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|(k, _)| wrap::width(k)))
+        .max()
+        .unwrap_or(0)
+        .min(22);
+    let mut lines = Vec::new();
+    for (ctx, rows) in &groups {
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        lines.push(Line::styled(ctx.title(), theme.style(Role::Heading)));
+        for (keys, help) in rows {
+            let keys = wrap::truncate(keys, key_w);
+            let pad = key_w.saturating_sub(wrap::width(&keys));
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {keys}{} ", " ".repeat(pad)), theme.style(Role::Accent)),
+                Span::styled(*help, theme.style(Role::Text)),
+            ]));
+        }
+    }
+    let width = (key_w as u16 + 50).min(screen.width);
+    let height = (lines.len() as u16 + 2).min(screen.height);
+    let area = Rect {
+        x: screen.x + (screen.width - width) / 2,
+        y: screen.y + (screen.height - height) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.style(Role::BorderFocus))
+        .title(Line::styled(" Keys (Esc to close) ", theme.style(Role::Title)));
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}

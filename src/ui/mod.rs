@@ -1,0 +1,104 @@
+//! Rendering. `layout` splits the screen; `draw` paints a frame from state
+//! that `App::prepare` laid out, and changes nothing.
+
+pub mod blocks;
+pub mod format;
+mod help;
+mod prompt_bar;
+pub mod render_cache;
+mod session_list;
+mod side_panel;
+mod status_line;
+pub mod theme;
+pub mod turn_layout;
+mod turn_view;
+pub mod wrap;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use crate::app::{App, Overlay};
+
+/// The screen's panes, as laid out for the current frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Areas {
+    pub screen: Rect,
+    pub sessions: Rect,
+    pub turns: Rect,
+    /// The side panel beside the turns (wide terminals).
+    pub side: Option<Rect>,
+    pub prompt: Option<Rect>,
+    pub status: Rect,
+}
+
+/// Columns of the docked side panel.
+const SIDE_WIDTH: u16 = 38;
+
+pub fn layout(area: Rect, app: &App) -> Areas {
+    let prompt_rows = if app.store.pending_prompts().next().is_some() { 3 } else { 0 };
+    let [main, prompt, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(prompt_rows),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let list_w = app.config.session_list_width.min(main.width / 3).max(12.min(main.width));
+    let [sessions, rest] = Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main);
+    let docked = app.side_panel_docked(area.width) && !app.side_panel_hidden;
+    let (turns, side) = if docked {
+        let [t, s] = Layout::horizontal([Constraint::Min(1), Constraint::Length(SIDE_WIDTH)]).areas(rest);
+        (t, Some(s))
+    } else {
+        (rest, None)
+    };
+    Areas {
+        screen: area,
+        sessions,
+        turns,
+        side,
+        prompt: (prompt_rows > 0).then_some(prompt),
+        status,
+    }
+}
+
+/// The session list's rows area (below its header, left of its border).
+pub fn list_inner(r: Rect) -> Rect {
+    Rect {
+        x: r.x,
+        y: r.y.saturating_add(1).min(r.bottom()),
+        width: r.width.saturating_sub(1),
+        height: r.height.saturating_sub(1),
+    }
+}
+
+/// The turn view's lines area (below its header, one column of margin).
+pub fn turn_inner(r: Rect) -> Rect {
+    Rect {
+        x: r.x.saturating_add(1).min(r.right()),
+        y: r.y.saturating_add(1).min(r.bottom()),
+        width: r.width.saturating_sub(1),
+        height: r.height.saturating_sub(1),
+    }
+}
+
+pub fn draw(frame: &mut Frame, app: &App) {
+    let areas = app.areas;
+    session_list::draw(frame, app, areas.sessions);
+    turn_view::draw(frame, app, areas.turns);
+    if let Some(side) = areas.side {
+        side_panel::draw(frame, app, side, false);
+    }
+    if let Some(prompt) = areas.prompt {
+        prompt_bar::draw(frame, app, prompt);
+    }
+    status_line::draw(frame, app, areas.status);
+    match app.overlay {
+        Some(Overlay::Help) => help::draw(frame, app, areas.screen),
+        Some(Overlay::SidePanel) => {
+            let w = SIDE_WIDTH.min(areas.turns.width);
+            let r = Rect { x: areas.turns.right() - w, width: w, ..areas.turns };
+            side_panel::draw(frame, app, r, true);
+        }
+        None => {}
+    }
+}

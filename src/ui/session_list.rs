@@ -1,0 +1,112 @@
+//! The session list: a tree of sessions with status, age, badge and cost.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::format;
+use super::theme::Role;
+use super::wrap;
+use crate::app::{App, Focus};
+use crate::model::SessionStatus;
+use crate::sanitize;
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let theme = &app.theme;
+    let focused = app.focus == Focus::Sessions;
+    let border = theme.style(if focused { Role::BorderFocus } else { Role::Border });
+    frame.render_widget(Block::default().borders(Borders::RIGHT).border_style(border), area);
+
+    let width = area.width.saturating_sub(1) as usize;
+    let header = if app.filtering || !app.filter.is_empty() {
+        let cursor = if app.filtering { "▏" } else { "" };
+        Line::from(vec![
+            Span::styled("/", theme.style(Role::Accent)),
+            Span::styled(format!("{}{cursor}", sanitize::line(&app.filter)), theme.style(Role::Text)),
+        ])
+    } else {
+        let n = app.store.sessions().len();
+        Line::from(vec![
+            Span::styled("Sessions", theme.style(Role::Title)),
+            Span::styled(format!(" {n}"), theme.style(Role::Muted)),
+        ])
+    };
+    frame.render_widget(Paragraph::new(header), Rect { height: 1, width: width as u16, ..area });
+
+    let inner = super::list_inner(area);
+    let sessions = app.store.sessions();
+    let selected = app.selected_row();
+    let now = app.clock_ms();
+    let mut lines = Vec::new();
+    for (i, row) in app.rows.iter().enumerate().skip(app.list_offset).take(inner.height as usize) {
+        let s = &sessions[row.index];
+        let indent = "  ".repeat(row.depth as usize);
+        let fold = match (row.has_children, row.folded) {
+            (true, true) => "▸",
+            (true, false) => "▾",
+            _ => " ",
+        };
+        let (glyph, role) = if s.error.is_some() && s.status == SessionStatus::Idle {
+            ("✗", Role::Error)
+        } else {
+            match &s.status {
+                SessionStatus::Busy => (format::spinner(app.now_ms), Role::Running),
+                SessionStatus::Retry { .. } => ("↻", Role::Warning),
+                _ => ("·", Role::Muted),
+            }
+        };
+        let badge = if row.own_prompt {
+            "?"
+        } else if row.badge {
+            "•"
+        } else {
+            ""
+        };
+        let mut right = match &s.status {
+            SessionStatus::Retry { .. } => format::status_text(&s.status, app.now_ms),
+            _ => format::relative(format::updated(s), now),
+        };
+        let c = format::cost(s.info.cost);
+        if !c.is_empty() && width > 40 {
+            right = format!("{c} {right}");
+        }
+        let left_w = wrap::width(&indent) + 3 + if badge.is_empty() { 0 } else { 2 };
+        let title_w = width.saturating_sub(left_w + wrap::width(&right) + 1);
+        let title = wrap::truncate(&sanitize::line(s.title()), title_w);
+        let pad = width.saturating_sub(left_w + wrap::width(&title) + wrap::width(&right));
+        let is_sel = Some(i) == selected;
+        let base = if is_sel {
+            theme.style(if focused { Role::SelectionFocus } else { Role::Selection })
+        } else {
+            Style::default()
+        };
+        let mut spans = vec![
+            Span::raw(indent),
+            Span::styled(fold, theme.style(Role::Muted)),
+            Span::styled(format!("{glyph} "), theme.style(role)),
+        ];
+        if !badge.is_empty() {
+            spans.push(Span::styled(badge, theme.style(Role::Badge)));
+            spans.push(Span::raw(" "));
+        }
+        spans.push(Span::styled(title, theme.style(Role::Text)));
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(Span::styled(right, theme.style(Role::Muted)));
+        let spans = spans.into_iter().map(|s| if is_sel { s.patch_style(base) } else { s }).collect::<Vec<_>>();
+        lines.push(Line::from(spans));
+    }
+    if app.rows.is_empty() {
+        let text = if app.filter.is_empty() {
+            "no sessions yet"
+        } else {
+            "no session matches"
+        };
+        lines.push(Line::styled(text, theme.style(Role::Muted)));
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,84 @@
+//! The status line: source and its state, the selected session's status,
+//! cost and tokens, and key hints drawn from the keymap.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::format;
+use super::theme::Role;
+use super::wrap;
+use crate::app::keymap::Action;
+use crate::app::{App, Focus};
+use crate::sanitize;
+use crate::source::player::SourceState;
+
+/// The hints shown per focus, most useful first; cut to fit.
+const SESSION_HINTS: &[Action] = &[Action::Open, Action::Filter, Action::ToggleTree, Action::Help, Action::Quit];
+const TURN_HINTS: &[Action] = &[Action::NextCard, Action::ToggleCard, Action::Bottom, Action::Back, Action::Help, Action::Quit];
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    let theme = &app.theme;
+    let bar = theme.style(Role::StatusBar);
+    let key = theme.style(Role::StatusKey);
+
+    let state = match &app.source.state {
+        SourceState::Playing => "playing".to_string(),
+        SourceState::Ended => "ended".to_string(),
+        SourceState::Failed(e) => format!("failed: {}", sanitize::line(e)),
+    };
+    let mut left = format!(" {} · {state}", sanitize::line(&app.source.label));
+    if app.stats.malformed > 0 {
+        left.push_str(&format!(" · {} bad lines", app.stats.malformed));
+    }
+    if let Some(s) = app.selected_session() {
+        left.push_str(&format!(" │ {}", format::status_text(&s.status, app.now_ms)));
+        let c = format::cost(s.info.cost);
+        if !c.is_empty() {
+            left.push_str(&format!(" {c}"));
+        }
+        let t = s.info.tokens.sum();
+        if t > 0 {
+            left.push_str(&format!(" {} tok", format::tokens(t)));
+        }
+    }
+    let hints = match app.focus {
+        Focus::Sessions => SESSION_HINTS,
+        Focus::Turns => TURN_HINTS,
+    };
+    let width = area.width as usize;
+    let left = wrap::truncate(&left, width);
+    let mut used = wrap::width(&left);
+    let mut hint_spans: Vec<Span> = Vec::new();
+    for &action in hints {
+        let Some(k) = app.keymap.hint(action) else { continue };
+        let label = short_label(action);
+        let w = wrap::width(&k) + wrap::width(label) + 2;
+        if used + w + 1 > width {
+            break;
+        }
+        hint_spans.push(Span::styled(format!(" {k}"), key));
+        hint_spans.push(Span::styled(format!(" {label}"), bar));
+        used += w;
+    }
+    let pad = width.saturating_sub(used);
+    let mut spans = vec![Span::styled(left, bar), Span::styled(" ".repeat(pad), bar)];
+    spans.extend(hint_spans);
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}
+
+fn short_label(action: Action) -> &'static str {
+    match action {
+        Action::Open => "open",
+        Action::Filter => "filter",
+        Action::ToggleTree => "fold",
+        Action::Help => "help",
+        Action::Quit => "quit",
+        Action::NextCard => "card",
+        Action::ToggleCard => "toggle",
+        Action::Bottom => "follow",
+        Action::Back => "back",
+        other => other.name(),
+    }
+}

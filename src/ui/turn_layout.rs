@@ -1,0 +1,368 @@
+//! Laying out the turn view: which lines of which blocks are visible.
+//!
+//! The scroll position is an anchor (a block, by id, and a line offset into
+//! it), not an absolute line number, so a frame lays out only the blocks it
+//! shows: the cost of a frame depends on the viewport, not on the session's
+//! length. Key handlers only record intent (lines to move, a jump); `prepare`
+//! resolves it before the frame is drawn, and drawing reads the result.
+
+use std::collections::HashSet;
+
+use ratatui::text::Line;
+
+use super::blocks::{self, RenderCtx};
+use super::render_cache::{Lines, RenderCache};
+use crate::model::{Message, Session};
+
+/// A block: a message header (`slot` 0) or its part `slot - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    pub message: usize,
+    pub slot: usize,
+}
+
+impl Pos {
+    pub fn part(self) -> Option<usize> {
+        self.slot.checked_sub(1)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Jump {
+    Top,
+    Bottom,
+    NextTurn,
+    PrevTurn,
+    /// Bring this part (message id, part id) into view.
+    Reveal(String, String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Anchor {
+    message_id: String,
+    part_id: Option<String>,
+    offset: usize,
+}
+
+/// One visible row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub line: Line<'static>,
+    pub pos: Pos,
+}
+
+/// Scroll, fold and selection state of one session's turn view.
+#[derive(Debug, Clone)]
+pub struct TurnState {
+    /// Stick to the bottom as output streams.
+    pub follow: bool,
+    anchor: Option<Anchor>,
+    pending_lines: i64,
+    pending_jump: Option<Jump>,
+    /// The selected card: (message id, part id).
+    pub selected: Option<(String, String)>,
+    /// Parts whose fold differs from their default.
+    toggled: HashSet<String>,
+    /// Result of the last `prepare`.
+    pub rows: Vec<Row>,
+    /// Index of the first visible message, and the message count.
+    pub position: (usize, usize),
+}
+
+impl Default for TurnState {
+    fn default() -> Self {
+        TurnState {
+            follow: true,
+            anchor: None,
+            pending_lines: 0,
+            pending_jump: None,
+            selected: None,
+            toggled: HashSet::new(),
+            rows: Vec::new(),
+            position: (0, 0),
+        }
+    }
+}
+
+/// What a layout needs to render blocks.
+pub struct LayoutCtx<'a> {
+    pub render: RenderCtx<'a>,
+    pub collapse_reasoning: bool,
+}
+
+impl TurnState {
+    /// Scroll by `n` lines (negative: up). Scrolling up leaves follow mode.
+    pub fn scroll(&mut self, n: i64) {
+        self.pending_lines += n;
+    }
+
+    pub fn jump(&mut self, jump: Jump) {
+        if jump == Jump::Bottom {
+            self.pending_lines = 0;
+        }
+        self.pending_jump = Some(jump);
+    }
+
+    pub fn toggle(&mut self, part_id: &str) {
+        if !self.toggled.remove(part_id) {
+            self.toggled.insert(part_id.to_string());
+        }
+    }
+
+    pub fn is_expanded(&self, part: &crate::model::Part, collapse_reasoning: bool) -> bool {
+        blocks::expanded_by_default(part, collapse_reasoning) != self.toggled.contains(&part.id)
+    }
+
+    /// The block under a visible row.
+    pub fn pos_at_row(&self, row: usize) -> Option<Pos> {
+        self.rows.get(row).map(|r| r.pos)
+    }
+
+    /// Whether a part is on screen now.
+    pub fn is_visible(&self, session: &Session, message_id: &str, part_id: &str) -> bool {
+        self.rows.iter().any(|r| {
+            r.pos.part().is_some_and(|pi| {
+                let m = &session.messages[r.pos.message];
+                m.info.id == message_id && m.parts.get(pi).is_some_and(|p| p.id == part_id)
+            })
+        })
+    }
+
+    /// Resolve pending scrolls and jumps, then lay out `height` rows.
+    pub fn prepare(&mut self, session: &Session, cache: &mut RenderCache, height: usize, ctx: &LayoutCtx) {
+        self.rows.clear();
+        self.position = (0, session.messages.len());
+        let Some(last) = last_pos(session) else {
+            self.pending_lines = 0;
+            self.pending_jump = None;
+            return;
+        };
+        let mut lay = Layout { session, cache, ctx, state: self };
+        let (mut top, mut offset) = match lay.state.pending_jump.take() {
+            Some(Jump::Top) => {
+                lay.state.follow = false;
+                (Pos { message: 0, slot: 0 }, 0)
+            }
+            Some(Jump::Bottom) => {
+                lay.state.follow = true;
+                lay.bottom_aligned(last, height)
+            }
+            Some(Jump::NextTurn) => {
+                let (cur, _) = lay.current_top(last, height);
+                match (cur.message + 1..session.messages.len()).find(|&i| session.messages[i].info.is_user()) {
+                    Some(mi) => {
+                        lay.state.follow = false;
+                        (Pos { message: mi, slot: 0 }, 0)
+                    }
+                    None => {
+                        lay.state.follow = true;
+                        lay.bottom_aligned(last, height)
+                    }
+                }
+            }
+            Some(Jump::PrevTurn) => {
+                let (cur, off) = lay.current_top(last, height);
+                let end = if cur.slot == 0 && off == 0 { cur.message } else { cur.message + 1 };
+                let mi = (0..end).rev().find(|&i| session.messages[i].info.is_user()).unwrap_or(0);
+                lay.state.follow = false;
+                (Pos { message: mi, slot: 0 }, 0)
+            }
+            Some(Jump::Reveal(mid, pid)) => {
+                let (cur, off) = lay.current_top(last, height);
+                match find_pos(session, &mid, Some(&pid)) {
+                    Some(p) if !lay.state.is_visible(session, &mid, &pid) => {
+                        lay.state.follow = false;
+                        // Keep a little context above the card.
+                        let mut p = (p, 0usize);
+                        for _ in 0..2 {
+                            if let Some(prev) = prev_pos(session, p.0) {
+                                p = (prev, 0);
+                            }
+                        }
+                        p
+                    }
+                    _ => (cur, off),
+                }
+            }
+            None => lay.current_top(last, height),
+        };
+        let delta = std::mem::take(&mut lay.state.pending_lines);
+        if delta != 0 {
+            lay.state.follow = false;
+            (top, offset) = lay.moved(top, offset, delta, last);
+        }
+        lay.fill(top, offset, height);
+        // Past the end: align the last line with the bottom instead.
+        if lay.state.rows.len() < height && (top, offset) != (Pos { message: 0, slot: 0 }, 0) {
+            (top, offset) = lay.bottom_aligned(last, height);
+            lay.state.rows.clear();
+            lay.fill(top, offset, height);
+        }
+        let state = lay.state;
+        state.position = (top.message, session.messages.len());
+        state.anchor = Some(anchor_of(session, top, offset));
+    }
+}
+
+struct Layout<'s, 'c, 'x, 'r> {
+    session: &'s Session,
+    cache: &'c mut RenderCache,
+    ctx: &'x LayoutCtx<'x>,
+    state: &'r mut TurnState,
+}
+
+impl Layout<'_, '_, '_, '_> {
+    fn lines(&mut self, pos: Pos) -> Lines {
+        let message = &self.session.messages[pos.message];
+        let ctx = &self.ctx.render;
+        match pos.part() {
+            None => {
+                let id = format!("{}#header", message.info.id);
+                self.cache
+                    .get_or_render(&id, message.revision, ctx.width, true, || blocks::message_header(message, ctx))
+            }
+            Some(pi) => {
+                let part = &message.parts[pi];
+                let expanded = self.state.is_expanded(part, self.ctx.collapse_reasoning);
+                self.cache
+                    .get_or_render(&part.id, part.revision, ctx.width, expanded, || blocks::part_lines(part, expanded, ctx))
+            }
+        }
+    }
+
+    fn height(&mut self, pos: Pos) -> usize {
+        self.lines(pos).len()
+    }
+
+    /// The top of the view as the last frame left it (or bottom-aligned).
+    fn current_top(&mut self, last: Pos, height: usize) -> (Pos, usize) {
+        if self.state.follow {
+            return self.bottom_aligned(last, height);
+        }
+        match &self.state.anchor {
+            Some(a) => {
+                let pos = find_pos(self.session, &a.message_id, a.part_id.as_deref()).unwrap_or(Pos { message: 0, slot: 0 });
+                let offset = a.offset.min(self.height(pos).saturating_sub(1));
+                (pos, offset)
+            }
+            None => self.bottom_aligned(last, height),
+        }
+    }
+
+    /// The top position that puts the last line at the bottom.
+    fn bottom_aligned(&mut self, last: Pos, height: usize) -> (Pos, usize) {
+        let mut pos = last;
+        let mut total = self.height(pos);
+        while total < height {
+            match prev_pos(self.session, pos) {
+                Some(p) => {
+                    pos = p;
+                    total += self.height(p);
+                }
+                None => return (pos, 0),
+            }
+        }
+        (pos, total - height)
+    }
+
+    fn moved(&mut self, mut pos: Pos, offset: usize, delta: i64, last: Pos) -> (Pos, usize) {
+        let mut off = offset as i64 + delta;
+        while off < 0 {
+            match prev_pos(self.session, pos) {
+                Some(p) => {
+                    pos = p;
+                    off += self.height(p) as i64;
+                }
+                None => return (pos, 0),
+            }
+        }
+        loop {
+            let h = self.height(pos) as i64;
+            if off < h || pos == last {
+                return (pos, off.min((h - 1).max(0)) as usize);
+            }
+            off -= h;
+            match next_pos(self.session, pos) {
+                Some(p) => pos = p,
+                None => return (pos, 0),
+            }
+        }
+    }
+
+    fn fill(&mut self, top: Pos, offset: usize, height: usize) {
+        let mut pos = Some(top);
+        let mut skip = offset;
+        while let Some(p) = pos {
+            if self.state.rows.len() >= height {
+                break;
+            }
+            let lines = self.lines(p);
+            for line in lines.iter().skip(skip) {
+                if self.state.rows.len() >= height {
+                    break;
+                }
+                self.state.rows.push(Row { line: line.clone(), pos: p });
+            }
+            skip = 0;
+            pos = next_pos(self.session, p);
+        }
+    }
+}
+
+fn slots(message: &Message) -> usize {
+    message.parts.len() + 1
+}
+
+pub fn next_pos(session: &Session, pos: Pos) -> Option<Pos> {
+    if pos.slot + 1 < slots(&session.messages[pos.message]) {
+        Some(Pos { slot: pos.slot + 1, ..pos })
+    } else if pos.message + 1 < session.messages.len() {
+        Some(Pos { message: pos.message + 1, slot: 0 })
+    } else {
+        None
+    }
+}
+
+pub fn prev_pos(session: &Session, pos: Pos) -> Option<Pos> {
+    if pos.slot > 0 {
+        Some(Pos { slot: pos.slot - 1, ..pos })
+    } else if pos.message > 0 {
+        let m = pos.message - 1;
+        Some(Pos { message: m, slot: slots(&session.messages[m]) - 1 })
+    } else {
+        None
+    }
+}
+
+fn last_pos(session: &Session) -> Option<Pos> {
+    let m = session.messages.len().checked_sub(1)?;
+    Some(Pos { message: m, slot: slots(&session.messages[m]) - 1 })
+}
+
+/// A block by ids; the nearest existing block when it is gone.
+pub fn find_pos(session: &Session, message_id: &str, part_id: Option<&str>) -> Option<Pos> {
+    if session.messages.is_empty() {
+        return None;
+    }
+    let mi = match session.message_index(message_id) {
+        Ok(mi) => mi,
+        Err(mi) => return Some(Pos { message: mi.min(session.messages.len() - 1), slot: 0 }),
+    };
+    let slot = match part_id {
+        None => 0,
+        Some(pid) => match session.messages[mi].part_index(pid) {
+            Ok(pi) => pi + 1,
+            Err(pi) => pi.min(session.messages[mi].parts.len()),
+        },
+    };
+    Some(Pos { message: mi, slot })
+}
+
+fn anchor_of(session: &Session, pos: Pos, offset: usize) -> Anchor {
+    let m = &session.messages[pos.message];
+    Anchor {
+        message_id: m.info.id.clone(),
+        part_id: pos.part().map(|pi| m.parts[pi].id.clone()),
+        offset,
+    }
+}

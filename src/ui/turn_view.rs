@@ -1,0 +1,88 @@
+//! Drawing the turn view from the rows `TurnState::prepare` laid out.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::format;
+use super::theme::Role;
+use super::wrap;
+use crate::app::{App, Focus};
+use crate::sanitize;
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let theme = &app.theme;
+    let header_area = Rect { height: 1, ..area };
+    let inner = super::turn_inner(area);
+    let Some(session) = app.selected_session() else {
+        let text = if app.store.sessions().is_empty() {
+            match &app.source.state {
+                crate::source::player::SourceState::Playing => "waiting for events…",
+                _ => "no sessions in this source",
+            }
+        } else {
+            "select a session"
+        };
+        frame.render_widget(Paragraph::new(Line::styled(text, theme.style(Role::Muted))), inner);
+        return;
+    };
+    let state = app.turn_state();
+
+    // Header: title, status, where we are, follow mode.
+    let focused = app.focus == Focus::Turns;
+    let title_role = if focused { Role::BorderFocus } else { Role::Title };
+    let mut right = Vec::new();
+    if let Some(t) = state {
+        let (first, count) = t.position;
+        if count > 0 {
+            right.push(format!("msg {}/{count}", (first + 1).min(count)));
+        }
+        right.push(if t.follow { "following".into() } else { "scrolled".into() });
+    }
+    if !app.history.is_empty() {
+        right.push(format!("{} back", app.keymap.hint(crate::app::keymap::Action::Back).unwrap_or_default()));
+    }
+    let right = right.join(" · ");
+    let status = format::status_text(&session.status, app.now_ms);
+    let title_w = (area.width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);
+    let title = wrap::truncate(&sanitize::line(session.title()), title_w);
+    let pad = (area.width as usize).saturating_sub(wrap::width(&title) + wrap::width(&status) + wrap::width(&right) + 4);
+    let header = Line::from(vec![
+        Span::raw(" "),
+        Span::styled(title, theme.style(title_role)),
+        Span::styled(format!("  {status}"), theme.style(Role::Muted)),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(right, theme.style(Role::Muted)),
+    ]);
+    frame.render_widget(Paragraph::new(header), header_area);
+
+    let Some(state) = state else { return };
+    if session.messages.is_empty() {
+        frame.render_widget(Paragraph::new(Line::styled("no messages yet", theme.style(Role::Muted))), inner);
+        return;
+    }
+    let selected = state.selected.as_ref();
+    let highlight = theme.style(Role::Selection);
+    let lines: Vec<Line> = state
+        .rows
+        .iter()
+        .map(|row| {
+            let is_selected = selected.is_some_and(|(mid, pid)| {
+                row.pos.part().is_some_and(|pi| {
+                    let m = &session.messages[row.pos.message];
+                    &m.info.id == mid && m.parts.get(pi).is_some_and(|p| &p.id == pid)
+                })
+            });
+            if is_selected {
+                row.line.clone().patch_style(highlight)
+            } else {
+                row.line.clone()
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

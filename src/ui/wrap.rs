@@ -1,0 +1,185 @@
+//! Wrapping styled text to a width, by display width and grapheme clusters,
+//! so wide characters (CJK, emoji) and combining marks never split or
+//! overflow. Breaks at spaces when it can, inside a word when it must.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
+
+/// Display width of a string, as the terminal will draw it.
+pub fn width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// Wrap one logical line made of styled pieces into lines of at most
+/// `width` columns. `indent` is prefixed to continuation lines.
+pub fn wrap_spans(pieces: &[(String, Style)], width: usize, indent: &str) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let indent_w = self::width(indent).min(width.saturating_sub(1));
+    let mut out = Vec::new();
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut col = 0usize;
+    // The current word, not yet placed: graphemes with their style.
+    let mut word: Vec<(&str, Style, usize)> = Vec::new();
+    let mut word_w = 0usize;
+
+    let flush_line = |line: &mut Vec<Span<'static>>, out: &mut Vec<Line<'static>>| {
+        out.push(Line::from(std::mem::take(line)));
+    };
+    let push = |line: &mut Vec<Span<'static>>, g: &str, style: Style| {
+        match line.last_mut() {
+            Some(last) if last.style == style => last.content.to_mut().push_str(g),
+            _ => line.push(Span::styled(g.to_string(), style)),
+        }
+    };
+
+    let place_word = |word: &mut Vec<(&str, Style, usize)>,
+                          word_w: &mut usize,
+                          line: &mut Vec<Span<'static>>,
+                          col: &mut usize,
+                          out: &mut Vec<Line<'static>>| {
+        if word.is_empty() {
+            return;
+        }
+        if *col + *word_w > width && *col > indent_w {
+            // Move the word to a new line, dropping the spaces before it.
+            trim_trailing_spaces(line);
+            flush_line(line, out);
+            *col = 0;
+            if indent_w > 0 {
+                push(line, &indent[..], Style::default());
+                *col = indent_w;
+            }
+        }
+        for &(g, style, w) in word.iter() {
+            if *col + w > width && *col > indent_w {
+                flush_line(line, out);
+                *col = 0;
+                if indent_w > 0 {
+                    push(line, indent, Style::default());
+                    *col = indent_w;
+                }
+            }
+            if *col + w > width {
+                // A grapheme wider than the whole line: show a stand-in.
+                push(line, "…", style);
+                *col += 1;
+                continue;
+            }
+            push(line, g, style);
+            *col += w;
+        }
+        word.clear();
+        *word_w = 0;
+    };
+
+    for (text, style) in pieces {
+        for g in text.graphemes(true) {
+            let w = self::width(g);
+            if g == " " {
+                place_word(&mut word, &mut word_w, &mut line, &mut col, &mut out);
+                if col < width {
+                    push(&mut line, " ", *style);
+                    col += 1;
+                }
+                continue;
+            }
+            word.push((g, *style, w));
+            word_w += w;
+        }
+    }
+    place_word(&mut word, &mut word_w, &mut line, &mut col, &mut out);
+    trim_trailing_spaces(&mut line);
+    out.push(Line::from(line));
+    out
+}
+
+/// Wrap plain text (which may hold newlines) in one style.
+pub fn wrap_text(text: &str, style: Style, width: usize, indent: &str) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for logical in text.split('\n') {
+        out.extend(wrap_spans(&[(logical.to_string(), style)], width, indent));
+    }
+    out
+}
+
+fn trim_trailing_spaces(line: &mut Vec<Span<'static>>) {
+    while let Some(last) = line.last_mut() {
+        let trimmed = last.content.trim_end_matches(' ').len();
+        if trimmed == 0 {
+            line.pop();
+        } else {
+            last.content.to_mut().truncate(trimmed);
+            break;
+        }
+    }
+}
+
+/// Cut a string to at most `max` columns, ending with `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for g in s.graphemes(true) {
+        let gw = width(g);
+        if w + gw + 1 > max {
+            break;
+        }
+        out.push_str(g);
+        w += gw;
+    }
+    if max > 0 {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(lines: &[Line]) -> Vec<String> {
+        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect()
+    }
+
+    #[test]
+    fn wraps_at_spaces_and_breaks_long_words() {
+        let lines = wrap_text("the quick brown fox", Style::default(), 10, "");
+        assert_eq!(plain(&lines), ["the quick", "brown fox"]);
+        let lines = wrap_text("abcdefghijkl", Style::default(), 5, "");
+        assert_eq!(plain(&lines), ["abcde", "fghij", "kl"]);
+    }
+
+    #[test]
+    fn wide_and_combining_characters_never_overflow() {
+        for w in 1..12 {
+            for text in ["日本語のテキストです", "e\u{301}e\u{301}e\u{301} 👩‍👩‍👧 ok", "a👍b👍c👍d"] {
+                for line in wrap_text(text, Style::default(), w, "") {
+                    let lw: usize = line.spans.iter().map(|s| width(&s.content)).sum();
+                    assert!(lw <= w.max(1), "{text:?} at {w}: {line:?}");
+                }
+            }
+        }
+        // A combining mark stays with its letter.
+        let lines = wrap_text("e\u{301}e\u{301}", Style::default(), 1, "");
+        assert_eq!(plain(&lines), ["e\u{301}", "e\u{301}"]);
+    }
+
+    #[test]
+    fn continuation_lines_are_indented_and_styles_kept() {
+        let bold = Style::default().add_modifier(ratatui::style::Modifier::BOLD);
+        let lines = wrap_spans(&[("aa bb ".into(), Style::default()), ("cc dd".into(), bold)], 6, "  ");
+        assert_eq!(plain(&lines), ["aa bb", "  cc", "  dd"]);
+        assert_eq!(lines[1].spans.last().unwrap().style, bold);
+    }
+
+    #[test]
+    fn truncates_by_width() {
+        assert_eq!(truncate("hello", 10), "hello");
+        assert_eq!(truncate("hello world", 6), "hello…");
+        assert_eq!(truncate("日本語", 4), "日…");
+    }
+}
