@@ -63,7 +63,7 @@ mod tests {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    fn nothing_requested_nothing_drawn() {
+    async fn nothing_requested_nothing_drawn() {
         let gate = FrameGate::default();
         tokio::time::advance(Duration::from_secs(5)).await;
         assert!(!gate.should_draw(Instant::now()));
@@ -71,7 +71,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    fn streamed_changes_are_throttled_to_the_interval() {
+    async fn streamed_changes_are_throttled_to_the_interval() {
         let mut gate = FrameGate::default();
         let start = Instant::now();
         gate.request(start);
@@ -92,7 +92,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    fn input_draws_at_once_even_right_after_a_frame() {
+    async fn input_draws_at_once_even_right_after_a_frame() {
         let mut gate = FrameGate::default();
         let t0 = Instant::now();
         gate.request(t0);
@@ -107,7 +107,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    fn requests_merge_into_one_frame() {
+    async fn requests_merge_into_one_frame() {
         let mut gate = FrameGate::default();
         let t0 = Instant::now();
         gate.drawn(t0);

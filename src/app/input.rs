@@ -40,6 +40,14 @@ impl App {
                 || k.and_then(|k| self.keymap.action(self.context(), k)) == Some(Action::Help);
             if closes {
                 self.overlay = None;
+            } else {
+                match key.code {
+                    KeyCode::Down | KeyCode::Char('j') => self.help_scroll = self.help_scroll.saturating_add(1),
+                    KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+                    KeyCode::PageDown | KeyCode::Char(' ') => self.help_scroll = self.help_scroll.saturating_add(10),
+                    KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+                    _ => {}
+                }
             }
             return;
         }
@@ -82,7 +90,10 @@ impl App {
         let page = crate::ui::turn_inner(self.areas.turns).height.max(1) as i64;
         match action {
             Action::Quit => self.quit = true,
-            Action::Help => self.overlay = Some(Overlay::Help),
+            Action::Help => {
+                self.overlay = Some(Overlay::Help);
+                self.help_scroll = 0;
+            }
             Action::FocusNext => {
                 self.focus = match self.focus {
                     Focus::Sessions => Focus::Turns,
@@ -187,12 +198,14 @@ impl App {
     /// part, starting from the selection or the top of the view.
     fn select_card(&mut self, forward: bool) {
         let Some(session) = self.selected_session() else { return };
-        let Some(state) = self.turn_state() else { return };
+        let default_state = Default::default();
+        let state = self.turn_state().unwrap_or(&default_state);
         let start = state
             .selected
             .as_ref()
             .and_then(|(m, p)| turn_layout::find_pos(session, m, Some(p)))
-            .or_else(|| state.rows.first().map(|r| r.pos));
+            .or_else(|| state.rows.first().map(|r| r.pos))
+            .or_else(|| (!session.messages.is_empty()).then_some(Pos { message: 0, slot: 0 }));
         let Some(start) = start else { return };
         let step = |p: Pos| {
             if forward {

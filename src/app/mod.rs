@@ -63,6 +63,8 @@ pub struct App {
     pub source: SourceInfo,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
+    /// First line of the help overlay shown (it scrolls on short screens).
+    pub help_scroll: u16,
     /// The user hid the docked side panel.
     pub side_panel_hidden: bool,
     /// The selected session's id.
@@ -107,6 +109,7 @@ impl App {
             focus: Focus::Sessions,
             overlay: None,
             side_panel_hidden: false,
+            help_scroll: 0,
             selected: None,
             history: Vec::new(),
             folded: HashSet::new(),

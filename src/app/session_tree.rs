@@ -75,24 +75,21 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
         keep = Some(set);
     }
 
+    // Sessions in a parent cycle are reachable from no root: list them as
+    // roots rather than lose them.
+    let mut reachable = HashSet::new();
+    let mut walk: Vec<usize> = roots.clone();
+    while let Some(i) = walk.pop() {
+        if reachable.insert(i) {
+            walk.extend(children.get(sessions[i].info.id.as_str()).into_iter().flatten());
+        }
+    }
+    roots.extend((0..sessions.len()).filter(|i| !reachable.contains(i)));
+
     let mut out = Vec::new();
     let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
     let mut seen = HashSet::new();
-    let mut next_orphan = 0;
-    loop {
-        let Some((i, depth)) = stack.pop().or_else(|| {
-            // Sessions in a parent cycle are reachable from no root: list
-            // them as roots rather than lose them.
-            while next_orphan < sessions.len() {
-                next_orphan += 1;
-                if !seen.contains(&(next_orphan - 1)) {
-                    return Some((next_orphan - 1, 0));
-                }
-            }
-            None
-        }) else {
-            break;
-        };
+    while let Some((i, depth)) = stack.pop() {
         if !seen.insert(i) || keep.as_ref().is_some_and(|k| !k.contains(&i)) {
             continue;
         }
@@ -114,4 +111,52 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::NoObserver;
+    use crate::source::record::{Decoded, decode};
+
+    fn store(events: &[String]) -> Store {
+        let mut s = Store::new();
+        for e in events {
+            if let Decoded::Event(env) = decode(e).unwrap() {
+                s.apply(env, &mut NoObserver);
+            }
+        }
+        s
+    }
+
+    fn session(id: &str, parent: Option<&str>, title: &str) -> String {
+        let parent = parent.map(|p| format!(r#","parentID":"{p}""#)).unwrap_or_default();
+        format!(r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"{title}"{parent}}}}}}}"#)
+    }
+
+    fn ids(store: &Store, rows: &[SessionRow]) -> Vec<(String, u16)> {
+        rows.iter().map(|r| (store.sessions()[r.index].info.id.clone(), r.depth)).collect()
+    }
+
+    #[test]
+    fn children_nest_under_parents_and_folds_hide_them() {
+        let s = store(&[session("ses_b", None, "root b"), session("ses_a", Some("ses_b"), "child"), session("ses_c", None, "root c")]);
+        let rows = rows(&s, &HashSet::new(), "");
+        // Store order is id order (newest first for real `ses_` ids).
+        assert_eq!(ids(&s, &rows), [("ses_b".into(), 0), ("ses_a".into(), 1), ("ses_c".into(), 0)]);
+        let folded: HashSet<String> = ["ses_b".to_string()].into();
+        let rows = super::rows(&s, &folded, "");
+        assert_eq!(ids(&s, &rows), [("ses_b".into(), 0), ("ses_c".into(), 0)]);
+        assert!(rows[0].folded);
+        // A filter shows matches with their ancestors, folds or not.
+        let rows = super::rows(&s, &folded, "CHI");
+        assert_eq!(ids(&s, &rows), [("ses_b".into(), 0), ("ses_a".into(), 1)]);
+    }
+
+    #[test]
+    fn a_parent_cycle_loses_no_session() {
+        let s = store(&[session("ses_x", Some("ses_y"), "x"), session("ses_y", Some("ses_x"), "y")]);
+        let rows = rows(&s, &HashSet::new(), "");
+        assert_eq!(rows.len(), 2);
+    }
 }

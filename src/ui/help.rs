@@ -34,7 +34,14 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         }
     }
     let width = (key_w as u16 + 50).min(screen.width);
-    let height = (lines.len() as u16 + 2).min(screen.height);
+    let total = lines.len() as u16;
+    let height = (total + 2).min(screen.height);
+    let scroll = app.help_scroll.min(total.saturating_sub(height.saturating_sub(2)));
+    let title = if scroll > 0 || total + 2 > height {
+        " Keys (j/k scroll, Esc close) "
+    } else {
+        " Keys (Esc to close) "
+    };
     let area = Rect {
         x: screen.x + (screen.width - width) / 2,
         y: screen.y + (screen.height - height) / 2,
@@ -45,6 +52,6 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.style(Role::BorderFocus))
-        .title(Line::styled(" Keys (Esc to close) ", theme.style(Role::Title)));
-    frame.render_widget(Paragraph::new(lines).block(block), area);
+        .title(Line::styled(title, theme.style(Role::Title)));
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
 }

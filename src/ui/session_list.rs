@@ -46,6 +46,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     for (i, row) in app.rows.iter().enumerate().skip(app.list_offset).take(inner.height as usize) {
         let s = &sessions[row.index];
         let indent = "  ".repeat(row.depth as usize);
+        let is_sel = Some(i) == selected;
         let fold = match (row.has_children, row.folded) {
             (true, true) => "▸",
             (true, false) => "▾",
@@ -75,17 +76,17 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         if !c.is_empty() && width > 40 {
             right = format!("{c} {right}");
         }
-        let left_w = wrap::width(&indent) + 3 + if badge.is_empty() { 0 } else { 2 };
+        let left_w = wrap::width(&indent) + 4 + if badge.is_empty() { 0 } else { 2 };
         let title_w = width.saturating_sub(left_w + wrap::width(&right) + 1);
         let title = wrap::truncate(&sanitize::line(s.title()), title_w);
         let pad = width.saturating_sub(left_w + wrap::width(&title) + wrap::width(&right));
-        let is_sel = Some(i) == selected;
         let base = if is_sel {
             theme.style(if focused { Role::SelectionFocus } else { Role::Selection })
         } else {
             Style::default()
         };
         let mut spans = vec![
+            Span::styled(if is_sel { "›" } else { " " }, theme.style(Role::Accent)),
             Span::raw(indent),
             Span::styled(fold, theme.style(Role::Muted)),
             Span::styled(format!("{glyph} "), theme.style(role)),

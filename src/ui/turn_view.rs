@@ -67,6 +67,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
     let selected = state.selected.as_ref();
     let highlight = theme.style(Role::Selection);
+    let mut marked = false;
     let lines: Vec<Line> = state
         .rows
         .iter()
@@ -78,11 +79,26 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 })
             });
             if is_selected {
-                row.line.clone().patch_style(highlight)
+                let mut line = row.line.clone().patch_style(highlight);
+                if !std::mem::replace(&mut marked, true) {
+                    mark_first_column(&mut line);
+                }
+                line
             } else {
                 row.line.clone()
             }
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Put a `›` in the first column of a selected card's first row, so the
+/// selection shows without colour too.
+fn mark_first_column(line: &mut Line<'static>) {
+    if let Some(first) = line.spans.first_mut()
+        && first.content.starts_with(' ')
+    {
+        let rest = first.content[1..].to_string();
+        first.content = format!("›{rest}").into();
+    }
 }

@@ -43,3 +43,75 @@ pub fn replay_file(path: &Path) -> (Store, IngestStats) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     replay_bytes(&bytes)
 }
+
+/// An app fed with a recording through the same path as the viewer.
+pub fn app_with(bytes: &[u8]) -> ocview::app::App {
+    let mut app = ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
+    feed(&mut app, bytes);
+    app
+}
+
+pub fn feed(app: &mut ocview::app::App, bytes: &[u8]) {
+    use ocview::source::player::SourceMsg;
+    let mut reader = ReplayReader::new(bytes);
+    while let Some(record) = reader.next_record().unwrap() {
+        app.on_source(SourceMsg::Record(Box::new(record)));
+    }
+}
+
+pub fn fixture(name: &str, file: &str) -> Vec<u8> {
+    let path = fixtures_dir().join(name).join(file);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Lay out and draw one frame on a test backend; the screen as text.
+pub fn screen(app: &mut ocview::app::App, width: u16, height: u16) -> String {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
+    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    buffer_text(terminal.backend().buffer())
+}
+
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            // The cells a wide character covers after its first are fillers.
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let symbol = buf[(x, y)].symbol();
+            skip = unicode_width::UnicodeWidthStr::width(symbol).saturating_sub(1);
+            line.push_str(symbol);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Press keys as a user would: `"j"`, `"G"`, `"tab"`, `"ctrl-d"`, `"esc"`.
+pub fn press(app: &mut ocview::app::App, keys: &[&str]) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    for k in keys {
+        let (code, mods) = match *k {
+            "tab" => (KeyCode::Tab, KeyModifiers::NONE),
+            "esc" => (KeyCode::Esc, KeyModifiers::NONE),
+            "enter" => (KeyCode::Enter, KeyModifiers::NONE),
+            "space" => (KeyCode::Char(' '), KeyModifiers::NONE),
+            "backspace" => (KeyCode::Backspace, KeyModifiers::NONE),
+            "up" => (KeyCode::Up, KeyModifiers::NONE),
+            "down" => (KeyCode::Down, KeyModifiers::NONE),
+            "pageup" => (KeyCode::PageUp, KeyModifiers::NONE),
+            "end" => (KeyCode::End, KeyModifiers::NONE),
+            k if k.starts_with("ctrl-") => (KeyCode::Char(k.chars().last().unwrap()), KeyModifiers::CONTROL),
+            k => (KeyCode::Char(k.chars().next().unwrap()), KeyModifiers::NONE),
+        };
+        app.on_key(KeyEvent::new(code, mods));
+    }
+}

@@ -1,0 +1,164 @@
+//! Every pane state, drawn on ratatui's TestBackend and kept as insta
+//! snapshots (tests/snapshots). Review changes with `cargo insta review`, or
+//! `INSTA_UPDATE=always cargo test` and a look at the diff.
+
+mod common;
+
+use common::{app_with, feed, fixture, press, screen};
+use ocview::app::App;
+
+/// A fixed wall clock, so spinners and countdowns are stable.
+const NOW: i64 = 1_795_339_400_000;
+
+fn app(bytes: &[u8]) -> App {
+    let mut app = app_with(bytes);
+    app.now_ms = NOW;
+    app
+}
+
+fn ended(mut app: App) -> App {
+    app.on_source(ocview::source::player::SourceMsg::State(ocview::source::player::SourceState::Ended));
+    app
+}
+
+#[test]
+fn empty_state() {
+    let mut app = app(b"");
+    insta::assert_snapshot!("empty_waiting", screen(&mut app, 80, 24));
+    let mut app = ended(app);
+    insta::assert_snapshot!("empty_ended", screen(&mut app, 80, 24));
+}
+
+/// Live-looking states on top of recorded sessions: a busy session, one in
+/// retry with a countdown, one that failed, and a permission waiting in a
+/// child session (which badges its parent).
+fn live_states() -> Vec<u8> {
+    let lines = [
+        r#"{"type":"session.status","properties":{"sessionID":"ses_dfd6f2fb6ffeuG7wiFVzuFL4dv","status":{"type":"busy"}}}"#.to_string(),
+        r#"{"type":"session.status","properties":{"sessionID":"ses_dfd6fec7affeeDwTwanXmz9Byg","status":{"type":"retry","attempt":3,"message":"Rate limited","next":1795339412000}}}"#.to_string(),
+        r#"{"type":"session.error","properties":{"sessionID":"ses_dfd705bd5ffeOV3U02UYpF0oDi","error":{"name":"APIError","data":{"message":"invalid key"}}}}"#.to_string(),
+        r#"{"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_dfd6f6cb2ffewxMhviEyTeJrgz","permission":"bash","patterns":["rm -rf build"],"metadata":{"command":"rm -rf build"},"always":["rm *"]}}"#.to_string(),
+    ];
+    lines.join("\n").into_bytes()
+}
+
+fn demo() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo.jsonl")).unwrap()
+}
+
+#[test]
+fn session_list_with_tree_statuses_and_badges() {
+    let mut app = app(&demo());
+    feed(&mut app, &live_states());
+    let text = screen(&mut app, 100, 30);
+    insta::assert_snapshot!("tree_statuses_badges", text);
+    // Folding the parent hides the child; its badge stays on the parent.
+    press(&mut app, &["j", "space"]);
+    insta::assert_snapshot!("tree_folded", screen(&mut app, 100, 30));
+}
+
+#[test]
+fn turn_view_follows_then_scrolls() {
+    let mut app = ended(app(&fixture("f_reasoning_markdown", "event.jsonl")));
+    press(&mut app, &["tab"]);
+    insta::assert_snapshot!("turns_following", screen(&mut app, 100, 30));
+    press(&mut app, &["k", "k", "k", "ctrl-u"]);
+    let scrolled = screen(&mut app, 100, 30);
+    assert!(scrolled.contains("scrolled"));
+    insta::assert_snapshot!("turns_scrolled", scrolled);
+    press(&mut app, &["g"]);
+    insta::assert_snapshot!("turns_top", screen(&mut app, 100, 30));
+    press(&mut app, &["G"]);
+    assert_eq!(screen(&mut app, 100, 30), insta_free_following(&mut ended(self::app(&fixture("f_reasoning_markdown", "event.jsonl")))));
+}
+
+fn insta_free_following(app: &mut App) -> String {
+    press(app, &["tab"]);
+    screen(app, 100, 30)
+}
+
+#[test]
+fn cards_select_fold_and_open_a_child_session() {
+    let mut app = ended(app(&fixture("e_task_subagent", "event.jsonl")));
+    press(&mut app, &["tab", "g", "}"]);
+    let selected = screen(&mut app, 100, 30);
+    assert!(selected.contains("› ✓ ▾ task"), "{selected}");
+    insta::assert_snapshot!("card_selected", selected);
+    press(&mut app, &["space"]);
+    let folded = screen(&mut app, 100, 30);
+    assert!(folded.contains("› ✓ ▸ task") && !folded.contains("<task_result>"), "{folded}");
+    insta::assert_snapshot!("card_folded", folded);
+    press(&mut app, &["space", "enter"]);
+    let child = screen(&mut app, 100, 30);
+    let header = child.lines().next().unwrap();
+    assert!(header.contains("Inspect util module (@gen"), "{child}");
+    assert!(header.contains("esc back"), "{header}");
+    insta::assert_snapshot!("child_opened", child);
+    press(&mut app, &["esc"]);
+    assert!(screen(&mut app, 100, 30).lines().next().unwrap().contains("Delegate util inspection"));
+}
+
+#[test]
+fn help_overlay() {
+    let mut app = app(&demo());
+    press(&mut app, &["?"]);
+    insta::assert_snapshot!("help_80x24", screen(&mut app, 80, 24));
+    press(&mut app, &["j", "j", "j"]);
+    insta::assert_snapshot!("help_80x24_scrolled", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("help_200x60", screen(&mut app, 200, 60));
+    press(&mut app, &["esc"]);
+    assert!(!screen(&mut app, 80, 24).contains("Keys ("));
+}
+
+#[test]
+fn side_panel_docked_when_wide_and_an_overlay_when_narrow() {
+    let mut app = ended(app(&fixture("c_todowrite", "event.jsonl")));
+    insta::assert_snapshot!("side_docked_200x60", screen(&mut app, 200, 60));
+    let narrow = screen(&mut app, 80, 24);
+    assert!(!narrow.contains("Todos"), "no side panel at 80 columns until asked");
+    press(&mut app, &["t"]);
+    insta::assert_snapshot!("side_overlay_80x24", screen(&mut app, 80, 24));
+    let mut app = ended(self::app(&fixture("b_edit_write_diff", "event.jsonl")));
+    insta::assert_snapshot!("side_modified_files_160x40", screen(&mut app, 160, 40));
+}
+
+#[test]
+fn whole_demo_at_80x24_and_200x60() {
+    let mut app = ended(app(&demo()));
+    insta::assert_snapshot!("demo_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("demo_200x60", screen(&mut app, 200, 60));
+}
+
+#[test]
+fn filter_by_title_as_you_type() {
+    let mut app = app(&demo());
+    press(&mut app, &["/", "u", "t", "i", "l"]);
+    insta::assert_snapshot!("filter_typing", screen(&mut app, 100, 20));
+    press(&mut app, &["enter"]);
+    let kept = screen(&mut app, 100, 20);
+    assert!(kept.contains("/util"));
+    press(&mut app, &["esc"]);
+    assert!(screen(&mut app, 100, 20).contains("Sessions 7"));
+}
+
+#[test]
+fn wide_characters_never_spill_out_of_their_pane() {
+    let title = "日本語のタイトル🎉e\u{301}e\u{301} with a long tail that goes on";
+    let text = "漢字とかなの混じった長い文章が折り返される👩‍👩‍👧‍👦 e\u{301}\u{301} ok ".repeat(6);
+    let events = format!(
+        "{}\n{}\n{}\n",
+        format_args!(r#"{{"type":"session.created","properties":{{"sessionID":"ses_w","info":{{"id":"ses_w","title":"{title}","directory":"/p","time":{{"created":1,"updated":2}}}}}}}}"#),
+        r#"{"type":"message.updated","properties":{"sessionID":"ses_w","info":{"id":"msg_a","sessionID":"ses_w","role":"user","time":{"created":1}}}}"#,
+        format_args!(r#"{{"type":"message.part.updated","properties":{{"sessionID":"ses_w","part":{{"id":"prt_a","messageID":"msg_a","sessionID":"ses_w","type":"text","text":"{text}"}}}}}}"#),
+    );
+    let mut app = app(events.as_bytes());
+    for (w, h) in [(80, 24), (57, 20), (121, 30)] {
+        let s = screen(&mut app, w, h);
+        for line in s.lines() {
+            assert!(unicode_width::UnicodeWidthStr::width(line) <= w as usize, "{w}: {line}");
+        }
+        // The list's border column is intact on every row.
+        assert!(s.lines().skip(1).take((h - 2) as usize).all(|l| l.contains('│')), "{s}");
+    }
+    insta::assert_snapshot!("wide_chars_80x24", screen(&mut app, 80, 24));
+}
