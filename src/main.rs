@@ -85,13 +85,21 @@ fn main() -> ExitCode {
         config.theme = theme;
     }
     let result = match cli.command {
-        Command::Replay { file, dump: true, .. } => dump_replay(&file),
+        Command::Replay {
+            file, dump: true, ..
+        } => dump_replay(&file),
         Command::Demo { dump: true, .. } => dump_input(Box::new(Cursor::new(DEMO))),
-        Command::Replay { file, dump: false, pace } => match source::open_input(&file) {
+        Command::Replay {
+            file,
+            dump: false,
+            pace,
+        } => match source::open_input(&file) {
             Ok(input) => viewer(config, &label_of(&file), input, pace),
             Err(e) => Err(anyhow::anyhow!("{}: {e}", file.display())),
         },
-        Command::Demo { dump: false, pace } => viewer(config, "demo", Box::new(Cursor::new(DEMO)), pace),
+        Command::Demo { dump: false, pace } => {
+            viewer(config, "demo", Box::new(Cursor::new(DEMO)), pace)
+        }
     };
     match result {
         Ok(code) => code,
@@ -106,12 +114,20 @@ fn label_of(file: &Path) -> String {
     if file.as_os_str() == "-" {
         "replay stdin".into()
     } else {
-        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         format!("replay {name}")
     }
 }
 
-fn viewer(config: Config, label: &str, input: Box<dyn BufRead + Send>, pace: PaceArgs) -> anyhow::Result<ExitCode> {
+fn viewer(
+    config: Config,
+    label: &str,
+    input: Box<dyn BufRead + Send>,
+    pace: PaceArgs,
+) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("standard output is not a terminal; use --dump for a plain transcript");
     }
@@ -119,7 +135,10 @@ fn viewer(config: Config, label: &str, input: Box<dyn BufRead + Send>, pace: Pac
     let pace = if pace.instant {
         Pace::INSTANT
     } else {
-        Pace { speed: Some(pace.speed), max_gap }
+        Pace {
+            speed: Some(pace.speed),
+            max_gap,
+        }
     };
     let app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

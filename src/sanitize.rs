@@ -14,9 +14,22 @@ fn needs_change(c: char) -> bool {
     c.is_control() || is_bidi_control(c)
 }
 
-/// Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069).
+/// Characters that change how text reads without showing: bidi
+/// embeddings, overrides, isolates and marks (U+202A–U+202E, U+2066–U+2069,
+/// U+200E/U+200F, U+061C), and invisible zero-width spaces (U+200B, U+2060,
+/// U+FEFF). Joiners (U+200C/U+200D) stay: scripts and emoji need them.
 fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{061C}'
+            | '\u{200B}'
+            | '\u{2060}'
+            | '\u{FEFF}'
+    )
 }
 
 /// A visible stand-in for a control character.
@@ -87,7 +100,8 @@ mod tests {
     #[test]
     fn tabs_expand_and_bidi_is_dropped() {
         assert_eq!(line("ab\tc"), "ab  c");
-        assert_eq!(line("x\u{202E}y\u{2066}z"), "xyz");
+        assert_eq!(line("x\u{202E}y\u{2066}z\u{200B}\u{200F}!"), "xyz!");
+        assert_eq!(line("👩\u{200D}👧"), "👩\u{200D}👧");
         assert_eq!(block("a\r\nb\nc"), "a\nb\nc");
         assert_eq!(line("a\nb"), "a␊b");
     }

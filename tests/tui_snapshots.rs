@@ -17,7 +17,9 @@ fn app(bytes: &[u8]) -> App {
 }
 
 fn ended(mut app: App) -> App {
-    app.on_source(ocview::source::player::SourceMsg::State(ocview::source::player::SourceState::Ended));
+    app.on_source(ocview::source::player::SourceMsg::State(
+        ocview::source::player::SourceState::Ended,
+    ));
     app
 }
 
@@ -69,7 +71,13 @@ fn turn_view_follows_then_scrolls() {
     press(&mut app, &["g"]);
     insta::assert_snapshot!("turns_top", screen(&mut app, 100, 30));
     press(&mut app, &["G"]);
-    assert_eq!(screen(&mut app, 100, 30), insta_free_following(&mut ended(self::app(&fixture("f_reasoning_markdown", "event.jsonl")))));
+    assert_eq!(
+        screen(&mut app, 100, 30),
+        insta_free_following(&mut ended(self::app(&fixture(
+            "f_reasoning_markdown",
+            "event.jsonl"
+        ))))
+    );
 }
 
 fn insta_free_following(app: &mut App) -> String {
@@ -86,7 +94,10 @@ fn cards_select_fold_and_open_a_child_session() {
     insta::assert_snapshot!("card_selected", selected);
     press(&mut app, &["space"]);
     let folded = screen(&mut app, 100, 30);
-    assert!(folded.contains("› ✓ ▸ task") && !folded.contains("<task_result>"), "{folded}");
+    assert!(
+        folded.contains("› ✓ ▸ task") && !folded.contains("<task_result>"),
+        "{folded}"
+    );
     insta::assert_snapshot!("card_folded", folded);
     press(&mut app, &["space", "enter"]);
     let child = screen(&mut app, 100, 30);
@@ -95,7 +106,13 @@ fn cards_select_fold_and_open_a_child_session() {
     assert!(header.contains("esc back"), "{header}");
     insta::assert_snapshot!("child_opened", child);
     press(&mut app, &["esc"]);
-    assert!(screen(&mut app, 100, 30).lines().next().unwrap().contains("Delegate util inspection"));
+    assert!(
+        screen(&mut app, 100, 30)
+            .lines()
+            .next()
+            .unwrap()
+            .contains("Delegate util inspection")
+    );
 }
 
 #[test]
@@ -115,7 +132,10 @@ fn side_panel_docked_when_wide_and_an_overlay_when_narrow() {
     let mut app = ended(app(&fixture("c_todowrite", "event.jsonl")));
     insta::assert_snapshot!("side_docked_200x60", screen(&mut app, 200, 60));
     let narrow = screen(&mut app, 80, 24);
-    assert!(!narrow.contains("Todos"), "no side panel at 80 columns until asked");
+    assert!(
+        !narrow.contains("Todos"),
+        "no side panel at 80 columns until asked"
+    );
     press(&mut app, &["t"]);
     insta::assert_snapshot!("side_overlay_80x24", screen(&mut app, 80, 24));
     let mut app = ended(self::app(&fixture("b_edit_write_diff", "event.jsonl")));
@@ -147,18 +167,98 @@ fn wide_characters_never_spill_out_of_their_pane() {
     let text = "漢字とかなの混じった長い文章が折り返される👩‍👩‍👧‍👦 e\u{301}\u{301} ok ".repeat(6);
     let events = format!(
         "{}\n{}\n{}\n",
-        format_args!(r#"{{"type":"session.created","properties":{{"sessionID":"ses_w","info":{{"id":"ses_w","title":"{title}","directory":"/p","time":{{"created":1,"updated":2}}}}}}}}"#),
+        format_args!(
+            r#"{{"type":"session.created","properties":{{"sessionID":"ses_w","info":{{"id":"ses_w","title":"{title}","directory":"/p","time":{{"created":1,"updated":2}}}}}}}}"#
+        ),
         r#"{"type":"message.updated","properties":{"sessionID":"ses_w","info":{"id":"msg_a","sessionID":"ses_w","role":"user","time":{"created":1}}}}"#,
-        format_args!(r#"{{"type":"message.part.updated","properties":{{"sessionID":"ses_w","part":{{"id":"prt_a","messageID":"msg_a","sessionID":"ses_w","type":"text","text":"{text}"}}}}}}"#),
+        format_args!(
+            r#"{{"type":"message.part.updated","properties":{{"sessionID":"ses_w","part":{{"id":"prt_a","messageID":"msg_a","sessionID":"ses_w","type":"text","text":"{text}"}}}}}}"#
+        ),
     );
     let mut app = app(events.as_bytes());
     for (w, h) in [(80, 24), (57, 20), (121, 30)] {
         let s = screen(&mut app, w, h);
         for line in s.lines() {
-            assert!(unicode_width::UnicodeWidthStr::width(line) <= w as usize, "{w}: {line}");
+            assert!(
+                unicode_width::UnicodeWidthStr::width(line) <= w as usize,
+                "{w}: {line}"
+            );
         }
         // The list's border column is intact on every row.
-        assert!(s.lines().skip(1).take((h - 2) as usize).all(|l| l.contains('│')), "{s}");
+        assert!(
+            s.lines()
+                .skip(1)
+                .take((h - 2) as usize)
+                .all(|l| l.contains('│')),
+            "{s}"
+        );
     }
     insta::assert_snapshot!("wide_chars_80x24", screen(&mut app, 80, 24));
+}
+
+fn mouse(app: &mut App, kind: crossterm::event::MouseEventKind, column: u16, row: u16) -> bool {
+    app.on_terminal_event(crossterm::event::Event::Mouse(
+        crossterm::event::MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        },
+    ))
+}
+
+#[test]
+fn mouse_wheel_scrolls_the_pane_under_it_and_clicks_select_and_fold() {
+    use crossterm::event::{MouseButton, MouseEventKind};
+    let mut app = ended(app(&demo()));
+    let before = screen(&mut app, 100, 30);
+    assert!(
+        selected_row(&before).contains("Refactoring plan"),
+        "{before}"
+    );
+    // Click the third row of the list (rows start under the list header).
+    assert!(mouse(
+        &mut app,
+        MouseEventKind::Down(MouseButton::Left),
+        5,
+        3
+    ));
+    let clicked = screen(&mut app, 100, 30);
+    assert!(
+        selected_row(&clicked).contains("Inspect util module"),
+        "{clicked}"
+    );
+    // The wheel over the turns scrolls them, and leaves follow mode.
+    assert!(mouse(&mut app, MouseEventKind::ScrollUp, 60, 10));
+    let wheeled = screen(&mut app, 100, 30);
+    assert!(
+        wheeled.lines().next().unwrap().contains("scrolled"),
+        "{wheeled}"
+    );
+    // A click on a tool card folds it.
+    let row = wheeled
+        .lines()
+        .position(|l| l.contains("✓ ▾ read"))
+        .expect("a read card on screen");
+    assert!(mouse(
+        &mut app,
+        MouseEventKind::Down(MouseButton::Left),
+        60,
+        row as u16
+    ));
+    let folded = screen(&mut app, 100, 30);
+    assert!(folded.contains("✓ ▸ read"), "{folded}");
+    // The wheel over the list moves the selection.
+    assert!(mouse(&mut app, MouseEventKind::ScrollDown, 5, 5));
+    assert!(selected_row(&screen(&mut app, 100, 30)).contains("Choose project setup"));
+    // Outside every pane: nothing to do, no redraw.
+    assert!(!mouse(&mut app, MouseEventKind::ScrollDown, 5, 29));
+}
+
+fn selected_row(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with('›'))
+        .unwrap_or("")
+        .to_string()
 }

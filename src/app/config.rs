@@ -77,8 +77,12 @@ impl Config {
             },
         };
         match std::fs::read_to_string(&path) {
-            Ok(text) => Config::parse(&text).map_err(|message| ConfigError::Invalid { path, message }),
-            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Ok(text) => {
+                Config::parse(&text).map_err(|message| ConfigError::Invalid { path, message })
+            }
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Config::default())
+            }
             Err(source) => Err(ConfigError::Read { path, source }),
         }
     }
@@ -112,10 +116,16 @@ mod tests {
 
     #[test]
     fn settings_and_keys_apply() {
-        let c = Config::parse("theme = \"light\"\nmouse = false\n[keys]\nquit = [\"x\"]\n").unwrap();
+        let c =
+            Config::parse("theme = \"light\"\nmouse = false\n[keys]\nquit = [\"x\"]\n").unwrap();
         assert_eq!(c.theme, "light");
         assert!(!c.mouse);
-        assert_eq!(c.keymap().unwrap().describe(super::super::keymap::Action::Quit), "x");
+        assert_eq!(
+            c.keymap()
+                .unwrap()
+                .describe(super::super::keymap::Action::Quit),
+            "x"
+        );
     }
 
     #[test]

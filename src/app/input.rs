@@ -1,7 +1,9 @@
 //! Keys and mouse. Layers see a key first (the filter being typed, the help
 //! overlay), then the keymap decides. Handlers change view state only.
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
+};
 use ratatui::layout::{Position, Rect};
 
 use super::keymap::{Action, Key};
@@ -36,22 +38,33 @@ impl App {
         if self.overlay == Some(Overlay::Help) {
             // The help overlay swallows keys; these close it.
             let k = Key::from_event(&key);
-            let closes = matches!(key.code, KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?'))
-                || k.and_then(|k| self.keymap.action(self.context(), k)) == Some(Action::Help);
+            let closes = matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?')
+            ) || k.and_then(|k| self.keymap.action(self.context(), k))
+                == Some(Action::Help);
             if closes {
                 self.overlay = None;
             } else {
                 match key.code {
-                    KeyCode::Down | KeyCode::Char('j') => self.help_scroll = self.help_scroll.saturating_add(1),
-                    KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
-                    KeyCode::PageDown | KeyCode::Char(' ') => self.help_scroll = self.help_scroll.saturating_add(10),
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        self.help_scroll = self.help_scroll.saturating_add(1)
+                    }
+                    KeyCode::Up | KeyCode::Char('k') => {
+                        self.help_scroll = self.help_scroll.saturating_sub(1)
+                    }
+                    KeyCode::PageDown | KeyCode::Char(' ') => {
+                        self.help_scroll = self.help_scroll.saturating_add(10)
+                    }
                     KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
                     _ => {}
                 }
             }
             return;
         }
-        let Some(k) = Key::from_event(&key) else { return };
+        let Some(k) = Key::from_event(&key) else {
+            return;
+        };
         if let Some(action) = self.keymap.action(self.context(), k) {
             self.act(action);
         }
@@ -60,7 +73,11 @@ impl App {
     /// Typing the session filter. Returns whether the key was used.
     fn filter_key(&mut self, key: KeyEvent) -> bool {
         match key.code {
-            KeyCode::Char(c) if !key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) => {
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .contains(crossterm::event::KeyModifiers::CONTROL) =>
+            {
                 self.filter.push(c);
                 self.select_first_match();
             }
@@ -81,7 +98,10 @@ impl App {
         let rows = super::session_tree::rows(&self.store, &self.folded, &self.filter);
         let needle = self.filter.to_lowercase();
         let sessions = self.store.sessions();
-        if let Some(r) = rows.iter().find(|r| sessions[r.index].title().to_lowercase().contains(&needle)) {
+        if let Some(r) = rows
+            .iter()
+            .find(|r| sessions[r.index].title().to_lowercase().contains(&needle))
+        {
             self.selected = Some(sessions[r.index].info.id.clone());
         }
     }
@@ -149,7 +169,9 @@ impl App {
         } else if let Some(parent) = self.history.pop() {
             self.selected = Some(parent);
             self.focus = Focus::Turns;
-        } else if let Some(parent) = self.selected_session().and_then(|s| s.info.parent_id.clone())
+        } else if let Some(parent) = self
+            .selected_session()
+            .and_then(|s| s.info.parent_id.clone())
             && self.store.session(&parent).is_some()
         {
             self.selected = Some(parent);
@@ -172,7 +194,9 @@ impl App {
     }
 
     fn toggle_fold(&mut self) {
-        let Some(row) = self.selected_row().map(|i| self.rows[i].clone()) else { return };
+        let Some(row) = self.selected_row().map(|i| self.rows[i].clone()) else {
+            return;
+        };
         if !row.has_children {
             return;
         }
@@ -197,7 +221,9 @@ impl App {
     /// Move the card selection to the next (or previous) tool or reasoning
     /// part, starting from the selection or the top of the view.
     fn select_card(&mut self, forward: bool) {
-        let Some(session) = self.selected_session() else { return };
+        let Some(session) = self.selected_session() else {
+            return;
+        };
         let default_state = Default::default();
         let state = self.turn_state().unwrap_or(&default_state);
         let start = state
@@ -205,7 +231,12 @@ impl App {
             .as_ref()
             .and_then(|(m, p)| turn_layout::find_pos(session, m, Some(p)))
             .or_else(|| state.rows.first().map(|r| r.pos))
-            .or_else(|| (!session.messages.is_empty()).then_some(Pos { message: 0, slot: 0 }));
+            .or_else(|| {
+                (!session.messages.is_empty()).then_some(Pos {
+                    message: 0,
+                    slot: 0,
+                })
+            });
         let Some(start) = start else { return };
         let step = |p: Pos| {
             if forward {
@@ -220,7 +251,11 @@ impl App {
                 .is_some_and(blocks::is_card)
         };
         // With nothing selected yet, a card at the start itself counts.
-        let mut cur = if state.selected.is_none() && is_card_at(start) { Some(start) } else { step(start) };
+        let mut cur = if state.selected.is_none() && is_card_at(start) {
+            Some(start)
+        } else {
+            step(start)
+        };
         let mut n = 0;
         while let Some(p) = cur {
             if is_card_at(p) {
@@ -261,7 +296,11 @@ impl App {
                 PartBody::Tool(t) if t.tool == "task" => p.tool_state_field("metadata"),
                 _ => None,
             })
-            .and_then(|meta| meta.get("sessionId").and_then(|v| v.as_str()).map(str::to_string));
+            .and_then(|meta| {
+                meta.get("sessionId")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            });
         match child {
             Some(child) if self.store.session(&child).is_some() => {
                 if let Some(cur) = self.selected.replace(child) {
@@ -280,7 +319,11 @@ impl App {
         let inside = |r: Rect| r.contains(at);
         match m.kind {
             MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
-                let by = if m.kind == MouseEventKind::ScrollDown { WHEEL_LINES } else { -WHEEL_LINES };
+                let by = if m.kind == MouseEventKind::ScrollDown {
+                    WHEEL_LINES
+                } else {
+                    -WHEEL_LINES
+                };
                 if inside(self.areas.sessions) {
                     self.move_selection(by.signum());
                 } else if inside(self.areas.turns) {
@@ -316,15 +359,25 @@ impl App {
 
     /// A click on a card selects and folds or unfolds it.
     fn click_turn_row(&mut self, row: usize) {
-        let Some(session) = self.selected_session() else { return };
-        let Some(pos) = self.turn_state().and_then(|t| t.pos_at_row(row)) else { return };
-        let Some(part) = pos.part().and_then(|pi| session.messages[pos.message].parts.get(pi)) else {
+        let Some(session) = self.selected_session() else {
+            return;
+        };
+        let Some(pos) = self.turn_state().and_then(|t| t.pos_at_row(row)) else {
+            return;
+        };
+        let Some(part) = pos
+            .part()
+            .and_then(|pi| session.messages[pos.message].parts.get(pi))
+        else {
             return;
         };
         if !blocks::is_card(part) {
             return;
         }
-        let ids = (session.messages[pos.message].info.id.clone(), part.id.clone());
+        let ids = (
+            session.messages[pos.message].info.id.clone(),
+            part.id.clone(),
+        );
         let t = self.turn_state_mut().expect("a session is selected");
         t.toggle(&ids.1);
         t.selected = Some(ids);

@@ -310,7 +310,17 @@ mod tests {
 
     #[test]
     fn keys_parse_and_print_back() {
-        for text in ["j", "G", "ctrl-d", "alt-enter", "pagedown", "space", "f5", "?", "/"] {
+        for text in [
+            "j",
+            "G",
+            "ctrl-d",
+            "alt-enter",
+            "pagedown",
+            "space",
+            "f5",
+            "?",
+            "/",
+        ] {
             assert_eq!(key(text).to_string(), text);
         }
         assert!(Key::parse("ctrl-").is_err());
@@ -321,7 +331,10 @@ mod tests {
     fn context_bindings_win_over_global_ones() {
         let map = Keymap::default();
         assert_eq!(map.action(Context::Sessions, key("j")), Some(Action::Down));
-        assert_eq!(map.action(Context::Turns, key("j")), Some(Action::ScrollDown));
+        assert_eq!(
+            map.action(Context::Turns, key("j")),
+            Some(Action::ScrollDown)
+        );
         assert_eq!(map.action(Context::Turns, key("q")), Some(Action::Quit));
         assert_eq!(map.action(Context::Turns, key("x")), None);
     }
@@ -336,10 +349,17 @@ mod tests {
         assert_eq!(map.describe(Action::Quit), "x");
 
         o.insert("fly".to_string(), vec!["z".to_string()]);
-        assert_eq!(Keymap::with_overrides(&o).unwrap_err(), "keys.fly: no such action");
+        assert_eq!(
+            Keymap::with_overrides(&o).unwrap_err(),
+            "keys.fly: no such action"
+        );
         let mut o = BTreeMap::new();
         o.insert("quit".to_string(), vec!["ctrl-nope".to_string()]);
-        assert!(Keymap::with_overrides(&o).unwrap_err().starts_with("keys.quit: unknown key"));
+        assert!(
+            Keymap::with_overrides(&o)
+                .unwrap_err()
+                .starts_with("keys.quit: unknown key")
+        );
     }
 
     #[test]

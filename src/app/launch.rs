@@ -18,10 +18,15 @@ pub enum Outcome {
 }
 
 /// Play `input` into the viewer until the user quits.
-pub async fn replay_tui<R: BufRead + Send + 'static>(mut app: App, input: R, pace: Pace) -> anyhow::Result<Outcome> {
+pub async fn replay_tui<R: BufRead + Send + 'static>(
+    mut app: App,
+    input: R,
+    pace: Pace,
+) -> anyhow::Result<Outcome> {
     let (tx, rx) = mpsc::channel(8192);
     player::spawn(input, pace, tx);
     let mut term = terminal::enter(app.config.mouse)?;
+    spawn_test_panic();
     let shutdown = async {
         tokio::select! {
             _ = terminal::termination_signal() => {}
@@ -42,4 +47,19 @@ pub async fn replay_tui<R: BufRead + Send + 'static>(mut app: App, input: R, pac
             Ok(Outcome::Interrupted(1))
         }
     }
+}
+
+/// Test hook: `OCVIEW_TEST_PANIC_AFTER_MS=N` panics in a spawned task after
+/// N ms, so the tests can prove a panic anywhere restores the terminal.
+fn spawn_test_panic() {
+    let Some(ms) = std::env::var("OCVIEW_TEST_PANIC_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        panic!("test panic requested by OCVIEW_TEST_PANIC_AFTER_MS");
+    });
 }

@@ -20,9 +20,9 @@ use std::collections::{HashMap, HashSet};
 use ratatui::layout::Rect;
 
 use crate::model::{Effect, NoObserver, SessionStatus, Store};
+use crate::source::IngestStats;
 use crate::source::player::{SourceMsg, SourceState};
 use crate::source::replay::apply_record;
-use crate::source::IngestStats;
 use crate::ui::render_cache::RenderCache;
 use crate::ui::theme::Theme;
 use crate::ui::turn_layout::{LayoutCtx, TurnState};
@@ -92,7 +92,11 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(config: Config, source_label: impl Into<String>, recorded: bool) -> Result<App, String> {
+    pub fn new(
+        config: Config,
+        source_label: impl Into<String>,
+        recorded: bool,
+    ) -> Result<App, String> {
         let keymap = config.keymap()?;
         let theme = Theme::load(&config.theme)?;
         Ok(App {
@@ -146,7 +150,9 @@ impl App {
                 true
             }
             SourceMsg::Record(record) => {
-                let Some(outcome) = apply_record(*record, &mut self.store, &mut NoObserver, &mut self.stats) else {
+                let Some(outcome) =
+                    apply_record(*record, &mut self.store, &mut NoObserver, &mut self.stats)
+                else {
                     return false;
                 };
                 if outcome.effect != Effect::Applied {
@@ -187,7 +193,9 @@ impl App {
     }
 
     pub fn selected_session(&self) -> Option<&crate::model::Session> {
-        self.selected.as_deref().and_then(|id| self.store.session(id))
+        self.selected
+            .as_deref()
+            .and_then(|id| self.store.session(id))
     }
 
     pub fn turn_state(&self) -> Option<&TurnState> {
@@ -206,8 +214,12 @@ impl App {
         self.rows = session_tree::rows(&self.store, &self.folded, &self.filter);
         self.areas = ui::layout(area, self);
         self.keep_selection_visible();
-        let Some(id) = self.selected.clone() else { return };
-        let Some(session) = self.store.session(&id) else { return };
+        let Some(id) = self.selected.clone() else {
+            return;
+        };
+        let Some(session) = self.store.session(&id) else {
+            return;
+        };
         let turn_area = ui::turn_inner(self.areas.turns);
         let ctx = LayoutCtx {
             render: ui::blocks::RenderCtx {
@@ -229,12 +241,16 @@ impl App {
         } else if height > 0 && i >= self.list_offset + height {
             self.list_offset = i + 1 - height;
         }
-        self.list_offset = self.list_offset.min(self.rows.len().saturating_sub(height.max(1)));
+        self.list_offset = self
+            .list_offset
+            .min(self.rows.len().saturating_sub(height.max(1)));
     }
 
     pub fn selected_row(&self) -> Option<usize> {
         let id = self.selected.as_deref()?;
-        self.rows.iter().position(|r| self.store.sessions()[r.index].info.id == id)
+        self.rows
+            .iter()
+            .position(|r| self.store.sessions()[r.index].info.id == id)
     }
 
     /// Whether the side panel shows beside the turns at this width.

@@ -136,7 +136,9 @@ where
     let size = terminal.size().map_err(io::Error::other)?;
     app.prepare(Rect::new(0, 0, size.width, size.height));
     terminal.backend_mut().begin_frame()?;
-    terminal.draw(|f| crate::ui::draw(f, app)).map_err(io::Error::other)?;
+    terminal
+        .draw(|f| crate::ui::draw(f, app))
+        .map_err(io::Error::other)?;
     terminal.backend_mut().end_frame()?;
     app.frames += 1;
     Ok(())

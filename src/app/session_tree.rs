@@ -21,7 +21,10 @@ pub struct SessionRow {
 
 /// Sessions with a pending prompt, and all their ancestors.
 fn badged(store: &Store) -> (HashSet<String>, HashSet<String>) {
-    let own: HashSet<String> = store.pending_prompts().map(|p| p.request.session_id().to_string()).collect();
+    let own: HashSet<String> = store
+        .pending_prompts()
+        .map(|p| p.request.session_id().to_string())
+        .collect();
     let mut all = HashSet::new();
     for id in &own {
         let mut cur = Some(id.clone());
@@ -45,7 +48,9 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
     let mut roots = Vec::new();
     for (i, s) in sessions.iter().enumerate() {
         match s.info.parent_id.as_deref() {
-            Some(p) if p != s.info.id && store.session(p).is_some() => children.entry(p).or_default().push(i),
+            Some(p) if p != s.info.id && store.session(p).is_some() => {
+                children.entry(p).or_default().push(i)
+            }
             _ => roots.push(i),
         }
     }
@@ -54,13 +59,18 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
         list.reverse();
     }
     let needle = filter.to_lowercase();
-    let matches = |i: usize| needle.is_empty() || sessions[i].title().to_lowercase().contains(&needle);
+    let matches =
+        |i: usize| needle.is_empty() || sessions[i].title().to_lowercase().contains(&needle);
     let (own, badge) = badged(store);
 
     // Which sessions are kept under the filter: matches and their ancestors.
     let mut keep: Option<HashSet<usize>> = None;
     if !needle.is_empty() {
-        let index_of: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.info.id.as_str(), i)).collect();
+        let index_of: HashMap<&str, usize> = sessions
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.info.id.as_str(), i))
+            .collect();
         let mut set = HashSet::new();
         for i in (0..sessions.len()).filter(|&i| matches(i)) {
             let mut cur = Some(i);
@@ -69,7 +79,11 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
                 if !set.insert(c) {
                     break;
                 }
-                cur = sessions[c].info.parent_id.as_deref().and_then(|p| index_of.get(p).copied());
+                cur = sessions[c]
+                    .info
+                    .parent_id
+                    .as_deref()
+                    .and_then(|p| index_of.get(p).copied());
             }
         }
         keep = Some(set);
@@ -81,7 +95,12 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
     let mut walk: Vec<usize> = roots.clone();
     while let Some(i) = walk.pop() {
         if reachable.insert(i) {
-            walk.extend(children.get(sessions[i].info.id.as_str()).into_iter().flatten());
+            walk.extend(
+                children
+                    .get(sessions[i].info.id.as_str())
+                    .into_iter()
+                    .flatten(),
+            );
         }
     }
     roots.extend((0..sessions.len()).filter(|i| !reachable.contains(i)));
@@ -130,20 +149,37 @@ mod tests {
     }
 
     fn session(id: &str, parent: Option<&str>, title: &str) -> String {
-        let parent = parent.map(|p| format!(r#","parentID":"{p}""#)).unwrap_or_default();
-        format!(r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"{title}"{parent}}}}}}}"#)
+        let parent = parent
+            .map(|p| format!(r#","parentID":"{p}""#))
+            .unwrap_or_default();
+        format!(
+            r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"{title}"{parent}}}}}}}"#
+        )
     }
 
     fn ids(store: &Store, rows: &[SessionRow]) -> Vec<(String, u16)> {
-        rows.iter().map(|r| (store.sessions()[r.index].info.id.clone(), r.depth)).collect()
+        rows.iter()
+            .map(|r| (store.sessions()[r.index].info.id.clone(), r.depth))
+            .collect()
     }
 
     #[test]
     fn children_nest_under_parents_and_folds_hide_them() {
-        let s = store(&[session("ses_b", None, "root b"), session("ses_a", Some("ses_b"), "child"), session("ses_c", None, "root c")]);
+        let s = store(&[
+            session("ses_b", None, "root b"),
+            session("ses_a", Some("ses_b"), "child"),
+            session("ses_c", None, "root c"),
+        ]);
         let rows = rows(&s, &HashSet::new(), "");
         // Store order is id order (newest first for real `ses_` ids).
-        assert_eq!(ids(&s, &rows), [("ses_b".into(), 0), ("ses_a".into(), 1), ("ses_c".into(), 0)]);
+        assert_eq!(
+            ids(&s, &rows),
+            [
+                ("ses_b".into(), 0),
+                ("ses_a".into(), 1),
+                ("ses_c".into(), 0)
+            ]
+        );
         let folded: HashSet<String> = ["ses_b".to_string()].into();
         let rows = super::rows(&s, &folded, "");
         assert_eq!(ids(&s, &rows), [("ses_b".into(), 0), ("ses_c".into(), 0)]);
@@ -155,7 +191,10 @@ mod tests {
 
     #[test]
     fn a_parent_cycle_loses_no_session() {
-        let s = store(&[session("ses_x", Some("ses_y"), "x"), session("ses_y", Some("ses_x"), "y")]);
+        let s = store(&[
+            session("ses_x", Some("ses_y"), "x"),
+            session("ses_y", Some("ses_x"), "y"),
+        ]);
         let rows = rows(&s, &HashSet::new(), "");
         assert_eq!(rows.len(), 2);
     }

@@ -7,8 +7,12 @@ use std::io::{self, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crossterm::event::{DisableFocusChange, DisableMouseCapture, EnableFocusChange, EnableMouseCapture};
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use crossterm::event::{
+    DisableFocusChange, DisableMouseCapture, EnableFocusChange, EnableMouseCapture,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::Notify;
@@ -46,8 +50,19 @@ pub fn enter(mouse: bool) -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
     ACTIVE.store(true, Ordering::SeqCst);
     MOUSE.store(mouse, Ordering::SeqCst);
     let mut out = io::stdout();
-    let setup = crossterm::execute!(out, EnterAlternateScreen, EnableFocusChange, crossterm::cursor::Hide)
-        .and_then(|_| if mouse { crossterm::execute!(out, EnableMouseCapture) } else { Ok(()) });
+    let setup = crossterm::execute!(
+        out,
+        EnterAlternateScreen,
+        EnableFocusChange,
+        crossterm::cursor::Hide
+    )
+    .and_then(|_| {
+        if mouse {
+            crossterm::execute!(out, EnableMouseCapture)
+        } else {
+            Ok(())
+        }
+    });
     if let Err(e) = setup {
         restore();
         return Err(e);
@@ -100,7 +115,11 @@ fn install_panic_hook() {
 pub async fn termination_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut streams = Vec::new();
-    for kind in [SignalKind::terminate(), SignalKind::hangup(), SignalKind::interrupt()] {
+    for kind in [
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+        SignalKind::interrupt(),
+    ] {
         match signal(kind) {
             Ok(s) => streams.push(s),
             Err(e) => tracing::warn!("cannot watch signal {kind:?}: {e}"),

@@ -47,7 +47,11 @@ impl Pace {
 /// Start playing `input` into `tx`.
 pub fn spawn<R: BufRead + Send + 'static>(input: R, pace: Pace, tx: mpsc::Sender<SourceMsg>) {
     let (raw_tx, raw_rx) = mpsc::channel::<SourceMsg>(4096);
-    let reader_tx = if pace.speed.is_some() { raw_tx } else { tx.clone() };
+    let reader_tx = if pace.speed.is_some() {
+        raw_tx
+    } else {
+        tx.clone()
+    };
     std::thread::Builder::new()
         .name("ocview-replay-reader".into())
         .spawn(move || read_all(input, reader_tx))
@@ -63,13 +67,18 @@ fn read_all<R: BufRead>(input: R, tx: mpsc::Sender<SourceMsg>) {
     loop {
         match reader.next_record() {
             Ok(Some(record)) => {
-                if tx.blocking_send(SourceMsg::Record(Box::new(record))).is_err() {
+                if tx
+                    .blocking_send(SourceMsg::Record(Box::new(record)))
+                    .is_err()
+                {
                     return; // the app is gone
                 }
             }
             Ok(None) => break,
             Err(e) => {
-                let _ = tx.blocking_send(SourceMsg::State(SourceState::Failed(format!("read error: {e}"))));
+                let _ = tx.blocking_send(SourceMsg::State(SourceState::Failed(format!(
+                    "read error: {e}"
+                ))));
                 return;
             }
         }

@@ -65,15 +65,25 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
         out.push(Line::default());
         let mut spans = vec![Span::styled("▌ You", ctx.style(Role::User))];
         if let Some(agent) = &info.agent {
-            spans.push(Span::styled(format!("  → {}", sanitize::line(agent)), ctx.style(Role::Muted)));
+            spans.push(Span::styled(
+                format!("  → {}", sanitize::line(agent)),
+                ctx.style(Role::Muted),
+            ));
         }
         out.push(Line::from(spans));
     } else {
-        let mut label = info.agent.clone().or_else(|| info.mode.clone()).unwrap_or_else(|| "assistant".into());
+        let mut label = info
+            .agent
+            .clone()
+            .or_else(|| info.mode.clone())
+            .unwrap_or_else(|| "assistant".into());
         if let Some(model) = &info.model {
             label = format!("{label} · {}", model.model_id);
         }
-        let mut spans = vec![Span::styled(format!("◆ {}", sanitize::line(&label)), ctx.style(Role::Assistant))];
+        let mut spans = vec![Span::styled(
+            format!("◆ {}", sanitize::line(&label)),
+            ctx.style(Role::Assistant),
+        )];
         let mut meta = Vec::new();
         if let (Some(a), Some(b)) = (info.created, info.completed) {
             meta.push(format::duration(b - a));
@@ -83,7 +93,10 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
             meta.push(c);
         }
         if !meta.is_empty() {
-            spans.push(Span::styled(format!("  {}", meta.join(" · ")), ctx.style(Role::Muted)));
+            spans.push(Span::styled(
+                format!("  {}", meta.join(" · ")),
+                ctx.style(Role::Muted),
+            ));
         }
         out.push(Line::from(spans));
     }
@@ -114,7 +127,11 @@ pub fn part_lines(part: &Part, expanded: bool, ctx: &RenderCtx) -> Vec<Line<'sta
             if t.text.trim().is_empty() {
                 return Vec::new();
             }
-            let role = if t.synthetic || t.ignored { Role::Muted } else { Role::Text };
+            let role = if t.synthetic || t.ignored {
+                Role::Muted
+            } else {
+                Role::Text
+            };
             ctx.paragraph(t.text.trim_end(), role)
         }
         PartBody::Reasoning(r) => reasoning(&r.text, expanded, ctx),
@@ -129,32 +146,63 @@ pub fn part_lines(part: &Part, expanded: bool, ctx: &RenderCtx) -> Vec<Line<'sta
             if !s.reason.is_empty() {
                 bits.push(sanitize::line(&s.reason).into_owned());
             }
-            vec![one_line(format!("  ─ {}", bits.join(" · ")), ctx.style(Role::Muted), ctx)]
+            vec![one_line(
+                format!("  ─ {}", bits.join(" · ")),
+                ctx.style(Role::Muted),
+                ctx,
+            )]
         }
         PartBody::File(f) => {
             let name = f.filename.clone().unwrap_or_else(|| f.url.clone());
-            vec![one_line(format!("  📎 {} ({})", ctx.short(&name), sanitize::line(&f.mime)), ctx.style(Role::Accent), ctx)]
+            vec![one_line(
+                format!("  📎 {} ({})", ctx.short(&name), sanitize::line(&f.mime)),
+                ctx.style(Role::Accent),
+                ctx,
+            )]
         }
-        PartBody::Agent(a) => vec![one_line(format!("  @{}", sanitize::line(&a.name)), ctx.style(Role::Accent), ctx)],
+        PartBody::Agent(a) => vec![one_line(
+            format!("  @{}", sanitize::line(&a.name)),
+            ctx.style(Role::Accent),
+            ctx,
+        )],
         PartBody::Subtask(s) => {
             let text = format!("  ↳ subtask for @{}: {}", s.agent, s.description);
-            vec![one_line(sanitize::line(&text).into_owned(), ctx.style(Role::Tool), ctx)]
+            vec![one_line(
+                sanitize::line(&text).into_owned(),
+                ctx.style(Role::Tool),
+                ctx,
+            )]
         }
         PartBody::Patch(p) => {
             let files: Vec<String> = p.files.iter().map(|f| ctx.short(f)).collect();
-            let text = format!("  ± {} file{} changed: {}", files.len(), if files.len() == 1 { "" } else { "s" }, files.join(", "));
+            let text = format!(
+                "  ± {} file{} changed: {}",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
+                files.join(", ")
+            );
             ctx.paragraph(text.trim_start(), Role::Muted)
         }
         PartBody::Retry(r) => {
-            let attempt = r.attempt.map(|a| format!(" attempt {a}")).unwrap_or_default();
+            let attempt = r
+                .attempt
+                .map(|a| format!(" attempt {a}"))
+                .unwrap_or_default();
             let err = r.error.as_ref().map(|e| e.summary()).unwrap_or_default();
             ctx.paragraph(&format!("↻ retry{attempt}: {err}"), Role::Warning)
         }
         PartBody::Compaction(c) => {
-            let label = if c.auto { " context compacted (auto) " } else { " context compacted " };
+            let label = if c.auto {
+                " context compacted (auto) "
+            } else {
+                " context compacted "
+            };
             let w = ctx.width as usize;
             let side = w.saturating_sub(label.len()) / 2;
-            vec![Line::styled(format!("{}{label}{}", "─".repeat(side), "─".repeat(side)), ctx.style(Role::Muted))]
+            vec![Line::styled(
+                format!("{}{label}{}", "─".repeat(side), "─".repeat(side)),
+                ctx.style(Role::Muted),
+            )]
         }
         PartBody::Unknown { kind } => {
             let preview = wrap::truncate(part.raw.get(), 200);
@@ -169,7 +217,10 @@ fn one_line(text: String, style: Style, ctx: &RenderCtx) -> Line<'static> {
 
 /// The one-line summary of reasoning: its first bold title, else its first line.
 pub fn reasoning_summary(text: &str) -> String {
-    let bold = text.split("**").nth(1).filter(|t| !t.trim().is_empty() && !t.contains('\n'));
+    let bold = text
+        .split("**")
+        .nth(1)
+        .filter(|t| !t.trim().is_empty() && !t.contains('\n'));
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     sanitize::line(bold.unwrap_or(first).trim()).into_owned()
 }
@@ -213,7 +264,10 @@ fn tool_card(part: &Part, tool: &ToolPart, expanded: bool, ctx: &RenderCtx) -> V
     let mut spans = vec![
         Span::raw(MARGIN),
         Span::styled(format!("{glyph} "), ctx.style(role)),
-        Span::styled(format!("{marker} {}", sanitize::line(&tool.tool)), ctx.style(Role::Tool)),
+        Span::styled(
+            format!("{marker} {}", sanitize::line(&tool.tool)),
+            ctx.style(Role::Tool),
+        ),
     ];
     let mut tail = String::new();
     if !subject.is_empty() {
@@ -240,18 +294,29 @@ fn tool_card(part: &Part, tool: &ToolPart, expanded: bool, ctx: &RenderCtx) -> V
     {
         out.extend(ctx.paragraph(&format!("  {}", err.trim()), Role::Error));
     }
-    if let Some(output) = tool.state.output.as_deref().filter(|o| !o.trim().is_empty()) {
+    if let Some(output) = tool
+        .state
+        .output
+        .as_deref()
+        .filter(|o| !o.trim().is_empty())
+    {
         let clean = sanitize::block(output.trim_end());
         let lines: Vec<&str> = clean.lines().collect();
         let total = lines.len();
         let row = |l: &str| {
             let text = format!("{MARGIN}  │ {}", ctx.short(l));
-            Line::styled(wrap::truncate(&text, ctx.width as usize), ctx.style(Role::Muted))
+            Line::styled(
+                wrap::truncate(&text, ctx.width as usize),
+                ctx.style(Role::Muted),
+            )
         };
         if total > OUTPUT_HEAD + OUTPUT_TAIL + 1 {
             out.extend(lines[..OUTPUT_HEAD].iter().map(|l| row(l)));
             let hidden = total - OUTPUT_HEAD - OUTPUT_TAIL;
-            out.push(Line::styled(format!("{MARGIN}  … {hidden} more lines"), ctx.style(Role::Muted)));
+            out.push(Line::styled(
+                format!("{MARGIN}  … {hidden} more lines"),
+                ctx.style(Role::Muted),
+            ));
             out.extend(lines[total - OUTPUT_TAIL..].iter().map(|l| row(l)));
         } else {
             out.extend(lines.iter().map(|l| row(l)));
@@ -265,7 +330,16 @@ pub fn input_summary(part: &Part) -> String {
     let Some(input) = part.tool_state_field("input") else {
         return String::new();
     };
-    for key in ["command", "filePath", "path", "pattern", "url", "query", "description", "prompt"] {
+    for key in [
+        "command",
+        "filePath",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ] {
         if let Some(v) = input.get(key).and_then(|v| v.as_str()) {
             return v.lines().next().unwrap_or("").to_string();
         }

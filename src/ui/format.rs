@@ -67,7 +67,9 @@ pub fn status_text(status: &SessionStatus, now_ms: i64) -> String {
         SessionStatus::Retry { attempt, next, .. } => {
             let n = attempt.map(|a| format!(" #{a}")).unwrap_or_default();
             match next {
-                Some(next) if *next > now_ms => format!("retry{n} in {}s", (next - now_ms + 999) / 1000),
+                Some(next) if *next > now_ms => {
+                    format!("retry{n} in {}s", (next - now_ms + 999) / 1000)
+                }
                 _ => format!("retry{n}"),
             }
         }
@@ -91,7 +93,11 @@ mod tests {
         assert_eq!(tokens(12_345), "12.3k");
         assert_eq!(duration(1_250), "1.2s");
         assert_eq!(duration(184_000), "3m04s");
-        let retry = SessionStatus::Retry { attempt: Some(2), message: "x".into(), next: Some(10_500) };
+        let retry = SessionStatus::Retry {
+            attempt: Some(2),
+            message: "x".into(),
+            next: Some(10_500),
+        };
         assert_eq!(status_text(&retry, 8_000), "retry #2 in 3s");
         assert_eq!(status_text(&retry, 11_000), "retry #2");
     }

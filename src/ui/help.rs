@@ -28,7 +28,10 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
             let keys = wrap::truncate(keys, key_w);
             let pad = key_w.saturating_sub(wrap::width(&keys));
             lines.push(Line::from(vec![
-                Span::styled(format!("  {keys}{} ", " ".repeat(pad)), theme.style(Role::Accent)),
+                Span::styled(
+                    format!("  {keys}{} ", " ".repeat(pad)),
+                    theme.style(Role::Accent),
+                ),
                 Span::styled(*help, theme.style(Role::Text)),
             ]));
         }
@@ -36,7 +39,9 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let width = (key_w as u16 + 50).min(screen.width);
     let total = lines.len() as u16;
     let height = (total + 2).min(screen.height);
-    let scroll = app.help_scroll.min(total.saturating_sub(height.saturating_sub(2)));
+    let scroll = app
+        .help_scroll
+        .min(total.saturating_sub(height.saturating_sub(2)));
     let title = if scroll > 0 || total + 2 > height {
         " Keys (j/k scroll, Esc close) "
     } else {

@@ -35,18 +35,28 @@ pub struct Areas {
 const SIDE_WIDTH: u16 = 38;
 
 pub fn layout(area: Rect, app: &App) -> Areas {
-    let prompt_rows = if app.store.pending_prompts().next().is_some() { 3 } else { 0 };
+    let prompt_rows = if app.store.pending_prompts().next().is_some() {
+        3
+    } else {
+        0
+    };
     let [main, prompt, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(prompt_rows),
         Constraint::Length(1),
     ])
     .areas(area);
-    let list_w = app.config.session_list_width.min(main.width / 3).max(12.min(main.width));
-    let [sessions, rest] = Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main);
+    let list_w = app
+        .config
+        .session_list_width
+        .min(main.width / 3)
+        .max(12.min(main.width));
+    let [sessions, rest] =
+        Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main);
     let docked = app.side_panel_docked(area.width) && !app.side_panel_hidden;
     let (turns, side) = if docked {
-        let [t, s] = Layout::horizontal([Constraint::Min(1), Constraint::Length(SIDE_WIDTH)]).areas(rest);
+        let [t, s] =
+            Layout::horizontal([Constraint::Min(1), Constraint::Length(SIDE_WIDTH)]).areas(rest);
         (t, Some(s))
     } else {
         (rest, None)
@@ -96,7 +106,11 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(Overlay::Help) => help::draw(frame, app, areas.screen),
         Some(Overlay::SidePanel) => {
             let w = SIDE_WIDTH.min(areas.turns.width);
-            let r = Rect { x: areas.turns.right() - w, width: w, ..areas.turns };
+            let r = Rect {
+                x: areas.turns.right() - w,
+                width: w,
+                ..areas.turns
+            };
             side_panel::draw(frame, app, r, true);
         }
         None => {}

@@ -16,7 +16,12 @@ use crate::sanitize;
 pub fn describe(request: &PromptRequest) -> (String, String) {
     match request {
         PromptRequest::Permission(p) => {
-            let meta = |k: &str| p.metadata.get(k).and_then(|v| v.as_str()).map(str::to_string);
+            let meta = |k: &str| {
+                p.metadata
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
             let subject = meta("command")
                 .or_else(|| meta("filepath"))
                 .or_else(|| meta("filePath"))
@@ -26,9 +31,23 @@ pub fn describe(request: &PromptRequest) -> (String, String) {
             (format!("permission · {}", p.permission), subject)
         }
         PromptRequest::Question(q) => {
-            let first = q.questions.first().map(|q| q.question.clone()).unwrap_or_default();
+            let first = q
+                .questions
+                .first()
+                .map(|q| q.question.clone())
+                .unwrap_or_default();
             let n = q.questions.len();
-            (format!("question{}", if n > 1 { format!(" · {n} questions") } else { String::new() }), first)
+            (
+                format!(
+                    "question{}",
+                    if n > 1 {
+                        format!(" · {n} questions")
+                    } else {
+                        String::new()
+                    }
+                ),
+                first,
+            )
         }
     }
 }
@@ -36,8 +55,12 @@ pub fn describe(request: &PromptRequest) -> (String, String) {
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let theme = &app.theme;
     let pending: Vec<_> = app.store.pending_prompts().collect();
-    let Some(prompt) = pending.first() else { return };
-    let block = Block::default().borders(Borders::TOP).border_style(theme.style(Role::Warning));
+    let Some(prompt) = pending.first() else {
+        return;
+    };
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(theme.style(Role::Warning));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let (kind, subject) = describe(&prompt.request);
@@ -51,7 +74,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let head = format!(" {kind} — {}", sanitize::line(&session));
     let line1 = Line::from(vec![
         Span::styled(" ⚠ ", theme.style(Role::Badge)),
-        Span::styled(wrap::truncate(&head, width.saturating_sub(place.len() + 5)), theme.style(Role::Warning)),
+        Span::styled(
+            wrap::truncate(&head, width.saturating_sub(place.len() + 5)),
+            theme.style(Role::Warning),
+        ),
         Span::styled(format!("  {place}"), theme.style(Role::Muted)),
     ]);
     let line2 = Line::styled(

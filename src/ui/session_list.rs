@@ -19,15 +19,27 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
     let theme = &app.theme;
     let focused = app.focus == Focus::Sessions;
-    let border = theme.style(if focused { Role::BorderFocus } else { Role::Border });
-    frame.render_widget(Block::default().borders(Borders::RIGHT).border_style(border), area);
+    let border = theme.style(if focused {
+        Role::BorderFocus
+    } else {
+        Role::Border
+    });
+    frame.render_widget(
+        Block::default()
+            .borders(Borders::RIGHT)
+            .border_style(border),
+        area,
+    );
 
     let width = area.width.saturating_sub(1) as usize;
     let header = if app.filtering || !app.filter.is_empty() {
         let cursor = if app.filtering { "▏" } else { "" };
         Line::from(vec![
             Span::styled("/", theme.style(Role::Accent)),
-            Span::styled(format!("{}{cursor}", sanitize::line(&app.filter)), theme.style(Role::Text)),
+            Span::styled(
+                format!("{}{cursor}", sanitize::line(&app.filter)),
+                theme.style(Role::Text),
+            ),
         ])
     } else {
         let n = app.store.sessions().len();
@@ -36,14 +48,27 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             Span::styled(format!(" {n}"), theme.style(Role::Muted)),
         ])
     };
-    frame.render_widget(Paragraph::new(header), Rect { height: 1, width: width as u16, ..area });
+    frame.render_widget(
+        Paragraph::new(header),
+        Rect {
+            height: 1,
+            width: width as u16,
+            ..area
+        },
+    );
 
     let inner = super::list_inner(area);
     let sessions = app.store.sessions();
     let selected = app.selected_row();
     let now = app.clock_ms();
     let mut lines = Vec::new();
-    for (i, row) in app.rows.iter().enumerate().skip(app.list_offset).take(inner.height as usize) {
+    for (i, row) in app
+        .rows
+        .iter()
+        .enumerate()
+        .skip(app.list_offset)
+        .take(inner.height as usize)
+    {
         let s = &sessions[row.index];
         let indent = "  ".repeat(row.depth as usize);
         let is_sel = Some(i) == selected;
@@ -81,7 +106,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         let title = wrap::truncate(&sanitize::line(s.title()), title_w);
         let pad = width.saturating_sub(left_w + wrap::width(&title) + wrap::width(&right));
         let base = if is_sel {
-            theme.style(if focused { Role::SelectionFocus } else { Role::Selection })
+            theme.style(if focused {
+                Role::SelectionFocus
+            } else {
+                Role::Selection
+            })
         } else {
             Style::default()
         };
@@ -98,7 +127,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::styled(title, theme.style(Role::Text)));
         spans.push(Span::raw(" ".repeat(pad)));
         spans.push(Span::styled(right, theme.style(Role::Muted)));
-        let spans = spans.into_iter().map(|s| if is_sel { s.patch_style(base) } else { s }).collect::<Vec<_>>();
+        let spans = spans
+            .into_iter()
+            .map(|s| if is_sel { s.patch_style(base) } else { s })
+            .collect::<Vec<_>>();
         lines.push(Line::from(spans));
     }
     if app.rows.is_empty() {

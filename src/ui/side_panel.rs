@@ -44,11 +44,21 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
     let width = inner.width as usize;
     let mut lines = Vec::new();
     let Some(session) = app.selected_session() else {
-        frame.render_widget(Paragraph::new(Line::styled("no session", theme.style(Role::Muted))), inner);
+        frame.render_widget(
+            Paragraph::new(Line::styled("no session", theme.style(Role::Muted))),
+            inner,
+        );
         return;
     };
-    let done = session.todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
-    lines.push(Line::styled(format!("Todos {done}/{}", session.todos.len()), theme.style(Role::Title)));
+    let done = session
+        .todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
+    lines.push(Line::styled(
+        format!("Todos {done}/{}", session.todos.len()),
+        theme.style(Role::Title),
+    ));
     if session.todos.is_empty() {
         lines.push(Line::styled("  none", theme.style(Role::Muted)));
     }
@@ -66,20 +76,36 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
         let text = wrap::truncate(&sanitize::line(&todo.content), width.saturating_sub(6));
         lines.push(Line::from(vec![
             Span::styled(format!("{prio}{mark} "), theme.style(role)),
-            Span::styled(text, theme.style(if todo.status == TodoStatus::Cancelled { Role::Muted } else { Role::Text })),
+            Span::styled(
+                text,
+                theme.style(if todo.status == TodoStatus::Cancelled {
+                    Role::Muted
+                } else {
+                    Role::Text
+                }),
+            ),
         ]));
     }
     lines.push(Line::default());
     let files = modified_files(session);
-    lines.push(Line::styled(format!("Modified files {}", files.len()), theme.style(Role::Title)));
+    lines.push(Line::styled(
+        format!("Modified files {}", files.len()),
+        theme.style(Role::Title),
+    ));
     if files.is_empty() {
         lines.push(Line::styled("  none", theme.style(Role::Muted)));
     }
     let dir = session.info.directory.as_deref().unwrap_or("");
     for (file, adds, dels) in files {
         let counts = format!(" +{adds} -{dels}");
-        let rel = file.strip_prefix(dir).map(|f| f.trim_start_matches('/')).unwrap_or(&file);
-        let name = wrap::truncate(&sanitize::line(rel), width.saturating_sub(wrap::width(&counts) + 1));
+        let rel = file
+            .strip_prefix(dir)
+            .map(|f| f.trim_start_matches('/'))
+            .unwrap_or(&file);
+        let name = wrap::truncate(
+            &sanitize::line(rel),
+            width.saturating_sub(wrap::width(&counts) + 1),
+        );
         lines.push(Line::from(vec![
             Span::styled(format!(" {name}"), theme.style(Role::Text)),
             Span::styled(format!(" +{adds}"), theme.style(Role::DiffAdd)),

@@ -15,8 +15,21 @@ use crate::sanitize;
 use crate::source::player::SourceState;
 
 /// The hints shown per focus, most useful first; cut to fit.
-const SESSION_HINTS: &[Action] = &[Action::Open, Action::Filter, Action::ToggleTree, Action::Help, Action::Quit];
-const TURN_HINTS: &[Action] = &[Action::NextCard, Action::ToggleCard, Action::Bottom, Action::Back, Action::Help, Action::Quit];
+const SESSION_HINTS: &[Action] = &[
+    Action::Open,
+    Action::Filter,
+    Action::ToggleTree,
+    Action::Help,
+    Action::Quit,
+];
+const TURN_HINTS: &[Action] = &[
+    Action::NextCard,
+    Action::ToggleCard,
+    Action::Bottom,
+    Action::Back,
+    Action::Help,
+    Action::Quit,
+];
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let theme = &app.theme;
@@ -33,7 +46,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         left.push_str(&format!(" · {} bad lines", app.stats.malformed));
     }
     if let Some(s) = app.selected_session() {
-        left.push_str(&format!(" │ {}", format::status_text(&s.status, app.now_ms)));
+        left.push_str(&format!(
+            " │ {}",
+            format::status_text(&s.status, app.now_ms)
+        ));
         let c = format::cost(s.info.cost);
         if !c.is_empty() {
             left.push_str(&format!(" {c}"));
@@ -52,7 +68,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let mut used = wrap::width(&left);
     let mut hint_spans: Vec<Span> = Vec::new();
     for &action in hints {
-        let Some(k) = app.keymap.hint(action) else { continue };
+        let Some(k) = app.keymap.hint(action) else {
+            continue;
+        };
         let label = short_label(action);
         let w = wrap::width(&k) + wrap::width(label) + 2;
         if used + w + 1 > width {

@@ -102,12 +102,17 @@ impl Theme {
                 Some(spec) => parse_style(spec).map_err(|e| format!("{}: {e}", role.name()))?,
                 None => match &base {
                     Some(b) => b.style(role),
-                    None => return Err(format!("{}: missing from the built-in theme", role.name())),
+                    None => {
+                        return Err(format!("{}: missing from the built-in theme", role.name()));
+                    }
                 },
             };
             styles.push(style);
         }
-        if let Some(unknown) = table.keys().find(|k| !Role::ALL.iter().any(|r| r.name() == *k)) {
+        if let Some(unknown) = table
+            .keys()
+            .find(|k| !Role::ALL.iter().any(|r| r.name() == *k))
+        {
             return Err(format!("{unknown}: no such role"));
         }
         Ok(Theme { styles })
@@ -163,10 +168,17 @@ mod tests {
         let t = Theme::parse("error = \"#ff0000 on black bold\"").unwrap();
         assert_eq!(
             t.style(Role::Error),
-            Style::default().fg(Color::Rgb(255, 0, 0)).bg(Color::Black).add_modifier(Modifier::BOLD)
+            Style::default()
+                .fg(Color::Rgb(255, 0, 0))
+                .bg(Color::Black)
+                .add_modifier(Modifier::BOLD)
         );
         assert_eq!(t.style(Role::Text), Theme::default().style(Role::Text));
         assert!(Theme::parse("eror = \"red\"").unwrap_err().contains("eror"));
-        assert!(Theme::parse("error = \"reddish\"").unwrap_err().starts_with("error:"));
+        assert!(
+            Theme::parse("error = \"reddish\"")
+                .unwrap_err()
+                .starts_with("error:")
+        );
     }
 }

@@ -129,7 +129,13 @@ impl TurnState {
     }
 
     /// Resolve pending scrolls and jumps, then lay out `height` rows.
-    pub fn prepare(&mut self, session: &Session, cache: &mut RenderCache, height: usize, ctx: &LayoutCtx) {
+    pub fn prepare(
+        &mut self,
+        session: &Session,
+        cache: &mut RenderCache,
+        height: usize,
+        ctx: &LayoutCtx,
+    ) {
         self.rows.clear();
         self.position = (0, session.messages.len());
         let Some(last) = last_pos(session) else {
@@ -137,11 +143,22 @@ impl TurnState {
             self.pending_jump = None;
             return;
         };
-        let mut lay = Layout { session, cache, ctx, state: self };
+        let mut lay = Layout {
+            session,
+            cache,
+            ctx,
+            state: self,
+        };
         let (mut top, mut offset) = match lay.state.pending_jump.take() {
             Some(Jump::Top) => {
                 lay.state.follow = false;
-                (Pos { message: 0, slot: 0 }, 0)
+                (
+                    Pos {
+                        message: 0,
+                        slot: 0,
+                    },
+                    0,
+                )
             }
             Some(Jump::Bottom) => {
                 lay.state.follow = true;
@@ -149,10 +166,18 @@ impl TurnState {
             }
             Some(Jump::NextTurn) => {
                 let (cur, _) = lay.current_top(last, height);
-                match (cur.message + 1..session.messages.len()).find(|&i| session.messages[i].info.is_user()) {
+                match (cur.message + 1..session.messages.len())
+                    .find(|&i| session.messages[i].info.is_user())
+                {
                     Some(mi) => {
                         lay.state.follow = false;
-                        (Pos { message: mi, slot: 0 }, 0)
+                        (
+                            Pos {
+                                message: mi,
+                                slot: 0,
+                            },
+                            0,
+                        )
                     }
                     None => {
                         lay.state.follow = true;
@@ -162,10 +187,23 @@ impl TurnState {
             }
             Some(Jump::PrevTurn) => {
                 let (cur, off) = lay.current_top(last, height);
-                let end = if cur.slot == 0 && off == 0 { cur.message } else { cur.message + 1 };
-                let mi = (0..end).rev().find(|&i| session.messages[i].info.is_user()).unwrap_or(0);
+                let end = if cur.slot == 0 && off == 0 {
+                    cur.message
+                } else {
+                    cur.message + 1
+                };
+                let mi = (0..end)
+                    .rev()
+                    .find(|&i| session.messages[i].info.is_user())
+                    .unwrap_or(0);
                 lay.state.follow = false;
-                (Pos { message: mi, slot: 0 }, 0)
+                (
+                    Pos {
+                        message: mi,
+                        slot: 0,
+                    },
+                    0,
+                )
             }
             Some(Jump::Reveal(mid, pid)) => {
                 let (cur, off) = lay.current_top(last, height);
@@ -193,7 +231,16 @@ impl TurnState {
         }
         lay.fill(top, offset, height);
         // Past the end: align the last line with the bottom instead.
-        if lay.state.rows.len() < height && (top, offset) != (Pos { message: 0, slot: 0 }, 0) {
+        if lay.state.rows.len() < height
+            && (top, offset)
+                != (
+                    Pos {
+                        message: 0,
+                        slot: 0,
+                    },
+                    0,
+                )
+        {
             (top, offset) = lay.bottom_aligned(last, height);
             lay.state.rows.clear();
             lay.fill(top, offset, height);
@@ -219,13 +266,17 @@ impl Layout<'_, '_, '_, '_> {
             None => {
                 let id = format!("{}#header", message.info.id);
                 self.cache
-                    .get_or_render(&id, message.revision, ctx.width, true, || blocks::message_header(message, ctx))
+                    .get_or_render(&id, message.revision, ctx.width, true, || {
+                        blocks::message_header(message, ctx)
+                    })
             }
             Some(pi) => {
                 let part = &message.parts[pi];
                 let expanded = self.state.is_expanded(part, self.ctx.collapse_reasoning);
                 self.cache
-                    .get_or_render(&part.id, part.revision, ctx.width, expanded, || blocks::part_lines(part, expanded, ctx))
+                    .get_or_render(&part.id, part.revision, ctx.width, expanded, || {
+                        blocks::part_lines(part, expanded, ctx)
+                    })
             }
         }
     }
@@ -241,7 +292,11 @@ impl Layout<'_, '_, '_, '_> {
         }
         match &self.state.anchor {
             Some(a) => {
-                let pos = find_pos(self.session, &a.message_id, a.part_id.as_deref()).unwrap_or(Pos { message: 0, slot: 0 });
+                let pos =
+                    find_pos(self.session, &a.message_id, a.part_id.as_deref()).unwrap_or(Pos {
+                        message: 0,
+                        slot: 0,
+                    });
                 let offset = a.offset.min(self.height(pos).saturating_sub(1));
                 (pos, offset)
             }
@@ -301,7 +356,10 @@ impl Layout<'_, '_, '_, '_> {
                 if self.state.rows.len() >= height {
                     break;
                 }
-                self.state.rows.push(Row { line: line.clone(), pos: p });
+                self.state.rows.push(Row {
+                    line: line.clone(),
+                    pos: p,
+                });
             }
             skip = 0;
             pos = next_pos(self.session, p);
@@ -315,9 +373,15 @@ fn slots(message: &Message) -> usize {
 
 pub fn next_pos(session: &Session, pos: Pos) -> Option<Pos> {
     if pos.slot + 1 < slots(&session.messages[pos.message]) {
-        Some(Pos { slot: pos.slot + 1, ..pos })
+        Some(Pos {
+            slot: pos.slot + 1,
+            ..pos
+        })
     } else if pos.message + 1 < session.messages.len() {
-        Some(Pos { message: pos.message + 1, slot: 0 })
+        Some(Pos {
+            message: pos.message + 1,
+            slot: 0,
+        })
     } else {
         None
     }
@@ -325,10 +389,16 @@ pub fn next_pos(session: &Session, pos: Pos) -> Option<Pos> {
 
 pub fn prev_pos(session: &Session, pos: Pos) -> Option<Pos> {
     if pos.slot > 0 {
-        Some(Pos { slot: pos.slot - 1, ..pos })
+        Some(Pos {
+            slot: pos.slot - 1,
+            ..pos
+        })
     } else if pos.message > 0 {
         let m = pos.message - 1;
-        Some(Pos { message: m, slot: slots(&session.messages[m]) - 1 })
+        Some(Pos {
+            message: m,
+            slot: slots(&session.messages[m]) - 1,
+        })
     } else {
         None
     }
@@ -336,7 +406,10 @@ pub fn prev_pos(session: &Session, pos: Pos) -> Option<Pos> {
 
 fn last_pos(session: &Session) -> Option<Pos> {
     let m = session.messages.len().checked_sub(1)?;
-    Some(Pos { message: m, slot: slots(&session.messages[m]) - 1 })
+    Some(Pos {
+        message: m,
+        slot: slots(&session.messages[m]) - 1,
+    })
 }
 
 /// A block by ids; the nearest existing block when it is gone.
@@ -346,7 +419,12 @@ pub fn find_pos(session: &Session, message_id: &str, part_id: Option<&str>) -> O
     }
     let mi = match session.message_index(message_id) {
         Ok(mi) => mi,
-        Err(mi) => return Some(Pos { message: mi.min(session.messages.len() - 1), slot: 0 }),
+        Err(mi) => {
+            return Some(Pos {
+                message: mi.min(session.messages.len() - 1),
+                slot: 0,
+            });
+        }
     };
     let slot = match part_id {
         None => 0,

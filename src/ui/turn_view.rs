@@ -27,30 +27,48 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         } else {
             "select a session"
         };
-        frame.render_widget(Paragraph::new(Line::styled(text, theme.style(Role::Muted))), inner);
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, theme.style(Role::Muted))),
+            inner,
+        );
         return;
     };
     let state = app.turn_state();
 
     // Header: title, status, where we are, follow mode.
     let focused = app.focus == Focus::Turns;
-    let title_role = if focused { Role::BorderFocus } else { Role::Title };
+    let title_role = if focused {
+        Role::BorderFocus
+    } else {
+        Role::Title
+    };
     let mut right = Vec::new();
     if let Some(t) = state {
         let (first, count) = t.position;
         if count > 0 {
             right.push(format!("msg {}/{count}", (first + 1).min(count)));
         }
-        right.push(if t.follow { "following".into() } else { "scrolled".into() });
+        right.push(if t.follow {
+            "following".into()
+        } else {
+            "scrolled".into()
+        });
     }
     if !app.history.is_empty() {
-        right.push(format!("{} back", app.keymap.hint(crate::app::keymap::Action::Back).unwrap_or_default()));
+        right.push(format!(
+            "{} back",
+            app.keymap
+                .hint(crate::app::keymap::Action::Back)
+                .unwrap_or_default()
+        ));
     }
     let right = right.join(" · ");
     let status = format::status_text(&session.status, app.now_ms);
-    let title_w = (area.width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);
+    let title_w =
+        (area.width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);
     let title = wrap::truncate(&sanitize::line(session.title()), title_w);
-    let pad = (area.width as usize).saturating_sub(wrap::width(&title) + wrap::width(&status) + wrap::width(&right) + 4);
+    let pad = (area.width as usize)
+        .saturating_sub(wrap::width(&title) + wrap::width(&status) + wrap::width(&right) + 4);
     let header = Line::from(vec![
         Span::raw(" "),
         Span::styled(title, theme.style(title_role)),
@@ -62,7 +80,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
 
     let Some(state) = state else { return };
     if session.messages.is_empty() {
-        frame.render_widget(Paragraph::new(Line::styled("no messages yet", theme.style(Role::Muted))), inner);
+        frame.render_widget(
+            Paragraph::new(Line::styled("no messages yet", theme.style(Role::Muted))),
+            inner,
+        );
         return;
     }
     let selected = state.selected.as_ref();

@@ -27,18 +27,16 @@ pub fn wrap_spans(pieces: &[(String, Style)], width: usize, indent: &str) -> Vec
     let flush_line = |line: &mut Vec<Span<'static>>, out: &mut Vec<Line<'static>>| {
         out.push(Line::from(std::mem::take(line)));
     };
-    let push = |line: &mut Vec<Span<'static>>, g: &str, style: Style| {
-        match line.last_mut() {
-            Some(last) if last.style == style => last.content.to_mut().push_str(g),
-            _ => line.push(Span::styled(g.to_string(), style)),
-        }
+    let push = |line: &mut Vec<Span<'static>>, g: &str, style: Style| match line.last_mut() {
+        Some(last) if last.style == style => last.content.to_mut().push_str(g),
+        _ => line.push(Span::styled(g.to_string(), style)),
     };
 
     let place_word = |word: &mut Vec<(&str, Style, usize)>,
-                          word_w: &mut usize,
-                          line: &mut Vec<Span<'static>>,
-                          col: &mut usize,
-                          out: &mut Vec<Line<'static>>| {
+                      word_w: &mut usize,
+                      line: &mut Vec<Span<'static>>,
+                      col: &mut usize,
+                      out: &mut Vec<Line<'static>>| {
         if word.is_empty() {
             return;
         }
@@ -48,7 +46,7 @@ pub fn wrap_spans(pieces: &[(String, Style)], width: usize, indent: &str) -> Vec
             flush_line(line, out);
             *col = 0;
             if indent_w > 0 {
-                push(line, &indent[..], Style::default());
+                push(line, indent, Style::default());
                 *col = indent_w;
             }
         }
@@ -142,7 +140,10 @@ mod tests {
     use super::*;
 
     fn plain(lines: &[Line]) -> Vec<String> {
-        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect()
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
     }
 
     #[test]
@@ -156,7 +157,11 @@ mod tests {
     #[test]
     fn wide_and_combining_characters_never_overflow() {
         for w in 1..12 {
-            for text in ["日本語のテキストです", "e\u{301}e\u{301}e\u{301} 👩‍👩‍👧 ok", "a👍b👍c👍d"] {
+            for text in [
+                "日本語のテキストです",
+                "e\u{301}e\u{301}e\u{301} 👩‍👩‍👧 ok",
+                "a👍b👍c👍d",
+            ] {
                 for line in wrap_text(text, Style::default(), w, "") {
                     let lw: usize = line.spans.iter().map(|s| width(&s.content)).sum();
                     assert!(lw <= w.max(1), "{text:?} at {w}: {line:?}");
@@ -171,7 +176,11 @@ mod tests {
     #[test]
     fn continuation_lines_are_indented_and_styles_kept() {
         let bold = Style::default().add_modifier(ratatui::style::Modifier::BOLD);
-        let lines = wrap_spans(&[("aa bb ".into(), Style::default()), ("cc dd".into(), bold)], 6, "  ");
+        let lines = wrap_spans(
+            &[("aa bb ".into(), Style::default()), ("cc dd".into(), bold)],
+            6,
+            "  ",
+        );
         assert_eq!(plain(&lines), ["aa bb", "  cc", "  dd"]);
         assert_eq!(lines[1].spans.last().unwrap().style, bold);
     }

@@ -46,7 +46,8 @@ pub fn replay_file(path: &Path) -> (Store, IngestStats) {
 
 /// An app fed with a recording through the same path as the viewer.
 pub fn app_with(bytes: &[u8]) -> ocview::app::App {
-    let mut app = ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
+    let mut app =
+        ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
     feed(&mut app, bytes);
     app
 }
@@ -109,7 +110,10 @@ pub fn press(app: &mut ocview::app::App, keys: &[&str]) {
             "down" => (KeyCode::Down, KeyModifiers::NONE),
             "pageup" => (KeyCode::PageUp, KeyModifiers::NONE),
             "end" => (KeyCode::End, KeyModifiers::NONE),
-            k if k.starts_with("ctrl-") => (KeyCode::Char(k.chars().last().unwrap()), KeyModifiers::CONTROL),
+            k if k.starts_with("ctrl-") => (
+                KeyCode::Char(k.chars().last().unwrap()),
+                KeyModifiers::CONTROL,
+            ),
             k => (KeyCode::Char(k.chars().next().unwrap()), KeyModifiers::NONE),
         };
         app.on_key(KeyEvent::new(code, mods));

@@ -1,0 +1,253 @@
+//! The loop and its frame gate, on tokio's paused clock: streamed events are
+//! drawn at most every 100 ms, input at once, and nothing at all while
+//! nothing happens.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ocview::app::App;
+use ocview::app::config::Config;
+use ocview::app::run::{Exit, FrameSink, run};
+use ocview::source::player::{self, Pace, SourceMsg};
+use ocview::source::replay::decode_record;
+use ratatui::Terminal;
+use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// A test backend that notes when each frame was finished.
+struct Counting {
+    inner: TestBackend,
+    frames: Arc<Mutex<Vec<Instant>>>,
+}
+
+impl Backend for Counting {
+    type Error = std::convert::Infallible;
+    fn draw<'a, I: Iterator<Item = (u16, u16, &'a Cell)>>(
+        &mut self,
+        content: I,
+    ) -> Result<(), Self::Error> {
+        self.inner.draw(content)
+    }
+    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.hide_cursor()
+    }
+    fn show_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.show_cursor()
+    }
+    fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
+        self.inner.get_cursor_position()
+    }
+    fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> Result<(), Self::Error> {
+        self.inner.set_cursor_position(p)
+    }
+    fn clear(&mut self) -> Result<(), Self::Error> {
+        self.inner.clear()
+    }
+    fn clear_region(&mut self, t: ClearType) -> Result<(), Self::Error> {
+        self.inner.clear_region(t)
+    }
+    fn size(&self) -> Result<Size, Self::Error> {
+        self.inner.size()
+    }
+    fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
+        self.inner.window_size()
+    }
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        self.inner.flush()
+    }
+}
+
+impl FrameSink for Counting {
+    fn end_frame(&mut self) -> std::io::Result<()> {
+        self.frames.lock().unwrap().push(Instant::now());
+        Ok(())
+    }
+}
+
+fn record(line: &str) -> SourceMsg {
+    SourceMsg::Record(Box::new(decode_record(line.as_bytes(), 1, true)))
+}
+
+fn setup() -> (App, Terminal<Counting>, Arc<Mutex<Vec<Instant>>>) {
+    let app = App::new(Config::default(), "test", true).unwrap();
+    let frames = Arc::new(Mutex::new(Vec::new()));
+    let backend = Counting {
+        inner: TestBackend::new(100, 30),
+        frames: frames.clone(),
+    };
+    (app, Terminal::new(backend).unwrap(), frames)
+}
+
+const HEAD: [&str; 3] = [
+    r#"{"type":"session.created","properties":{"info":{"id":"ses_1","title":"stream","time":{"created":1,"updated":1}}}}"#,
+    r#"{"type":"message.updated","properties":{"info":{"id":"msg_1","sessionID":"ses_1","role":"assistant","time":{"created":1}}}}"#,
+    r#"{"type":"message.part.updated","properties":{"part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_1","type":"text","text":""}}}"#,
+];
+
+fn delta(i: usize) -> String {
+    format!(
+        r#"{{"type":"message.part.delta","properties":{{"sessionID":"ses_1","messageID":"msg_1","partID":"prt_1","field":"text","delta":"word{i} "}}}}"#
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_thousand_deltas_over_two_seconds_draw_about_twenty_frames_then_none() {
+    let (mut app, mut terminal, frames) = setup();
+    let (tx, rx) = mpsc::channel(64);
+    let start = Instant::now();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        for line in HEAD {
+            tx.send(record(line)).await.unwrap();
+        }
+        for i in 0..1000 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            tx.send(record(&delta(i))).await.unwrap();
+        }
+        // Two quiet seconds with the source still open, then stop.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let _ = stop_tx.send(());
+        drop(tx);
+    });
+    let exit = run(
+        &mut app,
+        &mut terminal,
+        futures_util::stream::pending(),
+        rx,
+        async {
+            let _ = stop_rx.await;
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(exit, Exit::Shutdown);
+    let frames = frames.lock().unwrap().clone();
+    let streaming = frames
+        .iter()
+        .filter(|t| **t <= start + Duration::from_millis(2050))
+        .count();
+    let idle = frames
+        .iter()
+        .filter(|t| **t > start + Duration::from_millis(2100))
+        .count();
+    assert!(
+        streaming <= 22,
+        "{streaming} frames while streaming (first frame + at most 21)"
+    );
+    assert!(
+        streaming >= 15,
+        "{streaming} frames: the view must keep up with the stream"
+    );
+    assert_eq!(idle, 0, "no frame while nothing changes");
+    let text = app.store.session("ses_1").unwrap().messages[0].parts[0]
+        .text()
+        .unwrap()
+        .to_string();
+    assert!(text.ends_with("word999 "), "every delta applied");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_draws_at_once_even_mid_stream() {
+    let (mut app, mut terminal, frames) = setup();
+    let (tx, rx) = mpsc::channel(64);
+    let (key_tx, key_rx) = mpsc::unbounded_channel();
+    let start = Instant::now();
+    tokio::spawn(async move {
+        for line in HEAD {
+            tx.send(record(line)).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(105)).await;
+        tx.send(record(&delta(0))).await.unwrap();
+        // A key 10 ms after a streamed frame: drawn at once, not 90 ms later.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let key = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('?'));
+        key_tx.send(Ok(crossterm::event::Event::Key(key))).unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        key_tx
+            .send(Ok(crossterm::event::Event::Key(
+                crossterm::event::KeyCode::Char('q').into(),
+            )))
+            .unwrap();
+        key_tx
+            .send(Ok(crossterm::event::Event::Key(
+                crossterm::event::KeyCode::Char('q').into(),
+            )))
+            .unwrap();
+        drop(tx);
+    });
+    let input = tokio_stream_from(key_rx);
+    let exit = run(&mut app, &mut terminal, input, rx, std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(exit, Exit::Quit);
+    let frames = frames.lock().unwrap().clone();
+    let key_at = start + Duration::from_millis(115);
+    assert!(
+        frames.contains(&key_at),
+        "a frame exactly when the key arrived: {:?}",
+        frames.iter().map(|t| *t - start).collect::<Vec<_>>()
+    );
+}
+
+fn tokio_stream_from(
+    rx: mpsc::UnboundedReceiver<std::io::Result<crossterm::event::Event>>,
+) -> impl futures_util::Stream<Item = std::io::Result<crossterm::event::Event>> + Unpin {
+    Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|e| (e, rx))
+    }))
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_player_releases_records_at_their_recorded_times() {
+    let lines: Vec<String> = [0, 100, 250, 10_250]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!(r#"{{"t":{t},"event":{{"type":"session.created","properties":{{"info":{{"id":"ses_{i}","title":"x"}}}}}}}}"#))
+        .collect();
+    let input = std::io::Cursor::new(lines.join("\n").into_bytes());
+    let (tx, mut rx) = mpsc::channel(16);
+    let start = Instant::now();
+    player::spawn(
+        input,
+        Pace {
+            speed: Some(2.0),
+            max_gap: Duration::from_secs(1),
+        },
+        tx,
+    );
+    let mut at = Vec::new();
+    while let Some(msg) = rx.recv().await {
+        if let SourceMsg::Record(_) = msg {
+            at.push((Instant::now() - start).as_millis());
+        }
+    }
+    // Twice as fast, and the 10 s gap capped at 1 s: 0, 50, 125, 625 ms.
+    assert_eq!(at, [0, 50, 125, 625]);
+}
+
+#[test]
+fn frames_are_wrapped_in_synchronized_updates() {
+    use std::io::Write;
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let out = Shared::default();
+    let mut backend = ratatui::backend::CrosstermBackend::new(out.clone());
+    backend.begin_frame().unwrap();
+    backend.end_frame().unwrap();
+    let bytes = out.0.lock().unwrap().clone();
+    assert_eq!(bytes, b"\x1b[?2026h\x1b[?2026l");
+}
