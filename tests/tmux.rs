@@ -189,7 +189,7 @@ fn keys_move_scroll_help_and_quit_restores_the_terminal() {
 
     t.keys(&["?"]);
     t.wait_for("the help overlay", |s| {
-        s.contains("Keys (") && s.contains("select the next card")
+        s.contains("Keys (") && s.contains("switch focus between")
     });
     t.keys(&["Escape"]);
     t.wait_for("help closed", |s| !s.contains("Keys ("));

@@ -62,11 +62,44 @@ impl App {
             }
             return;
         }
+        if self.overlay == Some(Overlay::Diffs) {
+            self.diff_key(key);
+            return;
+        }
         let Some(k) = Key::from_event(&key) else {
             return;
         };
         if let Some(action) = self.keymap.action(self.context(), k) {
             self.act(action);
+        }
+    }
+
+    /// The diff overlay's keys: choose a file, scroll its diff, close.
+    fn diff_key(&mut self, key: KeyEvent) {
+        let ctrl = key
+            .modifiers
+            .contains(crossterm::event::KeyModifiers::CONTROL);
+        let files = self
+            .selected_session()
+            .map_or(0, |s| crate::ui::side_panel::modified_files(s).len());
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('D') => self.overlay = None,
+            KeyCode::Char('j') | KeyCode::Down if !ctrl => {
+                self.diff_file = (self.diff_file + 1).min(files.saturating_sub(1));
+                self.diff_scroll = 0;
+            }
+            KeyCode::Char('k') | KeyCode::Up if !ctrl => {
+                self.diff_file = self.diff_file.saturating_sub(1);
+                self.diff_scroll = 0;
+            }
+            KeyCode::Char('d') if ctrl => self.diff_scroll = self.diff_scroll.saturating_add(10),
+            KeyCode::Char('u') if ctrl => self.diff_scroll = self.diff_scroll.saturating_sub(10),
+            KeyCode::PageDown | KeyCode::Char(' ') => {
+                self.diff_scroll = self.diff_scroll.saturating_add(20)
+            }
+            KeyCode::PageUp => self.diff_scroll = self.diff_scroll.saturating_sub(20),
+            KeyCode::Char('g') | KeyCode::Home => self.diff_scroll = 0,
+            _ => {}
         }
     }
 
@@ -158,6 +191,29 @@ impl App {
             Action::PrevCard => self.select_card(false),
             Action::ToggleCard => self.toggle_selected_card(),
             Action::OpenCard => self.open_selected_card(),
+            Action::FullOutput => {
+                if let Some(t) = self.turn_state_mut()
+                    && let Some((_, part)) = t.selected.clone()
+                {
+                    t.toggle_full(&part);
+                }
+            }
+            Action::ToggleReasoning => {
+                let (collapse, detail) = (self.config.collapse_reasoning, self.detail);
+                let Some(id) = self.selected.clone() else {
+                    return;
+                };
+                let mut state = self.turns.remove(&id).unwrap_or_default();
+                if let Some(session) = self.store.session(&id) {
+                    state.toggle_all(session, collapse, detail);
+                }
+                self.turns.insert(id, state);
+            }
+            Action::CycleDetail => self.detail = self.detail.next(),
+            Action::Diffs => {
+                self.overlay = Some(Overlay::Diffs);
+                self.diff_scroll = 0;
+            }
         }
     }
 

@@ -82,6 +82,10 @@ actions! {
     PrevCard => "prev_card", Turns, "select the previous card", ["{", "K"];
     ToggleCard => "toggle_card", Turns, "fold or unfold the selected card", ["space"];
     OpenCard => "open_card", Turns, "open a task's session, or fold the card", ["enter"];
+    FullOutput => "full_output", Turns, "show the selected card whole, untrimmed", ["o"];
+    ToggleReasoning => "toggle_reasoning", Turns, "fold or unfold all reasoning", ["r"];
+    CycleDetail => "detail", Global, "detail level: compact, normal, full", ["d"];
+    Diffs => "diffs", Global, "modified files and their diffs", ["D"];
 }
 
 /// One key with its modifiers, as written in the config: `j`, `G`,

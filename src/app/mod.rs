@@ -23,6 +23,8 @@ use crate::model::{Effect, NoObserver, SessionStatus, Store};
 use crate::source::IngestStats;
 use crate::source::player::{SourceMsg, SourceState};
 use crate::source::replay::apply_record;
+use crate::ui::blocks::{Detail, RenderCtx};
+use crate::ui::highlight::Highlighter;
 use crate::ui::render_cache::RenderCache;
 use crate::ui::theme::Theme;
 use crate::ui::turn_layout::{LayoutCtx, TurnState};
@@ -42,6 +44,8 @@ pub enum Overlay {
     Help,
     /// The side panel over the turns, on terminals too narrow to show it beside.
     SidePanel,
+    /// Modified files and the chosen file's diff, full screen.
+    Diffs,
 }
 
 /// Where the events come from, for the status line.
@@ -89,6 +93,14 @@ pub struct App {
     pub list_offset: usize,
     /// Frames drawn, for tests and the frame-count benchmark.
     pub frames: u64,
+    pub highlighter: Highlighter,
+    /// How much of each card shows by default.
+    pub detail: Detail,
+    /// Tool calls a pending permission or question names (laid out by `prepare`).
+    pub awaiting: HashSet<String>,
+    /// The diff overlay's chosen file and scroll.
+    pub diff_file: usize,
+    pub diff_scroll: u16,
 }
 
 impl App {
@@ -99,6 +111,7 @@ impl App {
     ) -> Result<App, String> {
         let keymap = config.keymap()?;
         let theme = Theme::load(&config.theme)?;
+        let highlighter = Highlighter::spawn(&theme.syntax);
         Ok(App {
             store: Store::new(),
             stats: IngestStats::default(),
@@ -128,6 +141,11 @@ impl App {
             rows: Vec::new(),
             list_offset: 0,
             frames: 0,
+            highlighter,
+            detail: Detail::Normal,
+            awaiting: HashSet::new(),
+            diff_file: 0,
+            diff_scroll: 0,
         })
     }
 
@@ -214,23 +232,47 @@ impl App {
         self.rows = session_tree::rows(&self.store, &self.folded, &self.filter);
         self.areas = ui::layout(area, self);
         self.keep_selection_visible();
+        self.awaiting = self
+            .store
+            .pending_prompts()
+            .filter_map(|p| p.request.tool().map(|t| t.call_id.clone()))
+            .collect();
+        self.cache.set_generation(self.highlighter.generation());
         let Some(id) = self.selected.clone() else {
             return;
         };
-        let Some(session) = self.store.session(&id) else {
-            return;
-        };
-        let turn_area = ui::turn_inner(self.areas.turns);
-        let ctx = LayoutCtx {
-            render: ui::blocks::RenderCtx {
-                theme: &self.theme,
-                width: turn_area.width,
-                directory: session.info.directory.as_deref(),
-            },
-            collapse_reasoning: self.config.collapse_reasoning,
-        };
-        let state = self.turns.entry(id).or_default();
-        state.prepare(session, &mut self.cache, turn_area.height as usize, &ctx);
+        // Taken out for the layout, which reads everything else.
+        let mut state = self.turns.remove(&id).unwrap_or_default();
+        let mut cache = std::mem::take(&mut self.cache);
+        if let Some(session) = self.store.session(&id) {
+            let turn_area = ui::turn_inner(self.areas.turns);
+            let ctx = LayoutCtx {
+                render: self.render_ctx(session, turn_area.width),
+                collapse_reasoning: self.config.collapse_reasoning,
+            };
+            state.prepare(session, &mut cache, turn_area.height as usize, &ctx);
+        }
+        self.cache = cache;
+        self.turns.insert(id, state);
+    }
+
+    /// What rendering a session's blocks needs, at a width.
+    pub fn render_ctx<'a>(
+        &'a self,
+        session: &'a crate::model::Session,
+        width: u16,
+    ) -> RenderCtx<'a> {
+        RenderCtx {
+            theme: &self.theme,
+            width,
+            directory: session.info.directory.as_deref(),
+            highlighter: &self.highlighter,
+            awaiting: &self.awaiting,
+            now_ms: self.clock_ms(),
+            detail: self.detail,
+            store: Some(&self.store),
+            pending_highlight: Default::default(),
+        }
     }
 
     fn keep_selection_visible(&mut self) {

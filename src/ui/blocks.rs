@@ -1,15 +1,50 @@
 //! Blocks of the turn view: a message header or one part, rendered to lines
 //! at a width. Every string from the data goes through the sanitizer here.
 
+use std::cell::Cell;
+use std::collections::HashSet;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::format;
+use super::highlight::{Highlighter, Recording};
+use super::markdown::{self, MdCtx};
 use super::theme::{Role, Theme};
 use super::wrap;
-use crate::model::part::{PartBody, ToolPart};
-use crate::model::{Message, Part, ToolStatus};
+use crate::model::part::PartBody;
+use crate::model::{Message, Part, Store};
 use crate::sanitize;
+
+/// How much of each card shows by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Headers only.
+    Compact,
+    /// Headers and trimmed bodies.
+    #[default]
+    Normal,
+    /// Everything, untrimmed, hidden parts too.
+    Full,
+}
+
+impl Detail {
+    pub fn next(self) -> Detail {
+        match self {
+            Detail::Compact => Detail::Normal,
+            Detail::Normal => Detail::Full,
+            Detail::Full => Detail::Compact,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Detail::Compact => "compact",
+            Detail::Normal => "normal",
+            Detail::Full => "full",
+        }
+    }
+}
 
 /// What rendering needs besides the part itself.
 pub struct RenderCtx<'a> {
@@ -17,6 +52,16 @@ pub struct RenderCtx<'a> {
     pub width: u16,
     /// The session's directory: absolute paths under it are shown relative.
     pub directory: Option<&'a str>,
+    pub highlighter: &'a Highlighter,
+    /// Tool call ids a pending permission or question names.
+    pub awaiting: &'a HashSet<String>,
+    /// The clock for running tools' elapsed time and spinners.
+    pub now_ms: i64,
+    pub detail: Detail,
+    /// For cards that show another session (a task's subagent).
+    pub store: Option<&'a Store>,
+    /// Set while rendering when a code block's colours were not ready.
+    pub pending_highlight: Cell<bool>,
 }
 
 /// Left margin of message content.
@@ -42,13 +87,33 @@ impl RenderCtx<'_> {
         out
     }
 
-    fn short(&self, text: &str) -> String {
+    /// One line of untrusted text, paths under the session directory shortened.
+    pub fn short(&self, text: &str) -> String {
         let mut s = sanitize::line(text).into_owned();
-        if let Some(dir) = self.directory.filter(|d| !d.is_empty()) {
+        if let Some(dir) = self.directory.filter(|d| d.len() > 1) {
             let prefix = format!("{}/", dir.trim_end_matches('/'));
             s = s.replace(&prefix, "");
         }
         s
+    }
+
+    /// Markdown at the content width, with the content margin.
+    pub fn markdown(&self, src: &str, role: Role) -> Vec<Line<'static>> {
+        let md = MdCtx {
+            theme: self.theme,
+            width: self.inner_width(),
+            base_dir: self.directory,
+            text_role: role,
+        };
+        let mut hl = Recording {
+            highlighter: self.highlighter,
+            pending: false,
+        };
+        let lines = markdown::render(src, &md, &mut hl);
+        if hl.pending {
+            self.pending_highlight.set(true);
+        }
+        lines.into_iter().map(indent).collect()
     }
 }
 
@@ -101,9 +166,32 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
         out.push(Line::from(spans));
     }
     if let Some(err) = &info.error {
-        let text = format!("✗ {}", err.summary());
-        out.extend(ctx.paragraph(&text, Role::Error));
+        out.extend(error_box(&err.summary(), ctx));
     }
+    out
+}
+
+/// An error in a box, so it cannot be mistaken for output.
+fn error_box(text: &str, ctx: &RenderCtx) -> Vec<Line<'static>> {
+    let style = ctx.style(Role::Error);
+    let inner = ctx.inner_width().saturating_sub(4).max(4);
+    let lines = wrap::wrap_text(&sanitize::block(text), style, inner, "");
+    let w = lines.iter().map(|l| l.width()).max().unwrap_or(0);
+    let mut out = vec![Line::styled(
+        format!("{MARGIN}╭─ error {}╮", "─".repeat(w.saturating_sub(6))),
+        style,
+    )];
+    for l in lines {
+        let pad = w.saturating_sub(l.width());
+        let mut spans = vec![Span::styled(format!("{MARGIN}│ "), style)];
+        spans.extend(l.spans);
+        spans.push(Span::styled(format!("{} │", " ".repeat(pad)), style));
+        out.push(Line::from(spans));
+    }
+    out.push(Line::styled(
+        format!("{MARGIN}╰{}╯", "─".repeat(w + 2)),
+        style,
+    ));
     out
 }
 
@@ -112,31 +200,39 @@ pub fn is_card(part: &Part) -> bool {
     matches!(part.body, PartBody::Tool(_) | PartBody::Reasoning(_))
 }
 
-/// Whether a card starts unfolded.
-pub fn expanded_by_default(part: &Part, collapse_reasoning: bool) -> bool {
-    match &part.body {
-        PartBody::Reasoning(_) => !collapse_reasoning,
+/// Whether a card starts unfolded at a detail level.
+pub fn expanded_by_default(part: &Part, collapse_reasoning: bool, detail: Detail) -> bool {
+    match (&part.body, detail) {
+        (_, Detail::Full) => true,
+        (_, Detail::Compact) => false,
+        (PartBody::Reasoning(_), _) => !collapse_reasoning,
         _ => true,
     }
 }
 
 /// Lines for one part. Hidden parts render to no lines at all.
-pub fn part_lines(part: &Part, expanded: bool, ctx: &RenderCtx) -> Vec<Line<'static>> {
+pub fn part_lines(part: &Part, expanded: bool, full: bool, ctx: &RenderCtx) -> Vec<Line<'static>> {
     match &part.body {
         PartBody::Text(t) => {
             if t.text.trim().is_empty() {
                 return Vec::new();
             }
-            let role = if t.synthetic || t.ignored {
-                Role::Muted
-            } else {
-                Role::Text
-            };
-            ctx.paragraph(t.text.trim_end(), role)
+            ctx.markdown(t.text.trim_end(), text_role(t))
         }
         PartBody::Reasoning(r) => reasoning(&r.text, expanded, ctx),
-        PartBody::Tool(tool) => tool_card(part, tool, expanded, ctx),
-        PartBody::StepStart(_) | PartBody::Snapshot(_) => Vec::new(),
+        PartBody::Tool(tool) => super::tools::card(part, tool, expanded, full, ctx),
+        PartBody::StepStart(_) => Vec::new(),
+        PartBody::Snapshot(s) => {
+            if ctx.detail != Detail::Full {
+                return Vec::new();
+            }
+            let id = s.snapshot.as_deref().unwrap_or("");
+            vec![one_line(
+                format!("  ◇ snapshot {}", sanitize::line(id)),
+                ctx.style(Role::Muted),
+                ctx,
+            )]
+        }
         PartBody::StepFinish(s) => {
             let mut bits = vec![format!("{} tokens", format::tokens(s.tokens.sum()))];
             let c = format::cost(s.cost);
@@ -225,6 +321,15 @@ pub fn reasoning_summary(text: &str) -> String {
     sanitize::line(bold.unwrap_or(first).trim()).into_owned()
 }
 
+/// The style of a text part: synthetic and ignored text is muted.
+pub fn text_role(t: &crate::model::part::TextPart) -> Role {
+    if t.synthetic || t.ignored {
+        Role::Muted
+    } else {
+        Role::Text
+    }
+}
+
 fn reasoning(text: &str, expanded: bool, ctx: &RenderCtx) -> Vec<Line<'static>> {
     if text.trim().is_empty() {
         return Vec::new();
@@ -233,94 +338,7 @@ fn reasoning(text: &str, expanded: bool, ctx: &RenderCtx) -> Vec<Line<'static>> 
     let head = format!("{MARGIN}{marker} Thinking: {}", reasoning_summary(text));
     let mut out = vec![one_line(head, ctx.style(Role::Reasoning), ctx)];
     if expanded {
-        out.extend(ctx.paragraph(text.trim(), Role::Reasoning));
-    }
-    out
-}
-
-/// Glyph and role of a tool state.
-pub fn tool_status_look(status: &ToolStatus) -> (&'static str, Role) {
-    match status {
-        ToolStatus::Pending | ToolStatus::Other(_) => ("○", Role::Muted),
-        ToolStatus::Running => ("◐", Role::Running),
-        ToolStatus::Completed => ("✓", Role::Success),
-        ToolStatus::Error => ("✗", Role::Error),
-    }
-}
-
-/// Most lines of tool output shown before "… N more lines".
-const OUTPUT_HEAD: usize = 6;
-const OUTPUT_TAIL: usize = 3;
-
-fn tool_card(part: &Part, tool: &ToolPart, expanded: bool, ctx: &RenderCtx) -> Vec<Line<'static>> {
-    let (glyph, role) = tool_status_look(&tool.state.status);
-    let marker = if expanded { "▾" } else { "▸" };
-    let subject = tool
-        .state
-        .title
-        .clone()
-        .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| input_summary(part));
-    let mut spans = vec![
-        Span::raw(MARGIN),
-        Span::styled(format!("{glyph} "), ctx.style(role)),
-        Span::styled(
-            format!("{marker} {}", sanitize::line(&tool.tool)),
-            ctx.style(Role::Tool),
-        ),
-    ];
-    let mut tail = String::new();
-    if !subject.is_empty() {
-        tail.push_str("  ");
-        tail.push_str(&ctx.short(&subject));
-    }
-    if let (Some(a), Some(b)) = (tool.state.time.start, tool.state.time.end)
-        && b >= a
-        && a > 0
-    {
-        tail.push_str(&format!("  {}", format::duration(b - a)));
-    }
-    let used: usize = spans.iter().map(|s| wrap::width(&s.content)).sum();
-    spans.push(Span::styled(
-        wrap::truncate(&tail, (ctx.width as usize).saturating_sub(used)),
-        ctx.style(Role::Muted),
-    ));
-    let mut out = vec![Line::from(spans)];
-    if !expanded {
-        return out;
-    }
-    if tool.state.status == ToolStatus::Error
-        && let Some(err) = &tool.state.error
-    {
-        out.extend(ctx.paragraph(&format!("  {}", err.trim()), Role::Error));
-    }
-    if let Some(output) = tool
-        .state
-        .output
-        .as_deref()
-        .filter(|o| !o.trim().is_empty())
-    {
-        let clean = sanitize::block(output.trim_end());
-        let lines: Vec<&str> = clean.lines().collect();
-        let total = lines.len();
-        let row = |l: &str| {
-            let text = format!("{MARGIN}  │ {}", ctx.short(l));
-            Line::styled(
-                wrap::truncate(&text, ctx.width as usize),
-                ctx.style(Role::Muted),
-            )
-        };
-        if total > OUTPUT_HEAD + OUTPUT_TAIL + 1 {
-            out.extend(lines[..OUTPUT_HEAD].iter().map(|l| row(l)));
-            let hidden = total - OUTPUT_HEAD - OUTPUT_TAIL;
-            out.push(Line::styled(
-                format!("{MARGIN}  … {hidden} more lines"),
-                ctx.style(Role::Muted),
-            ));
-            out.extend(lines[total - OUTPUT_TAIL..].iter().map(|l| row(l)));
-        } else {
-            out.extend(lines.iter().map(|l| row(l)));
-        }
+        out.extend(ctx.markdown(text.trim(), Role::Reasoning));
     }
     out
 }

@@ -2,14 +2,18 @@
 //! that `App::prepare` laid out, and changes nothing.
 
 pub mod blocks;
+mod diff_view;
 pub mod format;
 mod help;
+pub mod highlight;
+pub mod markdown;
 mod prompt_bar;
 pub mod render_cache;
 mod session_list;
-mod side_panel;
+pub mod side_panel;
 mod status_line;
 pub mod theme;
+pub mod tools;
 pub mod turn_layout;
 mod turn_view;
 pub mod wrap;
@@ -112,6 +116,12 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 ..areas.turns
             };
             side_panel::draw(frame, app, r, true);
+        }
+        Some(Overlay::Diffs) => {
+            if let Some(session) = app.selected_session() {
+                let ctx = app.render_ctx(session, areas.screen.width);
+                diff_view::draw(frame, app, areas.screen, &ctx);
+            }
         }
         None => {}
     }

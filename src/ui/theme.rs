@@ -58,6 +58,8 @@ const BUILT_IN: &[(&str, &str)] = &[
 #[derive(Debug, Clone)]
 pub struct Theme {
     styles: Vec<Style>,
+    /// The syntect theme for code (`syntax = "…"` in a theme file).
+    pub syntax: String,
 }
 
 impl Default for Theme {
@@ -90,7 +92,9 @@ impl Theme {
     /// A theme file: `role = "spec"` lines. Roles it leaves out keep the
     /// default theme's style, so a theme can change just a few.
     pub fn parse(text: &str) -> Result<Theme, String> {
-        let table: BTreeMap<String, String> = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut table: BTreeMap<String, String> =
+            toml::from_str(text).map_err(|e| e.to_string())?;
+        let syntax = table.remove("syntax");
         let base = if std::ptr::eq(text, BUILT_IN[0].1) {
             None
         } else {
@@ -115,7 +119,10 @@ impl Theme {
         {
             return Err(format!("{unknown}: no such role"));
         }
-        Ok(Theme { styles })
+        let syntax = syntax
+            .or_else(|| base.as_ref().map(|b| b.syntax.clone()))
+            .unwrap_or_else(|| "base16-ocean.dark".into());
+        Ok(Theme { styles, syntax })
     }
 }
 

@@ -12,7 +12,7 @@ use ratatui::text::Line;
 
 use super::blocks::{self, RenderCtx};
 use super::render_cache::{Lines, RenderCache};
-use crate::model::{Message, Session};
+use crate::model::{Message, PartBody, Session};
 
 /// A block: a message header (`slot` 0) or its part `slot - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,6 +63,8 @@ pub struct TurnState {
     pub selected: Option<(String, String)>,
     /// Parts whose fold differs from their default.
     toggled: HashSet<String>,
+    /// Parts shown whole (untrimmed output).
+    full: HashSet<String>,
     /// Result of the last `prepare`.
     pub rows: Vec<Row>,
     /// Index of the first visible message, and the message count.
@@ -78,6 +80,7 @@ impl Default for TurnState {
             pending_jump: None,
             selected: None,
             toggled: HashSet::new(),
+            full: HashSet::new(),
             rows: Vec::new(),
             position: (0, 0),
         }
@@ -109,8 +112,52 @@ impl TurnState {
         }
     }
 
-    pub fn is_expanded(&self, part: &crate::model::Part, collapse_reasoning: bool) -> bool {
-        blocks::expanded_by_default(part, collapse_reasoning) != self.toggled.contains(&part.id)
+    pub fn toggle_full(&mut self, part_id: &str) {
+        if !self.full.remove(part_id) {
+            self.full.insert(part_id.to_string());
+            self.toggled.remove(part_id);
+        }
+    }
+
+    /// Fold every reasoning part (or unfold them all, when all are folded).
+    pub fn toggle_all(
+        &mut self,
+        session: &Session,
+        collapse_reasoning: bool,
+        detail: blocks::Detail,
+    ) {
+        let reasoning: Vec<&crate::model::Part> = session
+            .messages
+            .iter()
+            .flat_map(|m| m.parts.iter())
+            .filter(|p| matches!(p.body, crate::model::PartBody::Reasoning(_)))
+            .collect();
+        let all_folded = reasoning
+            .iter()
+            .all(|p| !self.is_expanded(p, collapse_reasoning, detail));
+        for p in reasoning {
+            let default = blocks::expanded_by_default(p, collapse_reasoning, detail);
+            if default == all_folded {
+                self.toggled.remove(&p.id);
+            } else {
+                self.toggled.insert(p.id.clone());
+            }
+        }
+    }
+
+    pub fn is_expanded(
+        &self,
+        part: &crate::model::Part,
+        collapse_reasoning: bool,
+        detail: blocks::Detail,
+    ) -> bool {
+        self.full.contains(&part.id)
+            || blocks::expanded_by_default(part, collapse_reasoning, detail)
+                != self.toggled.contains(&part.id)
+    }
+
+    pub fn is_full(&self, part_id: &str, detail: blocks::Detail) -> bool {
+        detail == blocks::Detail::Full || self.full.contains(part_id)
     }
 
     /// The block under a visible row.
@@ -266,16 +313,40 @@ impl Layout<'_, '_, '_, '_> {
             None => {
                 let id = format!("{}#header", message.info.id);
                 self.cache
-                    .get_or_render(&id, message.revision, ctx.width, true, || {
-                        blocks::message_header(message, ctx)
+                    .get_or_render(&id, message.revision, ctx.width, 0, || {
+                        (blocks::message_header(message, ctx), false)
                     })
             }
             Some(pi) => {
                 let part = &message.parts[pi];
-                let expanded = self.state.is_expanded(part, self.ctx.collapse_reasoning);
+                if let PartBody::Text(t) = &part.body {
+                    let role = blocks::text_role(t);
+                    return self.cache.markdown_stream(
+                        &part.id,
+                        part.revision,
+                        ctx.width,
+                        &t.text,
+                        |src| {
+                            ctx.pending_highlight.set(false);
+                            let lines = if src.trim().is_empty() {
+                                Vec::new()
+                            } else {
+                                ctx.markdown(src.trim_end(), role)
+                            };
+                            (lines, ctx.pending_highlight.get())
+                        },
+                    );
+                }
+                let expanded =
+                    self.state
+                        .is_expanded(part, self.ctx.collapse_reasoning, ctx.detail);
+                let full = self.state.is_full(&part.id, ctx.detail);
+                let variant = variant(part, expanded, full, ctx);
                 self.cache
-                    .get_or_render(&part.id, part.revision, ctx.width, expanded, || {
-                        blocks::part_lines(part, expanded, ctx)
+                    .get_or_render(&part.id, part.revision, ctx.width, variant, || {
+                        ctx.pending_highlight.set(false);
+                        let lines = blocks::part_lines(part, expanded, full, ctx);
+                        (lines, ctx.pending_highlight.get())
                     })
             }
         }
@@ -352,7 +423,7 @@ impl Layout<'_, '_, '_, '_> {
                 break;
             }
             let lines = self.lines(p);
-            for line in lines.iter().skip(skip) {
+            for line in lines.iter_from(skip) {
                 if self.state.rows.len() >= height {
                     break;
                 }
@@ -443,4 +514,35 @@ fn anchor_of(session: &Session, pos: Pos, offset: usize) -> Anchor {
         part_id: pos.part().map(|pi| m.parts[pi].id.clone()),
         offset,
     }
+}
+
+/// Everything besides the part's own revision that its lines depend on: the
+/// fold, the detail level, a waiting permission, the clock of a running
+/// tool (its spinner and elapsed time), and a subagent's progress.
+fn variant(part: &crate::model::Part, expanded: bool, full: bool, ctx: &blocks::RenderCtx) -> u64 {
+    let mut v = expanded as u64 | (full as u64) << 1 | (ctx.detail as u64) << 2;
+    if let PartBody::Tool(t) = &part.body {
+        if ctx.awaiting.contains(&t.call_id) {
+            v |= 1 << 4;
+        }
+        if matches!(
+            t.state.status,
+            crate::model::ToolStatus::Running | crate::model::ToolStatus::Pending
+        ) {
+            v ^= ((ctx.now_ms / 250) as u64) << 8;
+            if t.tool == "task"
+                && let Some(child) = part
+                    .tool_state_field("metadata")
+                    .and_then(|m| {
+                        m.get("sessionId")
+                            .and_then(|s| s.as_str())
+                            .map(str::to_string)
+                    })
+                    .and_then(|id| ctx.store.and_then(|s| s.session(&id)))
+            {
+                v ^= child.revision.rotate_left(32);
+            }
+        }
+    }
+    v
 }

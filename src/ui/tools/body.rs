@@ -1,0 +1,248 @@
+//! Building a card's body: labelled values, wrapped text, command output
+//! (ANSI colours kept as styles), highlighted code and diffs with line
+//! numbers, each trimmed to a head and a tail unless the card is full.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::super::blocks::RenderCtx;
+use super::super::highlight::Lookup;
+use super::super::theme::Role;
+use super::super::wrap;
+use crate::sanitize;
+
+/// Body lines start under the tool name.
+const INDENT: &str = "    ";
+/// Lines shown before and after "… N more lines" in a trimmed card.
+const HEAD: usize = 8;
+const TAIL: usize = 4;
+
+pub struct Body<'a> {
+    ctx: &'a RenderCtx<'a>,
+    full: bool,
+    lines: Vec<Line<'static>>,
+}
+
+impl<'a> Body<'a> {
+    pub fn new(ctx: &'a RenderCtx<'a>, full: bool) -> Self {
+        Body {
+            ctx,
+            full,
+            lines: Vec::new(),
+        }
+    }
+
+    pub fn into_lines(self) -> Vec<Line<'static>> {
+        self.lines
+    }
+
+    fn width(&self) -> usize {
+        (self.ctx.width as usize)
+            .saturating_sub(INDENT.len())
+            .max(8)
+    }
+
+    fn style(&self, role: Role) -> Style {
+        self.ctx.theme.style(role)
+    }
+
+    /// `label value`, the label muted.
+    pub fn kv(&mut self, label: &str, value: &str) {
+        if value.is_empty() {
+            return;
+        }
+        let pieces = vec![
+            (format!("{label} "), self.style(Role::Muted)),
+            (self.ctx.short(value), self.style(Role::Text)),
+        ];
+        for l in wrap::wrap_spans(&pieces, self.width(), "  ") {
+            self.push_indented(l);
+        }
+    }
+
+    /// Wrapped text in one role.
+    pub fn text(&mut self, text: &str, role: Role) {
+        let clean = sanitize::block(text);
+        for l in wrap::wrap_text(&self.ctx.short(&clean), self.style(role), self.width(), "") {
+            self.push_indented(l);
+        }
+    }
+
+    fn push_indented(&mut self, mut line: Line<'static>) {
+        line.spans.insert(0, Span::raw(INDENT));
+        self.lines.push(line);
+    }
+
+    /// Keep a head and a tail of `rows` unless full; says how many were cut.
+    fn trimmed(&mut self, rows: Vec<Line<'static>>) {
+        let total = rows.len();
+        if self.full || total <= HEAD + TAIL + 1 {
+            self.lines.extend(rows);
+            return;
+        }
+        let mut rows = rows;
+        let tail = rows.split_off(total - TAIL);
+        rows.truncate(HEAD);
+        self.lines.extend(rows);
+        self.lines.push(Line::styled(
+            format!("{INDENT}… {} more lines (o shows all)", total - HEAD - TAIL),
+            self.style(Role::Muted),
+        ));
+        self.lines.extend(tail);
+    }
+
+    /// Command output: ANSI SGR colours become styles; every other sequence
+    /// and control character is made inert.
+    pub fn output(&mut self, text: &str) {
+        let text = text.trim_end_matches(['\n', '\r', ' ']);
+        if text.is_empty() {
+            return;
+        }
+        let bar = self.style(Role::Muted);
+        let base = self.style(Role::Text);
+        let width = self.width().saturating_sub(2);
+        let mut rows = Vec::new();
+        for raw in text.split('\n') {
+            let pieces = ansi_pieces(raw, base);
+            for mut l in wrap::wrap_spans(&pieces, width, "") {
+                l.spans.insert(0, Span::styled(format!("{INDENT}│ "), bar));
+                rows.push(l);
+            }
+        }
+        self.trimmed(rows);
+    }
+
+    /// Source code with line numbers, highlighted when the highlighter has it.
+    pub fn code(&mut self, lang: &str, text: &str, first_line: usize) {
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        let styled: Vec<Vec<(String, Style)>> = match self.ctx.highlighter.lookup(lang, text) {
+            Lookup::Ready(h) => h.iter().cloned().collect(),
+            other => {
+                if matches!(other, Lookup::Pending) {
+                    self.ctx.pending_highlight.set(true);
+                }
+                let code = self.style(Role::Code);
+                text.split('\n')
+                    .map(|l| vec![(l.to_string(), code)])
+                    .collect()
+            }
+        };
+        let last = first_line + styled.len();
+        let num_w = last.to_string().len();
+        let gutter = self.style(Role::Muted);
+        let width = self.width().saturating_sub(num_w + 3);
+        let mut rows = Vec::new();
+        for (i, pieces) in styled.iter().enumerate() {
+            let clean: Vec<(String, Style)> = pieces
+                .iter()
+                .map(|(t, s)| (sanitize::line(t).into_owned(), *s))
+                .collect();
+            for (j, mut l) in wrap::wrap_spans(&clean, width, "").into_iter().enumerate() {
+                let n = if j == 0 {
+                    format!("{:>num_w$}", first_line + i)
+                } else {
+                    " ".repeat(num_w)
+                };
+                l.spans
+                    .insert(0, Span::styled(format!("{INDENT}{n} │ "), gutter));
+                rows.push(l);
+            }
+        }
+        self.trimmed(rows);
+    }
+
+    /// A unified diff, coloured, with old and new line numbers.
+    pub fn diff(&mut self, patch: &str) {
+        let rows = diff_lines(patch, self.ctx, self.width());
+        let rows = rows.into_iter().map(|mut l| {
+            l.spans.insert(0, Span::raw(INDENT));
+            l
+        });
+        self.trimmed(rows.collect());
+    }
+
+    /// A raw line, already styled.
+    pub fn line(&mut self, line: Line<'static>) {
+        self.push_indented(line);
+    }
+}
+
+/// Pieces of one output line with ANSI SGR colours as styles.
+pub fn ansi_pieces(raw: &str, base: Style) -> Vec<(String, Style)> {
+    use ansi_to_tui::IntoText;
+    if !raw.contains('\u{1b}') {
+        return vec![(sanitize::line(raw).into_owned(), base)];
+    }
+    match raw.as_bytes().into_text() {
+        Ok(text) => text
+            .lines
+            .into_iter()
+            .flat_map(|l| l.spans.into_iter())
+            .map(|s| (sanitize::line(&s.content).into_owned(), base.patch(s.style)))
+            .collect(),
+        Err(_) => vec![(sanitize::line(raw).into_owned(), base)],
+    }
+}
+
+/// A unified diff as coloured lines with a gutter of old/new line numbers.
+pub fn diff_lines(patch: &str, ctx: &RenderCtx, width: usize) -> Vec<Line<'static>> {
+    let add = ctx.theme.style(Role::DiffAdd);
+    let del = ctx.theme.style(Role::DiffDel);
+    let hunk = ctx.theme.style(Role::DiffHunk);
+    let muted = ctx.theme.style(Role::Muted);
+    let text = ctx.theme.style(Role::Text);
+    let (mut old, mut new) = (0usize, 0usize);
+    let mut out = Vec::new();
+    for raw in patch.lines() {
+        if raw.starts_with("Index:")
+            || raw.starts_with("====")
+            || raw.starts_with("--- ")
+            || raw.starts_with("+++ ")
+        {
+            continue;
+        }
+        if let Some(h) = raw.strip_prefix("@@") {
+            let nums: Vec<usize> = h
+                .split([' ', ',', '-', '+', '@'])
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            if nums.len() >= 3 {
+                old = nums[0];
+                new = nums[if nums.len() >= 4 { 2 } else { 1 }];
+            }
+            out.push(Line::styled(
+                wrap::truncate(&sanitize::line(raw), width),
+                hunk,
+            ));
+            continue;
+        }
+        let (o, n, style, sign) = match raw.chars().next() {
+            Some('+') => {
+                new += 1;
+                (String::new(), (new - 1).to_string(), add, "+")
+            }
+            Some('-') => {
+                old += 1;
+                ((old - 1).to_string(), String::new(), del, "-")
+            }
+            Some('\\') => (String::new(), String::new(), muted, ""),
+            _ => {
+                old += 1;
+                new += 1;
+                ((old - 1).to_string(), (new - 1).to_string(), text, " ")
+            }
+        };
+        let body = raw.get(1..).unwrap_or("");
+        let gutter = format!("{o:>4} {n:>4} ");
+        let content = wrap::truncate(
+            &sanitize::line(body),
+            width.saturating_sub(gutter.len() + 2),
+        );
+        out.push(Line::from(vec![
+            Span::styled(gutter, muted),
+            Span::styled(format!("{sign} "), style),
+            Span::styled(content, style),
+        ]));
+    }
+    out
+}
