@@ -89,12 +89,15 @@ impl RenderCtx<'_> {
 
     /// One line of untrusted text, paths under the session directory shortened.
     pub fn short(&self, text: &str) -> String {
-        let mut s = sanitize::line(text).into_owned();
-        if let Some(dir) = self.directory.filter(|d| d.len() > 1) {
-            let prefix = format!("{}/", dir.trim_end_matches('/'));
-            s = s.replace(&prefix, "");
+        self.relative(&sanitize::line(text))
+    }
+
+    /// Paths under the session directory shown relative to it.
+    pub fn relative(&self, text: &str) -> String {
+        match self.directory.filter(|d| d.len() > 1) {
+            Some(dir) => text.replace(&format!("{}/", dir.trim_end_matches('/')), ""),
+            None => text.to_string(),
         }
-        s
     }
 
     /// Markdown at the content width, with the content margin.

@@ -205,12 +205,17 @@ impl Renderer<'_, '_> {
     }
 
     fn event(&mut self, event: Event) {
+        if self.table.is_some()
+            && let Event::Text(t) | Event::Code(t) = &event
+        {
+            let clean = self.clean(t).replace('\n', " ");
+            if let Some(table) = &mut self.table {
+                table.cell.push_str(&clean);
+            }
+            return;
+        }
         if let Some(table) = &mut self.table {
             match &event {
-                Event::Text(t) | Event::Code(t) => {
-                    table.cell.push_str(&sanitize::line(t));
-                    return;
-                }
                 Event::End(TagEnd::TableCell) => {
                     let cell = std::mem::take(&mut table.cell);
                     table.row.push(cell);
@@ -584,6 +589,18 @@ impl Renderer<'_, '_> {
         let head = self.theme().style(Role::Title);
         let text = self.theme().style(self.ctx.text_role);
         let mut lines = Vec::new();
+        if widths.iter().sum::<usize>() + 3 * (cols - 1) + self.prefix_width() > self.ctx.width {
+            // Too narrow for columns: one wrapped line per row.
+            let width = self.ctx.width.saturating_sub(self.prefix_width()).max(4);
+            for (ri, row) in table.rows.iter().enumerate() {
+                let style = if ri < table.header_rows { head } else { text };
+                let joined = row.iter().map(|c| c.trim()).collect::<Vec<_>>().join(" │ ");
+                lines.extend(wrap::wrap_spans(&[(joined, style)], width, "  "));
+            }
+            self.emit(lines);
+            self.gap = true;
+            return;
+        }
         for (ri, row) in table.rows.iter().enumerate() {
             let mut spans = Vec::new();
             for (c, w) in widths.iter().enumerate() {

@@ -62,8 +62,8 @@ impl<'a> Body<'a> {
 
     /// Wrapped text in one role.
     pub fn text(&mut self, text: &str, role: Role) {
-        let clean = sanitize::block(text);
-        for l in wrap::wrap_text(&self.ctx.short(&clean), self.style(role), self.width(), "") {
+        let clean = self.ctx.relative(&sanitize::block(text));
+        for l in wrap::wrap_text(&clean, self.style(role), self.width(), "") {
             self.push_indented(l);
         }
     }

@@ -173,7 +173,7 @@ pub fn card(
     let subject = renderer.subject(&view);
     if !subject.is_empty() {
         tail.push_str("  ");
-        tail.push_str(&sanitize::line(&subject));
+        tail.push_str(&ctx.short(&subject));
     }
     let mut status = Vec::new();
     if !label.is_empty() && label != "running" {
@@ -199,6 +199,7 @@ pub fn card(
         return out;
     }
     let mut body = Body::new(ctx, full);
+    renderer.body(&view, &mut body);
     if let Some(err) = tool.state.error.as_deref().filter(|e| !e.trim().is_empty()) {
         let r = match end {
             Some(Ending::Rejected) => Role::Warning,
@@ -207,7 +208,6 @@ pub fn card(
         };
         body.text(err.trim(), r);
     }
-    renderer.body(&view, &mut body);
     out.extend(body.into_lines());
     out
 }
