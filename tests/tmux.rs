@@ -223,7 +223,13 @@ fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
     ));
     t.wait_for("the demo", |s| s.contains("Sessions"));
     // The echoed command line holds "exit=$?" too: wait for the digits.
-    let ended = |s: &str| s.lines().any(|l| l.trim().strip_prefix("exit=").is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit())));
+    let ended = |s: &str| {
+        s.lines().any(|l| {
+            l.trim()
+                .strip_prefix("exit=")
+                .is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit()))
+        })
+    };
     let screen = t.wait_for("the app to end", ended);
     assert!(screen.contains("exit=101"), "{screen}");
     assert!(

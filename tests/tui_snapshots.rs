@@ -263,3 +263,44 @@ fn selected_row(screen: &str) -> String {
         .unwrap_or("")
         .to_string()
 }
+
+#[test]
+fn diff_overlay_unified_and_side_by_side() {
+    let mut app = ended(app(&fixture("b_edit_write_diff", "event.jsonl")));
+    press(&mut app, &["D"]);
+    let unified = screen(&mut app, 120, 30);
+    assert!(
+        unified.contains("Modified files") && unified.contains("2 +     # friendlier greeting"),
+        "{unified}"
+    );
+    insta::assert_snapshot!("diff_unified_120x30", unified);
+    let wide = screen(&mut app, 200, 30);
+    assert!(
+        wide.lines()
+            .any(|l| l.contains("return 'hello ' + name") && l.contains("# friendlier greeting")),
+        "old and new side by side:\n{wide}"
+    );
+    insta::assert_snapshot!("diff_side_by_side_200x30", wide);
+    press(&mut app, &["j"]);
+    let second = screen(&mut app, 120, 30);
+    assert!(second.contains("circle_area"), "{second}");
+    press(&mut app, &["esc"]);
+    assert!(!screen(&mut app, 120, 30).contains("Modified files ("));
+}
+
+#[test]
+fn detail_levels_and_whole_output() {
+    let mut app = ended(app(&fixture("e_task_subagent", "event.jsonl")));
+    press(&mut app, &["tab", "g"]);
+    press(&mut app, &["d", "d"]);
+    let compact = screen(&mut app, 100, 30);
+    assert!(
+        compact.contains("✓ ▸ task")
+            && !compact.contains("<task_result>")
+            && !compact.contains("It adds"),
+        "{compact}"
+    );
+    press(&mut app, &["d"]);
+    let normal = screen(&mut app, 100, 30);
+    assert!(normal.contains("✓ ▾ task"), "{normal}");
+}

@@ -98,6 +98,8 @@ pub struct App {
     pub detail: Detail,
     /// Tool calls a pending permission or question names (laid out by `prepare`).
     pub awaiting: HashSet<String>,
+    /// The selected session's modified files, and the revision they are of.
+    pub files: (String, u64, Vec<(String, u64, u64)>),
     /// The diff overlay's chosen file and scroll.
     pub diff_file: usize,
     pub diff_scroll: u16,
@@ -146,6 +148,7 @@ impl App {
             awaiting: HashSet::new(),
             diff_file: 0,
             diff_scroll: 0,
+            files: Default::default(),
         })
     }
 
@@ -241,6 +244,16 @@ impl App {
         let Some(id) = self.selected.clone() else {
             return;
         };
+        if let Some(session) = self.store.session(&id)
+            && (self.files.0 != id || self.files.1 != session.revision)
+        {
+            // Only when the session changed: it walks every message.
+            self.files = (
+                id.clone(),
+                session.revision,
+                ui::side_panel::modified_files(session),
+            );
+        }
         // Taken out for the layout, which reads everything else.
         let mut state = self.turns.remove(&id).unwrap_or_default();
         let mut cache = std::mem::take(&mut self.cache);

@@ -87,7 +87,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
         ]));
     }
     lines.push(Line::default());
-    let files = modified_files(session);
+    let files = if app.files.0 == session.info.id {
+        app.files.2.clone()
+    } else {
+        modified_files(session)
+    };
     lines.push(Line::styled(
         format!("Modified files {}", files.len()),
         theme.style(Role::Title),

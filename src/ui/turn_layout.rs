@@ -35,6 +35,8 @@ pub enum Jump {
     PrevTurn,
     /// Bring this part (message id, part id) into view.
     Reveal(String, String),
+    /// Put this message at the top.
+    ToMessage(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,6 +270,16 @@ impl TurnState {
                     }
                     _ => (cur, off),
                 }
+            }
+            Some(Jump::ToMessage(mid)) => {
+                lay.state.follow = false;
+                (
+                    find_pos(session, &mid, None).unwrap_or(Pos {
+                        message: 0,
+                        slot: 0,
+                    }),
+                    0,
+                )
             }
             None => lay.current_top(last, height),
         };
