@@ -152,7 +152,7 @@ fn delta_cost(at_kb: usize) -> Duration {
         while s.len() < 1000 {
             s.push_str(paragraph);
         }
-        if k % 3 == 0 {
+        if k.is_multiple_of(3) {
             s.push_str("\\n\\n```python\\nprint(1)\\n```\\n\\n");
         } else {
             s.push_str("\\n\\n");
