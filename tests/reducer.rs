@@ -436,6 +436,7 @@ fn todo_updates_materialise_as_stream_only_parts_that_survive_finalisation() {
     s.finalize_session(
         SES,
         vec![(user, vec![]), (info, vec![server_text])],
+        None,
         &mut NoObserver,
     );
     let m = s.session(SES).unwrap().message(ASSIST).unwrap();
@@ -649,4 +650,22 @@ fn insta_like(got: &[&str]) {
         "every delta in the capture reaches the observer"
     );
     assert!(got[0].starts_with("message_updated msg_2028fa44f001"));
+}
+
+#[test]
+fn an_older_page_replaces_only_its_own_range() {
+    let mut s = Store::new();
+    let info = |id: &str| {
+        MessageInfo::from_raw(&serde_json::value::to_raw_value(&json!({"id": id, "sessionID": SES, "role": "user"})).unwrap()).unwrap()
+    };
+    s.finalize_session(SES, vec![(info("msg_3"), vec![]), (info("msg_4"), vec![])], None, &mut NoObserver);
+    // The page before msg_3, from the server: msg_1 and msg_2.
+    s.finalize_session(SES, vec![(info("msg_1"), vec![]), (info("msg_2"), vec![])], Some("msg_3"), &mut NoObserver);
+    let ids: Vec<&str> = s.session(SES).unwrap().messages.iter().map(|m| m.id()).collect();
+    assert_eq!(ids, ["msg_1", "msg_2", "msg_3", "msg_4"]);
+    // The newest page again, without msg_4 (removed on the server): it goes,
+    // the older page stays.
+    s.finalize_session(SES, vec![(info("msg_3"), vec![])], None, &mut NoObserver);
+    let ids: Vec<&str> = s.session(SES).unwrap().messages.iter().map(|m| m.id()).collect();
+    assert_eq!(ids, ["msg_1", "msg_2", "msg_3"]);
 }

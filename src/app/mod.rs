@@ -21,6 +21,7 @@ use ratatui::layout::Rect;
 
 use crate::model::{Effect, NoObserver, SessionStatus, Store};
 use crate::source::IngestStats;
+use crate::source::live::LiveCommand;
 use crate::source::player::{SourceMsg, SourceState};
 use crate::source::replay::apply_record;
 use crate::ui::blocks::{Detail, RenderCtx};
@@ -98,6 +99,12 @@ pub struct App {
     pub detail: Detail,
     /// Tool calls a pending permission or question names (laid out by `prepare`).
     pub awaiting: HashSet<String>,
+    /// Asks the live source for data (`None` in replay).
+    pub live: Option<tokio::sync::mpsc::UnboundedSender<LiveCommand>>,
+    /// Sessions whose messages were asked for, and pages asked for.
+    requested: HashSet<String>,
+    /// The last problem a source reported without failing.
+    pub notice: Option<String>,
     /// The selected session's modified files, and the revision they are of.
     pub files: (String, u64, Vec<(String, u64, u64)>),
     /// The diff overlay's chosen file and scroll.
@@ -149,6 +156,9 @@ impl App {
             diff_file: 0,
             diff_scroll: 0,
             files: Default::default(),
+            live: None,
+            requested: HashSet::new(),
+            notice: None,
         })
     }
 
@@ -167,7 +177,29 @@ impl App {
     pub fn on_source(&mut self, msg: SourceMsg) -> bool {
         match msg {
             SourceMsg::State(state) => {
+                if state == SourceState::Live {
+                    self.notice = None;
+                }
                 self.source.state = state;
+                true
+            }
+            SourceMsg::Messages { session_id, messages, before } => {
+                self.store.finalize_session(&session_id, messages, before.as_deref(), &mut NoObserver);
+                self.select_first_if_none();
+                true
+            }
+            SourceMsg::Reconcile { sessions, pending_prompts } => {
+                self.store.retain_sessions(&sessions);
+                self.store.settle_missing_prompts(&pending_prompts);
+                if self.selected.as_ref().is_some_and(|s| !sessions.contains(s)) {
+                    self.selected = None;
+                }
+                self.select_first_if_none();
+                true
+            }
+            SourceMsg::Notice(text) => {
+                tracing::warn!("source: {text}");
+                self.notice = Some(text);
                 true
             }
             SourceMsg::Record(record) => {
@@ -188,12 +220,36 @@ impl App {
                 {
                     self.event_clock_ms = self.event_clock_ms.max(t);
                 }
-                if self.selected.is_none() {
-                    self.selected = self.store.root_sessions().next().map(|s| s.info.id.clone());
-                }
+                self.select_first_if_none();
                 // Every applied change shows somewhere: the list always shows
                 // each session's status, time and cost.
                 true
+            }
+        }
+    }
+
+    fn select_first_if_none(&mut self) {
+        if self.selected.is_none() {
+            self.selected = self.store.root_sessions().next().map(|s| s.info.id.clone());
+        }
+    }
+
+    /// Queue the loads the view needs from a live source: the open
+    /// session's messages (once), and the page before the first message
+    /// when the view is scrolled to the very top.
+    fn request_loads(&mut self) {
+        let (Some(live), Some(id)) = (&self.live, self.selected.clone()) else { return };
+        if self.requested.insert(id.clone()) {
+            let _ = live.send(LiveCommand::Open(id.clone()));
+        }
+        let at_top = self.turns.get(&id).is_some_and(|t| !t.follow && t.position.0 == 0 && !t.rows.is_empty());
+        if at_top
+            && let Some(first) = self.store.session(&id).and_then(|s| s.messages.first())
+            && !first.placeholder
+        {
+            let key = format!("{id}<{}", first.info.id);
+            if self.requested.insert(key) {
+                let _ = live.send(LiveCommand::Older { session: id, before: first.info.id.clone() });
             }
         }
     }
@@ -267,6 +323,7 @@ impl App {
         }
         self.cache = cache;
         self.turns.insert(id, state);
+        self.request_loads();
     }
 
     /// What rendering a session's blocks needs, at a width.

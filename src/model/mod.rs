@@ -10,6 +10,7 @@ pub mod observer;
 pub mod part;
 pub mod part_source;
 pub mod prompt;
+mod reconcile;
 mod reducer;
 pub mod session;
 pub mod store;

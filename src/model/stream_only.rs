@@ -67,13 +67,15 @@ impl Store {
 
     /// Replace a session's streamed messages by the server's authoritative
     /// list (`GET /session/{id}/message`, possibly only the newest page).
-    /// Messages inside the fetched range that the server no longer has are
-    /// dropped; older messages outside it are untouched; stream-only parts
-    /// survive, in their message when it is still there.
+    /// Messages inside the fetched range (from its oldest message up to
+    /// `before`, or to the end) that the server no longer has are dropped;
+    /// messages outside it are untouched; stream-only parts survive, in
+    /// their message when it is still there.
     pub fn finalize_session(
         &mut self,
         session_id: &str,
         fetched: Vec<(MessageInfo, Vec<Part>)>,
+        before: Option<&str>,
         obs: &mut dyn ReplyObserver,
     ) -> Outcome {
         let (si, _) = self.session_or_placeholder(session_id);
@@ -99,7 +101,12 @@ impl Store {
         };
         let session = &mut self.sessions[si];
         let split = session.messages.partition_point(|m| m.info.id < oldest);
-        let replaced: Vec<Message> = session.messages.drain(split..).collect();
+        // An older page covers only up to the message it was fetched before.
+        let end = match before {
+            Some(b) => session.messages.partition_point(|m| m.info.id.as_str() < b).max(split),
+            None => session.messages.len(),
+        };
+        let replaced: Vec<Message> = session.messages.drain(split..end).collect();
         let mut keep: Vec<Part> = Vec::new();
         for old in &replaced {
             keep.extend(old.parts.iter().filter(|p| p.is_stream_only()).cloned());
@@ -124,7 +131,9 @@ impl Store {
                 message.parts.insert(pi, part);
             }
         }
+        let tail = session.messages.split_off(split);
         session.messages.extend(fetched);
+        session.messages.extend(tail);
         self.touch(si, None);
         Outcome::applied(Change {
             session: Some(session_id.to_string()),

@@ -1,6 +1,8 @@
 //! Sources of events: recordings (replay) and, later, a live server.
 
 pub mod lines;
+pub mod live;
+pub mod msg;
 pub mod player;
 pub mod record;
 pub mod replay;

@@ -11,23 +11,7 @@ use tokio::time::Instant;
 
 use super::replay::{Record, ReplayReader};
 
-/// Where a source is at, for the status line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceState {
-    /// Records are flowing.
-    Playing,
-    /// The source reached its end.
-    Ended,
-    /// The source failed; the message says why.
-    Failed(String),
-}
-
-/// What a source sends the app.
-#[derive(Debug)]
-pub enum SourceMsg {
-    Record(Box<Record>),
-    State(SourceState),
-}
+pub use super::msg::{SourceMsg, SourceState};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pace {

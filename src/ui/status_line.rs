@@ -12,7 +12,6 @@ use super::wrap;
 use crate::app::keymap::Action;
 use crate::app::{App, Focus};
 use crate::sanitize;
-use crate::source::player::SourceState;
 
 /// The hints shown per focus, most useful first; cut to fit.
 const SESSION_HINTS: &[Action] = &[
@@ -36,12 +35,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let bar = theme.style(Role::StatusBar);
     let key = theme.style(Role::StatusKey);
 
-    let state = match &app.source.state {
-        SourceState::Playing => "playing".to_string(),
-        SourceState::Ended => "ended".to_string(),
-        SourceState::Failed(e) => format!("failed: {}", sanitize::line(e)),
-    };
+    let state = sanitize::line(&app.source.state.label()).into_owned();
     let mut left = format!(" {} · {state}", sanitize::line(&app.source.label));
+    if let Some(notice) = &app.notice {
+        left.push_str(&format!(" · {}", sanitize::line(notice)));
+    }
     if app.stats.malformed > 0 {
         left.push_str(&format!(" · {} bad lines", app.stats.malformed));
     }

@@ -1,0 +1,72 @@
+//! Re-sync after a gap. The server's SSE has no replay, so after a
+//! reconnect the store is reconciled with what a fresh load says, by id:
+//! sessions the server no longer has go, prompts it no longer lists are
+//! settled. Everything the snapshot does list is applied through the
+//! reducer as usual (idempotent by id).
+
+use std::collections::HashSet;
+
+use super::prompt::Resolution;
+use super::store::{Change, Outcome, Store};
+
+impl Store {
+    /// Drop sessions absent from the server's full list.
+    pub fn retain_sessions(&mut self, listed: &HashSet<String>) -> Outcome {
+        let before = self.sessions.len();
+        self.sessions.retain(|s| listed.contains(&s.info.id));
+        let changed = self.sessions.len() != before;
+        if changed {
+            self.revision += 1;
+            self.last_session = 0;
+        }
+        Outcome::applied(Change { session_list: changed, ..Default::default() })
+    }
+
+    /// Settle pending prompts the server no longer lists.
+    pub fn settle_missing_prompts(&mut self, pending: &HashSet<String>) -> Outcome {
+        let mut changed = false;
+        for p in self.prompts.iter_mut() {
+            if p.resolution.is_none() && !pending.contains(p.request.id()) {
+                p.resolution = Some(Resolution::Gone);
+                changed = true;
+            }
+        }
+        if changed {
+            self.revision += 1;
+        }
+        Outcome::applied(Change { prompts: changed, session_list: changed, ..Default::default() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::NoObserver;
+    use crate::source::record::{Decoded, decode};
+
+    fn apply(s: &mut Store, line: &str) {
+        if let Decoded::Event(e) = decode(line).unwrap() {
+            s.apply(e, &mut NoObserver);
+        }
+    }
+
+    #[test]
+    fn a_resync_drops_vanished_sessions_and_settles_vanished_prompts() {
+        let mut s = Store::new();
+        for id in ["ses_a", "ses_b"] {
+            apply(&mut s, &format!(r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"t"}}}}}}"#));
+        }
+        apply(&mut s, r#"{"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_a","permission":"bash","patterns":[]}}"#);
+        apply(&mut s, r#"{"type":"permission.asked","properties":{"id":"per_2","sessionID":"ses_a","permission":"bash","patterns":[]}}"#);
+        let out = s.retain_sessions(&["ses_a".to_string()].into());
+        assert!(out.change.session_list);
+        assert!(s.session("ses_b").is_none() && s.session("ses_a").is_some());
+        let out = s.settle_missing_prompts(&["per_2".to_string()].into());
+        assert!(out.change.prompts);
+        let pending: Vec<&str> = s.pending_prompts().map(|p| p.request.id()).collect();
+        assert_eq!(pending, ["per_2"]);
+        assert_eq!(s.prompt("per_1").unwrap().resolution, Some(Resolution::Gone));
+        // Again: nothing more to do.
+        assert!(!s.settle_missing_prompts(&["per_2".to_string()].into()).change.prompts);
+    }
+}

@@ -1,0 +1,229 @@
+//! The opencode server's REST API, as far as a viewer needs it. Every
+//! request has a timeout; a failure says which request, the HTTP status and
+//! the server's own message. The password never appears in a message or in
+//! `Debug` output.
+
+use std::fmt;
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+/// How long one REST request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Clone)]
+pub struct Auth {
+    pub username: String,
+    pub password: String,
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Auth {{ username: {:?}, password: <hidden> }}", self.username)
+    }
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    #[error("authentication failed (HTTP 401) on {path}: set OPENCODE_SERVER_PASSWORD or --password (user {user:?})")]
+    Unauthorized { path: String, user: String },
+    #[error("HTTP {status} on {path}: {message}")]
+    Status { path: String, status: u16, message: String },
+    #[error("{path}: {message}")]
+    Transport { path: String, message: String },
+}
+
+impl ApiError {
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ApiError::Unauthorized { .. } => Some(401),
+            ApiError::Status { status, .. } => Some(*status),
+            ApiError::Transport { .. } => None,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Client {
+    base: String,
+    http: reqwest::Client,
+    auth: Option<Auth>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client").field("base", &self.base).field("auth", &self.auth).finish()
+    }
+}
+
+impl Client {
+    pub fn new(base: &str, auth: Option<Auth>) -> Client {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .expect("an HTTP client with default TLS settings");
+        Client { base: base.trim_end_matches('/').to_string(), http, auth }
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// A request builder with auth; `timeout` is `None` for streams.
+    pub fn request(&self, method: Method, path: &str, timeout: Option<Duration>) -> reqwest::RequestBuilder {
+        let mut rb = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(t) = timeout {
+            rb = rb.timeout(t);
+        }
+        if let Some(a) = &self.auth {
+            rb = rb.basic_auth(&a.username, Some(&a.password));
+        }
+        rb
+    }
+
+    pub fn error_for(&self, path: &str, status: StatusCode, body: &str) -> ApiError {
+        if status == StatusCode::UNAUTHORIZED {
+            return ApiError::Unauthorized {
+                path: path.to_string(),
+                user: self.auth.as_ref().map(|a| a.username.clone()).unwrap_or_else(|| "opencode".into()),
+            };
+        }
+        ApiError::Status { path: path.to_string(), status: status.as_u16(), message: server_message(body) }
+    }
+
+    pub fn transport_error(path: &str, e: &reqwest::Error) -> ApiError {
+        let message = if e.is_timeout() {
+            "timed out".to_string()
+        } else if e.is_connect() {
+            "cannot connect to the server".to_string()
+        } else {
+            // reqwest's message carries the URL, never the credentials.
+            e.to_string()
+        };
+        ApiError::Transport { path: path.to_string(), message }
+    }
+
+    async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> Result<String, ApiError> {
+        let mut rb = self.request(method, path, Some(REQUEST_TIMEOUT));
+        if let Some(b) = body {
+            rb = rb.json(b);
+        }
+        let resp = rb.send().await.map_err(|e| Client::transport_error(path, &e))?;
+        let status = resp.status();
+        let text = resp.text().await.map_err(|e| Client::transport_error(path, &e))?;
+        if !status.is_success() {
+            return Err(self.error_for(path, status, &text));
+        }
+        Ok(text)
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value, ApiError> {
+        let text = self.send(Method::GET, path, None).await?;
+        serde_json::from_str(&text).map_err(|e| ApiError::Transport { path: path.to_string(), message: format!("invalid JSON: {e}") })
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
+        let text = self.send(Method::POST, path, Some(body)).await?;
+        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    pub async fn health(&self) -> Result<Value, ApiError> {
+        self.get("/global/health").await
+    }
+
+    pub async fn sessions(&self) -> Result<Vec<Value>, ApiError> {
+        array(self.get("/session").await?)
+    }
+
+    /// `{sessionID: status}` for sessions that are not idle.
+    pub async fn statuses(&self) -> Result<Value, ApiError> {
+        self.get("/session/status").await
+    }
+
+    /// The newest `limit` messages (before `before`, when given), oldest first.
+    pub async fn messages(&self, session: &str, limit: usize, before: Option<&str>) -> Result<Vec<Value>, ApiError> {
+        let mut path = format!("/session/{}/message?limit={limit}", enc(session));
+        if let Some(b) = before {
+            path.push_str(&format!("&before={}", enc(b)));
+        }
+        array(self.get(&path).await?)
+    }
+
+    pub async fn todos(&self, session: &str) -> Result<Value, ApiError> {
+        self.get(&format!("/session/{}/todo", enc(session))).await
+    }
+
+    pub async fn permissions(&self) -> Result<Vec<Value>, ApiError> {
+        array(self.get("/permission").await?)
+    }
+
+    pub async fn questions(&self) -> Result<Vec<Value>, ApiError> {
+        array(self.get("/question").await?)
+    }
+}
+
+fn array(v: Value) -> Result<Vec<Value>, ApiError> {
+    match v {
+        Value::Array(a) => Ok(a),
+        Value::Null => Ok(Vec::new()),
+        other => Err(ApiError::Transport {
+            path: String::new(),
+            message: format!("expected a list, got {}", cut(&other.to_string(), 80)),
+        }),
+    }
+}
+
+/// Ids are safe characters, but never trust them in a path.
+fn enc(s: &str) -> String {
+    s.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()
+}
+
+/// The readable part of an error body: `message`, `data.message`, `_tag`,
+/// or the body itself, cut short.
+fn server_message(body: &str) -> String {
+    let text = match serde_json::from_str::<Value>(body) {
+        Ok(v) => v
+            .get("message")
+            .or_else(|| v.get("data").and_then(|d| d.get("message")))
+            .or_else(|| v.get("error"))
+            .or_else(|| v.get("_tag"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| body.to_string()),
+        Err(_) => body.to_string(),
+    };
+    cut(&crate::sanitize::line(text.trim()), 200)
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_hides_the_password() {
+        let c = Client::new("http://x", Some(Auth { username: "u".into(), password: "hunter2".into() }));
+        assert!(!format!("{c:?}").contains("hunter2"));
+        let e = c.error_for("/session", StatusCode::UNAUTHORIZED, "");
+        assert!(!e.to_string().contains("hunter2"));
+        assert!(e.to_string().contains("401"));
+    }
+
+    #[test]
+    fn server_messages_are_short_and_inert() {
+        assert_eq!(server_message(r#"{"_tag":"PermissionNotFoundError"}"#), "PermissionNotFoundError");
+        assert_eq!(server_message(r#"{"data":{"message":"bad"}}"#), "bad");
+        assert_eq!(server_message("plain \u{1b}[2J"), "plain ␛[2J");
+    }
+}

@@ -1,0 +1,9 @@
+//! The live source: an opencode server's REST API and its SSE stream.
+
+pub mod client;
+pub mod snapshot;
+pub mod stream;
+pub mod sync;
+
+pub use client::{ApiError, Auth, Client};
+pub use sync::{LiveCommand, LiveOptions, spawn};

@@ -1,0 +1,123 @@
+//! Loading the server's state over REST and turning it into what the app
+//! applies: bus events (through the same parser and reducer as the stream)
+//! and whole message lists (for finalisation, which replaces streamed parts
+//! by the stored ones).
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+use super::client::{ApiError, Client};
+use crate::model::{Envelope, Event, MessageInfo, Part};
+
+/// Messages per page.
+pub const PAGE: usize = 100;
+
+/// A REST answer as an event, parsed exactly like one from the stream.
+pub fn event(kind: &str, props: Value) -> Option<Envelope> {
+    let raw = serde_json::value::to_raw_value(&props).ok()?;
+    match Event::parse(kind, Some(&raw)) {
+        Ok(event) => Some(Envelope::new(event)),
+        Err(e) => {
+            tracing::warn!("snapshot {kind}: {e}");
+            None
+        }
+    }
+}
+
+/// `GET /session/{id}/message` items as (info, parts), oldest first.
+pub fn messages(list: &[Value]) -> Vec<(MessageInfo, Vec<Part>)> {
+    let mut out = Vec::new();
+    for m in list {
+        let Some(info) = m.get("info").and_then(|i| serde_json::value::to_raw_value(i).ok()) else {
+            continue;
+        };
+        let Ok(info) = MessageInfo::from_raw(&info) else { continue };
+        if info.id.is_empty() {
+            continue;
+        }
+        let parts = m
+            .get("parts")
+            .and_then(Value::as_array)
+            .map(|ps| {
+                ps.iter()
+                    .filter_map(|p| serde_json::value::to_raw_value(p).ok())
+                    .filter_map(|raw| Part::from_raw(&raw).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push((info, parts));
+    }
+    out.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+    out
+}
+
+/// Everything a fresh attach loads, except messages.
+pub struct Snapshot {
+    pub events: Vec<Envelope>,
+    pub session_ids: HashSet<String>,
+    pub pending_prompts: HashSet<String>,
+}
+
+/// Sessions, their statuses, todos of `with_todos`, pending permissions and
+/// questions.
+pub async fn load(client: &Client, with_todos: &HashSet<String>) -> Result<Snapshot, ApiError> {
+    let (sessions, statuses, permissions, questions) =
+        tokio::try_join!(client.sessions(), client.statuses(), client.permissions(), client.questions())?;
+    let mut events = Vec::new();
+    let mut session_ids = HashSet::new();
+    for info in &sessions {
+        let Some(id) = info.get("id").and_then(Value::as_str) else { continue };
+        session_ids.insert(id.to_string());
+        events.extend(event("session.updated", json!({"sessionID": id, "info": info})));
+        // Absent from the status map means idle: this also clears a busy
+        // state left over from before a disconnect.
+        let status = statuses.get(id).cloned().unwrap_or_else(|| json!({"type": "idle"}));
+        events.extend(event("session.status", json!({"sessionID": id, "status": status})));
+    }
+    for id in with_todos.iter().filter(|id| session_ids.contains(*id)) {
+        if let Ok(todos) = client.todos(id).await {
+            events.extend(event("todo.updated", json!({"sessionID": id, "todos": todos})));
+        }
+    }
+    let mut pending_prompts = HashSet::new();
+    for p in &permissions {
+        if let Some(id) = p.get("id").and_then(Value::as_str) {
+            pending_prompts.insert(id.to_string());
+            events.extend(event("permission.asked", p.clone()));
+        }
+    }
+    for q in &questions {
+        if let Some(id) = q.get("id").and_then(Value::as_str) {
+            pending_prompts.insert(id.to_string());
+            events.extend(event("question.asked", q.clone()));
+        }
+    }
+    Ok(Snapshot { events, session_ids, pending_prompts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rest_messages_become_typed_and_sorted() {
+        let list = vec![
+            json!({"info": {"id": "msg_2", "sessionID": "s", "role": "assistant", "parentID": "msg_1"}, "parts": [{"id": "prt_1", "messageID": "msg_2", "sessionID": "s", "type": "text", "text": "hi"}]}),
+            json!({"info": {"id": "msg_1", "sessionID": "s", "role": "user"}, "parts": []}),
+            json!({"broken": true}),
+        ];
+        let m = messages(&list);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].0.id, "msg_1");
+        assert_eq!(m[1].1[0].text(), Some("hi"));
+    }
+
+    #[test]
+    fn rest_answers_parse_as_events() {
+        let e = event("session.status", json!({"sessionID": "s", "status": {"type": "busy"}})).unwrap();
+        assert_eq!(e.event.kind(), "session.status");
+        assert_eq!(e.seq, 0, "a snapshot has no event position");
+        assert!(event("session.status", json!({"nope": 1})).is_none());
+    }
+}

@@ -1,0 +1,55 @@
+//! What every source sends the app: records for the reducer, whole message
+//! lists to finalise, reconciliation after a gap, and its own state.
+
+use std::collections::HashSet;
+
+use super::replay::Record;
+use crate::model::{MessageInfo, Part};
+
+/// Where a source is at, for the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceState {
+    /// A recording's records are flowing.
+    Playing,
+    /// The source reached its end.
+    Ended,
+    /// The source failed for good; the message says why.
+    Failed(String),
+    /// Connecting to a server for the first time.
+    Connecting,
+    /// Attached and in sync.
+    Live,
+    /// The stream broke; trying again.
+    Reconnecting { attempt: u32, reason: String },
+}
+
+impl SourceState {
+    pub fn label(&self) -> String {
+        match self {
+            SourceState::Playing => "playing".into(),
+            SourceState::Ended => "ended".into(),
+            SourceState::Failed(e) => format!("failed: {e}"),
+            SourceState::Connecting => "connecting…".into(),
+            SourceState::Live => "live".into(),
+            SourceState::Reconnecting { attempt, reason } => format!("reconnecting (attempt {attempt}): {reason}"),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum SourceMsg {
+    Record(Box<Record>),
+    State(SourceState),
+    /// The server's stored messages of a session (newest page, or an older
+    /// page): they replace what streamed, stream-only parts kept.
+    Messages {
+        session_id: String,
+        messages: Vec<(MessageInfo, Vec<Part>)>,
+        /// For an older page: the message it was fetched before.
+        before: Option<String>,
+    },
+    /// After a (re)load: the sessions and pending prompts the server has.
+    Reconcile { sessions: HashSet<String>, pending_prompts: HashSet<String> },
+    /// A request failed without breaking the stream (shown, not fatal).
+    Notice(String),
+}
