@@ -6,9 +6,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use ocview::app::config::Config;
-use ocview::app::launch::{self, Outcome};
+use ocview::app::launch::{self, DumpWhen, Outcome};
 use ocview::app::{App, logging};
 use ocview::model::{NoObserver, Store};
+use ocview::source::live::{Auth, Client, LiveOptions};
 use ocview::source::player::Pace;
 use ocview::source::{self, ReplayReader};
 
@@ -41,6 +42,29 @@ enum Command {
         dump: bool,
         #[command(flatten)]
         pace: PaceArgs,
+    },
+    /// Watch a running `opencode serve` live.
+    Attach {
+        /// The server (default: $OPENCODE_SERVER_URL, else http://127.0.0.1:4096).
+        url: Option<String>,
+        /// Every project of the server (`/global/event`), not only its current one.
+        #[arg(long)]
+        all: bool,
+        /// Basic-auth user (default: $OPENCODE_SERVER_USERNAME, else `opencode`).
+        #[arg(long)]
+        username: Option<String>,
+        /// Basic-auth password (default: $OPENCODE_SERVER_PASSWORD).
+        #[arg(long)]
+        password: Option<String>,
+        /// No terminal: print the synced state after this many seconds.
+        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle")]
+        dump_after: Option<f64>,
+        /// No terminal: print the state once synced and no session is busy.
+        #[arg(long)]
+        dump_when_idle: bool,
+        /// With --dump-when-idle: give up waiting after this many seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+        timeout: f64,
     },
     /// Watch the built-in demo recording (no server needed).
     Demo {
@@ -100,6 +124,55 @@ fn main() -> ExitCode {
         Command::Demo { dump: false, pace } => {
             viewer(config, "demo", Box::new(Cursor::new(DEMO)), pace)
         }
+        Command::Attach {
+            url,
+            all,
+            username,
+            password,
+            dump_after,
+            dump_when_idle,
+            timeout,
+        } => {
+            let url = url
+                .or_else(|| {
+                    std::env::var("OPENCODE_SERVER_URL")
+                        .ok()
+                        .filter(|u| !u.is_empty())
+                })
+                .unwrap_or_else(|| "http://127.0.0.1:4096".into());
+            let password = password.or_else(|| {
+                std::env::var("OPENCODE_SERVER_PASSWORD")
+                    .ok()
+                    .filter(|p| !p.is_empty())
+            });
+            let auth = password.map(|password| Auth {
+                username: username
+                    .or_else(|| {
+                        std::env::var("OPENCODE_SERVER_USERNAME")
+                            .ok()
+                            .filter(|u| !u.is_empty())
+                    })
+                    .unwrap_or_else(|| "opencode".into()),
+                password,
+            });
+            let client = Client::new(&url, auth);
+            let when = match (dump_after, dump_when_idle) {
+                (Some(s), _) => Some(DumpWhen::After(Duration::from_secs_f64(s.max(0.0)))),
+                (None, true) => Some(DumpWhen::Idle {
+                    timeout: Duration::from_secs_f64(timeout.max(1.0)),
+                }),
+                _ => None,
+            };
+            let options = LiveOptions {
+                all_projects: all,
+                load_all_messages: when.is_some(),
+                ..Default::default()
+            };
+            match when {
+                Some(when) => attach_dump(client, options, when),
+                None => attach_viewer(config, &url, client, options),
+            }
+        }
     };
     match result {
         Ok(code) => code,
@@ -148,6 +221,49 @@ fn viewer(
     let outcome = runtime.block_on(launch::replay_tui(app, input, pace));
     // Reader threads may still be blocked on input (stdin): do not wait.
     runtime.shutdown_background();
+    Ok(match outcome? {
+        Outcome::Done => ExitCode::SUCCESS,
+        Outcome::Interrupted(code) => ExitCode::from(code),
+    })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let text = rt.block_on(launch::attach_dump(client, options, when));
+    rt.shutdown_background();
+    let text = text?;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => {
+            other?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn attach_viewer(
+    config: Config,
+    url: &str,
+    client: Client,
+    options: LiveOptions,
+) -> anyhow::Result<ExitCode> {
+    if !std::io::stdout().is_terminal() {
+        anyhow::bail!(
+            "standard output is not a terminal; use --dump-when-idle or --dump-after for a plain transcript"
+        );
+    }
+    let app = App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let rt = runtime()?;
+    let outcome = rt.block_on(launch::attach_tui(app, client, options));
+    rt.shutdown_background();
     Ok(match outcome? {
         Outcome::Done => ExitCode::SUCCESS,
         Outcome::Interrupted(code) => ExitCode::from(code),

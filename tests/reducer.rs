@@ -656,16 +656,42 @@ fn insta_like(got: &[&str]) {
 fn an_older_page_replaces_only_its_own_range() {
     let mut s = Store::new();
     let info = |id: &str| {
-        MessageInfo::from_raw(&serde_json::value::to_raw_value(&json!({"id": id, "sessionID": SES, "role": "user"})).unwrap()).unwrap()
+        MessageInfo::from_raw(
+            &serde_json::value::to_raw_value(&json!({"id": id, "sessionID": SES, "role": "user"}))
+                .unwrap(),
+        )
+        .unwrap()
     };
-    s.finalize_session(SES, vec![(info("msg_3"), vec![]), (info("msg_4"), vec![])], None, &mut NoObserver);
+    s.finalize_session(
+        SES,
+        vec![(info("msg_3"), vec![]), (info("msg_4"), vec![])],
+        None,
+        &mut NoObserver,
+    );
     // The page before msg_3, from the server: msg_1 and msg_2.
-    s.finalize_session(SES, vec![(info("msg_1"), vec![]), (info("msg_2"), vec![])], Some("msg_3"), &mut NoObserver);
-    let ids: Vec<&str> = s.session(SES).unwrap().messages.iter().map(|m| m.id()).collect();
+    s.finalize_session(
+        SES,
+        vec![(info("msg_1"), vec![]), (info("msg_2"), vec![])],
+        Some("msg_3"),
+        &mut NoObserver,
+    );
+    let ids: Vec<&str> = s
+        .session(SES)
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m.id())
+        .collect();
     assert_eq!(ids, ["msg_1", "msg_2", "msg_3", "msg_4"]);
     // The newest page again, without msg_4 (removed on the server): it goes,
     // the older page stays.
     s.finalize_session(SES, vec![(info("msg_3"), vec![])], None, &mut NoObserver);
-    let ids: Vec<&str> = s.session(SES).unwrap().messages.iter().map(|m| m.id()).collect();
+    let ids: Vec<&str> = s
+        .session(SES)
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m.id())
+        .collect();
     assert_eq!(ids, ["msg_1", "msg_2", "msg_3"]);
 }

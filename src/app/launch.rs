@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use super::run::{Exit, run};
 use super::{App, terminal};
+use crate::source::live::{self, Client, LiveOptions};
 use crate::source::player::{self, Pace};
 
 /// What the session ended with, for the exit code.
@@ -19,12 +20,30 @@ pub enum Outcome {
 
 /// Play `input` into the viewer until the user quits.
 pub async fn replay_tui<R: BufRead + Send + 'static>(
-    mut app: App,
+    app: App,
     input: R,
     pace: Pace,
 ) -> anyhow::Result<Outcome> {
     let (tx, rx) = mpsc::channel(8192);
     player::spawn(input, pace, tx);
+    tui(app, rx).await
+}
+
+/// Watch a live server in the viewer until the user quits.
+pub async fn attach_tui(
+    mut app: App,
+    client: Client,
+    options: LiveOptions,
+) -> anyhow::Result<Outcome> {
+    let (tx, rx) = mpsc::channel(8192);
+    app.live = Some(live::spawn(client, options, tx, None));
+    tui(app, rx).await
+}
+
+async fn tui(
+    mut app: App,
+    rx: mpsc::Receiver<crate::source::player::SourceMsg>,
+) -> anyhow::Result<Outcome> {
     let mut term = terminal::enter(app.config.mouse)?;
     spawn_test_panic();
     let shutdown = async {
@@ -62,4 +81,71 @@ fn spawn_test_panic() {
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
         panic!("test panic requested by OCVIEW_TEST_PANIC_AFTER_MS");
     });
+}
+
+/// How a headless attach decides it has seen enough.
+#[derive(Debug, Clone, Copy)]
+pub enum DumpWhen {
+    /// After this long.
+    After(std::time::Duration),
+    /// Once synced, no session busy, and a quiet second; at most `timeout`.
+    Idle { timeout: std::time::Duration },
+}
+
+/// Attach without a terminal, then return the state as the dump transcript.
+pub async fn attach_dump(
+    client: Client,
+    options: LiveOptions,
+    when: DumpWhen,
+) -> anyhow::Result<String> {
+    use crate::source::player::{SourceMsg, SourceState};
+    use std::time::Duration;
+    use tokio::time::{Instant, sleep_until};
+
+    let (tx, mut rx) = mpsc::channel(8192);
+    let mut app =
+        App::new(super::config::Config::default(), "dump", false).map_err(anyhow::Error::msg)?;
+    app.live = Some(live::spawn(client, options, tx, None));
+    let start = Instant::now();
+    let deadline = match when {
+        DumpWhen::After(d) => start + d,
+        DumpWhen::Idle { timeout } => start + timeout,
+    };
+    let quiet = Duration::from_secs(1);
+    let mut synced = false;
+    let mut last_msg = Instant::now();
+    loop {
+        let wake = match when {
+            DumpWhen::After(_) => deadline,
+            DumpWhen::Idle { .. } => deadline.min(last_msg + quiet),
+        };
+        tokio::select! {
+            msg = rx.recv() => match msg {
+                None => break,
+                Some(msg) => {
+                    if let SourceMsg::State(SourceState::Failed(e)) = &msg {
+                        anyhow::bail!("{e}");
+                    }
+                    if let SourceMsg::State(SourceState::Live) = &msg {
+                        synced = true;
+                    }
+                    app.on_source(msg);
+                    last_msg = Instant::now();
+                }
+            },
+            _ = sleep_until(wake) => {
+                if Instant::now() >= deadline {
+                    break;
+                }
+                if matches!(when, DumpWhen::Idle { .. }) && synced && !app.animating() {
+                    break;
+                }
+            }
+        }
+    }
+    if !synced {
+        let state = app.source.state.label();
+        anyhow::bail!("could not sync with the server ({state})");
+    }
+    Ok(crate::dump::render(&app.store, &app.stats))
 }

@@ -183,15 +183,31 @@ impl App {
                 self.source.state = state;
                 true
             }
-            SourceMsg::Messages { session_id, messages, before } => {
-                self.store.finalize_session(&session_id, messages, before.as_deref(), &mut NoObserver);
+            SourceMsg::Messages {
+                session_id,
+                messages,
+                before,
+            } => {
+                self.store.finalize_session(
+                    &session_id,
+                    messages,
+                    before.as_deref(),
+                    &mut NoObserver,
+                );
                 self.select_first_if_none();
                 true
             }
-            SourceMsg::Reconcile { sessions, pending_prompts } => {
+            SourceMsg::Reconcile {
+                sessions,
+                pending_prompts,
+            } => {
                 self.store.retain_sessions(&sessions);
                 self.store.settle_missing_prompts(&pending_prompts);
-                if self.selected.as_ref().is_some_and(|s| !sessions.contains(s)) {
+                if self
+                    .selected
+                    .as_ref()
+                    .is_some_and(|s| !sessions.contains(s))
+                {
                     self.selected = None;
                 }
                 self.select_first_if_none();
@@ -238,18 +254,26 @@ impl App {
     /// session's messages (once), and the page before the first message
     /// when the view is scrolled to the very top.
     fn request_loads(&mut self) {
-        let (Some(live), Some(id)) = (&self.live, self.selected.clone()) else { return };
+        let (Some(live), Some(id)) = (&self.live, self.selected.clone()) else {
+            return;
+        };
         if self.requested.insert(id.clone()) {
             let _ = live.send(LiveCommand::Open(id.clone()));
         }
-        let at_top = self.turns.get(&id).is_some_and(|t| !t.follow && t.position.0 == 0 && !t.rows.is_empty());
+        let at_top = self
+            .turns
+            .get(&id)
+            .is_some_and(|t| !t.follow && t.position.0 == 0 && !t.rows.is_empty());
         if at_top
             && let Some(first) = self.store.session(&id).and_then(|s| s.messages.first())
             && !first.placeholder
         {
             let key = format!("{id}<{}", first.info.id);
             if self.requested.insert(key) {
-                let _ = live.send(LiveCommand::Older { session: id, before: first.info.id.clone() });
+                let _ = live.send(LiveCommand::Older {
+                    session: id,
+                    before: first.info.id.clone(),
+                });
             }
         }
     }

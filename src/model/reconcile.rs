@@ -19,7 +19,10 @@ impl Store {
             self.revision += 1;
             self.last_session = 0;
         }
-        Outcome::applied(Change { session_list: changed, ..Default::default() })
+        Outcome::applied(Change {
+            session_list: changed,
+            ..Default::default()
+        })
     }
 
     /// Settle pending prompts the server no longer lists.
@@ -34,7 +37,11 @@ impl Store {
         if changed {
             self.revision += 1;
         }
-        Outcome::applied(Change { prompts: changed, session_list: changed, ..Default::default() })
+        Outcome::applied(Change {
+            prompts: changed,
+            session_list: changed,
+            ..Default::default()
+        })
     }
 }
 
@@ -54,10 +61,21 @@ mod tests {
     fn a_resync_drops_vanished_sessions_and_settles_vanished_prompts() {
         let mut s = Store::new();
         for id in ["ses_a", "ses_b"] {
-            apply(&mut s, &format!(r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"t"}}}}}}"#));
+            apply(
+                &mut s,
+                &format!(
+                    r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"t"}}}}}}"#
+                ),
+            );
         }
-        apply(&mut s, r#"{"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_a","permission":"bash","patterns":[]}}"#);
-        apply(&mut s, r#"{"type":"permission.asked","properties":{"id":"per_2","sessionID":"ses_a","permission":"bash","patterns":[]}}"#);
+        apply(
+            &mut s,
+            r#"{"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_a","permission":"bash","patterns":[]}}"#,
+        );
+        apply(
+            &mut s,
+            r#"{"type":"permission.asked","properties":{"id":"per_2","sessionID":"ses_a","permission":"bash","patterns":[]}}"#,
+        );
         let out = s.retain_sessions(&["ses_a".to_string()].into());
         assert!(out.change.session_list);
         assert!(s.session("ses_b").is_none() && s.session("ses_a").is_some());
@@ -65,8 +83,15 @@ mod tests {
         assert!(out.change.prompts);
         let pending: Vec<&str> = s.pending_prompts().map(|p| p.request.id()).collect();
         assert_eq!(pending, ["per_2"]);
-        assert_eq!(s.prompt("per_1").unwrap().resolution, Some(Resolution::Gone));
+        assert_eq!(
+            s.prompt("per_1").unwrap().resolution,
+            Some(Resolution::Gone)
+        );
         // Again: nothing more to do.
-        assert!(!s.settle_missing_prompts(&["per_2".to_string()].into()).change.prompts);
+        assert!(
+            !s.settle_missing_prompts(&["per_2".to_string()].into())
+                .change
+                .prompts
+        );
     }
 }

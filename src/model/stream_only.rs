@@ -103,7 +103,10 @@ impl Store {
         let split = session.messages.partition_point(|m| m.info.id < oldest);
         // An older page covers only up to the message it was fetched before.
         let end = match before {
-            Some(b) => session.messages.partition_point(|m| m.info.id.as_str() < b).max(split),
+            Some(b) => session
+                .messages
+                .partition_point(|m| m.info.id.as_str() < b)
+                .max(split),
             None => session.messages.len(),
         };
         let replaced: Vec<Message> = session.messages.drain(split..end).collect();

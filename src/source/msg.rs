@@ -31,7 +31,9 @@ impl SourceState {
             SourceState::Failed(e) => format!("failed: {e}"),
             SourceState::Connecting => "connecting…".into(),
             SourceState::Live => "live".into(),
-            SourceState::Reconnecting { attempt, reason } => format!("reconnecting (attempt {attempt}): {reason}"),
+            SourceState::Reconnecting { attempt, reason } => {
+                format!("reconnecting (attempt {attempt}): {reason}")
+            }
         }
     }
 }
@@ -49,7 +51,10 @@ pub enum SourceMsg {
         before: Option<String>,
     },
     /// After a (re)load: the sessions and pending prompts the server has.
-    Reconcile { sessions: HashSet<String>, pending_prompts: HashSet<String> },
+    Reconcile {
+        sessions: HashSet<String>,
+        pending_prompts: HashSet<String>,
+    },
     /// A request failed without breaking the stream (shown, not fatal).
     Notice(String),
 }

@@ -20,17 +20,27 @@ pub struct Auth {
 
 impl fmt::Debug for Auth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Auth {{ username: {:?}, password: <hidden> }}", self.username)
+        write!(
+            f,
+            "Auth {{ username: {:?}, password: <hidden> }}",
+            self.username
+        )
     }
 }
 
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApiError {
-    #[error("authentication failed (HTTP 401) on {path}: set OPENCODE_SERVER_PASSWORD or --password (user {user:?})")]
+    #[error(
+        "authentication failed (HTTP 401) on {path}: set OPENCODE_SERVER_PASSWORD or --password (user {user:?})"
+    )]
     Unauthorized { path: String, user: String },
     #[error("HTTP {status} on {path}: {message}")]
-    Status { path: String, status: u16, message: String },
+    Status {
+        path: String,
+        status: u16,
+        message: String,
+    },
     #[error("{path}: {message}")]
     Transport { path: String, message: String },
 }
@@ -54,7 +64,10 @@ pub struct Client {
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client").field("base", &self.base).field("auth", &self.auth).finish()
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("auth", &self.auth)
+            .finish()
     }
 }
 
@@ -64,7 +77,11 @@ impl Client {
             .connect_timeout(Duration::from_secs(5))
             .build()
             .expect("an HTTP client with default TLS settings");
-        Client { base: base.trim_end_matches('/').to_string(), http, auth }
+        Client {
+            base: base.trim_end_matches('/').to_string(),
+            http,
+            auth,
+        }
     }
 
     pub fn base(&self) -> &str {
@@ -72,7 +89,12 @@ impl Client {
     }
 
     /// A request builder with auth; `timeout` is `None` for streams.
-    pub fn request(&self, method: Method, path: &str, timeout: Option<Duration>) -> reqwest::RequestBuilder {
+    pub fn request(
+        &self,
+        method: Method,
+        path: &str,
+        timeout: Option<Duration>,
+    ) -> reqwest::RequestBuilder {
         let mut rb = self.http.request(method, format!("{}{path}", self.base));
         if let Some(t) = timeout {
             rb = rb.timeout(t);
@@ -87,10 +109,18 @@ impl Client {
         if status == StatusCode::UNAUTHORIZED {
             return ApiError::Unauthorized {
                 path: path.to_string(),
-                user: self.auth.as_ref().map(|a| a.username.clone()).unwrap_or_else(|| "opencode".into()),
+                user: self
+                    .auth
+                    .as_ref()
+                    .map(|a| a.username.clone())
+                    .unwrap_or_else(|| "opencode".into()),
             };
         }
-        ApiError::Status { path: path.to_string(), status: status.as_u16(), message: server_message(body) }
+        ApiError::Status {
+            path: path.to_string(),
+            status: status.as_u16(),
+            message: server_message(body),
+        }
     }
 
     pub fn transport_error(path: &str, e: &reqwest::Error) -> ApiError {
@@ -102,17 +132,31 @@ impl Client {
             // reqwest's message carries the URL, never the credentials.
             e.to_string()
         };
-        ApiError::Transport { path: path.to_string(), message }
+        ApiError::Transport {
+            path: path.to_string(),
+            message,
+        }
     }
 
-    async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> Result<String, ApiError> {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<String, ApiError> {
         let mut rb = self.request(method, path, Some(REQUEST_TIMEOUT));
         if let Some(b) = body {
             rb = rb.json(b);
         }
-        let resp = rb.send().await.map_err(|e| Client::transport_error(path, &e))?;
+        let resp = rb
+            .send()
+            .await
+            .map_err(|e| Client::transport_error(path, &e))?;
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| Client::transport_error(path, &e))?;
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| Client::transport_error(path, &e))?;
         if !status.is_success() {
             return Err(self.error_for(path, status, &text));
         }
@@ -121,7 +165,10 @@ impl Client {
 
     pub async fn get(&self, path: &str) -> Result<Value, ApiError> {
         let text = self.send(Method::GET, path, None).await?;
-        serde_json::from_str(&text).map_err(|e| ApiError::Transport { path: path.to_string(), message: format!("invalid JSON: {e}") })
+        serde_json::from_str(&text).map_err(|e| ApiError::Transport {
+            path: path.to_string(),
+            message: format!("invalid JSON: {e}"),
+        })
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> Result<Value, ApiError> {
@@ -143,7 +190,12 @@ impl Client {
     }
 
     /// The newest `limit` messages (before `before`, when given), oldest first.
-    pub async fn messages(&self, session: &str, limit: usize, before: Option<&str>) -> Result<Vec<Value>, ApiError> {
+    pub async fn messages(
+        &self,
+        session: &str,
+        limit: usize,
+        before: Option<&str>,
+    ) -> Result<Vec<Value>, ApiError> {
         let mut path = format!("/session/{}/message?limit={limit}", enc(session));
         if let Some(b) = before {
             path.push_str(&format!("&before={}", enc(b)));
@@ -177,7 +229,9 @@ fn array(v: Value) -> Result<Vec<Value>, ApiError> {
 
 /// Ids are safe characters, but never trust them in a path.
 fn enc(s: &str) -> String {
-    s.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect()
 }
 
 /// The readable part of an error body: `message`, `data.message`, `_tag`,
@@ -213,7 +267,13 @@ mod tests {
 
     #[test]
     fn debug_output_hides_the_password() {
-        let c = Client::new("http://x", Some(Auth { username: "u".into(), password: "hunter2".into() }));
+        let c = Client::new(
+            "http://x",
+            Some(Auth {
+                username: "u".into(),
+                password: "hunter2".into(),
+            }),
+        );
         assert!(!format!("{c:?}").contains("hunter2"));
         let e = c.error_for("/session", StatusCode::UNAUTHORIZED, "");
         assert!(!e.to_string().contains("hunter2"));
@@ -222,7 +282,10 @@ mod tests {
 
     #[test]
     fn server_messages_are_short_and_inert() {
-        assert_eq!(server_message(r#"{"_tag":"PermissionNotFoundError"}"#), "PermissionNotFoundError");
+        assert_eq!(
+            server_message(r#"{"_tag":"PermissionNotFoundError"}"#),
+            "PermissionNotFoundError"
+        );
         assert_eq!(server_message(r#"{"data":{"message":"bad"}}"#), "bad");
         assert_eq!(server_message("plain \u{1b}[2J"), "plain ␛[2J");
     }

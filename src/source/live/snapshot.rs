@@ -29,10 +29,15 @@ pub fn event(kind: &str, props: Value) -> Option<Envelope> {
 pub fn messages(list: &[Value]) -> Vec<(MessageInfo, Vec<Part>)> {
     let mut out = Vec::new();
     for m in list {
-        let Some(info) = m.get("info").and_then(|i| serde_json::value::to_raw_value(i).ok()) else {
+        let Some(info) = m
+            .get("info")
+            .and_then(|i| serde_json::value::to_raw_value(i).ok())
+        else {
             continue;
         };
-        let Ok(info) = MessageInfo::from_raw(&info) else { continue };
+        let Ok(info) = MessageInfo::from_raw(&info) else {
+            continue;
+        };
         if info.id.is_empty() {
             continue;
         }
@@ -62,22 +67,40 @@ pub struct Snapshot {
 /// Sessions, their statuses, todos of `with_todos`, pending permissions and
 /// questions.
 pub async fn load(client: &Client, with_todos: &HashSet<String>) -> Result<Snapshot, ApiError> {
-    let (sessions, statuses, permissions, questions) =
-        tokio::try_join!(client.sessions(), client.statuses(), client.permissions(), client.questions())?;
+    let (sessions, statuses, permissions, questions) = tokio::try_join!(
+        client.sessions(),
+        client.statuses(),
+        client.permissions(),
+        client.questions()
+    )?;
     let mut events = Vec::new();
     let mut session_ids = HashSet::new();
     for info in &sessions {
-        let Some(id) = info.get("id").and_then(Value::as_str) else { continue };
+        let Some(id) = info.get("id").and_then(Value::as_str) else {
+            continue;
+        };
         session_ids.insert(id.to_string());
-        events.extend(event("session.updated", json!({"sessionID": id, "info": info})));
+        events.extend(event(
+            "session.updated",
+            json!({"sessionID": id, "info": info}),
+        ));
         // Absent from the status map means idle: this also clears a busy
         // state left over from before a disconnect.
-        let status = statuses.get(id).cloned().unwrap_or_else(|| json!({"type": "idle"}));
-        events.extend(event("session.status", json!({"sessionID": id, "status": status})));
+        let status = statuses
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "idle"}));
+        events.extend(event(
+            "session.status",
+            json!({"sessionID": id, "status": status}),
+        ));
     }
     for id in with_todos.iter().filter(|id| session_ids.contains(*id)) {
         if let Ok(todos) = client.todos(id).await {
-            events.extend(event("todo.updated", json!({"sessionID": id, "todos": todos})));
+            events.extend(event(
+                "todo.updated",
+                json!({"sessionID": id, "todos": todos}),
+            ));
         }
     }
     let mut pending_prompts = HashSet::new();
@@ -93,7 +116,11 @@ pub async fn load(client: &Client, with_todos: &HashSet<String>) -> Result<Snaps
             events.extend(event("question.asked", q.clone()));
         }
     }
-    Ok(Snapshot { events, session_ids, pending_prompts })
+    Ok(Snapshot {
+        events,
+        session_ids,
+        pending_prompts,
+    })
 }
 
 #[cfg(test)]
@@ -115,7 +142,11 @@ mod tests {
 
     #[test]
     fn rest_answers_parse_as_events() {
-        let e = event("session.status", json!({"sessionID": "s", "status": {"type": "busy"}})).unwrap();
+        let e = event(
+            "session.status",
+            json!({"sessionID": "s", "status": {"type": "busy"}}),
+        )
+        .unwrap();
         assert_eq!(e.event.kind(), "session.status");
         assert_eq!(e.seq, 0, "a snapshot has no event position");
         assert!(event("session.status", json!({"nope": 1})).is_none());

@@ -27,7 +27,11 @@ pub enum StreamItem {
 /// Open the stream (`/event`, or `/global/event`). Returns once the server
 /// accepted it; the records then arrive on the channel, so events that come
 /// while a snapshot loads are kept, in order.
-pub async fn open(client: &Client, path: &str, idle_timeout: Duration) -> Result<mpsc::UnboundedReceiver<StreamItem>, ApiError> {
+pub async fn open(
+    client: &Client,
+    path: &str,
+    idle_timeout: Duration,
+) -> Result<mpsc::UnboundedReceiver<StreamItem>, ApiError> {
     let resp = client
         .request(Method::GET, path, None)
         .header("accept", "text/event-stream")

@@ -32,7 +32,11 @@ pub struct LiveOptions {
 
 impl Default for LiveOptions {
     fn default() -> Self {
-        LiveOptions { all_projects: false, load_all_messages: false, idle_timeout: IDLE_TIMEOUT }
+        LiveOptions {
+            all_projects: false,
+            load_all_messages: false,
+            idle_timeout: IDLE_TIMEOUT,
+        }
     }
 }
 
@@ -48,14 +52,23 @@ pub enum LiveCommand {
 /// The backoff before reconnect attempt `n` (1-based): 250 ms doubling to
 /// 5 s, with ±20 % jitter so many viewers do not reconnect in step.
 pub fn backoff(attempt: u32, jitter_seed: u64) -> Duration {
-    let base = 250u64.saturating_mul(1 << attempt.saturating_sub(1).min(10)).min(5_000);
+    let base = 250u64
+        .saturating_mul(1 << attempt.saturating_sub(1).min(10))
+        .min(5_000);
     let spread = base / 5;
-    let jitter = if spread == 0 { 0 } else { jitter_seed % (2 * spread + 1) };
+    let jitter = if spread == 0 {
+        0
+    } else {
+        jitter_seed % (2 * spread + 1)
+    };
     Duration::from_millis(base - spread + jitter)
 }
 
 fn jitter_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(7)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(7)
 }
 
 /// Start syncing with the server; the app's commands come back on the
@@ -86,15 +99,27 @@ async fn run(
     mut commands: mpsc::UnboundedReceiver<LiveCommand>,
     raw: Option<mpsc::UnboundedSender<bytes::Bytes>>,
 ) {
-    let path = if options.all_projects { "/global/event" } else { "/event" };
-    let mut sync = Sync { client, options, tx, opened: HashSet::new() };
+    let path = if options.all_projects {
+        "/global/event"
+    } else {
+        "/event"
+    };
+    let mut sync = Sync {
+        client,
+        options,
+        tx,
+        opened: HashSet::new(),
+    };
     let mut attempt = 0u32;
     let mut reason = String::new();
     loop {
         let state = if attempt == 0 {
             SourceState::Connecting
         } else {
-            SourceState::Reconnecting { attempt, reason: reason.clone() }
+            SourceState::Reconnecting {
+                attempt,
+                reason: reason.clone(),
+            }
         };
         if sync.tx.send(SourceMsg::State(state)).await.is_err() {
             return;
@@ -103,7 +128,10 @@ async fn run(
             Ok(rx) => rx,
             Err(e @ ApiError::Unauthorized { .. }) => {
                 // Retrying cannot help: say so and stop.
-                let _ = sync.tx.send(SourceMsg::State(SourceState::Failed(e.to_string()))).await;
+                let _ = sync
+                    .tx
+                    .send(SourceMsg::State(SourceState::Failed(e.to_string())))
+                    .await;
                 return;
             }
             Err(e) => {
@@ -191,10 +219,18 @@ impl Sync {
             Err(e) => return Ok(Err(e)),
         };
         for env in snap.events {
-            let record = crate::source::replay::Record { line: 0, repaired: None, item: Ok(Decoded::Event(env)) };
+            let record = crate::source::replay::Record {
+                line: 0,
+                repaired: None,
+                item: Ok(Decoded::Event(env)),
+            };
             self.send(SourceMsg::Record(Box::new(record))).await?;
         }
-        self.send(SourceMsg::Reconcile { sessions: snap.session_ids.clone(), pending_prompts: snap.pending_prompts }).await?;
+        self.send(SourceMsg::Reconcile {
+            sessions: snap.session_ids.clone(),
+            pending_prompts: snap.pending_prompts,
+        })
+        .await?;
         if self.options.load_all_messages {
             self.opened.extend(snap.session_ids);
         }
@@ -207,7 +243,11 @@ impl Sync {
     }
 
     async fn load_messages(&self, session: &str, before: Option<&str>) -> Result<(), Stop> {
-        let limit = if self.options.load_all_messages { 10_000 } else { PAGE };
+        let limit = if self.options.load_all_messages {
+            10_000
+        } else {
+            PAGE
+        };
         match self.client.messages(session, limit, before).await {
             Ok(list) => {
                 let messages = snapshot::messages(&list);
@@ -227,7 +267,11 @@ impl Sync {
             Ok(todos) => {
                 let props = serde_json::json!({"sessionID": session, "todos": todos});
                 if let Some(env) = snapshot::event("todo.updated", props) {
-                    let record = crate::source::replay::Record { line: 0, repaired: None, item: Ok(Decoded::Event(env)) };
+                    let record = crate::source::replay::Record {
+                        line: 0,
+                        repaired: None,
+                        item: Ok(Decoded::Event(env)),
+                    };
                     self.send(SourceMsg::Record(Box::new(record))).await?;
                 }
                 Ok(())
@@ -246,10 +290,15 @@ enum FollowUp {
 }
 
 fn follow_up(record: &crate::source::replay::Record) -> FollowUp {
-    let Ok(Decoded::Event(env)) = &record.item else { return FollowUp::None };
+    let Ok(Decoded::Event(env)) = &record.item else {
+        return FollowUp::None;
+    };
     match &env.event {
         Event::SessionIdle { session_id } => FollowUp::Finalize(session_id.clone()),
-        Event::SessionStatus { session_id, status: crate::model::SessionStatus::Idle } => FollowUp::Finalize(session_id.clone()),
+        Event::SessionStatus {
+            session_id,
+            status: crate::model::SessionStatus::Idle,
+        } => FollowUp::Finalize(session_id.clone()),
         Event::InstanceDisposed => FollowUp::Resync,
         _ => FollowUp::None,
     }

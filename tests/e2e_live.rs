@@ -1,0 +1,204 @@
+//! `ocview attach` against the real opencode server, driven by the scripted
+//! fake model.
+
+mod common;
+mod support;
+
+use std::time::Duration;
+
+use ocview::app::App;
+use ocview::app::config::Config;
+use ocview::model::{PartBody, ToolStatus};
+use ocview::source::live::{self, Client, LiveOptions};
+use ocview::source::player::{SourceMsg, SourceState};
+use serde_json::json;
+use support::fake_model::{FakeModel, Step, steps};
+use support::opencode::Server;
+use tokio::sync::mpsc;
+
+/// An in-process viewer fed by the live source; `pump` applies what arrived.
+struct Viewer {
+    app: App,
+    rx: mpsc::Receiver<SourceMsg>,
+    states: Vec<SourceState>,
+}
+
+impl Viewer {
+    fn attach(url: &str) -> Viewer {
+        let (tx, rx) = mpsc::channel(100_000);
+        let mut app = App::new(Config::default(), "e2e", false).unwrap();
+        let options = LiveOptions {
+            idle_timeout: Duration::from_secs(5),
+            ..Default::default()
+        };
+        app.live = Some(live::spawn(Client::new(url, None), options, tx, None));
+        Viewer {
+            app,
+            rx,
+            states: Vec::new(),
+        }
+    }
+
+    /// Apply messages until `f` holds (the viewer's state is re-checked after
+    /// each one), or panic after `secs`.
+    async fn until(&mut self, what: &str, secs: u64, mut f: impl FnMut(&App) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        while !f(&self.app) {
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(msg)) => {
+                    if let SourceMsg::State(s) = &msg {
+                        self.states.push(s.clone());
+                    }
+                    self.app.on_source(msg);
+                    // What a frame would do: ask for the open session's messages.
+                    self.app.prepare(ratatui::layout::Rect::new(0, 0, 120, 40));
+                }
+                Ok(None) => panic!("the source ended while waiting for {what}"),
+                Err(_) => panic!("timed out waiting for {what}; states {:?}", self.states),
+            }
+        }
+    }
+}
+
+fn bash_status(app: &App, session: &str) -> Option<ToolStatus> {
+    let s = app.store.session(session)?;
+    s.messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .find_map(|p| match &p.body {
+            PartBody::Tool(t) if t.tool == "bash" => Some(t.state.status.clone()),
+            _ => None,
+        })
+}
+
+fn texts(app: &App, session: &str) -> String {
+    app.store.session(session).map_or(String::new(), |s| {
+        s.messages
+            .iter()
+            .flat_map(|m| m.parts.iter())
+            .filter_map(|p| p.text())
+            .collect::<Vec<_>>()
+            .join("|")
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_follows_a_streaming_session_with_a_tool_and_new_sessions() {
+    let answer =
+        "Here is a fairly long answer that streams in several pieces so the viewer sees it grow.";
+    let model = FakeModel::start(steps(vec![
+        Step::text("Let me run it.")
+            .reasoning("I should run echo.")
+            .then_tool(
+                "bash",
+                json!({"command": "echo hi-from-e2e", "description": "Say hi"}),
+            ),
+        Step::text(answer),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let first = server.create_session().await;
+    let mut v = Viewer::attach(&server.url());
+    v.until("the first session in the list", 30, |a| {
+        a.store.session(&first).is_some()
+    })
+    .await;
+    v.app.selected = Some(first.clone());
+
+    server.prompt(&first, "please say hi").await;
+    // The tool card goes through its states as the user sees them.
+    let mut seen = Vec::new();
+    v.until("the bash permission", 60, |a| {
+        if let Some(s) = bash_status(a, &first)
+            && seen.last() != Some(&s)
+        {
+            seen.push(s);
+        }
+        a.store.pending_prompts().next().is_some()
+    })
+    .await;
+    assert_eq!(server.answer_permissions("once").await, 1);
+    let mut lengths = Vec::new();
+    v.until("the final answer", 60, |a| {
+        if let Some(s) = bash_status(a, &first)
+            && seen.last() != Some(&s)
+        {
+            seen.push(s);
+        }
+        let t = texts(a, &first);
+        if lengths.last() != Some(&t.len()) {
+            lengths.push(t.len());
+        }
+        t.contains(answer)
+    })
+    .await;
+    assert!(
+        seen.contains(&ToolStatus::Running) && seen.last() == Some(&ToolStatus::Completed),
+        "tool states seen: {seen:?}"
+    );
+    assert!(lengths.len() > 3, "the text grew in steps: {lengths:?}");
+    server.wait_idle(&first, 30).await;
+
+    // A session created after attach appears.
+    let second = server.create_session().await;
+    v.until("the second session", 30, |a| {
+        a.store.session(&second).is_some()
+    })
+    .await;
+
+    // The model was told the tool's output.
+    let reqs = model.requests();
+    assert!(
+        reqs.iter().any(|r| r.to_string().contains("hi-from-e2e")),
+        "the tool result reached the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_tool_child_session_appears_under_its_parent() {
+    let model = FakeModel::start(std::sync::Arc::new(|req: &serde_json::Value, n: usize| {
+        let child = support::fake_model::first_user_text(req).contains("SUBTASK");
+        match (child, n) {
+            (false, 0) => Step::text("Delegating.").then_tool("task", json!({"description": "Inspect util", "prompt": "SUBTASK: read src/util.py", "subagent_type": "general"})),
+            (true, 0) => Step::text("It adds two numbers."),
+            _ => Step::text("Done."),
+        }
+    }))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let parent = server.create_session().await;
+    let mut v = Viewer::attach(&server.url());
+    v.until("the parent session", 30, |a| {
+        a.store.session(&parent).is_some()
+    })
+    .await;
+    server.prompt(&parent, "delegate").await;
+    let mut child_id = String::new();
+    v.until("a child session", 60, |a| {
+        if let Some(c) = a
+            .store
+            .sessions()
+            .iter()
+            .find(|s| s.info.parent_id.as_deref() == Some(&parent))
+        {
+            child_id = c.info.id.clone();
+            true
+        } else {
+            false
+        }
+    })
+    .await;
+    v.app.prepare(ratatui::layout::Rect::new(0, 0, 120, 40));
+    let rows = &v.app.rows;
+    let pi = rows
+        .iter()
+        .position(|r| v.app.store.sessions()[r.index].info.id == parent)
+        .unwrap();
+    let ci = rows
+        .iter()
+        .position(|r| v.app.store.sessions()[r.index].info.id == child_id)
+        .unwrap();
+    assert_eq!(ci, pi + 1, "the child is listed right under its parent");
+    assert_eq!(rows[ci].depth, rows[pi].depth + 1);
+    server.wait_idle(&parent, 60).await;
+}

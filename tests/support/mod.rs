@@ -1,0 +1,5 @@
+//! The end-to-end harness: the real opencode server and a scripted model.
+#![allow(dead_code)]
+
+pub mod fake_model;
+pub mod opencode;
