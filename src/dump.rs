@@ -138,7 +138,6 @@ fn session_block(out: &mut String, store: &Store, session: &Session) {
                     format!("answered {}", sanitize::line(&format!("{a:?}")))
                 }
                 Some(Resolution::Rejected) => "rejected".to_string(),
-                Some(Resolution::Gone) => "no longer pending".to_string(),
             };
             let _ = writeln!(out, "  {} — {answer}", prompt_line(&p.request));
         }

@@ -16,26 +16,60 @@ use support::fake_model::{FakeModel, Step, steps};
 use support::opencode::Server;
 use tokio::sync::mpsc;
 
-/// An in-process viewer fed by the live source; `pump` applies what arrived.
+/// An in-process viewer fed by the live source, as the app would be.
 struct Viewer {
     app: App,
     rx: mpsc::Receiver<SourceMsg>,
     states: Vec<SourceState>,
+    raw: mpsc::UnboundedReceiver<bytes::Bytes>,
 }
 
 impl Viewer {
     fn attach(url: &str) -> Viewer {
+        Viewer::attach_with(url, false)
+    }
+
+    fn attach_with(url: &str, load_all_messages: bool) -> Viewer {
         let (tx, rx) = mpsc::channel(100_000);
+        let (raw_tx, raw) = mpsc::unbounded_channel();
         let mut app = App::new(Config::default(), "e2e", false).unwrap();
         let options = LiveOptions {
             idle_timeout: Duration::from_secs(5),
+            load_all_messages,
             ..Default::default()
         };
-        app.live = Some(live::spawn(Client::new(url, None), options, tx, None));
+        app.live = Some(live::spawn(
+            Client::new(url, None),
+            options,
+            tx,
+            Some(raw_tx),
+        ));
         Viewer {
             app,
             rx,
             states: Vec::new(),
+            raw,
+        }
+    }
+
+    /// Everything the stream sent so far, as SSE text.
+    fn recorded(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        while let Ok(b) = self.raw.try_recv() {
+            out.extend_from_slice(&b);
+        }
+        out
+    }
+
+    /// Apply whatever arrives until `ms` pass without a message.
+    async fn settle(&mut self, ms: u64) {
+        while let Ok(Some(msg)) =
+            tokio::time::timeout(Duration::from_millis(ms), self.rx.recv()).await
+        {
+            if let SourceMsg::State(s) = &msg {
+                self.states.push(s.clone());
+            }
+            self.app.on_source(msg);
         }
     }
 
@@ -201,4 +235,131 @@ async fn a_task_tool_child_session_appears_under_its_parent() {
     assert_eq!(ci, pi + 1, "the child is listed right under its parent");
     assert_eq!(rows[ci].depth, rows[pi].depth + 1);
     server.wait_idle(&parent, 60).await;
+}
+
+/// The state part of a dump (no counters, no problem lines).
+fn state_of(dump: &str) -> String {
+    dump.lines()
+        .filter(|l| {
+            !l.starts_with("summary:")
+                && !l.starts_with("ignored types:")
+                && !l.starts_with("line ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn fresh_dump(url: &str, extra: &[&str]) -> std::process::Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ocview"));
+    cmd.args(["attach", url, "--dump-when-idle", "--timeout", "60"])
+        .args(extra);
+    cmd.env_remove("OPENCODE_SERVER_PASSWORD");
+    tokio::time::timeout(Duration::from_secs(90), cmd.output())
+        .await
+        .expect("the dump finished")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_shows_reconnecting_and_a_restart_resyncs_to_a_fresh_attach() {
+    let model = FakeModel::start(steps(vec![Step::text("Running it.").then_tool(
+        "bash",
+        json!({"command": "echo never", "description": "Wait for permission"}),
+    )]))
+    .await;
+    let mut server = Server::start(&model.url()).await;
+    let a = server.create_session().await;
+    let b = server.create_session().await;
+    server.prompt(&a, "run something").await;
+    let mut v = Viewer::attach_with(&server.url(), true);
+    v.until("a busy session with a waiting permission", 60, |app| {
+        app.store.pending_prompts().next().is_some() && app.store.session(&b).is_some()
+    })
+    .await;
+    v.app.selected = Some(a.clone());
+
+    // The server dies mid-turn: the viewer says it is reconnecting.
+    server.kill();
+    v.until("reconnecting", 30, |app| {
+        matches!(app.source.state, SourceState::Reconnecting { .. })
+    })
+    .await;
+    // Back, with the same data: the run and its permission died with the old process.
+    server.launch().await;
+    v.until("live again", 60, |app| {
+        app.source.state == SourceState::Live
+    })
+    .await;
+    v.settle(1500).await;
+    assert!(
+        v.app.store.pending_prompts().next().is_none(),
+        "the dead permission was reconciled away"
+    );
+
+    let fresh = fresh_dump(&server.url(), &[]).await;
+    assert!(
+        fresh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fresh.stderr)
+    );
+    let ours = ocview::dump::render(&v.app.store, &ocview::source::IngestStats::default());
+    assert_eq!(
+        state_of(&ours),
+        state_of(&String::from_utf8_lossy(&fresh.stdout))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_password_gives_a_clear_message_and_the_right_one_works() {
+    let model = FakeModel::start(steps(vec![])).await;
+    let server = Server::start_with(&model.url(), Some("s3cret-pw")).await;
+    let out = fresh_dump(&server.url(), &["--password", "wrong-pw"]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("authentication failed (HTTP 401)"), "{err}");
+    assert!(
+        !err.contains("wrong-pw") && !String::from_utf8_lossy(&out.stdout).contains("wrong-pw"),
+        "the password is never shown"
+    );
+    let out = fresh_dump(&server.url(), &["--password", "s3cret-pw"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("summary:"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_stream_replays_to_the_live_final_state() {
+    let model = FakeModel::start(steps(vec![
+        Step::text("Checking.").reasoning("Think first.").then_tool(
+            "bash",
+            json!({"command": "echo recorded", "description": "Echo"}),
+        ),
+        Step::text("All done, the output was recorded."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let mut v = Viewer::attach_with(&server.url(), true);
+    v.until("live", 30, |app| app.source.state == SourceState::Live)
+        .await;
+    let s = server.create_session().await;
+    server.prompt(&s, "echo something").await;
+    v.until("the permission", 60, |app| {
+        app.store.pending_prompts().next().is_some()
+    })
+    .await;
+    server.answer_permissions("once").await;
+    server.wait_idle(&s, 60).await;
+    v.settle(1500).await;
+    let recording = v.recorded();
+    assert!(!recording.is_empty());
+    let (replayed, stats) = common::replay_bytes(&recording);
+    assert_eq!(stats.malformed, 0);
+    let empty = ocview::source::IngestStats::default();
+    assert_eq!(
+        state_of(&ocview::dump::render(&replayed, &empty)),
+        state_of(&ocview::dump::render(&v.app.store, &empty))
+    );
 }

@@ -64,9 +64,6 @@ pub enum Resolution {
     Answered(Vec<Vec<String>>),
     /// A question dismissed.
     Rejected,
-    /// The server no longer lists it (answered elsewhere, or its session
-    /// aborted) and we did not see how: found on a re-sync.
-    Gone,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,12 +1,11 @@
 //! Re-sync after a gap. The server's SSE has no replay, so after a
 //! reconnect the store is reconciled with what a fresh load says, by id:
 //! sessions the server no longer has go, prompts it no longer lists are
-//! settled. Everything the snapshot does list is applied through the
+//! forgotten. Everything the snapshot does list is applied through the
 //! reducer as usual (idempotent by id).
 
 use std::collections::HashSet;
 
-use super::prompt::Resolution;
 use super::store::{Change, Outcome, Store};
 
 impl Store {
@@ -25,15 +24,13 @@ impl Store {
         })
     }
 
-    /// Settle pending prompts the server no longer lists.
+    /// Forget pending prompts the server no longer lists (answered
+    /// elsewhere, or their run died): a fresh attach would not know them.
     pub fn settle_missing_prompts(&mut self, pending: &HashSet<String>) -> Outcome {
-        let mut changed = false;
-        for p in self.prompts.iter_mut() {
-            if p.resolution.is_none() && !pending.contains(p.request.id()) {
-                p.resolution = Some(Resolution::Gone);
-                changed = true;
-            }
-        }
+        let before = self.prompts.len();
+        self.prompts
+            .retain(|p| p.resolution.is_some() || pending.contains(p.request.id()));
+        let changed = self.prompts.len() != before;
         if changed {
             self.revision += 1;
         }
@@ -83,10 +80,7 @@ mod tests {
         assert!(out.change.prompts);
         let pending: Vec<&str> = s.pending_prompts().map(|p| p.request.id()).collect();
         assert_eq!(pending, ["per_2"]);
-        assert_eq!(
-            s.prompt("per_1").unwrap().resolution,
-            Some(Resolution::Gone)
-        );
+        assert!(s.prompt("per_1").is_none());
         // Again: nothing more to do.
         assert!(
             !s.settle_missing_prompts(&["per_2".to_string()].into())

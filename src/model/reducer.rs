@@ -450,7 +450,6 @@ impl Store {
                 obs.question_replied(session_id, request_id, answers, asked_at)
             }
             Resolution::Rejected => obs.question_rejected(session_id, request_id, asked_at),
-            Resolution::Gone => {}
         }
         prompt.resolution = Some(resolution);
         prompt.resolved_at = at;

@@ -35,6 +35,13 @@ impl Store {
         };
         let session = &mut self.sessions[si];
         let mut touched_message = None;
+        // Only a streamed event becomes a part: a todo list loaded over REST
+        // (no position in the stream) updates the list and nothing else, as
+        // a fresh attach would show it.
+        if seq == 0 {
+            self.touch(si, None);
+            return Outcome::applied(change);
+        }
         if let Some(mi) = session.current_assistant_index(seq) {
             let message = &mut session.messages[mi];
             let part_id = todo_part_id(message, seq);
