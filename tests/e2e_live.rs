@@ -363,3 +363,36 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
         state_of(&ocview::dump::render(&v.app.store, &empty))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_all_shows_every_project_of_the_server() {
+    let model = FakeModel::start(steps(vec![])).await;
+    let server = Server::start(&model.url()).await;
+    let here = server.create_session().await;
+    // A second project: another git directory, addressed with ?directory=.
+    let other = tempfile::tempdir().unwrap();
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(other.path())
+        .status()
+        .unwrap();
+    let dir = other.path().to_str().unwrap().to_string();
+    let there = server
+        .post(&format!("/session?directory={dir}"), json!({}))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let one = fresh_dump(&server.url(), &[]).await;
+    let one = String::from_utf8_lossy(&one.stdout).to_string();
+    assert!(one.contains(&here) && !one.contains(&there), "{one}");
+    let all = fresh_dump(&server.url(), &["--all"]).await;
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    let all = String::from_utf8_lossy(&all.stdout).to_string();
+    assert!(all.contains(&here) && all.contains(&there), "{all}");
+}

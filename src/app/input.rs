@@ -131,10 +131,9 @@ impl App {
         let rows = super::session_tree::rows(&self.store, &self.folded, &self.filter);
         let needle = self.filter.to_lowercase();
         let sessions = self.store.sessions();
-        if let Some(r) = rows
-            .iter()
-            .find(|r| sessions[r.index].title().to_lowercase().contains(&needle))
-        {
+        if let Some(r) = rows.iter().find(|r| {
+            r.header.is_none() && sessions[r.index].title().to_lowercase().contains(&needle)
+        }) {
             self.selected = Some(sessions[r.index].info.id.clone());
         }
     }
@@ -244,7 +243,22 @@ impl App {
             return;
         }
         let cur = self.selected_row().unwrap_or(0) as i64;
-        let next = (cur.saturating_add(by)).clamp(0, self.rows.len() as i64 - 1) as usize;
+        let last = self.rows.len() as i64 - 1;
+        let mut next = cur.saturating_add(by).clamp(0, last) as usize;
+        // Project headings are not selectable: keep going the same way.
+        let step: i64 = if by < 0 { -1 } else { 1 };
+        while self.rows[next].header.is_some() {
+            let n = next as i64 + step;
+            if !(0..=last).contains(&n) {
+                next = self
+                    .rows
+                    .iter()
+                    .position(|r| r.header.is_none())
+                    .unwrap_or(next);
+                break;
+            }
+            next = n as usize;
+        }
         self.selected = Some(self.store.sessions()[self.rows[next].index].info.id.clone());
         self.history.clear();
     }

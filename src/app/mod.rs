@@ -386,7 +386,7 @@ impl App {
         let id = self.selected.as_deref()?;
         self.rows
             .iter()
-            .position(|r| self.store.sessions()[r.index].info.id == id)
+            .position(|r| r.header.is_none() && self.store.sessions()[r.index].info.id == id)
     }
 
     /// Whether the side panel shows beside the turns at this width.

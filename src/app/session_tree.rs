@@ -17,6 +17,9 @@ pub struct SessionRow {
     pub badge: bool,
     /// The prompt waits in this very session.
     pub own_prompt: bool,
+    /// A project heading (when sessions of several projects are listed);
+    /// `index` then points at the group's first session.
+    pub header: Option<String>,
 }
 
 /// Sessions with a pending prompt, and all their ancestors.
@@ -122,12 +125,61 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
             folded: is_folded && !kids.is_empty(),
             badge: badge.contains(id),
             own_prompt: own.contains(id),
+            header: None,
         });
         if !is_folded {
             for &k in kids.iter().rev() {
                 stack.push((k, depth + 1));
             }
         }
+    }
+    group_by_project(store, out)
+}
+
+/// With sessions of several projects (`attach --all`), each project's
+/// sessions under a heading, projects in order of their newest session.
+fn group_by_project(store: &Store, rows: Vec<SessionRow>) -> Vec<SessionRow> {
+    let sessions = store.sessions();
+    let key = |i: usize| {
+        let s = &sessions[i];
+        s.project_directory
+            .clone()
+            .or_else(|| s.info.directory.clone())
+            .unwrap_or_default()
+    };
+    let mut groups: Vec<(String, Vec<SessionRow>)> = Vec::new();
+    for row in rows {
+        let k = if row.depth == 0 {
+            key(row.index)
+        } else {
+            groups.last().map(|g| g.0.clone()).unwrap_or_default()
+        };
+        match groups.iter_mut().find(|g| g.0 == k) {
+            Some(g) => g.1.push(row),
+            None => groups.push((k, vec![row])),
+        }
+    }
+    if groups.len() < 2 {
+        return groups.into_iter().flat_map(|g| g.1).collect();
+    }
+    let mut out = Vec::new();
+    for (dir, rows) in groups {
+        let first = rows[0].index;
+        let badge = rows.iter().any(|r| r.badge);
+        out.push(SessionRow {
+            index: first,
+            depth: 0,
+            has_children: false,
+            folded: false,
+            badge,
+            own_prompt: false,
+            header: Some(if dir.is_empty() {
+                "(no project)".into()
+            } else {
+                dir
+            }),
+        });
+        out.extend(rows);
     }
     out
 }
@@ -197,5 +249,36 @@ mod tests {
         ]);
         let rows = rows(&s, &HashSet::new(), "");
         assert_eq!(rows.len(), 2);
+    }
+
+    #[test]
+    fn sessions_of_several_projects_are_grouped_under_headings() {
+        let in_dir = |id: &str, dir: &str| {
+            format!(
+                r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"{id}","directory":"{dir}"}}}}}}"#
+            )
+        };
+        let s = store(&[
+            in_dir("ses_a", "/p1"),
+            in_dir("ses_b", "/p2"),
+            in_dir("ses_c", "/p1"),
+        ]);
+        let rows = rows(&s, &HashSet::new(), "");
+        let shown: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                r.header
+                    .clone()
+                    .unwrap_or_else(|| s.sessions()[r.index].info.id.clone())
+            })
+            .collect();
+        assert_eq!(shown, ["/p1", "ses_a", "ses_c", "/p2", "ses_b"]);
+        // One project: no headings.
+        let s = store(&[in_dir("ses_a", "/p1"), in_dir("ses_c", "/p1")]);
+        assert!(
+            super::rows(&s, &HashSet::new(), "")
+                .iter()
+                .all(|r| r.header.is_none())
+        );
     }
 }

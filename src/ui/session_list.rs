@@ -69,6 +69,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         .skip(app.list_offset)
         .take(inner.height as usize)
     {
+        if let Some(dir) = &row.header {
+            let badge = if row.badge { " •" } else { "" };
+            let text = wrap::truncate(&format!("▍{}{badge}", sanitize::line(dir)), width);
+            lines.push(Line::styled(text, theme.style(Role::Heading)));
+            continue;
+        }
         let s = &sessions[row.index];
         let indent = "  ".repeat(row.depth as usize);
         let is_sel = Some(i) == selected;

@@ -180,13 +180,18 @@ impl Client {
         self.get("/global/health").await
     }
 
-    pub async fn sessions(&self) -> Result<Vec<Value>, ApiError> {
-        array(self.get("/session").await?)
+    pub async fn sessions(&self, dir: Option<&str>) -> Result<Vec<Value>, ApiError> {
+        array(self.get(&with_dir("/session", dir)).await?)
     }
 
     /// `{sessionID: status}` for sessions that are not idle.
-    pub async fn statuses(&self) -> Result<Value, ApiError> {
-        self.get("/session/status").await
+    pub async fn statuses(&self, dir: Option<&str>) -> Result<Value, ApiError> {
+        self.get(&with_dir("/session/status", dir)).await
+    }
+
+    /// The server's projects (for `--all`).
+    pub async fn projects(&self) -> Result<Vec<Value>, ApiError> {
+        array(self.get("/project").await?)
     }
 
     /// The newest `limit` messages (before `before`, when given), oldest first.
@@ -207,12 +212,12 @@ impl Client {
         self.get(&format!("/session/{}/todo", enc(session))).await
     }
 
-    pub async fn permissions(&self) -> Result<Vec<Value>, ApiError> {
-        array(self.get("/permission").await?)
+    pub async fn permissions(&self, dir: Option<&str>) -> Result<Vec<Value>, ApiError> {
+        array(self.get(&with_dir("/permission", dir)).await?)
     }
 
-    pub async fn questions(&self) -> Result<Vec<Value>, ApiError> {
-        array(self.get("/question").await?)
+    pub async fn questions(&self, dir: Option<&str>) -> Result<Vec<Value>, ApiError> {
+        array(self.get(&with_dir("/question", dir)).await?)
     }
 }
 
@@ -224,6 +229,25 @@ fn array(v: Value) -> Result<Vec<Value>, ApiError> {
             path: String::new(),
             message: format!("expected a list, got {}", cut(&other.to_string(), 80)),
         }),
+    }
+}
+
+/// `path?directory=…` for one project of the server (percent-encoded).
+fn with_dir(path: &str, dir: Option<&str>) -> String {
+    match dir {
+        None => path.to_string(),
+        Some(d) => {
+            let enc: String = d
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                        (b as char).to_string()
+                    }
+                    _ => format!("%{b:02X}"),
+                })
+                .collect();
+            format!("{path}?directory={enc}")
+        }
     }
 }
 

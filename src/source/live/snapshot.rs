@@ -65,62 +65,97 @@ pub struct Snapshot {
 }
 
 /// Sessions, their statuses, todos of `with_todos`, pending permissions and
-/// questions.
-pub async fn load(client: &Client, with_todos: &HashSet<String>) -> Result<Snapshot, ApiError> {
+/// questions: of the server's current project, or of every project.
+pub async fn load(
+    client: &Client,
+    with_todos: &HashSet<String>,
+    all_projects: bool,
+) -> Result<Snapshot, ApiError> {
+    let mut dirs: Vec<Option<String>> = vec![None];
+    if all_projects {
+        dirs = client
+            .projects()
+            .await?
+            .iter()
+            .filter_map(|p| {
+                p.get("worktree")
+                    .and_then(Value::as_str)
+                    .map(|w| Some(w.to_string()))
+            })
+            .collect();
+        if dirs.is_empty() {
+            dirs.push(None);
+        }
+    }
+    let mut snap = Snapshot {
+        events: Vec::new(),
+        session_ids: HashSet::new(),
+        pending_prompts: HashSet::new(),
+    };
+    for dir in &dirs {
+        load_project(client, dir.as_deref(), &mut snap).await?;
+    }
+    let ids: Vec<String> = with_todos
+        .iter()
+        .filter(|id| snap.session_ids.contains(*id))
+        .cloned()
+        .collect();
+    for id in ids {
+        if let Ok(todos) = client.todos(&id).await {
+            snap.events.extend(event(
+                "todo.updated",
+                json!({"sessionID": id, "todos": todos}),
+            ));
+        }
+    }
+    Ok(snap)
+}
+
+async fn load_project(
+    client: &Client,
+    dir: Option<&str>,
+    snap: &mut Snapshot,
+) -> Result<(), ApiError> {
     let (sessions, statuses, permissions, questions) = tokio::try_join!(
-        client.sessions(),
-        client.statuses(),
-        client.permissions(),
-        client.questions()
+        client.sessions(dir),
+        client.statuses(dir),
+        client.permissions(dir),
+        client.questions(dir)
     )?;
-    let mut events = Vec::new();
-    let mut session_ids = HashSet::new();
     for info in &sessions {
         let Some(id) = info.get("id").and_then(Value::as_str) else {
             continue;
         };
-        session_ids.insert(id.to_string());
-        events.extend(event(
-            "session.updated",
-            json!({"sessionID": id, "info": info}),
-        ));
+        snap.session_ids.insert(id.to_string());
+        let mut ev = event("session.updated", json!({"sessionID": id, "info": info}));
+        if let (Some(e), Some(d)) = (&mut ev, dir) {
+            e.directory = Some(d.to_string());
+        }
+        snap.events.extend(ev);
         // Absent from the status map means idle: this also clears a busy
         // state left over from before a disconnect.
         let status = statuses
             .get(id)
             .cloned()
             .unwrap_or_else(|| json!({"type": "idle"}));
-        events.extend(event(
+        snap.events.extend(event(
             "session.status",
             json!({"sessionID": id, "status": status}),
         ));
     }
-    for id in with_todos.iter().filter(|id| session_ids.contains(*id)) {
-        if let Ok(todos) = client.todos(id).await {
-            events.extend(event(
-                "todo.updated",
-                json!({"sessionID": id, "todos": todos}),
-            ));
-        }
-    }
-    let mut pending_prompts = HashSet::new();
     for p in &permissions {
         if let Some(id) = p.get("id").and_then(Value::as_str) {
-            pending_prompts.insert(id.to_string());
-            events.extend(event("permission.asked", p.clone()));
+            snap.pending_prompts.insert(id.to_string());
+            snap.events.extend(event("permission.asked", p.clone()));
         }
     }
     for q in &questions {
         if let Some(id) = q.get("id").and_then(Value::as_str) {
-            pending_prompts.insert(id.to_string());
-            events.extend(event("question.asked", q.clone()));
+            snap.pending_prompts.insert(id.to_string());
+            snap.events.extend(event("question.asked", q.clone()));
         }
     }
-    Ok(Snapshot {
-        events,
-        session_ids,
-        pending_prompts,
-    })
+    Ok(())
 }
 
 #[cfg(test)]

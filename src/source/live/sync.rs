@@ -214,7 +214,8 @@ impl Sync {
     /// Load everything a fresh attach shows and reconcile with it. The
     /// inner result is a REST failure (the connection is retried).
     async fn resync(&mut self) -> Result<Result<(), ApiError>, Stop> {
-        let snap = match snapshot::load(&self.client, &self.opened).await {
+        let snap = match snapshot::load(&self.client, &self.opened, self.options.all_projects).await
+        {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
