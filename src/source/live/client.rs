@@ -208,6 +208,16 @@ impl Client {
         array(self.get(&path).await?)
     }
 
+    /// The files a turn changed: `GET /session/{id}/diff?messageID=<user message>`.
+    pub async fn message_diff(&self, session: &str, message: &str) -> Result<Vec<Value>, ApiError> {
+        array(self.get(&format!("/session/{}/diff?messageID={}", enc(session), enc(message))).await?)
+    }
+
+    /// The server's working directories (`GET /path`).
+    pub async fn path(&self) -> Result<Value, ApiError> {
+        self.get("/path").await
+    }
+
     pub async fn todos(&self, session: &str) -> Result<Value, ApiError> {
         self.get(&format!("/session/{}/todo", enc(session))).await
     }
