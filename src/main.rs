@@ -56,6 +56,9 @@ enum Command {
         /// Basic-auth password (default: $OPENCODE_SERVER_PASSWORD).
         #[arg(long)]
         password: Option<String>,
+        /// Show prompts but never answer them.
+        #[arg(long)]
+        read_only: bool,
         /// No terminal: print the synced state after this many seconds.
         #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle")]
         dump_after: Option<f64>,
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
             all,
             username,
             password,
+            read_only,
             dump_after,
             dump_when_idle,
             timeout,
@@ -170,7 +174,7 @@ fn main() -> ExitCode {
             };
             match when {
                 Some(when) => attach_dump(client, options, when),
-                None => attach_viewer(config, &url, client, options),
+                None => attach_viewer(config, &url, client, options, read_only),
             }
         }
     };
@@ -254,6 +258,7 @@ fn attach_viewer(
     url: &str,
     client: Client,
     options: LiveOptions,
+    read_only: bool,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!(
@@ -262,7 +267,7 @@ fn attach_viewer(
     }
     let app = App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
-    let outcome = rt.block_on(launch::attach_tui(app, client, options));
+    let outcome = rt.block_on(launch::attach_tui(app, client, options, read_only));
     rt.shutdown_background();
     Ok(match outcome? {
         Outcome::Done => ExitCode::SUCCESS,

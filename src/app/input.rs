@@ -32,6 +32,12 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
+        if self.focus == Focus::Prompt
+            && self.overlay != Some(Overlay::Help)
+            && self.prompt_key(key)
+        {
+            return;
+        }
         if self.filtering && self.filter_key(key) {
             return;
         }
@@ -147,9 +153,11 @@ impl App {
                 self.help_scroll = 0;
             }
             Action::FocusNext => {
+                let prompt = self.current_prompt().is_some();
                 self.focus = match self.focus {
                     Focus::Sessions => Focus::Turns,
-                    Focus::Turns => Focus::Sessions,
+                    Focus::Turns if prompt => Focus::Prompt,
+                    Focus::Turns | Focus::Prompt => Focus::Sessions,
                 }
             }
             Action::Filter => {

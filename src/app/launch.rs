@@ -34,8 +34,12 @@ pub async fn attach_tui(
     mut app: App,
     client: Client,
     options: LiveOptions,
+    read_only: bool,
 ) -> anyhow::Result<Outcome> {
     let (tx, rx) = mpsc::channel(8192);
+    if !read_only {
+        app.replies = Some(live::reply::spawn(client.clone(), tx.clone()));
+    }
     app.live = Some(live::spawn(client, options, tx, None));
     tui(app, rx).await
 }

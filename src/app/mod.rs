@@ -11,6 +11,7 @@ mod input;
 pub mod keymap;
 pub mod launch;
 pub mod logging;
+pub mod prompts;
 pub mod run;
 pub mod session_tree;
 pub mod terminal;
@@ -38,6 +39,8 @@ use session_tree::SessionRow;
 pub enum Focus {
     Sessions,
     Turns,
+    /// The prompt bar, answering.
+    Prompt,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +50,8 @@ pub enum Overlay {
     SidePanel,
     /// Modified files and the chosen file's diff, full screen.
     Diffs,
+    /// The current prompt's whole content (a long command, a big diff).
+    PromptView,
 }
 
 /// Where the events come from, for the status line.
@@ -103,6 +108,9 @@ pub struct App {
     pub live: Option<tokio::sync::mpsc::UnboundedSender<LiveCommand>>,
     /// Sessions whose messages were asked for, and pages asked for.
     requested: HashSet<String>,
+    /// Where answers go (`None`: replay or read-only).
+    pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
+    pub prompts: prompts::PromptUi,
     /// The last problem a source reported without failing.
     pub notice: Option<String>,
     /// The selected session's modified files, and the revision they are of.
@@ -159,6 +167,8 @@ impl App {
             live: None,
             requested: HashSet::new(),
             notice: None,
+            replies: None,
+            prompts: Default::default(),
         })
     }
 
@@ -175,7 +185,22 @@ impl App {
 
     /// Apply one source message. Returns whether anything visible changed.
     pub fn on_source(&mut self, msg: SourceMsg) -> bool {
+        let changed = self.apply_source(msg);
+        if changed {
+            self.refresh_prompts();
+        }
+        changed
+    }
+
+    fn apply_source(&mut self, msg: SourceMsg) -> bool {
         match msg {
+            SourceMsg::Replied {
+                request_id,
+                outcome,
+            } => {
+                self.on_replied(&request_id, outcome);
+                true
+            }
             SourceMsg::State(state) => {
                 if state == SourceState::Live {
                     self.notice = None;
@@ -219,6 +244,7 @@ impl App {
                 true
             }
             SourceMsg::Record(record) => {
+                self.note_answered_elsewhere(&record);
                 let Some(outcome) =
                     apply_record(*record, &mut self.store, &mut NoObserver, &mut self.stats)
                 else {
@@ -241,6 +267,25 @@ impl App {
                 // each session's status, time and cost.
                 true
             }
+        }
+    }
+
+    /// A prompt answered by another client leaves the queue with a notice.
+    fn note_answered_elsewhere(&mut self, record: &crate::source::replay::Record) {
+        use crate::model::Event;
+        let Ok(crate::source::record::Decoded::Event(env)) = &record.item else {
+            return;
+        };
+        let id = match &env.event {
+            Event::PermissionReplied { request_id, .. }
+            | Event::QuestionReplied { request_id, .. }
+            | Event::QuestionRejected { request_id, .. } => request_id,
+            _ => return,
+        };
+        let ours = self.prompts.sent.contains(id) || self.prompts.sending.contains(id);
+        let pending = self.store.prompt(id).is_some_and(|p| p.is_pending());
+        if pending && !ours && !self.source.recorded {
+            self.notice = Some("a prompt was answered in another client".into());
         }
     }
 
@@ -290,6 +335,7 @@ impl App {
         match self.focus {
             Focus::Sessions => Context::Sessions,
             Focus::Turns => Context::Turns,
+            Focus::Prompt => Context::Global,
         }
     }
 

@@ -57,4 +57,9 @@ pub enum SourceMsg {
     },
     /// A request failed without breaking the stream (shown, not fatal).
     Notice(String),
+    /// What became of an answer the user sent.
+    Replied {
+        request_id: String,
+        outcome: super::live::reply::ReplyOutcome,
+    },
 }

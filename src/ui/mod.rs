@@ -7,7 +7,7 @@ pub mod format;
 mod help;
 pub mod highlight;
 pub mod markdown;
-mod prompt_bar;
+pub mod prompt_bar;
 pub mod render_cache;
 mod session_list;
 pub mod side_panel;
@@ -123,6 +123,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 diff_view::draw(frame, app, areas.screen, &ctx);
             }
         }
+        Some(Overlay::PromptView) => prompt_bar::draw_view(frame, app, areas.screen),
         None => {}
     }
 }

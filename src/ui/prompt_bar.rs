@@ -1,35 +1,26 @@
-//! The prompt bar: shown while a permission or question waits, with the
-//! oldest waiting prompt and how many wait in all.
+//! The prompt bar: the current permission or question with its place in
+//! the queue, who asks (the parent chain of a subagent), what it is about,
+//! and the answers, step by step; and the full-screen view of a prompt.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use serde_json::Value;
 
 use super::theme::Role;
+use super::tools::body::diff_lines;
 use super::wrap;
-use crate::app::App;
-use crate::model::PromptRequest;
+use crate::app::prompts::{Draft, PERM_CHOICES, PermStep};
+use crate::app::{App, Focus};
+use crate::model::{PermissionRequest, Prompt, PromptRequest, QuestionRequest};
 use crate::sanitize;
 
 /// One line saying what a prompt is about.
 pub fn describe(request: &PromptRequest) -> (String, String) {
     match request {
-        PromptRequest::Permission(p) => {
-            let meta = |k: &str| {
-                p.metadata
-                    .get(k)
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            };
-            let subject = meta("command")
-                .or_else(|| meta("filepath"))
-                .or_else(|| meta("filePath"))
-                .or_else(|| meta("url"))
-                .or_else(|| meta("pattern"))
-                .unwrap_or_else(|| p.patterns.join(", "));
-            (format!("permission · {}", p.permission), subject)
-        }
+        PromptRequest::Permission(p) => (format!("permission · {}", p.permission), subject(p)),
         PromptRequest::Question(q) => {
             let first = q
                 .questions
@@ -52,37 +43,501 @@ pub fn describe(request: &PromptRequest) -> (String, String) {
     }
 }
 
+fn meta<'a>(p: &'a PermissionRequest, key: &str) -> Option<&'a str> {
+    p.metadata.get(key).and_then(Value::as_str)
+}
+
+/// What a permission is about: the command, the path, pattern or url.
+pub fn subject(p: &PermissionRequest) -> String {
+    let s = match p.permission.as_str() {
+        "bash" => meta(p, "command").map(str::to_string),
+        "edit" | "write" => meta(p, "filepath")
+            .or_else(|| meta(p, "filePath"))
+            .map(str::to_string),
+        "read" | "list" | "glob" | "grep" => meta(p, "filePath")
+            .or_else(|| meta(p, "path"))
+            .or_else(|| meta(p, "pattern"))
+            .map(str::to_string),
+        "webfetch" => meta(p, "url").map(str::to_string),
+        _ => None,
+    };
+    s.unwrap_or_else(|| p.patterns.join(", "))
+}
+
+/// "parent › child" for a subagent's session.
+fn session_chain(app: &App, id: &str) -> String {
+    let mut names = Vec::new();
+    let mut cur = Some(id.to_string());
+    for _ in 0..8 {
+        let Some(c) = cur else { break };
+        match app.store.session(&c) {
+            Some(s) => {
+                names.push(s.title().to_string());
+                cur = s.info.parent_id.clone();
+            }
+            None => {
+                names.push(c);
+                break;
+            }
+        }
+    }
+    names.reverse();
+    names.join(" › ")
+}
+
+/// Rows the bar needs at this width.
+pub fn height(app: &App, screen_height: u16) -> u16 {
+    let Some((_, _, prompt)) = app.current_prompt() else {
+        return 0;
+    };
+    let focused = app.focus == Focus::Prompt;
+    let want = match (&prompt.request, focused) {
+        (_, false) => 3,
+        (PromptRequest::Permission(p), true) => {
+            let diff = meta(p, "diff").map_or(0, |d| d.lines().count().min(8));
+            let editor = if app.prompts.editor.is_some() { 3 } else { 0 };
+            5 + diff as u16 + editor
+        }
+        (PromptRequest::Question(q), true) => {
+            let tab = app.prompts.drafts.get(&q.id).map_or(0, |d| d.tab);
+            let rows = q
+                .questions
+                .get(tab)
+                .map_or(q.questions.len(), |qq| qq.options.len() + 2);
+            let editor = if app.prompts.editor.is_some() { 4 } else { 0 };
+            5 + rows as u16 + editor
+        }
+    };
+    want.min(screen_height / 2).max(3)
+}
+
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let theme = &app.theme;
-    let pending: Vec<_> = app.store.pending_prompts().collect();
-    let Some(prompt) = pending.first() else {
+    let Some((i, n, prompt)) = app.current_prompt() else {
         return;
     };
+    let focused = app.focus == Focus::Prompt;
+    let border = if focused { Role::Warning } else { Role::Border };
     let block = Block::default()
         .borders(Borders::TOP)
-        .border_style(theme.style(Role::Warning));
+        .border_style(theme.style(border));
     let inner = block.inner(area);
+    frame.render_widget(Clear, area);
     frame.render_widget(block, area);
-    let (kind, subject) = describe(&prompt.request);
-    let session = app
-        .store
-        .session(prompt.request.session_id())
-        .map(|s| s.title().to_string())
-        .unwrap_or_else(|| prompt.request.session_id().to_string());
-    let place = format!("1 of {}", pending.len());
     let width = inner.width as usize;
-    let head = format!(" {kind} — {}", sanitize::line(&session));
-    let line1 = Line::from(vec![
+    let (kind, subject_line) = describe(&prompt.request);
+    let place = format!("{} of {n}", i + 1);
+    let who = session_chain(app, prompt.request.session_id());
+    let head = format!(" {kind} — {}", sanitize::line(&who));
+    let mut lines = vec![Line::from(vec![
         Span::styled(" ⚠ ", theme.style(Role::Badge)),
         Span::styled(
             wrap::truncate(&head, width.saturating_sub(place.len() + 5)),
             theme.style(Role::Warning),
         ),
         Span::styled(format!("  {place}"), theme.style(Role::Muted)),
-    ]);
-    let line2 = Line::styled(
-        wrap::truncate(&format!("   {}", sanitize::line(&subject)), width),
+    ])];
+    if !focused {
+        lines.push(Line::styled(
+            wrap::truncate(&format!("   {}", sanitize::line(&subject_line)), width),
+            theme.style(Role::Text),
+        ));
+        let hint = if app.replies.is_some() {
+            "   tab to answer"
+        } else {
+            "   (not answerable here)"
+        };
+        lines[0]
+            .spans
+            .push(Span::styled(hint, theme.style(Role::Muted)));
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    }
+    match &prompt.request {
+        PromptRequest::Permission(p) => permission(app, p, width, &mut lines),
+        PromptRequest::Question(q) => question(app, q, width, &mut lines),
+    }
+    let status = if app.prompts.sending.contains(prompt.request.id()) {
+        Some(("sending…".to_string(), Role::Running))
+    } else if let Some(e) = &app.prompts.error {
+        Some((e.clone(), Role::Error))
+    } else if app.replies.is_none() {
+        Some((
+            if app.source.recorded {
+                "replay: answers are not sent".into()
+            } else {
+                "read-only: answers are not sent".into()
+            },
+            Role::Muted,
+        ))
+    } else {
+        None
+    };
+    if let Some((text, role)) = status {
+        lines.push(Line::styled(
+            wrap::truncate(&format!("   {}", sanitize::line(&text)), width),
+            theme.style(role),
+        ));
+    }
+    let editor_rows = if app.prompts.editor.is_some() { 3 } else { 0 };
+    let text_area = Rect {
+        height: inner.height.saturating_sub(editor_rows),
+        ..inner
+    };
+    frame.render_widget(Paragraph::new(lines), text_area);
+    if let Some(editor) = &app.prompts.editor {
+        let r = Rect {
+            y: inner.bottom().saturating_sub(editor_rows),
+            height: editor_rows.min(inner.height),
+            x: inner.x + 3,
+            width: inner.width.saturating_sub(3),
+        };
+        frame.render_widget(editor, r);
+    }
+}
+
+fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Line<'static>>) {
+    let theme = &app.theme;
+    let text = theme.style(Role::Text);
+    let muted = theme.style(Role::Muted);
+    let what = subject(p);
+    let lead = if p.permission == "bash" { "$ " } else { "" };
+    for l in sanitize::block(&what).lines().take(3) {
+        lines.push(Line::styled(
+            wrap::truncate(&format!("   {lead}{l}"), width),
+            text,
+        ));
+    }
+    if let Some(diff) = meta(p, "diff")
+        && let Some(session) = app
+            .selected_session()
+            .or_else(|| app.store.session(&p.session_id))
+    {
+        let ctx = app.render_ctx(session, width as u16);
+        let rows = diff_lines(diff, &ctx, width.saturating_sub(3));
+        let total = rows.len();
+        for mut l in rows.into_iter().take(8) {
+            l.spans.insert(0, Span::raw("   "));
+            lines.push(l);
+        }
+        if total > 8 {
+            lines.push(Line::styled(
+                format!("   … {} more lines (v shows all)", total - 8),
+                muted,
+            ));
+        }
+    }
+    match app.prompts.step {
+        PermStep::ConfirmAlways => {
+            let remembered = if p.always.is_empty() {
+                p.patterns.join(", ")
+            } else {
+                p.always.join(", ")
+            };
+            lines.push(Line::styled(
+                wrap::truncate(
+                    &format!(
+                        "   Always allow? The server will remember: {}",
+                        sanitize::line(&remembered)
+                    ),
+                    width,
+                ),
+                theme.style(Role::Warning),
+            ));
+            lines.push(keys_line(
+                app,
+                &[("y/enter", "confirm"), ("esc", "back")],
+                width,
+            ));
+        }
+        PermStep::RejectMessage => {
+            lines.push(keys_line(
+                app,
+                &[("enter", "reject with this message"), ("esc", "back")],
+                width,
+            ));
+        }
+        PermStep::Choose => {
+            let mut spans = vec![Span::raw("   ")];
+            for (i, (k, label)) in PERM_CHOICES.iter().enumerate() {
+                let style = if i == app.prompts.choice {
+                    theme.style(Role::SelectionFocus)
+                } else {
+                    text
+                };
+                spans.push(Span::styled(format!("[{k}]"), theme.style(Role::Accent)));
+                spans.push(Span::styled(format!(" {label}"), style));
+                spans.push(Span::raw("  "));
+            }
+            lines.push(Line::from(spans));
+            lines.push(keys_line(
+                app,
+                &[
+                    ("←/→ enter", "choose"),
+                    ("v", "view"),
+                    ("]/[", "next/prev"),
+                    ("ctrl-g", "go to session"),
+                    ("esc", "later"),
+                ],
+                width,
+            ));
+        }
+    }
+}
+
+fn keys_line(app: &App, keys: &[(&str, &str)], width: usize) -> Line<'static> {
+    let theme = &app.theme;
+    let mut spans = vec![Span::raw("   ")];
+    let mut used = 3;
+    for (k, label) in keys {
+        let w = k.len() + label.len() + 3;
+        if used + w > width {
+            break;
+        }
+        spans.push(Span::styled(k.to_string(), theme.style(Role::Accent)));
+        spans.push(Span::styled(
+            format!(" {label}  "),
+            theme.style(Role::Muted),
+        ));
+        used += w;
+    }
+    Line::from(spans)
+}
+
+fn question(app: &App, q: &QuestionRequest, width: usize, lines: &mut Vec<Line<'static>>) {
+    let theme = &app.theme;
+    let fresh;
+    let draft: &Draft = match app.prompts.drafts.get(&q.id) {
+        Some(d) => d,
+        None => {
+            fresh = Draft {
+                tab: 0,
+                cursor: 0,
+                picked: vec![Default::default(); q.questions.len()],
+                typed: vec![String::new(); q.questions.len()],
+            };
+            &fresh
+        }
+    };
+    let review = q.questions.len();
+    let tab = draft.tab.min(review);
+    // Tabs: one per question (its header), then the review.
+    let mut spans = vec![Span::raw("   ")];
+    for (i, qq) in q.questions.iter().enumerate() {
+        let mark = if draft.is_answered(i) { "✓ " } else { "" };
+        let label = if qq.header.is_empty() {
+            format!("Q{}", i + 1)
+        } else {
+            sanitize::line(&qq.header).into_owned()
+        };
+        let style = if i == tab {
+            theme.style(Role::SelectionFocus)
+        } else {
+            theme.style(Role::Muted)
+        };
+        spans.push(Span::styled(format!(" {mark}{label} "), style));
+        spans.push(Span::raw(" "));
+    }
+    let style = if tab == review {
+        theme.style(Role::SelectionFocus)
+    } else {
+        theme.style(Role::Muted)
+    };
+    spans.push(Span::styled(" Review ", style));
+    lines.push(Line::from(spans));
+    if tab == review {
+        for (i, qq) in q.questions.iter().enumerate() {
+            let answer = draft.answers(q).get(i).cloned().unwrap_or_default();
+            let (text, role) = if answer.is_empty() {
+                ("(unanswered)".to_string(), Role::Warning)
+            } else {
+                (answer.join(", "), Role::Success)
+            };
+            let line = format!(
+                "   {}: {}",
+                sanitize::line(&qq.question),
+                sanitize::line(&text)
+            );
+            lines.push(Line::styled(
+                wrap::truncate(&line, width),
+                theme.style(role),
+            ));
+        }
+        lines.push(keys_line(
+            app,
+            &[
+                ("enter/s", "submit"),
+                ("←", "back"),
+                ("x", "dismiss"),
+                ("esc", "later"),
+            ],
+            width,
+        ));
+        return;
+    }
+    let qq = &q.questions[tab];
+    let multi = if qq.multiple {
+        "  (several answers)"
+    } else {
+        ""
+    };
+    lines.push(Line::styled(
+        wrap::truncate(
+            &format!("   {}{multi}", sanitize::line(&qq.question)),
+            width,
+        ),
         theme.style(Role::Text),
+    ));
+    for (o, opt) in qq.options.iter().enumerate() {
+        let picked = draft.picked[tab].contains(&o);
+        let mark = match (qq.multiple, picked) {
+            (true, true) => "[x]",
+            (true, false) => "[ ]",
+            (false, true) => "(•)",
+            (false, false) => "( )",
+        };
+        let cursor = if draft.cursor == o { "›" } else { " " };
+        let desc = if opt.description.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", opt.description)
+        };
+        let line = format!(
+            " {cursor} {} {mark} {}{}",
+            o + 1,
+            sanitize::line(&opt.label),
+            sanitize::line(&desc)
+        );
+        let style = if draft.cursor == o {
+            theme.style(Role::Accent)
+        } else {
+            Style::default()
+        };
+        lines.push(Line::styled(wrap::truncate(&line, width), style));
+    }
+    if qq.custom != Some(false) {
+        let cursor = if draft.cursor == qq.options.len() {
+            "›"
+        } else {
+            " "
+        };
+        let typed = draft.typed[tab].trim();
+        let text = if typed.is_empty() {
+            "type your own answer".to_string()
+        } else {
+            format!("your answer: {}", sanitize::line(typed))
+        };
+        let style = if draft.cursor == qq.options.len() {
+            theme.style(Role::Accent)
+        } else {
+            theme.style(Role::Muted)
+        };
+        lines.push(Line::styled(
+            wrap::truncate(&format!(" {cursor}   ✎ {text}"), width),
+            style,
+        ));
+    }
+    let keys: &[(&str, &str)] = if app.prompts.editor.is_some() {
+        &[("esc/ctrl-s", "done typing")]
+    } else {
+        &[
+            ("1-9", "pick"),
+            ("space", "toggle"),
+            ("↑/↓", "move"),
+            ("←/→", "question"),
+            ("s", "review"),
+            ("x", "dismiss"),
+        ]
+    };
+    lines.push(keys_line(app, keys, width));
+}
+
+/// The whole prompt, full screen: every line of a long command or diff.
+pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
+    let theme = &app.theme;
+    let Some((_, _, prompt)) = app.current_prompt() else {
+        return;
+    };
+    frame.render_widget(Clear, screen);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.style(Role::Warning))
+        .title(Line::styled(
+            " Prompt (j/k scroll, v or Esc close; answer keys work here) ",
+            theme.style(Role::Title),
+        ));
+    let inner = block.inner(screen);
+    frame.render_widget(block, screen);
+    let lines = view_lines(app, prompt, inner.width as usize);
+    frame.render_widget(
+        Paragraph::new(lines).scroll((app.prompts.view_scroll, 0)),
+        inner,
     );
-    frame.render_widget(Paragraph::new(vec![line1, line2]), inner);
+}
+
+fn view_lines(app: &App, prompt: &Prompt, width: usize) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let mut out = Vec::new();
+    let (kind, _) = describe(&prompt.request);
+    out.push(Line::styled(
+        format!(
+            "{kind} — {}",
+            sanitize::line(&session_chain(app, prompt.request.session_id()))
+        ),
+        theme.style(Role::Warning),
+    ));
+    match &prompt.request {
+        PromptRequest::Permission(p) => {
+            for l in sanitize::block(&subject(p)).lines() {
+                out.extend(wrap::wrap_text(l, theme.style(Role::Text), width, "  "));
+            }
+            if !p.patterns.is_empty() {
+                out.push(Line::styled(
+                    format!("patterns: {}", sanitize::line(&p.patterns.join(", "))),
+                    theme.style(Role::Muted),
+                ));
+            }
+            if let Some(diff) = meta(p, "diff")
+                && let Some(session) = app
+                    .store
+                    .session(&p.session_id)
+                    .or_else(|| app.selected_session())
+            {
+                let ctx = app.render_ctx(session, width as u16);
+                out.extend(diff_lines(diff, &ctx, width));
+            } else if let Value::Object(map) = &p.metadata {
+                for (k, v) in map {
+                    let v = v
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string());
+                    out.extend(wrap::wrap_text(
+                        &sanitize::block(&format!("{k}: {v}")),
+                        theme.style(Role::Muted),
+                        width,
+                        "  ",
+                    ));
+                }
+            }
+        }
+        PromptRequest::Question(q) => {
+            for qq in &q.questions {
+                out.extend(wrap::wrap_text(
+                    &sanitize::block(&format!("{}: {}", qq.header, qq.question)),
+                    theme.style(Role::Text),
+                    width,
+                    "  ",
+                ));
+                for o in &qq.options {
+                    out.extend(wrap::wrap_text(
+                        &sanitize::block(&format!("  • {} — {}", o.label, o.description)),
+                        theme.style(Role::Muted),
+                        width,
+                        "    ",
+                    ));
+                }
+            }
+        }
+    }
+    out
 }

@@ -21,6 +21,7 @@ const SESSION_HINTS: &[Action] = &[
     Action::Help,
     Action::Quit,
 ];
+const PROMPT_HINTS: &[Action] = &[Action::FocusNext, Action::Help];
 const TURN_HINTS: &[Action] = &[
     Action::NextCard,
     Action::ToggleCard,
@@ -60,6 +61,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let hints = match app.focus {
         Focus::Sessions => SESSION_HINTS,
         Focus::Turns => TURN_HINTS,
+        Focus::Prompt => PROMPT_HINTS,
     };
     let width = area.width as usize;
     let left = wrap::truncate(&left, width);
@@ -95,6 +97,7 @@ fn short_label(action: Action) -> &'static str {
         Action::ToggleCard => "toggle",
         Action::Bottom => "follow",
         Action::Back => "back",
+        Action::FocusNext => "panes",
         other => other.name(),
     }
 }

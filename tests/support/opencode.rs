@@ -216,6 +216,9 @@ impl Server {
             let path = std::env::var("PATH").unwrap_or_default();
             c.env("PATH", format!("{}:{path}", rg.display()));
         }
+        // opencode runs bash tools under setsid: they leave the process
+        // group. This marker finds them for the cleanup.
+        c.env("OCVIEW_E2E_OWNER", self.marker());
         match &self.password {
             Some(p) => c.env("OPENCODE_SERVER_PASSWORD", p),
             None => c.env_remove("OPENCODE_SERVER_PASSWORD"),
@@ -265,7 +268,12 @@ impl Server {
         }
     }
 
-    /// Kill the whole process group now.
+    fn marker(&self) -> String {
+        format!("{}-{}", std::process::id(), self.home.display())
+    }
+
+    /// Kill the server's process group now, and every process that carries
+    /// this server's marker (tool commands it started in sessions of their own).
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = Command::new("kill")
@@ -273,6 +281,19 @@ impl Server {
                 .status();
             let _ = child.kill();
             let _ = child.wait();
+        }
+        let needle = format!("OCVIEW_E2E_OWNER={}", self.marker());
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            if let Ok(env) = std::fs::read(entry.path().join("environ"))
+                && env.split(|b| *b == 0).any(|v| v == needle.as_bytes())
+            {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
         }
     }
 

@@ -210,7 +210,14 @@ impl Client {
 
     /// The files a turn changed: `GET /session/{id}/diff?messageID=<user message>`.
     pub async fn message_diff(&self, session: &str, message: &str) -> Result<Vec<Value>, ApiError> {
-        array(self.get(&format!("/session/{}/diff?messageID={}", enc(session), enc(message))).await?)
+        array(
+            self.get(&format!(
+                "/session/{}/diff?messageID={}",
+                enc(session),
+                enc(message)
+            ))
+            .await?,
+        )
     }
 
     /// The server's working directories (`GET /path`).

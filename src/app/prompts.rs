@@ -1,0 +1,491 @@
+//! Answering: one queue of every pending permission and question, of every
+//! session at any depth, in arrival order. The prompt bar is a layer that
+//! sees keys first while focused; answers are queued to the reply task and
+//! can never be sent twice.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
+
+use super::{App, Focus, Overlay};
+use crate::model::{PartBody, Prompt, PromptRequest, QuestionRequest};
+use crate::source::live::reply::{Reply, ReplyOutcome};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PermStep {
+    #[default]
+    Choose,
+    /// "Always" lists what the server will remember, and asks again.
+    ConfirmAlways,
+    /// Typing the message that goes with a rejection.
+    RejectMessage,
+}
+
+/// The four answers to a permission, in bar order.
+pub const PERM_CHOICES: [(&str, &str); 4] = [
+    ("y", "allow once"),
+    ("a", "allow always"),
+    ("n", "reject"),
+    ("m", "reject with a message"),
+];
+
+/// A question being answered: picks and typed text per question, kept
+/// apart so nothing typed for one leaks into another.
+#[derive(Debug, Clone, Default)]
+pub struct Draft {
+    /// The question shown; `questions.len()` is the review step.
+    pub tab: usize,
+    /// The highlighted option; `options.len()` is "type your own answer".
+    pub cursor: usize,
+    pub picked: Vec<BTreeSet<usize>>,
+    pub typed: Vec<String>,
+}
+
+impl Draft {
+    fn new(q: &QuestionRequest) -> Draft {
+        Draft {
+            tab: 0,
+            cursor: 0,
+            picked: vec![BTreeSet::new(); q.questions.len()],
+            typed: vec![String::new(); q.questions.len()],
+        }
+    }
+
+    /// The answers as the server wants them: labels picked, then typed text.
+    pub fn answers(&self, q: &QuestionRequest) -> Vec<Vec<String>> {
+        q.questions
+            .iter()
+            .enumerate()
+            .map(|(i, question)| {
+                let mut a: Vec<String> = self.picked[i]
+                    .iter()
+                    .filter_map(|&o| question.options.get(o).map(|o| o.label.clone()))
+                    .collect();
+                let typed = self.typed[i].trim();
+                if !typed.is_empty() {
+                    a.push(typed.to_string());
+                }
+                a
+            })
+            .collect()
+    }
+
+    pub fn is_answered(&self, i: usize) -> bool {
+        !self.picked[i].is_empty() || !self.typed[i].trim().is_empty()
+    }
+}
+
+#[derive(Default)]
+pub struct PromptUi {
+    /// The prompt shown (by request id).
+    pub current: Option<String>,
+    pub step: PermStep,
+    /// The highlighted permission choice.
+    pub choice: usize,
+    pub drafts: HashMap<String, Draft>,
+    /// The text being typed: a rejection message or an own answer.
+    pub editor: Option<TextArea<'static>>,
+    /// Answers on their way; a second press does nothing.
+    pub sending: HashSet<String>,
+    /// Answers the server took: hidden until its event settles them.
+    pub sent: HashSet<String>,
+    pub error: Option<String>,
+    /// Focus to return to when the bar lets go.
+    pub prior_focus: Option<Focus>,
+    /// Scroll of the full-screen view.
+    pub view_scroll: u16,
+}
+
+/// Sort key for arrival order across kinds: `per_` and `que_` ids share
+/// opencode's clock after their prefix.
+fn arrival(p: &Prompt) -> &str {
+    p.request.id().get(4..).unwrap_or("")
+}
+
+impl App {
+    /// Every prompt waiting for an answer, oldest first. A permission whose
+    /// tool is no longer running (its session was aborted) is not offered.
+    pub fn prompt_queue(&self) -> Vec<&Prompt> {
+        let mut q: Vec<&Prompt> = self
+            .store
+            .pending_prompts()
+            .filter(|p| !self.prompts.sent.contains(p.request.id()))
+            .filter(|p| !self.tool_finished(p))
+            .collect();
+        q.sort_by(|a, b| arrival(a).cmp(arrival(b)));
+        q
+    }
+
+    fn tool_finished(&self, p: &Prompt) -> bool {
+        let (PromptRequest::Permission(_), Some(tool)) = (&p.request, p.request.tool()) else {
+            return false;
+        };
+        let Some(part) = self
+            .store
+            .session(p.request.session_id())
+            .and_then(|s| s.message(&tool.message_id))
+            .and_then(|m| {
+                m.parts
+                    .iter()
+                    .find(|part| part.tool().is_some_and(|t| t.call_id == tool.call_id))
+            })
+        else {
+            return false;
+        };
+        matches!(&part.body, PartBody::Tool(t) if t.state.status.is_terminal())
+    }
+
+    /// The prompt the bar shows, and its place in the queue.
+    pub fn current_prompt(&self) -> Option<(usize, usize, &Prompt)> {
+        let q = self.prompt_queue();
+        let n = q.len();
+        let i = self
+            .prompts
+            .current
+            .as_ref()
+            .and_then(|id| q.iter().position(|p| p.request.id() == id))
+            .unwrap_or(0);
+        q.get(i).map(|p| (i, n, *p))
+    }
+
+    /// Keep the bar on a prompt that is still there; take focus when the
+    /// first prompt arrives (live, answerable only).
+    pub fn refresh_prompts(&mut self) {
+        let current = self
+            .current_prompt()
+            .map(|(_, _, p)| p.request.id().to_string());
+        if current != self.prompts.current {
+            self.prompts.current = current.clone();
+            self.prompts.step = PermStep::Choose;
+            self.prompts.choice = 0;
+            self.prompts.editor = None;
+            self.prompts.error = None;
+        }
+        match current {
+            Some(_)
+                if self.replies.is_some()
+                    && self.focus != Focus::Prompt
+                    && self.prompts.prior_focus.is_none() =>
+            {
+                self.prompts.prior_focus = Some(self.focus);
+                self.focus = Focus::Prompt;
+            }
+            None if self.focus == Focus::Prompt => {
+                self.focus = self.prompts.prior_focus.take().unwrap_or(Focus::Sessions);
+                if self.overlay == Some(Overlay::PromptView) {
+                    self.overlay = None;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What the reply task said about an answer.
+    pub fn on_replied(&mut self, request_id: &str, outcome: ReplyOutcome) {
+        self.prompts.sending.remove(request_id);
+        match outcome {
+            ReplyOutcome::Sent => {
+                self.prompts.sent.insert(request_id.to_string());
+            }
+            ReplyOutcome::AlreadyGone => {
+                self.prompts.sent.insert(request_id.to_string());
+                self.notice = Some("that prompt was already answered".into());
+            }
+            ReplyOutcome::Failed(e) => self.prompts.error = Some(format!("not sent: {e}")),
+        }
+        self.refresh_prompts();
+    }
+
+    fn send_reply(&mut self, reply: Reply) {
+        let id = reply.request_id().to_string();
+        let Some(tx) = &self.replies else {
+            self.prompts.error = Some(
+                if self.source.recorded {
+                    "replay: nothing is sent"
+                } else {
+                    "read-only: answers are not sent"
+                }
+                .into(),
+            );
+            return;
+        };
+        if self.prompts.sending.contains(&id) || self.prompts.sent.contains(&id) {
+            return; // one answer per prompt, however often the key is pressed
+        }
+        self.prompts.error = None;
+        if tx.send(reply).is_ok() {
+            self.prompts.sending.insert(id);
+        } else {
+            self.prompts.error = Some("not sent: the connection is gone".into());
+        }
+        self.prompts.editor = None;
+        self.prompts.step = PermStep::Choose;
+    }
+
+    /// Keys while the bar has focus. Returns whether the key was used.
+    pub fn prompt_key(&mut self, key: KeyEvent) -> bool {
+        let Some((_, n, prompt)) = self.current_prompt() else {
+            return false;
+        };
+        let request = prompt.request.clone();
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // Typing: the editor gets everything but its own exits.
+        if let Some(editor) = &mut self.prompts.editor {
+            match (key.code, &request) {
+                (KeyCode::Esc, _) => self.close_editor(&request, true),
+                (KeyCode::Enter, PromptRequest::Permission(p)) => {
+                    let message = editor.lines().join("\n");
+                    let id = p.id.clone();
+                    self.send_reply(Reply::Permission {
+                        request_id: id,
+                        reply: "reject".into(),
+                        message: Some(message),
+                    });
+                }
+                (KeyCode::Char('s'), PromptRequest::Question(_)) if ctrl => {
+                    self.close_editor(&request, true)
+                }
+                _ => {
+                    editor.input(key);
+                }
+            }
+            return true;
+        }
+        // Everywhere in the bar.
+        match key.code {
+            KeyCode::Char(']') | KeyCode::Char('n') if ctrl || key.code == KeyCode::Char(']') => {
+                return self.move_prompt(1, n);
+            }
+            KeyCode::Char('[') | KeyCode::Char('p') if ctrl || key.code == KeyCode::Char('[') => {
+                return self.move_prompt(-1, n);
+            }
+            KeyCode::Char('g') if ctrl => {
+                self.selected = Some(request.session_id().to_string());
+                self.history.clear();
+                return true;
+            }
+            KeyCode::Char('v') => {
+                self.overlay = if self.overlay == Some(Overlay::PromptView) {
+                    None
+                } else {
+                    Some(Overlay::PromptView)
+                };
+                self.prompts.view_scroll = 0;
+                return true;
+            }
+            _ => {}
+        }
+        if self.overlay == Some(Overlay::PromptView) {
+            match key.code {
+                KeyCode::Down | KeyCode::Char('j') => {
+                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_add(1)
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_sub(1)
+                }
+                KeyCode::PageDown => {
+                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_add(20)
+                }
+                KeyCode::PageUp => {
+                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_sub(20)
+                }
+                KeyCode::Esc => self.overlay = None,
+                _ => return self.answer_key(key, &request),
+            }
+            return true;
+        }
+        self.answer_key(key, &request)
+    }
+
+    fn move_prompt(&mut self, by: i64, n: usize) -> bool {
+        let q: Vec<String> = self
+            .prompt_queue()
+            .iter()
+            .map(|p| p.request.id().to_string())
+            .collect();
+        let cur = self.current_prompt().map_or(0, |(i, _, _)| i) as i64;
+        let next = (cur + by).rem_euclid(n.max(1) as i64) as usize;
+        if let Some(id) = q.get(next) {
+            self.prompts.current = Some(id.clone());
+            self.prompts.step = PermStep::Choose;
+            self.prompts.choice = 0;
+            self.prompts.error = None;
+        }
+        true
+    }
+
+    fn answer_key(&mut self, key: KeyEvent, request: &PromptRequest) -> bool {
+        match request {
+            PromptRequest::Permission(p) => self.permission_key(key, &p.id),
+            PromptRequest::Question(q) => self.question_key(key, q),
+        }
+    }
+
+    fn permission_key(&mut self, key: KeyEvent, id: &str) -> bool {
+        let reply = |r: &str| Reply::Permission {
+            request_id: id.to_string(),
+            reply: r.to_string(),
+            message: None,
+        };
+        if self.prompts.step == PermStep::ConfirmAlways {
+            match key.code {
+                KeyCode::Char('y') | KeyCode::Enter => self.send_reply(reply("always")),
+                KeyCode::Esc | KeyCode::Char('n') => self.prompts.step = PermStep::Choose,
+                _ => {}
+            }
+            return true;
+        }
+        let chosen = match key.code {
+            KeyCode::Char('y') | KeyCode::Char('1') => Some(0),
+            KeyCode::Char('a') | KeyCode::Char('2') => Some(1),
+            KeyCode::Char('n') | KeyCode::Char('3') => Some(2),
+            KeyCode::Char('m') | KeyCode::Char('4') => Some(3),
+            KeyCode::Enter => Some(self.prompts.choice),
+            KeyCode::Left | KeyCode::Char('h') => {
+                self.prompts.choice = self.prompts.choice.saturating_sub(1);
+                None
+            }
+            KeyCode::Right | KeyCode::Char('l') => {
+                self.prompts.choice = (self.prompts.choice + 1).min(PERM_CHOICES.len() - 1);
+                None
+            }
+            KeyCode::Esc => {
+                self.release_prompt_focus();
+                None
+            }
+            _ => return false,
+        };
+        match chosen {
+            Some(0) => self.send_reply(reply("once")),
+            Some(1) => {
+                self.prompts.choice = 1;
+                self.prompts.step = PermStep::ConfirmAlways;
+            }
+            Some(2) => self.send_reply(reply("reject")),
+            Some(3) => {
+                self.prompts.choice = 3;
+                self.prompts.step = PermStep::RejectMessage;
+                self.prompts.editor = Some(TextArea::default());
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn question_key(&mut self, key: KeyEvent, q: &QuestionRequest) -> bool {
+        let draft = self
+            .prompts
+            .drafts
+            .entry(q.id.clone())
+            .or_insert_with(|| Draft::new(q));
+        let review = q.questions.len();
+        let tab = draft.tab.min(review);
+        if tab == review {
+            match key.code {
+                KeyCode::Enter | KeyCode::Char('s') => {
+                    let answers = draft.answers(q);
+                    self.send_reply(Reply::Answer {
+                        request_id: q.id.clone(),
+                        answers,
+                    });
+                }
+                KeyCode::Left | KeyCode::Char('h') | KeyCode::BackTab => {
+                    draft.tab = review.saturating_sub(1)
+                }
+                KeyCode::Char('x') => self.send_reply(Reply::Dismiss {
+                    request_id: q.id.clone(),
+                }),
+                KeyCode::Esc => self.release_prompt_focus(),
+                _ => {}
+            }
+            return true;
+        }
+        let question = &q.questions[tab];
+        let custom_allowed = question.custom != Some(false);
+        let last = question.options.len() + usize::from(custom_allowed);
+        match key.code {
+            KeyCode::Right | KeyCode::Char('l') => {
+                draft.tab = (tab + 1).min(review);
+                draft.cursor = 0;
+            }
+            KeyCode::Left | KeyCode::Char('h') => {
+                draft.tab = tab.saturating_sub(1);
+                draft.cursor = 0;
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                draft.cursor = (draft.cursor + 1).min(last.saturating_sub(1))
+            }
+            KeyCode::Up | KeyCode::Char('k') => draft.cursor = draft.cursor.saturating_sub(1),
+            KeyCode::Char(c @ '1'..='9') => {
+                let o = (c as u8 - b'1') as usize;
+                if o < question.options.len() {
+                    draft.cursor = o;
+                    pick(draft, tab, o, question.multiple);
+                    if !question.multiple {
+                        draft.tab = (tab + 1).min(review);
+                        draft.cursor = 0;
+                    }
+                }
+            }
+            KeyCode::Char(' ') | KeyCode::Enter => {
+                if draft.cursor == question.options.len() && custom_allowed {
+                    let mut editor =
+                        TextArea::new(draft.typed[tab].lines().map(str::to_string).collect());
+                    editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
+                    editor.move_cursor(ratatui_textarea::CursorMove::End);
+                    self.prompts.editor = Some(editor);
+                } else if draft.cursor < question.options.len() {
+                    pick(draft, tab, draft.cursor, question.multiple);
+                    if !question.multiple || key.code == KeyCode::Enter {
+                        draft.tab = (tab + 1).min(review);
+                        draft.cursor = 0;
+                    }
+                }
+            }
+            KeyCode::Char('s') => draft.tab = review,
+            KeyCode::Char('x') => self.send_reply(Reply::Dismiss {
+                request_id: q.id.clone(),
+            }),
+            KeyCode::Esc => self.release_prompt_focus(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Leave the editor; for a question, keep what was typed for its own question.
+    fn close_editor(&mut self, request: &PromptRequest, keep: bool) {
+        let Some(editor) = self.prompts.editor.take() else {
+            return;
+        };
+        match request {
+            PromptRequest::Question(q) if keep => {
+                if let Some(d) = self.prompts.drafts.get_mut(&q.id) {
+                    let tab = d.tab.min(d.typed.len().saturating_sub(1));
+                    d.typed[tab] = editor.lines().join("\n");
+                }
+            }
+            PromptRequest::Permission(_) => self.prompts.step = PermStep::Choose,
+            _ => {}
+        }
+    }
+
+    /// Esc at the top of the bar: back to the panes, the prompt stays.
+    fn release_prompt_focus(&mut self) {
+        self.focus = self.prompts.prior_focus.unwrap_or(Focus::Sessions);
+        // Still set: the bar does not grab focus again until the queue empties.
+        self.prompts.prior_focus = Some(self.focus);
+    }
+}
+
+fn pick(draft: &mut Draft, tab: usize, option: usize, multiple: bool) {
+    let set = &mut draft.picked[tab];
+    if multiple {
+        if !set.remove(&option) {
+            set.insert(option);
+        }
+    } else {
+        set.clear();
+        set.insert(option);
+    }
+}
