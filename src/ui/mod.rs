@@ -39,11 +39,7 @@ pub struct Areas {
 const SIDE_WIDTH: u16 = 38;
 
 pub fn layout(area: Rect, app: &App) -> Areas {
-    let prompt_rows = if app.store.pending_prompts().next().is_some() {
-        3
-    } else {
-        0
-    };
+    let prompt_rows = prompt_bar::height(app, area.height);
     let [main, prompt, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(prompt_rows),

@@ -94,9 +94,11 @@ pub fn height(app: &App, screen_height: u16) -> u16 {
     let want = match (&prompt.request, focused) {
         (_, false) => 3,
         (PromptRequest::Permission(p), true) => {
-            let diff = meta(p, "diff").map_or(0, |d| d.lines().count().min(8));
+            // Border, heading, subject, choices, keys, status; a diff (cut
+            // at 8 lines, and a line saying so); the editor.
+            let diff = meta(p, "diff").map_or(0, |d| d.lines().count().min(9));
             let editor = if app.prompts.editor.is_some() { 3 } else { 0 };
-            5 + diff as u16 + editor
+            6 + diff as u16 + editor
         }
         (PromptRequest::Question(q), true) => {
             let tab = app.prompts.drafts.get(&q.id).map_or(0, |d| d.tab);

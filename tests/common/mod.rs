@@ -108,6 +108,8 @@ pub fn press(app: &mut ocview::app::App, keys: &[&str]) {
             "backspace" => (KeyCode::Backspace, KeyModifiers::NONE),
             "up" => (KeyCode::Up, KeyModifiers::NONE),
             "down" => (KeyCode::Down, KeyModifiers::NONE),
+            "right" => (KeyCode::Right, KeyModifiers::NONE),
+            "left" => (KeyCode::Left, KeyModifiers::NONE),
             "pageup" => (KeyCode::PageUp, KeyModifiers::NONE),
             "end" => (KeyCode::End, KeyModifiers::NONE),
             k if k.starts_with("ctrl-") => (

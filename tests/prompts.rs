@@ -1,0 +1,239 @@
+//! The prompt bar, step by step: every state as an insta snapshot at a
+//! narrow and a wide size, and exactly the replies the keys send.
+
+mod common;
+
+use common::{feed, press, screen};
+use ocview::app::{App, Focus};
+use ocview::source::live::reply::{Reply, ReplyOutcome};
+use ocview::source::player::SourceMsg;
+use tokio::sync::mpsc;
+
+const NOW: i64 = 1_795_339_400_000;
+
+const SESSIONS: &str = r#"{"type":"session.created","properties":{"info":{"id":"ses_p","title":"Parent work","directory":"/p","time":{"created":1,"updated":2}}}}
+{"type":"session.created","properties":{"info":{"id":"ses_c","parentID":"ses_p","title":"Child (@general subagent)","directory":"/p","time":{"created":1,"updated":2}}}}"#;
+
+const BASH: &str = r#"{"type":"permission.asked","properties":{"id":"per_2028f0000001","sessionID":"ses_c","permission":"bash","patterns":["rm -rf build"],"always":["rm *"],"metadata":{"command":"rm -rf build"},"tool":{"messageID":"msg_1","callID":"call_1"}}}"#;
+const EDIT: &str = r#"{"type":"permission.asked","properties":{"id":"per_2028f0000003","sessionID":"ses_p","permission":"edit","patterns":["src/main.py"],"always":["*"],"metadata":{"filepath":"/p/src/main.py","diff":"Index: a\n--- a\n+++ a\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n"}}}"#;
+const QUESTION: &str = r#"{"type":"question.asked","properties":{"id":"que_2028f0000002","sessionID":"ses_p","questions":[{"question":"Which linter?","header":"Linter","options":[{"label":"Ruff","description":"fast"},{"label":"Flake8","description":"classic"}]},{"question":"Which extras?","header":"Extras","multiple":true,"options":[{"label":"Format on save","description":""},{"label":"Strict mode","description":""}]},{"question":"Anything else?","header":"Notes","options":[]}]}}"#;
+
+fn app_with(lines: &[&str]) -> (App, mpsc::UnboundedReceiver<Reply>) {
+    let mut app = App::new(ocview::app::config::Config::default(), "live test", false).unwrap();
+    app.now_ms = NOW;
+    let (tx, rx) = mpsc::unbounded_channel();
+    app.replies = Some(tx);
+    feed(&mut app, SESSIONS.as_bytes());
+    feed(&mut app, lines.join("\n").as_bytes());
+    (app, rx)
+}
+
+fn sent(rx: &mut mpsc::UnboundedReceiver<Reply>) -> Vec<Reply> {
+    let mut out = Vec::new();
+    while let Ok(r) = rx.try_recv() {
+        out.push(r);
+    }
+    out
+}
+
+fn both(app: &mut App, name: &str) {
+    insta::assert_snapshot!(format!("{name}_80x24"), screen(app, 80, 24));
+    insta::assert_snapshot!(format!("{name}_140x40"), screen(app, 140, 40));
+}
+
+#[test]
+fn a_permission_step_by_step() {
+    let (mut app, mut rx) = app_with(&[BASH, EDIT]);
+    assert_eq!(app.focus, Focus::Prompt, "the first prompt takes focus");
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        s.contains("1 of 2")
+            && s.contains("Parent work › Child (@general subagent)")
+            && s.contains("$ rm -rf build"),
+        "{s}"
+    );
+    both(&mut app, "permission_choose");
+    press(&mut app, &["a"]);
+    both(&mut app, "permission_confirm_always");
+    press(&mut app, &["esc"]);
+    assert!(sent(&mut rx).is_empty(), "Esc backs out without answering");
+    press(&mut app, &["m", "n", "o", "t", " ", "n", "o", "w"]);
+    both(&mut app, "permission_reject_message");
+    press(&mut app, &["enter"]);
+    assert_eq!(
+        sent(&mut rx),
+        [Reply::Permission {
+            request_id: "per_2028f0000001".into(),
+            reply: "reject".into(),
+            message: Some("not now".into())
+        }]
+    );
+    both(&mut app, "permission_sending");
+    // A second press while sending sends nothing more.
+    press(&mut app, &["y", "y"]);
+    assert!(sent(&mut rx).is_empty());
+    app.on_source(SourceMsg::Replied {
+        request_id: "per_2028f0000001".into(),
+        outcome: ReplyOutcome::Sent,
+    });
+    // The next in the queue: the edit, with its diff.
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        s.contains("1 of 1") && s.contains("permission · edit") && s.contains("return 2"),
+        "{s}"
+    );
+    both(&mut app, "permission_edit_diff");
+    press(&mut app, &["v"]);
+    both(&mut app, "permission_full_view");
+    press(&mut app, &["esc", "y"]);
+    assert_eq!(
+        sent(&mut rx),
+        [Reply::Permission {
+            request_id: "per_2028f0000003".into(),
+            reply: "once".into(),
+            message: None
+        }]
+    );
+    app.on_source(SourceMsg::Replied {
+        request_id: "per_2028f0000003".into(),
+        outcome: ReplyOutcome::Failed("HTTP 500 on /permission: boom".into()),
+    });
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        s.contains("not sent: HTTP 500"),
+        "a failure keeps the prompt with a message:\n{s}"
+    );
+    both(&mut app, "permission_failed");
+    press(&mut app, &["y"]);
+    assert_eq!(
+        sent(&mut rx).len(),
+        1,
+        "after a failure it can be sent again"
+    );
+    app.on_source(SourceMsg::Replied {
+        request_id: "per_2028f0000003".into(),
+        outcome: ReplyOutcome::AlreadyGone,
+    });
+    assert!(app.current_prompt().is_none());
+    assert_ne!(
+        app.focus,
+        Focus::Prompt,
+        "the bar lets go when the queue is empty"
+    );
+    assert!(app.notice.as_deref().unwrap().contains("already answered"));
+}
+
+#[test]
+fn always_and_the_queue_keys() {
+    let (mut app, mut rx) = app_with(&[BASH, QUESTION, EDIT]);
+    assert!(screen(&mut app, 100, 30).contains("1 of 3"));
+    press(&mut app, &["]"]);
+    assert!(screen(&mut app, 100, 30).contains("question"));
+    press(&mut app, &["]", "]"]);
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        s.contains("permission · bash"),
+        "wraps around to the first:\n{s}"
+    );
+    press(&mut app, &["ctrl-g"]);
+    assert_eq!(
+        app.selected.as_deref(),
+        Some("ses_c"),
+        "jumps to the asking session"
+    );
+    press(&mut app, &["right", "enter"]);
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("The server will remember: rm *"), "{s}");
+    press(&mut app, &["enter"]);
+    assert_eq!(
+        sent(&mut rx),
+        [Reply::Permission {
+            request_id: "per_2028f0000001".into(),
+            reply: "always".into(),
+            message: None
+        }]
+    );
+}
+
+#[test]
+fn a_question_step_by_step() {
+    let (mut app, mut rx) = app_with(&[QUESTION]);
+    both(&mut app, "question_first");
+    press(&mut app, &["1"]);
+    both(&mut app, "question_multi");
+    press(&mut app, &["1", "2", "down", "down", "space"]);
+    press(&mut app, &["a", "l", "s", "o"]);
+    both(&mut app, "question_typing");
+    press(&mut app, &["esc", "right"]);
+    // The third question has no options: its own answer is typed.
+    press(&mut app, &["space", "n", "o", "n", "e", "esc"]);
+    press(&mut app, &["s"]);
+    both(&mut app, "question_review");
+    press(&mut app, &["enter"]);
+    assert_eq!(
+        sent(&mut rx),
+        [Reply::Answer {
+            request_id: "que_2028f0000002".into(),
+            answers: vec![
+                vec!["Ruff".into()],
+                vec!["Format on save".into(), "Strict mode".into(), "also".into()],
+                vec!["none".into()]
+            ],
+        }]
+    );
+}
+
+#[test]
+fn typed_answers_stay_with_their_question_and_review_lists_the_unanswered() {
+    let (mut app, mut rx) = app_with(&[QUESTION]);
+    press(
+        &mut app,
+        &["down", "down", "space", "x", "y", "esc", "right", "right"],
+    );
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        !s.contains("xy"),
+        "what was typed for the first question does not show on the third:\n{s}"
+    );
+    press(&mut app, &["s"]);
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        s.contains("Which linter?: xy") && s.matches("(unanswered)").count() == 2,
+        "{s}"
+    );
+    press(&mut app, &["x"]);
+    assert_eq!(
+        sent(&mut rx),
+        [Reply::Dismiss {
+            request_id: "que_2028f0000002".into()
+        }]
+    );
+}
+
+#[test]
+fn a_prompt_answered_elsewhere_leaves_the_queue_with_a_notice() {
+    let (mut app, _rx) = app_with(&[BASH]);
+    assert!(app.current_prompt().is_some());
+    feed(&mut app, br#"{"type":"permission.replied","properties":{"sessionID":"ses_c","requestID":"per_2028f0000001","reply":"once"}}"#);
+    assert!(app.current_prompt().is_none());
+    assert!(app.notice.as_deref().unwrap().contains("another client"));
+}
+
+#[test]
+fn replay_and_read_only_never_send() {
+    let (mut app, _rx) = app_with(&[BASH]);
+    app.replies = None;
+    app.focus = Focus::Prompt;
+    press(&mut app, &["y"]);
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("read-only: answers are not sent"), "{s}");
+    both(&mut app, "permission_read_only");
+}
+
+#[test]
+fn a_permission_whose_tool_ended_is_not_offered() {
+    let tool_done = r#"{"type":"message.updated","properties":{"info":{"id":"msg_1","sessionID":"ses_c","role":"assistant","time":{"created":1}}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_c","type":"tool","tool":"bash","callID":"call_1","state":{"status":"error","input":{},"error":"Tool execution aborted","time":{"start":1,"end":2}}}}}"#;
+    let (app, _rx) = app_with(&[BASH, tool_done]);
+    assert!(app.current_prompt().is_none());
+}
