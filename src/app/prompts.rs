@@ -428,6 +428,11 @@ impl App {
                     }
                 }
             }
+            // Enter on a multiple-choice question confirms the picks and moves on.
+            KeyCode::Enter if question.multiple && draft.cursor < question.options.len() => {
+                draft.tab = (tab + 1).min(review);
+                draft.cursor = 0;
+            }
             KeyCode::Char(' ') | KeyCode::Enter => {
                 if draft.cursor == question.options.len() && custom_allowed {
                     let mut editor =
@@ -437,7 +442,7 @@ impl App {
                     self.prompts.editor = Some(editor);
                 } else if draft.cursor < question.options.len() {
                     pick(draft, tab, draft.cursor, question.multiple);
-                    if !question.multiple || key.code == KeyCode::Enter {
+                    if !question.multiple {
                         draft.tab = (tab + 1).min(review);
                         draft.cursor = 0;
                     }
