@@ -237,3 +237,25 @@ fn a_permission_whose_tool_ended_is_not_offered() {
     let (app, _rx) = app_with(&[BASH, tool_done]);
     assert!(app.current_prompt().is_none());
 }
+
+#[test]
+fn a_new_prompt_rings_once_live_and_never_in_replay() {
+    let (mut app, _rx) = app_with(&[BASH]);
+    let alerts = app.attention.take();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert!(alerts[0].contains("permission · bash") && alerts[0].contains("rm -rf build"));
+    feed(&mut app, EDIT.as_bytes());
+    assert_eq!(app.attention.take().len(), 1, "only the new one");
+    feed(&mut app, BASH.as_bytes());
+    assert!(
+        app.attention.take().is_empty(),
+        "the same prompt again: no second ring"
+    );
+    // Focused terminal: nothing.
+    app.on_terminal_event(crossterm::event::Event::FocusGained);
+    feed(&mut app, QUESTION.as_bytes());
+    assert!(app.attention.take().is_empty());
+    // A replay never rings.
+    let mut replay = common::app_with(format!("{SESSIONS}\n{BASH}").as_bytes());
+    assert!(replay.attention.take().is_empty());
+}

@@ -26,6 +26,9 @@ pub struct Config {
     /// Replay: the longest pause between two recorded events, in seconds;
     /// longer idle gaps are shortened to it.
     pub replay_max_gap_secs: f64,
+    /// Attention when a prompt arrives or a watched session finishes or
+    /// fails: `auto` (bell and OSC 9), `bell`, `osc9`, `osc777`, `off`.
+    pub notify: super::attention::NotifyMode,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -40,6 +43,7 @@ impl Default for Config {
             session_list_width: 34,
             collapse_reasoning: true,
             replay_max_gap_secs: 2.0,
+            notify: Default::default(),
             keys: BTreeMap::new(),
         }
     }

@@ -27,6 +27,14 @@ impl App {
             }
             Event::Mouse(m) => self.on_mouse(m),
             Event::Resize(..) => true,
+            Event::FocusGained => {
+                self.attention.focused = Some(true);
+                false
+            }
+            Event::FocusLost => {
+                self.attention.focused = Some(false);
+                false
+            }
             _ => false,
         }
     }

@@ -5,6 +5,7 @@
 //! state. Handlers never draw: they mark the app dirty, and the loop's frame
 //! gate decides when `prepare` and `ui::draw` run.
 
+pub mod attention;
 pub mod config;
 pub mod frame_gate;
 mod input;
@@ -111,6 +112,7 @@ pub struct App {
     /// Where answers go (`None`: replay or read-only).
     pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
     pub prompts: prompts::PromptUi,
+    pub attention: attention::Attention,
     /// The last problem a source reported without failing.
     pub notice: Option<String>,
     /// The selected session's modified files, and the revision they are of.
@@ -169,6 +171,7 @@ impl App {
             notice: None,
             replies: None,
             prompts: Default::default(),
+            attention: Default::default(),
         })
     }
 
@@ -245,6 +248,7 @@ impl App {
             }
             SourceMsg::Record(record) => {
                 self.note_answered_elsewhere(&record);
+                self.watch(&record);
                 let Some(outcome) =
                     apply_record(*record, &mut self.store, &mut NoObserver, &mut self.stats)
                 else {
@@ -267,6 +271,40 @@ impl App {
                 // each session's status, time and cost.
                 true
             }
+        }
+    }
+
+    /// Ring when a watched session (open in the turn view, or selected)
+    /// finishes a busy spell or fails. Live only.
+    fn watch(&mut self, record: &crate::source::replay::Record) {
+        use crate::model::Event;
+        if self.source.recorded {
+            return;
+        }
+        let Ok(crate::source::record::Decoded::Event(env)) = &record.item else {
+            return;
+        };
+        let (sid, what) = match &env.event {
+            Event::SessionStatus {
+                session_id,
+                status: SessionStatus::Idle,
+            }
+            | Event::SessionIdle { session_id } => (session_id, "finished"),
+            Event::SessionError {
+                session_id: Some(session_id),
+                ..
+            } => (session_id, "failed"),
+            _ => return,
+        };
+        let watched = self.selected.as_deref() == Some(sid) || self.turns.contains_key(sid);
+        let Some(session) = self.store.session(sid) else {
+            return;
+        };
+        let was_busy = !matches!(session.status, SessionStatus::Idle);
+        if watched && (was_busy || what == "failed") {
+            let key = format!("{sid}:{what}:{}", session.revision);
+            let text = format!("ocview: {} {what}", session.title());
+            self.attention.raise(&key, text);
         }
     }
 

@@ -152,6 +152,22 @@ impl App {
     /// Keep the bar on a prompt that is still there; take focus when the
     /// first prompt arrives (live, answerable only).
     pub fn refresh_prompts(&mut self) {
+        if !self.source.recorded {
+            let arrived: Vec<(String, String)> = self
+                .prompt_queue()
+                .iter()
+                .map(|p| {
+                    let (kind, subject) = crate::ui::prompt_bar::describe(&p.request);
+                    (
+                        p.request.id().to_string(),
+                        format!("ocview: {kind}: {subject}"),
+                    )
+                })
+                .collect();
+            for (id, text) in arrived {
+                self.attention.raise(&id, text);
+            }
+        }
         let current = self
             .current_prompt()
             .map(|(_, _, p)| p.request.id().to_string());

@@ -32,6 +32,10 @@ pub trait FrameSink: Backend {
     fn end_frame(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// Ring the bell or send a notification (already made inert).
+    fn alert(&mut self, _bytes: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl FrameSink for ratatui::backend::TestBackend {}
@@ -42,6 +46,10 @@ impl<W: io::Write> FrameSink for ratatui::backend::CrosstermBackend<W> {
     }
     fn end_frame(&mut self) -> io::Result<()> {
         crossterm::execute!(self, crossterm::terminal::EndSynchronizedUpdate)
+    }
+    fn alert(&mut self, bytes: &[u8]) -> io::Result<()> {
+        io::Write::write_all(self, bytes)?;
+        io::Write::flush(self)
     }
 }
 
@@ -141,6 +149,10 @@ where
         .map_err(io::Error::other)?;
     terminal.backend_mut().end_frame()?;
     app.frames += 1;
+    for text in app.attention.take() {
+        let bytes = super::attention::sequence(app.config.notify, &text);
+        terminal.backend_mut().alert(&bytes)?;
+    }
     Ok(())
 }
 
