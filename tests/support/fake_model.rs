@@ -294,3 +294,23 @@ fn rand_id() -> u64 {
         .as_nanos() as u64
         % 1_000_000_007
 }
+
+/// The text of the last user message, and how many assistant messages
+/// follow it (the step within the current turn).
+pub fn last_turn(req: &Value) -> (String, usize) {
+    let msgs = req["messages"].as_array().cloned().unwrap_or_default();
+    let Some(i) = msgs.iter().rposition(|m| m["role"] == "user") else {
+        return (String::new(), 0);
+    };
+    let text = match &msgs[i]["content"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    (
+        text,
+        msgs[i + 1..]
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .count(),
+    )
+}

@@ -3,3 +3,4 @@
 
 pub mod fake_model;
 pub mod opencode;
+pub mod tmux;

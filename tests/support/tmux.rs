@@ -1,0 +1,128 @@
+//! A shell in a tmux session, for driving the real binary as a person would.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub struct Tmux {
+    name: String,
+    _home: tempfile::TempDir,
+}
+
+pub const PROMPT: &str = "ocv-test$";
+
+impl Tmux {
+    /// A shell in a fresh tmux session, with isolated config and state dirs.
+    pub fn start(tag: &str) -> Tmux {
+        assert!(
+            Command::new("tmux")
+                .arg("-V")
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "tmux is required for this test (.ci/run installs it)"
+        );
+        let home = tempfile::tempdir().unwrap();
+        let name = format!("ocview-{tag}-{}", std::process::id());
+        let status = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x", "100", "-y", "30"])
+            .args(["-e", &format!("PS1={PROMPT} ")])
+            .args(["-e", &format!("XDG_CONFIG_HOME={}", home.path().display())])
+            .args(["-e", &format!("XDG_STATE_HOME={}", home.path().display())])
+            .args(["bash", "--norc", "--noprofile"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let t = Tmux { name, _home: home };
+        t.wait_for("shell prompt", |s| s.contains(PROMPT));
+        t
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let status = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, k])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            // An Escape followed at once by a letter reads as Alt+letter.
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    pub fn line(&self, text: &str) {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name, "-l", text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        self.keys(&["Enter"]);
+    }
+
+    pub fn capture(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let screen = self.capture();
+            if ok(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; the screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn ocview_pid(&self) -> u32 {
+        let out = Command::new("tmux")
+            .args(["display", "-p", "-t", &self.name, "#{pane_pid}"])
+            .output()
+            .unwrap();
+        let shell: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        let out = Command::new("pgrep")
+            .args(["-P", &shell.to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .expect("ocview is running")
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// After ocview ends: the prompt is back and the tty is in cooked mode.
+    pub fn assert_terminal_restored(&self) {
+        self.wait_for("the shell prompt after ocview", |s| {
+            s.trim_end().ends_with(PROMPT)
+        });
+        self.line("clear; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|isig)$'");
+        let screen = self.wait_for("stty output", |s| {
+            s.contains("icanon") && s.contains("isig")
+        });
+        for flag in ["icanon", "echo", "isig"] {
+            assert!(
+                screen.lines().any(|l| l.trim() == flag),
+                "{flag} is not set:\n{screen}"
+            );
+        }
+        // The alternate screen was left and the cursor shows: the shell draws normally.
+        self.line("echo visible-$((6*7))");
+        self.wait_for("shell output", |s| s.contains("visible-42"));
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
