@@ -259,3 +259,14 @@ fn a_new_prompt_rings_once_live_and_never_in_replay() {
     let mut replay = common::app_with(format!("{SESSIONS}\n{BASH}").as_bytes());
     assert!(replay.attention.take().is_empty());
 }
+
+#[test]
+fn a_replayed_prompt_shows_the_answer_that_was_given_and_when() {
+    let mut app = common::app_with(&common::fixture("a_bash_permission_once", "event.jsonl"));
+    let notice = app.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("permission · bash") && notice.contains("answered once after"),
+        "{notice}"
+    );
+    assert!(app.attention.take().is_empty());
+}

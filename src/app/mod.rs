@@ -321,8 +321,30 @@ impl App {
             _ => return,
         };
         let ours = self.prompts.sent.contains(id) || self.prompts.sending.contains(id);
-        let pending = self.store.prompt(id).is_some_and(|p| p.is_pending());
-        if pending && !ours && !self.source.recorded {
+        let Some(prompt) = self.store.prompt(id).filter(|p| p.is_pending()) else {
+            return;
+        };
+        if self.source.recorded {
+            // A replay shows the answer that was given, and when.
+            let (kind, subject) = crate::ui::prompt_bar::describe(&prompt.request);
+            let answer = match &env.event {
+                Event::PermissionReplied { reply, .. } => format!("answered {reply}"),
+                Event::QuestionReplied { answers, .. } => format!(
+                    "answered {}",
+                    answers
+                        .iter()
+                        .map(|a| a.join("+"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                _ => "dismissed".into(),
+            };
+            let after = match (prompt.asked_at, env.received_ms) {
+                (Some(a), Some(b)) if b >= a => format!(" after {:.1}s", (b - a) as f64 / 1000.0),
+                _ => String::new(),
+            };
+            self.notice = Some(format!("{kind} ({subject}): {answer}{after}"));
+        } else if !ours {
             self.notice = Some("a prompt was answered in another client".into());
         }
     }
