@@ -56,6 +56,9 @@ enum Command {
         /// Basic-auth password (default: $OPENCODE_SERVER_PASSWORD).
         #[arg(long)]
         password: Option<String>,
+        /// Also record every event received to this file (replayable).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
         /// Show prompts but never answer them.
         #[arg(long)]
         read_only: bool,
@@ -68,6 +71,17 @@ enum Command {
         /// With --dump-when-idle: give up waiting after this many seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
         timeout: f64,
+    },
+    /// Record a live server's events to a file, without the viewer, until
+    /// interrupted (Ctrl-C or SIGTERM).
+    Record {
+        /// The server.
+        url: String,
+        /// The recording (appended to; created mode 0600).
+        file: PathBuf,
+        /// Every project of the server.
+        #[arg(long)]
+        all: bool,
     },
     /// Watch the built-in demo recording (no server needed).
     Demo {
@@ -112,6 +126,7 @@ fn main() -> ExitCode {
         config.theme = theme;
     }
     let result = match cli.command {
+        Command::Record { url, file, all } => record(&url, &file, all),
         Command::Replay {
             file, dump: true, ..
         } => dump_replay(&file),
@@ -133,6 +148,7 @@ fn main() -> ExitCode {
             username,
             password,
             read_only,
+            record,
             dump_after,
             dump_when_idle,
             timeout,
@@ -174,7 +190,7 @@ fn main() -> ExitCode {
             };
             match when {
                 Some(when) => attach_dump(client, options, when),
-                None => attach_viewer(config, &url, client, options, read_only),
+                None => attach_viewer(config, &url, client, options, read_only, record.as_deref()),
             }
         }
     };
@@ -231,6 +247,24 @@ fn viewer(
     })
 }
 
+fn record(url: &str, file: &Path, all: bool) -> anyhow::Result<ExitCode> {
+    let password = std::env::var("OPENCODE_SERVER_PASSWORD")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let auth = password.map(|password| Auth {
+        username: std::env::var("OPENCODE_SERVER_USERNAME")
+            .ok()
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| "opencode".into()),
+        password,
+    });
+    let rt = runtime()?;
+    let n = rt.block_on(launch::record_headless(Client::new(url, auth), file, all));
+    rt.shutdown_background();
+    eprintln!("ocview: recorded {} events to {}", n?, file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -259,6 +293,7 @@ fn attach_viewer(
     client: Client,
     options: LiveOptions,
     read_only: bool,
+    record: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!(
@@ -267,7 +302,7 @@ fn attach_viewer(
     }
     let app = App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
-    let outcome = rt.block_on(launch::attach_tui(app, client, options, read_only));
+    let outcome = rt.block_on(launch::attach_tui(app, client, options, read_only, record));
     rt.shutdown_background();
     Ok(match outcome? {
         Outcome::Done => ExitCode::SUCCESS,

@@ -35,12 +35,17 @@ pub async fn attach_tui(
     client: Client,
     options: LiveOptions,
     read_only: bool,
+    record: Option<&std::path::Path>,
 ) -> anyhow::Result<Outcome> {
     let (tx, rx) = mpsc::channel(8192);
     if !read_only {
         app.replies = Some(live::reply::spawn(client.clone(), tx.clone()));
     }
-    app.live = Some(live::spawn(client, options, tx, None));
+    let raw = match record {
+        Some(path) => Some(start_recording(&client, path).await?.0),
+        None => None,
+    };
+    app.live = Some(live::spawn(client, options, tx, raw));
     tui(app, rx).await
 }
 
@@ -152,4 +157,72 @@ pub async fn attach_dump(
         anyhow::bail!("could not sync with the server ({state})");
     }
     Ok(crate::dump::render(&app.store, &app.stats))
+}
+
+/// Open a recording and start the thread that writes it. Returns the sender
+/// for raw stream bytes, and the count of events written so far.
+pub async fn start_recording(
+    client: &Client,
+    path: &std::path::Path,
+) -> anyhow::Result<(
+    mpsc::UnboundedSender<bytes::Bytes>,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+)> {
+    use std::sync::atomic::Ordering;
+    let version = client.health().await.ok().and_then(|h| {
+        h.get("version")
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    });
+    let mut recorder =
+        crate::source::recorder::Recorder::create(path, client.base(), version.as_deref())
+            .map_err(|e| anyhow::anyhow!("cannot record to {}: {e}", path.display()))?;
+    let (tx, mut rx) = mpsc::unbounded_channel::<bytes::Bytes>();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let written = count.clone();
+    std::thread::Builder::new()
+        .name("ocview-recorder".into())
+        .spawn(move || {
+            while let Some(bytes) = rx.blocking_recv() {
+                if let Err(e) = recorder.push(&bytes) {
+                    tracing::error!("recording stopped: {e}");
+                    return;
+                }
+                written.store(recorder.events, Ordering::SeqCst);
+            }
+        })?;
+    Ok((tx, count))
+}
+
+/// `ocview record URL FILE`: record without the viewer until a signal.
+/// Returns how many events were written.
+pub async fn record_headless(
+    client: Client,
+    path: &std::path::Path,
+    all_projects: bool,
+) -> anyhow::Result<u64> {
+    use crate::source::player::{SourceMsg, SourceState};
+    let (raw, count) = start_recording(&client, path).await?;
+    let (tx, mut rx) = mpsc::channel(8192);
+    let options = LiveOptions {
+        all_projects,
+        ..Default::default()
+    };
+    let _commands = live::spawn(client, options, tx, Some(raw));
+    let stop = terminal::termination_signal();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            msg = rx.recv() => match msg {
+                None => break,
+                Some(SourceMsg::State(SourceState::Failed(e))) => anyhow::bail!("{e}"),
+                Some(SourceMsg::State(s)) => tracing::info!("record: {}", s.label()),
+                Some(_) => {}
+            },
+        }
+    }
+    // Let the writer catch up with what already arrived.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    Ok(count.load(std::sync::atomic::Ordering::SeqCst))
 }

@@ -5,6 +5,7 @@ pub mod live;
 pub mod msg;
 pub mod player;
 pub mod record;
+pub mod recorder;
 pub mod replay;
 pub mod sse;
 pub mod stats;

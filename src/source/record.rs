@@ -43,6 +43,10 @@ struct Wire<'a> {
     properties: Properties<'a>,
     /// An inner record was read; this level's own event keys are ignored.
     nested: bool,
+    /// An ocview recording's header line.
+    header: bool,
+    /// A recorded event that was not JSON.
+    raw: bool,
     payload: bool,
 }
 
@@ -97,6 +101,14 @@ impl<'de> Visitor<'de> for WireSeed {
                     wire.payload = key == "payload";
                 }
                 "directory" => wire.own_directory = map.next_value()?,
+                "ocview_recording" if self.depth == 0 => {
+                    map.next_value::<IgnoredAny>()?;
+                    wire.header = true;
+                }
+                "raw" if self.depth == 0 => {
+                    map.next_value::<IgnoredAny>()?;
+                    wire.raw = true;
+                }
                 "id" if !wire.nested => wire.id = map.next_value()?,
                 "type" if !wire.nested => wire.kind = Some(map.next_value()?),
                 "properties" if !wire.nested => {
@@ -145,6 +157,12 @@ fn decode_from<'de, R: serde_json::de::Read<'de>>(
 }
 
 fn finish(wire: Wire<'_>) -> Result<Decoded, RecordError> {
+    if wire.header {
+        return Ok(Decoded::Skip("recording header"));
+    }
+    if wire.raw && wire.kind.is_none() {
+        return Err(RecordError("the recorded event was not JSON".into()));
+    }
     let Some(kind) = wire.kind else {
         return Err(RecordError("not an opencode event: no \"type\"".into()));
     };

@@ -64,22 +64,24 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         Focus::Prompt => PROMPT_HINTS,
     };
     let width = area.width as usize;
-    let left = wrap::truncate(&left, width);
-    let mut used = wrap::width(&left);
+    // Hints keep up to half the line; the source and session text gets the rest.
     let mut hint_spans: Vec<Span> = Vec::new();
+    let mut hints_w = 0;
     for &action in hints {
         let Some(k) = app.keymap.hint(action) else {
             continue;
         };
         let label = short_label(action);
         let w = wrap::width(&k) + wrap::width(label) + 2;
-        if used + w + 1 > width {
+        if hints_w + w > width / 2 {
             break;
         }
         hint_spans.push(Span::styled(format!(" {k}"), key));
         hint_spans.push(Span::styled(format!(" {label}"), bar));
-        used += w;
+        hints_w += w;
     }
+    let left = wrap::truncate(&left, width.saturating_sub(hints_w + 1));
+    let used = wrap::width(&left) + hints_w;
     let pad = width.saturating_sub(used);
     let mut spans = vec![Span::styled(left, bar), Span::styled(" ".repeat(pad), bar)];
     spans.extend(hint_spans);
