@@ -12,6 +12,9 @@ use super::client::{ApiError, Client};
 use crate::source::replay::{Record, decode_record};
 use crate::source::sse::SseDecoder;
 
+/// How long the server may take to answer the stream request.
+pub const HEADERS_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// No byte for this long: the stream is dead.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -32,11 +35,18 @@ pub async fn open(
     path: &str,
     idle_timeout: Duration,
 ) -> Result<mpsc::UnboundedReceiver<StreamItem>, ApiError> {
-    let resp = client
+    // The headers must come in time: a server still starting can accept the
+    // connection and answer nothing.
+    let send = client
         .request(Method::GET, path, None)
         .header("accept", "text/event-stream")
-        .send()
+        .send();
+    let resp = tokio::time::timeout(HEADERS_TIMEOUT, send)
         .await
+        .map_err(|_| ApiError::Transport {
+            path: path.to_string(),
+            message: "no answer in time".into(),
+        })?
         .map_err(|e| Client::transport_error(path, &e))?;
     let status = resp.status();
     if !status.is_success() {
