@@ -180,3 +180,21 @@ fn the_dump_command_prints_a_transcript_and_summary() {
         assert!(text.contains("-- turn 1"), "{text}");
     }
 }
+
+#[test]
+fn a_captured_opencode_run_json_replays() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode-run.ndjson"
+    ))
+    .unwrap();
+    let (store, stats) = common::replay_bytes(&bytes);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    let session = &store.sessions()[0];
+    let dump = ocview::dump::render(&store, &stats);
+    assert!(
+        dump.contains("tool read [completed]") && dump.contains("It defines add(a, b)."),
+        "{dump}"
+    );
+    assert!(session.messages.iter().all(|m| m.info.is_assistant()));
+}

@@ -21,7 +21,7 @@ fn ev(n: u32, kind: &str, props: Value) -> Envelope {
     let line = json!({"id": format!("evt_{:012x}abc", 0x2028fb000000u64 + n as u64), "type": kind, "properties": props});
     match decode(&line.to_string()).unwrap() {
         Decoded::Event(e) => e,
-        Decoded::Skip(s) => panic!("skipped: {s}"),
+        other => panic!("not an event: {other:?}"),
     }
 }
 

@@ -99,6 +99,7 @@ async fn pace_records(mut rx: mpsc::Receiver<SourceMsg>, pace: Pace, tx: mpsc::S
 fn record_time(r: &Record) -> Option<i64> {
     match &r.item {
         Ok(super::record::Decoded::Event(env)) => env.received_ms,
+        Ok(super::record::Decoded::Run(run)) => run.timestamp,
         _ => None,
     }
 }

@@ -18,9 +18,30 @@ use crate::model::ids::event_seq;
 #[derive(Debug)]
 pub enum Decoded {
     Event(Envelope),
+    /// A line of `opencode run --format json` (seed 002): a finished part,
+    /// or an error, of one session.
+    Run(Box<RunLine>),
     /// A record that is fine but carries nothing for the store.
     Skip(&'static str),
 }
+
+#[derive(Debug)]
+pub struct RunLine {
+    pub session_id: String,
+    pub timestamp: Option<i64>,
+    pub part: Option<crate::model::Part>,
+    pub error: Option<crate::model::ErrorInfo>,
+}
+
+/// The line types `opencode run --format json` prints.
+const RUN_TYPES: [&str; 6] = [
+    "step_start",
+    "text",
+    "reasoning",
+    "tool_use",
+    "step_finish",
+    "error",
+];
 
 /// Why a record could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -47,6 +68,10 @@ struct Wire<'a> {
     header: bool,
     /// A recorded event that was not JSON.
     raw: bool,
+    /// `opencode run --format json` fields.
+    run_session: Option<Cow<'a, str>>,
+    run_part: Option<&'a RawValue>,
+    run_error: Option<&'a RawValue>,
     payload: bool,
 }
 
@@ -104,6 +129,13 @@ impl<'de> Visitor<'de> for WireSeed {
                 "ocview_recording" if self.depth == 0 => {
                     map.next_value::<IgnoredAny>()?;
                     wire.header = true;
+                }
+                "sessionID" if self.depth == 0 => wire.run_session = map.next_value()?,
+                "part" if self.depth == 0 => wire.run_part = Some(map.next_value()?),
+                "error" if self.depth == 0 => wire.run_error = Some(map.next_value()?),
+                "timestamp" if self.depth == 0 => {
+                    let v: serde_json::Value = map.next_value()?;
+                    wire.received_ms = wire.received_ms.or(v.as_f64().map(|f| f as i64));
                 }
                 "raw" if self.depth == 0 => {
                     map.next_value::<IgnoredAny>()?;
@@ -168,6 +200,29 @@ fn finish(wire: Wire<'_>) -> Result<Decoded, RecordError> {
     };
     if kind == "sync" {
         return Ok(Decoded::Skip("sync"));
+    }
+    if RUN_TYPES.contains(&kind.as_ref())
+        && matches!(wire.properties, Properties::Missing)
+        && let Some(session_id) = wire.run_session
+    {
+        let part = match wire.run_part {
+            Some(raw) => {
+                Some(crate::model::Part::from_raw(raw).map_err(|e| RecordError(e.to_string()))?)
+            }
+            None => None,
+        };
+        let error = wire.run_error.map(crate::model::ErrorInfo::from_raw);
+        if part.is_none() && error.is_none() {
+            return Err(RecordError(format!(
+                "a run `{kind}` line without a part or an error"
+            )));
+        }
+        return Ok(Decoded::Run(Box::new(RunLine {
+            session_id: session_id.into_owned(),
+            timestamp: wire.received_ms,
+            part,
+            error,
+        })));
     }
     let event = match wire.properties {
         Properties::Parsed(event) => Ok(event),
@@ -264,6 +319,7 @@ mod tests {
         match decode(text).unwrap() {
             Decoded::Event(e) => e.event.kind().to_string(),
             Decoded::Skip(why) => format!("skip:{why}"),
+            Decoded::Run(r) => format!("run:{}", r.part.as_ref().map_or("error", |p| p.kind())),
         }
     }
 
@@ -291,6 +347,15 @@ mod tests {
             }
             _ => panic!(),
         }
+    }
+
+    #[test]
+    fn reads_opencode_run_json_lines() {
+        let line = r#"{"type":"text","timestamp":1795339000000,"sessionID":"ses_r","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_r","type":"text","text":"hi"}}"#;
+        assert_eq!(kind(line), "run:text");
+        let err = r#"{"type":"error","timestamp":1,"sessionID":"ses_r","error":{"name":"APIError","data":{"message":"x"}}}"#;
+        assert_eq!(kind(err), "run:error");
+        assert!(decode(r#"{"type":"text","sessionID":"ses_r"}"#).is_err());
     }
 
     #[test]

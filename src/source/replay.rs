@@ -207,7 +207,58 @@ pub fn apply_record(
             return Some(outcome);
         }
         Ok(Decoded::Skip(_)) => stats.skipped += 1,
+        Ok(Decoded::Run(run)) => {
+            let mut last = None;
+            for env in run_events(*run, store) {
+                let outcome = store.apply(env, obs);
+                stats.count(record.line, &outcome);
+                last = Some(outcome);
+            }
+            return last;
+        }
         Err(e) => stats.problem(record.line, ProblemKind::Malformed, e.0),
     }
     None
+}
+
+/// The events a line of `opencode run --format json` stands for. It names
+/// only the session and the part: the session and the assistant message
+/// are announced the first time they are seen, so the part has a home.
+fn run_events(run: super::record::RunLine, store: &Store) -> Vec<crate::model::Envelope> {
+    use crate::model::{Envelope, Event, MessageInfo, SessionInfo};
+    let mut out = Vec::new();
+    let at = run.timestamp.unwrap_or(0);
+    let envelope = |event| Envelope {
+        received_ms: run.timestamp,
+        ..Envelope::new(event)
+    };
+    if store.session(&run.session_id).is_none() {
+        let info = serde_json::json!({"id": run.session_id, "title": "opencode run", "time": {"created": at, "updated": at}});
+        if let Ok(raw) = serde_json::value::to_raw_value(&info)
+            && let Ok(info) = SessionInfo::from_raw(&raw)
+        {
+            out.push(envelope(Event::SessionCreated(Box::new(info))));
+        }
+    }
+    if let Some(part) = run.part {
+        let known = store
+            .session(&run.session_id)
+            .is_some_and(|s| s.message(&part.message_id).is_some());
+        if !known {
+            let info = serde_json::json!({"id": part.message_id, "sessionID": run.session_id, "role": "assistant", "time": {"created": at}});
+            if let Ok(raw) = serde_json::value::to_raw_value(&info)
+                && let Ok(info) = MessageInfo::from_raw(&raw)
+            {
+                out.push(envelope(Event::MessageUpdated(Box::new(info))));
+            }
+        }
+        out.push(envelope(Event::PartUpdated(Box::new(part))));
+    }
+    if let Some(error) = run.error {
+        out.push(envelope(Event::SessionError {
+            session_id: Some(run.session_id),
+            error,
+        }));
+    }
+    out
 }

@@ -192,7 +192,7 @@ impl Server {
         s
     }
 
-    fn command(&self, bin: &Path) -> Command {
+    pub fn command(&self, bin: &Path) -> Command {
         let mut c = Command::new(bin);
         c.current_dir(&self.project).env("PWD", &self.project);
         for (k, sub) in [

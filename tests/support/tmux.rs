@@ -22,7 +22,7 @@ impl Tmux {
         );
         let home = tempfile::tempdir().unwrap();
         let name = format!("ocview-{tag}-{}", std::process::id());
-        let status = Command::new("tmux")
+        let status = tmux_cmd(&name)
             .args(["new-session", "-d", "-s", &name, "-x", "100", "-y", "30"])
             .args(["-e", &format!("PS1={PROMPT} ")])
             .args(["-e", &format!("XDG_CONFIG_HOME={}", home.path().display())])
@@ -38,7 +38,7 @@ impl Tmux {
 
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
-            let status = Command::new("tmux")
+            let status = tmux_cmd(&self.name)
                 .args(["send-keys", "-t", &self.name, k])
                 .status()
                 .unwrap();
@@ -49,7 +49,7 @@ impl Tmux {
     }
 
     pub fn line(&self, text: &str) {
-        let status = Command::new("tmux")
+        let status = tmux_cmd(&self.name)
             .args(["send-keys", "-t", &self.name, "-l", text])
             .status()
             .unwrap();
@@ -58,7 +58,7 @@ impl Tmux {
     }
 
     pub fn capture(&self) -> String {
-        let out = Command::new("tmux")
+        let out = tmux_cmd(&self.name)
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .unwrap();
@@ -80,7 +80,7 @@ impl Tmux {
     }
 
     pub fn ocview_pid(&self) -> u32 {
-        let out = Command::new("tmux")
+        let out = tmux_cmd(&self.name)
             .args(["display", "-p", "-t", &self.name, "#{pane_pid}"])
             .output()
             .unwrap();
@@ -121,8 +121,14 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
+        let _ = tmux_cmd(&self.name).args(["kill-server"]).status();
     }
+}
+
+/// Each session gets a tmux server of its own (`-L`), so tests running in
+/// parallel never race to start one, and a user's tmux is never touched.
+fn tmux_cmd(name: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", name]);
+    c
 }

@@ -1,0 +1,84 @@
+//! Other session formats, captured from the real server: the NDJSON of
+//! `opencode run --format json` replays to the session the server stored.
+//! `OCVIEW_UPDATE_FIXTURES=1` keeps the capture under tests/fixtures.
+
+mod common;
+mod support;
+
+use serde_json::json;
+use support::fake_model::{FakeModel, Step, steps};
+use support::opencode::{Server, binary};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_run_json_replays_to_the_stored_session() {
+    let model = FakeModel::start(steps(vec![
+        Step::text("Listing.")
+            .reasoning("A quick look.")
+            .then_tool("read", json!({"filePath": "src/util.py"})),
+        Step::text("It defines add(a, b)."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let out = server
+        .command(&binary())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--thinking",
+            "--attach",
+            &server.url(),
+            "what is in src/util.py?",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ndjson = out.stdout;
+    if std::env::var_os("OCVIEW_UPDATE_FIXTURES").is_some() {
+        std::fs::write(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/opencode-run.ndjson"
+            ),
+            &ndjson,
+        )
+        .unwrap();
+    }
+    let (store, stats) = common::replay_bytes(&ndjson);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    assert_eq!(store.sessions().len(), 1);
+    let session = &store.sessions()[0];
+    let stored = server.messages(&session.info.id).await;
+    // Every part the server stored for the assistant is there, by id, with its text and tool state.
+    for m in stored.iter().filter(|m| m["info"]["role"] == "assistant") {
+        let ours = session
+            .message(m["info"]["id"].as_str().unwrap())
+            .expect("the message");
+        for p in m["parts"].as_array().unwrap() {
+            let kind = p["type"].as_str().unwrap();
+            if kind == "step-start"
+                || kind == "step-finish"
+                || kind == "text"
+                || kind == "reasoning"
+                || kind == "tool"
+            {
+                let part = ours
+                    .part(p["id"].as_str().unwrap())
+                    .unwrap_or_else(|| panic!("part {p}"));
+                if let Some(t) = p["text"].as_str() {
+                    assert_eq!(part.text(), Some(t));
+                }
+                if kind == "tool" {
+                    assert_eq!(
+                        part.tool().unwrap().state.status.label(),
+                        p["state"]["status"].as_str().unwrap()
+                    );
+                }
+            }
+        }
+    }
+}
