@@ -82,3 +82,51 @@ async fn opencode_run_json_replays_to_the_stored_session() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_export_replays_to_the_stored_session() {
+    let model = FakeModel::start(steps(vec![
+        Step::text("Exported answer with **markdown**.").reasoning("Thinking."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let s = server.create_session().await;
+    server.prompt(&s, "something to export").await;
+    server.wait_idle(&s, 60).await;
+    // Redirected to a file: through a pipe its output is cut at 64 KiB.
+    let file = server.home.join("export.json");
+    let status = server
+        .command(&binary())
+        .args(["export", &s])
+        .stdout(std::fs::File::create(&file).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bytes = std::fs::read(&file).unwrap();
+    if std::env::var_os("OCVIEW_UPDATE_FIXTURES").is_some() {
+        std::fs::write(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/opencode-export.json"
+            ),
+            &bytes,
+        )
+        .unwrap();
+    }
+    let (store, stats) = common::replay_bytes(&bytes);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    let ours = store.session(&s).expect("the exported session");
+    let stored = server.messages(&s).await;
+    assert_eq!(ours.messages.len(), stored.len());
+    for (m, sm) in ours.messages.iter().zip(&stored) {
+        assert_eq!(m.info.id, sm["info"]["id"].as_str().unwrap());
+        let ids: Vec<&str> = m.parts.iter().map(|p| p.id.as_str()).collect();
+        let stored_ids: Vec<&str> = sm["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, stored_ids);
+    }
+}

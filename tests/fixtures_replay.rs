@@ -198,3 +198,22 @@ fn a_captured_opencode_run_json_replays() {
     );
     assert!(session.messages.iter().all(|m| m.info.is_assistant()));
 }
+
+#[test]
+fn a_captured_opencode_export_replays() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode-export.json"
+    ))
+    .unwrap();
+    let (store, stats) = common::replay_bytes(&bytes);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    let dump = ocview::dump::render(&store, &stats);
+    assert!(
+        dump.contains("something to export") && dump.contains("Exported answer with **markdown**."),
+        "{dump}"
+    );
+    // A document that is not an export is one clear problem, not a panic.
+    let (_, stats) = common::replay_bytes(b"{\n  \"hello\": 1\n}\n");
+    assert_eq!(stats.malformed, 1);
+}

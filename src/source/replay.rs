@@ -17,6 +17,8 @@ use crate::model::{Outcome, ReplyObserver, Store};
 pub enum Format {
     JsonLines,
     Sse,
+    /// One JSON document: `opencode export` (`{info, messages}`).
+    Document,
 }
 
 /// One record of a recording, decoded.
@@ -35,6 +37,8 @@ pub struct ReplayReader<R> {
     buf: Vec<u8>,
     sse: SseDecoder,
     frames: Vec<super::sse::SseFrame>,
+    /// A whole document being collected (`Format::Document`).
+    doc: Vec<u8>,
     queue: VecDeque<Record>,
     done: bool,
 }
@@ -47,6 +51,7 @@ impl<R: BufRead> ReplayReader<R> {
             buf: Vec::new(),
             sse: SseDecoder::new(),
             frames: Vec::new(),
+            doc: Vec::new(),
             queue: VecDeque::new(),
             done: false,
         }
@@ -70,6 +75,7 @@ impl<R: BufRead> ReplayReader<R> {
             let sse = &mut self.sse;
             let frames = &mut self.frames;
             let queue = &mut self.queue;
+            let doc = &mut self.doc;
             let step = self.lines.read_with(&mut self.buf, |line, info| {
                 let format = match *format {
                     Some(f) => f,
@@ -92,6 +98,11 @@ impl<R: BufRead> ReplayReader<R> {
                     });
                 }
                 match format {
+                    Format::Document => {
+                        doc.extend_from_slice(line);
+                        doc.push(b'\n');
+                        None
+                    }
                     Format::JsonLines => (!line.trim_ascii().is_empty())
                         .then(|| decode_record(line, info.number, info.terminated)),
                     Format::Sse => {
@@ -111,6 +122,10 @@ impl<R: BufRead> ReplayReader<R> {
             match step {
                 None => {
                     self.done = true;
+                    if self.format == Some(Format::Document) {
+                        let doc = std::mem::take(&mut self.doc);
+                        self.queue.extend(super::export_format::records(&doc));
+                    }
                     if self.format == Some(Format::Sse) && self.sse.has_incomplete_frame() {
                         self.queue.push_back(Record {
                             line: self.lines_read(),
@@ -142,8 +157,15 @@ impl<R: BufRead> Iterator for ReplayReader<R> {
 
 fn detect(first: &[u8]) -> Format {
     const SSE_FIELDS: [&[u8]; 5] = [b"data:", b":", b"event:", b"id:", b"retry:"];
+    let compact: Vec<u8> = first
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
     if SSE_FIELDS.iter().any(|f| first.starts_with(f)) {
         Format::Sse
+    } else if compact == b"{" || compact.starts_with(b"{\"info\":") {
+        Format::Document
     } else {
         Format::JsonLines
     }
