@@ -3,6 +3,7 @@
 pub mod app;
 pub mod dump;
 pub mod model;
+pub mod plain;
 pub mod sanitize;
 pub mod source;
 pub mod ui;

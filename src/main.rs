@@ -95,6 +95,10 @@ enum Command {
 
 #[derive(Args)]
 struct PaceArgs {
+    /// Print a line-oriented transcript as events happen instead of the
+    /// viewer (the default when standard output is not a terminal).
+    #[arg(long)]
+    plain: bool,
     /// Playback speed: 1 is real time, 4 four times as fast.
     #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
     speed: f64,
@@ -221,8 +225,8 @@ fn viewer(
     input: Box<dyn BufRead + Send>,
     pace: PaceArgs,
 ) -> anyhow::Result<ExitCode> {
-    if !std::io::stdout().is_terminal() {
-        anyhow::bail!("standard output is not a terminal; use --dump for a plain transcript");
+    if pace.plain || !std::io::stdout().is_terminal() {
+        return plain(input);
     }
     let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
     let pace = if pace.instant {
@@ -308,6 +312,27 @@ fn attach_viewer(
         Outcome::Done => ExitCode::SUCCESS,
         Outcome::Interrupted(code) => ExitCode::from(code),
     })
+}
+
+/// Plain mode: the transcript as it happens, colour only on a terminal.
+fn plain(input: Box<dyn BufRead + Send>) -> anyhow::Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let color = stdout.is_terminal();
+    let mut printer = ocview::plain::PlainPrinter::new(stdout.lock(), color);
+    let mut reader = ReplayReader::new(input);
+    let mut store = Store::new();
+    let mut stats = source::IngestStats::default();
+    while let Some(record) = reader.next_record()? {
+        source::replay::apply_record(record, &mut store, &mut printer, &mut stats);
+        if printer.error.is_some() {
+            break; // a closed pipe: nobody reads any more
+        }
+    }
+    if printer.error.is_none() {
+        let mut out = printer.into_inner();
+        let _ = writeln!(out, "{}", stats.summary());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn dump_replay(file: &Path) -> anyhow::Result<ExitCode> {
