@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod dump;
+pub mod export;
 pub mod model;
 pub mod plain;
 pub mod sanitize;

@@ -83,6 +83,19 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Write a session as Markdown or normalised JSON, from a recording (any
+    /// supported form, `-` for stdin) or a live server (an http URL).
+    Export {
+        source: String,
+        /// The session (default: every session in the source).
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportArg,
+        /// Include reasoning (Markdown).
+        #[arg(long)]
+        reasoning: bool,
+    },
     /// Watch the built-in demo recording (no server needed).
     Demo {
         /// Print the demo's final state as text instead.
@@ -91,6 +104,12 @@ enum Command {
         #[command(flatten)]
         pace: PaceArgs,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ExportArg {
+    Md,
+    Json,
 }
 
 #[derive(Args)]
@@ -131,6 +150,12 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Record { url, file, all } => record(&url, &file, all),
+        Command::Export {
+            source,
+            session,
+            format,
+            reasoning,
+        } => export(&source, session.as_deref(), format, reasoning),
         Command::Replay {
             file, dump: true, ..
         } => dump_replay(&file),
@@ -267,6 +292,62 @@ fn record(url: &str, file: &Path, all: bool) -> anyhow::Result<ExitCode> {
     rt.shutdown_background();
     eprintln!("ocview: recorded {} events to {}", n?, file.display());
     Ok(ExitCode::SUCCESS)
+}
+
+fn export(
+    source_arg: &str,
+    session: Option<&str>,
+    format: ExportArg,
+    reasoning: bool,
+) -> anyhow::Result<ExitCode> {
+    use ocview::export::{self, ExportFormat};
+    let store = if source_arg.starts_with("http://") || source_arg.starts_with("https://") {
+        let password = std::env::var("OPENCODE_SERVER_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty());
+        let auth = password.map(|password| Auth {
+            username: std::env::var("OPENCODE_SERVER_USERNAME")
+                .ok()
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| "opencode".into()),
+            password,
+        });
+        let rt = runtime()?;
+        let options = LiveOptions {
+            load_all_messages: true,
+            ..Default::default()
+        };
+        let when = DumpWhen::Idle {
+            timeout: Duration::from_secs(60),
+        };
+        let app = rt.block_on(launch::attach_store(
+            Client::new(source_arg, auth),
+            options,
+            when,
+        ));
+        rt.shutdown_background();
+        app?.store
+    } else {
+        let input = source::open_input(Path::new(source_arg))
+            .map_err(|e| anyhow::anyhow!("{source_arg}: {e}"))?;
+        let mut store = Store::new();
+        source::ingest(&mut ReplayReader::new(input), &mut store, &mut NoObserver)?;
+        store
+    };
+    let sessions = export::pick(&store, session).map_err(anyhow::Error::msg)?;
+    let format = match format {
+        ExportArg::Md => ExportFormat::Markdown,
+        ExportArg::Json => ExportFormat::Json,
+    };
+    let text = export::render(&sessions, format, reasoning);
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => {
+            other?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -107,6 +107,16 @@ pub async fn attach_dump(
     options: LiveOptions,
     when: DumpWhen,
 ) -> anyhow::Result<String> {
+    let app = attach_store(client, options, when).await?;
+    Ok(crate::dump::render(&app.store, &app.stats))
+}
+
+/// Attach without a terminal until `when`, and return the synced app.
+pub async fn attach_store(
+    client: Client,
+    options: LiveOptions,
+    when: DumpWhen,
+) -> anyhow::Result<App> {
     use crate::source::player::{SourceMsg, SourceState};
     use std::time::Duration;
     use tokio::time::{Instant, sleep_until};
@@ -156,7 +166,7 @@ pub async fn attach_dump(
         let state = app.source.state.label();
         anyhow::bail!("could not sync with the server ({state})");
     }
-    Ok(crate::dump::render(&app.store, &app.stats))
+    Ok(app)
 }
 
 /// Open a recording and start the thread that writes it. Returns the sender
