@@ -10,6 +10,7 @@ pub mod recorder;
 pub mod replay;
 pub mod sse;
 pub mod stats;
+pub mod timeline;
 
 pub use lines::MAX_LINE_BYTES;
 pub use replay::{Format, ReplayReader, ingest};

@@ -1,0 +1,56 @@
+//! Seeking in a 100 MB recording: to 50 %, then back to 10 %, each against
+//! one full ingest of the file. Goal: each ≤ 0.3×. `cargo bench --bench seek`.
+
+mod common;
+
+use std::io::Write;
+use std::time::Instant;
+
+use ocview::model::{NoObserver, Store};
+use ocview::source::timeline::Timeline;
+use ocview::source::{ReplayReader, ingest};
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let size = if quick { 4 << 20 } else { 100 << 20 };
+    let path = std::env::temp_dir().join(format!("ocview-seek-bench-{}.jsonl", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(common::long_recording(size).as_bytes())
+            .unwrap();
+    }
+    let t = Instant::now();
+    let file = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(&path).unwrap());
+    let mut store = Store::new();
+    let stats = ingest(&mut ReplayReader::new(file), &mut store, &mut NoObserver).unwrap();
+    let full = t.elapsed();
+    drop(store);
+
+    let t = Instant::now();
+    let mut timeline = Timeline::open(&path).unwrap();
+    let open = t.elapsed();
+    let n = timeline.len();
+    let t = Instant::now();
+    timeline.seek(n / 2).unwrap();
+    let to_half = t.elapsed();
+    let t = Instant::now();
+    timeline.seek(n / 10).unwrap();
+    let to_tenth = t.elapsed();
+    std::fs::remove_file(&path).ok();
+
+    println!(
+        "seek: {} MiB, {n} records, {} events applied",
+        size >> 20,
+        stats.applied
+    );
+    println!("  full ingest          : {full:>10.2?}");
+    println!("  index + checkpoints  : {open:>10.2?} (once, when the file is opened)");
+    println!(
+        "  seek end → 50%       : {to_half:>10.2?}  ratio {:.3} (goal <= 0.3)",
+        to_half.as_secs_f64() / full.as_secs_f64()
+    );
+    println!(
+        "  seek 50% → 10%       : {to_tenth:>10.2?}  ratio {:.3} (goal <= 0.3)",
+        to_tenth.as_secs_f64() / full.as_secs_f64()
+    );
+}
