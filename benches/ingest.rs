@@ -14,7 +14,7 @@ use ocview::model::{NoObserver, Store};
 use ocview::source::{ReplayReader, ingest};
 
 const TARGET_BYTES: usize = 32 << 20;
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 9;
 
 fn best_of(rounds: usize, mut f: impl FnMut()) -> Duration {
     (0..rounds)

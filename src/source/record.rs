@@ -108,7 +108,18 @@ impl<'de> Visitor<'de> for WireSeed {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut wire = Wire::default();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            // The keys of every bus event first: they are by far the most common.
             match key.as_ref() {
+                "id" if !wire.nested => wire.id = map.next_value()?,
+                "type" if !wire.nested => wire.kind = Some(map.next_value()?),
+                "properties" if !wire.nested => {
+                    wire.properties = match &wire.kind {
+                        Some(kind) => {
+                            Properties::Parsed(map.next_value_seed(PropertiesSeed(kind))?)
+                        }
+                        None => Properties::Raw(map.next_value()?),
+                    }
+                }
                 "t" | "ts" => {
                     let v: serde_json::Value = map.next_value()?;
                     wire.received_ms = v.as_f64().map(|f| f as i64);
@@ -140,16 +151,6 @@ impl<'de> Visitor<'de> for WireSeed {
                 "raw" if self.depth == 0 => {
                     map.next_value::<IgnoredAny>()?;
                     wire.raw = true;
-                }
-                "id" if !wire.nested => wire.id = map.next_value()?,
-                "type" if !wire.nested => wire.kind = Some(map.next_value()?),
-                "properties" if !wire.nested => {
-                    wire.properties = match &wire.kind {
-                        Some(kind) => {
-                            Properties::Parsed(map.next_value_seed(PropertiesSeed(kind))?)
-                        }
-                        None => Properties::Raw(map.next_value()?),
-                    }
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
