@@ -189,21 +189,7 @@ fn main() -> ExitCode {
                         .filter(|u| !u.is_empty())
                 })
                 .unwrap_or_else(|| "http://127.0.0.1:4096".into());
-            let password = password.or_else(|| {
-                std::env::var("OPENCODE_SERVER_PASSWORD")
-                    .ok()
-                    .filter(|p| !p.is_empty())
-            });
-            let auth = password.map(|password| Auth {
-                username: username
-                    .or_else(|| {
-                        std::env::var("OPENCODE_SERVER_USERNAME")
-                            .ok()
-                            .filter(|u| !u.is_empty())
-                    })
-                    .unwrap_or_else(|| "opencode".into()),
-                password,
-            });
+            let auth = auth(username, password);
             let client = Client::new(&url, auth);
             let when = match (dump_after, dump_when_idle) {
                 (Some(s), _) => Some(DumpWhen::After(Duration::from_secs_f64(s.max(0.0)))),
@@ -276,17 +262,20 @@ fn viewer(
     })
 }
 
+/// Basic auth from the flags, else `OPENCODE_SERVER_PASSWORD` and
+/// `OPENCODE_SERVER_USERNAME` (user `opencode` by default); none without a
+/// password.
+fn auth(username: Option<String>, password: Option<String>) -> Option<Auth> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let password = password.or_else(|| env("OPENCODE_SERVER_PASSWORD"))?;
+    let username = username
+        .or_else(|| env("OPENCODE_SERVER_USERNAME"))
+        .unwrap_or_else(|| "opencode".into());
+    Some(Auth { username, password })
+}
+
 fn record(url: &str, file: &Path, all: bool) -> anyhow::Result<ExitCode> {
-    let password = std::env::var("OPENCODE_SERVER_PASSWORD")
-        .ok()
-        .filter(|p| !p.is_empty());
-    let auth = password.map(|password| Auth {
-        username: std::env::var("OPENCODE_SERVER_USERNAME")
-            .ok()
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| "opencode".into()),
-        password,
-    });
+    let auth = auth(None, None);
     let rt = runtime()?;
     let n = rt.block_on(launch::record_headless(Client::new(url, auth), file, all));
     rt.shutdown_background();
@@ -302,16 +291,7 @@ fn export(
 ) -> anyhow::Result<ExitCode> {
     use ocview::export::{self, ExportFormat};
     let store = if source_arg.starts_with("http://") || source_arg.starts_with("https://") {
-        let password = std::env::var("OPENCODE_SERVER_PASSWORD")
-            .ok()
-            .filter(|p| !p.is_empty());
-        let auth = password.map(|password| Auth {
-            username: std::env::var("OPENCODE_SERVER_USERNAME")
-                .ok()
-                .filter(|u| !u.is_empty())
-                .unwrap_or_else(|| "opencode".into()),
-            password,
-        });
+        let auth = auth(None, None);
         let rt = runtime()?;
         let options = LiveOptions {
             load_all_messages: true,

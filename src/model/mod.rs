@@ -9,6 +9,7 @@ pub mod message;
 pub mod observer;
 pub mod part;
 pub mod part_source;
+pub mod patch;
 pub mod prompt;
 mod reconcile;
 mod reducer;

@@ -13,6 +13,7 @@ use super::tools::body::diff_lines;
 use super::wrap;
 use crate::app::App;
 use crate::model::Session;
+use crate::model::patch::{self, Row};
 use crate::sanitize;
 
 /// Wider than this, old and new sit side by side.
@@ -148,7 +149,6 @@ pub fn side_by_side(patch: &str, ctx: &RenderCtx, width: usize) -> Vec<Line<'sta
         }
     };
     let mut out = Vec::new();
-    let (mut old, mut new) = (0usize, 0usize);
     let mut dels: Vec<(usize, String)> = Vec::new();
     let mut adds: Vec<(usize, String)> = Vec::new();
     let flush = |dels: &mut Vec<(usize, String)>,
@@ -165,50 +165,40 @@ pub fn side_by_side(patch: &str, ctx: &RenderCtx, width: usize) -> Vec<Line<'sta
         dels.clear();
         adds.clear();
     };
-    for raw in patch.lines() {
-        if raw.starts_with("Index:")
-            || raw.starts_with("====")
-            || raw.starts_with("--- ")
-            || raw.starts_with("+++ ")
-        {
-            continue;
-        }
-        if let Some(h) = raw.strip_prefix("@@") {
-            flush(&mut dels, &mut adds, &mut out);
-            let nums: Vec<usize> = h
-                .split([' ', ',', '-', '+', '@'])
-                .filter_map(|t| t.parse().ok())
-                .collect();
-            if nums.len() >= 3 {
-                old = nums[0];
-                new = nums[if nums.len() >= 4 { 2 } else { 1 }];
-            }
-            out.push(Line::styled(
-                wrap::truncate(&sanitize::line(raw), width),
-                ctx.theme.style(Role::DiffHunk),
-            ));
-            continue;
-        }
-        let body = raw.get(1..).unwrap_or("").to_string();
-        match raw.chars().next() {
-            Some('-') => {
-                dels.push((old, body));
-                old += 1;
-            }
-            Some('+') => {
-                adds.push((new, body));
-                new += 1;
-            }
-            Some('\\') => {}
-            _ => {
+    for row in patch::rows(patch) {
+        match row {
+            Row::Hunk(h) => {
                 flush(&mut dels, &mut adds, &mut out);
-                let mut spans = cell(Some((old, &body, Kind::Same)));
-                spans.push(Span::styled("│", muted));
-                spans.extend(cell(Some((new, &body, Kind::Same))));
-                out.push(Line::from(spans));
-                old += 1;
-                new += 1;
+                out.push(Line::styled(
+                    wrap::truncate(&sanitize::line(h), width),
+                    ctx.theme.style(Role::DiffHunk),
+                ));
             }
+            Row::Line {
+                kind: patch::Kind::Removed,
+                old: Some(o),
+                text,
+                ..
+            } => dels.push((o, text.to_string())),
+            Row::Line {
+                kind: patch::Kind::Added,
+                new: Some(n),
+                text,
+                ..
+            } => adds.push((n, text.to_string())),
+            Row::Line {
+                kind: patch::Kind::Same,
+                old: Some(o),
+                new: Some(n),
+                text,
+            } => {
+                flush(&mut dels, &mut adds, &mut out);
+                let mut spans = cell(Some((o, text, Kind::Same)));
+                spans.push(Span::styled("│", muted));
+                spans.extend(cell(Some((n, text, Kind::Same))));
+                out.push(Line::from(spans));
+            }
+            Row::Line { .. } => {}
         }
     }
     flush(&mut dels, &mut adds, &mut out);

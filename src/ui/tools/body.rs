@@ -186,63 +186,39 @@ pub fn ansi_pieces(raw: &str, base: Style) -> Vec<(String, Style)> {
 
 /// A unified diff as coloured lines with a gutter of old/new line numbers.
 pub fn diff_lines(patch: &str, ctx: &RenderCtx, width: usize) -> Vec<Line<'static>> {
-    let add = ctx.theme.style(Role::DiffAdd);
-    let del = ctx.theme.style(Role::DiffDel);
-    let hunk = ctx.theme.style(Role::DiffHunk);
+    use crate::model::patch::{Kind, Row, rows};
     let muted = ctx.theme.style(Role::Muted);
-    let text = ctx.theme.style(Role::Text);
-    let (mut old, mut new) = (0usize, 0usize);
-    let mut out = Vec::new();
-    for raw in patch.lines() {
-        if raw.starts_with("Index:")
-            || raw.starts_with("====")
-            || raw.starts_with("--- ")
-            || raw.starts_with("+++ ")
-        {
-            continue;
-        }
-        if let Some(h) = raw.strip_prefix("@@") {
-            let nums: Vec<usize> = h
-                .split([' ', ',', '-', '+', '@'])
-                .filter_map(|t| t.parse().ok())
-                .collect();
-            if nums.len() >= 3 {
-                old = nums[0];
-                new = nums[if nums.len() >= 4 { 2 } else { 1 }];
+    rows(patch)
+        .into_iter()
+        .map(|row| match row {
+            Row::Hunk(h) => Line::styled(
+                wrap::truncate(&sanitize::line(h), width),
+                ctx.theme.style(Role::DiffHunk),
+            ),
+            Row::Line {
+                kind,
+                old,
+                new,
+                text,
+            } => {
+                let (style, sign) = match kind {
+                    Kind::Added => (ctx.theme.style(Role::DiffAdd), "+"),
+                    Kind::Removed => (ctx.theme.style(Role::DiffDel), "-"),
+                    Kind::Same => (ctx.theme.style(Role::Text), " "),
+                    Kind::Note => (muted, ""),
+                };
+                let num = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
+                let gutter = format!("{:>4} {:>4} ", num(old), num(new));
+                let content = wrap::truncate(
+                    &sanitize::line(text),
+                    width.saturating_sub(gutter.len() + 2),
+                );
+                Line::from(vec![
+                    Span::styled(gutter, muted),
+                    Span::styled(format!("{sign} "), style),
+                    Span::styled(content, style),
+                ])
             }
-            out.push(Line::styled(
-                wrap::truncate(&sanitize::line(raw), width),
-                hunk,
-            ));
-            continue;
-        }
-        let (o, n, style, sign) = match raw.chars().next() {
-            Some('+') => {
-                new += 1;
-                (String::new(), (new - 1).to_string(), add, "+")
-            }
-            Some('-') => {
-                old += 1;
-                ((old - 1).to_string(), String::new(), del, "-")
-            }
-            Some('\\') => (String::new(), String::new(), muted, ""),
-            _ => {
-                old += 1;
-                new += 1;
-                ((old - 1).to_string(), (new - 1).to_string(), text, " ")
-            }
-        };
-        let body = raw.get(1..).unwrap_or("");
-        let gutter = format!("{o:>4} {n:>4} ");
-        let content = wrap::truncate(
-            &sanitize::line(body),
-            width.saturating_sub(gutter.len() + 2),
-        );
-        out.push(Line::from(vec![
-            Span::styled(gutter, muted),
-            Span::styled(format!("{sign} "), style),
-            Span::styled(content, style),
-        ]));
-    }
-    out
+        })
+        .collect()
 }
