@@ -7,7 +7,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use ocview::model::{NoObserver, Store};
-use ocview::source::timeline::Timeline;
+use ocview::source::timeline::{IndexOptions, Timeline};
 use ocview::source::{ReplayReader, ingest};
 
 fn main() {
@@ -27,14 +27,15 @@ fn main() {
     drop(store);
 
     let t = Instant::now();
-    let mut timeline = Timeline::open(&path).unwrap();
+    let opened = Timeline::open(&path, IndexOptions::default()).unwrap();
     let open = t.elapsed();
+    let (mut timeline, mut store, mut seek_stats) = (opened.timeline, opened.store, opened.stats);
     let n = timeline.len();
     let t = Instant::now();
-    timeline.seek(n / 2).unwrap();
+    timeline.seek(n / 2, &mut store, &mut seek_stats).unwrap();
     let to_half = t.elapsed();
     let t = Instant::now();
-    timeline.seek(n / 10).unwrap();
+    timeline.seek(n / 10, &mut store, &mut seek_stats).unwrap();
     let to_tenth = t.elapsed();
     std::fs::remove_file(&path).ok();
 

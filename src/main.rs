@@ -6,11 +6,14 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use ocview::app::config::Config;
-use ocview::app::launch::{self, DumpWhen, Outcome};
+use ocview::app::launch::{self, DumpWhen, Outcome, Recording};
+use ocview::app::player::{PlayOptions, StartAt};
 use ocview::app::{App, logging};
 use ocview::model::{NoObserver, Store};
 use ocview::source::live::{Auth, Client, LiveOptions};
+use ocview::source::playback::Speed;
 use ocview::source::player::Pace;
+use ocview::source::timeline::IndexOptions;
 use ocview::source::{self, ReplayReader};
 
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
@@ -121,9 +124,26 @@ struct PaceArgs {
     /// Playback speed: 1 is real time, 4 four times as fast.
     #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
     speed: f64,
-    /// Load the whole recording at once, without its timing.
+    /// Play without waiting: the recording's timing ignored.
     #[arg(long)]
     instant: bool,
+    /// Start at the start, playing (watch it unfold), or at the end,
+    /// paused (browse the finished session).
+    #[arg(long, value_enum, default_value = "start")]
+    start: StartArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum StartArg {
+    Start,
+    End,
+}
+
+/// Where a replay reads from.
+enum Input {
+    Stdin,
+    File(PathBuf),
+    Demo,
 }
 
 fn parse_speed(s: &str) -> Result<f64, String> {
@@ -164,13 +184,18 @@ fn main() -> ExitCode {
             file,
             dump: false,
             pace,
-        } => match source::open_input(&file) {
-            Ok(input) => viewer(config, &label_of(&file), input, pace),
-            Err(e) => Err(anyhow::anyhow!("{}: {e}", file.display())),
-        },
-        Command::Demo { dump: false, pace } => {
-            viewer(config, "demo", Box::new(Cursor::new(DEMO)), pace)
+        } => {
+            let label = label_of(&file);
+            if file.as_os_str() == "-" {
+                viewer(config, &label, Input::Stdin, pace)
+            } else {
+                match std::fs::File::open(&file) {
+                    Ok(_) => viewer(config, &label, Input::File(file), pace),
+                    Err(e) => Err(anyhow::anyhow!("{}: {e}", file.display())),
+                }
+            }
         }
+        Command::Demo { dump: false, pace } => viewer(config, "demo", Input::Demo, pace),
         Command::Attach {
             url,
             all,
@@ -230,30 +255,58 @@ fn label_of(file: &Path) -> String {
     }
 }
 
-fn viewer(
-    config: Config,
-    label: &str,
-    input: Box<dyn BufRead + Send>,
-    pace: PaceArgs,
-) -> anyhow::Result<ExitCode> {
+fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::Result<ExitCode> {
     if pace.plain || !std::io::stdout().is_terminal() {
-        return plain(input);
+        let reader: Box<dyn BufRead + Send> = match &input {
+            Input::Stdin => source::open_input(Path::new("-"))?,
+            Input::File(path) => source::open_input(path)?,
+            Input::Demo => Box::new(Cursor::new(DEMO)),
+        };
+        return plain(reader);
     }
     let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
-    let pace = if pace.instant {
-        Pace::INSTANT
+    let speed = if pace.instant {
+        Speed::Instant
     } else {
-        Pace {
-            speed: Some(pace.speed),
-            max_gap,
-        }
+        Speed::Times(pace.speed)
     };
-    let app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let start = match pace.start {
+        StartArg::Start => StartAt::Start,
+        StartArg::End => StartAt::End,
+    };
+    // A stream (stdin, SSE text) cannot seek: "end" means reading it all at once.
+    let stream_pace = match (speed, start) {
+        (Speed::Instant, _) | (_, StartAt::End) => Pace::INSTANT,
+        (Speed::Times(x), StartAt::Start) => Pace {
+            speed: Some(x),
+            max_gap,
+        },
+    };
+    let mut app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
+    app.play = PlayOptions { start, speed };
+    let index = IndexOptions {
+        max_gap,
+        spacing: None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(launch::replay_tui(app, input, pace));
+    let outcome = runtime.block_on(async move {
+        match input {
+            Input::Stdin => {
+                let stdin = source::open_input(Path::new("-"))?;
+                launch::replay_tui(app, stdin, stream_pace).await
+            }
+            Input::File(path) => {
+                launch::play_tui(app, Recording::File(path), index, stream_pace).await
+            }
+            Input::Demo => {
+                let bytes = bytes::Bytes::from_static(DEMO);
+                launch::play_tui(app, Recording::Bytes(bytes), index, stream_pace).await
+            }
+        }
+    });
     // Reader threads may still be blocked on input (stdin): do not wait.
     runtime.shutdown_background();
     Ok(match outcome? {

@@ -4,7 +4,7 @@
 mod common;
 
 use ocview::source::IngestStats;
-use ocview::source::timeline::Timeline;
+use ocview::source::timeline::{IndexOptions, Opened, Timeline};
 
 fn demo() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo.jsonl")
@@ -21,11 +21,15 @@ fn straight(lines: &[&str], n: usize) -> String {
 fn any_seeks_and_steps_land_on_the_straight_replay_state() {
     let text = std::fs::read_to_string(demo()).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let mut t = Timeline::open_with_spacing(&demo(), Some(97)).unwrap();
+    let Opened {
+        timeline: mut t,
+        mut store,
+        mut stats,
+    } = open(97);
     assert_eq!(t.len(), lines.len());
     assert!(t.checkpoints() >= 5);
     assert_eq!(
-        ocview::dump::render(&t.store, &IngestStats::default()),
+        ocview::dump::render(&store, &IngestStats::default()),
         straight(&lines, lines.len())
     );
     // A fixed pseudo-random walk: seeks anywhere, steps both ways.
@@ -34,18 +38,29 @@ fn any_seeks_and_steps_land_on_the_straight_replay_state() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        if i % 3 == 0 {
-            t.step((x % 41) as i64 - 20).unwrap();
+        let target = if i % 3 == 0 {
+            (t.position() as i64 + (x % 41) as i64 - 20).max(0) as usize
         } else {
-            t.seek((x % (lines.len() as u64 + 1)) as usize).unwrap();
-        }
+            (x % (lines.len() as u64 + 1)) as usize
+        };
+        t.seek(target, &mut store, &mut stats).unwrap();
         let at = t.position();
+        assert_eq!(at, target.min(lines.len()));
         assert_eq!(
-            ocview::dump::render(&t.store, &IngestStats::default()),
+            ocview::dump::render(&store, &IngestStats::default()),
             straight(&lines, at),
             "at {at} after move {i}"
         );
     }
-    t.seek(0).unwrap();
-    assert!(t.store.sessions().is_empty());
+    t.seek(0, &mut store, &mut stats).unwrap();
+    assert!(store.sessions().is_empty());
+    assert_eq!(stats.applied, 0);
+}
+
+fn open(spacing: usize) -> Opened {
+    let options = IndexOptions {
+        spacing: Some(spacing),
+        ..Default::default()
+    };
+    Timeline::open(&demo(), options).unwrap()
 }

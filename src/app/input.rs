@@ -49,6 +49,9 @@ impl App {
         if self.filtering && self.filter_key(key) {
             return;
         }
+        if self.seek_input.is_some() && self.seek_key(key) {
+            return;
+        }
         if self.overlay == Some(Overlay::Help) {
             // The help overlay swallows keys; these close it.
             let k = Key::from_event(&key);
@@ -136,6 +139,36 @@ impl App {
                 self.filtering = false;
                 self.filter.clear();
             }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Typing where to seek. Returns whether the key was used.
+    fn seek_key(&mut self, key: KeyEvent) -> bool {
+        let Some(text) = self.seek_input.as_mut() else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .contains(crossterm::event::KeyModifiers::CONTROL) =>
+            {
+                if text.len() < 16 {
+                    text.push(c);
+                }
+            }
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Enter => {
+                let text = self.seek_input.take().unwrap_or_default();
+                if !text.trim().is_empty() {
+                    self.seek_typed(&text);
+                }
+            }
+            KeyCode::Esc => self.seek_input = None,
             _ => return false,
         }
         true
@@ -229,6 +262,20 @@ impl App {
                 self.overlay = Some(Overlay::Diffs);
                 self.diff_scroll = 0;
             }
+            Action::PlayPause
+            | Action::Faster
+            | Action::Slower
+            | Action::StepForward
+            | Action::StepBack
+            | Action::PartForward
+            | Action::PartBack
+            | Action::TurnForward
+            | Action::TurnBack
+            | Action::SeekForward
+            | Action::SeekBack
+            | Action::SeekStart
+            | Action::SeekEnd
+            | Action::SeekTo => self.player_act(action),
         }
     }
 

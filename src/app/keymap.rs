@@ -14,6 +14,9 @@ pub enum Context {
     Global,
     Sessions,
     Turns,
+    /// Replaying a recording file: the player's keys, which clash with no
+    /// other context's.
+    Player,
 }
 
 impl Context {
@@ -22,6 +25,7 @@ impl Context {
             Context::Global => "Everywhere",
             Context::Sessions => "Session list",
             Context::Turns => "Turn view",
+            Context::Player => "Replay player",
         }
     }
 }
@@ -86,6 +90,20 @@ actions! {
     ToggleReasoning => "toggle_reasoning", Turns, "fold or unfold all reasoning", ["r"];
     CycleDetail => "detail", Global, "detail level: compact, normal, full", ["d"];
     Diffs => "diffs", Global, "modified files and their diffs", ["D"];
+    PlayPause => "play_pause", Player, "play or pause", ["P"];
+    Faster => "faster", Player, "faster: 0.25× … 64×, then instant", ["+", "="];
+    Slower => "slower", Player, "slower", ["-"];
+    StepForward => "step_forward", Player, "one event forward", ["."];
+    StepBack => "step_back", Player, "one event back", [","];
+    PartForward => "part_forward", Player, "one part forward", [">"];
+    PartBack => "part_back", Player, "one part back", ["<"];
+    TurnForward => "turn_forward", Player, "one turn forward", [")"];
+    TurnBack => "turn_back", Player, "one turn back", ["("];
+    SeekForward => "seek_forward", Player, "10 seconds forward", ["f"];
+    SeekBack => "seek_back", Player, "10 seconds back", ["b"];
+    SeekStart => "seek_start", Player, "go to the start", ["0"];
+    SeekEnd => "seek_end", Player, "go to the end", ["$"];
+    SeekTo => "seek_to", Player, "seek to a time or a percentage (1:30, 40%)", [":"];
 }
 
 /// One key with its modifiers, as written in the config: `j`, `G`,
@@ -263,7 +281,7 @@ impl Keymap {
     }
 
     /// The action for a key in a context: the context's own bindings first,
-    /// then the global ones.
+    /// then the global ones, then the player's.
     pub fn action(&self, context: Context, key: Key) -> Option<Action> {
         let find = |ctx: Context| {
             self.bindings
@@ -271,7 +289,9 @@ impl Keymap {
                 .find(|(a, keys)| a.context() == ctx && keys.contains(&key))
                 .map(|(a, _)| *a)
         };
-        find(context).or_else(|| find(Context::Global))
+        find(context)
+            .or_else(|| find(Context::Global))
+            .or_else(|| find(Context::Player))
     }
 
     pub fn keys(&self, action: Action) -> &[Key] {
@@ -292,7 +312,12 @@ impl Keymap {
     /// Help rows grouped by context, in table order.
     pub fn help_rows(&self) -> Vec<(Context, Vec<(String, &'static str)>)> {
         let mut groups: Vec<(Context, Vec<(String, &'static str)>)> = Vec::new();
-        for &ctx in &[Context::Global, Context::Sessions, Context::Turns] {
+        for &ctx in &[
+            Context::Global,
+            Context::Sessions,
+            Context::Turns,
+            Context::Player,
+        ] {
             let rows = Action::ALL
                 .iter()
                 .filter(|a| a.context() == ctx && !self.keys(**a).is_empty())
@@ -364,6 +389,21 @@ mod tests {
                 .unwrap_err()
                 .starts_with("keys.quit: unknown key")
         );
+    }
+
+    #[test]
+    fn player_keys_clash_with_no_other_key() {
+        let map = Keymap::default();
+        for &a in Action::ALL
+            .iter()
+            .filter(|a| a.context() == Context::Player)
+        {
+            for &k in map.keys(a) {
+                for ctx in [Context::Global, Context::Sessions, Context::Turns] {
+                    assert_eq!(map.action(ctx, k), Some(a), "{k} in {ctx:?}");
+                }
+            }
+        }
     }
 
     #[test]

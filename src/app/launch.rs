@@ -10,6 +10,7 @@ use super::run::{Exit, run};
 use super::{App, terminal};
 use crate::source::live::{self, Client, LiveOptions};
 use crate::source::player::{self, Pace};
+use crate::source::timeline::{Backing, IndexOptions, Timeline};
 
 /// What the session ended with, for the exit code.
 pub enum Outcome {
@@ -26,6 +27,58 @@ pub async fn replay_tui<R: BufRead + Send + 'static>(
 ) -> anyhow::Result<Outcome> {
     let (tx, rx) = mpsc::channel(8192);
     player::spawn(input, pace, tx);
+    tui(app, rx).await
+}
+
+/// A recording the player can index: a file, or bytes in memory (the demo).
+pub enum Recording {
+    File(std::path::PathBuf),
+    Bytes(bytes::Bytes),
+}
+
+/// Index a recording off the loop, then play it in the viewer with seeking.
+/// A recording that cannot be indexed (SSE text, a whole document) streams
+/// through `replay_tui`'s path instead, paced by `pace`.
+pub async fn play_tui(
+    mut app: App,
+    recording: Recording,
+    options: IndexOptions,
+    pace: Pace,
+) -> anyhow::Result<Outcome> {
+    use crate::source::player::{SourceMsg, SourceState};
+    let (tx, rx) = mpsc::channel(8192);
+    app.source.state = SourceState::Indexing;
+    tokio::task::spawn_blocking(move || {
+        let backing = match &recording {
+            Recording::File(path) => std::fs::File::open(path).map(Backing::File),
+            Recording::Bytes(b) => Ok(Backing::Memory(b.clone())),
+        };
+        match backing.and_then(|b| Timeline::index(b, options)) {
+            Ok(opened) => {
+                let _ = tx.blocking_send(SourceMsg::Indexed(Box::new(opened)));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                let input: Box<dyn BufRead + Send> = match recording {
+                    Recording::File(path) => match crate::source::open_input(&path) {
+                        Ok(input) => input,
+                        Err(e) => {
+                            let _ = tx.blocking_send(SourceMsg::State(SourceState::Failed(
+                                e.to_string(),
+                            )));
+                            return;
+                        }
+                    },
+                    Recording::Bytes(b) => Box::new(std::io::Cursor::new(b)),
+                };
+                player::spawn(input, pace, tx);
+            }
+            Err(e) => {
+                let _ = tx.blocking_send(SourceMsg::State(SourceState::Failed(format!(
+                    "cannot index the recording: {e}"
+                ))));
+            }
+        }
+    });
     tui(app, rx).await
 }
 

@@ -12,6 +12,7 @@ mod input;
 pub mod keymap;
 pub mod launch;
 pub mod logging;
+pub mod player;
 pub mod prompts;
 pub mod run;
 pub mod session_tree;
@@ -120,6 +121,12 @@ pub struct App {
     /// The diff overlay's chosen file and scroll.
     pub diff_file: usize,
     pub diff_scroll: u16,
+    /// Playing a recording file (`None` live, or for a stream).
+    pub player: Option<player::Player>,
+    /// How a recording file starts once indexed.
+    pub play: player::PlayOptions,
+    /// A seek being typed (`:`), shown in the status line.
+    pub seek_input: Option<String>,
 }
 
 impl App {
@@ -172,6 +179,9 @@ impl App {
             replies: None,
             prompts: Default::default(),
             attention: Default::default(),
+            player: None,
+            play: Default::default(),
+            seek_input: None,
         })
     }
 
@@ -197,6 +207,10 @@ impl App {
 
     fn apply_source(&mut self, msg: SourceMsg) -> bool {
         match msg {
+            SourceMsg::Indexed(opened) => {
+                self.install_player(*opened, tokio::time::Instant::now());
+                true
+            }
             SourceMsg::Replied {
                 request_id,
                 outcome,
@@ -385,10 +399,12 @@ impl App {
 
     /// Something animates (a spinner, a retry countdown): the loop ticks.
     pub fn animating(&self) -> bool {
-        self.store
-            .sessions()
-            .iter()
-            .any(|s| matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }))
+        self.player.as_ref().is_some_and(|p| p.clock.playing())
+            || self
+                .store
+                .sessions()
+                .iter()
+                .any(|s| matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }))
     }
 
     pub fn context(&self) -> Context {
@@ -418,6 +434,7 @@ impl App {
     /// session rows, the visible turn lines. The only step that renders
     /// (into the cache); drawing afterwards only reads.
     pub fn prepare(&mut self, area: Rect) {
+        self.prepare_player(tokio::time::Instant::now());
         self.rows = session_tree::rows(&self.store, &self.folded, &self.filter);
         self.areas = ui::layout(area, self);
         self.keep_selection_visible();

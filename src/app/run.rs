@@ -88,6 +88,7 @@ where
         }
         let deadline = gate.deadline();
         let tick = app.animating().then(|| now + ANIMATION_TICK);
+        let play_due = app.player_due();
         tokio::select! {
             biased;
             _ = &mut shutdown => return Ok(Exit::Shutdown),
@@ -117,6 +118,11 @@ where
                 }
                 None => source_open = false,
             },
+            _ = sleep_until_opt(play_due), if play_due.is_some() => {
+                if app.on_play_tick(Instant::now()) {
+                    gate.request(Instant::now());
+                }
+            }
             _ = sleep_until_opt(deadline), if deadline.is_some() => {}
             _ = sleep_until_opt(tick), if tick.is_some() && deadline.is_none() => {
                 gate.request(Instant::now());

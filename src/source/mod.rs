@@ -4,6 +4,7 @@ pub mod export_format;
 pub mod lines;
 pub mod live;
 pub mod msg;
+pub mod playback;
 pub mod player;
 pub mod record;
 pub mod recorder;

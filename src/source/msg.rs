@@ -9,6 +9,8 @@ use crate::model::{MessageInfo, Part};
 /// Where a source is at, for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceState {
+    /// A recording file is being indexed for seeking.
+    Indexing,
     /// A recording's records are flowing.
     Playing,
     /// The source reached its end.
@@ -26,6 +28,7 @@ pub enum SourceState {
 impl SourceState {
     pub fn label(&self) -> String {
         match self {
+            SourceState::Indexing => "indexing…".into(),
             SourceState::Playing => "playing".into(),
             SourceState::Ended => "ended".into(),
             SourceState::Failed(e) => format!("failed: {e}"),
@@ -41,6 +44,8 @@ impl SourceState {
 #[derive(Debug)]
 pub enum SourceMsg {
     Record(Box<Record>),
+    /// A recording file, indexed: the viewer plays it from here on.
+    Indexed(Box<super::timeline::Opened>),
     State(SourceState),
     /// The server's stored messages of a session (newest page, or an older
     /// page): they replace what streamed, stream-only parts kept.

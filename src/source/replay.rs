@@ -155,7 +155,7 @@ impl<R: BufRead> Iterator for ReplayReader<R> {
     }
 }
 
-fn detect(first: &[u8]) -> Format {
+pub(crate) fn detect(first: &[u8]) -> Format {
     const SSE_FIELDS: [&[u8]; 5] = [b"data:", b":", b"event:", b"id:", b"retry:"];
     let compact: Vec<u8> = first
         .iter()

@@ -1,91 +1,238 @@
 //! Seeking in a recording without reading it again from the start: one pass
-//! indexes every record (its byte range in the file) and keeps a checkpoint
-//! of the store every so often; a seek restores the nearest checkpoint at or
-//! before the target and applies only the records after it. The file is
-//! read again by byte range, never whole.
+//! indexes every record (its byte range, its play time, what it starts) and
+//! keeps a checkpoint of the store every so often; a seek restores the
+//! nearest checkpoint at or before the target and applies only the records
+//! after it. The recording is read again by byte range, never whole.
+//!
+//! The timeline does not own the store: the viewer's store is the one that
+//! moves, so a seek takes it by `&mut`.
 //!
 //! JSON-lines recordings only (ocview recordings, bus-event lines, the
 //! `/global/event` form, `opencode run --format json`); SSE text and whole
 //! documents stream through the plain replay path instead.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::time::Duration;
 
-use super::replay::{apply_record, decode_record};
+use super::record::Decoded;
+use super::replay::{Format, Record, apply_record, decode_record, detect};
 use super::stats::IngestStats;
-use crate::model::{NoObserver, Store};
+use crate::model::{Event, NoObserver, Store};
 
 /// Checkpoints are kept this many times over a recording (at least every
 /// `MIN_SPACING` records).
 const CHECKPOINTS: usize = 16;
 const MIN_SPACING: usize = 1_000;
 
+/// What a record starts or reports, for stepping and for the marks on the
+/// status-line timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Marks(u8);
+
+impl Marks {
+    /// A part the store had not seen.
+    pub const PART: Marks = Marks(1);
+    /// A user message the store had not seen: a new turn.
+    pub const TURN: Marks = Marks(2);
+    /// A permission or a question asked.
+    pub const PROMPT: Marks = Marks(4);
+    /// A session error, or a record that could not be read.
+    pub const ERROR: Marks = Marks(8);
+
+    pub fn contains(self, other: Marks) -> bool {
+        self.0 & other.0 == other.0 && other.0 != 0
+    }
+
+    fn insert(&mut self, other: Marks) {
+        self.0 |= other.0;
+    }
+}
+
+/// Where the recording's bytes are: a file read by range, or bytes in memory
+/// (the built-in demo).
+pub enum Backing {
+    File(File),
+    Memory(bytes::Bytes),
+}
+
+impl Backing {
+    fn read_at(&self, buf: &mut Vec<u8>, offset: u64, len: usize) -> io::Result<()> {
+        buf.resize(len, 0);
+        match self {
+            Backing::File(f) => f.read_exact_at(buf, offset),
+            Backing::Memory(b) => {
+                let start = offset as usize;
+                let src = b
+                    .get(start..start + len)
+                    .ok_or(io::ErrorKind::UnexpectedEof)?;
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+        }
+    }
+
+    fn reader(&self) -> io::Result<Box<dyn BufRead + '_>> {
+        Ok(match self {
+            Backing::File(f) => Box::new(BufReader::with_capacity(256 * 1024, f.try_clone()?)),
+            Backing::Memory(b) => Box::new(Cursor::new(&b[..])),
+        })
+    }
+}
+
 struct Entry {
     offset: u64,
     len: u32,
     line: u64,
+    /// Play time: ms since the first timed record, idle gaps capped.
+    at_ms: i64,
+    marks: Marks,
 }
 
 pub struct Timeline {
-    file: File,
+    backing: Backing,
     entries: Vec<Entry>,
     spacing: usize,
     /// (records applied, the store then, its counters).
     checkpoints: Vec<(usize, Store, IngestStats)>,
-    /// Records applied to `store`.
+    /// Records applied to the store the timeline is driving.
     position: usize,
+}
+
+/// A freshly indexed recording, and the store it leaves (at the end).
+pub struct Opened {
+    pub timeline: Timeline,
     pub store: Store,
     pub stats: IngestStats,
 }
 
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Opened({} records)", self.timeline.len())
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct IndexOptions {
+    /// The longest pause between two records kept on the play clock.
+    pub max_gap: Duration,
+    /// Checkpoint every this many records (default: a sixteenth of the file).
+    pub spacing: Option<usize>,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions {
+            max_gap: Duration::from_secs(5),
+            spacing: None,
+        }
+    }
+}
+
 impl Timeline {
-    /// Index a recording, ending positioned at its end.
-    pub fn open(path: &Path) -> io::Result<Timeline> {
-        Timeline::open_with_spacing(path, None)
+    /// Index a recording file, ending positioned at its end.
+    pub fn open(path: &Path, options: IndexOptions) -> io::Result<Opened> {
+        Timeline::index(Backing::File(File::open(path)?), options)
     }
 
-    /// The same, with checkpoints every `spacing` records (tests use small ones).
-    pub fn open_with_spacing(path: &Path, spacing: Option<usize>) -> io::Result<Timeline> {
-        let file = File::open(path)?;
-        let mut reader = BufReader::with_capacity(256 * 1024, file.try_clone()?);
+    /// Index a recording. Fails with `Unsupported` when it is not JSON lines.
+    pub fn index(backing: Backing, options: IndexOptions) -> io::Result<Opened> {
         let mut entries = Vec::new();
-        let mut offset = 0u64;
-        let mut buf = Vec::new();
-        let mut line = 0u64;
-        loop {
-            buf.clear();
-            let n = reader.read_until(b'\n', &mut buf)?;
-            if n == 0 {
-                break;
+        {
+            let mut reader = backing.reader()?;
+            let mut offset = 0u64;
+            let mut buf = Vec::new();
+            let mut line = 0u64;
+            loop {
+                buf.clear();
+                let n = reader.read_until(b'\n', &mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                line += 1;
+                let content = buf.strip_suffix(b"\n").unwrap_or(&buf);
+                let content = content.strip_suffix(b"\r").unwrap_or(content);
+                let blank = content.trim_ascii().is_empty();
+                if entries.is_empty()
+                    && !blank
+                    && detect(content.trim_ascii_start()) != Format::JsonLines
+                {
+                    return Err(io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        "only JSON-lines recordings can be indexed",
+                    ));
+                }
+                if !blank && content.len() <= super::lines::MAX_LINE_BYTES {
+                    entries.push(Entry {
+                        offset,
+                        len: content.len() as u32,
+                        line,
+                        at_ms: 0,
+                        marks: Marks::default(),
+                    });
+                }
+                offset += n as u64;
             }
-            line += 1;
-            let content = buf.strip_suffix(b"\n").unwrap_or(&buf);
-            let content = content.strip_suffix(b"\r").unwrap_or(content);
-            if !content.trim_ascii().is_empty() && content.len() <= super::lines::MAX_LINE_BYTES {
-                entries.push(Entry {
-                    offset,
-                    len: content.len() as u32,
-                    line,
-                });
-            }
-            offset += n as u64;
+            // Drain whatever a reader holds so the file handle is free.
+            let _ = reader.read_to_end(&mut Vec::new());
         }
-        let spacing = spacing
+        let spacing = options
+            .spacing
             .unwrap_or((entries.len() / CHECKPOINTS).max(MIN_SPACING))
             .max(1);
-        let mut t = Timeline {
-            file,
+        let mut timeline = Timeline {
+            backing,
             entries,
             spacing,
             checkpoints: vec![(0, Store::new(), IngestStats::default())],
             position: 0,
-            store: Store::new(),
-            stats: IngestStats::default(),
         };
-        t.advance_to(t.entries.len(), true)?;
-        Ok(t)
+        let mut store = Store::new();
+        let mut stats = IngestStats::default();
+        timeline.first_pass(&mut store, &mut stats, options.max_gap)?;
+        Ok(Opened {
+            timeline,
+            store,
+            stats,
+        })
+    }
+
+    /// Apply every record once: note play times and marks, keep checkpoints.
+    fn first_pass(
+        &mut self,
+        store: &mut Store,
+        stats: &mut IngestStats,
+        max_gap: Duration,
+    ) -> io::Result<()> {
+        let cap = max_gap.as_millis() as i64;
+        let mut clock = 0i64;
+        let mut last: Option<i64> = None;
+        let mut buf = Vec::new();
+        for i in 0..self.entries.len() {
+            let e = &self.entries[i];
+            self.backing.read_at(&mut buf, e.offset, e.len as usize)?;
+            let record = decode_record(&buf, e.line, true);
+            if let Some(t) = record_time(&record) {
+                if let Some(prev) = last {
+                    // Backwards times (concatenated recordings) add nothing.
+                    clock += (t - prev).clamp(0, cap);
+                }
+                last = Some(t);
+            }
+            let marks = marks_of(&record, store);
+            apply_record(record, store, &mut NoObserver, stats);
+            let e = &mut self.entries[i];
+            e.at_ms = clock;
+            e.marks = marks;
+            self.position = i + 1;
+            if self.position.is_multiple_of(self.spacing) && self.position < self.entries.len() {
+                self.checkpoints
+                    .push((self.position, store.clone(), stats.clone()));
+            }
+        }
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -101,54 +248,161 @@ impl Timeline {
         self.position
     }
 
-    /// Put the store where it is after the first `target` records.
-    pub fn seek(&mut self, target: usize) -> io::Result<()> {
-        let target = target.min(self.entries.len());
-        if target < self.position || target - self.position > self.spacing {
-            let (at, store, stats) = self
-                .checkpoints
-                .iter()
-                .rev()
-                .find(|(at, _, _)| *at <= target)
-                .map(|(a, s, st)| (*a, s.clone(), st.clone()))
-                .expect("the empty checkpoint is always there");
-            self.store = store;
-            self.stats = stats;
-            self.position = at;
-        }
-        self.advance_to(target, false)
-    }
-
-    /// Move by `n` records (negative: back).
-    pub fn step(&mut self, n: i64) -> io::Result<()> {
-        let target = (self.position as i64 + n).clamp(0, self.entries.len() as i64) as usize;
-        self.seek(target)
-    }
-
-    fn advance_to(&mut self, target: usize, record_checkpoints: bool) -> io::Result<()> {
-        let mut buf = Vec::new();
-        while self.position < target {
-            let e = &self.entries[self.position];
-            buf.resize(e.len as usize, 0);
-            self.file.read_exact_at(&mut buf, e.offset)?;
-            let record = decode_record(&buf, e.line, true);
-            apply_record(record, &mut self.store, &mut NoObserver, &mut self.stats);
-            self.position += 1;
-            if record_checkpoints
-                && self.position.is_multiple_of(self.spacing)
-                && self.position < self.entries.len()
-            {
-                self.checkpoints
-                    .push((self.position, self.store.clone(), self.stats.clone()));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Timeline {
     /// How many checkpoints were kept (besides the empty one).
     pub fn checkpoints(&self) -> usize {
         self.checkpoints.len() - 1
     }
+
+    /// The play time of the whole recording, ms.
+    pub fn duration_ms(&self) -> i64 {
+        self.entries.last().map_or(0, |e| e.at_ms)
+    }
+
+    /// Play time of record `i` (0-based), ms.
+    pub fn time_of(&self, i: usize) -> Option<i64> {
+        self.entries.get(i).map(|e| e.at_ms)
+    }
+
+    pub fn marks_of(&self, i: usize) -> Marks {
+        self.entries.get(i).map_or(Marks::default(), |e| e.marks)
+    }
+
+    /// How many records are due by play time `ms`.
+    pub fn count_due_by(&self, ms: i64) -> usize {
+        self.entries.partition_point(|e| e.at_ms <= ms)
+    }
+
+    /// Play times of the records carrying `mark`, for the timeline marks.
+    pub fn times_marked(&self, mark: Marks) -> impl Iterator<Item = i64> + '_ {
+        self.entries
+            .iter()
+            .filter(move |e| e.marks.contains(mark))
+            .map(|e| e.at_ms)
+    }
+
+    /// The next record to apply, moving the position past it. The caller
+    /// applies it (the viewer sends it through the same path as live data).
+    pub fn next_record(&mut self) -> io::Result<Option<Record>> {
+        let Some(e) = self.entries.get(self.position) else {
+            return Ok(None);
+        };
+        let mut buf = Vec::new();
+        self.backing.read_at(&mut buf, e.offset, e.len as usize)?;
+        self.position += 1;
+        Ok(Some(decode_record(&buf, e.line, true)))
+    }
+
+    /// Put `store` where it is after the first `target` records. `store`
+    /// must be the state at the current position.
+    pub fn seek(
+        &mut self,
+        target: usize,
+        store: &mut Store,
+        stats: &mut IngestStats,
+    ) -> io::Result<()> {
+        let target = target.min(self.entries.len());
+        if target < self.position || target - self.position > self.spacing {
+            let (at, saved, saved_stats) = self
+                .checkpoints
+                .iter()
+                .rev()
+                .find(|(at, _, _)| *at <= target)
+                .expect("the empty checkpoint is always there");
+            if *at > self.position || target < self.position {
+                *store = saved.clone();
+                *stats = saved_stats.clone();
+                self.position = *at;
+            }
+        }
+        let mut buf = Vec::new();
+        while self.position < target {
+            let e = &self.entries[self.position];
+            self.backing.read_at(&mut buf, e.offset, e.len as usize)?;
+            let record = decode_record(&buf, e.line, true);
+            apply_record(record, store, &mut NoObserver, stats);
+            self.position += 1;
+        }
+        Ok(())
+    }
+
+    /// The position after the next record carrying `mark` is wholly
+    /// applied: just before the one after it starts (or the end).
+    pub fn next_boundary(&self, mark: Marks) -> usize {
+        let after = |from: usize| {
+            (from..self.entries.len())
+                .find(|&i| self.entries[i].marks.contains(mark))
+                .unwrap_or(self.entries.len())
+        };
+        // From a boundary, take in the whole unit that starts here; from
+        // inside a unit, finish it.
+        if self.position < self.entries.len() && self.entries[self.position].marks.contains(mark) {
+            after(self.position + 1)
+        } else {
+            after(self.position)
+        }
+    }
+
+    /// The position just before the latest unit carrying `mark` started.
+    pub fn prev_boundary(&self, mark: Marks) -> usize {
+        (0..self.position)
+            .rev()
+            .find(|&i| self.entries[i].marks.contains(mark))
+            .unwrap_or(0)
+    }
+}
+
+fn record_time(record: &Record) -> Option<i64> {
+    match &record.item {
+        Ok(Decoded::Event(env)) => env.received_ms,
+        Ok(Decoded::Run(run)) => run.timestamp,
+        _ => None,
+    }
+}
+
+/// What `record` starts, judged against the store before it is applied.
+fn marks_of(record: &Record, store: &Store) -> Marks {
+    let mut marks = Marks::default();
+    let new_part = |sid: &str, mid: &str, pid: &str| {
+        store
+            .session(sid)
+            .and_then(|s| s.message(mid))
+            .is_none_or(|m| m.part(pid).is_none())
+    };
+    match &record.item {
+        Err(_) => marks.insert(Marks::ERROR),
+        Ok(Decoded::Event(env)) => match &env.event {
+            Event::PartUpdated(p) if new_part(&p.session_id, &p.message_id, &p.id) => {
+                marks.insert(Marks::PART)
+            }
+            Event::PartDelta {
+                session_id,
+                message_id,
+                part_id,
+                ..
+            } if new_part(session_id, message_id, part_id) => marks.insert(Marks::PART),
+            Event::MessageUpdated(info)
+                if info.is_user()
+                    && store
+                        .session(&info.session_id)
+                        .is_none_or(|s| s.message(&info.id).is_none()) =>
+            {
+                marks.insert(Marks::TURN)
+            }
+            Event::PermissionAsked(_) | Event::QuestionAsked(_) => marks.insert(Marks::PROMPT),
+            Event::SessionError { .. } => marks.insert(Marks::ERROR),
+            _ => {}
+        },
+        Ok(Decoded::Run(run)) => {
+            if let Some(p) = &run.part
+                && new_part(&run.session_id, &p.message_id, &p.id)
+            {
+                marks.insert(Marks::PART);
+            }
+            if run.error.is_some() {
+                marks.insert(Marks::ERROR);
+            }
+        }
+        Ok(_) => {}
+    }
+    marks
 }

@@ -11,7 +11,11 @@ use crate::app::App;
 
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let theme = &app.theme;
-    let groups = app.keymap.help_rows();
+    let mut groups = app.keymap.help_rows();
+    // The player's keys only mean something while replaying a file.
+    if app.player.is_none() {
+        groups.retain(|(ctx, _)| *ctx != crate::app::keymap::Context::Player);
+    }
     let key_w = groups
         .iter()
         .flat_map(|(_, rows)| rows.iter().map(|(k, _)| wrap::width(k)))

@@ -13,6 +13,7 @@ mod session_list;
 pub mod side_panel;
 mod status_line;
 pub mod theme;
+mod timeline_bar;
 pub mod tools;
 pub mod turn_layout;
 mod turn_view;

@@ -8,6 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use super::format;
 use super::theme::Role;
+use super::timeline_bar;
 use super::wrap;
 use crate::app::keymap::Action;
 use crate::app::{App, Focus};
@@ -22,6 +23,7 @@ const SESSION_HINTS: &[Action] = &[
     Action::Quit,
 ];
 const PROMPT_HINTS: &[Action] = &[Action::FocusNext, Action::Help];
+const PLAYER_HINTS: &[Action] = &[Action::PlayPause, Action::SeekTo];
 const TURN_HINTS: &[Action] = &[
     Action::NextCard,
     Action::ToggleCard,
@@ -35,39 +37,64 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let theme = &app.theme;
     let bar = theme.style(Role::StatusBar);
     let key = theme.style(Role::StatusKey);
+    let width = area.width as usize;
 
-    let state = sanitize::line(&app.source.state.label()).into_owned();
-    let mut left = format!(" {} · {state}", sanitize::line(&app.source.label));
+    if let Some(text) = &app.seek_input {
+        let line = Line::from(vec![
+            Span::styled(" seek to: ", key),
+            Span::styled(format!("{}▏", sanitize::line(text)), bar),
+            Span::styled("  40%, 1:30, 90s · enter go · esc cancel", bar),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(bar), area);
+        return;
+    }
+
+    let mut head = format!(" {}", sanitize::line(&app.source.label));
+    let mut rest = String::new();
+    match &app.player {
+        Some(p) => {
+            head.push_str(&format!(" · {} ", timeline_bar::state_text(p)));
+            rest.push_str(&format!(" {}", timeline_bar::position_text(p)));
+        }
+        None => {
+            let state = sanitize::line(&app.source.state.label()).into_owned();
+            head.push_str(&format!(" · {state}"));
+        }
+    }
     if let Some(notice) = &app.notice {
-        left.push_str(&format!(" · {}", sanitize::line(notice)));
+        rest.push_str(&format!(" · {}", sanitize::line(notice)));
     }
     if app.stats.malformed > 0 {
-        left.push_str(&format!(" · {} bad lines", app.stats.malformed));
+        rest.push_str(&format!(" · {} bad lines", app.stats.malformed));
     }
     if let Some(s) = app.selected_session() {
-        left.push_str(&format!(
+        rest.push_str(&format!(
             " │ {}",
             format::status_text(&s.status, app.now_ms)
         ));
         let c = format::cost(s.info.cost);
         if !c.is_empty() {
-            left.push_str(&format!(" {c}"));
+            rest.push_str(&format!(" {c}"));
         }
         let t = s.info.tokens.sum();
         if t > 0 {
-            left.push_str(&format!(" {} tok", format::tokens(t)));
+            rest.push_str(&format!(" {} tok", format::tokens(t)));
         }
     }
-    let hints = match app.focus {
+    let focus_hints = match app.focus {
         Focus::Sessions => SESSION_HINTS,
         Focus::Turns => TURN_HINTS,
         Focus::Prompt => PROMPT_HINTS,
     };
-    let width = area.width as usize;
+    let player_hints: &[Action] = if app.player.is_some() {
+        PLAYER_HINTS
+    } else {
+        &[]
+    };
     // Hints keep up to half the line; the source and session text gets the rest.
     let mut hint_spans: Vec<Span> = Vec::new();
     let mut hints_w = 0;
-    for &action in hints {
+    for &action in player_hints.iter().chain(focus_hints) {
         let Some(k) = app.keymap.hint(action) else {
             continue;
         };
@@ -80,10 +107,21 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         hint_spans.push(Span::styled(format!(" {label}"), bar));
         hints_w += w;
     }
-    let left = wrap::truncate(&left, width.saturating_sub(hints_w + 1));
-    let used = wrap::width(&left) + hints_w;
-    let pad = width.saturating_sub(used);
-    let mut spans = vec![Span::styled(left, bar), Span::styled(" ".repeat(pad), bar)];
+    let mut room = width.saturating_sub(hints_w + 1);
+    let head = wrap::truncate(&head, room);
+    room -= wrap::width(&head);
+    let mut spans = vec![Span::styled(head, bar)];
+    if let Some(p) = &app.player {
+        let bar_w = timeline_bar::bar_width(width);
+        if bar_w + 12 <= room {
+            spans.extend(timeline_bar::bar(p, bar_w, theme, bar));
+            room -= bar_w;
+        }
+    }
+    let rest = wrap::truncate(&rest, room);
+    room -= wrap::width(&rest);
+    spans.push(Span::styled(rest, bar));
+    spans.push(Span::styled(" ".repeat(room + 1), bar));
     spans.extend(hint_spans);
     frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
@@ -100,6 +138,8 @@ fn short_label(action: Action) -> &'static str {
         Action::Bottom => "follow",
         Action::Back => "back",
         Action::FocusNext => "panes",
+        Action::PlayPause => "play",
+        Action::SeekTo => "seek",
         other => other.name(),
     }
 }
