@@ -116,3 +116,67 @@ fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
     );
     t.assert_terminal_restored();
 }
+
+/// The player's record position in the status line ("#12/1025").
+fn position(screen: &str) -> usize {
+    let line = status(screen);
+    line.split('#')
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The status line of a screen (its last line).
+fn status(screen: &str) -> String {
+    screen.lines().last().unwrap_or("").to_string()
+}
+
+#[test]
+fn player_keys_pause_step_seek_and_change_speed() {
+    let t = Tmux::start_sized("player", 140, 30);
+    t.line(&format!("{} demo --speed 0.25", bin()));
+    t.wait_for("the demo playing", |s| status(s).contains("▶ 0.25×"));
+
+    t.keys(&["P"]);
+    t.wait_for("paused", |s| status(s).contains("❚❚ 0.25×"));
+    t.keys(&["0"]);
+    t.wait_for("back at the start", |s| {
+        status(s).contains("0:00/0:31") && status(s).contains("#0/1025")
+    });
+    t.keys(&[".", ".", "."]);
+    t.wait_for("three events on", |s| status(s).contains("#3/1025"));
+    t.keys(&[","]);
+    t.wait_for("one event back", |s| status(s).contains("#2/1025"));
+
+    // One turn forward shows the first prompt; one back hides it again.
+    t.keys(&[")"]);
+    let turn = t.wait_for("a turn on", |s| position(s) > 2);
+    let after_turn = position(&turn);
+    assert!(turn.contains("Sessions 1"), "{turn}");
+    t.keys(&["("]);
+    let back = t.wait_for("back before the turn", |s| position(s) < after_turn);
+    assert!(position(&back) >= 2, "{back}");
+
+    t.keys(&[":", "5", "0", "%"]);
+    t.wait_for("the seek prompt", |s| status(s).contains("seek to: 50%"));
+    t.keys(&["Enter"]);
+    let half = t.wait_for("seeked to the middle", |s| status(s).contains("0:15/0:31"));
+    // The bar shows the head, past marks where prompts were asked.
+    let bar = status(&half);
+    assert!(bar.contains('●') && bar.contains('◆'), "{bar}");
+
+    t.keys(&["+", "+", "+"]);
+    t.wait_for("faster", |s| status(s).contains("❚❚ 2×"));
+    t.keys(&["$"]);
+    t.wait_for("at the end", |s| {
+        status(s).contains("■ 2× 0:31/0:31") && status(s).contains("#1025/1025")
+    });
+    t.keys(&["P"]);
+    t.wait_for("playing again from the start", |s| {
+        status(s).contains("▶ 2× 0:0")
+    });
+
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}

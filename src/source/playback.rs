@@ -80,7 +80,7 @@ impl PlayClock {
         match (self.since, self.speed) {
             (Some(since), Speed::Times(x)) => {
                 let moved = now.saturating_duration_since(since).as_secs_f64() * 1000.0 * x;
-                self.head_ms + moved as i64
+                self.head_ms + moved.round() as i64
             }
             // Instant play jumps records, not time: the head is set by the caller.
             _ => self.head_ms,
@@ -119,8 +119,9 @@ impl PlayClock {
         let since = self.since?;
         match self.speed {
             Speed::Times(x) => {
-                let wait = (ms - self.head_ms).max(0) as f64 / x / 1000.0;
-                Some(since + Duration::from_secs_f64(wait))
+                // Rounded up, so the head has surely reached `ms` then.
+                let micros = ((ms - self.head_ms).max(0) as f64 * 1000.0 / x).ceil();
+                Some(since + Duration::from_micros(micros as u64))
             }
             Speed::Instant => Some(since),
         }

@@ -334,11 +334,18 @@ impl Timeline {
                 .unwrap_or(self.entries.len())
         };
         // From a boundary, take in the whole unit that starts here; from
-        // inside a unit, finish it.
-        if self.position < self.entries.len() && self.entries[self.position].marks.contains(mark) {
-            after(self.position + 1)
+        // inside a unit, finish it; before the first, take the first too.
+        let len = self.entries.len();
+        let here = self.position;
+        if here < len && self.entries[here].marks.contains(mark) {
+            after(here + 1)
+        } else if (0..here).any(|i| self.entries[i].marks.contains(mark)) {
+            after(here)
         } else {
-            after(self.position)
+            match after(here) {
+                first if first < len => after(first + 1),
+                _ => len,
+            }
         }
     }
 

@@ -65,7 +65,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
     }
     if app.stats.malformed > 0 {
-        rest.push_str(&format!(" · {} bad lines", app.stats.malformed));
+        let n = app.stats.malformed;
+        let lines = if n == 1 { "line" } else { "lines" };
+        rest.push_str(&format!(" · {n} bad {lines}"));
     }
     if let Some(s) = app.selected_session() {
         rest.push_str(&format!(
@@ -112,8 +114,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     room -= wrap::width(&head);
     let mut spans = vec![Span::styled(head, bar)];
     if let Some(p) = &app.player {
-        let bar_w = timeline_bar::bar_width(width);
-        if bar_w + 12 <= room {
+        // The bar gives way to the position and status text first.
+        let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(12));
+        if bar_w >= 8 {
             spans.extend(timeline_bar::bar(p, bar_w, theme, bar));
             room -= bar_w;
         }

@@ -13,6 +13,11 @@ pub const PROMPT: &str = "ocv-test$";
 impl Tmux {
     /// A shell in a fresh tmux session, with isolated config and state dirs.
     pub fn start(tag: &str) -> Tmux {
+        Tmux::start_sized(tag, 100, 30)
+    }
+
+    /// The same, on a terminal of `width` × `height`.
+    pub fn start_sized(tag: &str, width: u16, height: u16) -> Tmux {
         assert!(
             Command::new("tmux")
                 .arg("-V")
@@ -23,7 +28,8 @@ impl Tmux {
         let home = tempfile::tempdir().unwrap();
         let name = format!("ocview-{tag}-{}", std::process::id());
         let status = tmux_cmd(&name)
-            .args(["new-session", "-d", "-s", &name, "-x", "100", "-y", "30"])
+            .args(["new-session", "-d", "-s", &name])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
             .args(["-e", &format!("PS1={PROMPT} ")])
             .args(["-e", &format!("XDG_CONFIG_HOME={}", home.path().display())])
             .args(["-e", &format!("XDG_STATE_HOME={}", home.path().display())])

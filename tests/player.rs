@@ -1,0 +1,322 @@
+//! The replay player in the viewer: playing at the recorded pace and at
+//! other speeds, pausing, stepping by event, part and turn both ways,
+//! seeking by time and percentage, and the timeline in the status line.
+//! The clock is tokio's paused clock, so every moment is exact.
+
+mod common;
+
+use std::time::Duration;
+
+use ocview::app::App;
+use ocview::app::config::Config;
+use ocview::app::player::{PlayOptions, StartAt};
+use ocview::model::Store;
+use ocview::source::IngestStats;
+use ocview::source::playback::Speed;
+use ocview::source::player::SourceMsg;
+use ocview::source::timeline::{Backing, IndexOptions, Marks, Timeline};
+use tokio::time::{Instant, advance};
+
+fn demo_bytes() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo.jsonl")).unwrap()
+}
+
+/// An app playing `bytes` as a recording file, started as `play` says.
+fn player_app(bytes: Vec<u8>, play: PlayOptions) -> App {
+    let options = IndexOptions {
+        max_gap: Duration::from_secs(5),
+        spacing: Some(50),
+    };
+    let opened = Timeline::index(Backing::Memory(bytes.into()), options).unwrap();
+    let mut app = App::new(Config::default(), "replay demo.jsonl", true).unwrap();
+    app.play = play;
+    app.on_source(SourceMsg::Indexed(Box::new(opened)));
+    app
+}
+
+fn position(app: &App) -> usize {
+    app.player.as_ref().unwrap().timeline.position()
+}
+
+fn dump(store: &Store) -> String {
+    ocview::dump::render(store, &IngestStats::default())
+}
+
+/// The state a straight replay of the first `n` records gives.
+fn straight(bytes: &[u8], n: usize) -> String {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let lines: String = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(n)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    dump(&common::replay_bytes(lines.as_bytes()).0)
+}
+
+fn status_line(app: &mut App) -> String {
+    let screen = common::screen(app, 160, 30);
+    screen.lines().last().unwrap().to_string()
+}
+
+fn user_messages(app: &App) -> usize {
+    app.store
+        .sessions()
+        .iter()
+        .flat_map(|s| &s.messages)
+        .filter(|m| m.info.is_user())
+        .count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn plays_at_the_recorded_pace_scaled_by_the_speed() {
+    let bytes = demo_bytes();
+    let mut app = player_app(
+        bytes.clone(),
+        PlayOptions {
+            start: StartAt::Start,
+            speed: Speed::Times(2.0),
+        },
+    );
+    assert_eq!(position(&app), 0);
+    assert!(app.store.sessions().is_empty());
+    let start = Instant::now();
+    // The first record is due at once; then they come at twice their pace.
+    assert_eq!(app.player_due(), Some(start));
+    advance(Duration::from_secs(3)).await;
+    assert!(app.on_play_tick(Instant::now()));
+    let p = app.player.as_ref().unwrap();
+    assert_eq!(position(&app), p.timeline.count_due_by(6_000));
+    assert!(position(&app) > 0 && position(&app) < p.timeline.len());
+    assert_eq!(dump(&app.store), straight(&bytes, position(&app)));
+    // The next wake-up is when the next record falls due, not before.
+    let at = position(&app);
+    let due = app.player_due().unwrap();
+    assert!(due > Instant::now());
+    advance(due - Instant::now() - Duration::from_millis(1)).await;
+    app.on_play_tick(Instant::now());
+    assert_eq!(position(&app), at);
+    advance(Duration::from_millis(1)).await;
+    app.on_play_tick(Instant::now());
+    assert!(position(&app) > at);
+
+    // Paused, time passes and nothing moves.
+    common::press(&mut app, &["P"]);
+    assert_eq!(app.player_due(), None);
+    let at = position(&app);
+    advance(Duration::from_secs(30)).await;
+    assert!(!app.on_play_tick(Instant::now()));
+    assert_eq!(position(&app), at);
+
+    // Faster, playing again: it reaches the end and stops there.
+    common::press(&mut app, &["+", "+", "P"]);
+    assert_eq!(app.player.as_ref().unwrap().clock.speed, Speed::Times(8.0));
+    advance(Duration::from_secs(10)).await;
+    app.on_play_tick(Instant::now());
+    let p = app.player.as_ref().unwrap();
+    assert!(p.at_end());
+    assert!(!p.clock.playing());
+    assert_eq!(dump(&app.store), straight(&bytes, usize::MAX));
+    insta::assert_snapshot!("ended", status_line(&mut app));
+}
+
+#[tokio::test(start_paused = true)]
+async fn instant_speed_plays_everything_without_waiting() {
+    let bytes = demo_bytes();
+    let mut app = player_app(bytes.clone(), PlayOptions::default());
+    for _ in 0..10 {
+        common::press(&mut app, &["+"]);
+    }
+    assert_eq!(app.player.as_ref().unwrap().clock.speed, Speed::Instant);
+    assert!(app.player_due().unwrap() <= Instant::now());
+    app.on_play_tick(Instant::now());
+    assert!(app.player.as_ref().unwrap().at_end());
+    assert_eq!(dump(&app.store), straight(&bytes, usize::MAX));
+    common::press(&mut app, &["-"]);
+    assert_eq!(app.player.as_ref().unwrap().clock.speed, Speed::Times(64.0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn starting_at_the_end_shows_the_finished_session_paused() {
+    let bytes = demo_bytes();
+    let mut app = player_app(
+        bytes.clone(),
+        PlayOptions {
+            start: StartAt::End,
+            speed: Speed::Times(1.0),
+        },
+    );
+    let p = app.player.as_ref().unwrap();
+    assert!(p.at_end() && !p.clock.playing());
+    assert_eq!(dump(&app.store), straight(&bytes, usize::MAX));
+    // Play at the end starts over, as a video player does.
+    common::press(&mut app, &["P"]);
+    assert_eq!(position(&app), 0);
+    assert!(app.player.as_ref().unwrap().clock.playing());
+}
+
+#[tokio::test(start_paused = true)]
+async fn steps_move_by_event_part_and_turn_both_ways() {
+    let bytes = demo_bytes();
+    let mut app = player_app(
+        bytes.clone(),
+        PlayOptions {
+            start: StartAt::End,
+            speed: Speed::Times(1.0),
+        },
+    );
+    common::press(&mut app, &["0"]);
+    assert_eq!(position(&app), 0);
+    assert!(app.store.sessions().is_empty());
+
+    common::press(&mut app, &[".", ".", "."]);
+    assert_eq!(position(&app), 3);
+    common::press(&mut app, &[","]);
+    assert_eq!(position(&app), 2);
+    assert_eq!(dump(&app.store), straight(&bytes, 2));
+
+    // One turn at a time: each step forward adds exactly one user message.
+    common::press(&mut app, &["0"]);
+    let mut turns = Vec::new();
+    loop {
+        let before = position(&app);
+        common::press(&mut app, &[")"]);
+        if position(&app) == before {
+            break;
+        }
+        turns.push(position(&app));
+        assert_eq!(
+            user_messages(&app),
+            turns.len(),
+            "after turn step to {before}"
+        );
+        assert_eq!(dump(&app.store), straight(&bytes, position(&app)));
+    }
+    assert!(turns.len() >= 3, "{turns:?}");
+    assert!(app.player.as_ref().unwrap().at_end());
+    // And back, turn by turn, to where each one started.
+    common::press(&mut app, &["("]);
+    assert_eq!(user_messages(&app), turns.len() - 1);
+    common::press(&mut app, &["("]);
+    assert_eq!(user_messages(&app), turns.len() - 2);
+
+    // Parts: every step lands where a part starts, and back returns there.
+    common::press(&mut app, &["0"]);
+    let mut stops = vec![0];
+    for _ in 0..40 {
+        common::press(&mut app, &[">"]);
+        let p = app.player.as_ref().unwrap();
+        let at = p.timeline.position();
+        assert!(at == p.timeline.len() || p.timeline.marks_of(at).contains(Marks::PART));
+        assert!(at > *stops.last().unwrap());
+        stops.push(at);
+    }
+    assert_eq!(dump(&app.store), straight(&bytes, position(&app)));
+    for want in stops.iter().rev().skip(1).take(10) {
+        common::press(&mut app, &["<"]);
+        let at = position(&app);
+        // A part step back lands on the start of the part before.
+        assert!(at <= *want, "back to {at}, expected at most {want}");
+        assert!(
+            app.player
+                .as_ref()
+                .unwrap()
+                .timeline
+                .marks_of(at)
+                .contains(Marks::PART)
+                || at == 0
+        );
+    }
+    assert_eq!(dump(&app.store), straight(&bytes, position(&app)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn seeks_by_typed_time_or_percentage_and_by_ten_seconds() {
+    let bytes = demo_bytes();
+    let mut app = player_app(
+        bytes.clone(),
+        PlayOptions {
+            start: StartAt::End,
+            speed: Speed::Times(1.0),
+        },
+    );
+    let duration = app.player.as_ref().unwrap().timeline.duration_ms();
+    common::press(&mut app, &[":", "5", "0", "%"]);
+    insta::assert_snapshot!("seek_input", status_line(&mut app));
+    common::press(&mut app, &["enter"]);
+    let p = app.player.as_ref().unwrap();
+    assert_eq!(p.clock.head(Instant::now()), duration / 2);
+    assert_eq!(position(&app), p.timeline.count_due_by(duration / 2));
+    assert_eq!(dump(&app.store), straight(&bytes, position(&app)));
+    insta::assert_snapshot!("paused_midway", status_line(&mut app));
+
+    common::press(&mut app, &[":", "0", ":", "0", "5", "enter"]);
+    let p = app.player.as_ref().unwrap();
+    assert_eq!(position(&app), p.timeline.count_due_by(5_000));
+    common::press(&mut app, &["f"]);
+    let p = app.player.as_ref().unwrap();
+    assert_eq!(position(&app), p.timeline.count_due_by(15_000));
+    common::press(&mut app, &["b", "b"]);
+    assert_eq!(app.player.as_ref().unwrap().clock.head(Instant::now()), 0);
+
+    // A typo says what it wanted and moves nothing; esc cancels.
+    let at = position(&app);
+    common::press(&mut app, &[":", "s", "o", "o", "n", "enter"]);
+    assert_eq!(position(&app), at);
+    assert!(app.notice.as_deref().unwrap().contains("not a time"));
+    common::press(&mut app, &[":", "9", "esc"]);
+    assert!(app.seek_input.is_none());
+    assert_eq!(position(&app), at);
+    common::press(&mut app, &["$"]);
+    assert!(app.player.as_ref().unwrap().at_end());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeline_marks_prompts_and_errors() {
+    // The demo, with an unreadable line and a session error spliced in.
+    let text = String::from_utf8(demo_bytes()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cut = lines.len() * 3 / 4;
+    let mut spliced: Vec<String> = lines[..cut].iter().map(|l| l.to_string()).collect();
+    spliced.push("{not json".into());
+    spliced.push(r#"{"t":25000,"event":{"type":"session.error","properties":{"error":{"name":"APIError","data":{"message":"overloaded"}}}}}"#.into());
+    spliced.extend(lines[cut..].iter().map(|l| l.to_string()));
+    let bytes = spliced.join("\n").into_bytes();
+    let mut app = player_app(
+        bytes,
+        PlayOptions {
+            start: StartAt::End,
+            speed: Speed::Times(1.0),
+        },
+    );
+    let p = app.player.as_ref().unwrap();
+    assert_eq!(p.marks.iter().filter(|m| m.2).count(), 2);
+    assert!(p.marks.iter().filter(|m| !m.2).count() >= 3);
+    let line = status_line(&mut app);
+    assert!(line.contains('✕') && line.contains('◆'), "{line}");
+    insta::assert_snapshot!("marks", line);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_help_lists_the_player_keys_only_when_replaying_a_file() {
+    let mut app = player_app(demo_bytes(), PlayOptions::default());
+    common::press(&mut app, &["?"]);
+    let help = common::screen(&mut app, 120, 80);
+    assert!(help.contains("Replay player") && help.contains("one part forward"));
+
+    let mut stream = common::app_with(&demo_bytes());
+    common::press(&mut stream, &["?"]);
+    assert!(!common::screen(&mut stream, 120, 80).contains("Replay player"));
+    // A stream cannot seek, and says so.
+    common::press(&mut stream, &["esc", "."]);
+    assert!(stream.notice.as_deref().unwrap().contains("cannot seek"));
+}
+
+#[test]
+fn stream_formats_are_not_indexed() {
+    let sse = b"data: {\"type\":\"server.connected\",\"properties\":{}}\n\n".to_vec();
+    let err = Timeline::index(Backing::Memory(sse.into()), IndexOptions::default())
+        .err()
+        .unwrap();
+    assert_eq!(err.kind(), std::io::ErrorKind::Unsupported);
+}
