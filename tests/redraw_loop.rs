@@ -251,3 +251,56 @@ fn frames_are_wrapped_in_synchronized_updates() {
     let bytes = out.0.lock().unwrap().clone();
     assert_eq!(bytes, b"\x1b[?2026h\x1b[?2026l");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_playing_recording_draws_at_most_every_100_ms_and_stops_at_its_end() {
+    use ocview::source::playback::Speed;
+    use ocview::source::timeline::{Backing, IndexOptions, Timeline};
+    let (mut app, mut terminal, frames) = setup();
+    app.play.speed = Speed::Times(4.0);
+    let demo = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo.jsonl")).unwrap();
+    let opened = Timeline::index(
+        Backing::Memory(demo.clone().into()),
+        IndexOptions::default(),
+    )
+    .unwrap();
+    let duration = opened.timeline.duration_ms() as u64;
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(SourceMsg::Indexed(Box::new(opened))).await.unwrap();
+    let start = Instant::now();
+    let play_time = Duration::from_millis(duration / 4);
+    let stop = async {
+        tokio::time::sleep(play_time + Duration::from_secs(5)).await;
+        drop(tx);
+    };
+    let exit = run(
+        &mut app,
+        &mut terminal,
+        futures_util::stream::pending(),
+        rx,
+        stop,
+    )
+    .await
+    .unwrap();
+    assert_eq!(exit, Exit::Shutdown);
+    let p = app.player.as_ref().unwrap();
+    assert!(p.at_end() && !p.clock.playing());
+    let (whole, _) = common::replay_bytes(&demo);
+    assert_eq!(
+        ocview::dump::render(&app.store, &Default::default()),
+        ocview::dump::render(&whole, &Default::default())
+    );
+    let frames = frames.lock().unwrap().clone();
+    let playing = frames
+        .iter()
+        .filter(|t| **t <= start + play_time + Duration::from_millis(150))
+        .count();
+    let after = frames
+        .iter()
+        .filter(|t| **t > start + play_time + Duration::from_millis(300))
+        .count();
+    let most = (play_time.as_millis() / 100) as usize + 2;
+    assert!(playing <= most, "{playing} frames in {play_time:?}");
+    assert!(playing >= most / 3, "{playing} frames: the view keeps up");
+    assert_eq!(after, 0, "no frame once the recording ended");
+}

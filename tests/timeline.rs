@@ -64,3 +64,26 @@ fn open(spacing: usize) -> Opened {
     };
     Timeline::open(&demo(), options).unwrap()
 }
+
+#[test]
+fn idle_gaps_are_capped_on_the_play_clock() {
+    use ocview::source::timeline::Backing;
+    let lines: Vec<String> = [0, 100, 250, 10_250, 10_300]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!(r#"{{"t":{t},"event":{{"type":"session.created","properties":{{"info":{{"id":"ses_{i}","title":"x"}}}}}}}}"#))
+        .collect();
+    let options = IndexOptions {
+        max_gap: std::time::Duration::from_secs(1),
+        spacing: None,
+    };
+    let bytes = lines.join("\n").into_bytes();
+    let t = Timeline::index(Backing::Memory(bytes.into()), options)
+        .unwrap()
+        .timeline;
+    let times: Vec<i64> = (0..t.len()).map(|i| t.time_of(i).unwrap()).collect();
+    assert_eq!(times, [0, 100, 250, 1_250, 1_300]);
+    assert_eq!(t.duration_ms(), 1_300);
+    assert_eq!(t.count_due_by(249), 2);
+    assert_eq!(t.count_due_by(1_250), 4);
+}
