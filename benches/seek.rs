@@ -37,6 +37,10 @@ fn main() {
     let t = Instant::now();
     timeline.seek(n / 10, &mut store, &mut seek_stats).unwrap();
     let to_tenth = t.elapsed();
+    let t = Instant::now();
+    let at = timeline.position();
+    timeline.seek(at - 1, &mut store, &mut seek_stats).unwrap();
+    let step_back = t.elapsed();
     std::fs::remove_file(&path).ok();
 
     println!(
@@ -53,5 +57,9 @@ fn main() {
     println!(
         "  seek 50% → 10%       : {to_tenth:>10.2?}  ratio {:.3} (goal <= 0.3)",
         to_tenth.as_secs_f64() / full.as_secs_f64()
+    );
+    println!(
+        "  one event back       : {step_back:>10.2?}  ratio {:.3}",
+        step_back.as_secs_f64() / full.as_secs_f64()
     );
 }
