@@ -320,3 +320,72 @@ fn stream_formats_are_not_indexed() {
         .unwrap();
     assert_eq!(err.kind(), std::io::ErrorKind::Unsupported);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_click_or_a_drag_on_the_timeline_seeks_there() {
+    use crossterm::event::{Event, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let mut app = player_app(
+        demo_bytes(),
+        PlayOptions {
+            start: StartAt::End,
+            speed: Speed::Times(1.0),
+        },
+    );
+    status_line(&mut app);
+    let bar = app.areas.timeline.expect("the bar is shown at 160 columns");
+    let duration = app.player.as_ref().unwrap().timeline.duration_ms();
+    let mouse = |kind, column| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column,
+            row: bar.y,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    assert!(app.on_terminal_event(mouse(MouseEventKind::Down(MouseButton::Left), bar.x)));
+    assert_eq!(
+        position(&app),
+        app.player.as_ref().unwrap().timeline.count_due_by(0)
+    );
+    let last = bar.x + bar.width - 1;
+    app.on_terminal_event(mouse(MouseEventKind::Drag(MouseButton::Left), last));
+    assert!(app.player.as_ref().unwrap().at_end());
+    let middle = bar.x + (bar.width - 1) / 2;
+    app.on_terminal_event(mouse(MouseEventKind::Down(MouseButton::Left), middle));
+    let head = app.player.as_ref().unwrap().clock.head(Instant::now());
+    let want = duration * ((bar.width - 1) / 2) as i64 / (bar.width - 1) as i64;
+    assert!((head - want).abs() <= 1, "{head} vs {want}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_recording_without_times_seeks_by_its_share_of_records() {
+    // Bare bus events, unwrapped from a recording: no receive times at all.
+    let wrapped = common::fixture("a_bash_permission_once", "event.jsonl");
+    let bytes: Vec<u8> = String::from_utf8(wrapped)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!("{}\n", v["event"])
+        })
+        .collect::<String>()
+        .into_bytes();
+    let mut app = player_app(
+        bytes.clone(),
+        PlayOptions {
+            start: StartAt::End,
+            speed: Speed::Times(1.0),
+        },
+    );
+    let len = app.player.as_ref().unwrap().timeline.len();
+    assert_eq!(app.player.as_ref().unwrap().timeline.duration_ms(), 0);
+    common::press(&mut app, &[":", "5", "0", "%", "enter"]);
+    assert_eq!(position(&app), (len as f64 / 2.0).round() as usize);
+    assert_eq!(dump(&app.store), straight(&bytes, position(&app)));
+    common::press(&mut app, &[":", "1", ":", "0", "0", "enter"]);
+    assert!(app.notice.as_deref().unwrap().contains("no times"));
+    // Playing it takes no time at all: every record is due at once.
+    common::press(&mut app, &["0", "P"]);
+    app.on_play_tick(Instant::now());
+    assert!(app.player.as_ref().unwrap().at_end());
+}

@@ -466,6 +466,14 @@ impl App {
                 }
                 true
             }
+            MouseEventKind::Down(MouseButton::Left) | MouseEventKind::Drag(MouseButton::Left)
+                if self.areas.timeline.is_some_and(inside) =>
+            {
+                let bar = self.areas.timeline.unwrap_or_default();
+                let cell = m.column - bar.x;
+                self.seek_fraction(cell as f64 / (bar.width.max(2) - 1) as f64);
+                true
+            }
             MouseEventKind::Down(MouseButton::Left) => {
                 if inside(self.areas.sessions) {
                     let inner = crate::ui::list_inner(self.areas.sessions);

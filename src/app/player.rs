@@ -335,6 +335,22 @@ impl App {
         self.seek_records(target, Some(ms));
     }
 
+    /// Seek to a share of the recording (0.0–1.0): of its play time, or of
+    /// its records when it has no times. A click on the timeline.
+    pub fn seek_fraction(&mut self, share: f64) {
+        let Some(p) = self.player.as_ref() else {
+            return;
+        };
+        let share = share.clamp(0.0, 1.0);
+        let duration = p.timeline.duration_ms();
+        if duration > 0 {
+            self.seek_time((duration as f64 * share).round() as i64);
+        } else {
+            let target = (p.timeline.len() as f64 * share).round() as usize;
+            self.seek_records(target, None);
+        }
+    }
+
     /// Seek to what the user typed: `40%`, `1:30`, `90s`. A recording
     /// without times seeks by its share of records instead.
     pub fn seek_typed(&mut self, text: &str) {
@@ -342,17 +358,13 @@ impl App {
             return;
         };
         let duration = p.timeline.duration_ms();
-        let len = p.timeline.len();
         if duration == 0 {
             match text
                 .trim()
                 .strip_suffix('%')
                 .map(|t| t.trim().parse::<f64>())
             {
-                Some(Ok(pct)) if (0.0..=100.0).contains(&pct) => {
-                    let target = (len as f64 * pct / 100.0).round() as usize;
-                    self.seek_records(target, None);
-                }
+                Some(Ok(pct)) if (0.0..=100.0).contains(&pct) => self.seek_fraction(pct / 100.0),
                 _ => self.notice = Some("this recording has no times: seek by percentage".into()),
             }
             return;

@@ -11,7 +11,7 @@ pub mod prompt_bar;
 pub mod render_cache;
 mod session_list;
 pub mod side_panel;
-mod status_line;
+pub mod status_line;
 pub mod theme;
 mod timeline_bar;
 pub mod tools;
@@ -34,6 +34,8 @@ pub struct Areas {
     pub side: Option<Rect>,
     pub prompt: Option<Rect>,
     pub status: Rect,
+    /// The player's timeline bar in the status line (a click seeks).
+    pub timeline: Option<Rect>,
 }
 
 /// Columns of the docked side panel.
@@ -69,6 +71,7 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         side,
         prompt: (prompt_rows > 0).then_some(prompt),
         status,
+        timeline: status_line::compose(app, status).bar,
     }
 }
 

@@ -33,22 +33,20 @@ const TURN_HINTS: &[Action] = &[
     Action::Quit,
 ];
 
-pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
-    let theme = &app.theme;
-    let bar = theme.style(Role::StatusBar);
-    let key = theme.style(Role::StatusKey);
+/// The status line's pieces at a width: the source and player state, the
+/// timeline bar's place (when there is room), the rest, and the hints. Laid
+/// out once per frame by `prepare` (the mouse seeks on the bar) and drawn.
+pub struct StatusParts {
+    head: String,
+    /// The bar's cells, if shown.
+    pub bar: Option<Rect>,
+    rest: String,
+    pad: usize,
+    hints: Vec<(String, &'static str)>,
+}
+
+pub fn compose(app: &App, area: Rect) -> StatusParts {
     let width = area.width as usize;
-
-    if let Some(text) = &app.seek_input {
-        let line = Line::from(vec![
-            Span::styled(" seek to: ", key),
-            Span::styled(format!("{}▏", sanitize::line(text)), bar),
-            Span::styled("  40%, 1:30, 90s · enter go · esc cancel", bar),
-        ]);
-        frame.render_widget(Paragraph::new(line).style(bar), area);
-        return;
-    }
-
     let mut head = format!(" {}", sanitize::line(&app.source.label));
     let mut rest = String::new();
     match &app.player {
@@ -94,7 +92,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         &[]
     };
     // Hints keep up to half the line; the source and session text gets the rest.
-    let mut hint_spans: Vec<Span> = Vec::new();
+    let mut hints = Vec::new();
     let mut hints_w = 0;
     for &action in player_hints.iter().chain(focus_hints) {
         let Some(k) = app.keymap.hint(action) else {
@@ -105,27 +103,58 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         if hints_w + w > width / 2 {
             break;
         }
-        hint_spans.push(Span::styled(format!(" {k}"), key));
-        hint_spans.push(Span::styled(format!(" {label}"), bar));
+        hints.push((k, label));
         hints_w += w;
     }
     let mut room = width.saturating_sub(hints_w + 1);
     let head = wrap::truncate(&head, room);
     room -= wrap::width(&head);
-    let mut spans = vec![Span::styled(head, bar)];
-    if let Some(p) = &app.player {
+    let mut bar = None;
+    if app.player.is_some() {
         // The bar gives way to the position and status text first.
         let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(12));
         if bar_w >= 8 {
-            spans.extend(timeline_bar::bar(p, bar_w, theme, bar));
+            let x = area.x + wrap::width(&head) as u16;
+            bar = Some(Rect::new(x, area.y, bar_w as u16, 1));
             room -= bar_w;
         }
     }
     let rest = wrap::truncate(&rest, room);
     room -= wrap::width(&rest);
-    spans.push(Span::styled(rest, bar));
-    spans.push(Span::styled(" ".repeat(room + 1), bar));
-    spans.extend(hint_spans);
+    StatusParts {
+        head,
+        bar,
+        rest,
+        pad: room + 1,
+        hints,
+    }
+}
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    let theme = &app.theme;
+    let bar = theme.style(Role::StatusBar);
+    let key = theme.style(Role::StatusKey);
+
+    if let Some(text) = &app.seek_input {
+        let line = Line::from(vec![
+            Span::styled(" seek to: ", key),
+            Span::styled(format!("{}▏", sanitize::line(text)), bar),
+            Span::styled("  40%, 1:30, 90s · enter go · esc cancel", bar),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(bar), area);
+        return;
+    }
+    let parts = compose(app, area);
+    let mut spans = vec![Span::styled(parts.head, bar)];
+    if let (Some(p), Some(r)) = (&app.player, parts.bar) {
+        spans.extend(timeline_bar::bar(p, r.width as usize, theme, bar));
+    }
+    spans.push(Span::styled(parts.rest, bar));
+    spans.push(Span::styled(" ".repeat(parts.pad), bar));
+    for (k, label) in parts.hints {
+        spans.push(Span::styled(format!(" {k}"), key));
+        spans.push(Span::styled(format!(" {label}"), bar));
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
 
