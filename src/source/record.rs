@@ -4,7 +4,10 @@
 //! - a bare bus event `{"id","type","properties"}`;
 //! - a wrapped one `{"t"|"ts": …, "event": {…}}` (the fixtures' event.jsonl);
 //! - the `/global/event` form `{directory, project, payload}`, bare or wrapped
-//!   (its `sync` twins are skipped).
+//!   (its `sync` twins are skipped);
+//! - a line of `opencode run --format json` `{type, timestamp, sessionID, part}`;
+//! - a Durable Stream event `{id, type, stream_id, …, payload}` (seed 004),
+//!   decoded by [`super::durable`].
 
 use std::borrow::Cow;
 
@@ -21,6 +24,8 @@ pub enum Decoded {
     /// A line of `opencode run --format json` (seed 002): a finished part,
     /// or an error, of one session.
     Run(Box<RunLine>),
+    /// A Durable Stream event (seed 004): one step of an agent workflow.
+    Durable(Box<super::durable::DurableEvent>),
     /// A record that is fine but carries nothing for the store.
     Skip(&'static str),
 }
@@ -73,6 +78,10 @@ struct Wire<'a> {
     run_part: Option<&'a RawValue>,
     run_error: Option<&'a RawValue>,
     payload: bool,
+    /// A key only a Durable Stream envelope has was seen at the top level:
+    /// the line is decoded again by `durable::decode` (rare, so the bus
+    /// events' single pass stays as it is).
+    durable: bool,
 }
 
 #[derive(Default)]
@@ -119,6 +128,24 @@ impl<'de> Visitor<'de> for WireSeed {
                         }
                         None => Properties::Raw(map.next_value()?),
                     }
+                }
+                // Marks of a Durable Stream envelope. Its `payload` is skipped
+                // here, not read as a `/global/event` wrapper; writers that sort
+                // keys put `correlation_id` before it.
+                "stream_id" | "correlation_id" | "causation_id" if self.depth == 0 => {
+                    map.next_value::<IgnoredAny>()?;
+                    wire.durable = true;
+                }
+                "payload"
+                    if self.depth == 0
+                        && (wire.durable
+                            || wire
+                                .kind
+                                .as_deref()
+                                .is_some_and(super::durable::is_durable_type)) =>
+                {
+                    map.next_value::<IgnoredAny>()?;
+                    wire.durable = true;
                 }
                 "t" | "ts" => {
                     let v: serde_json::Value = map.next_value()?;
@@ -176,22 +203,33 @@ impl<'de> DeserializeSeed<'de> for PropertiesSeed<'_> {
 
 /// Decode one JSON record.
 pub fn decode(text: &str) -> Result<Decoded, RecordError> {
-    decode_from(serde_json::Deserializer::from_str(text))
-}
-
-fn decode_from<'de, R: serde_json::de::Read<'de>>(
-    mut de: serde_json::Deserializer<R>,
-) -> Result<Decoded, RecordError> {
+    let mut de = serde_json::Deserializer::from_str(text);
     let wire = WireSeed { depth: 0 }
         .deserialize(&mut de)
-        .and_then(|w| de.end().map(|()| w))
-        .map_err(|e| RecordError(json_error(&e)))?;
-    finish(wire)
+        .and_then(|w| de.end().map(|()| w));
+    match wire {
+        Ok(wire) => finish(wire, text),
+        // A durable envelope whose `payload` came before the keys that mark
+        // it was read as a wrapper and may have failed as one.
+        Err(e) if e.is_data() && text.contains("\"stream_id\"") => {
+            super::durable::decode(text).or(Err(RecordError(json_error(&e))))
+        }
+        Err(e) => Err(RecordError(json_error(&e))),
+    }
 }
 
-fn finish(wire: Wire<'_>) -> Result<Decoded, RecordError> {
+fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
     if wire.header {
         return Ok(Decoded::Skip("recording header"));
+    }
+    if wire.durable
+        || (matches!(wire.properties, Properties::Missing)
+            && wire
+                .kind
+                .as_deref()
+                .is_some_and(super::durable::is_durable_type))
+    {
+        return super::durable::decode(text);
     }
     if wire.raw && wire.kind.is_none() {
         return Err(RecordError("the recorded event was not JSON".into()));
@@ -321,6 +359,7 @@ mod tests {
             Decoded::Event(e) => e.event.kind().to_string(),
             Decoded::Skip(why) => format!("skip:{why}"),
             Decoded::Run(r) => format!("run:{}", r.part.as_ref().map_or("error", |p| p.kind())),
+            Decoded::Durable(d) => format!("durable:{}", d.kind),
         }
     }
 
@@ -357,6 +396,20 @@ mod tests {
         let err = r#"{"type":"error","timestamp":1,"sessionID":"ses_r","error":{"name":"APIError","data":{"message":"x"}}}"#;
         assert_eq!(kind(err), "run:error");
         assert!(decode(r#"{"type":"text","sessionID":"ses_r"}"#).is_err());
+    }
+
+    #[test]
+    fn tells_durable_stream_events_by_their_keys() {
+        let line = r#"{"id":"01JQ8Z","type":"execution.step_start","stream_id":"ses_a","correlation_id":"01JQ8Y","actor":"build","timestamp":1,"payload":{"snapshot":"abc"}}"#;
+        assert_eq!(kind(line), "durable:execution.step_start");
+        // An unknown type in the envelope is still one (mapped as ignored).
+        let newer = r#"{"id":"01JQ8Z","type":"agent.error","stream_id":"ses_a","payload":{}}"#;
+        assert_eq!(kind(newer), "durable:agent.error");
+        // The `/global/event` wrapper's `payload` is not mistaken for one.
+        let global = r#"{"directory":"/p","payload":{"id":"evt_2028fa41b001x","type":"server.connected","properties":{}}}"#;
+        assert_eq!(kind(global), "server.connected");
+        let no_stream = r#"{"id":"01JQ8Z","type":"lifecycle.session.idle","payload":{}}"#;
+        assert!(decode(no_stream).unwrap_err().0.contains("stream_id"));
     }
 
     #[test]

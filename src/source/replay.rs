@@ -238,6 +238,15 @@ pub fn apply_record(
             }
             return last;
         }
+        Ok(Decoded::Durable(event)) => {
+            let mut last = None;
+            for env in super::durable::durable_events(*event, store) {
+                let outcome = store.apply(env, obs);
+                stats.count(record.line, &outcome);
+                last = Some(outcome);
+            }
+            return last;
+        }
         Err(e) => stats.problem(record.line, ProblemKind::Malformed, e.0),
     }
     None
