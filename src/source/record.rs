@@ -209,11 +209,10 @@ pub fn decode(text: &str) -> Result<Decoded, RecordError> {
         .and_then(|w| de.end().map(|()| w));
     match wire {
         Ok(wire) => finish(wire, text),
-        // A durable envelope whose `payload` came before the keys that mark
-        // it was read as a wrapper and may have failed as one.
-        Err(e) if e.is_data() && text.contains("\"stream_id\"") => {
-            super::durable::decode(text).or(Err(RecordError(json_error(&e))))
-        }
+        // A Durable Stream envelope whose `payload` came before the keys that
+        // mark it was read as a wrapper and may have failed as one; or a key
+        // the two forms share had the wrong type: its own decoder says which.
+        Err(e) if e.is_data() && text.contains("\"stream_id\"") => super::durable::decode(text),
         Err(e) => Err(RecordError(json_error(&e))),
     }
 }
@@ -410,6 +409,12 @@ mod tests {
         assert_eq!(kind(global), "server.connected");
         let no_stream = r#"{"id":"01JQ8Z","type":"lifecycle.session.idle","payload":{}}"#;
         assert!(decode(no_stream).unwrap_err().0.contains("stream_id"));
+        // Whatever the key order: sorted (as jq -S or Go maps write), or the
+        // payload first with contents that fail as a `/global/event` one.
+        let sorted = r#"{"actor":"build","correlation_id":"01R","id":"01A","payload":{"snapshot":"abc"},"stream_id":"ses_a","timestamp":5,"type":"execution.step_start"}"#;
+        assert_eq!(kind(sorted), "durable:execution.step_start");
+        let first = r#"{"payload":{"type":"session.status","properties":{}},"id":"01A","type":"execution.step_start","stream_id":"ses_a"}"#;
+        assert_eq!(kind(first), "durable:execution.step_start");
     }
 
     #[test]
