@@ -87,3 +87,68 @@ fn idle_gaps_are_capped_on_the_play_clock() {
     assert_eq!(t.count_due_by(249), 2);
     assert_eq!(t.count_due_by(1_250), 4);
 }
+
+/// The Durable Stream sample plays like a recording: its `timestamp`s are
+/// the play clock, its user inputs start turns, its checkpoint is a prompt,
+/// and seeks land where a straight replay does.
+#[test]
+fn a_durable_stream_has_times_marks_and_exact_seeks() {
+    use ocview::source::timeline::{Backing, Marks};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/durable-stream.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let options = IndexOptions {
+        spacing: Some(7),
+        ..Default::default()
+    };
+    let Opened {
+        timeline: mut t,
+        mut store,
+        mut stats,
+    } = Timeline::index(Backing::Memory(text.clone().into_bytes().into()), options).unwrap();
+    assert_eq!(t.len(), lines.len());
+
+    let times: Vec<i64> = (0..t.len()).map(|i| t.time_of(i).unwrap()).collect();
+    assert_eq!(times[0], 0);
+    assert_eq!(times[1], 120, "user.input is 120 ms after the session");
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    assert!(t.duration_ms() > 0);
+
+    let marked = |mark: Marks| -> Vec<usize> {
+        (0..t.len())
+            .filter(|&i| t.marks_of(i).contains(mark))
+            .collect()
+    };
+    let kind = |i: usize| {
+        lines[i]
+            .split(r#""type":""#)
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+    };
+    let turns = marked(Marks::TURN);
+    // A spawned agent's prompt is its child session's first turn.
+    let turn_kinds: Vec<&str> = turns.iter().map(|&i| kind(i)).collect();
+    assert_eq!(turn_kinds, ["user.input", "agent.spawned", "human.input"]);
+    let prompts = marked(Marks::PROMPT);
+    assert_eq!(
+        prompts.iter().map(|&i| kind(i)).collect::<Vec<_>>(),
+        ["checkpoint.requested"]
+    );
+    assert!(
+        marked(Marks::PART).len() >= 7,
+        "tool uses and steps start parts"
+    );
+
+    for target in [lines.len() / 2, 3, lines.len(), 0, prompts[0] + 1, turns[0]] {
+        t.seek(target, &mut store, &mut stats).unwrap();
+        assert_eq!(
+            ocview::dump::render(&store, &IngestStats::default()),
+            straight(&lines, target),
+            "at {target}"
+        );
+    }
+}

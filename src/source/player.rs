@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::replay::{Record, ReplayReader};
+use super::replay::ReplayReader;
 
 pub use super::msg::{SourceMsg, SourceState};
 
@@ -80,7 +80,7 @@ async fn pace_records(mut rx: mpsc::Receiver<SourceMsg>, pace: Pace, tx: mpsc::S
     let cap = pace.max_gap.as_secs_f64() * 1000.0;
     while let Some(msg) = rx.recv().await {
         if let SourceMsg::Record(r) = &msg
-            && let Some(t) = record_time(r)
+            && let Some(t) = r.time()
         {
             if let Some(prev) = last_t {
                 let gap = (t - prev).max(0) as f64;
@@ -93,13 +93,5 @@ async fn pace_records(mut rx: mpsc::Receiver<SourceMsg>, pace: Pace, tx: mpsc::S
         if tx.send(msg).await.is_err() {
             return;
         }
-    }
-}
-
-fn record_time(r: &Record) -> Option<i64> {
-    match &r.item {
-        Ok(super::record::Decoded::Event(env)) => env.received_ms,
-        Ok(super::record::Decoded::Run(run)) => run.timestamp,
-        _ => None,
     }
 }

@@ -31,6 +31,18 @@ pub struct Record {
     pub item: Result<Decoded, RecordError>,
 }
 
+impl Record {
+    /// When the record happened (ms since the epoch), if it says.
+    pub fn time(&self) -> Option<i64> {
+        match &self.item {
+            Ok(Decoded::Event(env)) => env.received_ms,
+            Ok(Decoded::Run(run)) => run.timestamp,
+            Ok(Decoded::Durable(event)) => event.timestamp,
+            _ => None,
+        }
+    }
+}
+
 pub struct ReplayReader<R> {
     lines: LineReader<R>,
     format: Option<Format>,

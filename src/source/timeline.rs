@@ -17,6 +17,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Duration;
 
+use super::durable::durable_events;
 use super::record::Decoded;
 use super::replay::{Format, Record, apply_record, decode_record, detect};
 use super::stats::IngestStats;
@@ -214,7 +215,7 @@ impl Timeline {
             let e = &self.entries[i];
             self.backing.read_at(&mut buf, e.offset, e.len as usize)?;
             let record = decode_record(&buf, e.line, true);
-            if let Some(t) = record_time(&record) {
+            if let Some(t) = record.time() {
                 if let Some(prev) = last {
                     // Backwards times (concatenated recordings) add nothing.
                     clock += (t - prev).clamp(0, cap);
@@ -358,58 +359,64 @@ impl Timeline {
     }
 }
 
-fn record_time(record: &Record) -> Option<i64> {
-    match &record.item {
-        Ok(Decoded::Event(env)) => env.received_ms,
-        Ok(Decoded::Run(run)) => run.timestamp,
-        _ => None,
-    }
-}
-
 /// What `record` starts, judged against the store before it is applied.
 fn marks_of(record: &Record, store: &Store) -> Marks {
-    let mut marks = Marks::default();
-    let new_part = |sid: &str, mid: &str, pid: &str| {
-        store
-            .session(sid)
-            .and_then(|s| s.message(mid))
-            .is_none_or(|m| m.part(pid).is_none())
-    };
     match &record.item {
-        Err(_) => marks.insert(Marks::ERROR),
-        Ok(Decoded::Event(env)) => match &env.event {
-            Event::PartUpdated(p) if new_part(&p.session_id, &p.message_id, &p.id) => {
-                marks.insert(Marks::PART)
-            }
-            Event::PartDelta {
-                session_id,
-                message_id,
-                part_id,
-                ..
-            } if new_part(session_id, message_id, part_id) => marks.insert(Marks::PART),
-            Event::MessageUpdated(info)
-                if info.is_user()
-                    && store
-                        .session(&info.session_id)
-                        .is_none_or(|s| s.message(&info.id).is_none()) =>
-            {
-                marks.insert(Marks::TURN)
-            }
-            Event::PermissionAsked(_) | Event::QuestionAsked(_) => marks.insert(Marks::PROMPT),
-            Event::SessionError { .. } => marks.insert(Marks::ERROR),
-            _ => {}
-        },
+        Err(_) => Marks::ERROR,
+        Ok(Decoded::Event(env)) => event_marks(&env.event, store),
         Ok(Decoded::Run(run)) => {
+            let mut marks = Marks::default();
             if let Some(p) = &run.part
-                && new_part(&run.session_id, &p.message_id, &p.id)
+                && is_new_part(store, &run.session_id, &p.message_id, &p.id)
             {
                 marks.insert(Marks::PART);
             }
             if run.error.is_some() {
                 marks.insert(Marks::ERROR);
             }
+            marks
         }
-        Ok(_) => {}
+        // Judged on the events it maps to: a workflow step may start a
+        // turn, a part and a prompt at once.
+        Ok(Decoded::Durable(event)) => durable_events((**event).clone(), store).iter().fold(
+            Marks::default(),
+            |mut marks, env| {
+                marks.insert(event_marks(&env.event, store));
+                marks
+            },
+        ),
+        Ok(Decoded::Skip(_)) => Marks::default(),
     }
-    marks
+}
+
+fn is_new_part(store: &Store, sid: &str, mid: &str, pid: &str) -> bool {
+    store
+        .session(sid)
+        .and_then(|s| s.message(mid))
+        .is_none_or(|m| m.part(pid).is_none())
+}
+
+fn event_marks(event: &Event, store: &Store) -> Marks {
+    match event {
+        Event::PartUpdated(p) if is_new_part(store, &p.session_id, &p.message_id, &p.id) => {
+            Marks::PART
+        }
+        Event::PartDelta {
+            session_id,
+            message_id,
+            part_id,
+            ..
+        } if is_new_part(store, session_id, message_id, part_id) => Marks::PART,
+        Event::MessageUpdated(info)
+            if info.is_user()
+                && store
+                    .session(&info.session_id)
+                    .is_none_or(|s| s.message(&info.id).is_none()) =>
+        {
+            Marks::TURN
+        }
+        Event::PermissionAsked(_) | Event::QuestionAsked(_) => Marks::PROMPT,
+        Event::SessionError { .. } => Marks::ERROR,
+        _ => Marks::default(),
+    }
 }
