@@ -68,3 +68,67 @@ fn the_binary_prints_plain_when_stdout_is_a_pipe() {
     assert!(!text.contains('\u{1b}'), "no colour in a pipe");
     assert!(text.lines().last().unwrap().starts_with("summary: "));
 }
+
+/// `opencode run --format json … | ocview replay -`: each line is printed
+/// when it arrives, not when the pipe closes.
+#[test]
+fn plain_mode_prints_a_pipe_line_by_line_as_it_arrives() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let run = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode-run.ndjson"
+    ))
+    .unwrap();
+    let lines: Vec<&str> = run.lines().collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["replay", "-", "--plain"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut printed = Vec::new();
+    let wait_for = |what: &str, printed: &mut Vec<String>| {
+        while !printed.iter().any(|l| l.contains(what)) {
+            match rx.recv_timeout(Duration::from_secs(15)) {
+                Ok(line) => printed.push(line),
+                Err(e) => panic!("no {what:?} ({e}); printed so far: {printed:#?}"),
+            }
+        }
+    };
+
+    let mut stdin = child.stdin.take().unwrap();
+    for line in &lines[..4] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    wait_for("tool read src/util.py", &mut printed);
+    assert!(
+        !printed.iter().any(|l| l.contains("It defines add")),
+        "the second step was not sent yet: {printed:#?}"
+    );
+
+    for line in &lines[4..] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    wait_for("summary: ", &mut printed);
+    assert!(
+        printed.iter().any(|l| l == "text: It defines add(a, b)."),
+        "{printed:#?}"
+    );
+    assert!(child.wait().unwrap().success());
+}

@@ -180,3 +180,52 @@ fn player_keys_pause_step_seek_and_change_speed() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }
+
+/// `opencode run --format json … | ocview replay -` in a terminal: the
+/// viewer shows each line's part as the line arrives, and the end of the
+/// stream when the pipe closes.
+#[test]
+fn a_piped_run_renders_as_its_lines_arrive() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("run.pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let run = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode-run.ndjson"),
+    )
+    .unwrap();
+    let lines: Vec<&str> = run.lines().collect();
+
+    let t = Tmux::start("pipe");
+    t.line(&format!("cat {} | {} replay -", fifo.display(), bin()));
+    // Opening blocks until `cat` has the other end.
+    let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    for line in &lines[..3] {
+        writeln!(pipe, "{line}").unwrap();
+    }
+    pipe.flush().unwrap();
+    let first = t.wait_for("the first step's text", |s| s.contains("Listing."));
+    assert!(
+        !first.contains("src/util.py"),
+        "the tool was not sent yet:\n{first}"
+    );
+    assert!(!first.contains("ended"), "the pipe is still open:\n{first}");
+
+    for line in &lines[3..] {
+        writeln!(pipe, "{line}").unwrap();
+    }
+    drop(pipe);
+    let end = t.wait_for("the whole run, ended", |s| {
+        s.contains("It defines add(a, b).") && s.contains("ended")
+    });
+    assert!(end.contains("read") && end.contains("src/util.py"), "{end}");
+
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}
