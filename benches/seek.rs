@@ -4,11 +4,18 @@
 mod common;
 
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ocview::model::{NoObserver, Store};
 use ocview::source::timeline::{IndexOptions, Timeline};
 use ocview::source::{ReplayReader, ingest};
+
+const ROUNDS: usize = 5;
+
+fn median(mut runs: Vec<Duration>) -> Duration {
+    runs.sort();
+    runs[runs.len() / 2]
+}
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
@@ -19,28 +26,41 @@ fn main() {
         f.write_all(common::long_recording(size).as_bytes())
             .unwrap();
     }
-    let t = Instant::now();
-    let file = std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(&path).unwrap());
-    let mut store = Store::new();
-    let stats = ingest(&mut ReplayReader::new(file), &mut store, &mut NoObserver).unwrap();
-    let full = t.elapsed();
-    drop(store);
+    // Every figure is the median of ROUNDS runs: this is a shared 2-core
+    // machine, and one run of anything can be twice as slow as the next.
+    let mut fulls = Vec::new();
+    let mut stats = Default::default();
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        let file =
+            std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(&path).unwrap());
+        let mut store = Store::new();
+        stats = ingest(&mut ReplayReader::new(file), &mut store, &mut NoObserver).unwrap();
+        fulls.push(t.elapsed());
+    }
+    let full = median(fulls);
 
     let t = Instant::now();
     let opened = Timeline::open(&path, IndexOptions::default()).unwrap();
     let open = t.elapsed();
     let (mut timeline, mut store, mut seek_stats) = (opened.timeline, opened.store, opened.stats);
     let n = timeline.len();
-    let t = Instant::now();
-    timeline.seek(n / 2, &mut store, &mut seek_stats).unwrap();
-    let to_half = t.elapsed();
-    let t = Instant::now();
-    timeline.seek(n / 10, &mut store, &mut seek_stats).unwrap();
-    let to_tenth = t.elapsed();
-    let t = Instant::now();
-    let at = timeline.position();
-    timeline.seek(at - 1, &mut store, &mut seek_stats).unwrap();
-    let step_back = t.elapsed();
+    let mut timed = |target: usize, timeline: &mut Timeline| {
+        let t = Instant::now();
+        timeline.seek(target, &mut store, &mut seek_stats).unwrap();
+        t.elapsed()
+    };
+    let (mut halves, mut tenths, mut backs) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        if round > 0 {
+            timed(n, &mut timeline);
+        }
+        halves.push(timed(n / 2, &mut timeline));
+        tenths.push(timed(n / 10, &mut timeline));
+        let at = timeline.position();
+        backs.push(timed(at - 1, &mut timeline));
+    }
+    let (to_half, to_tenth, step_back) = (median(halves), median(tenths), median(backs));
     std::fs::remove_file(&path).ok();
 
     println!(
@@ -48,6 +68,7 @@ fn main() {
         size >> 20,
         stats.applied
     );
+    println!("  (medians of {ROUNDS} runs)");
     println!("  full ingest          : {full:>10.2?}");
     println!("  index + checkpoints  : {open:>10.2?} (once, when the file is opened)");
     println!(

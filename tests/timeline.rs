@@ -152,3 +152,45 @@ fn a_durable_stream_has_times_marks_and_exact_seeks() {
         );
     }
 }
+
+/// Records are read a megabyte at a time while walking: records that cross
+/// a read's edge, one bigger than a read, and blank lines between records
+/// still land every seek on the straight replay state.
+#[test]
+fn seeks_read_records_across_read_edges() {
+    use ocview::source::timeline::Backing;
+    let demo = std::fs::read_to_string(demo()).unwrap();
+    let mut text = String::new();
+    for (i, line) in demo.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        if i % 150 == 75 {
+            // An event nobody needs, as big as a tool's output can be.
+            let size = if i == 375 { 1_500_000 } else { 300_000 + i };
+            let pad = "x".repeat(size);
+            text.push_str(&format!(
+                r#"{{"type":"padding.test","properties":{{"blob":"{pad}"}}}}"#
+            ));
+            text.push_str("\n\n");
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let options = IndexOptions {
+        spacing: Some(200),
+        ..Default::default()
+    };
+    let Opened {
+        timeline: mut t,
+        mut store,
+        mut stats,
+    } = Timeline::index(Backing::Memory(text.clone().into_bytes().into()), options).unwrap();
+    assert_eq!(t.len(), lines.len());
+    for target in [lines.len() / 2, 70, 380, 376, lines.len(), 0, 999, 377] {
+        t.seek(target, &mut store, &mut stats).unwrap();
+        assert_eq!(
+            ocview::dump::render(&store, &IngestStats::default()),
+            straight(&lines, target),
+            "at {target}"
+        );
+    }
+}

@@ -210,11 +210,9 @@ impl Timeline {
         let cap = max_gap.as_millis() as i64;
         let mut clock = 0i64;
         let mut last: Option<i64> = None;
-        let mut buf = Vec::new();
+        let mut span = Span::default();
         for i in 0..self.entries.len() {
-            let e = &self.entries[i];
-            self.backing.read_at(&mut buf, e.offset, e.len as usize)?;
-            let record = decode_record(&buf, e.line, true);
+            let record = span.record(&self.backing, &self.entries, i)?;
             if let Some(t) = record.time() {
                 if let Some(prev) = last {
                     // Backwards times (concatenated recordings) add nothing.
@@ -315,11 +313,9 @@ impl Timeline {
                 self.position = *at;
             }
         }
-        let mut buf = Vec::new();
+        let mut span = Span::default();
         while self.position < target {
-            let e = &self.entries[self.position];
-            self.backing.read_at(&mut buf, e.offset, e.len as usize)?;
-            let record = decode_record(&buf, e.line, true);
+            let record = span.record(&self.backing, &self.entries, self.position)?;
             apply_record(record, store, &mut NoObserver, stats);
             self.position += 1;
         }
@@ -356,6 +352,43 @@ impl Timeline {
             .rev()
             .find(|&i| self.entries[i].marks.contains(mark))
             .unwrap_or(0)
+    }
+}
+
+/// How much of the file one read brings in while walking records.
+const SPAN_BYTES: u64 = 1 << 20;
+
+/// Consecutive records read with one read per megabyte rather than one per
+/// record: a walk over thousands of small lines is mostly system calls
+/// otherwise.
+#[derive(Default)]
+struct Span {
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`.
+    start: u64,
+}
+
+impl Span {
+    fn record(&mut self, backing: &Backing, entries: &[Entry], i: usize) -> io::Result<Record> {
+        let e = &entries[i];
+        let end = e.offset + u64::from(e.len);
+        if e.offset < self.start || end > self.start + self.buf.len() as u64 {
+            // Extend to whole records only, up to a megabyte (or one record).
+            let limit = e.offset + SPAN_BYTES.max(u64::from(e.len));
+            let last = entries[i..]
+                .iter()
+                .take_while(|r| r.offset + u64::from(r.len) <= limit)
+                .last()
+                .map_or(end, |r| r.offset + u64::from(r.len));
+            backing.read_at(&mut self.buf, e.offset, (last - e.offset) as usize)?;
+            self.start = e.offset;
+        }
+        let from = (e.offset - self.start) as usize;
+        Ok(decode_record(
+            &self.buf[from..from + e.len as usize],
+            e.line,
+            true,
+        ))
     }
 }
 
