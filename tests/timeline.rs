@@ -93,20 +93,13 @@ fn idle_gaps_are_capped_on_the_play_clock() {
 /// and seeks land where a straight replay does.
 #[test]
 fn a_durable_stream_has_times_marks_and_exact_seeks() {
-    use ocview::source::timeline::{Backing, Marks};
+    use ocview::source::timeline::Marks;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/durable-stream.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let options = IndexOptions {
-        spacing: Some(7),
-        ..Default::default()
-    };
-    let Opened {
-        timeline: mut t,
-        mut store,
-        mut stats,
-    } = Timeline::index(Backing::Memory(text.clone().into_bytes().into()), options).unwrap();
+    let mut opened = index_text(&text, 7);
+    let t = &opened.timeline;
     assert_eq!(t.len(), lines.len());
 
     let times: Vec<i64> = (0..t.len()).map(|i| t.time_of(i).unwrap()).collect();
@@ -143,14 +136,8 @@ fn a_durable_stream_has_times_marks_and_exact_seeks() {
         "tool uses and steps start parts"
     );
 
-    for target in [lines.len() / 2, 3, lines.len(), 0, prompts[0] + 1, turns[0]] {
-        t.seek(target, &mut store, &mut stats).unwrap();
-        assert_eq!(
-            ocview::dump::render(&store, &IngestStats::default()),
-            straight(&lines, target),
-            "at {target}"
-        );
-    }
+    let targets = [lines.len() / 2, 3, lines.len(), 0, prompts[0] + 1, turns[0]];
+    assert_seeks_match(&mut opened, &lines, &targets);
 }
 
 /// Records are read a megabyte at a time while walking: records that cross
@@ -158,7 +145,6 @@ fn a_durable_stream_has_times_marks_and_exact_seeks() {
 /// still land every seek on the straight replay state.
 #[test]
 fn seeks_read_records_across_read_edges() {
-    use ocview::source::timeline::Backing;
     let demo = std::fs::read_to_string(demo()).unwrap();
     let mut text = String::new();
     for (i, line) in demo.lines().filter(|l| !l.trim().is_empty()).enumerate() {
@@ -175,21 +161,33 @@ fn seeks_read_records_across_read_edges() {
         text.push('\n');
     }
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut opened = index_text(&text, 200);
+    assert_eq!(opened.timeline.len(), lines.len());
+    let targets = [lines.len() / 2, 70, 380, 376, lines.len(), 0, 999, 377];
+    assert_seeks_match(&mut opened, &lines, &targets);
+}
+
+fn index_text(text: &str, spacing: usize) -> Opened {
     let options = IndexOptions {
-        spacing: Some(200),
+        spacing: Some(spacing),
         ..Default::default()
     };
-    let Opened {
-        timeline: mut t,
-        mut store,
-        mut stats,
-    } = Timeline::index(Backing::Memory(text.clone().into_bytes().into()), options).unwrap();
-    assert_eq!(t.len(), lines.len());
-    for target in [lines.len() / 2, 70, 380, 376, lines.len(), 0, 999, 377] {
-        t.seek(target, &mut store, &mut stats).unwrap();
+    let bytes = text.as_bytes().to_vec().into();
+    Timeline::index(ocview::source::timeline::Backing::Memory(bytes), options).unwrap()
+}
+
+/// Seek to each target in turn; each lands on the straight replay state.
+fn assert_seeks_match(opened: &mut Opened, lines: &[&str], targets: &[usize]) {
+    for &target in targets {
+        let Opened {
+            timeline,
+            store,
+            stats,
+        } = opened;
+        timeline.seek(target, store, stats).unwrap();
         assert_eq!(
-            ocview::dump::render(&store, &IngestStats::default()),
-            straight(&lines, target),
+            ocview::dump::render(store, &IngestStats::default()),
+            straight(lines, target),
             "at {target}"
         );
     }
