@@ -1,5 +1,6 @@
 //! Other session formats, captured from the real server: the NDJSON of
 //! `opencode run --format json` replays to the session the server stored.
+//! `ocview export` of a live session equals its export of opencode's.
 //! `OCVIEW_UPDATE_FIXTURES=1` keeps the capture under tests/fixtures.
 
 mod common;
@@ -129,4 +130,27 @@ async fn opencode_export_replays_to_the_stored_session() {
             .collect();
         assert_eq!(ids, stored_ids);
     }
+
+    // `ocview export` from the live server says what it says from opencode's
+    // own export of the same session.
+    let ocview_export = |source: &str, format: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(["export", source, "--session", &s, "--format", format])
+            .env_remove("OPENCODE_SERVER_PASSWORD")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "export {source}: {stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let live: serde_json::Value =
+        serde_json::from_str(&ocview_export(&server.url(), "json")).unwrap();
+    let file: serde_json::Value =
+        serde_json::from_str(&ocview_export(file.to_str().unwrap(), "json")).unwrap();
+    assert_eq!(live, file);
+    let md = ocview_export(&server.url(), "md");
+    assert!(
+        md.contains("something to export") && md.contains("Exported answer with **markdown**."),
+        "{md}"
+    );
 }
