@@ -389,3 +389,34 @@ async fn a_recording_without_times_seeks_by_its_share_of_records() {
     app.on_play_tick(Instant::now());
     assert!(app.player.as_ref().unwrap().at_end());
 }
+
+/// On an 80-column terminal, with a long file name, the timeline still
+/// shows: the name and the focus hints give way to it.
+#[tokio::test(start_paused = true)]
+async fn the_timeline_keeps_its_place_on_narrow_terminals() {
+    let options = IndexOptions {
+        max_gap: Duration::from_secs(5),
+        spacing: Some(50),
+    };
+    let bytes = demo_bytes();
+    let opened = Timeline::index(Backing::Memory(bytes.into()), options).unwrap();
+    let label = "replay 2026-11-22-overnight-refactor-session.jsonl";
+    let mut app = App::new(Config::default(), label, true).unwrap();
+    app.play = PlayOptions {
+        start: StartAt::End,
+        speed: Speed::Times(1.0),
+    };
+    app.on_source(SourceMsg::Indexed(Box::new(opened)));
+    let mut lines = Vec::new();
+    for width in [80, 100] {
+        let screen = common::screen(&mut app, width, 24);
+        let line = screen.lines().last().unwrap().to_string();
+        assert!(line.contains('●') && line.contains('◆'), "{width}: {line}");
+        assert!(
+            line.contains("#1025/1025") && line.contains("P play"),
+            "{line}"
+        );
+        lines.push(line);
+    }
+    insta::assert_snapshot!("narrow", lines.join("\n"));
+}

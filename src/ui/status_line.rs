@@ -47,7 +47,14 @@ pub struct StatusParts {
 
 pub fn compose(app: &App, area: Rect) -> StatusParts {
     let width = area.width as usize;
-    let mut head = format!(" {}", sanitize::line(&app.source.label));
+    let label = sanitize::line(&app.source.label);
+    // A player's timeline needs room: a long file name and the focus hints
+    // give way to it.
+    let (label, hints_share) = match app.player {
+        Some(_) => (wrap::truncate(&label, (width / 6).max(10)), 3),
+        None => (label.into_owned(), 2),
+    };
+    let mut head = format!(" {label}");
     let mut rest = String::new();
     match &app.player {
         Some(p) => {
@@ -91,7 +98,8 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     } else {
         &[]
     };
-    // Hints keep up to half the line; the source and session text gets the rest.
+    // Hints keep up to half the line (a third with a player); the source
+    // and session text gets the rest.
     let mut hints = Vec::new();
     let mut hints_w = 0;
     for &action in player_hints.iter().chain(focus_hints) {
@@ -100,7 +108,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         };
         let label = short_label(action);
         let w = wrap::width(&k) + wrap::width(label) + 2;
-        if hints_w + w > width / 2 {
+        if hints_w + w > width / hints_share {
             break;
         }
         hints.push((k, label));
@@ -110,9 +118,10 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     let head = wrap::truncate(&head, room);
     room -= wrap::width(&head);
     let mut bar = None;
-    if app.player.is_some() {
-        // The bar gives way to the position and status text first.
-        let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(12));
+    if let Some(p) = &app.player {
+        // The bar gives way to the position text only.
+        let position_w = wrap::width(&timeline_bar::position_text(p)) + 2;
+        let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(position_w));
         if bar_w >= 8 {
             let x = area.x + wrap::width(&head) as u16;
             bar = Some(Rect::new(x, area.y, bar_w as u16, 1));
