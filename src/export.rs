@@ -19,15 +19,40 @@ pub enum ExportFormat {
     Json,
 }
 
-/// The sessions to export: the one asked for, or every root session.
+/// The sessions to export: the one asked for, or every session in reading
+/// order (oldest root first, each followed by its subagents' sessions).
 pub fn pick<'a>(store: &'a Store, session: Option<&str>) -> Result<Vec<&'a Session>, String> {
     match session {
         Some(id) => store
             .session(id)
             .map(|s| vec![s])
             .ok_or_else(|| format!("no session {id} in this source")),
-        None => Ok(store.sessions().iter().collect()),
+        None => Ok(reading_order(store)),
     }
+}
+
+fn reading_order(store: &Store) -> Vec<&Session> {
+    let mut out: Vec<&Session> = Vec::with_capacity(store.sessions().len());
+    let mut seen = std::collections::HashSet::new();
+    // Depth first, oldest first (the store keeps newest first).
+    let mut stack: Vec<&Session> = store.root_sessions().collect();
+    while let Some(s) = stack.pop() {
+        if !seen.insert(s.info.id.as_str()) {
+            continue;
+        }
+        out.push(s);
+        stack.extend(store.children(&s.info.id));
+    }
+    // Sessions whose parents form a loop (bad input) have no root: still
+    // exported, after the rest.
+    out.extend(
+        store
+            .sessions()
+            .iter()
+            .rev()
+            .filter(|s| !seen.contains(s.info.id.as_str())),
+    );
+    out
 }
 
 pub fn render(sessions: &[&Session], format: ExportFormat, reasoning: bool) -> String {

@@ -79,3 +79,44 @@ fn an_unknown_session_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session ses_nope"));
 }
+
+/// A whole source exports in reading order: the oldest root session first,
+/// each followed by its subagents' sessions; sessions whose parents loop
+/// (bad input) still come out, last.
+#[test]
+fn a_whole_source_exports_parents_before_their_subagents() {
+    let (store, _) =
+        common::replay_file(&common::fixtures_dir().join("e_task_subagent/event.jsonl"));
+    let order: Vec<Option<&str>> = export::pick(&store, None)
+        .unwrap()
+        .iter()
+        .map(|s| s.info.parent_id.as_deref())
+        .collect();
+    assert_eq!(order.len(), 2);
+    assert_eq!(order[0], None, "the root first");
+    assert!(order[1].is_some(), "then its subagent");
+
+    let created = |id: &str, parent: &str| {
+        format!(
+            r#"{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"{id}","parentID":"{parent}"}}}}}}"#
+        )
+    };
+    let text = [
+        r#"{"type":"session.created","properties":{"info":{"id":"ses_9root","title":"root"}}}"#
+            .to_string(),
+        r#"{"type":"session.created","properties":{"info":{"id":"ses_1old","title":"old root"}}}"#
+            .to_string(),
+        created("ses_5child", "ses_9root"),
+        created("ses_3loopa", "ses_2loopb"),
+        created("ses_2loopb", "ses_3loopa"),
+    ]
+    .join("\n");
+    let (store, _) = common::replay_bytes(text.as_bytes());
+    let ids: Vec<&str> = export::pick(&store, None)
+        .unwrap()
+        .iter()
+        .map(|s| s.info.id.as_str())
+        .collect();
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    assert_eq!(&ids[..3], ["ses_9root", "ses_5child", "ses_1old"]);
+}
