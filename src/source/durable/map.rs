@@ -63,15 +63,22 @@ pub fn durable_events(ev: DurableEvent, store: &Store) -> Vec<Envelope> {
             let reason =
                 get(&p, &["reason", "message", "error"]).unwrap_or_else(|| "aborted".into());
             let error = json!({"name": "MessageAbortedError", "data": {"message": reason}});
-            if let Ok(raw) = to_raw_value(&error) {
-                let error = ErrorInfo::from_raw(&raw);
-                m.push(Event::SessionError {
-                    session_id: Some(sid.clone()),
-                    error,
-                });
-            }
+            m.error(&sid, &error);
             m.push(Event::SessionIdle { session_id: sid });
         }
+        // Named by the seed's §4.3 (`stream.query({type: 'agent.error'})`):
+        // an error the run may recover from, so the session stays as it is.
+        "agent.error" => match p.get("error") {
+            Some(error @ Value::Object(e)) if e.contains_key("name") => m.error(&sid, error),
+            _ => {
+                let message = get(&p, &["message", "error", "reason"])
+                    .unwrap_or_else(|| "agent error".into());
+                m.error(
+                    &sid,
+                    &json!({"name": "AgentError", "data": {"message": message}}),
+                );
+            }
+        },
         "agent.handoff" => {
             // Shown where it happened, marked synthetic: our words, not the model's.
             let mut note = String::from("handoff");
@@ -131,10 +138,10 @@ pub fn durable_events(ev: DurableEvent, store: &Store) -> Vec<Envelope> {
 
 /// The types [`durable_events`] maps (the last four as parts).
 #[rustfmt::skip]
-const KNOWN: [&str; 20] = [
+const KNOWN: [&str; 21] = [
     "lifecycle.session.created", "agent.spawned", "lifecycle.session.idle", "agent.completed",
     "lifecycle.session.compacted", "lifecycle.compacted", "execution.tool_result",
-    "execution.step", "user.input", "human.input", "agent.aborted", "agent.handoff",
+    "execution.step", "user.input", "human.input", "agent.aborted", "agent.error", "agent.handoff",
     "checkpoint.requested", "checkpoint.approved", "checkpoint.rejected", "files.changed",
     "execution.step_start", "execution.step_finish", "execution.tool_use", "files.patched",
 ];
@@ -152,6 +159,16 @@ struct Mapper<'s> {
 }
 
 impl<'s> Mapper<'s> {
+    /// A session error in opencode's `{name, data}` shape.
+    fn error(&mut self, sid: &str, error: &Value) {
+        if let Ok(raw) = to_raw_value(error) {
+            self.push(Event::SessionError {
+                session_id: Some(sid.to_string()),
+                error: ErrorInfo::from_raw(&raw),
+            });
+        }
+    }
+
     fn push(&mut self, event: Event) {
         let received_ms = self.ev.timestamp;
         self.out.push(Envelope {

@@ -406,4 +406,24 @@ mod tests {
         let err = super::super::record::decode(&bad).unwrap_err();
         assert!(err.0.contains("checkpoint.requested"), "{err}");
     }
+
+    #[test]
+    fn an_agent_error_is_the_session_error_in_either_form() {
+        let mut store = Store::new();
+        apply(&mut store, &line("user.input", "01A", r#"{"text":"hi"}"#));
+        apply(
+            &mut store,
+            &line("agent.error", "01B", r#"{"error":"overloaded"}"#),
+        );
+        let error = store.session("ses_root").unwrap().error.clone().unwrap();
+        assert_eq!(error.name, "AgentError");
+        assert_eq!(error.message.as_deref(), Some("overloaded"));
+        let typed = r#"{"error":{"name":"APIError","data":{"message":"rate limited"}}}"#;
+        apply(&mut store, &line("agent.error", "01C", typed));
+        let session = store.session("ses_root").unwrap();
+        let error = session.error.clone().unwrap();
+        assert_eq!(error.name, "APIError");
+        assert_eq!(error.message.as_deref(), Some("rate limited"));
+        assert!(store.ignored_counts().is_empty());
+    }
 }
