@@ -172,7 +172,7 @@ fn bad_durable_lines_are_counted_and_the_rest_applies() {
             r#"{"sessionID":"ses_b","title":"bad input"}"#,
         ),
         // 2: a type this version does not map: ignored, counted by type.
-        line("01B", "agent.error", r#"{"message":"boom"}"#),
+        line("01B", "agent.paused", r#"{"message":"waiting"}"#),
         // 3: a tool use whose state is not an object.
         line(
             "01C",
@@ -235,7 +235,7 @@ fn bad_durable_lines_are_counted_and_the_rest_applies() {
     assert!(text(5).contains("stream_id"), "{}", text(5));
     assert!(text(7).contains("step-finish"), "{}", text(7));
     assert_eq!(stats.ignored, 1);
-    assert_eq!(store.ignored_counts().get("agent.error"), Some(&1));
+    assert_eq!(store.ignored_counts().get("agent.paused"), Some(&1));
 
     let session = store.session("ses_b").unwrap();
     assert_eq!(session.title(), "bad input");
@@ -243,7 +243,7 @@ fn bad_durable_lines_are_counted_and_the_rest_applies() {
     let dump = ocview::dump::render(&store, &stats);
     assert!(dump.contains("still here"), "{dump}");
     assert!(dump.contains("tool read [completed]"), "{dump}");
-    assert!(dump.contains("ignored types: agent.error×1"), "{dump}");
+    assert!(dump.contains("ignored types: agent.paused×1"), "{dump}");
 }
 
 #[test]
