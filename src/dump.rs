@@ -9,8 +9,15 @@ use crate::model::{Message, Part, PromptRequest, Resolution, Role, Session, Stor
 use crate::sanitize;
 use crate::source::IngestStats;
 
-/// Render the whole store, then the ingest summary.
+/// Render the whole store, then the ingest summary. Strings are sanitised
+/// where they are written; a last pass catches the ids and names that were
+/// not, so nothing from the data can reach a terminal as a sequence.
 pub fn render(store: &Store, stats: &IngestStats) -> String {
+    let out = render_text(store, stats);
+    sanitize::block(&out).into_owned()
+}
+
+fn render_text(store: &Store, stats: &IngestStats) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "sessions: {}", store.sessions().len());
     for root in store.root_sessions() {

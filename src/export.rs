@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::model::{PartBody, Session, Store, ToolStatus};
+use crate::model::{FileDiff, PartBody, Session, Store, ToolStatus};
 use crate::sanitize;
 
 /// Lines of tool output kept in Markdown before "… N more lines".
@@ -69,7 +69,8 @@ pub fn render(sessions: &[&Session], format: ExportFormat, reasoning: bool) -> S
             } else {
                 Value::Array(list)
             };
-            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+            let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+            sanitize::json(&text).into_owned() + "\n"
         }
     }
 }
@@ -113,7 +114,7 @@ fn fence(text: &str) -> &'static str {
 pub fn markdown(s: &Session, reasoning: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", sanitize::line(s.title()));
-    let _ = writeln!(out, "- session: `{}`", s.info.id);
+    let _ = writeln!(out, "- session: `{}`", sanitize::line(&s.info.id));
     if let Some(d) = &s.info.directory {
         let _ = writeln!(out, "- directory: `{}`", sanitize::line(d));
     }
@@ -136,7 +137,8 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
             if let Some(e) = &m.info.error {
                 let _ = writeln!(out, "> **Error:** {}\n", sanitize::line(&e.summary()));
             }
-            for p in &m.parts {
+            // Stream-only parts are ours: the todos are listed below.
+            for p in m.parts.iter().filter(|p| !p.is_stream_only()) {
                 match &p.body {
                     PartBody::Text(t) if !t.text.trim().is_empty() => {
                         let _ = writeln!(out, "{}\n", sanitize::block(t.text.trim_end()));
@@ -165,7 +167,8 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
                                 let more = if v.lines().count() > 1 { " …" } else { "" };
                                 let _ = writeln!(
                                     out,
-                                    "- {k}: `{}`{more}",
+                                    "- {}: `{}`{more}",
+                                    sanitize::line(k.as_str()),
                                     sanitize::line(first).replace('`', "'")
                                 );
                             }
@@ -214,12 +217,26 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
         }
         out.push('\n');
     }
-    let diffs: Vec<_> = s
-        .messages
-        .iter()
-        .flat_map(|m| m.info.diffs.iter())
-        .chain(s.diff.iter())
-        .collect();
+    if let Some(e) = &s.error {
+        let _ = writeln!(
+            out,
+            "> **Session error:** {}\n",
+            sanitize::line(&e.summary())
+        );
+    }
+    // The session's diff, when the server sent one, is the whole change;
+    // otherwise each turn's, once per file and patch.
+    let mut diffs: Vec<&FileDiff> = Vec::new();
+    let turns = s.messages.iter().flat_map(|m| m.info.diffs.iter());
+    for d in if s.diff.is_empty() {
+        turns.collect()
+    } else {
+        s.diff.iter().collect::<Vec<_>>()
+    } {
+        if !diffs.iter().any(|x| x.file == d.file && x.patch == d.patch) {
+            diffs.push(d);
+        }
+    }
     if !diffs.is_empty() {
         out.push_str("## Changes\n\n");
         for d in diffs {

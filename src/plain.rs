@@ -71,7 +71,9 @@ impl<W: Write> PlainPrinter<W> {
     }
 
     fn part(&mut self, part: &Part) {
-        if self.printed.contains(&part.id) {
+        // Stream-only parts are ours (a todo list materialised as a card):
+        // the tool call that made them is printed already.
+        if self.printed.contains(&part.id) || part.is_stream_only() {
             return;
         }
         let from_user = self.user_messages.contains(&part.message_id);

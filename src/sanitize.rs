@@ -51,6 +51,25 @@ pub fn block(text: &str) -> Cow<'_, str> {
     clean(text, true)
 }
 
+/// Make serialised JSON inert without changing its value: serde_json
+/// escapes C0 controls but writes DEL, C1 controls and bidi controls raw;
+/// they can only stand inside strings, where `\uXXXX` means the same.
+pub fn json(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c != '\n' && needs_change(c);
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn clean(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     if !text.chars().any(needs_change) {
         return Cow::Borrowed(text);
@@ -104,5 +123,20 @@ mod tests {
         assert_eq!(line("👩\u{200D}👧"), "👩\u{200D}👧");
         assert_eq!(block("a\r\nb\nc"), "a\nb\nc");
         assert_eq!(line("a\nb"), "a␊b");
+    }
+
+    #[test]
+    fn json_stays_the_same_value_without_raw_controls() {
+        let value = serde_json::json!({"t": "a\u{9b}31m\u{7f}\u{202e}b\n\u{1b}"});
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        let inert = json(&text);
+        assert!(
+            !inert.chars().any(|c| c != '\n' && needs_change(c)),
+            "{inert}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&inert).unwrap(),
+            value
+        );
     }
 }

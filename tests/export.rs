@@ -120,3 +120,59 @@ fn a_whole_source_exports_parents_before_their_subagents() {
     assert_eq!(ids.len(), 5, "{ids:?}");
     assert_eq!(&ids[..3], ["ses_9root", "ses_5child", "ses_1old"]);
 }
+
+/// What ocview adds for itself (a todo list materialised as a card) is not
+/// a second tool call; each changed file is listed once; a session's error
+/// is in the transcript; ids and input keys from the input are made inert.
+#[test]
+fn markdown_lists_each_call_and_change_once_and_keeps_input_inert() {
+    let (store, _) = common::replay_file(&common::fixtures_dir().join("c_todowrite/event.jsonl"));
+    let md = export::render(
+        &export::pick(&store, None).unwrap(),
+        ExportFormat::Markdown,
+        false,
+    );
+    let calls = store
+        .sessions()
+        .iter()
+        .flat_map(|s| &s.messages)
+        .flat_map(|m| &m.parts)
+        .filter(|p| !p.is_stream_only() && p.tool().is_some_and(|t| t.tool == "todowrite"))
+        .count();
+    assert!(calls > 0);
+    assert_eq!(md.matches("**Tool `todowrite`**").count(), calls, "{md}");
+
+    let (store, _) =
+        common::replay_file(&common::fixtures_dir().join("b_edit_write_diff/event.jsonl"));
+    let md = export::render(
+        &export::pick(&store, None).unwrap(),
+        ExportFormat::Markdown,
+        false,
+    );
+    assert_eq!(md.matches("### `src/main.py`").count(), 1, "{md}");
+    assert_eq!(md.matches("### `src/shapes.py`").count(), 1, "{md}");
+
+    let text = [
+        r#"{"type":"session.created","properties":{"info":{"id":"ses_\u001b[2Jx","title":"t"}}}"#,
+        r#"{"type":"message.updated","properties":{"info":{"id":"msg_a","sessionID":"ses_\u001b[2Jx","role":"assistant","time":{"created":1}}}}"#,
+        r#"{"type":"message.part.updated","properties":{"part":{"id":"prt_a","messageID":"msg_a","sessionID":"ses_\u001b[2Jx","type":"tool","tool":"bash","callID":"c","state":{"status":"completed","input":{"de\u001b]0;x\u0007sc":"ls"},"output":"ok","title":"","metadata":{},"time":{"start":1,"end":2}}}}}"#,
+        r#"{"type":"session.error","properties":{"sessionID":"ses_\u001b[2Jx","error":{"name":"APIError","data":{"message":"overloaded"}}}}"#,
+    ]
+    .join("\n");
+    let (store, stats) = common::replay_bytes(text.as_bytes());
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    let md = export::render(
+        &export::pick(&store, None).unwrap(),
+        ExportFormat::Markdown,
+        false,
+    );
+    assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'), "{md:?}");
+    assert!(
+        md.contains("**Tool `bash`**") && md.contains(": `ls`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("> **Session error:** APIError: overloaded"),
+        "{md}"
+    );
+}

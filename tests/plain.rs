@@ -132,3 +132,21 @@ fn plain_mode_prints_a_pipe_line_by_line_as_it_arrives() {
     );
     assert!(child.wait().unwrap().success());
 }
+
+/// A todo list is printed once per `todowrite` call, not again for the card
+/// ocview materialises from it.
+#[test]
+fn plain_mode_prints_each_todo_update_once() {
+    let bytes = common::fixture("c_todowrite", "event.jsonl");
+    let text = transcript(&bytes, false);
+    let (store, _) = common::replay_bytes(&bytes);
+    let calls = store
+        .sessions()
+        .iter()
+        .flat_map(|s| &s.messages)
+        .flat_map(|m| &m.parts)
+        .filter(|p| !p.is_stream_only() && p.tool().is_some_and(|t| t.tool == "todowrite"))
+        .count();
+    assert!(calls > 0);
+    assert_eq!(text.matches("tool todowrite").count(), calls, "{text}");
+}

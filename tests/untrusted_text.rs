@@ -132,3 +132,39 @@ fn no_sequence_from_the_data_reaches_the_terminal() {
         );
     }
 }
+
+/// The same tricks in ids and keys too, through every text output that can
+/// end up on a terminal: `--dump`, plain mode, and both export formats.
+#[test]
+fn no_sequence_from_the_data_reaches_dump_plain_or_export() {
+    use ocview::export::{self, ExportFormat};
+    let nasty = json(NASTY);
+    let id = json(&format!("ses_{NASTY}"));
+    let text = events()
+        .replace("\"ses_n\"", &id)
+        .replace("\"command\"", &nasty);
+    let mut printer = ocview::plain::PlainPrinter::new(Vec::new(), false);
+    let (store, stats) = common::replay_with(text.as_bytes(), &mut printer);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    let sessions = export::pick(&store, None).unwrap();
+    let outputs = [
+        ("dump", ocview::dump::render(&store, &stats)),
+        ("plain", String::from_utf8(printer.into_inner()).unwrap()),
+        (
+            "md",
+            export::render(&sessions, ExportFormat::Markdown, true),
+        ),
+        ("json", export::render(&sessions, ExportFormat::Json, true)),
+    ];
+    for (name, out) in &outputs {
+        assert!(out.contains('A') && out.contains("ses_"), "{name}: {out}");
+        for c in out.chars() {
+            let control = c.is_control() && c != '\n';
+            let invisible = matches!(c, '\u{202e}' | '\u{200b}');
+            assert!(!control && !invisible, "{name}: {c:?} in {out:?}");
+        }
+    }
+    // The JSON still says exactly what the data said.
+    let back: serde_json::Value = serde_json::from_str(&outputs[3].1).unwrap();
+    assert_eq!(back["info"]["title"], NASTY);
+}
