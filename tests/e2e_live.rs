@@ -11,6 +11,7 @@ use ocview::app::config::Config;
 use ocview::model::{PartBody, ToolStatus};
 use ocview::source::live::{self, Client, LiveOptions};
 use ocview::source::player::{SourceMsg, SourceState};
+use ocview::source::recorder::{Feed, Recorder};
 use serde_json::json;
 use support::fake_model::{FakeModel, Step, steps};
 use support::opencode::Server;
@@ -21,7 +22,7 @@ struct Viewer {
     app: App,
     rx: mpsc::Receiver<SourceMsg>,
     states: Vec<SourceState>,
-    raw: mpsc::UnboundedReceiver<bytes::Bytes>,
+    raw: mpsc::UnboundedReceiver<Feed>,
 }
 
 impl Viewer {
@@ -52,13 +53,16 @@ impl Viewer {
         }
     }
 
-    /// Everything the stream sent so far, as SSE text.
+    /// A recording of everything the source handed the recorder so far,
+    /// written by the recorder `attach --record` uses.
     fn recorded(&mut self) -> Vec<u8> {
-        let mut out = Vec::new();
-        while let Ok(b) = self.raw.try_recv() {
-            out.extend_from_slice(&b);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let mut recorder = Recorder::create(&path, "e2e", Some("1.18.33")).unwrap();
+        while let Ok(feed) = self.raw.try_recv() {
+            recorder.feed(feed).unwrap();
         }
-        out
+        std::fs::read(&path).unwrap()
     }
 
     /// Apply whatever arrives until `ms` pass without a message.
@@ -358,10 +362,30 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
     let (replayed, stats) = common::replay_bytes(&recording);
     assert_eq!(stats.malformed, 0);
     let empty = ocview::source::IngestStats::default();
+    let live_state = state_of(&ocview::dump::render(&v.app.store, &empty));
     assert_eq!(
         state_of(&ocview::dump::render(&replayed, &empty)),
-        state_of(&ocview::dump::render(&v.app.store, &empty))
+        live_state
     );
+
+    // Recording from the middle: attached after the work is done, the
+    // recording holds what was loaded over REST, and replays to the same.
+    let mut late = Viewer::attach_with(&server.url(), true);
+    late.until("live", 30, |app| app.source.state == SourceState::Live)
+        .await;
+    late.settle(1500).await;
+    let recording = late.recorded();
+    assert!(
+        String::from_utf8_lossy(&recording).contains(r#""from":"rest""#),
+        "the loaded state is recorded"
+    );
+    let (replayed, stats) = common::replay_bytes(&recording);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    assert_eq!(
+        state_of(&ocview::dump::render(&replayed, &empty)),
+        state_of(&ocview::dump::render(&late.app.store, &empty))
+    );
+    assert!(replayed.session(&s).is_some_and(|x| x.messages.len() >= 2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

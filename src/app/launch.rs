@@ -223,12 +223,12 @@ pub async fn attach_store(
 }
 
 /// Open a recording and start the thread that writes it. Returns the sender
-/// for raw stream bytes, and the count of events written so far.
+/// for what the live source hands it, and the count of events written so far.
 pub async fn start_recording(
     client: &Client,
     path: &std::path::Path,
 ) -> anyhow::Result<(
-    mpsc::UnboundedSender<bytes::Bytes>,
+    mpsc::UnboundedSender<crate::source::recorder::Feed>,
     std::sync::Arc<std::sync::atomic::AtomicU64>,
 )> {
     use std::sync::atomic::Ordering;
@@ -240,14 +240,14 @@ pub async fn start_recording(
     let mut recorder =
         crate::source::recorder::Recorder::create(path, client.base(), version.as_deref())
             .map_err(|e| anyhow::anyhow!("cannot record to {}: {e}", path.display()))?;
-    let (tx, mut rx) = mpsc::unbounded_channel::<bytes::Bytes>();
+    let (tx, mut rx) = mpsc::unbounded_channel();
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let written = count.clone();
     std::thread::Builder::new()
         .name("ocview-recorder".into())
         .spawn(move || {
-            while let Some(bytes) = rx.blocking_recv() {
-                if let Err(e) = recorder.push(&bytes) {
+            while let Some(feed) = rx.blocking_recv() {
+                if let Err(e) = recorder.feed(feed) {
                     tracing::error!("recording stopped: {e}");
                     return;
                 }

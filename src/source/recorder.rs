@@ -17,6 +17,19 @@ use super::sse::{SseDecoder, SseFrame};
 /// The recording format's version, in the header line.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// What a live source hands the recorder, in the order it happened.
+pub enum Feed {
+    /// A new connection: a frame the last one cut off is dropped, not glued
+    /// to the first event of this one.
+    Connected,
+    /// Bytes of the event stream, as received.
+    Stream(bytes::Bytes),
+    /// State loaded over REST, as the bus event that says the same (what
+    /// the viewer applied): written with `"from":"rest"`, so a recording
+    /// started on a busy server replays to what the viewer showed.
+    Loaded(serde_json::Value),
+}
+
 pub struct Recorder {
     file: File,
     start: Instant,
@@ -39,6 +52,12 @@ impl Recorder {
             .append(true)
             .mode(0o600)
             .open(path)?;
+        // `mode` applies only to a new file: one appended to is made
+        // private too.
+        use std::os::unix::fs::PermissionsExt;
+        if let Err(e) = file.set_permissions(std::fs::Permissions::from_mode(0o600)) {
+            tracing::warn!("cannot make {} private: {e}", path.display());
+        }
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
@@ -53,6 +72,23 @@ impl Recorder {
             line: Vec::new(),
             events: 0,
         })
+    }
+
+    pub fn feed(&mut self, feed: Feed) -> io::Result<()> {
+        match feed {
+            Feed::Connected => {
+                self.decoder = SseDecoder::new();
+                Ok(())
+            }
+            Feed::Stream(bytes) => self.push(&bytes),
+            Feed::Loaded(event) => {
+                let t = self.start.elapsed().as_millis() as u64;
+                let line = json!({"t": t, "event": event, "from": "rest"});
+                self.file.write_all(format!("{line}\n").as_bytes())?;
+                self.events += 1;
+                Ok(())
+            }
+        }
     }
 
     /// Feed raw stream bytes; every complete event is written at once.
@@ -95,6 +131,9 @@ mod tests {
     fn lines_are_whole_and_the_file_private() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rec.jsonl");
+        // Appending to a file others could read makes it private.
+        std::fs::write(&path, "").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let mut r = Recorder::create(&path, "http://x", Some("1.18.33")).unwrap();
         // A frame split across chunks is written once, whole.
         r.push(b"data: {\"type\":\"server.connected\",").unwrap();
@@ -107,5 +146,37 @@ mod tests {
         assert!(lines[1].starts_with("{\"t\":") && lines[1].ends_with("\"properties\":{}}}"));
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_new_connection_drops_a_cut_frame_and_loaded_state_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let mut r = Recorder::create(&path, "http://x", None).unwrap();
+        r.feed(Feed::Connected).unwrap();
+        let info = json!({"id": "ses_a", "title": "loaded"});
+        let loaded = json!({"type": "session.updated", "properties": {"info": info}});
+        r.feed(Feed::Loaded(loaded)).unwrap();
+        // The connection ends mid-frame; the next one starts clean.
+        r.feed(Feed::Stream(bytes::Bytes::from_static(
+            b"data: {\"type\":\"sess",
+        )))
+        .unwrap();
+        r.feed(Feed::Connected).unwrap();
+        let connected = b"data: {\"type\":\"server.connected\",\"properties\":{}}\n\n";
+        r.feed(Feed::Stream(bytes::Bytes::from_static(connected)))
+            .unwrap();
+        assert_eq!(r.events, 2);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[1].contains(r#""from":"rest""#), "{}", lines[1]);
+        assert!(lines[2].contains("server.connected"), "{}", lines[2]);
+        let mut store = crate::model::Store::new();
+        let mut reader = crate::source::ReplayReader::new(text.as_bytes());
+        let stats =
+            crate::source::ingest(&mut reader, &mut store, &mut crate::model::NoObserver).unwrap();
+        assert_eq!(stats.malformed, 0);
+        assert_eq!(store.session("ses_a").unwrap().title(), "loaded");
     }
 }

@@ -57,9 +57,40 @@ pub fn messages(list: &[Value]) -> Vec<(MessageInfo, Vec<Part>)> {
     out
 }
 
+/// A REST answer as the bus event JSON a recording keeps (in the
+/// `/global/event` form when it is of another project's `dir`).
+pub fn wire(kind: &str, props: &Value, dir: Option<&str>) -> Value {
+    let event = json!({"type": kind, "properties": props});
+    match dir {
+        Some(d) => json!({"directory": d, "payload": event}),
+        None => event,
+    }
+}
+
+/// `GET /session/{id}/message` items as the events that announce them:
+/// each message, then its parts.
+pub fn message_events(list: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for m in list {
+        let Some(info) = m.get("info") else { continue };
+        out.push(wire("message.updated", &json!({"info": info}), None));
+        for part in m
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            out.push(wire("message.part.updated", &json!({"part": part}), None));
+        }
+    }
+    out
+}
+
 /// Everything a fresh attach loads, except messages.
 pub struct Snapshot {
     pub events: Vec<Envelope>,
+    /// The same, as bus event JSON, for a recording.
+    pub wire: Vec<Value>,
     pub session_ids: HashSet<String>,
     pub pending_prompts: HashSet<String>,
 }
@@ -89,6 +120,7 @@ pub async fn load(
     }
     let mut snap = Snapshot {
         events: Vec::new(),
+        wire: Vec::new(),
         session_ids: HashSet::new(),
         pending_prompts: HashSet::new(),
     };
@@ -102,13 +134,27 @@ pub async fn load(
         .collect();
     for id in ids {
         if let Ok(todos) = client.todos(&id).await {
-            snap.events.extend(event(
+            snap.push(
                 "todo.updated",
                 json!({"sessionID": id, "todos": todos}),
-            ));
+                None,
+            );
         }
     }
     Ok(snap)
+}
+
+impl Snapshot {
+    /// Add a REST answer as an event (of the project `dir`, when not the
+    /// server's current one), and as its JSON for a recording.
+    fn push(&mut self, kind: &str, props: Value, dir: Option<&str>) {
+        let wire = wire(kind, &props, dir);
+        if let Some(mut env) = event(kind, props) {
+            env.directory = dir.map(str::to_string);
+            self.events.push(env);
+            self.wire.push(wire);
+        }
+    }
 }
 
 async fn load_project(
@@ -127,32 +173,33 @@ async fn load_project(
             continue;
         };
         snap.session_ids.insert(id.to_string());
-        let mut ev = event("session.updated", json!({"sessionID": id, "info": info}));
-        if let (Some(e), Some(d)) = (&mut ev, dir) {
-            e.directory = Some(d.to_string());
-        }
-        snap.events.extend(ev);
+        snap.push(
+            "session.updated",
+            json!({"sessionID": id, "info": info}),
+            dir,
+        );
         // Absent from the status map means idle: this also clears a busy
         // state left over from before a disconnect.
         let status = statuses
             .get(id)
             .cloned()
             .unwrap_or_else(|| json!({"type": "idle"}));
-        snap.events.extend(event(
+        snap.push(
             "session.status",
             json!({"sessionID": id, "status": status}),
-        ));
+            dir,
+        );
     }
     for p in &permissions {
         if let Some(id) = p.get("id").and_then(Value::as_str) {
             snap.pending_prompts.insert(id.to_string());
-            snap.events.extend(event("permission.asked", p.clone()));
+            snap.push("permission.asked", p.clone(), dir);
         }
     }
     for q in &questions {
         if let Some(id) = q.get("id").and_then(Value::as_str) {
             snap.pending_prompts.insert(id.to_string());
-            snap.events.extend(event("question.asked", q.clone()));
+            snap.push("question.asked", q.clone(), dir);
         }
     }
     Ok(())

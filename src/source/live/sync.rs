@@ -18,6 +18,7 @@ use super::stream::{self, IDLE_TIMEOUT, StreamItem};
 use crate::model::Event;
 use crate::source::msg::{SourceMsg, SourceState};
 use crate::source::record::Decoded;
+use crate::source::recorder::Feed;
 
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
@@ -72,12 +73,12 @@ fn jitter_seed() -> u64 {
 }
 
 /// Start syncing with the server; the app's commands come back on the
-/// returned sender. Raw stream bytes also go to `raw`, when given (recording).
+/// returned sender. What it receives also goes to `raw`, when given (recording).
 pub fn spawn(
     client: Client,
     options: LiveOptions,
     tx: mpsc::Sender<SourceMsg>,
-    raw: Option<mpsc::UnboundedSender<bytes::Bytes>>,
+    raw: Option<mpsc::UnboundedSender<Feed>>,
 ) -> mpsc::UnboundedSender<LiveCommand> {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     tokio::spawn(run(client, options, tx, cmd_rx, raw));
@@ -90,6 +91,8 @@ struct Sync {
     tx: mpsc::Sender<SourceMsg>,
     /// Sessions whose messages are loaded (and kept up to date).
     opened: HashSet<String>,
+    /// The recorder, when recording.
+    record: Option<mpsc::UnboundedSender<Feed>>,
 }
 
 async fn run(
@@ -97,7 +100,7 @@ async fn run(
     options: LiveOptions,
     tx: mpsc::Sender<SourceMsg>,
     mut commands: mpsc::UnboundedReceiver<LiveCommand>,
-    raw: Option<mpsc::UnboundedSender<bytes::Bytes>>,
+    raw: Option<mpsc::UnboundedSender<Feed>>,
 ) {
     let path = if options.all_projects {
         "/global/event"
@@ -109,6 +112,7 @@ async fn run(
         options,
         tx,
         opened: HashSet::new(),
+        record: raw,
     };
     let mut attempt = 0u32;
     let mut reason = String::new();
@@ -142,7 +146,7 @@ async fn run(
                 continue;
             }
         };
-        match sync.session(events, &mut commands, raw.as_ref()).await {
+        match sync.session(events, &mut commands).await {
             Ok(why) => {
                 reason = why;
                 attempt = 1;
@@ -162,13 +166,21 @@ impl Sync {
         self.tx.send(msg).await.map_err(|_| Stop)
     }
 
+    /// Hand the recorder what `feed` makes, when recording (a recorder
+    /// that stopped has logged why).
+    fn recording(&self, feed: impl FnOnce() -> Feed) {
+        if let Some(record) = &self.record {
+            let _ = record.send(feed());
+        }
+    }
+
     /// One connection's life: snapshot, then the stream. Returns why it ended.
     async fn session(
         &mut self,
         mut events: mpsc::UnboundedReceiver<StreamItem>,
         commands: &mut mpsc::UnboundedReceiver<LiveCommand>,
-        raw: Option<&mpsc::UnboundedSender<bytes::Bytes>>,
     ) -> Result<String, Stop> {
+        self.recording(|| Feed::Connected);
         if let Err(e) = self.resync().await? {
             return Ok(e.to_string());
         }
@@ -178,11 +190,7 @@ impl Sync {
                 item = events.recv() => match item {
                     None => return Ok("the stream ended".into()),
                     Some(StreamItem::Closed(why)) => return Ok(why),
-                    Some(StreamItem::Bytes(b)) => {
-                        if let Some(raw) = raw {
-                            let _ = raw.send(b);
-                        }
-                    }
+                    Some(StreamItem::Bytes(b)) => self.recording(|| Feed::Stream(b)),
                     Some(StreamItem::Record(record)) => {
                         let follow_up = follow_up(&record);
                         self.send(SourceMsg::Record(record)).await?;
@@ -219,6 +227,9 @@ impl Sync {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
+        for event in snap.wire {
+            self.recording(|| Feed::Loaded(event));
+        }
         for env in snap.events {
             let record = crate::source::replay::Record {
                 line: 0,
@@ -251,6 +262,11 @@ impl Sync {
         };
         match self.client.messages(session, limit, before).await {
             Ok(list) => {
+                if self.record.is_some() {
+                    for event in snapshot::message_events(&list) {
+                        self.recording(|| Feed::Loaded(event));
+                    }
+                }
                 let messages = snapshot::messages(&list);
                 self.send(SourceMsg::Messages {
                     session_id: session.to_string(),
@@ -267,6 +283,7 @@ impl Sync {
         match self.client.todos(session).await {
             Ok(todos) => {
                 let props = serde_json::json!({"sessionID": session, "todos": todos});
+                self.recording(|| Feed::Loaded(snapshot::wire("todo.updated", &props, None)));
                 if let Some(env) = snapshot::event("todo.updated", props) {
                     let record = crate::source::replay::Record {
                         line: 0,
