@@ -192,3 +192,34 @@ fn assert_seeks_match(opened: &mut Opened, lines: &[&str], targets: &[usize]) {
         );
     }
 }
+
+/// `opencode run` output has no user messages: each assistant message is a
+/// turn of the turn view, and a turn mark where it starts, so turn steps
+/// stop at each.
+#[test]
+fn run_output_marks_a_turn_where_each_answer_starts() {
+    use ocview::source::timeline::Marks;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode-run.ndjson"
+    ))
+    .unwrap();
+    let mut opened = index_text(&text, 3);
+    let Opened {
+        timeline: t,
+        store,
+        stats,
+    } = &mut opened;
+    let turns: Vec<usize> = (0..t.len())
+        .filter(|&i| t.marks_of(i).contains(Marks::TURN))
+        .collect();
+    let shown: usize = store.sessions().iter().map(|s| s.turns().len()).sum();
+    assert_eq!(turns.len(), shown);
+    assert_eq!(turns, [0, 5], "each step_start of a new message");
+    t.seek(0, store, stats).unwrap();
+    assert_eq!(
+        t.next_boundary(Marks::TURN),
+        5,
+        "a turn step from the start"
+    );
+}

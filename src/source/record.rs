@@ -30,7 +30,7 @@ pub enum Decoded {
     Skip(&'static str),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RunLine {
     pub session_id: String,
     pub timestamp: Option<i64>,

@@ -267,7 +267,10 @@ pub fn apply_record(
 /// The events a line of `opencode run --format json` stands for. It names
 /// only the session and the part: the session and the assistant message
 /// are announced the first time they are seen, so the part has a home.
-fn run_events(run: super::record::RunLine, store: &Store) -> Vec<crate::model::Envelope> {
+pub(super) fn run_events(
+    run: super::record::RunLine,
+    store: &Store,
+) -> Vec<crate::model::Envelope> {
     use crate::model::{Envelope, Event, MessageInfo, SessionInfo};
     let mut out = Vec::new();
     let at = run.timestamp.unwrap_or(0);

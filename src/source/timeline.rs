@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use super::durable::durable_events;
 use super::record::Decoded;
-use super::replay::{Format, Record, apply_record, decode_record, detect};
+use super::replay::{Format, Record, apply_record, decode_record, detect, run_events};
 use super::stats::IngestStats;
-use crate::model::{Event, NoObserver, Store};
+use crate::model::{Envelope, Event, MessageInfo, NoObserver, Store};
 
 /// Checkpoints are kept this many times over a recording (at least every
 /// `MIN_SPACING` records).
@@ -398,26 +398,17 @@ fn marks_of(record: &Record, store: &Store) -> Marks {
         Err(_) => Marks::ERROR,
         Ok(Decoded::Event(env)) => event_marks(&env.event, store),
         Ok(Decoded::Run(run)) => {
-            let mut marks = Marks::default();
-            if let Some(p) = &run.part
-                && is_new_part(store, &run.session_id, &p.message_id, &p.id)
-            {
-                marks.insert(Marks::PART);
-            }
+            let mut marks = mapped_marks(run_events((**run).clone(), store), store);
             if run.error.is_some() {
                 marks.insert(Marks::ERROR);
             }
             marks
         }
-        // Judged on the events it maps to: a workflow step may start a
-        // turn, a part and a prompt at once.
-        Ok(Decoded::Durable(event)) => durable_events((**event).clone(), store).iter().fold(
-            Marks::default(),
-            |mut marks, env| {
-                marks.insert(event_marks(&env.event, store));
-                marks
-            },
-        ),
+        // Judged on the events they map to: one line may start a turn, a
+        // part and a prompt at once.
+        Ok(Decoded::Durable(event)) => {
+            mapped_marks(durable_events((**event).clone(), store), store)
+        }
         Ok(Decoded::Skip(_)) => Marks::default(),
     }
 }
@@ -427,6 +418,28 @@ fn is_new_part(store: &Store, sid: &str, mid: &str, pid: &str) -> bool {
         .session(sid)
         .and_then(|s| s.message(mid))
         .is_none_or(|m| m.part(pid).is_none())
+}
+
+fn mapped_marks(events: Vec<Envelope>, store: &Store) -> Marks {
+    events.iter().fold(Marks::default(), |mut marks, env| {
+        marks.insert(event_marks(&env.event, store));
+        marks
+    })
+}
+
+/// A message the store has not seen that the turn view shows as a new turn:
+/// a user message, or an assistant message answering no user message the
+/// store knows (`opencode run` output has none).
+fn starts_turn(store: &Store, info: &MessageInfo) -> bool {
+    let session = store.session(&info.session_id);
+    if session.is_some_and(|s| s.message(&info.id).is_some()) {
+        return false;
+    }
+    info.is_user()
+        || info
+            .parent_id
+            .as_deref()
+            .is_none_or(|p| session.and_then(|s| s.message(p)).is_none())
 }
 
 fn event_marks(event: &Event, store: &Store) -> Marks {
@@ -440,14 +453,7 @@ fn event_marks(event: &Event, store: &Store) -> Marks {
             part_id,
             ..
         } if is_new_part(store, session_id, message_id, part_id) => Marks::PART,
-        Event::MessageUpdated(info)
-            if info.is_user()
-                && store
-                    .session(&info.session_id)
-                    .is_none_or(|s| s.message(&info.id).is_none()) =>
-        {
-            Marks::TURN
-        }
+        Event::MessageUpdated(info) if starts_turn(store, info) => Marks::TURN,
         Event::PermissionAsked(_) | Event::QuestionAsked(_) => Marks::PROMPT,
         Event::SessionError { .. } => Marks::ERROR,
         _ => Marks::default(),
