@@ -162,3 +162,33 @@ fn the_dump_reads_stdin_and_reports_problems_without_failing() {
         "no escape reaches the output"
     );
 }
+
+/// A byte-order mark before the first line (some editors write one) is not
+/// damage: the file reads as without it, streamed or indexed for the player.
+#[test]
+fn a_byte_order_mark_is_not_damage() {
+    let plain = common::fixture("a_bash_permission_once", "event.jsonl");
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(&plain);
+    let (want, _) = common::replay_bytes(&plain);
+    let (got, stats) = common::replay_bytes(&bom);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    assert_eq!(state_of(&got), state_of(&want));
+
+    use ocview::source::timeline::{Backing, IndexOptions, Timeline};
+    let opened = Timeline::index(Backing::Memory(bom.into()), IndexOptions::default()).unwrap();
+    assert_eq!(opened.stats.malformed, 0, "{:?}", opened.stats.problems());
+    assert_eq!(state_of(&opened.store), state_of(&want));
+
+    let export = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode-export.json"
+    ))
+    .unwrap();
+    let (want, _) = common::replay_bytes(&export);
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(&export);
+    let (got, stats) = common::replay_bytes(&bom);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    assert_eq!(state_of(&got), state_of(&want));
+}

@@ -176,3 +176,40 @@ fn markdown_lists_each_call_and_change_once_and_keeps_input_inert() {
         "{md}"
     );
 }
+
+/// JSON of several sessions reads back as the same sessions, and an export
+/// document is one whatever the order of its keys.
+#[test]
+fn json_of_several_sessions_and_reordered_documents_read_back() {
+    let (store, _) =
+        common::replay_file(&common::fixtures_dir().join("e_task_subagent/event.jsonl"));
+    let sessions = export::pick(&store, None).unwrap();
+    assert!(sessions.len() > 1);
+    let json = export::render(&sessions, ExportFormat::Json, false);
+    let (back, stats) = common::replay_bytes(json.as_bytes());
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    for s in &sessions {
+        let b = back.session(&s.info.id).expect("every session comes back");
+        assert_eq!(b.messages.len(), s.messages.len());
+        assert_eq!(b.info.parent_id, s.info.parent_id);
+    }
+
+    // One line, `messages` before `info`, as `jq -c '{messages, info}'` writes.
+    let doc: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/opencode-export.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let reordered = format!(
+        r#"{{"messages":{},"info":{}}}"#,
+        doc["messages"], doc["info"]
+    );
+    let (store, stats) = common::replay_bytes(reordered.as_bytes());
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    let id = doc["info"]["id"].as_str().unwrap();
+    let n = doc["messages"].as_array().unwrap().len();
+    assert_eq!(store.session(id).unwrap().messages.len(), n);
+}

@@ -1,5 +1,6 @@
 //! `opencode export <session>` output: one JSON document `{info, messages}`
-//! (each message `{info, parts}`), read as the events that would have built
+//! (each message `{info, parts}`), or an array of them (`ocview export` of
+//! several sessions), read as the events that would have built
 //! it, through the same parser and reducer as everything else.
 
 use serde_json::{Value, json};
@@ -29,6 +30,19 @@ pub fn records(doc: &[u8]) -> Vec<Record> {
                 "not a JSON document: {e}"
             ))))];
         }
+    };
+    match &value {
+        // `ocview export --format json` of several sessions.
+        Value::Array(docs) => docs.iter().flat_map(document).collect(),
+        one => document(one),
+    }
+}
+
+fn document(value: &Value) -> Vec<Record> {
+    let record = |item| Record {
+        line: 1,
+        repaired: None,
+        item,
     };
     let (Some(info), Some(messages)) = (
         value.get("info"),

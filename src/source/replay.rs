@@ -89,6 +89,11 @@ impl<R: BufRead> ReplayReader<R> {
             let queue = &mut self.queue;
             let doc = &mut self.doc;
             let step = self.lines.read_with(&mut self.buf, |line, info| {
+                // Editors on some systems start a UTF-8 file with a BOM.
+                let line = match info.number {
+                    1 => line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line),
+                    _ => line,
+                };
                 let format = match *format {
                     Some(f) => f,
                     None => {
@@ -176,7 +181,12 @@ pub(crate) fn detect(first: &[u8]) -> Format {
         .collect();
     if SSE_FIELDS.iter().any(|f| first.starts_with(f)) {
         Format::Sse
-    } else if compact == b"{" || compact.starts_with(b"{\"info\":") {
+    } else if compact == b"{"
+        || compact == b"["
+        || [&b"{\"info\":"[..], b"{\"messages\":", b"[{\"info\":"]
+            .iter()
+            .any(|start| compact.starts_with(start))
+    {
         Format::Document
     } else {
         Format::JsonLines

@@ -155,6 +155,10 @@ impl Timeline {
                 line += 1;
                 let content = buf.strip_suffix(b"\n").unwrap_or(&buf);
                 let content = content.strip_suffix(b"\r").unwrap_or(content);
+                let (content, bom) = match content.strip_prefix(b"\xEF\xBB\xBF") {
+                    Some(rest) if line == 1 => (rest, 3),
+                    _ => (content, 0),
+                };
                 let blank = content.trim_ascii().is_empty();
                 if entries.is_empty()
                     && !blank
@@ -167,7 +171,7 @@ impl Timeline {
                 }
                 if !blank && content.len() <= super::lines::MAX_LINE_BYTES {
                     entries.push(Entry {
-                        offset,
+                        offset: offset + bom,
                         len: content.len() as u32,
                         line,
                         at_ms: 0,
