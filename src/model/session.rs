@@ -185,6 +185,14 @@ struct ErrorData {
 
 impl ErrorInfo {
     pub fn from_raw(raw: &RawValue) -> Self {
+        // Some producers send the error as a bare string: it is the message.
+        if let Ok(text) = serde_json::from_str::<String>(raw.get()) {
+            return ErrorInfo {
+                name: "Error".into(),
+                message: Some(text),
+                raw: Some(raw.to_owned()),
+            };
+        }
         let wire: ErrorWire = serde_json::from_str(raw.get()).unwrap_or_default();
         ErrorInfo {
             name: wire.name.unwrap_or_else(|| "UnknownError".into()),
@@ -286,5 +294,19 @@ impl Session {
     /// Turns in order: each user message with the assistant messages answering it.
     pub fn turns(&self) -> Vec<super::turn::Turn<'_>> {
         super::turn::group_turns(&self.messages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_read_from_its_object_or_a_bare_string() {
+        let raw = |s: &str| RawValue::from_string(s.to_string()).unwrap();
+        let typed = ErrorInfo::from_raw(&raw(r#"{"name":"APIError","data":{"message":"x"}}"#));
+        assert_eq!(typed.summary(), "APIError: x");
+        assert_eq!(ErrorInfo::from_raw(&raw(r#""overloaded""#)).summary(), "Error: overloaded");
+        assert_eq!(ErrorInfo::from_raw(&raw("42")).summary(), "UnknownError");
     }
 }
