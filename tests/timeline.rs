@@ -223,3 +223,38 @@ fn run_output_marks_a_turn_where_each_answer_starts() {
         "a turn step from the start"
     );
 }
+
+/// A recording cut mid-line (a `kill -9`) says so for its last line, and a
+/// line too long to keep is reported where it stood and never held.
+#[test]
+fn a_cut_last_line_and_an_overlong_line_are_reported_as_such() {
+    let demo = std::fs::read_to_string(demo()).unwrap();
+    let mut lines: Vec<&str> = demo.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines.truncate(40);
+    let cut = &lines[39][..lines[39].len() / 2];
+    let huge = format!(
+        r#"{{"type":"padding.test","properties":{{"blob":"{}"}}}}"#,
+        "x".repeat(64 * 1024 * 1024)
+    );
+    let text = format!(
+        "{}\n{huge}\n{}\n{cut}",
+        lines[..20].join("\n"),
+        lines[20..39].join("\n")
+    );
+    let opened = index_text(&text, 1000);
+    assert_eq!(opened.timeline.len(), 41);
+    let problems: Vec<(u64, &str)> = opened
+        .stats
+        .problems()
+        .iter()
+        .map(|p| (p.line, p.message.as_str()))
+        .collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(problems[0].0, 21);
+    assert!(problems[0].1.contains("longer than"), "{problems:?}");
+    assert_eq!(problems[1].0, 41);
+    assert!(
+        problems[1].1.starts_with("truncated last line"),
+        "{problems:?}"
+    );
+}

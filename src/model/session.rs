@@ -306,7 +306,10 @@ mod tests {
         let raw = |s: &str| RawValue::from_string(s.to_string()).unwrap();
         let typed = ErrorInfo::from_raw(&raw(r#"{"name":"APIError","data":{"message":"x"}}"#));
         assert_eq!(typed.summary(), "APIError: x");
-        assert_eq!(ErrorInfo::from_raw(&raw(r#""overloaded""#)).summary(), "Error: overloaded");
+        assert_eq!(
+            ErrorInfo::from_raw(&raw(r#""overloaded""#)).summary(),
+            "Error: overloaded"
+        );
         assert_eq!(ErrorInfo::from_raw(&raw("42")).summary(), "UnknownError");
     }
 }

@@ -17,9 +17,13 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Duration;
 
+mod span;
+
+use span::{Span, TOO_LONG, read_line_capped};
+
 use super::durable::durable_events;
 use super::record::Decoded;
-use super::replay::{Format, Record, apply_record, decode_record, detect, run_events};
+use super::replay::{Format, Record, apply_record, detect, run_events};
 use super::stats::IngestStats;
 use crate::model::{Envelope, Event, MessageInfo, NoObserver, Store};
 
@@ -85,11 +89,24 @@ impl Backing {
 
 struct Entry {
     offset: u64,
+    /// Bytes, or [`TOO_LONG`] for a line that is skipped.
     len: u32,
     line: u64,
     /// Play time: ms since the first timed record, idle gaps capped.
     at_ms: i64,
     marks: Marks,
+}
+
+impl Entry {
+    fn too_long(offset: u64, line: u64) -> Entry {
+        Entry {
+            offset,
+            len: TOO_LONG,
+            line,
+            at_ms: 0,
+            marks: Marks::default(),
+        }
+    }
 }
 
 pub struct Timeline {
@@ -100,6 +117,10 @@ pub struct Timeline {
     checkpoints: Vec<(usize, Store, IngestStats)>,
     /// Records applied to the store the timeline is driving.
     position: usize,
+    /// Whether the last line ended with a newline (else it may be cut).
+    last_terminated: bool,
+    /// Reads ahead for `next_record`.
+    span: Span,
 }
 
 /// A freshly indexed recording, and the store it leaves (at the end).
@@ -141,6 +162,7 @@ impl Timeline {
     /// Index a recording. Fails with `Unsupported` when it is not JSON lines.
     pub fn index(backing: Backing, options: IndexOptions) -> io::Result<Opened> {
         let mut entries = Vec::new();
+        let mut last_terminated = true;
         {
             let mut reader = backing.reader()?;
             let mut offset = 0u64;
@@ -148,11 +170,18 @@ impl Timeline {
             let mut line = 0u64;
             loop {
                 buf.clear();
-                let n = reader.read_until(b'\n', &mut buf)?;
+                let (n, too_long) = read_line_capped(&mut reader, &mut buf)?;
                 if n == 0 {
                     break;
                 }
                 line += 1;
+                if too_long {
+                    // Counted where it stood, never held in memory.
+                    entries.push(Entry::too_long(offset, line));
+                    offset += n as u64;
+                    continue;
+                }
+                last_terminated = buf.ends_with(b"\n");
                 let content = buf.strip_suffix(b"\n").unwrap_or(&buf);
                 let content = content.strip_suffix(b"\r").unwrap_or(content);
                 let (content, bom) = match content.strip_prefix(b"\xEF\xBB\xBF") {
@@ -169,7 +198,7 @@ impl Timeline {
                         "only JSON-lines recordings can be indexed",
                     ));
                 }
-                if !blank && content.len() <= super::lines::MAX_LINE_BYTES {
+                if !blank {
                     entries.push(Entry {
                         offset: offset + bom,
                         len: content.len() as u32,
@@ -193,6 +222,8 @@ impl Timeline {
             spacing,
             checkpoints: vec![(0, Store::new(), IngestStats::default())],
             position: 0,
+            last_terminated,
+            span: Span::default(),
         };
         let mut store = Store::new();
         let mut stats = IngestStats::default();
@@ -214,9 +245,8 @@ impl Timeline {
         let cap = max_gap.as_millis() as i64;
         let mut clock = 0i64;
         let mut last: Option<i64> = None;
-        let mut span = Span::default();
         for i in 0..self.entries.len() {
-            let record = span.record(&self.backing, &self.entries, i)?;
+            let record = self.read(i)?;
             if let Some(t) = record.time() {
                 if let Some(prev) = last {
                     // Backwards times (concatenated recordings) add nothing.
@@ -286,13 +316,19 @@ impl Timeline {
     /// The next record to apply, moving the position past it. The caller
     /// applies it (the viewer sends it through the same path as live data).
     pub fn next_record(&mut self) -> io::Result<Option<Record>> {
-        let Some(e) = self.entries.get(self.position) else {
+        if self.position >= self.entries.len() {
             return Ok(None);
-        };
-        let mut buf = Vec::new();
-        self.backing.read_at(&mut buf, e.offset, e.len as usize)?;
+        }
+        let record = self.read(self.position)?;
         self.position += 1;
-        Ok(Some(decode_record(&buf, e.line, true)))
+        Ok(Some(record))
+    }
+
+    /// Record `i`, decoded. Only the very last may be cut short.
+    fn read(&mut self, i: usize) -> io::Result<Record> {
+        let terminated = self.last_terminated || i + 1 < self.entries.len();
+        self.span
+            .record(&self.backing, &self.entries, i, terminated)
     }
 
     /// Put `store` where it is after the first `target` records. `store`
@@ -317,9 +353,8 @@ impl Timeline {
                 self.position = *at;
             }
         }
-        let mut span = Span::default();
         while self.position < target {
-            let record = span.record(&self.backing, &self.entries, self.position)?;
+            let record = self.read(self.position)?;
             apply_record(record, store, &mut NoObserver, stats);
             self.position += 1;
         }
@@ -356,43 +391,6 @@ impl Timeline {
             .rev()
             .find(|&i| self.entries[i].marks.contains(mark))
             .unwrap_or(0)
-    }
-}
-
-/// How much of the file one read brings in while walking records.
-const SPAN_BYTES: u64 = 1 << 20;
-
-/// Consecutive records read with one read per megabyte rather than one per
-/// record: a walk over thousands of small lines is mostly system calls
-/// otherwise.
-#[derive(Default)]
-struct Span {
-    buf: Vec<u8>,
-    /// File offset of `buf[0]`.
-    start: u64,
-}
-
-impl Span {
-    fn record(&mut self, backing: &Backing, entries: &[Entry], i: usize) -> io::Result<Record> {
-        let e = &entries[i];
-        let end = e.offset + u64::from(e.len);
-        if e.offset < self.start || end > self.start + self.buf.len() as u64 {
-            // Extend to whole records only, up to a megabyte (or one record).
-            let limit = e.offset + SPAN_BYTES.max(u64::from(e.len));
-            let last = entries[i..]
-                .iter()
-                .take_while(|r| r.offset + u64::from(r.len) <= limit)
-                .last()
-                .map_or(end, |r| r.offset + u64::from(r.len));
-            backing.read_at(&mut self.buf, e.offset, (last - e.offset) as usize)?;
-            self.start = e.offset;
-        }
-        let from = (e.offset - self.start) as usize;
-        Ok(decode_record(
-            &self.buf[from..from + e.len as usize],
-            e.line,
-            true,
-        ))
     }
 }
 
