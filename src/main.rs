@@ -148,10 +148,11 @@ enum Input {
 
 fn parse_speed(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("not a number: {s}"))?;
-    if (0.01..=1000.0).contains(&v) {
+    // The player's range; faster than 64× is `--instant`.
+    if (0.25..=64.0).contains(&v) {
         Ok(v)
     } else {
-        Err("speed must be between 0.01 and 1000".into())
+        Err("speed must be between 0.25 and 64 (or use --instant)".into())
     }
 }
 

@@ -192,3 +192,21 @@ fn a_byte_order_mark_is_not_damage() {
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
     assert_eq!(state_of(&got), state_of(&want));
 }
+
+/// A speed outside the player's range is refused before anything starts,
+/// with the range in the message.
+#[test]
+fn a_speed_out_of_range_is_refused_clearly() {
+    for speed in ["100", "0.1", "fast"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(["demo", "--speed", speed])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--speed"), "{err}");
+        if speed != "fast" {
+            assert!(err.contains("between 0.25 and 64"), "{err}");
+        }
+    }
+}
