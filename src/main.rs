@@ -121,9 +121,10 @@ struct PaceArgs {
     /// viewer (the default when standard output is not a terminal).
     #[arg(long)]
     plain: bool,
-    /// Playback speed: 1 is real time, 4 four times as fast.
-    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
-    speed: f64,
+    /// Playback speed: 1 is real time (the default), 4 four times as fast.
+    /// Plain mode prints at once unless a speed is given.
+    #[arg(long, value_parser = parse_speed)]
+    speed: Option<f64>,
     /// Play without waiting: the recording's timing ignored.
     #[arg(long)]
     instant: bool,
@@ -263,13 +264,18 @@ fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::
             Input::File(path) => source::open_input(path)?,
             Input::Demo => Box::new(Cursor::new(DEMO)),
         };
-        return plain(reader);
+        let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
+        let pace = pace.speed.filter(|_| !pace.instant).map(|speed| Pace {
+            speed: Some(speed),
+            max_gap,
+        });
+        return plain(reader, pace);
     }
     let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
     let speed = if pace.instant {
         Speed::Instant
     } else {
-        Speed::Times(pace.speed)
+        Speed::Times(pace.speed.unwrap_or(1.0))
     };
     let start = match pace.start {
         StartArg::Start => StartAt::Start,
@@ -429,15 +435,24 @@ fn attach_viewer(
     })
 }
 
-/// Plain mode: the transcript as it happens, colour only on a terminal.
-fn plain(input: Box<dyn BufRead + Send>) -> anyhow::Result<ExitCode> {
+/// Plain mode: the transcript as it happens, colour only on a terminal;
+/// at the recorded pace when `pace` says so, else as fast as it reads.
+fn plain(input: Box<dyn BufRead + Send>, pace: Option<Pace>) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let color = stdout.is_terminal();
     let mut printer = ocview::plain::PlainPrinter::new(stdout.lock(), color);
     let mut reader = ReplayReader::new(input);
     let mut store = Store::new();
     let mut stats = source::IngestStats::default();
+    let mut last_time: Option<i64> = None;
     while let Some(record) = reader.next_record()? {
+        if let (Some(pace), Some(t)) = (pace, record.time()) {
+            if let (Some(prev), Some(speed)) = (last_time, pace.speed) {
+                let gap = Duration::from_millis((t - prev).max(0) as u64).min(pace.max_gap);
+                std::thread::sleep(gap.div_f64(speed));
+            }
+            last_time = Some(t);
+        }
         source::replay::apply_record(record, &mut store, &mut printer, &mut stats);
         if printer.error.is_some() {
             break; // a closed pipe: nobody reads any more

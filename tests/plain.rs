@@ -150,3 +150,43 @@ fn plain_mode_prints_each_todo_update_once() {
     assert!(calls > 0);
     assert_eq!(text.matches("tool todowrite").count(), calls, "{text}");
 }
+
+/// Plain mode prints as fast as it reads, unless a speed is given: then at
+/// the recorded pace, idle gaps capped (2 s by default).
+#[test]
+fn plain_mode_keeps_the_recorded_pace_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.jsonl");
+    let line = |t: u64, id: &str| {
+        format!(
+            r#"{{"t":{t},"event":{{"type":"session.created","properties":{{"info":{{"id":"{id}","title":"{id}"}}}}}}}}"#
+        )
+    };
+    std::fs::write(
+        &path,
+        format!("{}\n{}\n", line(0, "ses_b"), line(60_000, "ses_a")),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .arg("replay")
+            .arg(&path)
+            .arg("--plain")
+            .args(extra)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("summary: 2 events"));
+        started.elapsed()
+    };
+    let paced = run(&["--speed", "2"]);
+    assert!(
+        paced >= std::time::Duration::from_millis(950),
+        "a minute's gap capped to 2 s, at 2×: {paced:?}"
+    );
+    assert!(paced < std::time::Duration::from_secs(30), "{paced:?}");
+    let at_once = run(&[]);
+    assert!(at_once < paced, "{at_once:?} vs {paced:?}");
+}
