@@ -9,11 +9,7 @@ use ocview::export::{self, ExportFormat};
 fn markdown_transcripts() {
     let (store, _) =
         common::replay_file(&common::fixtures_dir().join("b_edit_write_diff/event.jsonl"));
-    let md = export::render(
-        &export::pick(&store, None).unwrap(),
-        ExportFormat::Markdown,
-        false,
-    );
+    let md = markdown(&store);
     assert!(
         md.contains("**Tool `edit`** (completed)")
             && md.contains("```diff")
@@ -127,28 +123,14 @@ fn a_whole_source_exports_parents_before_their_subagents() {
 #[test]
 fn markdown_lists_each_call_and_change_once_and_keeps_input_inert() {
     let (store, _) = common::replay_file(&common::fixtures_dir().join("c_todowrite/event.jsonl"));
-    let md = export::render(
-        &export::pick(&store, None).unwrap(),
-        ExportFormat::Markdown,
-        false,
-    );
-    let calls = store
-        .sessions()
-        .iter()
-        .flat_map(|s| &s.messages)
-        .flat_map(|m| &m.parts)
-        .filter(|p| !p.is_stream_only() && p.tool().is_some_and(|t| t.tool == "todowrite"))
-        .count();
+    let md = markdown(&store);
+    let calls = common::tool_calls(&store, "todowrite");
     assert!(calls > 0);
     assert_eq!(md.matches("**Tool `todowrite`**").count(), calls, "{md}");
 
     let (store, _) =
         common::replay_file(&common::fixtures_dir().join("b_edit_write_diff/event.jsonl"));
-    let md = export::render(
-        &export::pick(&store, None).unwrap(),
-        ExportFormat::Markdown,
-        false,
-    );
+    let md = markdown(&store);
     assert_eq!(md.matches("### `src/main.py`").count(), 1, "{md}");
     assert_eq!(md.matches("### `src/shapes.py`").count(), 1, "{md}");
 
@@ -161,11 +143,7 @@ fn markdown_lists_each_call_and_change_once_and_keeps_input_inert() {
     .join("\n");
     let (store, stats) = common::replay_bytes(text.as_bytes());
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
-    let md = export::render(
-        &export::pick(&store, None).unwrap(),
-        ExportFormat::Markdown,
-        false,
-    );
+    let md = markdown(&store);
     assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'), "{md:?}");
     assert!(
         md.contains("**Tool `bash`**") && md.contains(": `ls`"),
@@ -212,4 +190,13 @@ fn json_of_several_sessions_and_reordered_documents_read_back() {
     let id = doc["info"]["id"].as_str().unwrap();
     let n = doc["messages"].as_array().unwrap().len();
     assert_eq!(store.session(id).unwrap().messages.len(), n);
+}
+
+/// Every session of `store` as Markdown, without reasoning.
+fn markdown(store: &ocview::model::Store) -> String {
+    export::render(
+        &export::pick(store, None).unwrap(),
+        ExportFormat::Markdown,
+        false,
+    )
 }

@@ -140,13 +140,7 @@ fn plain_mode_prints_each_todo_update_once() {
     let bytes = common::fixture("c_todowrite", "event.jsonl");
     let text = transcript(&bytes, false);
     let (store, _) = common::replay_bytes(&bytes);
-    let calls = store
-        .sessions()
-        .iter()
-        .flat_map(|s| &s.messages)
-        .flat_map(|m| &m.parts)
-        .filter(|p| !p.is_stream_only() && p.tool().is_some_and(|t| t.tool == "todowrite"))
-        .count();
+    let calls = common::tool_calls(&store, "todowrite");
     assert!(calls > 0);
     assert_eq!(text.matches("tool todowrite").count(), calls, "{text}");
 }

@@ -121,3 +121,15 @@ pub fn press(app: &mut ocview::app::App, keys: &[&str]) {
         app.on_key(KeyEvent::new(code, mods));
     }
 }
+
+/// Calls of the tool `name` the server sent (not ocview's own stream-only
+/// cards).
+pub fn tool_calls(store: &Store, name: &str) -> usize {
+    store
+        .sessions()
+        .iter()
+        .flat_map(|s| &s.messages)
+        .flat_map(|m| &m.parts)
+        .filter(|p| !p.is_stream_only() && p.tool().is_some_and(|t| t.tool == name))
+        .count()
+}
