@@ -226,13 +226,12 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
     }
     // The session's diff, when the server sent one, is the whole change;
     // otherwise each turn's, once per file and patch.
+    let sent: Vec<&FileDiff> = match s.diff.is_empty() {
+        true => s.messages.iter().flat_map(|m| &m.info.diffs).collect(),
+        false => s.diff.iter().collect(),
+    };
     let mut diffs: Vec<&FileDiff> = Vec::new();
-    let turns = s.messages.iter().flat_map(|m| m.info.diffs.iter());
-    for d in if s.diff.is_empty() {
-        turns.collect()
-    } else {
-        s.diff.iter().collect::<Vec<_>>()
-    } {
+    for d in sent {
         if !diffs.iter().any(|x| x.file == d.file && x.patch == d.patch) {
             diffs.push(d);
         }

@@ -11,7 +11,7 @@ use ocview::app::player::{PlayOptions, StartAt};
 use ocview::app::{App, logging};
 use ocview::model::{NoObserver, Store};
 use ocview::source::live::{Auth, Client, LiveOptions};
-use ocview::source::playback::Speed;
+use ocview::source::playback::{GapCappedTime, Speed};
 use ocview::source::player::Pace;
 use ocview::source::timeline::IndexOptions;
 use ocview::source::{self, ReplayReader};
@@ -444,14 +444,13 @@ fn plain(input: Box<dyn BufRead + Send>, pace: Option<Pace>) -> anyhow::Result<E
     let mut reader = ReplayReader::new(input);
     let mut store = Store::new();
     let mut stats = source::IngestStats::default();
-    let mut last_time: Option<i64> = None;
+    let started = std::time::Instant::now();
+    let mut play_time = pace.map(|p| GapCappedTime::new(p.max_gap));
+    let speed = pace.and_then(|p| p.speed).unwrap_or(1.0);
     while let Some(record) = reader.next_record()? {
-        if let (Some(pace), Some(t)) = (pace, record.time()) {
-            if let (Some(prev), Some(speed)) = (last_time, pace.speed) {
-                let gap = Duration::from_millis((t - prev).max(0) as u64).min(pace.max_gap);
-                std::thread::sleep(gap.div_f64(speed));
-            }
-            last_time = Some(t);
+        if let (Some(play_time), Some(t)) = (&mut play_time, record.time()) {
+            let due = Duration::from_millis(play_time.at(t) as u64).div_f64(speed);
+            std::thread::sleep(due.saturating_sub(started.elapsed()));
         }
         source::replay::apply_record(record, &mut store, &mut printer, &mut stats);
         if printer.error.is_some() {

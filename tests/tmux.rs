@@ -229,3 +229,21 @@ fn a_piped_run_renders_as_its_lines_arrive() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }
+
+/// `--start end` opens a recording paused at its end, the whole session
+/// shown, to browse it; `0` then goes back to the start.
+#[test]
+fn start_end_opens_the_finished_session_paused() {
+    let t = Tmux::start_sized("start-end", 140, 30);
+    t.line(&format!("{} demo --start end", bin()));
+    let screen = t.wait_for("the end of the demo", |s| {
+        status(s).contains("■ 1× 0:31/0:31") && status(s).contains("#1025/1025")
+    });
+    assert!(screen.contains("Sessions"), "{screen}");
+    t.keys(&["0"]);
+    t.wait_for("the start, paused", |s| {
+        status(s).contains("❚❚ 1× 0:00/0:31") && status(s).contains("#0/1025")
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}

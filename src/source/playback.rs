@@ -53,6 +53,35 @@ impl Speed {
 }
 
 /// Where the play head is and whether it moves.
+/// Recorded times turned into play time: ms since the first timed record,
+/// each idle gap shortened to `cap`. A time going backwards (concatenated
+/// recordings) adds nothing.
+#[derive(Debug, Clone)]
+pub struct GapCappedTime {
+    cap_ms: i64,
+    last: Option<i64>,
+    now: i64,
+}
+
+impl GapCappedTime {
+    pub fn new(cap: std::time::Duration) -> Self {
+        GapCappedTime {
+            cap_ms: cap.as_millis().min(i64::MAX as u128) as i64,
+            last: None,
+            now: 0,
+        }
+    }
+
+    /// The play time of a record recorded at `t` (ms), the next in order.
+    pub fn at(&mut self, t: i64) -> i64 {
+        if let Some(prev) = self.last {
+            self.now += (t - prev).clamp(0, self.cap_ms);
+        }
+        self.last = Some(t);
+        self.now
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct PlayClock {
     pub speed: Speed,
@@ -169,6 +198,16 @@ pub fn parse_seek(text: &str, duration_ms: i64) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gaps_are_capped_and_time_never_runs_back() {
+        let mut t = GapCappedTime::new(std::time::Duration::from_secs(2));
+        let play: Vec<i64> = [1_000, 1_500, 60_000, 59_000, 59_500]
+            .iter()
+            .map(|&r| t.at(r))
+            .collect();
+        assert_eq!(play, [0, 500, 2_500, 2_500, 3_000]);
+    }
 
     #[test]
     fn speeds_step_through_the_list_and_instant() {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::playback::GapCappedTime;
 use super::replay::ReplayReader;
 
 pub use super::msg::{SourceMsg, SourceState};
@@ -75,18 +76,12 @@ fn read_all<R: BufRead>(input: R, tx: mpsc::Sender<SourceMsg>) {
 async fn pace_records(mut rx: mpsc::Receiver<SourceMsg>, pace: Pace, tx: mpsc::Sender<SourceMsg>) {
     let speed = pace.speed.unwrap_or(1.0).max(1e-3);
     let start = Instant::now();
-    let mut virtual_ms = 0.0f64;
-    let mut last_t: Option<i64> = None;
-    let cap = pace.max_gap.as_secs_f64() * 1000.0;
+    let mut play_time = GapCappedTime::new(pace.max_gap);
     while let Some(msg) = rx.recv().await {
         if let SourceMsg::Record(r) = &msg
             && let Some(t) = r.time()
         {
-            if let Some(prev) = last_t {
-                let gap = (t - prev).max(0) as f64;
-                virtual_ms += gap.min(cap);
-            }
-            last_t = Some(t);
+            let virtual_ms = play_time.at(t) as f64;
             let due = start + Duration::from_secs_f64(virtual_ms / speed / 1000.0);
             tokio::time::sleep_until(due).await;
         }

@@ -83,10 +83,13 @@ impl Recorder {
             Feed::Stream(bytes) => self.push(&bytes),
             Feed::Loaded(event) => {
                 let t = self.start.elapsed().as_millis() as u64;
-                let line = json!({"t": t, "event": event, "from": "rest"});
-                self.file.write_all(format!("{line}\n").as_bytes())?;
-                self.events += 1;
-                Ok(())
+                self.line.clear();
+                writeln!(
+                    self.line,
+                    "{}",
+                    json!({"t": t, "event": event, "from": "rest"})
+                )?;
+                self.write_line()
             }
         }
     }
@@ -116,6 +119,11 @@ impl Recorder {
         } else {
             writeln!(self.line, "{}", json!({"t": t, "raw": data}))?;
         }
+        self.write_line()
+    }
+
+    /// `self.line`, whole, in one write.
+    fn write_line(&mut self) -> io::Result<()> {
         self.file.write_all(&self.line)?;
         self.events += 1;
         Ok(())

@@ -56,10 +56,13 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     };
     let mut head = format!(" {label}");
     let mut rest = String::new();
+    // The bar gives way to everything but the position.
+    let mut position_w = 0;
     match &app.player {
         Some(p) => {
             head.push_str(&format!(" · {} ", timeline_bar::state_text(p)));
             rest.push_str(&format!(" {}", timeline_bar::position_text(p)));
+            position_w = wrap::width(&rest) + 1;
         }
         None => {
             let state = sanitize::line(&app.source.state.label()).into_owned();
@@ -118,9 +121,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     let head = wrap::truncate(&head, room);
     room -= wrap::width(&head);
     let mut bar = None;
-    if let Some(p) = &app.player {
-        // The bar gives way to the position text only.
-        let position_w = wrap::width(&timeline_bar::position_text(p)) + 2;
+    if app.player.is_some() {
         let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(position_w));
         if bar_w >= 8 {
             let x = area.x + wrap::width(&head) as u16;

@@ -19,6 +19,8 @@ use std::time::Duration;
 
 mod span;
 
+use super::playback::GapCappedTime;
+
 use span::{Span, TOO_LONG, read_line_capped};
 
 use super::durable::durable_events;
@@ -242,17 +244,12 @@ impl Timeline {
         stats: &mut IngestStats,
         max_gap: Duration,
     ) -> io::Result<()> {
-        let cap = max_gap.as_millis() as i64;
+        let mut play_time = GapCappedTime::new(max_gap);
         let mut clock = 0i64;
-        let mut last: Option<i64> = None;
         for i in 0..self.entries.len() {
             let record = self.read(i)?;
             if let Some(t) = record.time() {
-                if let Some(prev) = last {
-                    // Backwards times (concatenated recordings) add nothing.
-                    clock += (t - prev).clamp(0, cap);
-                }
-                last = Some(t);
+                clock = play_time.at(t);
             }
             let marks = marks_of(&record, store);
             apply_record(record, store, &mut NoObserver, stats);
