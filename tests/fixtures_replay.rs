@@ -1,6 +1,6 @@
 //! Every captured stream replays to exactly the server's final state.
 //!
-//! Walks ../shared/fixtures: a new scenario folder is covered by dropping it in.
+//! Walks tests/fixtures/opencode-1.18.33: a new scenario folder is covered by dropping it in.
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! Markdown rendering, and streaming it: rendering a growing text block by
 //! block must give exactly what rendering it whole gives.
 
+mod common;
+
 use ocview::ui::markdown::{self, MdCtx, Plain};
 use ocview::ui::render_cache::RenderCache;
 use ocview::ui::theme::{Role, Theme};
@@ -162,8 +164,7 @@ fn streaming_block_by_block_equals_rendering_whole() {
 
 #[test]
 fn streaming_fixture_texts_equals_rendering_whole() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/opencode-1.18.33");
+    let dir = common::fixtures_dir();
     let mut n = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path().join("messages.json");

@@ -7,13 +7,13 @@ pub fn fixtures_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("OCVIEW_FIXTURES") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/opencode-1.18.33")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode-1.18.33")
 }
 
 /// Every fixture's event.jsonl, in folder order.
 pub fn fixture_streams() -> Vec<String> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .expect("fixtures beside the repository")
+        .expect("fixtures in tests/fixtures")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("event.jsonl").is_file())
         .collect();

@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use ocview::model::{NoObserver, ReplyObserver, Store};
 use ocview::source::{IngestStats, ReplayReader, ingest};
 
-/// `../shared/fixtures/opencode-1.18.33`, or `$OCVIEW_FIXTURES`.
+/// `tests/fixtures/opencode-1.18.33` (copied from the captures in
+/// `../shared/fixtures`), or `$OCVIEW_FIXTURES`.
 pub fn fixtures_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("OCVIEW_FIXTURES") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/opencode-1.18.33")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode-1.18.33")
 }
 
 /// Every scenario folder, sorted. Panics when there are none: a test that
