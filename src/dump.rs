@@ -180,8 +180,8 @@ fn message_block(out: &mut String, message: &Message) {
     if let Some(e) = &info.error {
         let _ = writeln!(out, "  error: {}", sanitize::line(&e.summary()));
     }
-    for part in &message.parts {
-        part_block(out, part);
+    for part in crate::model::shown::shown_parts(message) {
+        part_block(out, &part);
     }
 }
 

@@ -137,8 +137,8 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
             if let Some(e) = &m.info.error {
                 let _ = writeln!(out, "> **Error:** {}\n", sanitize::line(&e.summary()));
             }
-            // Stream-only parts are ours: the todos are listed below.
-            for p in m.parts.iter().filter(|p| !p.is_stream_only()) {
+            // As the viewer shows them: one card per todowrite call.
+            for p in crate::model::shown::shown_parts(m) {
                 match &p.body {
                     PartBody::Text(t) if !t.text.trim().is_empty() => {
                         let _ = writeln!(out, "{}\n", sanitize::block(t.text.trim_end()));

@@ -22,6 +22,7 @@ pub struct PlainPrinter<W: Write> {
     user_messages: HashSet<String>,
     /// The first write error (a closed pipe): printing stops.
     pub error: Option<std::io::Error>,
+    todo_pairing: crate::model::shown::TodoPairing,
 }
 
 const DIM: &str = "\u{1b}[2m";
@@ -40,6 +41,7 @@ impl<W: Write> PlainPrinter<W> {
             session: None,
             user_messages: HashSet::new(),
             error: None,
+            todo_pairing: Default::default(),
         }
     }
 
@@ -71,9 +73,9 @@ impl<W: Write> PlainPrinter<W> {
     }
 
     fn part(&mut self, part: &Part) {
-        // Stream-only parts are ours (a todo list materialised as a card):
-        // the tool call that made them is printed already.
-        if self.printed.contains(&part.id) || part.is_stream_only() {
+        // A todo list materialised from `todo.updated` is told by the
+        // todowrite call that caused it (model::shown decides).
+        if self.printed.contains(&part.id) || !self.todo_pairing.observe(part) {
             return;
         }
         let from_user = self.user_messages.contains(&part.message_id);

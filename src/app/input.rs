@@ -9,6 +9,7 @@ use ratatui::layout::{Position, Rect};
 use super::keymap::{Action, Key};
 use super::{App, Focus, Overlay};
 use crate::model::part::PartBody;
+use crate::model::shown::{Shown, shown};
 use crate::ui::blocks;
 use crate::ui::turn_layout::{self, Jump, Pos};
 
@@ -379,9 +380,11 @@ impl App {
             }
         };
         let is_card_at = |p: Pos| {
-            p.part()
-                .and_then(|pi| session.messages[p.message].parts.get(pi))
-                .is_some_and(blocks::is_card)
+            p.part().is_some_and(|pi| {
+                let message = &session.messages[p.message];
+                message.parts.get(pi).is_some_and(blocks::is_card)
+                    && !matches!(shown(message, pi), Shown::Hidden)
+            })
         };
         // With nothing selected yet, a card at the start itself counts.
         let mut cur = if state.selected.is_none() && is_card_at(start) {

@@ -85,6 +85,8 @@ pub enum Event {
 pub struct Envelope {
     /// Sortable position from the `evt_` id; 0 when unknown (REST snapshots).
     pub seq: u64,
+    /// A hash of the whole `evt_` id (`event_mark::event_tag`); 0 without one.
+    pub tag: u64,
     /// When the source received it, ms (the recording's clock), if known.
     pub received_ms: Option<i64>,
     /// The project directory from a `/global/event` wrapper.
@@ -96,6 +98,7 @@ impl Envelope {
     pub fn new(event: Event) -> Self {
         Envelope {
             seq: 0,
+            tag: 0,
             received_ms: None,
             directory: None,
             event,
@@ -150,6 +153,9 @@ struct DiffProps {
 struct InfoProps<'a> {
     #[serde(borrow)]
     info: &'a RawValue,
+    /// The event's session: the owner of an info or part that names none.
+    #[serde(rename = "sessionID", default)]
+    session_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +170,8 @@ struct MessageRemovedProps {
 struct PartProps<'a> {
     #[serde(borrow)]
     part: &'a RawValue,
+    #[serde(rename = "sessionID", default)]
+    session_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -290,7 +298,10 @@ impl Event {
             }
             "message.updated" => {
                 let p = InfoProps::deserialize(d)?;
-                let info = MessageInfo::from_raw(p.info).map_err(|e| bad(&e.to_string()))?;
+                let mut info = MessageInfo::from_raw(p.info).map_err(|e| bad(&e.to_string()))?;
+                if info.session_id.is_empty() {
+                    info.session_id = p.session_id.unwrap_or_default();
+                }
                 if info.id.is_empty() || info.session_id.is_empty() {
                     return Err(bad("info has no id or sessionID"));
                 }
@@ -305,9 +316,11 @@ impl Event {
             }
             "message.part.updated" => {
                 let p = PartProps::deserialize(d)?;
-                Event::PartUpdated(Box::new(
-                    Part::from_raw(p.part).map_err(|e| bad(&e.to_string()))?,
-                ))
+                let mut part = Part::from_raw(p.part).map_err(|e| bad(&e.to_string()))?;
+                if part.session_id.is_empty() {
+                    part.session_id = p.session_id.unwrap_or_default();
+                }
+                Event::PartUpdated(Box::new(part))
             }
             "message.part.removed" => {
                 let p = PartRemovedProps::deserialize(d)?;

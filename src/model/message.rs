@@ -177,7 +177,7 @@ pub struct Message {
     /// True while the message is known only from its parts.
     pub placeholder: bool,
     pub revision: u64,
-    pub(crate) last_event: u64,
+    pub(crate) last_event: super::event_mark::EventMark,
 }
 
 impl Message {

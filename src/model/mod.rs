@@ -2,6 +2,7 @@
 //! that applies bus events to them. Nothing here knows about the terminal.
 
 pub mod event;
+pub mod event_mark;
 pub mod ids;
 mod json_peek;
 mod lenient;
@@ -14,11 +15,13 @@ pub mod prompt;
 mod reconcile;
 mod reducer;
 pub mod session;
+pub mod shown;
 pub mod store;
 mod stream_only;
 pub mod turn;
 
 pub use event::{Envelope, Event};
+pub use event_mark::EventMark;
 pub use message::{FileDiff, Message, MessageInfo, Role};
 pub use observer::{NoObserver, ReplyObserver};
 pub use part::{Part, PartBody, ToolStatus};

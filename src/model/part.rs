@@ -231,7 +231,7 @@ pub struct Part {
     pub source: Option<PartSource>,
     /// Bumped on every change, so renderers can cache by (id, revision, width).
     pub revision: u64,
-    pub(crate) last_event: u64,
+    pub(crate) last_event: super::event_mark::EventMark,
 }
 
 #[derive(Deserialize)]
@@ -281,7 +281,7 @@ impl Part {
             raw: raw.to_owned(),
             source: None,
             revision: 0,
-            last_event: 0,
+            last_event: Default::default(),
         })
     }
 

@@ -2,26 +2,37 @@
 //!
 //! Rules that make it safe to feed from overlapping sources (a REST snapshot
 //! plus buffered stream events, a reconnect, a duplicated line):
-//! - an entity remembers the `evt_` position of the last event applied to it;
-//!   an event at or before that position is stale (applied twice or late);
+//! - an entity remembers the mark of the last event applied to it; an event
+//!   is stale when it is that same event again (the whole id), or an older
+//!   one on the same connection (`EventMark`). Clocks inside payloads never
+//!   order stream events: a server clock in the future must not freeze an
+//!   entity;
+//! - a reply that arrives before its request is kept, and settles the
+//!   request when it comes;
 //! - state never moves backwards: a finished part is not replaced by an
 //!   unfinished one, a tool never returns to a lower state, a completed
 //!   message is not replaced by an uncompleted one;
 //! - a delta for a finished part is already in its text and is skipped.
 
 use super::event::{Envelope, Event};
+use super::event_mark::EventMark;
 use super::ids::find_by_id;
 use super::message::{Message, MessageInfo};
 use super::observer::ReplyObserver;
 use super::part::{Part, PartBody};
 use super::prompt::{Prompt, PromptRequest, Resolution};
 use super::session::{SessionInfo, SessionStatus};
-use super::store::{Change, Effect, HeldDelta, Outcome, Store};
+use super::store::{Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store};
 
 impl Store {
     /// Apply one event. Returns what changed; never fails.
     pub fn apply(&mut self, env: Envelope, obs: &mut dyn ReplyObserver) -> Outcome {
         let seq = env.seq;
+        let mark = EventMark {
+            seq,
+            tag: env.tag,
+            connection: self.connected,
+        };
         let at = env.received_ms;
         match env.event {
             Event::ServerConnected => {
@@ -38,7 +49,7 @@ impl Store {
                 })
             }
             Event::SessionCreated(info) | Event::SessionUpdated(info) => {
-                self.upsert_session(*info, seq, env.directory)
+                self.upsert_session(*info, mark, env.directory)
             }
             Event::SessionDeleted(info) => match self.session_index(&info.id) {
                 Ok(i) => {
@@ -87,7 +98,7 @@ impl Store {
                 self.touch(si, None);
                 session_outcome(session_id, created)
             }
-            Event::MessageUpdated(info) => self.upsert_message(*info, seq, obs),
+            Event::MessageUpdated(info) => self.upsert_message(*info, mark, obs),
             Event::MessageRemoved {
                 session_id,
                 message_id,
@@ -109,7 +120,7 @@ impl Store {
                     None => orphan(Outcome::with(Effect::Stale), "removed message", &message_id),
                 }
             }
-            Event::PartUpdated(part) => self.upsert_part(*part, seq, obs),
+            Event::PartUpdated(part) => self.upsert_part(*part, mark, obs),
             Event::PartRemoved {
                 session_id,
                 message_id,
@@ -136,14 +147,14 @@ impl Store {
                 part_id,
                 field,
                 delta,
-            } => self.apply_delta(session_id, message_id, part_id, field, delta, seq, obs),
+            } => self.apply_delta(session_id, message_id, part_id, field, delta, mark, obs),
             Event::PermissionAsked(request) => {
                 obs.permission_asked(&request);
-                self.add_prompt(PromptRequest::Permission(*request), at)
+                self.add_prompt(PromptRequest::Permission(*request), at, obs)
             }
             Event::QuestionAsked(request) => {
                 obs.question_asked(&request);
-                self.add_prompt(PromptRequest::Question(*request), at)
+                self.add_prompt(PromptRequest::Question(*request), at, obs)
             }
             Event::PermissionReplied {
                 session_id,
@@ -175,7 +186,7 @@ impl Store {
                 session_id,
                 todos,
                 raw_todos,
-            } => self.update_todos(session_id, todos, &raw_todos, seq, obs),
+            } => self.update_todos(session_id, todos, &raw_todos, mark, obs),
             Event::Other(kind) => {
                 *self.ignored.entry(kind).or_default() += 1;
                 Outcome::with(Effect::Ignored)
@@ -186,18 +197,22 @@ impl Store {
     fn upsert_session(
         &mut self,
         info: SessionInfo,
-        seq: u64,
+        mark: EventMark,
         directory: Option<String>,
     ) -> Outcome {
         let id = info.id.clone();
         let (si, _) = self.session_or_placeholder(&id);
         let session = &mut self.sessions[si];
         if !session.placeholder {
-            if seq != 0 && seq <= session.last_event {
+            if session.last_event.makes_stale(mark) {
                 return Outcome::with(Effect::Stale);
             }
-            // A snapshot older than what the stream already told us.
-            if let (Some(old), Some(new)) = (session.info.time.updated, info.time.updated)
+            // A snapshot (no stream position) older than what the stream
+            // already told us. Only a snapshot is judged by the server's
+            // clock: between stream events the stream's order rules, so a
+            // `time.updated` in the future cannot freeze the session.
+            if mark.seq == 0
+                && let (Some(old), Some(new)) = (session.info.time.updated, info.time.updated)
                 && new < old
             {
                 return Outcome::with(Effect::Stale);
@@ -205,7 +220,7 @@ impl Store {
         }
         session.info = info;
         session.placeholder = false;
-        session.last_event = session.last_event.max(seq);
+        session.last_event.advance(mark);
         if directory.is_some() {
             session.project_directory = directory;
         }
@@ -245,7 +260,7 @@ impl Store {
     fn upsert_message(
         &mut self,
         info: MessageInfo,
-        seq: u64,
+        mark: EventMark,
         obs: &mut dyn ReplyObserver,
     ) -> Outcome {
         let session_id = info.session_id.clone();
@@ -256,7 +271,7 @@ impl Store {
             Ok(mi) => {
                 let message = &mut session.messages[mi];
                 if !message.placeholder {
-                    if seq != 0 && seq <= message.last_event {
+                    if message.last_event.makes_stale(mark) {
                         return Outcome::with(Effect::Stale);
                     }
                     if message.info.completed.is_some() && info.completed.is_none() {
@@ -265,12 +280,12 @@ impl Store {
                 }
                 message.info = info;
                 message.placeholder = false;
-                message.last_event = message.last_event.max(seq);
+                message.last_event.advance(mark);
                 mi
             }
             Err(mi) => {
                 let mut message = Message::new(info);
-                message.last_event = seq;
+                message.last_event = mark;
                 session.messages.insert(mi, message);
                 mi
             }
@@ -289,24 +304,32 @@ impl Store {
         outcome
     }
 
-    fn upsert_part(&mut self, mut part: Part, seq: u64, obs: &mut dyn ReplyObserver) -> Outcome {
+    fn upsert_part(
+        &mut self,
+        mut part: Part,
+        mark: EventMark,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
         let session_id = part.session_id.clone();
         let message_id = part.message_id.clone();
         let part_id = part.id.clone();
         let (si, mi, created) = self.message_or_placeholder(&session_id, &message_id);
         let held = self.held_deltas.remove(&part_id);
         let message = &mut self.sessions[si].messages[mi];
-        part.last_event = seq;
+        part.last_event = mark;
         let pi = match message.part_index(&part_id) {
             Ok(pi) => {
                 let existing = &mut message.parts[pi];
-                if seq != 0 && seq <= existing.last_event {
+                if existing.last_event.makes_stale(mark) {
                     return Outcome::with(Effect::Stale);
                 }
                 if regresses(existing, &part) {
                     return Outcome::with(Effect::Stale);
                 }
                 keep_streamed_text(existing, &mut part);
+                if mark.seq == 0 {
+                    part.last_event = existing.last_event;
+                }
                 part.revision = existing.revision + 1;
                 part.source = existing.source;
                 *existing = part;
@@ -331,9 +354,9 @@ impl Store {
         if let Some(held) = held {
             let part = &mut message.parts[pi];
             for d in held {
-                if !part.is_final() && (d.seq == 0 || d.seq > part.last_event) {
+                if !part.is_final() && !part.last_event.makes_stale(d.mark) {
                     part.append_delta(&d.field, &d.delta);
-                    part.last_event = part.last_event.max(d.seq);
+                    part.last_event.advance(d.mark);
                     obs.part_changed(part, pi, &d.delta);
                 }
             }
@@ -359,25 +382,30 @@ impl Store {
         part_id: String,
         field: String,
         delta: String,
-        seq: u64,
+        mark: EventMark,
         obs: &mut dyn ReplyObserver,
     ) -> Outcome {
         let Some((si, mi, pi)) = self.locate_part(&session_id, &message_id, &part_id) else {
             let held = self.held_deltas.entry(part_id).or_default();
-            if seq != 0 && held.iter().any(|d| d.seq == seq) {
+            // The same delta again (its whole id) is held once.
+            if mark.seq != 0
+                && held
+                    .iter()
+                    .any(|d| (d.mark.seq, d.mark.tag) == (mark.seq, mark.tag))
+            {
                 return Outcome::with(Effect::Stale);
             }
-            held.push(HeldDelta { seq, field, delta });
+            held.push(HeldDelta { mark, field, delta });
             return Outcome::with(Effect::Held);
         };
         let part = &mut self.sessions[si].messages[mi].parts[pi];
-        if (seq != 0 && seq <= part.last_event) || part.is_final() {
+        if part.last_event.makes_stale(mark) || part.is_final() {
             return Outcome::with(Effect::Stale);
         }
         if !part.append_delta(&field, &delta) {
             return Outcome::with(Effect::Stale);
         }
-        part.last_event = part.last_event.max(seq);
+        part.last_event.advance(mark);
         part.revision += 1;
         obs.part_changed(part, pi, &delta);
         self.touch(si, Some(mi));
@@ -389,8 +417,14 @@ impl Store {
         })
     }
 
-    fn add_prompt(&mut self, request: PromptRequest, at: Option<i64>) -> Outcome {
+    fn add_prompt(
+        &mut self,
+        request: PromptRequest,
+        at: Option<i64>,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
         let session_id = request.session_id().to_string();
+        let request_id = request.id().to_string();
         let (si, created) = self.session_or_placeholder(&session_id);
         let pi = match find_by_id(&self.prompts, request.id(), |p| p.request.id()) {
             Ok(pi) => {
@@ -416,6 +450,10 @@ impl Store {
         };
         let _ = pi;
         self.touch(si, None);
+        // Its reply came first (reordered input): it is already answered.
+        if let Some((resolution, replied_at)) = self.early_replies.remove(&request_id) {
+            self.resolve_prompt(&session_id, &request_id, resolution, replied_at, obs);
+        }
         let mut outcome = session_outcome(session_id, created);
         outcome.change.prompts = true;
         outcome.change.session_list = true;
@@ -431,8 +469,17 @@ impl Store {
         obs: &mut dyn ReplyObserver,
     ) -> Outcome {
         let Ok(pi) = find_by_id(&self.prompts, request_id, |p| p.request.id()) else {
+            // Kept for the request, which may still come.
+            let effect = if self.early_replies.len() < MAX_EARLY_REPLIES {
+                self.early_replies
+                    .entry(request_id.to_string())
+                    .or_insert((resolution, at));
+                Effect::Held
+            } else {
+                Effect::Stale
+            };
             return orphan(
-                Outcome::with(Effect::Stale),
+                Outcome::with(effect),
                 "reply to unknown request",
                 request_id,
             );

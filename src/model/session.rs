@@ -235,7 +235,7 @@ pub struct Session {
     pub placeholder: bool,
     /// Bumped on every change to the session or anything in it.
     pub revision: u64,
-    pub(crate) last_event: u64,
+    pub(crate) last_event: super::event_mark::EventMark,
 }
 
 impl Session {

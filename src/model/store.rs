@@ -62,10 +62,14 @@ impl Outcome {
     }
 }
 
+/// How many replies without their request are kept: hostile input must not
+/// grow the store without bound.
+pub(crate) const MAX_EARLY_REPLIES: usize = 4096;
+
 /// A delta that arrived before its part.
 #[derive(Debug, Clone)]
 pub(crate) struct HeldDelta {
-    pub seq: u64,
+    pub mark: super::event_mark::EventMark,
     pub field: String,
     pub delta: String,
 }
@@ -77,6 +81,9 @@ pub struct Store {
     /// Every prompt seen, ordered by request id (arrival order).
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) held_deltas: HashMap<String, Vec<HeldDelta>>,
+    /// Replies that arrived before their request (reordered input), by
+    /// request id, with their receive time; the request settles on arrival.
+    pub(crate) early_replies: HashMap<String, (super::prompt::Resolution, Option<i64>)>,
     /// Events we do not need, counted by type.
     pub(crate) ignored: BTreeMap<String, u64>,
     /// Errors not tied to a session.

@@ -8,6 +8,7 @@
 
 use serde_json::value::RawValue;
 
+use super::event_mark::EventMark;
 use super::message::{Message, MessageInfo};
 use super::observer::ReplyObserver;
 use super::part::Part;
@@ -21,9 +22,10 @@ impl Store {
         session_id: String,
         todos: Vec<Todo>,
         raw_todos: &RawValue,
-        seq: u64,
+        mark: EventMark,
         obs: &mut dyn ReplyObserver,
     ) -> Outcome {
+        let seq = mark.seq;
         obs.todos_changed(&session_id, &todos);
         let (si, created) = self.session_or_placeholder(&session_id);
         let count = todos.len();
@@ -47,7 +49,7 @@ impl Store {
             let part_id = todo_part_id(message, seq);
             let part = todo_part(&part_id, &message.info, raw_todos, count);
             if let Some(mut part) = part {
-                part.last_event = seq;
+                part.last_event = mark;
                 match message.part_index(&part_id) {
                     Ok(pi) => {
                         part.revision = message.parts[pi].revision + 1;

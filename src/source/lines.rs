@@ -17,6 +17,10 @@ pub struct LineInfo {
     pub terminated: bool,
     /// The line was longer than the limit; the buffer holds only its start.
     pub too_long: bool,
+    /// A CR before the line's end was dropped (CRLF, or a last line ending in
+    /// CR). SSE counts a lone CR as a line end of its own, so its reader
+    /// needs to know.
+    pub cr: bool,
 }
 
 pub struct LineReader<R> {
@@ -59,12 +63,16 @@ impl<R: BufRead> LineReader<R> {
             }
         };
         if let Some(end) = memchr(chunk).filter(|&end| end <= self.max) {
-            let line = chunk[..end].strip_suffix(b"\r").unwrap_or(&chunk[..end]);
+            let (line, cr) = match chunk[..end].strip_suffix(b"\r") {
+                Some(line) => (line, true),
+                None => (&chunk[..end], false),
+            };
             self.number += 1;
             let info = LineInfo {
                 number: self.number,
                 terminated: true,
                 too_long: false,
+                cr,
             };
             let out = f(line, info);
             self.inner.consume(end + 1);
@@ -112,7 +120,8 @@ impl<R: BufRead> LineReader<R> {
         if !any {
             return Ok(None);
         }
-        if buf.last() == Some(&b'\r') {
+        let cr = buf.last() == Some(&b'\r');
+        if cr {
             buf.pop();
         }
         self.number += 1;
@@ -120,6 +129,7 @@ impl<R: BufRead> LineReader<R> {
             number: self.number,
             terminated,
             too_long,
+            cr,
         }))
     }
 }

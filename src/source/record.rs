@@ -15,6 +15,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::model::event::{Envelope, Event};
+use crate::model::event_mark::event_tag;
 use crate::model::ids::event_seq;
 
 /// What one record turned out to be.
@@ -270,6 +271,7 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
     .map_err(|e| RecordError(e.to_string()))?;
     Ok(Decoded::Event(Envelope {
         seq: wire.id.as_deref().map(event_seq).unwrap_or(0),
+        tag: wire.id.as_deref().map(event_tag).unwrap_or(0),
         received_ms: wire.received_ms,
         directory: wire.directory.map(Cow::into_owned),
         event,

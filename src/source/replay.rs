@@ -123,8 +123,17 @@ impl<R: BufRead> ReplayReader<R> {
                     Format::JsonLines => (!line.trim_ascii().is_empty())
                         .then(|| decode_record(line, info.number, info.terminated)),
                     Format::Sse => {
+                        // Give the decoder the line's real ending: CR, LF
+                        // and CRLF all end a line in SSE, and a CR the line
+                        // reader dropped may be the blank line of a frame.
                         sse.push(line, frames);
-                        sse.push(b"\n", frames);
+                        let ending: &[u8] = match (info.cr, info.terminated) {
+                            (true, true) => b"\r\n",
+                            (true, false) => b"\r",
+                            (false, true) => b"\n",
+                            (false, false) => b"",
+                        };
+                        sse.push(ending, frames);
                         for frame in frames.drain(..) {
                             let mut record = decode_record(frame.data.as_bytes(), frame.line, true);
                             if frame.repaired && record.repaired.is_none() {

@@ -12,7 +12,12 @@ use ratatui::text::Line;
 
 use super::blocks::{self, RenderCtx};
 use super::render_cache::{Lines, RenderCache};
+use crate::model::shown::{self, Shown};
 use crate::model::{Message, PartBody, Session};
+
+/// The cache variant of a part shown as nothing (no other variant sets
+/// every bit).
+const HIDDEN: u64 = u64::MAX;
 
 /// A block: a message header (`slot` 0) or its part `slot - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -331,6 +336,16 @@ impl Layout<'_, '_, '_, '_> {
             }
             Some(pi) => {
                 let part = &message.parts[pi];
+                let shown = shown::shown(message, pi);
+                if let Shown::Hidden = shown {
+                    return self.cache.get_or_render(
+                        &part.id,
+                        part.revision,
+                        ctx.width,
+                        HIDDEN,
+                        || (Vec::new(), false),
+                    );
+                }
                 if let PartBody::Text(t) = &part.body {
                     let role = blocks::text_role(t);
                     return self.cache.markdown_stream(
@@ -353,11 +368,15 @@ impl Layout<'_, '_, '_, '_> {
                     self.state
                         .is_expanded(part, self.ctx.collapse_reasoning, ctx.detail);
                 let full = self.state.is_full(&part.id, ctx.detail);
-                let variant = variant(part, expanded, full, ctx);
+                let variant =
+                    variant(part, expanded, full, ctx) ^ shown.extra_revision().rotate_left(40);
                 self.cache
                     .get_or_render(&part.id, part.revision, ctx.width, variant, || {
                         ctx.pending_highlight.set(false);
-                        let lines = blocks::part_lines(part, expanded, full, ctx);
+                        let lines = match shown.resolve(part) {
+                            Some(part) => blocks::part_lines(&part, expanded, full, ctx),
+                            None => Vec::new(),
+                        };
                         (lines, ctx.pending_highlight.get())
                     })
             }
