@@ -420,3 +420,65 @@ async fn attach_all_shows_every_project_of_the_server() {
     let all = String::from_utf8_lossy(&all.stdout).to_string();
     assert!(all.contains(&here) && all.contains(&there), "{all}");
 }
+
+/// A provider stream that fails after some text, then succeeds on opencode's
+/// retry: the streamed text of the failed attempt is not what the server
+/// stores. Once the session is idle the viewer shows what the server stored,
+/// live and in a replay of what it recorded (seed 000: wire parts overwrite
+/// what streaming captured).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_failing_midway_then_retried_ends_with_the_servers_stored_text() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = std::sync::Arc::new(AtomicUsize::new(0));
+    let model = FakeModel::start(std::sync::Arc::new(move |_: &serde_json::Value, _| {
+        if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            Step::text("Streamed words of a first attempt that the provider then drops halfway")
+                .fail_midway()
+        } else {
+            Step::text("The retried answer, whole.")
+        }
+    }))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let session = server.create_session().await;
+    let mut v = Viewer::attach(&server.url());
+    v.until("the session", 30, |a| a.store.session(&session).is_some())
+        .await;
+    v.app.selected = Some(session.clone());
+    server.prompt(&session, "answer me").await;
+    v.until("the first attempt's text", 60, |a| {
+        texts(a, &session).contains("Streamed words")
+    })
+    .await;
+    v.until("the retried answer", 90, |a| {
+        texts(a, &session).contains("The retried answer")
+    })
+    .await;
+    server.wait_idle(&session, 60).await;
+    v.settle(1500).await;
+    let stored: Vec<String> = server
+        .messages(&session)
+        .await
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["type"] == "text")
+        .map(|p| p["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        stored.iter().filter(|t| t.is_empty()).count(),
+        1,
+        "the server keeps the failed attempt's part, empty: {stored:?}"
+    );
+    assert_eq!(texts(&v.app, &session), stored.join("|"), "live");
+    let recording = v.recorded();
+    let (replayed, _) = common::replay_bytes(&recording);
+    let replayed_texts: Vec<String> = replayed
+        .session(&session)
+        .unwrap()
+        .messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .filter_map(|p| p.text().map(str::to_string))
+        .collect();
+    assert_eq!(replayed_texts, stored, "replayed from the recording");
+}

@@ -35,7 +35,11 @@ fn connected(n: u64) -> Envelope {
 
 fn session_updated(n: u64, title: &str, updated: i64) -> Envelope {
     let info = json!({"id": SES, "title": title, "directory": "/p", "time": {"created": 1, "updated": updated}});
-    ev(n, "session.updated", json!({"sessionID": SES, "info": info}))
+    ev(
+        n,
+        "session.updated",
+        json!({"sessionID": SES, "info": info}),
+    )
 }
 
 fn base() -> Store {
@@ -43,16 +47,31 @@ fn base() -> Store {
     apply(&mut store, connected(1));
     apply(&mut store, session_updated(2, "start", 10));
     let user = json!({"id": USER, "sessionID": SES, "role": "user", "time": {"created": 1}});
-    apply(&mut store, ev(3, "message.updated", json!({"sessionID": SES, "info": user})));
+    apply(
+        &mut store,
+        ev(
+            3,
+            "message.updated",
+            json!({"sessionID": SES, "info": user}),
+        ),
+    );
     let assistant = json!({"id": ASSIST, "sessionID": SES, "role": "assistant", "parentID": USER, "time": {"created": 2}});
     apply(
         &mut store,
-        ev(4, "message.updated", json!({"sessionID": SES, "info": assistant})),
+        ev(
+            4,
+            "message.updated",
+            json!({"sessionID": SES, "info": assistant}),
+        ),
     );
     let part = json!({"id": TEXT, "messageID": ASSIST, "sessionID": SES, "type": "text", "text": "", "time": {"start": 1}});
     apply(
         &mut store,
-        ev(5, "message.part.updated", json!({"sessionID": SES, "part": part, "time": 1})),
+        ev(
+            5,
+            "message.part.updated",
+            json!({"sessionID": SES, "part": part, "time": 1}),
+        ),
     );
     store
 }
@@ -88,8 +107,14 @@ fn the_same_event_again_is_stale() {
 fn two_events_at_one_position_are_both_applied() {
     let mut store = base();
     let pos = 0x2028fb000010;
-    assert_eq!(apply(&mut store, delta_at(pos, "firstTAILfirst", "a")), Effect::Applied);
-    assert_eq!(apply(&mut store, delta_at(pos, "secondTAILsecn", "b")), Effect::Applied);
+    assert_eq!(
+        apply(&mut store, delta_at(pos, "firstTAILfirst", "a")),
+        Effect::Applied
+    );
+    assert_eq!(
+        apply(&mut store, delta_at(pos, "secondTAILsecn", "b")),
+        Effect::Applied
+    );
     assert_eq!(text(&store), "ab");
 }
 
@@ -98,12 +123,18 @@ fn an_older_event_is_stale_on_its_connection_only() {
     let mut store = base();
     apply(&mut store, session_updated(20, "newer", 20));
     // Older, same connection: late, skipped.
-    assert_eq!(apply(&mut store, session_updated(15, "late", 15)), Effect::Stale);
+    assert_eq!(
+        apply(&mut store, session_updated(15, "late", 15)),
+        Effect::Stale
+    );
     assert_eq!(title(&store), "newer");
     // A new connection (a restarted server may count from anywhere): its
     // events are not judged by the old connection's positions.
     apply(&mut store, connected(8));
-    assert_eq!(apply(&mut store, session_updated(9, "after reconnect", 30)), Effect::Applied);
+    assert_eq!(
+        apply(&mut store, session_updated(9, "after reconnect", 30)),
+        Effect::Applied
+    );
     assert_eq!(title(&store), "after reconnect");
 }
 
@@ -112,9 +143,15 @@ fn a_clock_in_the_future_does_not_freeze_a_session() {
     let mut store = base();
     let future = 4_102_444_800_000; // 2100-01-01
     apply(&mut store, session_updated(20, "from the future", future));
-    assert_eq!(apply(&mut store, session_updated(21, "renamed", 25)), Effect::Applied);
+    assert_eq!(
+        apply(&mut store, session_updated(21, "renamed", 25)),
+        Effect::Applied
+    );
     assert_eq!(title(&store), "renamed");
-    assert_eq!(apply(&mut store, session_updated(22, "again", 26)), Effect::Applied);
+    assert_eq!(
+        apply(&mut store, session_updated(22, "again", 26)),
+        Effect::Applied
+    );
     assert_eq!(title(&store), "again");
 }
 
@@ -168,7 +205,11 @@ fn a_part_without_its_session_belongs_to_the_events() {
     let mut store = base();
     let part = json!({"id": "prt_2028fb0000ffAAAA", "messageID": ASSIST, "type": "text", "text": "hi", "time": {"start": 1, "end": 2}});
     let outcome = store.apply(
-        ev(30, "message.part.updated", json!({"sessionID": SES, "part": part, "time": 1})),
+        ev(
+            30,
+            "message.part.updated",
+            json!({"sessionID": SES, "part": part, "time": 1}),
+        ),
         &mut NoObserver,
     );
     assert_eq!(outcome.effect, Effect::Applied);
@@ -180,11 +221,21 @@ fn a_part_without_its_session_belongs_to_the_events() {
     // A message info without its own sessionID, likewise.
     let info = json!({"id": "msg_2028fb0000eeBBBB", "role": "user", "time": {"created": 5}});
     let outcome = store.apply(
-        ev(31, "message.updated", json!({"sessionID": SES, "info": info})),
+        ev(
+            31,
+            "message.updated",
+            json!({"sessionID": SES, "info": info}),
+        ),
         &mut NoObserver,
     );
     assert_eq!(outcome.effect, Effect::Applied);
-    assert!(store.session(SES).unwrap().message("msg_2028fb0000eeBBBB").is_some());
+    assert!(
+        store
+            .session(SES)
+            .unwrap()
+            .message("msg_2028fb0000eeBBBB")
+            .is_some()
+    );
 }
 
 /// The same SSE stream with each line end the spec allows: LF, CRLF, CR,
@@ -219,10 +270,20 @@ fn sse_files_with_any_line_ends_replay_alike() {
     // A last frame ended by CR CR: whole, not truncated.
     let cr_cr = "data: {\"id\":\"evt_2028fb000001abc\",\"type\":\"server.connected\",\"properties\":{}}\r\r";
     let (_, stats) = common::replay_bytes(cr_cr.as_bytes());
-    assert_eq!((stats.events, stats.malformed), (1, 0), "{:?}", stats.problems());
+    assert_eq!(
+        (stats.events, stats.malformed),
+        (1, 0),
+        "{:?}",
+        stats.problems()
+    );
     let cr_crlf = cr_cr.replace("\r\r", "\r\r\n");
     let (_, stats) = common::replay_bytes(cr_crlf.as_bytes());
-    assert_eq!((stats.events, stats.malformed), (1, 0), "{:?}", stats.problems());
+    assert_eq!(
+        (stats.events, stats.malformed),
+        (1, 0),
+        "{:?}",
+        stats.problems()
+    );
     // Without its blank line the frame is truncated, whatever the line end.
     for cut in ["data: {}\r", "data: {}\n", "data: {}\r\n", "data: {}"] {
         let (_, stats) = common::replay_bytes(cut.as_bytes());

@@ -316,6 +316,10 @@ impl Store {
         let (si, mi, created) = self.message_or_placeholder(&session_id, &message_id);
         let held = self.held_deltas.remove(&part_id);
         let message = &mut self.sessions[si].messages[mi];
+        // The server's stored part of a finished message is its final word
+        // (seed 000): it replaces what streaming captured, even a shorter
+        // text (a provider retry leaves the failed attempt's part empty).
+        let final_word = mark.seq == 0 && message.info.completed.is_some();
         part.last_event = mark;
         let pi = match message.part_index(&part_id) {
             Ok(pi) => {
@@ -323,10 +327,12 @@ impl Store {
                 if existing.last_event.makes_stale(mark) {
                     return Outcome::with(Effect::Stale);
                 }
-                if regresses(existing, &part) {
+                if !final_word && regresses(existing, &part) {
                     return Outcome::with(Effect::Stale);
                 }
-                keep_streamed_text(existing, &mut part);
+                if !final_word {
+                    keep_streamed_text(existing, &mut part);
+                }
                 if mark.seq == 0 {
                     part.last_event = existing.last_event;
                 }
@@ -524,7 +530,7 @@ fn regresses(old: &Part, new: &Part) -> bool {
 
 /// An unfinished update (a snapshot taken mid-stream) must not throw away
 /// text we already streamed past it.
-fn keep_streamed_text(old: &Part, new: &mut Part) {
+pub(super) fn keep_streamed_text(old: &Part, new: &mut Part) {
     if new.is_final() {
         return;
     }

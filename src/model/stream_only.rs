@@ -127,6 +127,22 @@ impl Store {
             if let Some(old) = replaced.iter().find(|m| m.info.id == message.info.id) {
                 message.revision = old.revision + 1;
                 message.last_event = old.last_event;
+                // A finished message is stored whole: the server's parts are
+                // the final word. One still streaming keeps the text that
+                // streaming got past what the server has stored so far.
+                let finished = message.info.completed.is_some();
+                for part in &mut message.parts {
+                    if let Ok(oi) = old.part_index(&part.id) {
+                        let streamed = &old.parts[oi];
+                        // A new revision, so no cached rendering of the
+                        // streamed part is taken for this one.
+                        part.revision = streamed.revision + 1;
+                        part.last_event = streamed.last_event;
+                        if !finished {
+                            super::reducer::keep_streamed_text(streamed, part);
+                        }
+                    }
+                }
             }
             obs.message_updated(&message.info);
         }

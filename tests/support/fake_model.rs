@@ -24,14 +24,22 @@ pub struct Step {
     pub items: Vec<Item>,
     /// Answer with this HTTP error instead (status, body).
     pub error: Option<(u16, String)>,
+    /// Fail the stream after its text with an error chunk, as a provider
+    /// does when it gives up mid-answer (opencode retries).
+    pub fail_midway: bool,
 }
 
 impl Step {
     pub fn text(t: &str) -> Step {
         Step {
             items: vec![Item::Text(t.into())],
-            error: None,
+            ..Default::default()
         }
+    }
+    /// This step's text, then the stream fails.
+    pub fn fail_midway(mut self) -> Step {
+        self.fail_midway = true;
+        self
     }
     pub fn then_tool(mut self, name: &str, args: Value) -> Step {
         self.items.push(Item::Tool {
@@ -267,10 +275,15 @@ async fn serve(
             }
         }
     }
-    let finish = if tools > 0 { "tool_calls" } else { "stop" };
-    send.push(chunk(json!({}), json!(finish)));
-    send.push(json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-1", "choices": [],
+    if step.fail_midway {
+        let err = json!({"error": {"message": "Overloaded", "type": "server_error", "code": "server_error"}});
+        send.push(err);
+    } else {
+        let finish = if tools > 0 { "tool_calls" } else { "stop" };
+        send.push(chunk(json!({}), json!(finish)));
+        send.push(json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-1", "choices": [],
         "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}}));
+    }
     for c in send {
         sock.write_all(format!("data: {c}\n\n").as_bytes()).await?;
         sock.flush().await?;
