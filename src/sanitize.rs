@@ -70,6 +70,60 @@ pub fn json(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Remove the control strings a terminal would swallow whole: OSC (titles,
+/// OSC 8 hyperlinks), DCS, SOS, PM and APC, in their 7-bit (`ESC ]`) and
+/// C1 (`U+009D`) forms, each up to its terminator: BEL, `ESC \` or `U+009C`
+/// (ST). Tools print them (`ls --hyperlink`, gcc, cargo); what they wrap
+/// is ordinary text and stays. A string with no terminator loses only its
+/// introducer, so the text after it still shows (made inert by `line`).
+/// Colours (CSI) are left for the ANSI parser.
+pub fn strip_control_strings(text: &str) -> Cow<'_, str> {
+    fn introducer(rest: &str) -> Option<usize> {
+        let mut chars = rest.chars();
+        match chars.next()? {
+            '\u{1b}' => matches!(chars.next()?, ']' | 'P' | 'X' | '^' | '_').then_some(2),
+            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => Some(2),
+            _ => None,
+        }
+    }
+    /// The length of the string's body and of its terminator.
+    fn terminator(body: &str) -> Option<(usize, usize)> {
+        let mut it = body.char_indices().peekable();
+        while let Some((i, c)) = it.next() {
+            match c {
+                '\u{7}' => return Some((i, 1)),
+                '\u{9c}' => return Some((i, 2)),
+                '\u{1b}' if it.peek().map(|&(_, n)| n) == Some('\\') => return Some((i, 2)),
+                _ => {}
+            }
+        }
+        None
+    }
+    if !text.contains(['\u{1b}', '\u{9d}', '\u{90}', '\u{98}', '\u{9e}', '\u{9f}']) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(['\u{1b}', '\u{9d}', '\u{90}', '\u{98}', '\u{9e}', '\u{9f}']) {
+        out.push_str(&rest[..at]);
+        let here = &rest[at..];
+        match introducer(here) {
+            Some(len) => match terminator(&here[len..]) {
+                Some((body, end)) => rest = &here[len + body + end..],
+                None => rest = &here[len..],
+            },
+            None => {
+                // An escape that starts no control string (CSI colours).
+                let c = here.chars().next().map_or(1, char::len_utf8);
+                out.push_str(&here[..c]);
+                rest = &here[c..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 fn clean(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     if !text.chars().any(needs_change) {
         return Cow::Borrowed(text);
@@ -103,6 +157,23 @@ fn clean(text: &str, keep_newlines: bool) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_strings_go_and_their_text_stays() {
+        let st = "\u{1b}]8;;file:///src/main.rs\u{1b}\\main.rs\u{1b}]8;;\u{1b}\\ ok";
+        assert_eq!(strip_control_strings(st), "main.rs ok");
+        let bel = "\u{1b}]8;;https://x\u{7}link\u{1b}]8;;\u{7} after";
+        assert_eq!(strip_control_strings(bel), "link after");
+        let c1 = "\u{9d}0;title\u{9c}text \u{90}q\u{1b}\\dcs \u{1b}_apc\u{7}end";
+        assert_eq!(strip_control_strings(c1), "text dcs end");
+        // Colours are kept for the ANSI parser; an unterminated string
+        // loses only its introducer.
+        assert_eq!(
+            strip_control_strings("\u{1b}[31mred\u{1b}[0m \u{1b}]0;never ends"),
+            "\u{1b}[31mred\u{1b}[0m 0;never ends"
+        );
+        assert!(matches!(strip_control_strings("plain"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn plain_text_is_borrowed() {

@@ -420,3 +420,30 @@ fn an_assistant_error_shows_in_a_box() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// Tool output with OSC 8 hyperlinks (`ls --hyperlink=always`, gcc, cargo)
+/// ended by ST (`ESC \`) and by BEL, a title, and colours: the link text
+/// shows, the sequences do not, and nothing after them is hidden.
+#[test]
+fn hyperlinks_in_tool_output_show_their_text() {
+    let output = concat!(
+        "\u{1b}]8;;file:///home/dev/demo-project/src/main.rs\u{1b}\\src/main.rs\u{1b}]8;;\u{1b}\\  (ST)\n",
+        "\u{1b}]8;;file:///home/dev/demo-project/README.md\u{7}README.md\u{1b}]8;;\u{7}  (BEL)\n",
+        "\u{1b}]0;a title\u{1b}\\\u{1b}[1;32mwarning\u{1b}[0m: text after a title\n",
+        "last line"
+    );
+    let input = json!({"command": "ls --hyperlink=always", "description": "List"});
+    let metadata = json!({"output": output, "exit": 0});
+    let state = json!({"status": "completed", "input": input, "output": output, "metadata": metadata, "title": "", "time": {"start": NOW - 1000, "end": NOW}});
+    let text = render(&tool("bash", state), 80, true, false, false, Detail::Normal);
+    for shown in [
+        "src/main.rs  (ST)",
+        "README.md  (BEL)",
+        "warning: text after a title",
+        "last line",
+    ] {
+        assert!(text.contains(shown), "{shown:?} missing:\n{text}");
+    }
+    assert!(!text.contains("file://") && !text.contains('␛'), "{text}");
+    insta::assert_snapshot!("bash_hyperlinks", text);
+}

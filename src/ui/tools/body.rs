@@ -170,6 +170,10 @@ impl<'a> Body<'a> {
 /// Pieces of one output line with ANSI SGR colours as styles.
 pub fn ansi_pieces(raw: &str, base: Style) -> Vec<(String, Style)> {
     use ansi_to_tui::IntoText;
+    // Hyperlinks and titles go first, whatever ends them: the ANSI parser
+    // would take the text after an `ESC \`-ended one as part of it.
+    let raw = sanitize::strip_control_strings(raw);
+    let raw = raw.as_ref();
     if !raw.contains('\u{1b}') {
         return vec![(sanitize::line(raw).into_owned(), base)];
     }
