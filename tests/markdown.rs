@@ -194,3 +194,82 @@ fn stable_prefix_never_splits_a_fence() {
         closed.len() - "after".len()
     );
 }
+
+/// The size of rendered lines: their text and a span's worth per span.
+fn rendered_bytes(lines: &[ratatui::text::Line<'static>]) -> usize {
+    lines
+        .iter()
+        .flat_map(|l| l.spans.iter())
+        .map(|s| s.content.len() + std::mem::size_of::<ratatui::text::Span>())
+        .sum()
+}
+
+/// Pathological markdown renders within a fixed multiple of its size:
+/// nesting is capped (a marker shows where), and so are the lines one part
+/// may produce (a marker says how many were cut).
+#[test]
+fn nesting_bombs_and_torture_texts_render_within_a_bound() {
+    let theme = Theme::default();
+    let bombs = [
+        ("quotes", ">".repeat(24_000) + " x"),
+        // Deep enough that the text wraps a few columns wide.
+        ("deep text", ">".repeat(300) + " " + &"word ".repeat(4_700)),
+        (
+            "deep items",
+            (0..120)
+                .map(|i| format!("{}- {}\n", "  ".repeat(i), "w ".repeat(80)))
+                .collect(),
+        ),
+        ("quoted lists", "> - ".repeat(6_000) + "x"),
+        ("brackets", "[".repeat(24_000) + "x" + &"]".repeat(24_000)),
+        ("emphasis", "*_".repeat(12_000) + "x"),
+        ("many lines", "a\n\n".repeat(40_000)),
+        ("long words", format!("{}\n", "w".repeat(100_000))),
+    ];
+    for (name, src) in bombs {
+        let lines = markdown::render(&src, &ctx(&theme, 80), &mut Plain);
+        let size = rendered_bytes(&lines);
+        assert!(
+            size <= 64 * src.len().max(1024),
+            "{name}: {} bytes of input rendered to {size} bytes in {} lines",
+            src.len(),
+            lines.len()
+        );
+    }
+}
+
+#[test]
+fn nesting_past_the_cap_shows_a_marker() {
+    let theme = Theme::default();
+    let src = ">".repeat(100) + " deep";
+    let lines = markdown::render(&src, &ctx(&theme, 80), &mut Plain);
+    let text: String = lines
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(text.contains("deep"), "{text}");
+    assert!(text.contains('…'), "a marker shows nesting was cut: {text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+}
+
+#[test]
+fn a_part_producing_too_many_lines_is_cut_with_a_marker() {
+    let theme = Theme::default();
+    let src = "line\n\n".repeat(50_000);
+    let lines = markdown::render(&src, &ctx(&theme, 80), &mut Plain);
+    assert!(lines.len() <= markdown::MAX_LINES + 1, "{}", lines.len());
+    let last: String = lines
+        .last()
+        .unwrap()
+        .spans
+        .iter()
+        .map(|s| s.content.as_ref())
+        .collect();
+    assert!(last.contains("cut"), "{last}");
+}

@@ -45,6 +45,15 @@ pub struct MdCtx<'a> {
     pub text_role: Role,
 }
 
+/// Quotes and list items nested deeper than this draw one `…` marker for
+/// the rest: each level would add a prefix to every line, and a nesting
+/// bomb (thousands of `>`) would grow without bound.
+pub const MAX_NESTING: usize = 12;
+
+/// The lines one text may render to; past it, one line says how many more
+/// were cut.
+pub const MAX_LINES: usize = 20_000;
+
 enum Container {
     Quote,
     /// A list: the next item number for ordered lists.
@@ -71,6 +80,8 @@ struct Renderer<'a, 'h> {
     table: Option<Table>,
     /// A blank line is due before the next block.
     gap: bool,
+    /// Lines dropped past `MAX_LINES`.
+    cut: usize,
 }
 
 #[derive(Default)]
@@ -95,6 +106,7 @@ pub fn render(src: &str, ctx: &MdCtx, hl: &mut dyn CodeHighlighter) -> Vec<Line<
         link_targets: Vec::new(),
         table: None,
         gap: false,
+        cut: 0,
     };
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
@@ -102,6 +114,13 @@ pub fn render(src: &str, ctx: &MdCtx, hl: &mut dyn CodeHighlighter) -> Vec<Line<
         r.event(event);
     }
     r.flush_paragraph();
+    if r.cut > 0 {
+        let note = format!(
+            "… {} more lines cut (a part renders {MAX_LINES} at most)",
+            r.cut
+        );
+        r.out.push(Line::styled(note, ctx.theme.style(Role::Muted)));
+    }
     r.out
 }
 
@@ -435,20 +454,37 @@ impl Renderer<'_, '_> {
         self.flush_paragraph();
         if self.gap && !self.out.is_empty() {
             let prefix = self.prefix(false);
-            self.out.push(Line::from(prefix));
+            self.push_line(Line::from(prefix));
         }
         self.gap = false;
     }
 
+    /// The containers that draw a prefix: those within `MAX_NESTING`, and
+    /// whether deeper ones were left out.
+    fn shown_containers(&self) -> (usize, bool) {
+        let mut levels = 0;
+        for (i, c) in self.containers.iter().enumerate() {
+            if !matches!(c, Container::List(_)) {
+                levels += 1;
+                if levels > MAX_NESTING {
+                    return (i, true);
+                }
+            }
+        }
+        (self.containers.len(), false)
+    }
+
     fn prefix_width(&self) -> usize {
-        self.containers
+        let (shown, deeper) = self.shown_containers();
+        let width: usize = self.containers[..shown]
             .iter()
             .map(|c| match c {
                 Container::Quote => 2,
                 Container::List(_) => 0,
                 Container::Item { width, .. } => *width,
             })
-            .sum()
+            .sum();
+        width + if deeper { 2 } else { 0 }
     }
 
     /// The prefix for the next line: quote bars, and each item's marker on
@@ -457,7 +493,8 @@ impl Renderer<'_, '_> {
         let quote = self.theme().style(Role::Quote);
         let marker_style = self.theme().style(Role::Accent);
         let mut spans = Vec::new();
-        for c in self.containers.iter_mut() {
+        let (shown, deeper) = self.shown_containers();
+        for c in self.containers[..shown].iter_mut() {
             match c {
                 Container::Quote => spans.push(Span::styled("│ ", quote)),
                 Container::List(_) => {}
@@ -467,14 +504,29 @@ impl Renderer<'_, '_> {
                 },
             }
         }
+        if deeper {
+            spans.push(Span::styled("… ", quote));
+        }
         spans
+    }
+
+    fn push_line(&mut self, line: Line<'static>) {
+        if self.out.len() < MAX_LINES {
+            self.out.push(line);
+        } else {
+            self.cut += 1;
+        }
     }
 
     fn emit(&mut self, lines: Vec<Line<'static>>) {
         for line in lines {
+            if self.out.len() >= MAX_LINES {
+                self.cut += 1;
+                continue;
+            }
             let mut prefix = self.prefix(true);
             prefix.extend(line.spans);
-            self.out.push(Line::from(prefix));
+            self.push_line(Line::from(prefix));
         }
     }
 
