@@ -135,11 +135,7 @@ impl<R: BufRead> ReplayReader<R> {
                         };
                         sse.push(ending, frames);
                         for frame in frames.drain(..) {
-                            let mut record = decode_record(frame.data.as_bytes(), frame.line, true);
-                            if frame.repaired && record.repaired.is_none() {
-                                record.repaired = Some("invalid UTF-8 replaced");
-                            }
-                            queue.push_back(record);
+                            queue.push_back(frame.record());
                         }
                         None
                     }

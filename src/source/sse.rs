@@ -17,12 +17,44 @@ pub struct SseFrame {
     pub repaired: bool,
     /// Line number (1-based) of the frame's first field line.
     pub line: u64,
+    /// The frame's data passed the decoder's limit: it was dropped, not
+    /// buffered, and `data` is empty.
+    pub oversized: bool,
 }
 
-#[derive(Debug, Default)]
+/// The most a frame's data (or one line) may hold by default: one bad
+/// frame must not grow the buffer without bound.
+pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+
+impl SseFrame {
+    /// The frame as a record: decoded, or why it could not be.
+    pub fn record(&self) -> super::replay::Record {
+        if self.oversized {
+            return super::replay::Record {
+                line: self.line,
+                repaired: None,
+                item: Err(super::record::RecordError(
+                    "SSE frame larger than the limit, skipped".into(),
+                )),
+            };
+        }
+        let mut record = super::replay::decode_record(self.data.as_bytes(), self.line, true);
+        if self.repaired && record.repaired.is_none() {
+            record.repaired = Some("invalid UTF-8 replaced");
+        }
+        record
+    }
+}
+
+#[derive(Debug)]
 pub struct SseDecoder {
     /// Bytes of an unfinished line (chunk API only).
     partial: Vec<u8>,
+    /// The unfinished line passed the limit: its bytes are being dropped.
+    skipping_line: bool,
+    /// The current frame passed the limit: it is dropped at its end.
+    oversized: bool,
+    max: usize,
     /// The previous chunk ended with CR: a leading LF belongs to that line end.
     after_cr: bool,
     data: Vec<u8>,
@@ -33,9 +65,33 @@ pub struct SseDecoder {
     first_line: u64,
 }
 
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::with_limit(MAX_FRAME_BYTES)
+    }
+}
+
 impl SseDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that drops any frame whose data, or any line, is longer
+    /// than `max` bytes (reported as an oversized frame).
+    pub fn with_limit(max: usize) -> Self {
+        SseDecoder {
+            partial: Vec::new(),
+            skipping_line: false,
+            oversized: false,
+            max,
+            after_cr: false,
+            data: Vec::new(),
+            has_data: false,
+            event: None,
+            id: None,
+            line: 0,
+            first_line: 0,
+        }
     }
 
     /// Feed an arbitrary chunk of the stream; complete frames go to `out`.
@@ -49,7 +105,15 @@ impl SseDecoder {
         }
         while let Some(i) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
             let mut line = std::mem::take(&mut self.partial);
-            line.extend_from_slice(&rest[..i]);
+            if self.skipping_line || line.len() + i > self.max {
+                // Too long: counted as an oversized data line, not kept.
+                line.clear();
+                line.extend_from_slice(b"data");
+                self.oversized = true;
+                self.skipping_line = false;
+            } else {
+                line.extend_from_slice(&rest[..i]);
+            }
             let ended_with_cr = rest[i] == b'\r';
             rest = &rest[i + 1..];
             if ended_with_cr {
@@ -63,7 +127,12 @@ impl SseDecoder {
                 out.push(frame);
             }
         }
-        self.partial.extend_from_slice(rest);
+        if self.skipping_line || self.partial.len() + rest.len() > self.max {
+            self.partial = Vec::new();
+            self.skipping_line = true;
+        } else {
+            self.partial.extend_from_slice(rest);
+        }
     }
 
     /// Feed one complete line (without its ending).
@@ -86,6 +155,11 @@ impl SseDecoder {
             self.first_line = self.line;
         }
         match name {
+            b"data" if self.oversized || self.data.len() + value.len() + 1 > self.max => {
+                self.oversized = true;
+                self.data = Vec::new();
+                self.has_data = true;
+            }
             b"data" => {
                 if self.has_data {
                     self.data.push(b'\n');
@@ -106,7 +180,7 @@ impl SseDecoder {
     /// End of stream: a frame without its blank line is incomplete and dropped,
     /// as the spec says; the caller can tell from this flag.
     pub fn has_incomplete_frame(&self) -> bool {
-        self.has_data || !self.partial.is_empty()
+        self.has_data || !self.partial.is_empty() || self.skipping_line
     }
 
     fn dispatch(&mut self) -> Option<SseFrame> {
@@ -115,6 +189,17 @@ impl SseDecoder {
             return None;
         }
         self.has_data = false;
+        if std::mem::take(&mut self.oversized) {
+            self.data = Vec::new();
+            return Some(SseFrame {
+                event,
+                id: self.id.clone(),
+                data: String::new(),
+                repaired: false,
+                line: self.first_line,
+                oversized: true,
+            });
+        }
         let bytes = std::mem::take(&mut self.data);
         let (data, repaired) = match String::from_utf8(bytes) {
             Ok(s) => (s, false),
@@ -127,6 +212,7 @@ impl SseDecoder {
             data,
             repaired,
             line: self.first_line,
+            oversized: false,
         })
     }
 }
@@ -190,6 +276,39 @@ mod tests {
         assert_eq!(frames[0].data, "a\u{fffd}b");
         assert!(frames[0].repaired);
         assert_eq!(frames[1].data, "next");
+    }
+
+    #[test]
+    fn an_oversized_frame_is_dropped_and_the_next_decodes() {
+        // Over the limit within one line, across data lines, and a line
+        // fed in pieces that never ends within the limit.
+        for input in [
+            &b"data: 0123456789abcdef\n\ndata: ok\n\n"[..],
+            b"data: 01234567\ndata: 89abcdef\n\ndata: ok\n\n",
+        ] {
+            for step in [1, 3, input.len()] {
+                let mut d = SseDecoder::with_limit(12);
+                let mut out = Vec::new();
+                for piece in input.chunks(step) {
+                    d.push(piece, &mut out);
+                }
+                assert_eq!(out.len(), 2, "{step}");
+                assert!(out[0].oversized && out[0].data.is_empty());
+                assert!(out[0].record().item.is_err());
+                assert_eq!((out[1].data.as_str(), out[1].oversized), ("ok", false));
+            }
+        }
+        // An endless line holds at most the limit.
+        let mut d = SseDecoder::with_limit(1024);
+        let mut out = Vec::new();
+        for _ in 0..10_000 {
+            d.push(&[b'x'; 100], &mut out);
+        }
+        assert!(d.partial.capacity() <= 4096, "{}", d.partial.capacity());
+        d.push(b"\n\ndata: {}\n\n", &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(out[0].oversized);
+        assert_eq!(out[1].data, "{}");
     }
 
     #[test]
