@@ -20,9 +20,7 @@ pub fn render(store: &Store, stats: &IngestStats) -> String {
 fn render_text(store: &Store, stats: &IngestStats) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "sessions: {}", store.sessions().len());
-    for root in store.root_sessions() {
-        tree_line(&mut out, store, root, 1);
-    }
+    session_tree(&mut out, store);
     for session in store.sessions() {
         session_block(&mut out, store, session);
     }
@@ -52,11 +50,40 @@ fn render_text(store: &Store, stats: &IngestStats) -> String {
     out
 }
 
-fn tree_line(out: &mut String, store: &Store, session: &Session, depth: usize) {
+/// Indentation stops growing here; deeper sessions say their depth, so the
+/// dump stays linear in the tree's size however deep it is.
+const MAX_INDENT: usize = 16;
+
+/// The session tree, depth first, without recursion (a chain of thousands
+/// of nested sessions must not exhaust the stack) and with each session's
+/// children found through one index rather than a scan per session.
+fn session_tree(out: &mut String, store: &Store) {
+    let mut children: std::collections::HashMap<&str, Vec<&Session>> = Default::default();
+    for s in store.sessions() {
+        if let Some(parent) = s.info.parent_id.as_deref() {
+            children.entry(parent).or_default().push(s);
+        }
+    }
+    let mut stack: Vec<(&Session, usize)> = store.root_sessions().map(|s| (s, 1)).collect();
+    stack.reverse();
+    while let Some((session, depth)) = stack.pop() {
+        tree_line(out, session, depth);
+        if let Some(kids) = children.get(session.id()) {
+            stack.extend(kids.iter().rev().map(|&c| (c, depth + 1)));
+        }
+    }
+}
+
+fn tree_line(out: &mut String, session: &Session, depth: usize) {
+    let indent = "  ".repeat(depth.min(MAX_INDENT));
+    let deeper = if depth > MAX_INDENT {
+        format!("[depth {depth}] ")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{}{} {:?} [{}]{} cost ${:.4} tokens {}",
-        "  ".repeat(depth),
+        "{indent}{deeper}{} {:?} [{}]{} cost ${:.4} tokens {}",
         session.id(),
         sanitize::line(session.title()),
         session.status.label(),
@@ -68,9 +95,6 @@ fn tree_line(out: &mut String, store: &Store, session: &Session, depth: usize) {
         session.info.cost,
         session.info.tokens.sum(),
     );
-    for child in store.children(session.id()) {
-        tree_line(out, store, child, depth + 1);
-    }
 }
 
 fn session_block(out: &mut String, store: &Store, session: &Session) {
