@@ -27,6 +27,8 @@ impl Viewer {
     fn attach(url: &str) -> Viewer {
         let (tx, rx) = mpsc::channel(100_000);
         let mut app = App::new(Config::default(), "e2e", false).unwrap();
+        // Arming is tested on its own (tests/prompts.rs, tests/e2e_tmux.rs).
+        app.prompts.arming = Duration::ZERO;
         let client = Client::new(url, None);
         app.replies = Some(live::reply::spawn(client.clone(), tx.clone()));
         app.live = Some(live::spawn(
@@ -128,7 +130,7 @@ async fn once_runs_the_command_and_always_lets_the_next_match_run_unasked() {
         v.screen().contains("The server will remember"),
         "always asks for confirmation first"
     );
-    press(&mut v.app, &["enter"]);
+    press(&mut v.app, &["y"]);
     // The third call, same command: runs without asking.
     server.wait_idle(&s, 90).await;
     let msgs = server.messages(&s).await;

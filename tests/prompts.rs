@@ -21,6 +21,8 @@ const QUESTION: &str = r#"{"type":"question.asked","properties":{"id":"que_2028f
 fn app_with(lines: &[&str]) -> (App, mpsc::UnboundedReceiver<Reply>) {
     let mut app = App::new(ocview::app::config::Config::default(), "live test", false).unwrap();
     app.now_ms = NOW;
+    // Arming has its own tests below; here a drawn prompt takes keys at once.
+    app.prompts.arming = std::time::Duration::ZERO;
     let (tx, rx) = mpsc::unbounded_channel();
     app.replies = Some(tx);
     feed(&mut app, SESSIONS.as_bytes());
@@ -145,6 +147,11 @@ fn always_and_the_queue_keys() {
     let s = screen(&mut app, 100, 30);
     assert!(s.contains("The server will remember: rm *"), "{s}");
     press(&mut app, &["enter"]);
+    assert!(
+        sent(&mut rx).is_empty(),
+        "Enter does not confirm \"always\""
+    );
+    press(&mut app, &["y"]);
     assert_eq!(
         sent(&mut rx),
         [Reply::Permission {
@@ -186,6 +193,7 @@ fn a_question_step_by_step() {
 #[test]
 fn typed_answers_stay_with_their_question_and_review_lists_the_unanswered() {
     let (mut app, mut rx) = app_with(&[QUESTION]);
+    screen(&mut app, 100, 30);
     press(
         &mut app,
         &["down", "down", "space", "x", "y", "esc", "right", "right"],
@@ -269,4 +277,75 @@ fn a_replayed_prompt_shows_the_answer_that_was_given_and_when() {
         "{notice}"
     );
     assert!(app.attention.take().is_empty());
+}
+
+/// Keys typed for one prompt never answer the next: a prompt that takes
+/// focus takes answers only once it has been drawn and `prompt_arming_ms`
+/// has passed; Enter on a permission looks (the whole prompt) and never
+/// allows by default.
+#[tokio::test(start_paused = true)]
+async fn a_prompt_that_takes_focus_ignores_keys_until_it_is_armed() {
+    let (mut app, mut rx) = app_with(&[QUESTION, EDIT]);
+    app.prompts.arming = std::time::Duration::from_millis(500);
+    let settle = std::time::Duration::from_millis(600);
+    // Not drawn yet: nothing is taken.
+    press(&mut app, &["1"]);
+    screen(&mut app, 100, 30);
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("arming"), "{s}");
+    tokio::time::advance(settle).await;
+    let s = screen(&mut app, 100, 30);
+    assert!(!s.contains("arming"), "{s}");
+    assert!(s.contains("Which linter?"), "{s}");
+    // Answer the question to its review step and submit it, then keep
+    // typing as a fast typist would: Enter, y, a.
+    press(&mut app, &["1", "s", "enter", "enter", "y", "a", "1"]);
+    assert_eq!(sent(&mut rx).len(), 1, "only the question's answer");
+    app.on_source(SourceMsg::Replied {
+        request_id: "que_2028f0000002".into(),
+        outcome: ReplyOutcome::Sent,
+    });
+    // The edit permission now has focus, drawn but arming.
+    press(&mut app, &["y", "enter"]);
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("permission · edit"), "{s}");
+    press(&mut app, &["y", "enter", "a"]);
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("keys are ignored"), "{s}");
+    assert!(
+        sent(&mut rx).is_empty(),
+        "no answer reached a prompt not armed"
+    );
+    tokio::time::advance(settle).await;
+    screen(&mut app, 100, 30);
+    // Armed: Enter shows the whole prompt and sends nothing.
+    press(&mut app, &["enter"]);
+    assert!(sent(&mut rx).is_empty(), "Enter does not allow by default");
+    assert_eq!(app.overlay, Some(ocview::app::Overlay::PromptView));
+    press(&mut app, &["esc", "y"]);
+    assert_eq!(
+        sent(&mut rx),
+        [Reply::Permission {
+            request_id: "per_2028f0000003".into(),
+            reply: "once".into(),
+            message: None
+        }]
+    );
+}
+
+/// A typist who keeps going while a new prompt arms (a held key, the rest
+/// of an answer) keeps it arming: only a pause of the arming delay arms it.
+#[tokio::test(start_paused = true)]
+async fn keys_while_arming_start_the_delay_again() {
+    let (mut app, mut rx) = app_with(&[EDIT]);
+    app.prompts.arming = std::time::Duration::from_millis(500);
+    screen(&mut app, 100, 30);
+    for _ in 0..10 {
+        tokio::time::advance(std::time::Duration::from_millis(300)).await;
+        press(&mut app, &["left", "enter", "y"]);
+    }
+    assert!(sent(&mut rx).is_empty(), "3 s of keys, none answered");
+    tokio::time::advance(std::time::Duration::from_millis(600)).await;
+    press(&mut app, &["y"]);
+    assert_eq!(sent(&mut rx).len(), 1, "armed after a pause");
 }

@@ -29,6 +29,10 @@ pub struct Config {
     /// Attention when a prompt arrives or a watched session finishes or
     /// fails: `auto` (bell and OSC 9), `bell`, `osc9`, `osc777`, `off`.
     pub notify: super::attention::NotifyMode,
+    /// How long a prompt that took focus shows before it takes an answer,
+    /// in milliseconds: keys typed for the previous prompt must not answer
+    /// one the user has not seen.
+    pub prompt_arming_ms: u64,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -44,6 +48,7 @@ impl Default for Config {
             collapse_reasoning: true,
             replay_max_gap_secs: 2.0,
             notify: Default::default(),
+            prompt_arming_ms: 500,
             keys: BTreeMap::new(),
         }
     }

@@ -135,6 +135,7 @@ impl App {
         source_label: impl Into<String>,
         recorded: bool,
     ) -> Result<App, String> {
+        let prompt_arming = std::time::Duration::from_millis(config.prompt_arming_ms);
         let keymap = config.keymap()?;
         let theme = Theme::load(&config.theme)?;
         let highlighter = Highlighter::spawn(&theme.syntax);
@@ -177,7 +178,10 @@ impl App {
             requested: HashSet::new(),
             notice: None,
             replies: None,
-            prompts: Default::default(),
+            prompts: prompts::PromptUi {
+                arming: prompt_arming,
+                ..Default::default()
+            },
             attention: Default::default(),
             player: None,
             play: Default::default(),
@@ -400,6 +404,7 @@ impl App {
     /// Something animates (a spinner, a retry countdown): the loop ticks.
     pub fn animating(&self) -> bool {
         self.player.as_ref().is_some_and(|p| p.clock.playing())
+            || self.prompt_arming(tokio::time::Instant::now())
             || self
                 .store
                 .sessions()
@@ -435,6 +440,7 @@ impl App {
     /// (into the cache); drawing afterwards only reads.
     pub fn prepare(&mut self, area: Rect) {
         self.prepare_player(tokio::time::Instant::now());
+        self.note_prompt_shown(tokio::time::Instant::now());
         self.rows = session_tree::rows(&self.store, &self.folded, &self.filter);
         self.areas = ui::layout(area, self);
         self.keep_selection_visible();

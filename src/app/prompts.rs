@@ -5,8 +5,11 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use std::time::Duration;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
+use tokio::time::Instant;
 
 use super::{App, Focus, Overlay};
 use crate::model::{PartBody, Prompt, PromptRequest, QuestionRequest};
@@ -95,6 +98,53 @@ pub struct PromptUi {
     pub prior_focus: Option<Focus>,
     /// Scroll of the full-screen view.
     pub view_scroll: u16,
+    /// The user moved the highlight with ←/→: only then does Enter pick a
+    /// permission answer (by default it shows the whole prompt).
+    pub chose: bool,
+    /// The focused prompt as last drawn, and when it was first drawn with
+    /// focus (or a key was last dropped): answers wait `arming` after that.
+    pub armed: Option<(String, Instant)>,
+    /// How long a prompt that took focus ignores answering keys.
+    pub arming: Duration,
+    /// A key was ignored while arming (the bar says why).
+    pub dropped_while_arming: bool,
+    /// The frame being drawn shows the focused prompt still arming.
+    pub arming_shown: bool,
+}
+
+impl App {
+    /// Called as a frame is laid out: the prompt the bar shows with focus
+    /// now counts as seen, and its arming delay starts.
+    pub(crate) fn note_prompt_shown(&mut self, now: Instant) {
+        let focused = match self.focus {
+            Focus::Prompt => self.prompts.current.clone(),
+            _ => None,
+        };
+        let same =
+            matches!((&focused, &self.prompts.armed), (Some(id), Some((armed, _))) if id == armed);
+        if !same {
+            self.prompts.armed = focused.map(|id| (id, now));
+            self.prompts.dropped_while_arming = false;
+        }
+        self.prompts.arming_shown = self.prompt_arming(now);
+    }
+
+    /// Whether the focused prompt takes answers: it has been drawn, and the
+    /// arming delay has passed since.
+    pub fn prompt_armed(&self, now: Instant) -> bool {
+        match (&self.prompts.armed, &self.prompts.current) {
+            (Some((id, since)), Some(current)) => {
+                id == current && now.saturating_duration_since(*since) >= self.prompts.arming
+            }
+            _ => false,
+        }
+    }
+
+    /// A prompt is drawn but not armed yet: the loop ticks to redraw it
+    /// when it arms.
+    pub fn prompt_arming(&self, now: Instant) -> bool {
+        self.prompts.armed.is_some() && !self.prompt_armed(now)
+    }
 }
 
 /// Sort key for arrival order across kinds: `per_` and `que_` ids share
@@ -175,6 +225,7 @@ impl App {
             self.prompts.current = current.clone();
             self.prompts.step = PermStep::Choose;
             self.prompts.choice = 0;
+            self.prompts.chose = false;
             self.prompts.editor = None;
             self.prompts.error = None;
         }
@@ -246,6 +297,20 @@ impl App {
         };
         let request = prompt.request.clone();
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // A prompt the user may not have seen takes no answer: keys typed
+        // for the one before (answered a moment ago) must not reach it.
+        // Looking around (next, view, esc) is fine.
+        let looking = matches!(key.code, KeyCode::Esc | KeyCode::Char(']' | '[' | 'v'))
+            || (ctrl && matches!(key.code, KeyCode::Char('n' | 'p' | 'g')));
+        if !looking && !self.prompt_armed(Instant::now()) {
+            // Each dropped key starts the delay again: a typist still going
+            // (a held key, the rest of an answer) has not looked yet.
+            if let Some((_, since)) = &mut self.prompts.armed {
+                *since = Instant::now();
+            }
+            self.prompts.dropped_while_arming = true;
+            return true;
+        }
         // Typing: the editor gets everything but its own exits.
         if let Some(editor) = &mut self.prompts.editor {
             match (key.code, &request) {
@@ -326,6 +391,7 @@ impl App {
             self.prompts.current = Some(id.clone());
             self.prompts.step = PermStep::Choose;
             self.prompts.choice = 0;
+            self.prompts.chose = false;
             self.prompts.error = None;
         }
         true
@@ -346,24 +412,35 @@ impl App {
         };
         if self.prompts.step == PermStep::ConfirmAlways {
             match key.code {
-                KeyCode::Char('y') | KeyCode::Enter => self.send_reply(reply("always")),
+                KeyCode::Char('y') => self.send_reply(reply("always")),
                 KeyCode::Esc | KeyCode::Char('n') => self.prompts.step = PermStep::Choose,
                 _ => {}
             }
             return true;
         }
         let chosen = match key.code {
-            KeyCode::Char('y') | KeyCode::Char('1') => Some(0),
-            KeyCode::Char('a') | KeyCode::Char('2') => Some(1),
-            KeyCode::Char('n') | KeyCode::Char('3') => Some(2),
-            KeyCode::Char('m') | KeyCode::Char('4') => Some(3),
-            KeyCode::Enter => Some(self.prompts.choice),
+            // Letters only: digits pick a question's options, and a digit
+            // typed for a question must never answer a permission.
+            KeyCode::Char('y') => Some(0),
+            KeyCode::Char('a') => Some(1),
+            KeyCode::Char('n') => Some(2),
+            KeyCode::Char('m') => Some(3),
+            // Enter picks only what the user highlighted; by default it
+            // shows the whole prompt (the default is to look, not to allow).
+            KeyCode::Enter if self.prompts.chose => Some(self.prompts.choice),
+            KeyCode::Enter => {
+                self.overlay = Some(Overlay::PromptView);
+                self.prompts.view_scroll = 0;
+                None
+            }
             KeyCode::Left | KeyCode::Char('h') => {
                 self.prompts.choice = self.prompts.choice.saturating_sub(1);
+                self.prompts.chose = true;
                 None
             }
             KeyCode::Right | KeyCode::Char('l') => {
                 self.prompts.choice = (self.prompts.choice + 1).min(PERM_CHOICES.len() - 1);
+                self.prompts.chose = true;
                 None
             }
             KeyCode::Esc => {

@@ -161,6 +161,13 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
     let status = if app.prompts.sending.contains(prompt.request.id()) {
         Some(("sending…".to_string(), Role::Running))
+    } else if app.replies.is_some() && app.prompts.arming_shown {
+        let why = if app.prompts.dropped_while_arming {
+            "arming: keys are ignored until this prompt has been on screen a moment"
+        } else {
+            "arming…"
+        };
+        Some((why.to_string(), Role::Warning))
     } else if let Some(e) = &app.prompts.error {
         Some((e.clone(), Role::Error))
     } else if app.replies.is_none() {
@@ -246,11 +253,7 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
                 ),
                 theme.style(Role::Warning),
             ));
-            lines.push(keys_line(
-                app,
-                &[("y/enter", "confirm"), ("esc", "back")],
-                width,
-            ));
+            lines.push(keys_line(app, &[("y", "confirm"), ("esc", "back")], width));
         }
         PermStep::RejectMessage => {
             lines.push(keys_line(
@@ -262,7 +265,7 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
         PermStep::Choose => {
             let mut spans = vec![Span::raw("   ")];
             for (i, (k, label)) in PERM_CHOICES.iter().enumerate() {
-                let style = if i == app.prompts.choice {
+                let style = if app.prompts.chose && i == app.prompts.choice {
                     theme.style(Role::SelectionFocus)
                 } else {
                     text
@@ -275,8 +278,8 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
             lines.push(keys_line(
                 app,
                 &[
-                    ("←/→ enter", "choose"),
-                    ("v", "view"),
+                    ("←/→ then enter", "choose"),
+                    ("enter/v", "view"),
                     ("]/[", "next/prev"),
                     ("ctrl-g", "go to session"),
                     ("esc", "later"),
