@@ -76,20 +76,112 @@ fn keys_move_scroll_help_and_quit_restores_the_terminal() {
     t.assert_terminal_restored();
 }
 
+/// Each terminating signal restores the terminal and exits with 128 + its
+/// number, as shells expect.
 #[test]
-fn sigterm_restores_the_terminal() {
-    let t = Tmux::start("term");
-    t.line(&format!("{} demo", bin()));
-    t.wait_for("the demo", |s| s.contains("Sessions"));
-    let pid = t.ocview_pid();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    t.assert_terminal_restored();
+fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("QUIT", 131), ("INT", 130)] {
+        let t = Tmux::start(&format!("sig{signal}"));
+        t.line(&format!("{} demo; echo exit=$?", bin()));
+        t.wait_for("the demo", |s| s.contains("Sessions"));
+        let pid = t.ocview_pid();
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{signal}"), &pid.to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let screen = t.wait_for("the exit code", |s| {
+            s.lines().any(|l| l.trim_start().starts_with("exit="))
+        });
+        assert!(
+            screen.contains(&format!("exit={code}")),
+            "SIG{signal}:\n{screen}"
+        );
+        t.assert_terminal_restored();
+    }
+}
+
+/// The terminal goes away without a SIGHUP reaching ocview (it is not the
+/// terminal's session, as under some multiplexers and IDEs): it exits
+/// within 2 s with 1 instead of spinning on a dead descriptor.
+#[test]
+fn a_terminal_gone_without_sighup_ends_the_program() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: 30,
+        ws_col: 100,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: out-pointers to two ints and a winsize that outlive the call.
+    let r = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(r, 0, "openpty");
+    // Not inherited by what other tests spawn meanwhile: a copy of the
+    // master elsewhere would keep the terminal alive.
+    for fd in [master, slave] {
+        // SAFETY: fcntl on descriptors we own.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    // SAFETY: openpty returned two new descriptors that we now own.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "replay",
+        &fixture_path("c_todowrite").display().to_string(),
+        "--instant",
+    ])
+    .env("TERM", "xterm-256color")
+    .stdin(slave.try_clone().unwrap())
+    .stdout(slave.try_clone().unwrap())
+    .stderr(slave);
+    // A session of its own: the pty is not its controlling terminal, so
+    // closing the pty sends it no SIGHUP.
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    // Read until the first frame has been drawn, then let it go idle.
+    let mut reader = std::fs::File::from(master);
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 65536];
+    while !String::from_utf8_lossy(&seen).contains("Sessions") {
+        let n = reader.read(&mut buf).unwrap();
+        assert!(n > 0, "the viewer drew nothing");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    drop(reader);
+    let closed = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if closed.elapsed() > Duration::from_secs(2) {
+            let _ = child.kill();
+            panic!("still running 2 s after its terminal went away");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1), "{status:?}");
 }
 
 #[test]

@@ -108,20 +108,28 @@ async fn tui(
 ) -> anyhow::Result<Outcome> {
     let mut term = terminal::enter(app.config.mouse)?;
     spawn_test_panic();
+    // Why the loop was told to stop: the exit code follows from it.
+    let stopped_by = std::cell::Cell::new(1u8);
     let shutdown = async {
-        tokio::select! {
-            _ = terminal::termination_signal() => {}
-            _ = terminal::wait_for_panic() => {}
-        }
+        let code = tokio::select! {
+            signal = terminal::termination_signal() => 128u8.saturating_add(signal as u8),
+            _ = terminal::wait_for_panic() => 101,
+            _ = terminal::terminal_gone() => 1,
+        };
+        stopped_by.set(code);
     };
     let result = run(&mut app, &mut term, EventStream::new(), rx, shutdown).await;
     terminal::restore();
+    // Restored already. Dropping ratatui's terminal would show the cursor
+    // again and, when that fails (the terminal is gone), print to a dead
+    // stderr, which panics.
+    std::mem::forget(term);
     tracing::info!(frames = app.frames, "viewer closed: {result:?}");
     match result {
         Ok(Exit::Quit) => Ok(Outcome::Done),
         Ok(Exit::InputClosed) => Ok(Outcome::Interrupted(1)),
         Ok(Exit::Shutdown) if terminal::panicked() => Ok(Outcome::Interrupted(101)),
-        Ok(Exit::Shutdown) => Ok(Outcome::Interrupted(130)),
+        Ok(Exit::Shutdown) => Ok(Outcome::Interrupted(stopped_by.get())),
         // Writing to the terminal failed (closed stdout): nothing to show it on.
         Err(e) => {
             tracing::warn!("terminal error: {e}");

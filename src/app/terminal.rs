@@ -111,23 +111,72 @@ fn install_panic_hook() {
     });
 }
 
-/// Resolves on SIGTERM, SIGHUP or SIGINT.
-pub async fn termination_signal() {
+/// Resolves on SIGTERM, SIGHUP, SIGINT or SIGQUIT, with the signal's
+/// number (the exit code is 128 + it, by convention).
+pub async fn termination_signal() -> i32 {
     use tokio::signal::unix::{SignalKind, signal};
     let mut streams = Vec::new();
     for kind in [
         SignalKind::terminate(),
         SignalKind::hangup(),
         SignalKind::interrupt(),
+        SignalKind::quit(),
     ] {
         match signal(kind) {
-            Ok(s) => streams.push(s),
+            Ok(s) => streams.push((kind.as_raw_value(), s)),
             Err(e) => tracing::warn!("cannot watch signal {kind:?}: {e}"),
         }
     }
     if streams.is_empty() {
         return std::future::pending().await;
     }
-    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
-    futures_util::future::select_all(waits).await;
+    let waits = streams.iter_mut().map(|(_, s)| Box::pin(s.recv()));
+    let (_, index, _) = futures_util::future::select_all(waits).await;
+    streams[index].0
+}
+
+/// How often the terminal is checked for having gone away.
+const TERMINAL_CHECK: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Resolves when the terminal is gone without a SIGHUP reaching us (its
+/// emulator closed while we are not its session, a hung-up line). Reads
+/// then fail or return end-of-file forever, and crossterm's reader thread
+/// retries them in a busy loop; this watch lets the app exit instead.
+pub async fn terminal_gone() {
+    loop {
+        tokio::time::sleep(TERMINAL_CHECK).await;
+        if tty_hung_up() {
+            tracing::warn!("the terminal is gone (hung up)");
+            return;
+        }
+    }
+}
+
+/// Whether the terminal crossterm reads (standard input when it is one,
+/// else `/dev/tty`) reports a hang-up or an error.
+fn tty_hung_up() -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: isatty only inspects the descriptor.
+    let stdin_tty = unsafe { libc::isatty(0) } == 1;
+    let dev_tty;
+    let fd = if stdin_tty {
+        0
+    } else {
+        match std::fs::File::open("/dev/tty") {
+            Ok(f) => {
+                dev_tty = f;
+                dev_tty.as_raw_fd()
+            }
+            // No controlling terminal any more.
+            Err(_) => return true,
+        }
+    };
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait.
+    let n = unsafe { libc::poll(&mut poll, 1, 0) };
+    n > 0 && poll.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
 }
