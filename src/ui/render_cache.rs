@@ -40,6 +40,21 @@ impl Lines {
         self.len == 0
     }
 
+    /// Roughly the memory the lines hold: text and per-span overhead.
+    fn bytes(&self) -> usize {
+        self.chunks
+            .iter()
+            .flat_map(|c| c.iter())
+            .map(|l| {
+                std::mem::size_of::<Line>()
+                    + l.spans
+                        .iter()
+                        .map(|s| std::mem::size_of::<ratatui::text::Span>() + s.content.len())
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+
     /// The lines from `skip` on, without walking the skipped chunks' lines.
     pub fn iter_from(&self, mut skip: usize) -> impl Iterator<Item = &Line<'static>> {
         let mut first = 0;
@@ -98,6 +113,18 @@ pub struct RenderCache {
 }
 
 impl RenderCache {
+    /// Roughly the memory the cached lines hold (lines shared between a
+    /// stream and its entry count twice): tests bound it by the input.
+    pub fn bytes(&self) -> usize {
+        let entries: usize = self.map.values().map(|e| e.lines.bytes()).sum();
+        let streams: usize = self
+            .streams
+            .values()
+            .map(|s| s.result.bytes() + s.committed.len())
+            .sum();
+        entries + streams
+    }
+
     pub fn set_generation(&mut self, generation: u64) {
         self.generation = generation;
     }
