@@ -16,10 +16,14 @@ use support::live_viewer::LiveViewer;
 
 fn first_text(v: &LiveViewer) -> Option<String> {
     let s = v.app.store.session(SESSION)?;
-    s.messages.first()?.parts.iter().find_map(|p| match &p.body {
-        PartBody::Text(t) => Some(t.text.clone()),
-        _ => None,
-    })
+    s.messages
+        .first()?
+        .parts
+        .iter()
+        .find_map(|p| match &p.body {
+            PartBody::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
 }
 
 /// The loaded ids are exactly the session's, in order.
@@ -28,7 +32,10 @@ fn assert_whole(v: &LiveViewer, n: usize) {
     let ids: Vec<&str> = s.messages.iter().map(|m| m.info.id.as_str()).collect();
     let want: Vec<String> = (0..n).map(message_id).collect();
     assert_eq!(ids.len(), n);
-    assert!(ids.iter().zip(&want).all(|(a, b)| a == b), "ids out of order or missing");
+    assert!(
+        ids.iter().zip(&want).all(|(a, b)| a == b),
+        "ids out of order or missing"
+    );
 }
 
 #[tokio::test]
@@ -59,7 +66,9 @@ async fn g_loads_every_page_to_the_first_message_without_a_400() {
     let server = HistoryServer::start(n).await;
     let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
     v.until("the newest page", 10, |a| {
-        a.store.session(SESSION).is_some_and(|s| s.messages.len() >= 100)
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 100)
     })
     .await;
     assert_eq!(v.loaded(SESSION), 100, "only the newest page on open");
@@ -92,7 +101,9 @@ async fn scrolling_up_loads_ahead_of_the_reader() {
     let server = HistoryServer::start(1_000).await;
     let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
     v.until("the newest page", 10, |a| {
-        a.store.session(SESSION).is_some_and(|s| s.messages.len() >= 100)
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 100)
     })
     .await;
     v.app.focus = Focus::Turns;
@@ -114,11 +125,17 @@ async fn scrolling_up_loads_ahead_of_the_reader() {
         "the older page is asked for before the reader reaches the top"
     );
     v.until("an older page, ahead", 10, |a| {
-        a.store.session(SESSION).is_some_and(|s| s.messages.len() >= 200)
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 200)
     })
     .await;
     let t = v.app.turn_state().unwrap();
-    assert!(t.position.0 > 0, "the reader never reached the top: {:?}", t.position);
+    assert!(
+        t.position.0 > 0,
+        "the reader never reached the top: {:?}",
+        t.position
+    );
     assert!(!v.app.history(SESSION).unwrap().complete);
     assert_eq!(server.counts.bad_requests.load(Ordering::Relaxed), 0);
     assert!(v.notices.is_empty(), "{:?}", v.notices);

@@ -99,6 +99,20 @@ impl LiveViewer {
         }
     }
 
+    /// Apply what arrives for `d`, a frame after each batch.
+    pub async fn pump(&mut self, d: Duration) {
+        let deadline = tokio::time::Instant::now() + d;
+        while let Ok(msg) = tokio::time::timeout_at(deadline, self.rx.recv()).await {
+            let Some(msg) = msg else { return };
+            self.apply(msg);
+            while let Ok(msg) = self.rx.try_recv() {
+                self.apply(msg);
+            }
+            self.frame();
+        }
+        self.frame();
+    }
+
     /// Press keys as a user would (see `common::press` for the names).
     pub fn press(&mut self, keys: &[&str]) {
         use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
