@@ -171,3 +171,55 @@ async fn load_all_pages_to_the_first_message_and_records_todos() {
     }
     assert_eq!(todos, 1);
 }
+
+#[tokio::test]
+async fn a_reconnect_reloads_the_todos_keeps_the_pages_and_paging_goes_on() {
+    let n = 777;
+    let server = HistoryServer::start(n).await;
+    let counts = server.counts.clone();
+    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+    v.until("the newest page and the todos", 10, |a| {
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 100 && !s.todos.is_empty())
+    })
+    .await;
+    assert_eq!(counts.todos.load(Ordering::Relaxed), 1);
+    v.app.focus = Focus::Turns;
+    for _ in 0..100 {
+        if v.loaded(SESSION) >= 200 {
+            break;
+        }
+        v.press(&["pageup"]);
+        v.pump(std::time::Duration::from_millis(20)).await;
+    }
+    let before = v.loaded(SESSION);
+    assert!((200..n).contains(&before), "{before}");
+
+    // The stream breaks: a resync loads the newest page and the todos again.
+    counts.drop_streams.store(true, Ordering::Relaxed);
+    v.until("the resync", 10, |_| {
+        counts.streams.load(Ordering::Relaxed) >= 2 && counts.todos.load(Ordering::Relaxed) >= 2
+    })
+    .await;
+    v.pump(std::time::Duration::from_millis(200)).await;
+    assert!(v.loaded(SESSION) >= before, "the older pages stay");
+
+    v.press(&["g"]);
+    v.until("the whole history after the resync", 10, |a| {
+        a.history(SESSION).is_some_and(|h| h.complete)
+    })
+    .await;
+    assert_whole(&v, n);
+    assert_eq!(counts.bad_requests.load(Ordering::Relaxed), 0);
+    assert!(v.notices.is_empty(), "{:?}", v.notices);
+    let mut todos = 0;
+    while let Ok(feed) = v.raw.try_recv() {
+        if let Feed::Loaded(event) = feed
+            && event["type"] == "todo.updated"
+        {
+            todos += 1;
+        }
+    }
+    assert_eq!(todos, 2, "the todos are recorded at each (re)sync");
+}

@@ -7,7 +7,7 @@
 //! Used by the paging tests and `benches/paging.rs`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,6 +25,10 @@ pub struct Counts {
     pub bad_requests: AtomicUsize,
     /// Todo lists served.
     pub todos: AtomicUsize,
+    /// Event streams opened.
+    pub streams: AtomicUsize,
+    /// Set: the open event streams end (as when the server goes away).
+    pub drop_streams: AtomicBool,
 }
 
 pub struct HistoryServer {
@@ -132,15 +136,23 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
             .map(percent_decode)
     };
     if path == "/event" || path == "/global/event" {
+        counts.streams.fetch_add(1, Ordering::Relaxed);
+        counts.drop_streams.store(false, Ordering::Relaxed);
         let _ = stream
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\ndata: {\"id\":\"evt_1\",\"type\":\"server.connected\",\"properties\":{}}\n\n")
             .await;
+        let mut ticks = 0u32;
         loop {
-            tokio::time::sleep(Duration::from_secs(5)).await;
-            if stream
-                .write_all(b"data: {\"type\":\"server.heartbeat\",\"properties\":{}}\n\n")
-                .await
-                .is_err()
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if counts.drop_streams.load(Ordering::Relaxed) {
+                return;
+            }
+            ticks += 1;
+            if ticks % 100 == 0
+                && stream
+                    .write_all(b"data: {\"type\":\"server.heartbeat\",\"properties\":{}}\n\n")
+                    .await
+                    .is_err()
             {
                 return;
             }
