@@ -147,8 +147,9 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
             if counts.drop_streams.load(Ordering::Relaxed) {
                 return;
             }
+            // A heartbeat every 5 s.
             ticks += 1;
-            if ticks % 100 == 0
+            if ticks == 100
                 && stream
                     .write_all(b"data: {\"type\":\"server.heartbeat\",\"properties\":{}}\n\n")
                     .await
@@ -156,6 +157,7 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
             {
                 return;
             }
+            ticks %= 100;
         }
     }
     let messages_path = format!("/session/{SESSION}/message");
