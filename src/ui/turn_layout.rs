@@ -19,7 +19,7 @@ use crate::model::{Message, PartBody, Session};
 pub const AHEAD_SCREENS: usize = 2;
 
 /// A block: a message header (`slot` 0) or its part `slot - 1`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pos {
     pub message: usize,
     pub slot: usize,
@@ -210,9 +210,7 @@ impl TurnState {
             state: self,
         };
         let jump = lay.state.pending_jump.take();
-        if jump.is_some() {
-            lay.state.pinned_top = false;
-        }
+        lay.state.pinned_top &= jump.is_none();
         let (mut top, mut offset) = match jump {
             Some(Jump::Top) => {
                 lay.state.follow = false;
@@ -300,9 +298,7 @@ impl TurnState {
             None => lay.current_top(last, height),
         };
         let delta = std::mem::take(&mut lay.state.pending_lines);
-        if delta > 0 {
-            lay.state.pinned_top = false;
-        }
+        lay.state.pinned_top &= delta <= 0;
         if delta != 0 {
             lay.state.follow = false;
             (top, offset) = lay.moved(top, offset, delta, last);
@@ -390,17 +386,13 @@ impl Layout<'_, '_, '_, '_> {
     }
 
     /// Lines above `top` (and `offset` into it), counted up to `limit`.
-    fn lines_above(&mut self, top: Pos, offset: usize, limit: usize) -> usize {
+    fn lines_above(&mut self, mut pos: Pos, offset: usize, limit: usize) -> usize {
         let mut total = offset;
-        let mut pos = top;
-        while total < limit {
-            match prev_pos(self.session, pos) {
-                Some(p) => {
-                    total += self.height(p);
-                    pos = p;
-                }
-                None => break,
-            }
+        while total < limit
+            && let Some(p) = prev_pos(self.session, pos)
+        {
+            total += self.height(p);
+            pos = p;
         }
         total.min(limit)
     }
@@ -411,13 +403,7 @@ impl Layout<'_, '_, '_, '_> {
             return self.bottom_aligned(last, height);
         }
         if self.state.pinned_top {
-            return (
-                Pos {
-                    message: 0,
-                    slot: 0,
-                },
-                0,
-            );
+            return (Pos::default(), 0);
         }
         match &self.state.anchor {
             Some(a) => {

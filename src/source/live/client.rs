@@ -216,10 +216,16 @@ impl Client {
         array(self.get("/project").await?)
     }
 
-    /// The newest `limit` messages, oldest first (the whole session when
-    /// it has no more). For paging back, see [`Client::page`].
-    pub async fn messages(&self, session: &str, limit: usize) -> Result<Vec<Value>, ApiError> {
-        Ok(self.page(session, limit, None).await?.messages)
+    /// The newest `limit` messages (before the page whose `X-Next-Cursor`
+    /// is `cursor`, when given; never a message id), oldest first. To page
+    /// back, [`Client::page`] also gives the next cursor.
+    pub async fn messages(
+        &self,
+        session: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<Vec<Value>, ApiError> {
+        Ok(self.page(session, limit, cursor).await?.messages)
     }
 
     /// One page of a session's messages, oldest first: the newest `limit`,
