@@ -12,6 +12,7 @@ mod input;
 pub mod keymap;
 pub mod launch;
 pub mod logging;
+pub mod paging;
 pub mod player;
 pub mod prompts;
 pub mod run;
@@ -108,8 +109,10 @@ pub struct App {
     pub awaiting: HashSet<String>,
     /// Asks the live source for data (`None` in replay).
     pub live: Option<tokio::sync::mpsc::UnboundedSender<LiveCommand>>,
-    /// Sessions whose messages were asked for, and pages asked for.
+    /// Sessions whose messages were asked for.
     requested: HashSet<String>,
+    /// How far back each session's history is loaded (live).
+    histories: HashMap<String, paging::History>,
     /// Where answers go (`None`: replay or read-only).
     pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
     pub prompts: prompts::PromptUi,
@@ -176,6 +179,7 @@ impl App {
             files: Default::default(),
             live: None,
             requested: HashSet::new(),
+            histories: HashMap::new(),
             notice: None,
             replies: None,
             prompts: prompts::PromptUi {
@@ -225,6 +229,7 @@ impl App {
             SourceMsg::State(state) => {
                 if state == SourceState::Live {
                     self.notice = None;
+                    self.retry_pages_now();
                 }
                 self.source.state = state;
                 true
@@ -232,14 +237,10 @@ impl App {
             SourceMsg::Messages {
                 session_id,
                 messages,
-                before,
+                older,
+                complete,
             } => {
-                self.store.finalize_session(
-                    &session_id,
-                    messages,
-                    before.as_deref(),
-                    &mut NoObserver,
-                );
+                self.apply_page(&session_id, messages, older, complete);
                 self.select_first_if_none();
                 true
             }
@@ -370,34 +371,6 @@ impl App {
     fn select_first_if_none(&mut self) {
         if self.selected.is_none() {
             self.selected = self.store.root_sessions().next().map(|s| s.info.id.clone());
-        }
-    }
-
-    /// Queue the loads the view needs from a live source: the open
-    /// session's messages (once), and the page before the first message
-    /// when the view is scrolled to the very top.
-    fn request_loads(&mut self) {
-        let (Some(live), Some(id)) = (&self.live, self.selected.clone()) else {
-            return;
-        };
-        if self.requested.insert(id.clone()) {
-            let _ = live.send(LiveCommand::Open(id.clone()));
-        }
-        let at_top = self
-            .turns
-            .get(&id)
-            .is_some_and(|t| !t.follow && t.position.0 == 0 && !t.rows.is_empty());
-        if at_top
-            && let Some(first) = self.store.session(&id).and_then(|s| s.messages.first())
-            && !first.placeholder
-        {
-            let key = format!("{id}<{}", first.info.id);
-            if self.requested.insert(key) {
-                let _ = live.send(LiveCommand::Older {
-                    session: id,
-                    before: first.info.id.clone(),
-                });
-            }
         }
     }
 

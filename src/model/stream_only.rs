@@ -159,9 +159,9 @@ impl Store {
                 message.parts.insert(pi, part);
             }
         }
-        let tail = session.messages.split_off(split);
-        session.messages.extend(fetched);
-        session.messages.extend(tail);
+        // In place: the messages after it move once (a page put in front
+        // of a long history must not copy the session twice).
+        session.messages.splice(split..split, fetched);
         self.touch(si, None);
         Outcome::applied(Change {
             session: Some(session_id.to_string()),

@@ -52,8 +52,12 @@ pub enum SourceMsg {
     Messages {
         session_id: String,
         messages: Vec<(MessageInfo, Vec<Part>)>,
-        /// For an older page: the message it was fetched before.
-        before: Option<String>,
+        /// An older page (the answer to `LiveCommand::Older`, possibly
+        /// empty when it failed): it covers only up to its own newest
+        /// message. Otherwise the newest page, which covers to the end.
+        older: bool,
+        /// The session's first message is loaded: there is nothing older.
+        complete: bool,
     },
     /// After a (re)load: the sessions and pending prompts the server has.
     Reconcile {

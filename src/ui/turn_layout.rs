@@ -19,8 +19,12 @@ use crate::model::{Message, PartBody, Session};
 /// every bit).
 const HIDDEN: u64 = u64::MAX;
 
+/// How far ahead of the reader older messages are loaded: when fewer
+/// than this many screens of lines are above the view's top.
+pub const AHEAD_SCREENS: usize = 2;
+
 /// A block: a message header (`slot` 0) or its part `slot - 1`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pos {
     pub message: usize,
     pub slot: usize,
@@ -63,6 +67,8 @@ pub struct Row {
 pub struct TurnState {
     /// Stick to the bottom as output streams.
     pub follow: bool,
+    /// Stick to the first message (`g`) while older pages come in front.
+    pub pinned_top: bool,
     anchor: Option<Anchor>,
     pending_lines: i64,
     pending_jump: Option<Jump>,
@@ -76,12 +82,15 @@ pub struct TurnState {
     pub rows: Vec<Row>,
     /// Index of the first visible message, and the message count.
     pub position: (usize, usize),
+    /// Lines above the view's top, counted up to `AHEAD_SCREENS` screens.
+    pub lines_above: usize,
 }
 
 impl Default for TurnState {
     fn default() -> Self {
         TurnState {
             follow: true,
+            pinned_top: false,
             anchor: None,
             pending_lines: 0,
             pending_jump: None,
@@ -90,6 +99,7 @@ impl Default for TurnState {
             full: HashSet::new(),
             rows: Vec::new(),
             position: (0, 0),
+            lines_above: 0,
         }
     }
 }
@@ -192,6 +202,7 @@ impl TurnState {
     ) {
         self.rows.clear();
         self.position = (0, session.messages.len());
+        self.lines_above = 0;
         let Some(last) = last_pos(session) else {
             self.pending_lines = 0;
             self.pending_jump = None;
@@ -203,9 +214,12 @@ impl TurnState {
             ctx,
             state: self,
         };
-        let (mut top, mut offset) = match lay.state.pending_jump.take() {
+        let jump = lay.state.pending_jump.take();
+        lay.state.pinned_top &= jump.is_none();
+        let (mut top, mut offset) = match jump {
             Some(Jump::Top) => {
                 lay.state.follow = false;
+                lay.state.pinned_top = true;
                 (
                     Pos {
                         message: 0,
@@ -289,6 +303,7 @@ impl TurnState {
             None => lay.current_top(last, height),
         };
         let delta = std::mem::take(&mut lay.state.pending_lines);
+        lay.state.pinned_top &= delta <= 0;
         if delta != 0 {
             lay.state.follow = false;
             (top, offset) = lay.moved(top, offset, delta, last);
@@ -309,7 +324,9 @@ impl TurnState {
             lay.state.rows.clear();
             lay.fill(top, offset, height);
         }
+        let above = lay.lines_above(top, offset, AHEAD_SCREENS * height.max(1));
         let state = lay.state;
+        state.lines_above = above;
         state.position = (top.message, session.messages.len());
         state.anchor = Some(anchor_of(session, top, offset));
     }
@@ -387,10 +404,25 @@ impl Layout<'_, '_, '_, '_> {
         self.lines(pos).len()
     }
 
+    /// Lines above `top` (and `offset` into it), counted up to `limit`.
+    fn lines_above(&mut self, mut pos: Pos, offset: usize, limit: usize) -> usize {
+        let mut total = offset;
+        while total < limit
+            && let Some(p) = prev_pos(self.session, pos)
+        {
+            total += self.height(p);
+            pos = p;
+        }
+        total.min(limit)
+    }
+
     /// The top of the view as the last frame left it (or bottom-aligned).
     fn current_top(&mut self, last: Pos, height: usize) -> (Pos, usize) {
         if self.state.follow {
             return self.bottom_aligned(last, height);
+        }
+        if self.state.pinned_top {
+            return (Pos::default(), 0);
         }
         match &self.state.anchor {
             Some(a) => {

@@ -48,6 +48,17 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         if count > 0 {
             right.push(format!("msg {}/{count}", (first + 1).min(count)));
         }
+        // At the top of a live session: is there more before it?
+        if t.lines_above == 0
+            && !t.rows.is_empty()
+            && let Some(h) = app.history(&session.info.id)
+        {
+            if h.complete {
+                right.push("beginning of session".into());
+            } else if h.asking {
+                right.push("loading older…".into());
+            }
+        }
         right.push(if t.follow {
             "following".into()
         } else {

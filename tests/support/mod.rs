@@ -2,5 +2,7 @@
 #![allow(dead_code)]
 
 pub mod fake_model;
+pub mod history_server;
+pub mod live_viewer;
 pub mod opencode;
 pub mod tmux;

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
@@ -53,6 +54,16 @@ impl ApiError {
             ApiError::Transport { .. } => None,
         }
     }
+}
+
+/// One page of a session's messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// Oldest first.
+    pub messages: Vec<Value>,
+    /// The cursor of the page before this one; `None`: this page holds the
+    /// session's first message.
+    pub older: Option<String>,
 }
 
 #[derive(Clone)]
@@ -144,6 +155,16 @@ impl Client {
         path: &str,
         body: Option<&Value>,
     ) -> Result<String, ApiError> {
+        Ok(self.send_full(method, path, body).await?.1)
+    }
+
+    /// A request's answer with its headers (an error when not a success).
+    async fn send_full(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(HeaderMap, String), ApiError> {
         let mut rb = self.request(method, path, Some(REQUEST_TIMEOUT));
         if let Some(b) = body {
             rb = rb.json(b);
@@ -153,6 +174,7 @@ impl Client {
             .await
             .map_err(|e| Client::transport_error(path, &e))?;
         let status = resp.status();
+        let headers = resp.headers().clone();
         let text = resp
             .text()
             .await
@@ -160,7 +182,7 @@ impl Client {
         if !status.is_success() {
             return Err(self.error_for(path, status, &text));
         }
-        Ok(text)
+        Ok((headers, text))
     }
 
     pub async fn get(&self, path: &str) -> Result<Value, ApiError> {
@@ -194,18 +216,42 @@ impl Client {
         array(self.get("/project").await?)
     }
 
-    /// The newest `limit` messages (before `before`, when given), oldest first.
+    /// The newest `limit` messages (before the page whose `X-Next-Cursor`
+    /// is `cursor`, when given; never a message id), oldest first. To page
+    /// back, [`Client::page`] also gives the next cursor.
     pub async fn messages(
         &self,
         session: &str,
         limit: usize,
-        before: Option<&str>,
+        cursor: Option<&str>,
     ) -> Result<Vec<Value>, ApiError> {
+        Ok(self.page(session, limit, cursor).await?.messages)
+    }
+
+    /// One page of a session's messages, oldest first: the newest `limit`,
+    /// or the `limit` before the page whose cursor is `cursor`. The server
+    /// answers a bare message id in `before=` with HTTP 400: only its own
+    /// opaque cursors go there.
+    pub async fn page(
+        &self,
+        session: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<Page, ApiError> {
         let mut path = format!("/session/{}/message?limit={limit}", enc(session));
-        if let Some(b) = before {
-            path.push_str(&format!("&before={}", enc(b)));
+        if let Some(c) = cursor {
+            path.push_str("&before=");
+            path.push_str(&query_value(c));
         }
-        array(self.get(&path).await?)
+        let (headers, text) = self.send_full(Method::GET, &path, None).await?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| ApiError::Transport {
+            path: path.clone(),
+            message: format!("invalid JSON: {e}"),
+        })?;
+        Ok(Page {
+            messages: array(value)?,
+            older: next_cursor(&headers),
+        })
     }
 
     /// The files a turn changed: `GET /session/{id}/diff?messageID=<user message>`.
@@ -253,19 +299,85 @@ fn array(v: Value) -> Result<Vec<Value>, ApiError> {
 fn with_dir(path: &str, dir: Option<&str>) -> String {
     match dir {
         None => path.to_string(),
-        Some(d) => {
-            let enc: String = d
-                .bytes()
-                .map(|b| match b {
-                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                        (b as char).to_string()
-                    }
-                    _ => format!("%{b:02X}"),
-                })
-                .collect();
-            format!("{path}?directory={enc}")
+        Some(d) => format!("{path}?directory={}", percent(d, b"/")),
+    }
+}
+
+/// A query value, percent-encoded (a cursor may hold `+`, `/`, `=`).
+fn query_value(s: &str) -> String {
+    percent(s, b"")
+}
+
+/// Percent-encode all but unreserved characters and `keep`.
+fn percent(s: &str, keep: &[u8]) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            b if keep.contains(&b) => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The cursor of the page before this one: the `X-Next-Cursor` header, or
+/// the `before` of the `Link: <…>; rel="next"` header. Neither: this page
+/// is the session's first.
+pub fn next_cursor(headers: &HeaderMap) -> Option<String> {
+    if let Some(c) = headers
+        .get("x-next-cursor")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    {
+        return Some(c.to_string());
+    }
+    headers
+        .get_all("link")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(link_next_before)
+}
+
+/// `<URL>; rel="next"` → the URL's `before` query value, decoded.
+fn link_next_before(link: &str) -> Option<String> {
+    let (url, params) = link.trim().strip_prefix('<')?.split_once('>')?;
+    let next = params.split(';').any(|p| {
+        p.trim()
+            .strip_prefix("rel=")
+            .is_some_and(|r| r.trim_matches('"').split_whitespace().any(|r| r == "next"))
+    });
+    if !next {
+        return None;
+    }
+    let query = url.split_once('?')?.1;
+    query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("before="))
+        .map(percent_decode)
+        .filter(|c| !c.is_empty())
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
         }
     }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Ids are safe characters, but never trust them in a path.
@@ -329,5 +441,42 @@ mod tests {
         );
         assert_eq!(server_message(r#"{"data":{"message":"bad"}}"#), "bad");
         assert_eq!(server_message("plain \u{1b}[2J"), "plain ␛[2J");
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn the_next_cursor_comes_from_its_header_or_the_link() {
+        let c = "eyJpZCI6Im1zZ18yMDI4In0";
+        assert_eq!(
+            next_cursor(&headers(&[("X-Next-Cursor", c)])).as_deref(),
+            Some(c)
+        );
+        let link = format!(
+            "<http://h:1/session/ses_1/message?limit=100&before={}>; rel=\"next\"",
+            "ab%2Bc%2F%3D"
+        );
+        assert_eq!(
+            next_cursor(&headers(&[("link", &link)])).as_deref(),
+            Some("ab+c/=")
+        );
+        let prev = "<http://h/x?before=zz>; rel=\"prev\"";
+        assert_eq!(next_cursor(&headers(&[("link", prev)])), None);
+        // No cursor: the page holds the session's first message.
+        assert_eq!(next_cursor(&headers(&[("content-type", "x")])), None);
+        assert_eq!(next_cursor(&headers(&[("x-next-cursor", " ")])), None);
+    }
+
+    #[test]
+    fn a_cursor_is_percent_encoded_in_the_query() {
+        assert_eq!(query_value("ab+c/d=="), "ab%2Bc%2Fd%3D%3D");
+        assert_eq!(percent_decode(&query_value("a b+é")), "a b+é");
+        assert_eq!(with_dir("/p", Some("/a b")), "/p?directory=/a%20b");
     }
 }

@@ -1,6 +1,7 @@
 //! The live source: an opencode server's REST API and its SSE stream.
 
 pub mod client;
+pub mod paging;
 pub mod reply;
 pub mod snapshot;
 pub mod stream;

@@ -13,6 +13,9 @@ use crate::model::{Envelope, Event, MessageInfo, Part};
 /// Messages per page.
 pub const PAGE: usize = 100;
 
+/// Messages per page when loading whole sessions (headless dumps).
+pub const PAGE_ALL: usize = 1_000;
+
 /// A REST answer as an event, parsed exactly like one from the stream.
 pub fn event(kind: &str, props: Value) -> Option<Envelope> {
     let raw = serde_json::value::to_raw_value(&props).ok()?;
@@ -95,13 +98,10 @@ pub struct Snapshot {
     pub pending_prompts: HashSet<String>,
 }
 
-/// Sessions, their statuses, todos of `with_todos`, pending permissions and
-/// questions: of the server's current project, or of every project.
-pub async fn load(
-    client: &Client,
-    with_todos: &HashSet<String>,
-    all_projects: bool,
-) -> Result<Snapshot, ApiError> {
+/// Sessions, their statuses, pending permissions and questions: of the
+/// server's current project, or of every project. (Messages and todos are
+/// loaded per session, by the sync.)
+pub async fn load(client: &Client, all_projects: bool) -> Result<Snapshot, ApiError> {
     let mut dirs: Vec<Option<String>> = vec![None];
     if all_projects {
         dirs = client
@@ -126,20 +126,6 @@ pub async fn load(
     };
     for dir in &dirs {
         load_project(client, dir.as_deref(), &mut snap).await?;
-    }
-    let ids: Vec<String> = with_todos
-        .iter()
-        .filter(|id| snap.session_ids.contains(*id))
-        .cloned()
-        .collect();
-    for id in ids {
-        if let Ok(todos) = client.todos(&id).await {
-            snap.push(
-                "todo.updated",
-                json!({"sessionID": id, "todos": todos}),
-                None,
-            );
-        }
     }
     Ok(snap)
 }

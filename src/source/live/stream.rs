@@ -9,7 +9,7 @@ use reqwest::Method;
 use tokio::sync::mpsc;
 
 use super::client::{ApiError, Client};
-use crate::source::replay::{Record, decode_record};
+use crate::source::replay::Record;
 use crate::source::sse::SseDecoder;
 
 /// How long the server may take to answer the stream request.
@@ -68,11 +68,10 @@ pub async fn open(
                     if tx.send(StreamItem::Bytes(chunk)).is_err() {
                         return;
                     }
+                    // An oversized frame comes out as an error record; the
+                    // decoder never buffers past its limit, and goes on.
                     for frame in frames.drain(..) {
-                        let mut record = decode_record(frame.data.as_bytes(), frame.line, true);
-                        if frame.repaired && record.repaired.is_none() {
-                            record.repaired = Some("invalid UTF-8 replaced");
-                        }
+                        let record = frame.record();
                         if tx.send(StreamItem::Record(Box::new(record))).is_err() {
                             return;
                         }

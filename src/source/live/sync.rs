@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::client::{ApiError, Client};
-use super::snapshot::{self, PAGE};
+use super::client::{ApiError, Client, Page};
+use super::paging::{Older, Paging};
+use super::snapshot::{self, PAGE, PAGE_ALL};
 use super::stream::{self, IDLE_TIMEOUT, StreamItem};
 use crate::model::Event;
 use crate::source::msg::{SourceMsg, SourceState};
@@ -24,8 +25,8 @@ use crate::source::recorder::Feed;
 pub struct LiveOptions {
     /// `/global/event` (every project) instead of `/event`.
     pub all_projects: bool,
-    /// Load every session's messages up front (headless dumps), not only
-    /// the sessions the user opens.
+    /// Load every session's messages (all of them, page by page) and todos
+    /// up front (headless dumps), not only the sessions the user opens.
     pub load_all_messages: bool,
     /// No bytes for this long means the stream is dead.
     pub idle_timeout: Duration,
@@ -44,10 +45,11 @@ impl Default for LiveOptions {
 /// What the app asks of the live source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LiveCommand {
-    /// The user opened a session: load its newest messages (once).
+    /// The user opened a session: load its newest messages and its todos (once).
     Open(String),
-    /// The user scrolled to the top: load the page before this message.
-    Older { session: String, before: String },
+    /// The reader nears the oldest message loaded: load the page before it.
+    /// Answered by exactly one `SourceMsg::Messages` with `older` set.
+    Older(String),
 }
 
 /// The backoff before reconnect attempt `n` (1-based): 250 ms doubling to
@@ -91,6 +93,8 @@ struct Sync {
     tx: mpsc::Sender<SourceMsg>,
     /// Sessions whose messages are loaded (and kept up to date).
     opened: HashSet<String>,
+    /// How far back each session's history is loaded, on this connection.
+    paging: Paging,
     /// The recorder, when recording.
     record: Option<mpsc::UnboundedSender<Feed>>,
 }
@@ -112,6 +116,7 @@ async fn run(
         options,
         tx,
         opened: HashSet::new(),
+        paging: Paging::default(),
         record: raw,
     };
     let mut attempt = 0u32;
@@ -196,7 +201,7 @@ impl Sync {
                         self.send(SourceMsg::Record(record)).await?;
                         match follow_up {
                             FollowUp::None => {}
-                            FollowUp::Finalize(id) => self.load_messages(&id, None).await?,
+                            FollowUp::Finalize(id) => self.load_newest(&id).await?,
                             FollowUp::Resync => {
                                 if let Err(e) = self.resync().await? {
                                     return Ok(e.to_string());
@@ -209,11 +214,11 @@ impl Sync {
                     None => return Err(Stop),
                     Some(LiveCommand::Open(id)) => {
                         if self.opened.insert(id.clone()) {
-                            self.load_messages(&id, None).await?;
+                            self.load_newest(&id).await?;
                             self.load_todos(&id).await?;
                         }
                     }
-                    Some(LiveCommand::Older { session, before }) => self.load_messages(&session, Some(&before)).await?,
+                    Some(LiveCommand::Older(id)) => self.load_older(&id).await?,
                 },
             }
         }
@@ -222,8 +227,9 @@ impl Sync {
     /// Load everything a fresh attach shows and reconcile with it. The
     /// inner result is a REST failure (the connection is retried).
     async fn resync(&mut self) -> Result<Result<(), ApiError>, Stop> {
-        let snap = match snapshot::load(&self.client, &self.opened, self.options.all_projects).await
-        {
+        // Cursors are of the connection: page again from the newest page.
+        self.paging.clear();
+        let snap = match snapshot::load(&self.client, self.options.all_projects).await {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
@@ -244,41 +250,122 @@ impl Sync {
         })
         .await?;
         if self.options.load_all_messages {
-            self.opened.extend(snap.session_ids);
+            self.opened.extend(snap.session_ids.iter().cloned());
         }
         self.opened.retain(|id| !id.is_empty());
-        let opened: Vec<String> = self.opened.iter().cloned().collect();
+        // Every opened session the server still has: its messages and its
+        // todos, as a fresh attach would show them.
+        let opened: Vec<String> = self
+            .opened
+            .iter()
+            .filter(|id| snap.session_ids.contains(*id))
+            .cloned()
+            .collect();
         for id in opened {
-            self.load_messages(&id, None).await?;
+            if self.options.load_all_messages {
+                self.load_whole(&id).await?;
+            } else {
+                self.load_newest(&id).await?;
+            }
+            self.load_todos(&id).await?;
         }
         Ok(Ok(()))
     }
 
-    async fn load_messages(&self, session: &str, before: Option<&str>) -> Result<(), Stop> {
-        let limit = if self.options.load_all_messages {
-            10_000
+    fn page_size(&self) -> usize {
+        if self.options.load_all_messages {
+            PAGE_ALL
         } else {
             PAGE
-        };
-        match self.client.messages(session, limit, before).await {
-            Ok(list) => {
-                if self.record.is_some() {
-                    for event in snapshot::message_events(&list) {
-                        self.recording(|| Feed::Loaded(event));
-                    }
-                }
-                let messages = snapshot::messages(&list);
-                self.send(SourceMsg::Messages {
-                    session_id: session.to_string(),
-                    messages,
-                    before: before.map(str::to_string),
-                })
-                .await
-            }
-            Err(e) => self.send(SourceMsg::Notice(e.to_string())).await,
         }
     }
 
+    /// Load one page (recording it); a failure is a notice and `None`.
+    async fn fetch(&self, session: &str, cursor: Option<&str>) -> Result<Option<Page>, Stop> {
+        match self.client.page(session, self.page_size(), cursor).await {
+            Ok(page) => {
+                if self.record.is_some() {
+                    for event in snapshot::message_events(&page.messages) {
+                        self.recording(|| Feed::Loaded(event));
+                    }
+                }
+                Ok(Some(page))
+            }
+            Err(e) => {
+                self.send(SourceMsg::Notice(e.to_string())).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn send_page(
+        &self,
+        session: &str,
+        list: &[serde_json::Value],
+        older: bool,
+    ) -> Result<(), Stop> {
+        self.send(SourceMsg::Messages {
+            session_id: session.to_string(),
+            messages: snapshot::messages(list),
+            older,
+            complete: self.paging.older(session) == Older::None,
+        })
+        .await
+    }
+
+    /// The newest page: it replaces what streamed, from its oldest message on.
+    async fn load_newest(&mut self, session: &str) -> Result<(), Stop> {
+        let Some(page) = self.fetch(session, None).await? else {
+            return Ok(());
+        };
+        self.paging.newest_loaded(session, page.older);
+        self.send_page(session, &page.messages, false).await
+    }
+
+    /// The page before the oldest one loaded, through the server's cursor.
+    /// Always answered, even when there is nothing (more) to load.
+    async fn load_older(&mut self, session: &str) -> Result<(), Stop> {
+        let cursor = match self.paging.older(session) {
+            Older::None => return self.send_page(session, &[], true).await,
+            Older::Unknown => None,
+            Older::Cursor(c) => Some(c),
+        };
+        match self.fetch(session, cursor.as_deref()).await? {
+            Some(page) => {
+                self.paging.older_loaded(session, page.older);
+                self.send_page(session, &page.messages, true).await
+            }
+            None => self.send_page(session, &[], true).await,
+        }
+    }
+
+    /// Every message, page by page to the first one (headless dumps).
+    async fn load_whole(&mut self, session: &str) -> Result<(), Stop> {
+        let mut pages: Vec<Vec<serde_json::Value>> = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let Some(page) = self.fetch(session, cursor.as_deref()).await? else {
+                break;
+            };
+            pages.push(page.messages);
+            if pages.len() == 1 {
+                self.paging.newest_loaded(session, page.older.clone());
+            } else {
+                self.paging.older_loaded(session, page.older.clone());
+            }
+            match page.older {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        if pages.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<serde_json::Value> = pages.into_iter().rev().flatten().collect();
+        self.send_page(session, &list, false).await
+    }
+
+    /// A session's todos, as the event that says the same (recorded too).
     async fn load_todos(&self, session: &str) -> Result<(), Stop> {
         match self.client.todos(session).await {
             Ok(todos) => {

@@ -1,0 +1,122 @@
+//! A live session's history, loaded on demand: the newest page when the
+//! session is opened, then older pages ahead of the reader, until the page
+//! that holds the session's first message.
+//!
+//! The app only says "older, please" (`LiveCommand::Older`); the live
+//! source keeps the server's cursor and says when the beginning is reached
+//! (`complete`). One older page is asked for at a time per session. An
+//! older page covers the stored messages up to its own newest message.
+
+use std::time::{Duration, Instant};
+
+use super::App;
+use crate::model::{MessageInfo, NoObserver, Part};
+use crate::source::live::LiveCommand;
+use crate::ui;
+use crate::ui::turn_layout::AHEAD_SCREENS;
+
+/// A failed page is asked for again no sooner than this.
+const RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// How far back one session's history is loaded.
+#[derive(Debug, Default, Clone)]
+pub struct History {
+    /// An older page is asked for and not answered yet.
+    pub asking: bool,
+    /// The session's first message is loaded.
+    pub complete: bool,
+    /// After a failed page: not before this.
+    retry_at: Option<Instant>,
+}
+
+impl App {
+    /// How far back a session's history is loaded (live only).
+    pub fn history(&self, session: &str) -> Option<&History> {
+        self.histories.get(session)
+    }
+
+    /// Apply a page of the server's stored messages.
+    pub(super) fn apply_page(
+        &mut self,
+        session_id: &str,
+        messages: Vec<(MessageInfo, Vec<Part>)>,
+        older: bool,
+        complete: bool,
+    ) {
+        let history = self.histories.entry(session_id.to_string()).or_default();
+        history.complete |= complete;
+        let mut again = false;
+        if older {
+            history.asking = false;
+            history.retry_at =
+                (messages.is_empty() && !complete).then(|| Instant::now() + RETRY_AFTER);
+            again = !messages.is_empty() && !history.complete;
+        }
+        let before = if older {
+            self.page_end(session_id, &messages)
+        } else {
+            None
+        };
+        self.store
+            .finalize_session(session_id, messages, before.as_deref(), &mut NoObserver);
+        // Pinned to the top (`g`): the next page at once, not a frame later.
+        if again
+            && self.selected.as_deref() == Some(session_id)
+            && self.turns.get(session_id).is_some_and(|t| t.pinned_top)
+        {
+            self.ask_older(session_id);
+        }
+    }
+
+    /// An older page covers the stored messages up to its own newest one:
+    /// the first stored message after that one bounds its range (none: to
+    /// the end).
+    fn page_end(&self, session_id: &str, page: &[(MessageInfo, Vec<Part>)]) -> Option<String> {
+        let newest = page.iter().map(|(info, _)| info.id.as_str()).max()?;
+        let session = self.store.session(session_id)?;
+        let i = session
+            .messages
+            .partition_point(|m| m.info.id.as_str() <= newest);
+        session.messages.get(i).map(|m| m.info.id.clone())
+    }
+
+    /// A new connection: failed pages may be asked for again at once.
+    pub(super) fn retry_pages_now(&mut self) {
+        for history in self.histories.values_mut() {
+            history.retry_at = None;
+        }
+    }
+
+    /// Queue the loads the view needs from a live source: the open
+    /// session's messages (once), and the page before the oldest message
+    /// loaded while fewer than `AHEAD_SCREENS` screens are above the view.
+    pub(super) fn request_loads(&mut self) {
+        let (Some(live), Some(id)) = (&self.live, self.selected.clone()) else {
+            return;
+        };
+        if self.requested.insert(id.clone()) {
+            let _ = live.send(LiveCommand::Open(id.clone()));
+        }
+        let Some(state) = self.turns.get(&id) else {
+            return;
+        };
+        let height = ui::turn_inner(self.areas.turns).height.max(1) as usize;
+        if state.rows.is_empty() || state.lines_above >= AHEAD_SCREENS * height {
+            return;
+        }
+        self.ask_older(&id);
+    }
+
+    fn ask_older(&mut self, id: &str) {
+        let Some(live) = &self.live else { return };
+        let history = self.histories.entry(id.to_string()).or_default();
+        if history.complete
+            || history.asking
+            || history.retry_at.is_some_and(|t| Instant::now() < t)
+        {
+            return;
+        }
+        history.asking = true;
+        let _ = live.send(LiveCommand::Older(id.to_string()));
+    }
+}
