@@ -50,6 +50,7 @@ fn reading_order(store: &Store) -> Vec<&Session> {
             .sessions()
             .iter()
             .rev()
+            .map(|s| &**s)
             .filter(|s| !seen.contains(s.info.id.as_str())),
     );
     out

@@ -178,7 +178,7 @@ fn check(case: u64, streams: &[Vec<u8>]) -> Result<(), String> {
     if let Some(e) = controls("plain mode", &plain) {
         return Err(e);
     }
-    let sessions: Vec<_> = store.sessions().iter().collect();
+    let sessions: Vec<_> = store.sessions().iter().map(|s| &**s).collect();
     let md = export::render(&sessions, ExportFormat::Markdown, true);
     if let Some(e) = controls("the Markdown export", &md) {
         return Err(e);

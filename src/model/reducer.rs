@@ -23,6 +23,7 @@ use super::part::{Part, PartBody};
 use super::prompt::{Prompt, PromptRequest, Resolution};
 use super::session::{SessionInfo, SessionStatus};
 use super::store::{Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store};
+use std::sync::Arc;
 
 impl Store {
     /// Apply one event. Returns what changed; never fails.
@@ -75,7 +76,7 @@ impl Store {
                 match session_id {
                     Some(id) => {
                         let (si, created) = self.session_or_placeholder(&id);
-                        self.sessions[si].error = Some(error);
+                        Arc::make_mut(&mut self.sessions[si]).error = Some(error);
                         self.touch(si, None);
                         session_outcome(id, created)
                     }
@@ -88,13 +89,13 @@ impl Store {
             }
             Event::SessionCompacted { session_id } => {
                 let (si, created) = self.session_or_placeholder(&session_id);
-                self.sessions[si].compactions += 1;
+                Arc::make_mut(&mut self.sessions[si]).compactions += 1;
                 self.touch(si, None);
                 session_outcome(session_id, created)
             }
             Event::SessionDiff { session_id, diff } => {
                 let (si, created) = self.session_or_placeholder(&session_id);
-                self.sessions[si].diff = diff;
+                Arc::make_mut(&mut self.sessions[si]).diff = diff;
                 self.touch(si, None);
                 session_outcome(session_id, created)
             }
@@ -104,12 +105,14 @@ impl Store {
                 message_id,
             } => {
                 let found = self.session_index(&session_id).ok().and_then(|si| {
-                    let mi = self.sessions[si].message_index(&message_id).ok()?;
+                    let mi = Arc::make_mut(&mut self.sessions[si])
+                        .message_index(&message_id)
+                        .ok()?;
                     Some((si, mi))
                 });
                 match found {
                     Some((si, mi)) => {
-                        self.sessions[si].messages.remove(mi);
+                        Arc::make_mut(&mut self.sessions[si]).messages.remove(mi);
                         self.touch(si, None);
                         Outcome::applied(Change {
                             session: Some(session_id),
@@ -127,7 +130,9 @@ impl Store {
                 part_id,
             } => match self.locate_part(&session_id, &message_id, &part_id) {
                 Some((si, mi, pi)) => {
-                    self.sessions[si].messages[mi].parts.remove(pi);
+                    Arc::make_mut(&mut self.sessions[si]).messages[mi]
+                        .parts
+                        .remove(pi);
                     self.touch(si, Some(mi));
                     Outcome::applied(Change {
                         session: Some(session_id),
@@ -202,7 +207,7 @@ impl Store {
     ) -> Outcome {
         let id = info.id.clone();
         let (si, _) = self.session_or_placeholder(&id);
-        let session = &mut self.sessions[si];
+        let session = Arc::make_mut(&mut self.sessions[si]);
         if !session.placeholder {
             if session.last_event.makes_stale(mark) {
                 return Outcome::with(Effect::Stale);
@@ -245,7 +250,7 @@ impl Store {
             obs.session_retried(session_id, *attempt, message);
         }
         let (si, created) = self.session_or_placeholder(session_id);
-        let session = &mut self.sessions[si];
+        let session = Arc::make_mut(&mut self.sessions[si]);
         // opencode repeats "busy" several times per turn: nothing to redraw then.
         if session.status == status && !created {
             return Outcome::with(Effect::Applied);
@@ -266,7 +271,7 @@ impl Store {
         let session_id = info.session_id.clone();
         let message_id = info.id.clone();
         let (si, new_session) = self.session_or_placeholder(&session_id);
-        let session = &mut self.sessions[si];
+        let session = Arc::make_mut(&mut self.sessions[si]);
         let mi = match session.message_index(&message_id) {
             Ok(mi) => {
                 let message = &mut session.messages[mi];
@@ -315,7 +320,7 @@ impl Store {
         let part_id = part.id.clone();
         let (si, mi, created) = self.message_or_placeholder(&session_id, &message_id);
         let held = self.held_deltas.remove(&part_id);
-        let message = &mut self.sessions[si].messages[mi];
+        let message = &mut Arc::make_mut(&mut self.sessions[si]).messages[mi];
         // The server's stored part of a finished message is its final word
         // (seed 000): it replaces what streaming captured, even a shorter
         // text (a provider retry leaves the failed attempt's part empty).
@@ -404,7 +409,7 @@ impl Store {
             held.push(HeldDelta { mark, field, delta });
             return Outcome::with(Effect::Held);
         };
-        let part = &mut self.sessions[si].messages[mi].parts[pi];
+        let part = &mut Arc::make_mut(&mut self.sessions[si]).messages[mi].parts[pi];
         if part.last_event.makes_stale(mark) || part.is_final() {
             return Outcome::with(Effect::Stale);
         }

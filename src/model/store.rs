@@ -3,6 +3,7 @@
 //! finalisation change it; everything else reads.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::ids::find_by_id;
 use super::message::{Message, MessageInfo};
@@ -77,7 +78,10 @@ pub(crate) struct HeldDelta {
 #[derive(Debug, Clone, Default)]
 pub struct Store {
     /// Ordered by id: newest session first (`ses_` ids descend).
-    pub(crate) sessions: Vec<Session>,
+    /// Shared with the timeline's checkpoints: cloning the store copies
+    /// pointers, and a session is copied only when it changes after a
+    /// checkpoint took it (copy on write).
+    pub(crate) sessions: Vec<Arc<Session>>,
     /// Every prompt seen, ordered by request id (arrival order).
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) held_deltas: HashMap<String, Vec<HeldDelta>>,
@@ -102,7 +106,7 @@ impl Store {
         Self::default()
     }
 
-    pub fn sessions(&self) -> &[Session] {
+    pub fn sessions(&self) -> &[Arc<Session>] {
         &self.sessions
     }
 
@@ -111,13 +115,14 @@ impl Store {
     }
 
     pub fn session(&self, id: &str) -> Option<&Session> {
-        self.session_index(id).ok().map(|i| &self.sessions[i])
+        self.session_index(id).ok().map(|i| &*self.sessions[i])
     }
 
     /// Sessions with no (known) parent, newest first.
     pub fn root_sessions(&self) -> impl Iterator<Item = &Session> {
         self.sessions
             .iter()
+            .map(|s| &**s)
             .filter(move |s| match &s.info.parent_id {
                 None => true,
                 Some(p) => self.session(p).is_none(),
@@ -128,6 +133,7 @@ impl Store {
     pub fn children<'a>(&'a self, parent: &'a str) -> impl Iterator<Item = &'a Session> + 'a {
         self.sessions
             .iter()
+            .map(|s| &**s)
             .filter(move |s| s.info.parent_id.as_deref() == Some(parent))
     }
 
@@ -189,7 +195,7 @@ impl Store {
                 (i, false)
             }
             Err(i) => {
-                self.sessions.insert(i, Session::placeholder(id));
+                self.sessions.insert(i, Arc::new(Session::placeholder(id)));
                 self.last_session = i;
                 (i, true)
             }
@@ -203,7 +209,7 @@ impl Store {
         message_id: &str,
     ) -> (usize, usize, bool) {
         let (si, new_session) = self.session_or_placeholder(session_id);
-        let session = &mut self.sessions[si];
+        let session = Arc::make_mut(&mut self.sessions[si]);
         match session.message_index(message_id) {
             Ok(mi) => (si, mi, new_session),
             Err(mi) => {
@@ -240,7 +246,7 @@ impl Store {
     /// Mark a session and (optionally) one of its messages as changed.
     pub(crate) fn touch(&mut self, si: usize, mi: Option<usize>) {
         self.revision += 1;
-        let session = &mut self.sessions[si];
+        let session = Arc::make_mut(&mut self.sessions[si]);
         session.revision += 1;
         if let Some(mi) = mi {
             session.messages[mi].revision += 1;

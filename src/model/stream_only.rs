@@ -7,6 +7,7 @@
 //! server's authoritative ones and keeps these.
 
 use serde_json::value::RawValue;
+use std::sync::Arc;
 
 use super::event_mark::EventMark;
 use super::message::{Message, MessageInfo};
@@ -29,13 +30,13 @@ impl Store {
         obs.todos_changed(&session_id, &todos);
         let (si, created) = self.session_or_placeholder(&session_id);
         let count = todos.len();
-        self.sessions[si].todos = todos;
+        Arc::make_mut(&mut self.sessions[si]).todos = todos;
         let mut change = Change {
             session: Some(session_id.clone()),
             session_list: created,
             ..Default::default()
         };
-        let session = &mut self.sessions[si];
+        let session = Arc::make_mut(&mut self.sessions[si]);
         let mut touched_message = None;
         // Only a streamed event becomes a part: a todo list loaded over REST
         // (no position in the stream) updates the list and nothing else, as
@@ -108,7 +109,7 @@ impl Store {
                 ..Default::default()
             });
         };
-        let session = &mut self.sessions[si];
+        let session = Arc::make_mut(&mut self.sessions[si]);
         let split = session.messages.partition_point(|m| m.info.id < oldest);
         // An older page covers only up to the message it was fetched before.
         let end = match before {

@@ -72,7 +72,12 @@ impl Tmux {
     }
 
     pub fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
+        self.wait_for_secs(what, 15, ok)
+    }
+
+    /// `wait_for` with another deadline; `ok` may note what it sees.
+    pub fn wait_for_secs(&self, what: &str, secs: u64, mut ok: impl FnMut(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let screen = self.capture();
             if ok(&screen) {
