@@ -66,13 +66,13 @@ enum Command {
         #[arg(long)]
         read_only: bool,
         /// No terminal: print the synced state after this many seconds.
-        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle")]
+        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
         dump_after: Option<f64>,
         /// No terminal: print the state once synced and no session is busy.
         #[arg(long)]
         dump_when_idle: bool,
         /// With --dump-when-idle: give up waiting after this many seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 120.0)]
         timeout: f64,
     },
     /// Record a live server's events to a file, without the viewer, until
@@ -98,6 +98,10 @@ enum Command {
         /// Include reasoning (Markdown).
         #[arg(long)]
         reasoning: bool,
+        /// From a server: give up waiting for its sessions to go idle after
+        /// this many seconds.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 60.0)]
+        timeout: f64,
     },
     /// Watch the built-in demo recording (no server needed).
     Demo {
@@ -157,6 +161,16 @@ fn parse_speed(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A number of seconds: not negative, at most a year.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("not a number of seconds: {s}"))?;
+    if (0.0..=365.0 * 86_400.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("seconds must be between 0 and a year".into())
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let _log = logging::init();
@@ -177,7 +191,8 @@ fn main() -> ExitCode {
             session,
             format,
             reasoning,
-        } => export(&source, session.as_deref(), format, reasoning),
+            timeout,
+        } => export(&source, session.as_deref(), format, reasoning, timeout),
         Command::Replay {
             file, dump: true, ..
         } => dump_replay(&file),
@@ -424,6 +439,7 @@ fn export(
     session: Option<&str>,
     format: ExportArg,
     reasoning: bool,
+    timeout: f64,
 ) -> anyhow::Result<ExitCode> {
     use ocview::export::{self, ExportFormat};
     let store = if source_arg.contains("://") {
@@ -435,7 +451,7 @@ fn export(
             ..Default::default()
         };
         let when = DumpWhen::Idle {
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs_f64(timeout.max(1.0)),
         };
         let app = rt.block_on(launch::attach_store(Client::new(&url, auth), options, when));
         rt.shutdown_background();

@@ -57,11 +57,8 @@ pub async fn play_tui(
                 let empty = opened.stats.events == 0;
                 let _ = tx.blocking_send(SourceMsg::Indexed(Box::new(opened)));
                 if empty {
-                    let name = match &recording {
-                        Recording::File(path) => path.display().to_string(),
-                        Recording::Bytes(_) => "the recording".into(),
-                    };
-                    let text = format!("{name}: no events");
+                    // The label names the file; the timeline leaves little room.
+                    let text = "empty: no events".to_string();
                     let _ = tx.blocking_send(SourceMsg::Notice(text));
                 }
             }

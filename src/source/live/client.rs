@@ -245,7 +245,8 @@ impl Client {
     }
 }
 
-/// A connection that failed: which server, why, and how to start one.
+/// A connection that failed: which server and why; when nothing listens
+/// there, how to start one.
 fn no_server(e: &reqwest::Error) -> String {
     // The innermost cause says why ("Connection refused", a failed lookup).
     let mut cause: &dyn std::error::Error = e;
@@ -255,23 +256,24 @@ fn no_server(e: &reqwest::Error) -> String {
     let refused = cause
         .downcast_ref::<std::io::Error>()
         .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
-    let why = if e.is_timeout() {
-        "the connection timed out".to_string()
-    } else if refused {
-        "connection refused".to_string()
-    } else {
-        cause.to_string()
-    };
-    match e.url() {
-        Some(url) => {
-            let host = url.host_str().unwrap_or("?");
-            let port = url.port_or_known_default().unwrap_or(4096);
+    let (server, port) = match e.url() {
+        Some(url) => (
             format!(
-                "no server at {}://{host}:{port} ({why}); start one with `opencode serve --port {port}`",
-                url.scheme()
-            )
-        }
-        None => format!("no server ({why}); start one with `opencode serve --port 4096`"),
+                "{}://{}:{}",
+                url.scheme(),
+                url.host_str().unwrap_or("?"),
+                url.port_or_known_default().unwrap_or(4096)
+            ),
+            url.port_or_known_default().unwrap_or(4096),
+        ),
+        None => ("the server".to_string(), 4096),
+    };
+    if refused {
+        format!("no server at {server} (start one: opencode serve --port {port})")
+    } else if e.is_timeout() {
+        format!("cannot reach {server}: the connection timed out")
+    } else {
+        format!("cannot reach {server}: {cause}")
     }
 }
 
