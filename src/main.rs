@@ -163,7 +163,9 @@ fn parse_speed(s: &str) -> Result<f64, String> {
 
 /// A number of seconds: not negative, at most a year.
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("not a number of seconds: {s}"))?;
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {s}"))?;
     if (0.0..=365.0 * 86_400.0).contains(&v) {
         Ok(v)
     } else {

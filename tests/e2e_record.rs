@@ -88,7 +88,7 @@ fn state_of(dump: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recording_started_after_a_turn_replays_to_a_fresh_attach() {
     let model = FakeModel::start(steps(vec![
-        Step::text("The answer is **42**.").reasoning("Think first.")
+        Step::text("The answer is **42**.").reasoning("Think first."),
     ]))
     .await;
     let server = Server::start(&model.url()).await;
@@ -99,7 +99,7 @@ async fn a_recording_started_after_a_turn_replays_to_a_fresh_attach() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("late.jsonl");
     let bin = env!("CARGO_BIN_EXE_ocview");
-    let mut child = std::process::Command::new(bin)
+    let child = std::process::Command::new(bin)
         .args(["record", &server.url()])
         .arg(&file)
         .env_remove("OPENCODE_SERVER_PASSWORD")
@@ -140,7 +140,13 @@ async fn a_recording_started_after_a_turn_replays_to_a_fresh_attach() {
         .unwrap();
     assert!(replay.status.success());
     let fresh = std::process::Command::new(bin)
-        .args(["attach", &server.url(), "--dump-when-idle", "--timeout", "60"])
+        .args([
+            "attach",
+            &server.url(),
+            "--dump-when-idle",
+            "--timeout",
+            "60",
+        ])
         .env_remove("OPENCODE_SERVER_PASSWORD")
         .output()
         .unwrap();

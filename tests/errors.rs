@@ -150,7 +150,11 @@ fn serve(sock: TcpStream, mode: Mode) {
         return;
     }
     if path.starts_with("/global/health") {
-        return reply(&mut sock, "200 OK", r#"{"healthy":true,"version":"1.18.33"}"#);
+        return reply(
+            &mut sock,
+            "200 OK",
+            r#"{"healthy":true,"version":"1.18.33"}"#,
+        );
     }
     if mode == Mode::Hang {
         std::thread::sleep(Duration::from_secs(60));
@@ -211,7 +215,12 @@ fn no_server_says_so_and_how_to_start_one() {
     let file = state.path().join("rec.jsonl");
     let commands: Vec<Vec<String>> = vec![
         vec!["attach".into(), url.clone(), "--dump-when-idle".into()],
-        vec!["attach".into(), url.clone(), "--dump-after".into(), "5".into()],
+        vec![
+            "attach".into(),
+            url.clone(),
+            "--dump-after".into(),
+            "5".into(),
+        ],
         vec!["export".into(), url.clone()],
         vec!["record".into(), url.clone(), file.display().to_string()],
     ];
@@ -227,7 +236,11 @@ fn no_server_says_so_and_how_to_start_one() {
             "{args:?}: {}",
             r.stderr
         );
-        assert!(r.took < Duration::from_secs(2), "{args:?} took {:?}", r.took);
+        assert!(
+            r.took < Duration::from_secs(2),
+            "{args:?} took {:?}",
+            r.took
+        );
         assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
         assert!(!file.exists(), "{args:?} left {}", file.display());
     }
@@ -289,7 +302,11 @@ fn bad_urls_fail_at_once_with_exit_2() {
             let r = run(c, None);
             assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
             assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
-            assert!(r.took < Duration::from_secs(2), "{args:?} took {:?}", r.took);
+            assert!(
+                r.took < Duration::from_secs(2),
+                "{args:?} took {:?}",
+                r.took
+            );
             assert!(!file.exists(), "{args:?} left a file");
         }
     }
@@ -306,10 +323,18 @@ fn bad_urls_fail_at_once_with_exit_2() {
     );
     // Credentials in the URL: refused, and never echoed.
     let mut c = ocview(state.path());
-    c.args(["attach", "http://u:hunter2@127.0.0.1:4096", "--dump-when-idle"]);
+    c.args([
+        "attach",
+        "http://u:hunter2@127.0.0.1:4096",
+        "--dump-when-idle",
+    ]);
     let r = run(c, None);
     assert_eq!(r.code, Some(2));
-    assert!(r.stderr.contains("OPENCODE_SERVER_PASSWORD"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("OPENCODE_SERVER_PASSWORD"),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stderr.contains("hunter2"), "{}", r.stderr);
 }
 
@@ -362,14 +387,22 @@ fn a_dump_of_a_busy_server_gives_up_at_its_timeout_without_spinning() {
         assert_eq!(r.code, Some(1), "{args:?}: {}", r.stderr);
         assert!(
             r.stderr.contains("gave up after 4 s")
-                && r.stderr.contains(&format!("1 session is still busy ({SESSION})")),
+                && r.stderr
+                    .contains(&format!("1 session is still busy ({SESSION})")),
             "{args:?}: {}",
             r.stderr
         );
         assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
-        assert!(r.took < Duration::from_secs(6), "{args:?} took {:?}", r.took);
+        assert!(
+            r.took < Duration::from_secs(6),
+            "{args:?} took {:?}",
+            r.took
+        );
         let cpu = r.cpu_ticks.expect("sampled while waiting");
-        assert!(cpu < IDLE_CPU_TICKS, "{args:?}: {cpu} ticks of CPU while waiting");
+        assert!(
+            cpu < IDLE_CPU_TICKS,
+            "{args:?}: {cpu} ticks of CPU while waiting"
+        );
     }
     // --dump-after prints the state as it is, busy or not.
     let mut c = ocview(state.path());
@@ -455,9 +488,7 @@ fn record_to_a_full_disk_stops_with_a_message() {
 fn the_viewer_goes_on_when_its_recording_stops() {
     let url = fake_server(Mode::Busy);
     let t = viewer("fullrec", &format!("attach {url} --record /dev/full"));
-    let screen = t.wait_for("the recording to stop", |s| {
-        s.contains("recording stopped")
-    });
+    let screen = t.wait_for("the recording to stop", |s| s.contains("recording stopped"));
     assert!(
         screen.contains("recording stopped: cannot write /dev/full: No space left on device"),
         "{screen}"
@@ -467,9 +498,7 @@ fn the_viewer_goes_on_when_its_recording_stops() {
     t.keys(&["?"]);
     t.wait_for("the help", |s| s.contains("quit"));
     t.keys(&["Escape"]);
-    let screen = t.wait_for("the status line again", |s| {
-        s.contains("recording stopped")
-    });
+    let screen = t.wait_for("the status line again", |s| s.contains("recording stopped"));
     assert!(screen.contains(" live"), "{screen}");
     t.keys(&["q"]);
     t.assert_terminal_restored();
@@ -535,7 +564,12 @@ fn a_closed_pipe_ends_plain_output_quietly() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "no message for a closed pipe: {stderr}");
 }
@@ -569,7 +603,8 @@ fn replay_names_what_it_cannot_read() {
             let r = run(c, None);
             assert_eq!(r.code, Some(1), "{path:?} {mode:?}: {}", r.stderr);
             assert!(
-                r.stderr.contains(&format!("cannot read {}", path.display()))
+                r.stderr
+                    .contains(&format!("cannot read {}", path.display()))
                     && r.stderr.contains(says),
                 "{path:?} {mode:?}: {}",
                 r.stderr
@@ -602,8 +637,7 @@ fn an_empty_recording_says_it_had_no_events() {
             let r = run(c, None);
             assert_eq!(r.code, Some(1), "{path:?} {mode}: {}", r.stderr);
             assert!(
-                r.stderr
-                    .contains(&format!("{}: {says}", path.display())),
+                r.stderr.contains(&format!("{}: {says}", path.display())),
                 "{path:?} {mode}: {}",
                 r.stderr
             );
@@ -613,7 +647,11 @@ fn an_empty_recording_says_it_had_no_events() {
     c.arg("replay").arg("-").arg("--dump");
     let r = run(c, None);
     assert_eq!(r.code, Some(1));
-    assert!(r.stderr.contains("standard input: no events"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("standard input: no events"),
+        "{}",
+        r.stderr
+    );
 
     let t = viewer("empty", &format!("replay {}", empty.display()));
     t.wait_for("the notice", |s| {
