@@ -210,10 +210,8 @@ fn main() -> ExitCode {
             if file.as_os_str() == "-" {
                 viewer(config, &label, Input::Stdin, pace)
             } else {
-                match open_recording(&file) {
-                    Ok(_) => viewer(config, &label, Input::File(file), pace),
-                    Err(e) => Err(e),
-                }
+                // Named at once when it cannot be read, before any terminal.
+                open_recording(&file).and_then(|_| viewer(config, &label, Input::File(file), pace))
             }
         }
         Command::Demo { dump: false, pace } => viewer(config, "demo", Input::Demo, pace),

@@ -105,6 +105,8 @@ enum Mode {
     Busy,
     /// Every request is answered 401 (a wrong password).
     Unauthorized,
+    /// Accepts connections and never answers.
+    Mute,
 }
 
 /// A fake `opencode serve` on loopback, enough for a headless attach.
@@ -147,6 +149,10 @@ fn serve(sock: TcpStream, mode: Mode) {
             sock,
             "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         );
+        return;
+    }
+    if mode == Mode::Mute {
+        std::thread::sleep(Duration::from_secs(60));
         return;
     }
     if path.starts_with("/global/health") {
@@ -370,6 +376,25 @@ fn a_dump_that_cannot_sync_gives_up_at_its_timeout_without_spinning() {
     assert!(r.took < Duration::from_secs(5), "took {:?}", r.took);
     let cpu = r.cpu_ticks.expect("sampled while waiting");
     assert!(cpu < IDLE_CPU_TICKS, "{cpu} ticks of CPU while waiting");
+
+    // A server that accepts the connection and never answers.
+    let mut c = ocview(state.path());
+    c.args([
+        "attach",
+        &fake_server(Mode::Mute),
+        "--dump-when-idle",
+        "--timeout",
+        "2",
+    ]);
+    let r = run(c, None);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("gave up after 2 s: the server did not answer"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.took < Duration::from_secs(4), "took {:?}", r.took);
 }
 
 #[test]

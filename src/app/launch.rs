@@ -216,15 +216,19 @@ pub async fn attach_store(
     use tokio::time::{Instant, sleep_until};
 
     let start = Instant::now();
-    reach(&client).await?;
-    let (tx, mut rx) = mpsc::channel(8192);
-    let mut app =
-        App::new(super::config::Config::default(), "dump", false).map_err(anyhow::Error::msg)?;
-    app.live = Some(live::spawn(client, options, tx, None));
     let (deadline, limit) = match when {
         DumpWhen::After(d) => (start + d, d),
         DumpWhen::Idle { timeout } => (start + timeout, timeout),
     };
+    let secs = limit.as_secs_f64();
+    match tokio::time::timeout_at(deadline, reach(&client)).await {
+        Ok(reached) => reached?,
+        Err(_) => anyhow::bail!("gave up after {secs:.0} s: the server did not answer"),
+    };
+    let (tx, mut rx) = mpsc::channel(8192);
+    let mut app =
+        App::new(super::config::Config::default(), "dump", false).map_err(anyhow::Error::msg)?;
+    app.live = Some(live::spawn(client, options, tx, None));
     let quiet = Duration::from_secs(1);
     let mut synced = false;
     let mut last_msg = Instant::now();
@@ -239,7 +243,7 @@ pub async fn attach_store(
         };
         tokio::select! {
             msg = rx.recv() => match msg {
-                None => break false,
+                None => break synced,
                 Some(msg) => {
                     if let SourceMsg::State(SourceState::Failed(e)) = &msg {
                         anyhow::bail!("{e}");
@@ -265,7 +269,6 @@ pub async fn attach_store(
         }
     };
     if !done {
-        let secs = limit.as_secs_f64();
         if !synced {
             let state = app.source.state.label();
             anyhow::bail!("gave up after {secs:.0} s: could not sync with the server ({state})");

@@ -73,7 +73,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
             head = if reason.contains("://") {
                 format!(" attempt {attempt} · {reason}")
             } else {
-                format!(" {label} · attempt {attempt}: {reason}")
+                format!(" {label} · reconnecting (attempt {attempt}): {reason}")
             };
         }
         (None, state) => {
