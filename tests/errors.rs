@@ -582,10 +582,10 @@ fn a_closed_pipe_ends_plain_output_quietly() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "still printing into a closed pipe"
-        );
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("still printing into a closed pipe");
+        }
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
