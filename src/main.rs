@@ -66,13 +66,13 @@ enum Command {
         #[arg(long)]
         read_only: bool,
         /// No terminal: print the synced state after this many seconds.
-        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle")]
+        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
         dump_after: Option<f64>,
         /// No terminal: print the state once synced and no session is busy.
         #[arg(long)]
         dump_when_idle: bool,
         /// With --dump-when-idle: give up waiting after this many seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 120.0)]
         timeout: f64,
     },
     /// Record a live server's events to a file, without the viewer, until
@@ -98,6 +98,10 @@ enum Command {
         /// Include reasoning (Markdown).
         #[arg(long)]
         reasoning: bool,
+        /// From a server: give up waiting for its sessions to go idle after
+        /// this many seconds.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 60.0)]
+        timeout: f64,
     },
     /// Watch the built-in demo recording (no server needed).
     Demo {
@@ -157,6 +161,18 @@ fn parse_speed(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A number of seconds: not negative, at most a year.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {s}"))?;
+    if (0.0..=365.0 * 86_400.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("seconds must be between 0 and a year".into())
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let _log = logging::init();
@@ -177,11 +193,14 @@ fn main() -> ExitCode {
             session,
             format,
             reasoning,
-        } => export(&source, session.as_deref(), format, reasoning),
+            timeout,
+        } => export(&source, session.as_deref(), format, reasoning, timeout),
         Command::Replay {
             file, dump: true, ..
         } => dump_replay(&file),
-        Command::Demo { dump: true, .. } => dump_input(Box::new(Cursor::new(DEMO))),
+        Command::Demo { dump: true, .. } => {
+            dump_input(Box::new(Cursor::new(DEMO)), Path::new("demo"))
+        }
         Command::Replay {
             file,
             dump: false,
@@ -191,10 +210,8 @@ fn main() -> ExitCode {
             if file.as_os_str() == "-" {
                 viewer(config, &label, Input::Stdin, pace)
             } else {
-                match std::fs::File::open(&file) {
-                    Ok(_) => viewer(config, &label, Input::File(file), pace),
-                    Err(e) => Err(anyhow::anyhow!("{}: {e}", file.display())),
-                }
+                // Named at once when it cannot be read, before any terminal.
+                open_recording(&file).and_then(|_| viewer(config, &label, Input::File(file), pace))
             }
         }
         Command::Demo { dump: false, pace } => viewer(config, "demo", Input::Demo, pace),
@@ -208,14 +225,7 @@ fn main() -> ExitCode {
             dump_after,
             dump_when_idle,
             timeout,
-        } => {
-            let url = url
-                .or_else(|| {
-                    std::env::var("OPENCODE_SERVER_URL")
-                        .ok()
-                        .filter(|u| !u.is_empty())
-                })
-                .unwrap_or_else(|| "http://127.0.0.1:4096".into());
+        } => attach_url(url).and_then(|url| {
             let auth = auth(username, password);
             let client = Client::new(&url, auth);
             let when = match (dump_after, dump_when_idle) {
@@ -234,14 +244,93 @@ fn main() -> ExitCode {
                 Some(when) => attach_dump(client, options, when),
                 None => attach_viewer(config, &url, client, options, read_only, record.as_deref()),
             }
-        }
+        }),
     };
     match result {
         Ok(code) => code,
+        Err(e) if e.is::<Usage>() => {
+            eprintln!("ocview: {e:#}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("ocview: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A mistake in how ocview was called (a bad URL): exit 2, like a bad flag.
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A server URL checked before anything is sent; `from` names where it
+/// came from when that was not the command line.
+fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
+    ocview::source::live::client::check_url(url).map_err(|e| {
+        let from = from.map(|f| format!(" in {f}")).unwrap_or_default();
+        Usage(format!("bad server URL{from}: {e}")).into()
+    })
+}
+
+/// The server to attach to: the argument, else `$OPENCODE_SERVER_URL`,
+/// else the default.
+fn attach_url(arg: Option<String>) -> anyhow::Result<String> {
+    if let Some(url) = arg {
+        return server_url(&url, None);
+    }
+    match std::env::var("OPENCODE_SERVER_URL") {
+        Ok(url) if !url.is_empty() => server_url(&url, Some("$OPENCODE_SERVER_URL")),
+        _ => Ok("http://127.0.0.1:4096".into()),
+    }
+}
+
+/// A recording to read, or why not, naming it: a missing or unreadable
+/// file, a directory. `-` is standard input.
+fn open_recording(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
+    let shown = || ocview::sanitize::line(&path.display().to_string()).into_owned();
+    if path.as_os_str() != "-" && path.is_dir() {
+        anyhow::bail!(
+            "cannot read {}: it is a directory, not a recording",
+            shown()
+        );
+    }
+    source::open_input(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", shown()))
+}
+
+/// What a replay says when its input held no event at all.
+fn no_events(path: &Path, stats: &source::IngestStats) -> anyhow::Error {
+    let name = if path.as_os_str() == "-" {
+        "standard input".to_string()
+    } else {
+        ocview::sanitize::line(&path.display().to_string()).into_owned()
+    };
+    if stats.malformed > 0 {
+        let n = stats.malformed;
+        let lines = if n == 1 { "line" } else { "lines" };
+        anyhow::anyhow!("{name}: no events ({n} malformed {lines})")
+    } else if stats.skipped > 0 {
+        anyhow::anyhow!("{name}: no events (only a header)")
+    } else {
+        anyhow::anyhow!("{name}: no events (it is empty)")
+    }
+}
+
+/// Write `text` to standard output. A closed pipe (`| head`) is no error:
+/// the reader stopped reading. Any other failure (a full disk) is.
+fn write_stdout(text: &str) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),
     }
 }
 
@@ -259,17 +348,17 @@ fn label_of(file: &Path) -> String {
 
 fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::Result<ExitCode> {
     if pace.plain || !std::io::stdout().is_terminal() {
-        let reader: Box<dyn BufRead + Send> = match &input {
-            Input::Stdin => source::open_input(Path::new("-"))?,
-            Input::File(path) => source::open_input(path)?,
-            Input::Demo => Box::new(Cursor::new(DEMO)),
+        let (reader, path): (Box<dyn BufRead + Send>, &Path) = match &input {
+            Input::Stdin => (open_recording(Path::new("-"))?, Path::new("-")),
+            Input::File(path) => (open_recording(path)?, path),
+            Input::Demo => (Box::new(Cursor::new(DEMO)), Path::new("demo")),
         };
         let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
         let pace = pace.speed.filter(|_| !pace.instant).map(|speed| Pace {
             speed: Some(speed),
             max_gap,
         });
-        return plain(reader, pace);
+        return plain(reader, path, pace);
     }
     let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
     let speed = if pace.instant {
@@ -335,6 +424,8 @@ fn auth(username: Option<String>, password: Option<String>) -> Option<Auth> {
 }
 
 fn record(url: &str, file: &Path, all: bool) -> anyhow::Result<ExitCode> {
+    let url = server_url(url, None)?;
+    let url = url.as_str();
     let auth = auth(None, None);
     let rt = runtime()?;
     let n = rt.block_on(launch::record_headless(Client::new(url, auth), file, all));
@@ -348,9 +439,11 @@ fn export(
     session: Option<&str>,
     format: ExportArg,
     reasoning: bool,
+    timeout: f64,
 ) -> anyhow::Result<ExitCode> {
     use ocview::export::{self, ExportFormat};
-    let store = if source_arg.starts_with("http://") || source_arg.starts_with("https://") {
+    let store = if source_arg.contains("://") {
+        let url = server_url(source_arg, None)?;
         let auth = auth(None, None);
         let rt = runtime()?;
         let options = LiveOptions {
@@ -358,20 +451,30 @@ fn export(
             ..Default::default()
         };
         let when = DumpWhen::Idle {
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs_f64(timeout.max(1.0)),
         };
-        let app = rt.block_on(launch::attach_store(
-            Client::new(source_arg, auth),
-            options,
-            when,
-        ));
+        let app = rt.block_on(launch::attach_store(Client::new(&url, auth), options, when));
         rt.shutdown_background();
         app?.store
     } else {
-        let input = source::open_input(Path::new(source_arg))
-            .map_err(|e| anyhow::anyhow!("{source_arg}: {e}"))?;
+        let path = Path::new(source_arg);
+        // `host:4096` is a server without its scheme, unless such a file exists.
+        if !path.exists()
+            && source_arg.contains(':')
+            && ocview::source::live::client::check_url(&format!("http://{source_arg}")).is_ok()
+        {
+            return Err(Usage(format!(
+                "{source_arg:?} is neither a file nor a server URL: did you mean http://{source_arg}?"
+            ))
+            .into());
+        }
+        let input = open_recording(path)?;
         let mut store = Store::new();
-        source::ingest(&mut ReplayReader::new(input), &mut store, &mut NoObserver)?;
+        let stats = source::ingest(&mut ReplayReader::new(input), &mut store, &mut NoObserver)
+            .map_err(|e| anyhow::anyhow!("cannot read {source_arg}: {e}"))?;
+        if stats.events == 0 {
+            return Err(no_events(path, &stats));
+        }
         store
     };
     let sessions = export::pick(&store, session).map_err(anyhow::Error::msg)?;
@@ -380,14 +483,7 @@ fn export(
         ExportArg::Json => ExportFormat::Json,
     };
     let text = export::render(&sessions, format, reasoning);
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => {
-            other?;
-            Ok(ExitCode::SUCCESS)
-        }
-    }
+    write_stdout(&text)
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -401,15 +497,7 @@ fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::
     let rt = runtime()?;
     let text = rt.block_on(launch::attach_dump(client, options, when));
     rt.shutdown_background();
-    let text = text?;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => {
-            other?;
-            Ok(ExitCode::SUCCESS)
-        }
-    }
+    write_stdout(&text?)
 }
 
 fn attach_viewer(
@@ -437,7 +525,13 @@ fn attach_viewer(
 
 /// Plain mode: the transcript as it happens, colour only on a terminal;
 /// at the recorded pace when `pace` says so, else as fast as it reads.
-fn plain(input: Box<dyn BufRead + Send>, pace: Option<Pace>) -> anyhow::Result<ExitCode> {
+/// A closed pipe ends it quietly (exit 0: the reader stopped reading); any
+/// other write error (a full disk) ends it with a message and exit 1.
+fn plain(
+    input: Box<dyn BufRead + Send>,
+    path: &Path,
+    pace: Option<Pace>,
+) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let color = stdout.is_terminal();
     let mut printer = ocview::plain::PlainPrinter::new(stdout.lock(), color);
@@ -447,40 +541,62 @@ fn plain(input: Box<dyn BufRead + Send>, pace: Option<Pace>) -> anyhow::Result<E
     let started = std::time::Instant::now();
     let mut play_time = pace.map(|p| GapCappedTime::new(p.max_gap));
     let speed = pace.and_then(|p| p.speed).unwrap_or(1.0);
-    while let Some(record) = reader.next_record()? {
+    while let Some(record) = reader.next_record().map_err(|e| read_error(path, e))? {
         if let (Some(play_time), Some(t)) = (&mut play_time, record.time()) {
             let due = Duration::from_millis(play_time.at(t) as u64).div_f64(speed);
             std::thread::sleep(due.saturating_sub(started.elapsed()));
         }
         source::replay::apply_record(record, &mut store, &mut printer, &mut stats);
         if printer.error.is_some() {
-            break; // a closed pipe: nobody reads any more
+            break; // nobody reads any more, or nothing can be written
         }
     }
     if printer.error.is_none() {
+        let summary = stats.summary();
         let mut out = printer.into_inner();
-        let _ = writeln!(out, "{}", stats.summary());
+        if let Err(e) = writeln!(out, "{summary}").and_then(|_| out.flush()) {
+            return write_failed(e);
+        }
+    } else if let Some(e) = printer.error.take() {
+        return write_failed(e);
+    }
+    if stats.events == 0 {
+        return Err(no_events(path, &stats));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn dump_replay(file: &Path) -> anyhow::Result<ExitCode> {
-    let input = source::open_input(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    dump_input(input)
+/// A transcript that could not be written: quiet for a closed pipe.
+fn write_failed(e: std::io::Error) -> anyhow::Result<ExitCode> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(anyhow::anyhow!("cannot write to standard output: {e}"))
+    }
 }
 
-fn dump_input(input: Box<dyn BufRead + Send>) -> anyhow::Result<ExitCode> {
+/// A read that failed part-way, naming what was read.
+fn read_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
+    let name = if path.as_os_str() == "-" {
+        "standard input".to_string()
+    } else {
+        ocview::sanitize::line(&path.display().to_string()).into_owned()
+    };
+    anyhow::anyhow!("cannot read {name}: {e}")
+}
+
+fn dump_replay(file: &Path) -> anyhow::Result<ExitCode> {
+    let input = open_recording(file)?;
+    dump_input(input, file)
+}
+
+fn dump_input(input: Box<dyn BufRead + Send>, path: &Path) -> anyhow::Result<ExitCode> {
     let mut reader = ReplayReader::new(input);
     let mut store = Store::new();
-    let stats = source::ingest(&mut reader, &mut store, &mut NoObserver)?;
-    let text = ocview::dump::render(&store, &stats);
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth a message.
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => {
-            other?;
-            Ok(ExitCode::SUCCESS)
-        }
+    let stats = source::ingest(&mut reader, &mut store, &mut NoObserver)
+        .map_err(|e| read_error(path, e))?;
+    if stats.events == 0 {
+        return Err(no_events(path, &stats));
     }
+    write_stdout(&ocview::dump::render(&store, &stats))
 }

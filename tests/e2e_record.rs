@@ -69,3 +69,125 @@ async fn a_recording_killed_mid_stream_still_replays() {
     );
     server.wait_idle(&s, 60).await;
 }
+
+/// The state part of a dump (no counters, no problem lines).
+fn state_of(dump: &[u8]) -> String {
+    String::from_utf8_lossy(dump)
+        .lines()
+        .filter(|l| {
+            !l.starts_with("summary:")
+                && !l.starts_with("ignored types:")
+                && !l.starts_with("line ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `ocview record` started after a turn finished still records that turn:
+/// the recording replays to what a fresh attach shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_started_after_a_turn_replays_to_a_fresh_attach() {
+    let model = FakeModel::start(steps(vec![
+        Step::text("The answer is **42**.").reasoning("Think first."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let s = server.create_session().await;
+    server.prompt(&s, "asked before the recording").await;
+    server.wait_idle(&s, 60).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("late.jsonl");
+    let bin = env!("CARGO_BIN_EXE_ocview");
+    let mut child = std::process::Command::new(bin)
+        .args(["record", &server.url()])
+        .arg(&file)
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !std::fs::read_to_string(&file)
+        .unwrap_or_default()
+        .contains("The answer is **42**.")
+    {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("the finished turn was not recorded");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Record for a moment, then stop as Ctrl-C does.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("recorded"), "{stderr}");
+
+    let replay = std::process::Command::new(bin)
+        .arg("replay")
+        .arg(&file)
+        .arg("--dump")
+        .output()
+        .unwrap();
+    assert!(replay.status.success());
+    let fresh = std::process::Command::new(bin)
+        .args([
+            "attach",
+            &server.url(),
+            "--dump-when-idle",
+            "--timeout",
+            "60",
+        ])
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .output()
+        .unwrap();
+    assert!(
+        fresh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fresh.stderr)
+    );
+    let (replayed, attached) = (state_of(&replay.stdout), state_of(&fresh.stdout));
+    assert!(
+        replayed.contains("asked before the recording") && replayed.contains("42"),
+        "{replayed}"
+    );
+    assert_eq!(replayed, attached);
+}
+
+/// A password the real server rejects: `record` says so at once and
+/// leaves no file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_with_a_rejected_password_fails_fast_and_leaves_no_file() {
+    let model = FakeModel::start(steps(vec![])).await;
+    let server = Server::start_with(&model.url(), Some("right")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("denied.jsonl");
+    for password in [None, Some("wrong")] {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"));
+        c.args(["record", &server.url()]).arg(&file);
+        match password {
+            Some(p) => c.env("OPENCODE_SERVER_PASSWORD", p),
+            None => c.env_remove("OPENCODE_SERVER_PASSWORD"),
+        };
+        let start = Instant::now();
+        let out = c.output().unwrap();
+        let took = start.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{password:?}: {stderr}");
+        assert!(
+            stderr.contains("authentication failed (HTTP 401)"),
+            "{password:?}: {stderr}"
+        );
+        assert!(took < Duration::from_secs(2), "{password:?}: took {took:?}");
+        assert!(!file.exists(), "{password:?}: a file was left");
+    }
+}

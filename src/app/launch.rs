@@ -8,8 +8,8 @@ use tokio::sync::mpsc;
 
 use super::run::{Exit, run};
 use super::{App, terminal};
-use crate::source::live::{self, Client, LiveOptions};
-use crate::source::player::{self, Pace};
+use crate::source::live::{self, ApiError, Client, LiveOptions};
+use crate::source::player::{self, Pace, SourceMsg, SourceState};
 use crate::source::timeline::{Backing, IndexOptions, Timeline};
 
 /// What the session ended with, for the exit code.
@@ -45,7 +45,6 @@ pub async fn play_tui(
     options: IndexOptions,
     pace: Pace,
 ) -> anyhow::Result<Outcome> {
-    use crate::source::player::{SourceMsg, SourceState};
     let (tx, rx) = mpsc::channel(8192);
     app.source.state = SourceState::Indexing;
     tokio::task::spawn_blocking(move || {
@@ -55,7 +54,13 @@ pub async fn play_tui(
         };
         match backing.and_then(|b| Timeline::index(b, options)) {
             Ok(opened) => {
+                let empty = opened.stats.events == 0;
                 let _ = tx.blocking_send(SourceMsg::Indexed(Box::new(opened)));
+                if empty {
+                    // The label names the file; the timeline leaves little room.
+                    let text = "empty: no events".to_string();
+                    let _ = tx.blocking_send(SourceMsg::Notice(text));
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
                 let input: Box<dyn BufRead + Send> = match recording {
@@ -95,7 +100,19 @@ pub async fn attach_tui(
         app.replies = Some(live::reply::spawn(client.clone(), tx.clone()));
     }
     let raw = match record {
-        Some(path) => Some(start_recording(&client, path).await?.0),
+        Some(path) => {
+            let version = server_version(client.health().await.ok().as_ref());
+            let recording = start_recording(&client, path, version.as_deref())?;
+            // The viewer goes on; the status line says the recording stopped.
+            let notices = tx.clone();
+            tokio::spawn(async move {
+                if let Ok(why) = recording.failed.await {
+                    let text = format!("{}{why}", crate::source::recorder::STOPPED);
+                    let _ = notices.send(SourceMsg::Notice(text)).await;
+                }
+            });
+            Some(recording.feed)
+        }
         None => None,
     };
     app.live = Some(live::spawn(client, options, tx, raw));
@@ -172,36 +189,69 @@ pub async fn attach_dump(
     Ok(crate::dump::render(&app.store, &app.stats))
 }
 
-/// Attach without a terminal until `when`, and return the synced app.
+/// Ask the server for its health once, before a headless command starts:
+/// no server, a rejected password or something that is not opencode fails
+/// at once (a viewer retries instead). Returns the health answer.
+pub async fn reach(client: &Client) -> anyhow::Result<serde_json::Value> {
+    match client.health().await {
+        Ok(health) => Ok(health),
+        Err(e @ ApiError::Status { .. }) => Err(anyhow::anyhow!(
+            "{e} (is {} an opencode server?)",
+            client.base()
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The opencode version in a health answer.
+fn server_version(health: Option<&serde_json::Value>) -> Option<String> {
+    health?.get("version")?.as_str().map(str::to_string)
+}
+
+/// How often a headless attach looks again once the stream has been quiet
+/// but something is still busy (a wake-up, not a busy loop).
+const IDLE_RECHECK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Attach without a terminal until `when`, and return the synced app. Fails
+/// at once when the server cannot be reached, and at `when`'s time limit
+/// when the state is not there yet (not synced, or still busy).
 pub async fn attach_store(
     client: Client,
     options: LiveOptions,
     when: DumpWhen,
 ) -> anyhow::Result<App> {
-    use crate::source::player::{SourceMsg, SourceState};
     use std::time::Duration;
     use tokio::time::{Instant, sleep_until};
 
+    let start = Instant::now();
+    let (deadline, limit) = match when {
+        DumpWhen::After(d) => (start + d, d),
+        DumpWhen::Idle { timeout } => (start + timeout, timeout),
+    };
+    let secs = limit.as_secs_f64();
+    match tokio::time::timeout_at(deadline, reach(&client)).await {
+        Ok(reached) => reached?,
+        Err(_) => anyhow::bail!("gave up after {secs:.0} s: the server did not answer"),
+    };
     let (tx, mut rx) = mpsc::channel(8192);
     let mut app =
         App::new(super::config::Config::default(), "dump", false).map_err(anyhow::Error::msg)?;
     app.live = Some(live::spawn(client, options, tx, None));
-    let start = Instant::now();
-    let deadline = match when {
-        DumpWhen::After(d) => start + d,
-        DumpWhen::Idle { timeout } => start + timeout,
-    };
     let quiet = Duration::from_secs(1);
     let mut synced = false;
     let mut last_msg = Instant::now();
-    loop {
+    let done = loop {
+        // Every wake-up is in the future: the deadline, the end of the
+        // quiet second, or (quiet already, still busy) a short recheck.
         let wake = match when {
             DumpWhen::After(_) => deadline,
-            DumpWhen::Idle { .. } => deadline.min(last_msg + quiet),
+            DumpWhen::Idle { .. } => {
+                deadline.min((last_msg + quiet).max(Instant::now() + IDLE_RECHECK))
+            }
         };
         tokio::select! {
             msg = rx.recv() => match msg {
-                None => break,
+                None => break synced,
                 Some(msg) => {
                     if let SourceMsg::State(SourceState::Failed(e)) = &msg {
                         anyhow::bail!("{e}");
@@ -214,77 +264,121 @@ pub async fn attach_store(
                 }
             },
             _ = sleep_until(wake) => {
-                if Instant::now() >= deadline {
-                    break;
-                }
-                if matches!(when, DumpWhen::Idle { .. }) && synced && !app.animating() {
-                    break;
+                let now = Instant::now();
+                match when {
+                    DumpWhen::After(_) if now >= deadline => break synced,
+                    DumpWhen::Idle { .. } if synced && !app.animating() && now >= last_msg + quiet => {
+                        break true;
+                    }
+                    _ if now >= deadline => break false,
+                    _ => {}
                 }
             }
         }
-    }
-    if !synced {
-        let state = app.source.state.label();
-        anyhow::bail!("could not sync with the server ({state})");
+    };
+    if !done {
+        if !synced {
+            let state = app.source.state.label();
+            anyhow::bail!("gave up after {secs:.0} s: could not sync with the server ({state})");
+        }
+        let busy: Vec<String> = app
+            .store
+            .sessions()
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.status,
+                    crate::model::SessionStatus::Busy | crate::model::SessionStatus::Retry { .. }
+                )
+            })
+            .map(|s| s.info.id.clone())
+            .collect();
+        anyhow::bail!(
+            "gave up after {secs:.0} s: {} still busy ({}); --timeout waits longer, --dump-after prints the state as it is",
+            if busy.len() == 1 {
+                "1 session is".to_string()
+            } else {
+                format!("{} sessions are", busy.len())
+            },
+            busy.join(", ")
+        );
     }
     Ok(app)
 }
 
-/// Open a recording and start the thread that writes it. Returns the sender
-/// for what the live source hands it, and the count of events written so far.
-pub async fn start_recording(
+/// A recording in progress.
+pub struct RecordingHandle {
+    /// What the live source hands the writer.
+    pub feed: mpsc::UnboundedSender<crate::source::recorder::Feed>,
+    /// Events written so far.
+    pub written: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Why the writer stopped, if a write failed (a full disk).
+    pub failed: tokio::sync::oneshot::Receiver<String>,
+}
+
+/// Check that `path` can be written and start the thread that writes the
+/// recording. The file itself is created with the first event.
+pub fn start_recording(
     client: &Client,
     path: &std::path::Path,
-) -> anyhow::Result<(
-    mpsc::UnboundedSender<crate::source::recorder::Feed>,
-    std::sync::Arc<std::sync::atomic::AtomicU64>,
-)> {
+    opencode_version: Option<&str>,
+) -> anyhow::Result<RecordingHandle> {
     use std::sync::atomic::Ordering;
-    let version = client.health().await.ok().and_then(|h| {
-        h.get("version")
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    });
     let mut recorder =
-        crate::source::recorder::Recorder::create(path, client.base(), version.as_deref())
+        crate::source::recorder::Recorder::create(path, client.base(), opencode_version)
             .map_err(|e| anyhow::anyhow!("cannot record to {}: {e}", path.display()))?;
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let (failed_tx, failed) = tokio::sync::oneshot::channel();
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let written = count.clone();
+    let shown = path.display().to_string();
     std::thread::Builder::new()
         .name("ocview-recorder".into())
         .spawn(move || {
             while let Some(feed) = rx.blocking_recv() {
                 if let Err(e) = recorder.feed(feed) {
                     tracing::error!("recording stopped: {e}");
+                    let _ = failed_tx.send(format!("cannot write {shown}: {e}"));
                     return;
                 }
                 written.store(recorder.events, Ordering::SeqCst);
             }
         })?;
-    Ok((tx, count))
+    Ok(RecordingHandle {
+        feed: tx,
+        written: count,
+        failed,
+    })
 }
 
 /// `ocview record URL FILE`: record without the viewer until a signal.
-/// Returns how many events were written.
+/// Fails at once (and creates no file) when the server cannot be reached or
+/// rejects the password, and stops when a write fails. Returns how many
+/// events were written.
 pub async fn record_headless(
     client: Client,
     path: &std::path::Path,
     all_projects: bool,
 ) -> anyhow::Result<u64> {
-    use crate::source::player::{SourceMsg, SourceState};
-    let (raw, count) = start_recording(&client, path).await?;
+    let health = reach(&client).await?;
+    let mut recording = start_recording(&client, path, server_version(Some(&health)).as_deref())?;
     let (tx, mut rx) = mpsc::channel(8192);
+    // Every session's messages, as a fresh attach that opens them shows.
     let options = LiveOptions {
         all_projects,
+        load_all_messages: true,
         ..Default::default()
     };
-    let _commands = live::spawn(client, options, tx, Some(raw));
+    let _commands = live::spawn(client, options, tx, Some(recording.feed.clone()));
     let stop = terminal::termination_signal();
     tokio::pin!(stop);
     loop {
         tokio::select! {
             _ = &mut stop => break,
+            why = &mut recording.failed => match why {
+                Ok(why) => anyhow::bail!("recording stopped: {why}"),
+                Err(_) => break,
+            },
             msg = rx.recv() => match msg {
                 None => break,
                 Some(SourceMsg::State(SourceState::Failed(e))) => anyhow::bail!("{e}"),
@@ -295,5 +389,8 @@ pub async fn record_headless(
     }
     // Let the writer catch up with what already arrived.
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    Ok(count.load(std::sync::atomic::Ordering::SeqCst))
+    if let Ok(why) = recording.failed.try_recv() {
+        anyhow::bail!("recording stopped: {why}");
+    }
+    Ok(recording.written.load(std::sync::atomic::Ordering::SeqCst))
 }

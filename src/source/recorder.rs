@@ -3,11 +3,13 @@
 //! written whole with one write and reaches the file at once, so a crash or
 //! `kill -9` loses at most the line being written and the file stays
 //! replayable. Recordings can hold secrets: they are created mode 0600.
+//! The file is created (or appended to) only when the first event is to be
+//! written: a server that cannot be reached leaves no file behind.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
@@ -16,6 +18,9 @@ use super::sse::{SseDecoder, SseFrame};
 
 /// The recording format's version, in the header line.
 pub const FORMAT_VERSION: u32 = 1;
+
+/// How a notice saying the recording stopped (a write failed) begins.
+pub const STOPPED: &str = "recording stopped: ";
 
 /// What a live source hands the recorder, in the order it happened.
 pub enum Feed {
@@ -31,7 +36,11 @@ pub enum Feed {
 }
 
 pub struct Recorder {
-    file: File,
+    path: PathBuf,
+    /// Open once the first event is written.
+    file: Option<File>,
+    /// The header line, written before the first event.
+    header: String,
     start: Instant,
     decoder: SseDecoder,
     frames: Vec<SseFrame>,
@@ -41,37 +50,54 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Open (or append to) a recording and write its header line.
+    /// Prepare a recording to `path` (appended to when it exists). Checks
+    /// now that the file can be written, but creates it only when the first
+    /// event comes.
     pub fn create(
         path: &Path,
         server: &str,
         opencode_version: Option<&str>,
     ) -> io::Result<Recorder> {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)?;
-        // `mode` applies only to a new file: one appended to is made
-        // private too.
-        use std::os::unix::fs::PermissionsExt;
-        if let Err(e) = file.set_permissions(std::fs::Permissions::from_mode(0o600)) {
-            tracing::warn!("cannot make {} private: {e}", path.display());
-        }
+        probe(path)?;
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
         let header = json!({"ocview_recording": FORMAT_VERSION, "server": server, "opencode": opencode_version, "started_ms": now_ms});
-        file.write_all(format!("{header}\n").as_bytes())?;
         Ok(Recorder {
-            file,
+            path: path.to_path_buf(),
+            file: None,
+            header: format!("{header}\n"),
             start: Instant::now(),
             decoder: SseDecoder::new(),
             frames: Vec::new(),
             line: Vec::new(),
             events: 0,
         })
+    }
+
+    /// The file, opened (and its header written) on first use.
+    fn file(&mut self) -> io::Result<&mut File> {
+        if self.file.is_none() {
+            let mut file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(&self.path)?;
+            // `mode` applies only to a new file: a regular file appended to
+            // is made private too (never a device such as /dev/null).
+            use std::os::unix::fs::PermissionsExt;
+            let meta = file.metadata()?;
+            if meta.is_file()
+                && meta.permissions().mode() & 0o077 != 0
+                && let Err(e) = file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            {
+                tracing::warn!("cannot make {} private: {e}", self.path.display());
+            }
+            file.write_all(self.header.as_bytes())?;
+            self.file = Some(file);
+        }
+        Ok(self.file.as_mut().expect("opened above"))
     }
 
     pub fn feed(&mut self, feed: Feed) -> io::Result<()> {
@@ -124,9 +150,35 @@ impl Recorder {
 
     /// `self.line`, whole, in one write.
     fn write_line(&mut self) -> io::Result<()> {
-        self.file.write_all(&self.line)?;
+        let line = std::mem::take(&mut self.line);
+        let written = self.file().and_then(|f| f.write_all(&line));
+        self.line = line;
+        written?;
         self.events += 1;
         Ok(())
+    }
+}
+
+/// Can `path` be written? Opened for appending when it exists; else
+/// created and removed at once, so nothing is left behind.
+fn probe(path: &Path) -> io::Result<()> {
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    match OpenOptions::new().append(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)?;
+            std::fs::remove_file(path)
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -143,6 +195,11 @@ mod tests {
         std::fs::write(&path, "").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let mut r = Recorder::create(&path, "http://x", Some("1.18.33")).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"",
+            "nothing before the first event"
+        );
         // A frame split across chunks is written once, whole.
         r.push(b"data: {\"type\":\"server.connected\",").unwrap();
         assert_eq!(r.events, 0);
@@ -154,6 +211,36 @@ mod tests {
         assert!(lines[1].starts_with("{\"t\":") && lines[1].ends_with("\"properties\":{}}}"));
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn no_file_until_the_first_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.jsonl");
+        let mut r = Recorder::create(&path, "http://x", None).unwrap();
+        assert!(!path.exists(), "checked, not created");
+        r.feed(Feed::Connected).unwrap();
+        assert!(!path.exists(), "a connection alone writes nothing");
+        drop(r);
+        assert!(!path.exists());
+        let e = Recorder::create(dir.path(), "http://x", None)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("directory"), "{e}");
+        let e = Recorder::create(&dir.path().join("no/such/dir"), "http://x", None)
+            .err()
+            .unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_full_disk_is_an_error() {
+        let mut r = Recorder::create(Path::new("/dev/full"), "http://x", None).unwrap();
+        let e = r
+            .push(b"data: {\"type\":\"server.connected\",\"properties\":{}}\n\n")
+            .unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(28), "{e}");
+        assert_eq!(r.events, 0);
     }
 
     #[test]

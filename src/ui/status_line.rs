@@ -13,6 +13,7 @@ use super::wrap;
 use crate::app::keymap::Action;
 use crate::app::{App, Focus};
 use crate::sanitize;
+use crate::source::player::SourceState;
 
 /// The hints shown per focus, most useful first; cut to fit.
 const SESSION_HINTS: &[Action] = &[
@@ -50,7 +51,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     let label = sanitize::line(&app.source.label);
     // A player's timeline needs room: a long file name and the focus hints
     // give way to it.
-    let (label, hints_share) = match app.player {
+    let (label, mut hints_share) = match app.player {
         Some(_) => (wrap::truncate(&label, (width / 6).max(10)), 3),
         None => (label.into_owned(), 2),
     };
@@ -58,18 +59,33 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     let mut rest = String::new();
     // The bar gives way to everything but the position.
     let mut position_w = 0;
-    match &app.player {
-        Some(p) => {
+    match (&app.player, &app.source.state) {
+        (Some(p), _) => {
             head.push_str(&format!(" · {} ", timeline_bar::state_text(p)));
             rest.push_str(&format!(" {}", timeline_bar::position_text(p)));
             position_w = wrap::width(&rest) + 1;
         }
-        None => {
-            let state = sanitize::line(&app.source.state.label()).into_owned();
+        // No connection: why, and the attempt, come first; the hints give
+        // way, and the label too when the reason names the server.
+        (None, SourceState::Reconnecting { attempt, reason }) => {
+            let reason = sanitize::line(reason);
+            hints_share = 10;
+            head = if reason.contains("://") {
+                format!(" attempt {attempt} · {reason}")
+            } else {
+                format!(" {label} · reconnecting (attempt {attempt}): {reason}")
+            };
+        }
+        (None, state) => {
+            let state = sanitize::line(&state.label()).into_owned();
             head.push_str(&format!(" · {state}"));
         }
     }
     if let Some(notice) = &app.notice {
+        // A recording that stopped is worth more than the hints.
+        if notice.starts_with(crate::source::recorder::STOPPED) {
+            hints_share = hints_share.max(6);
+        }
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
     }
     if app.stats.malformed > 0 {

@@ -44,6 +44,10 @@ pub enum ApiError {
     },
     #[error("{path}: {message}")]
     Transport { path: String, message: String },
+    /// Nothing answers at the server's address: says which, and how to
+    /// start one.
+    #[error("{message}")]
+    NoServer { message: String },
 }
 
 impl ApiError {
@@ -51,7 +55,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized { .. } => Some(401),
             ApiError::Status { status, .. } => Some(*status),
-            ApiError::Transport { .. } => None,
+            ApiError::Transport { .. } | ApiError::NoServer { .. } => None,
         }
     }
 }
@@ -135,10 +139,13 @@ impl Client {
     }
 
     pub fn transport_error(path: &str, e: &reqwest::Error) -> ApiError {
+        if e.is_connect() {
+            return ApiError::NoServer {
+                message: no_server(e),
+            };
+        }
         let message = if e.is_timeout() {
             "timed out".to_string()
-        } else if e.is_connect() {
-            "cannot connect to the server".to_string()
         } else {
             // reqwest's message carries the URL, never the credentials.
             e.to_string()
@@ -282,6 +289,128 @@ impl Client {
     pub async fn questions(&self, dir: Option<&str>) -> Result<Vec<Value>, ApiError> {
         array(self.get(&with_dir("/question", dir)).await?)
     }
+}
+
+/// A connection that failed: which server and why; when nothing listens
+/// there, how to start one.
+fn no_server(e: &reqwest::Error) -> String {
+    // The innermost cause says why ("Connection refused", a failed lookup).
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    let refused = cause
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+    let (server, port) = match e.url() {
+        Some(url) => (
+            format!(
+                "{}://{}:{}",
+                url.scheme(),
+                url.host_str().unwrap_or("?"),
+                url.port_or_known_default().unwrap_or(4096)
+            ),
+            url.port_or_known_default().unwrap_or(4096),
+        ),
+        None => ("the server".to_string(), 4096),
+    };
+    if refused {
+        format!("no server at {server} (start one: opencode serve --port {port})")
+    } else if e.is_timeout() {
+        format!("cannot reach {server}: the connection timed out")
+    } else {
+        format!("cannot reach {server}: {cause}")
+    }
+}
+
+/// Check a server URL before anything is sent: `http(s)://host[:port]`,
+/// optionally with a path (a server behind a proxy). Returns it without a
+/// trailing slash, or says what is wrong with it.
+pub fn check_url(url: &str) -> Result<String, String> {
+    const EXPECTED: &str = "expected http://host:port, e.g. http://127.0.0.1:4096";
+    let u = url.trim();
+    if u.is_empty() {
+        return Err(format!("the server URL is empty: {EXPECTED}"));
+    }
+    let Some((scheme, rest)) = u.split_once("://") else {
+        let (host, port) = u.rsplit_once(':').unwrap_or((u, ""));
+        if !host.is_empty() && host_ok(host) && (port.is_empty() || digits(port)) {
+            return Err(format!("{u:?} has no scheme: did you mean http://{u}?"));
+        }
+        return Err(format!("{u:?} is not a server URL: {EXPECTED}"));
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(format!(
+            "{u:?}: the scheme {scheme}:// is not supported: use http:// or https://"
+        ));
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    if path.contains(['?', '#']) {
+        return Err(format!(
+            "{u:?}: a query or fragment has no place in a server URL: {EXPECTED}"
+        ));
+    }
+    if authority.contains('@') {
+        // Not echoed: it holds a password.
+        return Err(
+            "credentials in the server URL are not used: set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME) instead".into(),
+        );
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let Some((addr, after)) = v6.split_once(']') else {
+            return Err(format!("{u:?}: an IPv6 address needs its closing ]"));
+        };
+        if addr.is_empty()
+            || !addr
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        {
+            return Err(format!("{u:?}: [{addr}] is not an IPv6 address"));
+        }
+        match after.strip_prefix(':') {
+            Some(p) => (authority, Some(p)),
+            None if after.is_empty() => (authority, None),
+            None => return Err(format!("{u:?} is not a server URL: {EXPECTED}")),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("{u:?} has no host: {EXPECTED}"));
+    }
+    if !host.starts_with('[') && !host_ok(host) {
+        return Err(format!("{u:?}: {host:?} is not a host name or address"));
+    }
+    if let Some(p) = port {
+        if p.is_empty() {
+            return Err(format!("{u:?}: the port is missing after the colon"));
+        }
+        if !digits(p) {
+            return Err(format!("{u:?}: the port {p:?} is not a number"));
+        }
+        if !p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n)) {
+            return Err(format!("{u:?}: the port {p} is out of range (1 to 65535)"));
+        }
+    }
+    Ok(format!(
+        "{scheme}://{authority}{}",
+        path.trim_end_matches('/')
+    ))
+}
+
+fn host_ok(host: &str) -> bool {
+    host.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+        && !host.starts_with(['.', '-'])
+}
+
+fn digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn array(v: Value) -> Result<Vec<Value>, ApiError> {
@@ -431,6 +560,39 @@ mod tests {
         let e = c.error_for("/session", StatusCode::UNAUTHORIZED, "");
         assert!(!e.to_string().contains("hunter2"));
         assert!(e.to_string().contains("401"));
+    }
+
+    #[test]
+    fn server_urls_are_checked_before_use() {
+        for (url, ok) in [
+            ("http://127.0.0.1:4096", "http://127.0.0.1:4096"),
+            ("HTTPS://example.com/", "https://example.com"),
+            ("http://host:4096/opencode/", "http://host:4096/opencode"),
+            ("http://[::1]:4096", "http://[::1]:4096"),
+            ("  http://localhost  ", "http://localhost"),
+        ] {
+            assert_eq!(check_url(url).as_deref(), Ok(ok), "{url}");
+        }
+        for (url, says) in [
+            ("", "empty"),
+            ("localhost:4096", "did you mean http://localhost:4096"),
+            ("ftp://x", "ftp:// is not supported"),
+            ("not a url at all", "not a server URL"),
+            ("http://", "no host"),
+            ("http://:4096", "no host"),
+            ("http://host:0", "out of range"),
+            ("http://host:70000", "out of range"),
+            ("http://host:99999999999", "out of range"),
+            ("http://host:abc", "not a number"),
+            ("http://host:", "port is missing"),
+            ("http://u:p@host:1", "OPENCODE_SERVER_PASSWORD"),
+            ("http://host:1/?x=1", "query"),
+            ("http://ho st:1", "not a host name"),
+            ("http://[::1", "closing ]"),
+        ] {
+            let e = check_url(url).expect_err(url);
+            assert!(e.contains(says), "{url}: {e}");
+        }
     }
 
     #[test]
