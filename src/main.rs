@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Parser;
 
 use ocview::app::config::Config;
 use ocview::app::launch::{self, DumpWhen, Outcome, Recording};
@@ -16,161 +16,18 @@ use ocview::source::player::Pace;
 use ocview::source::timeline::IndexOptions;
 use ocview::source::{self, ReplayReader};
 
+mod cli;
+use cli::{Cli, Command, ExportArg, PaceArgs, StartArg};
+
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
 /// markdown, todos, a subagent, a permission, a question, edits and diffs).
 const DEMO: &[u8] = include_bytes!("../assets/demo.jsonl");
-
-/// A fast full-screen terminal viewer for OpenCode agent sessions.
-#[derive(Parser)]
-#[command(version, about)]
-struct Cli {
-    /// Config file (default: $XDG_CONFIG_HOME/ocview/config.toml).
-    #[arg(long, global = true, value_name = "PATH")]
-    config: Option<PathBuf>,
-    /// Theme: a built-in name (dark, light) or a theme file.
-    #[arg(long, global = true)]
-    theme: Option<String>,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Play back a recorded event stream (JSONL, SSE or /global/event form).
-    Replay {
-        /// The recording; `-` reads standard input.
-        file: PathBuf,
-        /// Print a plain-text transcript of the final state instead of the viewer.
-        #[arg(long)]
-        dump: bool,
-        #[command(flatten)]
-        pace: PaceArgs,
-    },
-    /// Watch a running `opencode serve` live.
-    Attach {
-        /// The server (default: $OPENCODE_SERVER_URL, else http://127.0.0.1:4096).
-        url: Option<String>,
-        /// Every project of the server (`/global/event`), not only its current one.
-        #[arg(long)]
-        all: bool,
-        /// Basic-auth user (default: $OPENCODE_SERVER_USERNAME, else `opencode`).
-        #[arg(long)]
-        username: Option<String>,
-        /// Basic-auth password (default: $OPENCODE_SERVER_PASSWORD).
-        #[arg(long)]
-        password: Option<String>,
-        /// Also record every event received to this file (replayable).
-        #[arg(long, value_name = "FILE")]
-        record: Option<PathBuf>,
-        /// Show prompts but never answer them.
-        #[arg(long)]
-        read_only: bool,
-        /// No terminal: print the synced state after this many seconds.
-        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
-        dump_after: Option<f64>,
-        /// No terminal: print the state once synced and no session is busy.
-        #[arg(long)]
-        dump_when_idle: bool,
-        /// With --dump-when-idle: give up waiting after this many seconds.
-        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 120.0)]
-        timeout: f64,
-    },
-    /// Record a live server's events to a file, without the viewer, until
-    /// interrupted (Ctrl-C or SIGTERM).
-    Record {
-        /// The server.
-        url: String,
-        /// The recording (appended to; created mode 0600).
-        file: PathBuf,
-        /// Every project of the server.
-        #[arg(long)]
-        all: bool,
-    },
-    /// Write a session as Markdown or normalised JSON, from a recording (any
-    /// supported form, `-` for stdin) or a live server (an http URL).
-    Export {
-        source: String,
-        /// The session (default: every session in the source).
-        #[arg(long)]
-        session: Option<String>,
-        #[arg(long, value_enum, default_value = "md")]
-        format: ExportArg,
-        /// Include reasoning (Markdown).
-        #[arg(long)]
-        reasoning: bool,
-        /// From a server: give up waiting for its sessions to go idle after
-        /// this many seconds.
-        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 60.0)]
-        timeout: f64,
-    },
-    /// Watch the built-in demo recording (no server needed).
-    Demo {
-        /// Print the demo's final state as text instead.
-        #[arg(long)]
-        dump: bool,
-        #[command(flatten)]
-        pace: PaceArgs,
-    },
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum ExportArg {
-    Md,
-    Json,
-}
-
-#[derive(Args)]
-struct PaceArgs {
-    /// Print a line-oriented transcript as events happen instead of the
-    /// viewer (the default when standard output is not a terminal).
-    #[arg(long)]
-    plain: bool,
-    /// Playback speed: 1 is real time (the default), 4 four times as fast.
-    /// Plain mode prints at once unless a speed is given.
-    #[arg(long, value_parser = parse_speed)]
-    speed: Option<f64>,
-    /// Play without waiting: the recording's timing ignored.
-    #[arg(long)]
-    instant: bool,
-    /// Start at the start, playing (watch it unfold), or at the end,
-    /// paused (browse the finished session).
-    #[arg(long, value_enum, default_value = "start")]
-    start: StartArg,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum StartArg {
-    Start,
-    End,
-}
 
 /// Where a replay reads from.
 enum Input {
     Stdin,
     File(PathBuf),
     Demo,
-}
-
-fn parse_speed(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("not a number: {s}"))?;
-    // The player's range; faster than 64× is `--instant`.
-    if (0.25..=64.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err("speed must be between 0.25 and 64 (or use --instant)".into())
-    }
-}
-
-/// A number of seconds: not negative, at most a year.
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("not a number of seconds: {s}"))?;
-    if (0.0..=365.0 * 86_400.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err("seconds must be between 0 and a year".into())
-    }
 }
 
 fn main() -> ExitCode {
@@ -187,14 +44,29 @@ fn main() -> ExitCode {
         config.theme = theme;
     }
     let result = match cli.command {
-        Command::Record { url, file, all } => record(&url, &file, all),
+        Command::Record {
+            url,
+            file,
+            all,
+            auth,
+        } => resolve_auth(&auth).and_then(|auth| record(&url, &file, all, auth)),
         Command::Export {
             source,
             session,
             format,
             reasoning,
             timeout,
-        } => export(&source, session.as_deref(), format, reasoning, timeout),
+            auth,
+        } => resolve_auth(&auth).and_then(|auth| {
+            export(
+                &source,
+                session.as_deref(),
+                format,
+                reasoning,
+                timeout,
+                auth,
+            )
+        }),
         Command::Replay {
             file, dump: true, ..
         } => dump_replay(&file),
@@ -218,15 +90,14 @@ fn main() -> ExitCode {
         Command::Attach {
             url,
             all,
-            username,
-            password,
+            auth,
             read_only,
             record,
             dump_after,
             dump_when_idle,
             timeout,
         } => attach_url(url).and_then(|url| {
-            let auth = auth(username, password);
+            let auth = resolve_auth(&auth)?;
             let client = Client::new(&url, auth);
             let when = match (dump_after, dump_when_idle) {
                 (Some(s), _) => Some(DumpWhen::After(Duration::from_secs_f64(s.max(0.0)))),
@@ -411,22 +282,15 @@ fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::
     })
 }
 
-/// Basic auth from the flags, else `OPENCODE_SERVER_PASSWORD` and
-/// `OPENCODE_SERVER_USERNAME` (user `opencode` by default); none without a
-/// password.
-fn auth(username: Option<String>, password: Option<String>) -> Option<Auth> {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let password = password.or_else(|| env("OPENCODE_SERVER_PASSWORD"))?;
-    let username = username
-        .or_else(|| env("OPENCODE_SERVER_USERNAME"))
-        .unwrap_or_else(|| "opencode".into());
-    Some(Auth { username, password })
+/// Basic auth from the flags and the environment; a mistake in them is a
+/// usage error (exit 2).
+fn resolve_auth(args: &cli::AuthArgs) -> anyhow::Result<Option<Auth>> {
+    args.resolve().map_err(|e| Usage(e).into())
 }
 
-fn record(url: &str, file: &Path, all: bool) -> anyhow::Result<ExitCode> {
+fn record(url: &str, file: &Path, all: bool, auth: Option<Auth>) -> anyhow::Result<ExitCode> {
     let url = server_url(url, None)?;
     let url = url.as_str();
-    let auth = auth(None, None);
     let rt = runtime()?;
     let n = rt.block_on(launch::record_headless(Client::new(url, auth), file, all));
     rt.shutdown_background();
@@ -440,11 +304,11 @@ fn export(
     format: ExportArg,
     reasoning: bool,
     timeout: f64,
+    auth: Option<Auth>,
 ) -> anyhow::Result<ExitCode> {
     use ocview::export::{self, ExportFormat};
     let store = if source_arg.contains("://") {
         let url = server_url(source_arg, None)?;
-        let auth = auth(None, None);
         let rt = runtime()?;
         let options = LiveOptions {
             load_all_messages: true,

@@ -314,24 +314,97 @@ async fn a_killed_server_shows_reconnecting_and_a_restart_resyncs_to_a_fresh_att
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wrong_password_gives_a_clear_message_and_the_right_one_works() {
+async fn passwords_come_from_a_file_or_the_environment_never_the_command_line() {
     let model = FakeModel::start(steps(vec![])).await;
     let server = Server::start_with(&model.url(), Some("s3cret-pw")).await;
-    let out = fresh_dump(&server.url(), &["--password", "wrong-pw"]).await;
+    server.create_session().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (wrong, right) = (file("wrong", "wrong-pw\n"), file("right", "s3cret-pw\n"));
+
+    // None given, and a wrong one: two different messages, no password shown.
+    let out = fresh_dump(&server.url(), &[]).await;
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("authentication failed (HTTP 401)"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the server wants a password"), "{err}");
+    let out = fresh_dump(&server.url(), &["--password-file", &wrong]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("authentication failed (HTTP 401"), "{err}");
     assert!(
         !err.contains("wrong-pw") && !String::from_utf8_lossy(&out.stdout).contains("wrong-pw"),
         "the password is never shown"
     );
-    let out = fresh_dump(&server.url(), &["--password", "s3cret-pw"]).await;
+
+    // The right one from a file: while it runs, no argument holds it.
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ocview"));
+    cmd.args([
+        "attach",
+        &server.url(),
+        "--dump-when-idle",
+        "--timeout",
+        "60",
+    ])
+    .args(["--password-file", &right])
+    .env_remove("OPENCODE_SERVER_PASSWORD")
+    .stdout(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let cmdline =
+        std::fs::read(format!("/proc/{}/cmdline", child.id().unwrap())).unwrap_or_default();
+    assert!(
+        !String::from_utf8_lossy(&cmdline).contains("s3cret-pw"),
+        "ps would show it"
+    );
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("summary:"));
+
+    // The same options for record and export.
+    let rec = dir.path().join("rec.jsonl");
+    let mut record = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"));
+    record
+        .args(["record", &server.url()])
+        .arg(&rec)
+        .args(["--password-file", &right])
+        .env_remove("OPENCODE_SERVER_PASSWORD");
+    let mut child = record.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !rec.exists() && start.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert!(rec.exists(), "record wrote its file: {status:?}");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args([
+            "export",
+            &server.url(),
+            "--format",
+            "json",
+            "--password-file",
+            &right,
+        ])
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .output()
+        .await
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("summary:"));
+
+    // A password on the command line is refused before anything is sent.
+    let out = fresh_dump(&server.url(), &["--password", "not-a-secret"]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--password-file"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

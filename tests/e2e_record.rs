@@ -183,10 +183,12 @@ async fn record_with_a_rejected_password_fails_fast_and_leaves_no_file() {
         let took = start.elapsed();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{password:?}: {stderr}");
-        assert!(
-            stderr.contains("authentication failed (HTTP 401)"),
-            "{password:?}: {stderr}"
-        );
+        // A missing password and a wrong one are told apart.
+        let says = match password {
+            None => "the server wants a password (HTTP 401",
+            Some(_) => "authentication failed (HTTP 401",
+        };
+        assert!(stderr.contains(says), "{password:?}: {stderr}");
         assert!(took < Duration::from_secs(2), "{password:?}: took {took:?}");
         assert!(!file.exists(), "{password:?}: a file was left");
     }

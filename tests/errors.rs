@@ -450,7 +450,7 @@ fn record_fails_fast_and_leaves_no_file() {
         ),
         (
             fake_server(Mode::Unauthorized),
-            "authentication failed (HTTP 401)".to_string(),
+            "authentication failed (HTTP 401".to_string(),
         ),
     ] {
         let mut c = ocview(state.path());

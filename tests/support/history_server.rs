@@ -29,6 +29,9 @@ pub struct Counts {
     pub streams: AtomicUsize,
     /// Set: the open event streams end (as when the server goes away).
     pub drop_streams: AtomicBool,
+    /// When not 0: a stream opened sends one data line of this many bytes,
+    /// then a whole frame announcing the session `ses_after_the_flood`.
+    pub flood_bytes: AtomicUsize,
 }
 
 pub struct HistoryServer {
@@ -117,6 +120,25 @@ impl HistoryServer {
     }
 }
 
+/// One endless-looking data line, then a frame the viewer must still read.
+async fn flood_then_a_frame(stream: &mut TcpStream, bytes: usize) -> std::io::Result<()> {
+    stream.write_all(b"data: ").await?;
+    let block = vec![b'x'; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len());
+        stream.write_all(&block[..n]).await?;
+        left -= n;
+    }
+    let info = format!(
+        r#"{{"id":"ses_after_the_flood","title":"after the flood","directory":"/p","time":{{"created":{T0},"updated":{T0}}}}}"#
+    );
+    let frame = format!(
+        "\n\ndata: {{\"id\":\"evt_2\",\"type\":\"session.updated\",\"properties\":{{\"sessionID\":\"ses_after_the_flood\",\"info\":{info}}}}}\n\n"
+    );
+    stream.write_all(frame.as_bytes()).await
+}
+
 async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -141,6 +163,10 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
         let _ = stream
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\ndata: {\"id\":\"evt_1\",\"type\":\"server.connected\",\"properties\":{}}\n\n")
             .await;
+        let flood = counts.flood_bytes.swap(0, Ordering::Relaxed);
+        if flood > 0 && flood_then_a_frame(&mut stream, flood).await.is_err() {
+            return;
+        }
         let mut ticks = 0u32;
         loop {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -215,6 +241,12 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
         ("200 OK", String::new(), format!("[{info}]"))
     } else if path == "/session/status" {
         ("200 OK", String::new(), "{}".to_string())
+    } else if path == "/global/health" {
+        (
+            "200 OK",
+            String::new(),
+            r#"{"healthy":true,"version":"1.18.33"}"#.to_string(),
+        )
     } else if path == "/permission" || path == "/question" {
         ("200 OK", String::new(), "[]".to_string())
     } else {

@@ -32,8 +32,14 @@ impl fmt::Debug for Auth {
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApiError {
+    /// The server wants a password and none was given.
     #[error(
-        "authentication failed (HTTP 401) on {path}: set OPENCODE_SERVER_PASSWORD or --password (user {user:?})"
+        "the server wants a password (HTTP 401 on {path}): put it in $OPENCODE_SERVER_PASSWORD or a file given with --password-file (user {user:?}, or set --username)"
+    )]
+    PasswordMissing { path: String, user: String },
+    /// The password given was refused.
+    #[error(
+        "authentication failed (HTTP 401 on {path}): the server refused the password for user {user:?}"
     )]
     Unauthorized { path: String, user: String },
     #[error("HTTP {status} on {path}: {message}")]
@@ -53,7 +59,7 @@ pub enum ApiError {
 impl ApiError {
     pub fn status(&self) -> Option<u16> {
         match self {
-            ApiError::Unauthorized { .. } => Some(401),
+            ApiError::Unauthorized { .. } | ApiError::PasswordMissing { .. } => Some(401),
             ApiError::Status { status, .. } => Some(*status),
             ApiError::Transport { .. } | ApiError::NoServer { .. } => None,
         }
@@ -122,13 +128,19 @@ impl Client {
 
     pub fn error_for(&self, path: &str, status: StatusCode, body: &str) -> ApiError {
         if status == StatusCode::UNAUTHORIZED {
-            return ApiError::Unauthorized {
-                path: path.to_string(),
-                user: self
-                    .auth
-                    .as_ref()
-                    .map(|a| a.username.clone())
-                    .unwrap_or_else(|| "opencode".into()),
+            let path = path.to_string();
+            return match &self.auth {
+                Some(a) => ApiError::Unauthorized {
+                    path,
+                    user: a.username.clone(),
+                },
+                None => ApiError::PasswordMissing {
+                    path,
+                    user: std::env::var("OPENCODE_SERVER_USERNAME")
+                        .ok()
+                        .filter(|u| !u.is_empty())
+                        .unwrap_or_else(|| "opencode".into()),
+                },
             };
         }
         ApiError::Status {

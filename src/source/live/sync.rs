@@ -135,7 +135,7 @@ async fn run(
         }
         let events = match stream::open(&sync.client, path, sync.options.idle_timeout).await {
             Ok(rx) => rx,
-            Err(e @ ApiError::Unauthorized { .. }) => {
+            Err(e @ (ApiError::Unauthorized { .. } | ApiError::PasswordMissing { .. })) => {
                 // Retrying cannot help: say so and stop.
                 let _ = sync
                     .tx

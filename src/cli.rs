@@ -1,0 +1,210 @@
+//! The command line: subcommands, their flags and how each value is
+//! checked. Parsing only; `main` acts on it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use ocview::source::live::Auth;
+
+/// A fast full-screen terminal viewer for OpenCode agent sessions.
+#[derive(Parser)]
+#[command(version, about)]
+pub struct Cli {
+    /// Config file (default: $XDG_CONFIG_HOME/ocview/config.toml).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Theme: a built-in name (dark, light) or a theme file.
+    #[arg(long, global = true)]
+    pub theme: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Play back a recorded event stream (JSONL, SSE or /global/event form).
+    Replay {
+        /// The recording; `-` reads standard input.
+        file: PathBuf,
+        /// Print a plain-text transcript of the final state instead of the viewer.
+        #[arg(long)]
+        dump: bool,
+        #[command(flatten)]
+        pace: PaceArgs,
+    },
+    /// Watch a running `opencode serve` live.
+    Attach {
+        /// The server (default: $OPENCODE_SERVER_URL, else http://127.0.0.1:4096).
+        url: Option<String>,
+        /// Every project of the server (`/global/event`), not only its current one.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        auth: AuthArgs,
+        /// Also record every event received to this file (replayable).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+        /// Show prompts but never answer them.
+        #[arg(long)]
+        read_only: bool,
+        /// No terminal: print the synced state after this many seconds.
+        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
+        dump_after: Option<f64>,
+        /// No terminal: print the state once synced and no session is busy.
+        #[arg(long)]
+        dump_when_idle: bool,
+        /// With --dump-when-idle: give up waiting after this many seconds.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 120.0)]
+        timeout: f64,
+    },
+    /// Record a live server's events to a file, without the viewer, until
+    /// interrupted (Ctrl-C or SIGTERM).
+    Record {
+        /// The server.
+        url: String,
+        /// The recording (appended to; created mode 0600).
+        file: PathBuf,
+        /// Every project of the server.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+    /// Write a session as Markdown or normalised JSON, from a recording (any
+    /// supported form, `-` for stdin) or a live server (an http URL).
+    Export {
+        source: String,
+        /// The session (default: every session in the source).
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportArg,
+        /// Include reasoning (Markdown).
+        #[arg(long)]
+        reasoning: bool,
+        /// From a server: give up waiting for its sessions to go idle after
+        /// this many seconds.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 60.0)]
+        timeout: f64,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+    /// Watch the built-in demo recording (no server needed).
+    Demo {
+        /// Print the demo's final state as text instead.
+        #[arg(long)]
+        dump: bool,
+        #[command(flatten)]
+        pace: PaceArgs,
+    },
+}
+
+/// Basic auth for a server started with `OPENCODE_SERVER_PASSWORD`. The
+/// password never goes on the command line, where every user of the
+/// machine can read it (`ps`): it comes from a file or the environment.
+#[derive(Args, Clone, Default)]
+pub struct AuthArgs {
+    /// Basic-auth user (default: $OPENCODE_SERVER_USERNAME, else `opencode`).
+    #[arg(long)]
+    pub username: Option<String>,
+    /// Read the basic-auth password from this file, its first line
+    /// (default: $OPENCODE_SERVER_PASSWORD).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// Refused, with the reason: see --password-file.
+    #[arg(long, hide = true, value_name = "PASSWORD")]
+    pub password: Option<String>,
+}
+
+impl AuthArgs {
+    /// The credentials to send, if any; an error says what to do instead.
+    pub fn resolve(&self) -> Result<Option<Auth>, String> {
+        if self.password.is_some() {
+            return Err(
+                "--password is not accepted: a password on the command line is \
+                 visible to every user of this machine (ps). Put it in a file \
+                 (--password-file FILE) or in $OPENCODE_SERVER_PASSWORD"
+                    .into(),
+            );
+        }
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let password = match &self.password_file {
+            Some(path) => Some(read_password(path)?),
+            None => env("OPENCODE_SERVER_PASSWORD"),
+        };
+        let Some(password) = password else {
+            return Ok(None);
+        };
+        let username = self
+            .username
+            .clone()
+            .or_else(|| env("OPENCODE_SERVER_USERNAME"))
+            .unwrap_or_else(|| "opencode".into());
+        Ok(Some(Auth { username, password }))
+    }
+}
+
+/// The first line of a password file, without its line end.
+fn read_password(path: &std::path::Path) -> Result<String, String> {
+    let shown = || ocview::sanitize::line(&path.display().to_string()).into_owned();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the password file {}: {e}", shown()))?;
+    let first = text.lines().next().unwrap_or("");
+    if first.is_empty() {
+        return Err(format!("the password file {} is empty", shown()));
+    }
+    Ok(first.to_string())
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ExportArg {
+    Md,
+    Json,
+}
+
+#[derive(Args)]
+pub struct PaceArgs {
+    /// Print a line-oriented transcript as events happen instead of the
+    /// viewer (the default when standard output is not a terminal).
+    #[arg(long)]
+    pub plain: bool,
+    /// Playback speed: 1 is real time (the default), 4 four times as fast.
+    /// Plain mode prints at once unless a speed is given.
+    #[arg(long, value_parser = parse_speed)]
+    pub speed: Option<f64>,
+    /// Play without waiting: the recording's timing ignored.
+    #[arg(long)]
+    pub instant: bool,
+    /// Start at the start, playing (watch it unfold), or at the end,
+    /// paused (browse the finished session).
+    #[arg(long, value_enum, default_value = "start")]
+    pub start: StartArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum StartArg {
+    Start,
+    End,
+}
+
+pub fn parse_speed(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("not a number: {s}"))?;
+    // The player's range; faster than 64× is `--instant`.
+    if (0.25..=64.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("speed must be between 0.25 and 64 (or use --instant)".into())
+    }
+}
+
+/// A number of seconds: not negative, at most a year.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {s}"))?;
+    if (0.0..=365.0 * 86_400.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("seconds must be between 0 and a year".into())
+    }
+}
