@@ -84,13 +84,7 @@ struct Renderer<'a, 'h> {
     cut: usize,
 }
 
-#[derive(Default)]
-struct Table {
-    rows: Vec<Vec<String>>,
-    header_rows: usize,
-    cell: String,
-    row: Vec<String>,
-}
+use super::markdown_table::Table;
 
 /// Render a whole markdown text.
 pub fn render(src: &str, ctx: &MdCtx, hl: &mut dyn CodeHighlighter) -> Vec<Line<'static>> {
@@ -605,72 +599,10 @@ impl Renderer<'_, '_> {
         let Some(table) = self.table.take() else {
             return;
         };
-        let cols = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-        if cols == 0 {
-            return;
-        }
-        let avail = self
-            .ctx
-            .width
-            .saturating_sub(self.prefix_width() + 3 * (cols - 1))
-            .max(cols);
-        let mut widths: Vec<usize> = (0..cols)
-            .map(|c| {
-                table
-                    .rows
-                    .iter()
-                    .map(|r| r.get(c).map_or(0, |s| wrap::width(s.trim())))
-                    .max()
-                    .unwrap_or(0)
-                    .max(1)
-            })
-            .collect();
-        // Shrink the widest columns until the table fits.
-        while widths.iter().sum::<usize>() > avail {
-            let (i, _) = widths
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, w)| **w)
-                .expect("at least one column");
-            if widths[i] <= 3 {
-                break;
-            }
-            widths[i] -= 1;
-        }
-        let border = self.theme().style(Role::Muted);
-        let head = self.theme().style(Role::Title);
-        let text = self.theme().style(self.ctx.text_role);
-        let mut lines = Vec::new();
-        if widths.iter().sum::<usize>() + 3 * (cols - 1) + self.prefix_width() > self.ctx.width {
-            // Too narrow for columns: one wrapped line per row.
-            let width = self.ctx.width.saturating_sub(self.prefix_width()).max(4);
-            for (ri, row) in table.rows.iter().enumerate() {
-                let style = if ri < table.header_rows { head } else { text };
-                let joined = row.iter().map(|c| c.trim()).collect::<Vec<_>>().join(" │ ");
-                lines.extend(wrap::wrap_spans(&[(joined, style)], width, "  "));
-            }
+        let lines = table.lines(self.ctx, self.prefix_width());
+        if !lines.is_empty() {
             self.emit(lines);
             self.gap = true;
-            return;
         }
-        for (ri, row) in table.rows.iter().enumerate() {
-            let mut spans = Vec::new();
-            for (c, w) in widths.iter().enumerate() {
-                if c > 0 {
-                    spans.push(Span::styled(" │ ", border));
-                }
-                let cell = wrap::truncate(row.get(c).map_or("", |s| s.trim()), *w);
-                let pad = w.saturating_sub(wrap::width(&cell));
-                let style = if ri < table.header_rows { head } else { text };
-                spans.push(Span::styled(format!("{cell}{}", " ".repeat(pad)), style));
-            }
-            lines.push(Line::from(spans));
-            if ri + 1 == table.header_rows {
-                let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-                lines.push(Line::styled(rule.join("─┼─"), border));
-            }
-        }
-        self.emit(lines);
-        self.gap = true;
     }
 }

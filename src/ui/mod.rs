@@ -7,6 +7,7 @@ pub mod format;
 mod help;
 pub mod highlight;
 pub mod markdown;
+mod markdown_table;
 pub mod prompt_bar;
 pub mod render_cache;
 mod session_list;
