@@ -241,18 +241,6 @@ async fn a_task_tool_child_session_appears_under_its_parent() {
     server.wait_idle(&parent, 60).await;
 }
 
-/// The state part of a dump (no counters, no problem lines).
-fn state_of(dump: &str) -> String {
-    dump.lines()
-        .filter(|l| {
-            !l.starts_with("summary:")
-                && !l.starts_with("ignored types:")
-                && !l.starts_with("line ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn fresh_dump(url: &str, extra: &[&str]) -> std::process::Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ocview"));
     cmd.args(["attach", url, "--dump-when-idle", "--timeout", "60"])
@@ -308,8 +296,8 @@ async fn a_killed_server_shows_reconnecting_and_a_restart_resyncs_to_a_fresh_att
     );
     let ours = ocview::dump::render(&v.app.store, &ocview::source::IngestStats::default());
     assert_eq!(
-        state_of(&ours),
-        state_of(&String::from_utf8_lossy(&fresh.stdout))
+        common::dump_state(&ours),
+        common::dump_state(&String::from_utf8_lossy(&fresh.stdout))
     );
 }
 
@@ -435,9 +423,9 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
     let (replayed, stats) = common::replay_bytes(&recording);
     assert_eq!(stats.malformed, 0);
     let empty = ocview::source::IngestStats::default();
-    let live_state = state_of(&ocview::dump::render(&v.app.store, &empty));
+    let live_state = common::dump_state(&ocview::dump::render(&v.app.store, &empty));
     assert_eq!(
-        state_of(&ocview::dump::render(&replayed, &empty)),
+        common::dump_state(&ocview::dump::render(&replayed, &empty)),
         live_state
     );
 
@@ -455,8 +443,8 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
     let (replayed, stats) = common::replay_bytes(&recording);
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
     assert_eq!(
-        state_of(&ocview::dump::render(&replayed, &empty)),
-        state_of(&ocview::dump::render(&late.app.store, &empty))
+        common::dump_state(&ocview::dump::render(&replayed, &empty)),
+        common::dump_state(&ocview::dump::render(&late.app.store, &empty))
     );
     assert!(replayed.session(&s).is_some_and(|x| x.messages.len() >= 2));
 }

@@ -70,17 +70,9 @@ async fn a_recording_killed_mid_stream_still_replays() {
     server.wait_idle(&s, 60).await;
 }
 
-/// The state part of a dump (no counters, no problem lines).
+/// The state part of a dump's bytes.
 fn state_of(dump: &[u8]) -> String {
-    String::from_utf8_lossy(dump)
-        .lines()
-        .filter(|l| {
-            !l.starts_with("summary:")
-                && !l.starts_with("ignored types:")
-                && !l.starts_with("line ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::dump_state(&String::from_utf8_lossy(dump))
 }
 
 /// `ocview record` started after a turn finished still records that turn:

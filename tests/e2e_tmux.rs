@@ -12,27 +12,42 @@ use support::fake_model::{FakeModel, Step, last_turn};
 use support::opencode::Server;
 use support::tmux::Tmux;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn answering_a_permission_and_a_question_with_keys() {
+/// A model that asks two questions when told "ask me" and runs
+/// `echo <word>` (asking for permission) otherwise.
+async fn question_or_bash_model(word: &'static str) -> FakeModel {
     let questions = json!({"questions": [
         {"question": "Which runner?", "header": "Runner", "options": [{"label": "pytest", "description": "the usual"}, {"label": "unittest", "description": "stdlib"}]},
         {"question": "Which checks?", "header": "Checks", "multiple": true, "options": [{"label": "lint", "description": ""}, {"label": "types", "description": ""}]}
     ]});
-    let model = FakeModel::start(std::sync::Arc::new(move |req: &Value, _: usize| {
+    FakeModel::start(std::sync::Arc::new(move |req: &Value, _: usize| {
         let (text, step) = last_turn(req);
         match (text.contains("ask me"), step) {
             (false, 0) => Step::text("Running.").then_tool(
                 "bash",
-                json!({"command": "echo tmux-e2e", "description": "say it"}),
+                json!({"command": format!("echo {word}"), "description": "say it"}),
             ),
             (true, 0) => Step::text("Questions.").then_tool("question", questions.clone()),
             _ => Step::text("Done."),
         }
     }))
-    .await;
-    let server = Server::start(&model.url()).await;
-    let s = server.create_session().await;
-    let t = Tmux::start("e2e");
+    .await
+}
+
+/// The first part of `tool` in a session, as the server stores it.
+async fn tool_part(server: &Server, session: &str, tool: &str) -> Value {
+    server
+        .messages(session)
+        .await
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap())
+        .find(|p| p["tool"] == tool)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {tool} part"))
+}
+
+/// The real binary attached to `server` in tmux, live.
+fn attached(tag: &str, server: &Server) -> Tmux {
+    let t = Tmux::start(tag);
     t.line(&format!(
         "{} attach {}",
         env!("CARGO_BIN_EXE_ocview"),
@@ -41,6 +56,15 @@ async fn answering_a_permission_and_a_question_with_keys() {
     t.wait_for("the viewer, live", |sc| {
         sc.contains("live") && sc.contains("Sessions")
     });
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answering_a_permission_and_a_question_with_keys() {
+    let model = question_or_bash_model("tmux-e2e").await;
+    let server = Server::start(&model.url()).await;
+    let s = server.create_session().await;
+    let t = attached("e2e", &server);
 
     server.prompt(&s, "run it").await;
     let screen = t.wait_for("the permission in the prompt bar", |sc| {
@@ -51,12 +75,7 @@ async fn answering_a_permission_and_a_question_with_keys() {
     t.wait_for("the prompt armed", |sc| !sc.contains("arming"));
     t.keys(&["y"]);
     server.wait_idle(&s, 60).await;
-    let msgs = server.messages(&s).await;
-    let bash = msgs
-        .iter()
-        .flat_map(|m| m["parts"].as_array().unwrap())
-        .find(|p| p["tool"] == "bash")
-        .unwrap();
+    let bash = tool_part(&server, &s, "bash").await;
     assert_eq!(bash["state"]["status"], "completed");
     t.wait_for("the bar to go", |sc| !sc.contains("permission · bash"));
 
@@ -70,14 +89,8 @@ async fn answering_a_permission_and_a_question_with_keys() {
     t.wait_for("the review", |sc| sc.contains("Which checks?: lint, types"));
     t.keys(&["Enter"]);
     server.wait_idle(&s, 60).await;
-    let msgs = server.messages(&s).await;
-    let q = msgs
-        .iter()
-        .flat_map(|m| m["parts"].as_array().unwrap())
-        .find(|p| p["tool"] == "question")
-        .unwrap();
     assert_eq!(
-        q["state"]["metadata"]["answers"],
+        tool_part(&server, &s, "question").await["state"]["metadata"]["answers"],
         json!([["unittest"], ["lint", "types"]])
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -93,34 +106,11 @@ async fn answering_a_permission_and_a_question_with_keys() {
 /// receives no permission reply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_for_a_question_never_answer_the_permission_after_it() {
-    let questions = json!({"questions": [
-        {"question": "Which runner?", "header": "Runner", "options": [{"label": "pytest", "description": ""}, {"label": "unittest", "description": ""}]},
-        {"question": "Which checks?", "header": "Checks", "multiple": true, "options": [{"label": "lint", "description": ""}, {"label": "types", "description": ""}]}
-    ]});
-    let model = FakeModel::start(std::sync::Arc::new(move |req: &Value, _: usize| {
-        let (text, step) = last_turn(req);
-        match (text.contains("ask me"), step) {
-            (false, 0) => Step::text("Running.").then_tool(
-                "bash",
-                json!({"command": "echo never-allowed", "description": "say it"}),
-            ),
-            (true, 0) => Step::text("Questions.").then_tool("question", questions.clone()),
-            _ => Step::text("Done."),
-        }
-    }))
-    .await;
+    let model = question_or_bash_model("never-allowed").await;
     let server = Server::start(&model.url()).await;
     let asking = server.create_session().await;
     let running = server.create_session().await;
-    let t = Tmux::start("arming");
-    t.line(&format!(
-        "{} attach {}",
-        env!("CARGO_BIN_EXE_ocview"),
-        server.url()
-    ));
-    t.wait_for("the viewer, live", |sc| {
-        sc.contains("live") && sc.contains("Sessions")
-    });
+    let t = attached("arming", &server);
     server.prompt(&asking, "ask me").await;
     t.wait_for("the question", |sc| sc.contains("Which runner?"));
     server.prompt(&running, "run it").await;
@@ -155,22 +145,11 @@ async fn keys_for_a_question_never_answer_the_permission_after_it() {
         Some(1),
         "the permission is still waiting: {pending}"
     );
-    let msgs = server.messages(&running).await;
-    let bash = msgs
-        .iter()
-        .flat_map(|m| m["parts"].as_array().unwrap())
-        .find(|p| p["tool"] == "bash")
-        .unwrap();
+    let bash = tool_part(&server, &running, "bash").await;
     assert_eq!(bash["state"]["status"], "running", "{bash}");
     // The question got its answer.
-    let msgs = server.messages(&asking).await;
-    let q = msgs
-        .iter()
-        .flat_map(|m| m["parts"].as_array().unwrap())
-        .find(|p| p["tool"] == "question")
-        .unwrap();
     assert_eq!(
-        q["state"]["metadata"]["answers"],
+        tool_part(&server, &asking, "question").await["state"]["metadata"]["answers"],
         json!([["unittest"], ["lint", "types"]])
     );
     t.keys(&["q"]);

@@ -43,6 +43,15 @@ struct Ran {
     cpu_ticks: Option<u64>,
 }
 
+impl Ran {
+    /// It failed with `code`, said `says` on stderr, and took less than `within`.
+    fn failed(&self, code: i32, says: &str, within: Duration) {
+        assert_eq!(self.code, Some(code), "{}", self.stderr);
+        assert!(self.stderr.contains(says), "{}", self.stderr);
+        assert!(self.took < within, "took {:?}", self.took);
+    }
+}
+
 /// Run to the end (30 s at most); sample its CPU time at `sample_at`.
 fn run(mut c: Command, sample_at: Option<Duration>) -> Ran {
     let start = Instant::now();
@@ -387,14 +396,11 @@ fn a_dump_that_cannot_sync_gives_up_at_its_timeout_without_spinning() {
         "2",
     ]);
     let r = run(c, None);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("gave up after 2 s: the server did not answer"),
-        "{}",
-        r.stderr
+    r.failed(
+        1,
+        "gave up after 2 s: the server did not answer",
+        Duration::from_secs(4),
     );
-    assert!(r.took < Duration::from_secs(4), "took {:?}", r.took);
 }
 
 #[test]
@@ -497,14 +503,11 @@ fn record_to_a_full_disk_stops_with_a_message() {
     let mut c = ocview(state.path());
     c.args(["record", &fake_server(Mode::Busy), "/dev/full"]);
     let r = run(c, None);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("recording stopped: cannot write /dev/full: No space left on device"),
-        "{}",
-        r.stderr
+    r.failed(
+        1,
+        "recording stopped: cannot write /dev/full: No space left on device",
+        Duration::from_secs(2),
     );
-    assert!(r.took < Duration::from_secs(2), "took {:?}", r.took);
     let after = std::fs::metadata("/dev/full").unwrap().permissions().mode();
     assert_eq!(before, after, "a device is never made private");
 }

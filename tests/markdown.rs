@@ -243,16 +243,7 @@ fn nesting_past_the_cap_shows_a_marker() {
     let theme = Theme::default();
     let src = ">".repeat(100) + " deep";
     let lines = markdown::render(&src, &ctx(&theme, 80), &mut Plain);
-    let text: String = lines
-        .iter()
-        .map(|l| {
-            l.spans
-                .iter()
-                .map(|s| s.content.as_ref())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = text(&lines).join("\n");
     assert!(text.contains("deep"), "{text}");
     assert!(text.contains('…'), "a marker shows nesting was cut: {text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");

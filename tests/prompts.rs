@@ -30,6 +30,15 @@ fn app_with(lines: &[&str]) -> (App, mpsc::UnboundedReceiver<Reply>) {
     (app, rx)
 }
 
+/// The reply "allow once" to the edit permission.
+fn edit_allowed_once() -> Reply {
+    Reply::Permission {
+        request_id: "per_2028f0000003".into(),
+        reply: "once".into(),
+        message: None,
+    }
+}
+
 fn sent(rx: &mut mpsc::UnboundedReceiver<Reply>) -> Vec<Reply> {
     let mut out = Vec::new();
     while let Ok(r) = rx.try_recv() {
@@ -88,14 +97,7 @@ fn a_permission_step_by_step() {
     press(&mut app, &["v"]);
     both(&mut app, "permission_full_view");
     press(&mut app, &["esc", "y"]);
-    assert_eq!(
-        sent(&mut rx),
-        [Reply::Permission {
-            request_id: "per_2028f0000003".into(),
-            reply: "once".into(),
-            message: None
-        }]
-    );
+    assert_eq!(sent(&mut rx), [edit_allowed_once()]);
     app.on_source(SourceMsg::Replied {
         request_id: "per_2028f0000003".into(),
         outcome: ReplyOutcome::Failed("HTTP 500 on /permission: boom".into()),
@@ -323,14 +325,7 @@ async fn a_prompt_that_takes_focus_ignores_keys_until_it_is_armed() {
     assert!(sent(&mut rx).is_empty(), "Enter does not allow by default");
     assert_eq!(app.overlay, Some(ocview::app::Overlay::PromptView));
     press(&mut app, &["esc", "y"]);
-    assert_eq!(
-        sent(&mut rx),
-        [Reply::Permission {
-            request_id: "per_2028f0000003".into(),
-            reply: "once".into(),
-            message: None
-        }]
-    );
+    assert_eq!(sent(&mut rx), [edit_allowed_once()]);
 }
 
 /// A typist who keeps going while a new prompt arms (a held key, the rest

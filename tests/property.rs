@@ -185,15 +185,7 @@ fn check(case: u64, streams: &[Vec<u8>]) -> Result<(), String> {
     }
     // The viewer, every session's turns at a small size.
     let mut app = common::app_with(&input);
-    let ids: Vec<String> = app
-        .store
-        .sessions()
-        .iter()
-        .map(|s| s.info.id.clone())
-        .collect();
-    for id in ids {
-        app.selected = Some(id);
-        let screen = common::screen(&mut app, 80, 24);
+    for screen in common::screens_of_every_session(&mut app, 80, 24) {
         if let Some(e) = controls("the screen", &screen) {
             return Err(e);
         }

@@ -26,22 +26,11 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
 /// screen tall enough to hold each whole session.
 fn tui_cards(bytes: &[u8]) -> usize {
     let mut app = common::app_with(bytes);
-    let ids: Vec<String> = app
-        .store
-        .sessions()
+    common::screens_of_every_session(&mut app, 160, 1500)
         .iter()
-        .map(|s| s.info.id.clone())
-        .collect();
-    let mut cards = 0;
-    for id in ids {
-        app.selected = Some(id);
-        let screen = common::screen(&mut app, 160, 1500);
-        cards += screen
-            .lines()
-            .filter(|l| l.contains("▾ todowrite ") || l.contains("▸ todowrite "))
-            .count();
-    }
-    cards
+        .flat_map(|screen| screen.lines())
+        .filter(|l| l.contains("▾ todowrite ") || l.contains("▸ todowrite "))
+        .count()
 }
 
 fn plain_cards(bytes: &[u8]) -> usize {

@@ -66,6 +66,39 @@ pub fn fixture(name: &str, file: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The state part of a `--dump` (no counters, no problem lines), to compare
+/// two ways of reaching one state.
+pub fn dump_state(dump: &str) -> String {
+    dump.lines()
+        .filter(|l| {
+            !l.starts_with("summary:")
+                && !l.starts_with("ignored types:")
+                && !l.starts_with("line ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each session of an app selected in turn and drawn: the screens.
+pub fn screens_of_every_session(
+    app: &mut ocview::app::App,
+    width: u16,
+    height: u16,
+) -> Vec<String> {
+    let ids: Vec<String> = app
+        .store
+        .sessions()
+        .iter()
+        .map(|s| s.info.id.clone())
+        .collect();
+    ids.into_iter()
+        .map(|id| {
+            app.selected = Some(id);
+            screen(app, width, height)
+        })
+        .collect()
+}
+
 /// Lay out and draw one frame on a test backend; the screen as text.
 pub fn screen(app: &mut ocview::app::App, width: u16, height: u16) -> String {
     use ratatui::Terminal;
