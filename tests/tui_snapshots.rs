@@ -6,6 +6,7 @@ mod common;
 
 use common::{app_with, feed, fixture, press, screen};
 use ocview::app::App;
+use ocview::app::config::Config;
 
 /// A fixed wall clock, so spinners and countdowns are stable.
 const NOW: i64 = 1_795_339_400_000;
@@ -30,6 +31,18 @@ fn empty_state() {
     insta::assert_snapshot!("empty_waiting", screen(&mut app, 80, 24));
     let mut app = ended(app);
     insta::assert_snapshot!("empty_ended", screen(&mut app, 80, 24));
+    // No server yet: the turn pane says in full what the status line cuts.
+    let mut app = App::new(Config::default(), "http://127.0.0.1:4999", false).unwrap();
+    app.on_source(ocview::source::player::SourceMsg::State(
+        ocview::source::player::SourceState::Reconnecting {
+            attempt: 3,
+            reason: "no server at http://127.0.0.1:4999 (start one: opencode serve --port 4999)"
+                .into(),
+        },
+    ));
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("opencode serve") && s.contains("--port 4999"), "{s}");
+    insta::assert_snapshot!("empty_no_server_80x24", s);
 }
 
 /// Live-looking states on top of recorded sessions: a busy session, one in

@@ -19,18 +19,28 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let header_area = Rect { height: 1, ..area };
     let inner = super::turn_inner(area);
     let Some(session) = app.selected_session() else {
+        use crate::source::player::SourceState;
         let text = if app.store.sessions().is_empty() {
             match &app.source.state {
-                crate::source::player::SourceState::Playing => "waiting for events…",
-                _ => "no sessions in this source",
+                SourceState::Playing => "waiting for events…".to_string(),
+                // Nothing to show yet: say, in full, why and what to do
+                // (the status line has room for only part of it).
+                SourceState::Reconnecting { attempt, reason } => format!(
+                    "Still trying (attempt {attempt}): {}\n\nocview connects by itself once the server answers. To look around meanwhile: ocview demo",
+                    sanitize::line(reason)
+                ),
+                SourceState::Failed(why) => sanitize::line(why).into_owned(),
+                _ => "no sessions in this source".to_string(),
             }
         } else {
-            "select a session"
+            "select a session".to_string()
         };
-        frame.render_widget(
-            Paragraph::new(Line::styled(text, theme.style(Role::Muted))),
-            inner,
-        );
+        let width = inner.width.max(1) as usize;
+        let lines: Vec<Line> = text
+            .split('\n')
+            .flat_map(|l| wrap::wrap_spans(&[(l.to_string(), theme.style(Role::Muted))], width, ""))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), inner);
         return;
     };
     let state = app.turn_state();
