@@ -194,14 +194,18 @@ fn no_events(path: &Path, stats: &source::IngestStats) -> anyhow::Error {
     }
 }
 
-/// Write `text` to standard output. A closed pipe (`| head`) is no error:
-/// the reader stopped reading. Any other failure (a full disk) is.
+/// The exit code for output cut short by a closed pipe (`| head`): what a
+/// shell reports for a program SIGPIPE ended (128 + 13), quietly, so
+/// `set -o pipefail` scripts still see the output was not all written.
+const CLOSED_PIPE: u8 = 141;
+
+/// Write `text` to standard output; any failure is an error (a closed pipe
+/// a quiet one).
 fn write_stdout(text: &str) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),
+        Err(e) => write_failed(e),
     }
 }
 
@@ -433,7 +437,7 @@ fn plain(
 /// A transcript that could not be written: quiet for a closed pipe.
 fn write_failed(e: std::io::Error) -> anyhow::Result<ExitCode> {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Ok(ExitCode::SUCCESS)
+        Ok(ExitCode::from(CLOSED_PIPE))
     } else {
         Err(anyhow::anyhow!("cannot write to standard output: {e}"))
     }

@@ -41,7 +41,10 @@ fn empty_state() {
         },
     ));
     let s = screen(&mut app, 80, 24);
-    assert!(s.contains("opencode serve") && s.contains("--port 4999"), "{s}");
+    assert!(
+        s.contains("opencode serve") && s.contains("--port 4999"),
+        "{s}"
+    );
     insta::assert_snapshot!("empty_no_server_80x24", s);
 }
 
