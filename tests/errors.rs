@@ -470,6 +470,13 @@ fn record_fails_fast_and_leaves_no_file() {
         assert!(r.took < Duration::from_secs(2), "{url}: took {:?}", r.took);
         assert!(!file.exists(), "{url}: a file was left");
     }
+    // A server that takes the connection and never answers: `record` gives
+    // up after its 2 s wait for the first answer, not the request timeout.
+    let mut c = ocview(state.path());
+    c.args(["record", &fake_server(Mode::Mute)]).arg(&file);
+    let r = run(c, None);
+    r.failed(1, "no answer from", Duration::from_secs(4));
+    assert!(!file.exists(), "a mute server left a file");
     // A recording appended to is left as it was.
     std::fs::write(&file, "{\"ocview_recording\":1}\n").unwrap();
     let mut c = ocview(state.path());

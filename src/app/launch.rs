@@ -203,6 +203,9 @@ pub async fn reach(client: &Client) -> anyhow::Result<serde_json::Value> {
     }
 }
 
+/// How long `record` waits for the server's first answer.
+const RECORD_REACH: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The opencode version in a health answer.
 fn server_version(health: Option<&serde_json::Value>) -> Option<String> {
     health?.get("version")?.as_str().map(str::to_string)
@@ -360,7 +363,17 @@ pub async fn record_headless(
     path: &std::path::Path,
     all_projects: bool,
 ) -> anyhow::Result<u64> {
-    let health = reach(&client).await?;
+    // A recording that cannot start says so at once: a host that drops
+    // packets or a server that never answers would otherwise hold it for
+    // the connect (5 s) or request (15 s) timeout.
+    let health = match tokio::time::timeout(RECORD_REACH, reach(&client)).await {
+        Ok(health) => health?,
+        Err(_) => anyhow::bail!(
+            "no answer from {} within {} s (is an opencode server running there?)",
+            client.base(),
+            RECORD_REACH.as_secs()
+        ),
+    };
     let mut recording = start_recording(&client, path, server_version(Some(&health)).as_deref())?;
     let (tx, mut rx) = mpsc::channel(8192);
     // Every session's messages, as a fresh attach that opens them shows.
