@@ -107,8 +107,7 @@ pub async fn attach_tui(
             let notices = tx.clone();
             tokio::spawn(async move {
                 if let Ok(why) = recording.failed.await {
-                    let text = format!("{}{why}", crate::source::recorder::STOPPED);
-                    let _ = notices.send(SourceMsg::Notice(text)).await;
+                    let _ = notices.send(SourceMsg::RecordingStopped(why)).await;
                 }
             });
             Some(recording.feed)

@@ -111,6 +111,9 @@ pub struct App {
     pub live: Option<tokio::sync::mpsc::UnboundedSender<LiveCommand>>,
     /// Sessions whose messages were asked for.
     requested: HashSet<String>,
+    /// Why `attach --record` stopped recording, once it has: said in the
+    /// status line for as long as the viewer runs.
+    pub recording_stopped: Option<String>,
     /// How far back each session's history is loaded (live).
     histories: HashMap<String, paging::History>,
     /// Where answers go (`None`: replay or read-only).
@@ -180,6 +183,7 @@ impl App {
             live: None,
             requested: HashSet::new(),
             histories: HashMap::new(),
+            recording_stopped: None,
             notice: None,
             replies: None,
             prompts: prompts::PromptUi {
@@ -263,6 +267,11 @@ impl App {
             SourceMsg::Notice(text) => {
                 tracing::warn!("source: {text}");
                 self.notice = Some(text);
+                true
+            }
+            SourceMsg::RecordingStopped(why) => {
+                tracing::warn!("recording stopped: {why}");
+                self.recording_stopped = Some(why);
                 true
             }
             SourceMsg::Record(record) => {

@@ -79,8 +79,6 @@ where
     tokio::pin!(shutdown);
     let mut gate = FrameGate::default();
     let mut source_open = true;
-    // A recording that stopped stays said: other notices come and go.
-    let mut recording_stopped: Option<String> = None;
     gate.request_now(Instant::now());
     loop {
         let now = Instant::now();
@@ -105,22 +103,14 @@ where
             },
             msg = source.recv(), if source_open => match msg {
                 Some(msg) => {
-                    note_recording(&msg, &mut recording_stopped);
                     let mut changed = app.on_source(msg);
                     let mut n = 1;
                     while n < DRAIN_LIMIT {
                         match source.try_recv() {
-                            Ok(msg) => {
-                                note_recording(&msg, &mut recording_stopped);
-                                changed |= app.on_source(msg);
-                            }
+                            Ok(msg) => changed |= app.on_source(msg),
                             Err(_) => break,
                         }
                         n += 1;
-                    }
-                    if app.notice.is_none() && recording_stopped.is_some() {
-                        app.notice = recording_stopped.clone();
-                        changed = true;
                     }
                     if changed {
                         gate.request(Instant::now());
@@ -141,15 +131,6 @@ where
         if app.quit {
             return Ok(Exit::Quit);
         }
-    }
-}
-
-/// Remember a notice that says the recording stopped.
-fn note_recording(msg: &SourceMsg, stopped: &mut Option<String>) {
-    if let SourceMsg::Notice(text) = msg
-        && text.starts_with(crate::source::recorder::STOPPED)
-    {
-        *stopped = Some(text.clone());
     }
 }
 

@@ -66,6 +66,8 @@ pub enum SourceMsg {
     },
     /// A request failed without breaking the stream (shown, not fatal).
     Notice(String),
+    /// `attach --record` could not write: the viewer goes on unrecorded.
+    RecordingStopped(String),
     /// What became of an answer the user sent.
     Replied {
         request_id: String,

@@ -82,11 +82,16 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         }
     }
     if let Some(notice) = &app.notice {
-        // A recording that stopped is worth more than the hints.
-        if notice.starts_with(crate::source::recorder::STOPPED) {
-            hints_share = hints_share.max(6);
-        }
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
+    }
+    if let Some(why) = &app.recording_stopped {
+        // Worth more than the hints: what is on screen is no longer saved.
+        hints_share = hints_share.max(6);
+        rest.push_str(&format!(
+            " · {}{}",
+            crate::source::recorder::STOPPED,
+            sanitize::line(why)
+        ));
     }
     if app.stats.malformed > 0 {
         let n = app.stats.malformed;
