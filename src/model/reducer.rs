@@ -105,9 +105,7 @@ impl Store {
                 message_id,
             } => {
                 let found = self.session_index(&session_id).ok().and_then(|si| {
-                    let mi = Arc::make_mut(&mut self.sessions[si])
-                        .message_index(&message_id)
-                        .ok()?;
+                    let mi = self.sessions[si].message_index(&message_id).ok()?;
                     Some((si, mi))
                 });
                 match found {

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::message::Message;
-use super::part::{Part, PartBody};
+use super::part::{Part, PartBody, ToolStatus};
 use super::part_source::PartSource;
 
 /// How one part of a message is shown.
@@ -64,15 +64,14 @@ pub fn shown(message: &Message, pi: usize) -> Shown<'_> {
     Shown::Itself
 }
 
-/// The event's list replaces the call's when the call has none yet, or when
-/// both came from the stream and the event came later. A call the server
-/// stored (finalisation, a snapshot) has the final word.
+/// The event's list replaces the call's when the call has none yet (it is
+/// pending: opencode never streams a tool's input), or when both came from
+/// the stream and the event came later. A call the server stored
+/// (finalisation, a snapshot) has the final word. Read from the typed part:
+/// this runs for every visible todo card on every frame.
 fn event_is_newer(call: &Part, event: &Part) -> bool {
-    let has_todos = call
-        .tool_state_field("input")
-        .and_then(|input| input.get("todos").map(|t| t.is_array()))
-        .unwrap_or(false);
-    !has_todos || (call.last_event.seq != 0 && event.last_event.seq > call.last_event.seq)
+    let pending = matches!(&call.body, PartBody::Tool(t) if t.state.status == ToolStatus::Pending);
+    pending || (call.last_event.seq != 0 && event.last_event.seq > call.last_event.seq)
 }
 
 impl<'a> Shown<'a> {

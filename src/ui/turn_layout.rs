@@ -15,10 +15,6 @@ use super::render_cache::{Lines, RenderCache};
 use crate::model::shown::{self, Shown};
 use crate::model::{Message, PartBody, Session};
 
-/// The cache variant of a part shown as nothing (no other variant sets
-/// every bit).
-const HIDDEN: u64 = u64::MAX;
-
 /// How far ahead of the reader older messages are loaded: when fewer
 /// than this many screens of lines are above the view's top.
 pub const AHEAD_SCREENS: usize = 2;
@@ -355,13 +351,7 @@ impl Layout<'_, '_, '_, '_> {
                 let part = &message.parts[pi];
                 let shown = shown::shown(message, pi);
                 if let Shown::Hidden = shown {
-                    return self.cache.get_or_render(
-                        &part.id,
-                        part.revision,
-                        ctx.width,
-                        HIDDEN,
-                        || (Vec::new(), false),
-                    );
+                    return Lines::default();
                 }
                 if let PartBody::Text(t) = &part.body {
                     let role = blocks::text_role(t);
