@@ -48,6 +48,10 @@ roles! {
     DiffAdd => "diff_add",
     DiffDel => "diff_del",
     DiffHunk => "diff_hunk",
+    DiffAddLine => "diff_add_line",
+    DiffDelLine => "diff_del_line",
+    Match => "match",
+    MatchCurrent => "match_current",
 }
 
 const BUILT_IN: &[(&str, &str)] = &[
