@@ -41,10 +41,14 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
+        self.flash = None;
         if self.focus == Focus::Prompt
             && self.overlay != Some(Overlay::Help)
             && self.prompt_key(key)
         {
+            return;
+        }
+        if self.search_key(key) {
             return;
         }
         if self.filtering && self.filter_key(key) {
@@ -130,15 +134,23 @@ impl App {
                     .contains(crossterm::event::KeyModifiers::CONTROL) =>
             {
                 self.filter.push(c);
+                self.list_requery();
                 self.select_first_match();
             }
             KeyCode::Backspace => {
                 self.filter.pop();
+                self.list_requery();
             }
-            KeyCode::Enter => self.filtering = false,
+            KeyCode::Enter => {
+                self.filtering = false;
+                if !self.filter.is_empty() && self.selected.is_some() {
+                    self.open_at_first_hit();
+                }
+            }
             KeyCode::Esc => {
                 self.filtering = false;
                 self.filter.clear();
+                self.list_requery();
             }
             _ => return false,
         }
@@ -176,7 +188,12 @@ impl App {
     }
 
     fn select_first_match(&mut self) {
-        let rows = super::session_tree::rows(&self.store, &self.folded, &self.filter);
+        let rows = super::session_tree::rows(
+            &self.store,
+            &self.folded,
+            &self.filter,
+            &self.search.list.counts,
+        );
         let needle = self.filter.to_lowercase();
         let sessions = self.store.sessions();
         if let Some(r) = rows.iter().find(|r| {
@@ -222,7 +239,7 @@ impl App {
             Action::Last => self.move_selection(i64::MAX / 2),
             Action::Open => {
                 if self.selected.is_some() {
-                    self.focus = Focus::Turns;
+                    self.open_at_first_hit();
                 }
             }
             Action::ToggleTree => self.toggle_fold(),
@@ -247,6 +264,9 @@ impl App {
                     t.toggle_full(&part);
                 }
             }
+            Action::Search => self.start_search(),
+            Action::SearchNext => self.search_step(true),
+            Action::SearchPrev => self.search_step(false),
             Action::ToggleReasoning => {
                 let (collapse, detail) = (self.config.collapse_reasoning, self.detail);
                 let Some(id) = self.selected.clone() else {
@@ -258,7 +278,10 @@ impl App {
                 }
                 self.turns.insert(id, state);
             }
-            Action::CycleDetail => self.detail = self.detail.next(),
+            Action::CycleDetail => {
+                self.detail = self.detail.next();
+                self.flash = Some(format!("detail: {}", self.detail.describe()));
+            }
             Action::Diffs => {
                 self.overlay = Some(Overlay::Diffs);
                 self.diff_scroll = 0;
@@ -283,8 +306,10 @@ impl App {
     fn back(&mut self) {
         if self.overlay.is_some() {
             self.overlay = None;
+        } else if self.focus == Focus::Turns && self.clear_search() {
         } else if !self.filter.is_empty() {
             self.filter.clear();
+            self.list_requery();
         } else if let Some(parent) = self.history.pop() {
             self.selected = Some(parent);
             self.focus = Focus::Turns;
@@ -301,7 +326,12 @@ impl App {
 
     fn move_selection(&mut self, by: i64) {
         if self.rows.is_empty() {
-            self.rows = super::session_tree::rows(&self.store, &self.folded, &self.filter);
+            self.rows = super::session_tree::rows(
+                &self.store,
+                &self.folded,
+                &self.filter,
+                &self.search.list.counts,
+            );
         }
         if self.rows.is_empty() {
             return;

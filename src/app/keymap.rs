@@ -63,7 +63,7 @@ actions! {
     Quit => "quit", Global, "quit", ["q", "ctrl-c"];
     Help => "help", Global, "show or hide this help", ["?"];
     FocusNext => "focus_next", Global, "switch focus between the list and the turns", ["tab", "backtab"];
-    Filter => "filter", Global, "filter sessions by title", ["/"];
+    Filter => "filter", Global, "find sessions by title or content, with hit counts", ["/"];
     ToggleSidePanel => "side_panel", Global, "show or hide todos and modified files", ["t"];
     Back => "back", Global, "back: close an overlay, leave a child session", ["esc", "backspace"];
     Up => "up", Sessions, "previous session", ["k", "up"];
@@ -80,8 +80,11 @@ actions! {
     PageDown => "page_down", Turns, "scroll down a page", ["pagedown", "ctrl-f"];
     Top => "top", Turns, "go to the first turn", ["g", "home"];
     Bottom => "bottom", Turns, "go to the end and follow new output", ["G", "end"];
-    NextTurn => "next_turn", Turns, "next turn", ["]", "n"];
+    NextTurn => "next_turn", Turns, "next turn", ["]"];
     PrevTurn => "prev_turn", Turns, "previous turn", ["[", "p"];
+    Search => "search", Turns, "search this session as you type (smart case; esc clears)", ["/"];
+    SearchNext => "search_next", Turns, "next search match", ["n"];
+    SearchPrev => "search_prev", Turns, "previous search match", ["N"];
     NextCard => "next_card", Turns, "select the next card", ["}", "J"];
     PrevCard => "prev_card", Turns, "select the previous card", ["{", "K"];
     ToggleCard => "toggle_card", Turns, "fold or unfold the selected card", ["space"];

@@ -16,6 +16,8 @@ pub mod paging;
 pub mod player;
 pub mod prompts;
 pub mod run;
+pub mod search;
+pub mod search_worker;
 pub mod session_tree;
 pub mod terminal;
 
@@ -133,6 +135,11 @@ pub struct App {
     pub play: player::PlayOptions,
     /// A seek being typed (`:`), shown in the status line.
     pub seek_input: Option<String>,
+    /// Search in the open session and across sessions.
+    pub search: search::Search,
+    /// What the last key did, when that is not on screen otherwise (the
+    /// detail level it chose): shown in the status line until the next key.
+    pub flash: Option<String>,
 }
 
 impl App {
@@ -194,6 +201,8 @@ impl App {
             player: None,
             play: Default::default(),
             seek_input: None,
+            search: search::Search::new(search_worker::SearchWorker::spawn()),
+            flash: None,
         })
     }
 
@@ -422,8 +431,14 @@ impl App {
     /// (into the cache); drawing afterwards only reads.
     pub fn prepare(&mut self, area: Rect) {
         self.prepare_player(tokio::time::Instant::now());
+        self.refresh_searches();
         self.note_prompt_shown(tokio::time::Instant::now());
-        self.rows = session_tree::rows(&self.store, &self.folded, &self.filter);
+        self.rows = session_tree::rows(
+            &self.store,
+            &self.folded,
+            &self.filter,
+            &self.search.list.counts,
+        );
         self.areas = ui::layout(area, self);
         self.keep_selection_visible();
         self.awaiting = self
@@ -453,12 +468,32 @@ impl App {
             let ctx = LayoutCtx {
                 render: self.render_ctx(session, turn_area.width),
                 collapse_reasoning: self.config.collapse_reasoning,
+                search: self.search_marks(&id),
             };
             state.prepare(session, &mut cache, turn_area.height as usize, &ctx);
         }
         self.cache = cache;
         self.turns.insert(id, state);
         self.request_loads();
+    }
+
+    /// The search matches to mark in a session's turn view.
+    fn search_marks(&self, session_id: &str) -> Option<crate::ui::turn_layout::SearchMarks<'_>> {
+        let search = self.search.session.as_ref()?;
+        if search.session_id != session_id {
+            return None;
+        }
+        let query = search.query.as_ref()?;
+        let current = search
+            .current
+            .and_then(|i| search.hits.get(i))
+            .map(|h| (h.part_id.as_str(), h.ordinal));
+        Some(crate::ui::turn_layout::SearchMarks {
+            query,
+            current,
+            style: self.theme.style(crate::ui::theme::Role::Match),
+            current_style: self.theme.style(crate::ui::theme::Role::MatchCurrent),
+        })
     }
 
     /// What rendering a session's blocks needs, at a width.

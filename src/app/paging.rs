@@ -27,6 +27,8 @@ pub struct History {
     pub complete: bool,
     /// After a failed page: not before this.
     retry_at: Option<Instant>,
+    /// Load every page, not only those ahead of the reader (a search).
+    whole: bool,
 }
 
 impl App {
@@ -45,12 +47,15 @@ impl App {
     ) {
         let history = self.histories.entry(session_id.to_string()).or_default();
         history.complete |= complete;
-        let mut again = false;
+        let again;
         if older {
             history.asking = false;
             history.retry_at =
                 (messages.is_empty() && !complete).then(|| Instant::now() + RETRY_AFTER);
             again = !messages.is_empty() && !history.complete;
+        } else {
+            // The newest page of a session searched whole: go on back.
+            again = history.whole && !history.complete;
         }
         let before = if older {
             self.page_end(session_id, &messages)
@@ -59,11 +64,12 @@ impl App {
         };
         self.store
             .finalize_session(session_id, messages, before.as_deref(), &mut NoObserver);
-        // Pinned to the top (`g`): the next page at once, not a frame later.
-        if again
-            && self.selected.as_deref() == Some(session_id)
-            && self.turns.get(session_id).is_some_and(|t| t.pinned_top)
-        {
+        // Pinned to the top (`g`), or searched: the next page at once, not
+        // a frame later.
+        let whole = self.histories.get(session_id).is_some_and(|h| h.whole);
+        let pinned = self.selected.as_deref() == Some(session_id)
+            && self.turns.get(session_id).is_some_and(|t| t.pinned_top);
+        if again && (pinned || whole) {
             self.ask_older(session_id);
         }
     }
@@ -105,6 +111,42 @@ impl App {
             return;
         }
         self.ask_older(&id);
+    }
+
+    /// A search of the open session: load its whole history.
+    pub(super) fn want_whole_history(&mut self) {
+        if let Some(id) = self.selected.clone() {
+            self.load_whole(&id);
+        }
+    }
+
+    /// A search across sessions: load every session's whole history, in
+    /// the background (each session one page at a time).
+    pub(super) fn want_every_session(&mut self) {
+        if self.live.is_none() {
+            return;
+        }
+        let ids: Vec<String> = self
+            .store
+            .sessions()
+            .iter()
+            .map(|s| s.info.id.clone())
+            .collect();
+        for id in ids {
+            self.load_whole(&id);
+        }
+    }
+
+    fn load_whole(&mut self, id: &str) {
+        let Some(live) = &self.live else { return };
+        if self.requested.insert(id.to_string()) {
+            // The newest page first; older ones follow once it is in.
+            let _ = live.send(LiveCommand::Open(id.to_string()));
+            self.histories.entry(id.to_string()).or_default().whole = true;
+            return;
+        }
+        self.histories.entry(id.to_string()).or_default().whole = true;
+        self.ask_older(id);
     }
 
     fn ask_older(&mut self, id: &str) {

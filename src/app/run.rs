@@ -80,6 +80,7 @@ where
     let mut gate = FrameGate::default();
     let mut source_open = true;
     gate.request_now(Instant::now());
+    let search_found = app.search.worker.waker();
     loop {
         let now = Instant::now();
         if gate.should_draw(now) {
@@ -118,6 +119,12 @@ where
                 }
                 None => source_open = false,
             },
+            _ = search_found.notified() => {
+                // Answers to keys: shown at once, like the keys were.
+                if app.on_search_results() {
+                    gate.request_now(Instant::now());
+                }
+            }
             _ = sleep_until_opt(play_due), if play_due.is_some() => {
                 if app.on_play_tick(Instant::now()) {
                     gate.request(Instant::now());

@@ -43,9 +43,15 @@ fn badged(store: &Store) -> (HashSet<String>, HashSet<String>) {
     (own, all)
 }
 
-/// The visible rows. With a filter, a session shows when its title matches
-/// or a descendant's does, and folds are ignored so matches are never hidden.
-pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<SessionRow> {
+/// The visible rows. With a filter, a session shows when its title matches,
+/// its content holds hits (`hits`, counted by the search worker), or a
+/// descendant's does; folds are ignored so matches are never hidden.
+pub fn rows(
+    store: &Store,
+    folded: &HashSet<String>,
+    filter: &str,
+    hits: &HashMap<String, usize>,
+) -> Vec<SessionRow> {
     let sessions = store.sessions();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
@@ -62,8 +68,13 @@ pub fn rows(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<Sessio
         list.reverse();
     }
     let needle = filter.to_lowercase();
-    let matches =
-        |i: usize| needle.is_empty() || sessions[i].title().to_lowercase().contains(&needle);
+    let matches = |i: usize| {
+        needle.is_empty()
+            || sessions[i].title().to_lowercase().contains(&needle)
+            || hits
+                .get(sessions[i].info.id.as_str())
+                .is_some_and(|&n| n > 0)
+    };
     let (own, badge) = badged(store);
 
     // Which sessions are kept under the filter: matches and their ancestors.
@@ -222,7 +233,7 @@ mod tests {
             session("ses_a", Some("ses_b"), "child"),
             session("ses_c", None, "root c"),
         ]);
-        let rows = rows(&s, &HashSet::new(), "");
+        let rows = rows(&s, &HashSet::new(), "", &HashMap::new());
         // Store order is id order (newest first for real `ses_` ids).
         assert_eq!(
             ids(&s, &rows),
@@ -233,11 +244,11 @@ mod tests {
             ]
         );
         let folded: HashSet<String> = ["ses_b".to_string()].into();
-        let rows = super::rows(&s, &folded, "");
+        let rows = super::rows(&s, &folded, "", &HashMap::new());
         assert_eq!(ids(&s, &rows), [("ses_b".into(), 0), ("ses_c".into(), 0)]);
         assert!(rows[0].folded);
         // A filter shows matches with their ancestors, folds or not.
-        let rows = super::rows(&s, &folded, "CHI");
+        let rows = super::rows(&s, &folded, "CHI", &HashMap::new());
         assert_eq!(ids(&s, &rows), [("ses_b".into(), 0), ("ses_a".into(), 1)]);
     }
 
@@ -247,7 +258,7 @@ mod tests {
             session("ses_x", Some("ses_y"), "x"),
             session("ses_y", Some("ses_x"), "y"),
         ]);
-        let rows = rows(&s, &HashSet::new(), "");
+        let rows = rows(&s, &HashSet::new(), "", &HashMap::new());
         assert_eq!(rows.len(), 2);
     }
 
@@ -263,7 +274,7 @@ mod tests {
             in_dir("ses_b", "/p2"),
             in_dir("ses_c", "/p1"),
         ]);
-        let rows = rows(&s, &HashSet::new(), "");
+        let rows = rows(&s, &HashSet::new(), "", &HashMap::new());
         let shown: Vec<String> = rows
             .iter()
             .map(|r| {
@@ -276,7 +287,7 @@ mod tests {
         // One project: no headings.
         let s = store(&[in_dir("ses_a", "/p1"), in_dir("ses_c", "/p1")]);
         assert!(
-            super::rows(&s, &HashSet::new(), "")
+            super::rows(&s, &HashSet::new(), "", &HashMap::new())
                 .iter()
                 .all(|r| r.header.is_none())
         );

@@ -14,6 +14,7 @@ pub mod patch;
 pub mod prompt;
 mod reconcile;
 mod reducer;
+pub mod search;
 pub mod session;
 pub mod shown;
 pub mod store;

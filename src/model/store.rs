@@ -118,6 +118,13 @@ impl Store {
         self.session_index(id).ok().map(|i| &*self.sessions[i])
     }
 
+    /// A shared snapshot of a session (for work off the loop's thread).
+    pub fn session_arc(&self, id: &str) -> Option<Arc<Session>> {
+        self.session_index(id)
+            .ok()
+            .map(|i| self.sessions[i].clone())
+    }
+
     /// Sessions with no (known) parent, newest first.
     pub fn root_sessions(&self) -> impl Iterator<Item = &Session> {
         self.sessions

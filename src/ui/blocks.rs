@@ -44,6 +44,15 @@ impl Detail {
             Detail::Full => "full",
         }
     }
+
+    /// The level and what it shows, for the status line.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Detail::Compact => "compact (cards folded to their headers)",
+            Detail::Normal => "normal (cards with trimmed bodies)",
+            Detail::Full => "full (everything, untrimmed)",
+        }
+    }
 }
 
 /// What rendering needs besides the part itself.

@@ -10,6 +10,7 @@ pub mod markdown;
 mod markdown_table;
 pub mod prompt_bar;
 pub mod render_cache;
+pub mod search_marks;
 mod session_list;
 pub mod side_panel;
 pub mod status_line;

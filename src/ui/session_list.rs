@@ -107,10 +107,19 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         if !c.is_empty() && width > 40 {
             right = format!("{c} {right}");
         }
+        // Hits of the filter in this session's content.
+        let hits = match app.search.list.counts.get(s.info.id.as_str()) {
+            Some(n) if !app.filter.is_empty() => {
+                format!(" {n} hit{} ", if *n == 1 { "" } else { "s" })
+            }
+            _ => String::new(),
+        };
         let left_w = wrap::width(&indent) + 4 + if badge.is_empty() { 0 } else { 2 };
-        let title_w = width.saturating_sub(left_w + wrap::width(&right) + 1);
+        let title_w = width.saturating_sub(left_w + wrap::width(&right) + wrap::width(&hits) + 1);
         let title = wrap::truncate(&sanitize::line(s.title()), title_w);
-        let pad = width.saturating_sub(left_w + wrap::width(&title) + wrap::width(&right));
+        let pad = width.saturating_sub(
+            left_w + wrap::width(&title) + wrap::width(&hits) + wrap::width(&right),
+        );
         let base = if is_sel {
             theme.style(if focused {
                 Role::SelectionFocus
@@ -132,6 +141,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         }
         spans.push(Span::styled(title, theme.style(Role::Text)));
         spans.push(Span::raw(" ".repeat(pad)));
+        if !hits.is_empty() {
+            spans.push(Span::styled(hits, theme.style(Role::Accent)));
+        }
         spans.push(Span::styled(right, theme.style(Role::Muted)));
         let spans = spans
             .into_iter()

@@ -81,6 +81,15 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
             head.push_str(&format!(" · {state}"));
         }
     }
+    if let Some((text, false)) = app.search_status() {
+        // Worth more than the hints while n/N step through it.
+        hints_share = hints_share.max(4);
+        rest.push_str(&format!(" · {}", sanitize::line(&text)));
+    }
+    if let Some(flash) = &app.flash {
+        hints_share = hints_share.max(4);
+        rest.push_str(&format!(" · {}", sanitize::line(flash)));
+    }
     if let Some(notice) = &app.notice {
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
     }
@@ -171,6 +180,15 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             Span::styled(" seek to: ", key),
             Span::styled(format!("{}▏", sanitize::line(text)), bar),
             Span::styled("  40%, 1:30, 90s · enter go · esc cancel", bar),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(bar), area);
+        return;
+    }
+    if let Some((text, true)) = app.search_status() {
+        let line = Line::from(vec![
+            Span::styled(" search ", key),
+            Span::styled(sanitize::line(&text).into_owned(), bar),
+            Span::styled("  · enter keep · esc clear", bar),
         ]);
         frame.render_widget(Paragraph::new(line).style(bar), area);
         return;

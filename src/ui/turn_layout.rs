@@ -12,6 +12,8 @@ use ratatui::text::Line;
 
 use super::blocks::{self, RenderCtx};
 use super::render_cache::{Lines, RenderCache};
+use super::search_marks;
+use crate::model::search::Query;
 use crate::model::shown::{self, Shown};
 use crate::model::{Message, PartBody, Session};
 
@@ -42,6 +44,14 @@ pub enum Jump {
     Reveal(String, String),
     /// Put this message at the top.
     ToMessage(String),
+    /// Bring the line holding occurrence `ordinal` of `query` in this part
+    /// (message id, part id) into view, a third of the way down.
+    Match {
+        message_id: String,
+        part_id: String,
+        query: Query,
+        ordinal: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +114,17 @@ impl Default for TurnState {
 pub struct LayoutCtx<'a> {
     pub render: RenderCtx<'a>,
     pub collapse_reasoning: bool,
+    /// Search matches to mark in the visible rows.
+    pub search: Option<SearchMarks<'a>>,
+}
+
+/// The search being shown: every match marked, the current one apart.
+pub struct SearchMarks<'a> {
+    pub query: &'a Query,
+    /// The current hit: part id and its rank within the part.
+    pub current: Option<(&'a str, usize)>,
+    pub style: ratatui::style::Style,
+    pub current_style: ratatui::style::Style,
 }
 
 impl TurnState {
@@ -286,6 +307,21 @@ impl TurnState {
                     _ => (cur, off),
                 }
             }
+            Some(Jump::Match {
+                message_id,
+                part_id,
+                query,
+                ordinal,
+            }) => match find_pos(session, &message_id, Some(&part_id)) {
+                Some(p) => {
+                    lay.state.follow = false;
+                    lay.state.pinned_top = false;
+                    let line = lay.line_of_occurrence(p, &query, ordinal);
+                    let (top, off) = (p, line);
+                    lay.moved(top, off, -((height / 3) as i64), last)
+                }
+                None => lay.current_top(last, height),
+            },
             Some(Jump::ToMessage(mid)) => {
                 lay.state.follow = false;
                 (
@@ -320,6 +356,7 @@ impl TurnState {
             lay.state.rows.clear();
             lay.fill(top, offset, height);
         }
+        lay.mark_search(top, offset);
         let above = lay.lines_above(top, offset, AHEAD_SCREENS * height.max(1));
         let state = lay.state;
         state.lines_above = above;
@@ -386,6 +423,62 @@ impl Layout<'_, '_, '_, '_> {
                         };
                         (lines, ctx.pending_highlight.get())
                     })
+            }
+        }
+    }
+
+    /// The line of a block that holds occurrence `ordinal` of `query` (the
+    /// last one with an occurrence when there are fewer; 0 with none).
+    fn line_of_occurrence(&mut self, pos: Pos, query: &Query, ordinal: usize) -> usize {
+        let lines = self.lines(pos);
+        let mut seen = 0;
+        let mut last_with = 0;
+        for (i, line) in lines.iter_from(0).enumerate() {
+            let n = search_marks::count_in_line(line, query);
+            if n > 0 {
+                last_with = i;
+            }
+            seen += n;
+            if seen > ordinal {
+                return i;
+            }
+        }
+        last_with
+    }
+
+    /// Mark the search's matches in the laid-out rows; the current hit is
+    /// the occurrence of its rank counted from the part's first line, lines
+    /// above the view included.
+    fn mark_search(&mut self, top: Pos, offset: usize) {
+        let Some(marks) = &self.ctx.search else {
+            return;
+        };
+        let mut seen_in_current = 0;
+        if let Some((cur, _)) = marks.current
+            && offset > 0
+            && part_id_at(self.session, top) == Some(cur)
+        {
+            let lines = self.lines(top);
+            seen_in_current = lines
+                .iter_from(0)
+                .take(offset)
+                .map(|l| search_marks::count_in_line(l, marks.query))
+                .sum();
+        }
+        for row in &mut self.state.rows {
+            let in_current = marks
+                .current
+                .filter(|(cur, _)| part_id_at(self.session, row.pos) == Some(*cur));
+            let current = in_current.and_then(|(_, ordinal)| ordinal.checked_sub(seen_in_current));
+            let n = search_marks::mark_line(
+                &mut row.line,
+                marks.query,
+                marks.style,
+                current,
+                marks.current_style,
+            );
+            if in_current.is_some() {
+                seen_in_current += n;
             }
         }
     }
@@ -489,6 +582,12 @@ impl Layout<'_, '_, '_, '_> {
             pos = next_pos(self.session, p);
         }
     }
+}
+
+fn part_id_at(session: &Session, pos: Pos) -> Option<&str> {
+    pos.part()
+        .and_then(|pi| session.messages[pos.message].parts.get(pi))
+        .map(|p| p.id.as_str())
 }
 
 fn slots(message: &Message) -> usize {

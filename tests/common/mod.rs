@@ -167,3 +167,79 @@ pub fn tool_calls(store: &Store, name: &str) -> usize {
         .filter(|p| !p.is_stream_only() && p.tool().is_some_and(|t| t.tool == name))
         .count()
 }
+
+/// A real captured session made long: the fixture's events, then `pairs`
+/// user/assistant exchanges of plain text in the same session (ids sort
+/// after the captured ones, times follow them). Message `k` of the added
+/// ones says `filler message k`.
+pub fn lengthened(name: &str, pairs: usize) -> Vec<u8> {
+    use serde_json::{Value, json};
+    let mut out = fixture(name, "event.jsonl");
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let mut session = String::new();
+    let (mut t, mut clock) = (0i64, 0i64);
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        t = t.max(v["t"].as_i64().unwrap_or(0));
+        let e = &v["event"];
+        if session.is_empty()
+            && let Some(id) = e["properties"]["info"]["id"].as_str()
+            && e["type"] == "session.created"
+        {
+            session = id.to_string();
+        }
+        if let Some(c) = e["properties"]["info"]["time"]["created"].as_i64() {
+            clock = clock.max(c);
+        }
+    }
+    assert!(!session.is_empty(), "{name}: no session.created");
+    let mut push = |t: i64, kind: &str, props: Value, n: &mut usize| {
+        *n += 1;
+        let line = json!({"t": t, "event": {"id": format!("evt_zz{n:08}"), "type": kind, "properties": props}});
+        out.extend_from_slice(line.to_string().as_bytes());
+        out.push(b'\n');
+    };
+    let mut n = 0;
+    for k in 0..pairs * 2 {
+        t += 5;
+        clock += 1000;
+        let mid = format!("msg_zz{k:08}");
+        let user = k % 2 == 0;
+        let mut info = json!({"id": mid, "sessionID": session, "time": {"created": clock}});
+        if user {
+            info["role"] = json!("user");
+            info["agent"] = json!("build");
+            info["model"] = json!({"providerID": "mock", "modelID": "mock-1"});
+        } else {
+            info["role"] = json!("assistant");
+            info["parentID"] = json!(format!("msg_zz{:08}", k - 1));
+            info["modelID"] = json!("mock-1");
+            info["providerID"] = json!("mock");
+            info["mode"] = json!("build");
+            info["agent"] = json!("build");
+            info["cost"] = json!(0);
+            info["tokens"] =
+                json!({"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 0, "write": 0}});
+            info["time"]["completed"] = json!(clock + 500);
+        }
+        push(
+            t,
+            "message.updated",
+            json!({"sessionID": session, "info": info}),
+            &mut n,
+        );
+        let part = json!({"type": "text", "text": format!("filler message {k}"), "messageID": mid, "sessionID": session, "id": format!("prt_zz{k:08}")});
+        push(
+            t,
+            "message.part.updated",
+            json!({"sessionID": session, "part": part, "time": clock}),
+            &mut n,
+        );
+    }
+    out
+}
