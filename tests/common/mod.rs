@@ -49,6 +49,8 @@ pub fn replay_file(path: &Path) -> (Store, IngestStats) {
 pub fn app_with(bytes: &[u8]) -> ocview::app::App {
     let mut app =
         ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
+    // Searches answer at once, so a key's result is there for the next frame.
+    app.search.worker = ocview::app::search_worker::SearchWorker::inline();
     feed(&mut app, bytes);
     app
 }
@@ -153,6 +155,8 @@ pub fn press(app: &mut ocview::app::App, keys: &[&str]) {
             k => (KeyCode::Char(k.chars().next().unwrap()), KeyModifiers::NONE),
         };
         app.on_key(KeyEvent::new(code, mods));
+        // As the loop does when the search worker has answered.
+        app.on_search_results();
     }
 }
 
