@@ -51,6 +51,7 @@ fn render(
         detail,
         store: None,
         pending_highlight: Default::default(),
+        wall_clock: None,
     };
     let lines = blocks::part_lines(p, expanded, full, &ctx);
     let mut out = String::new();
@@ -407,6 +408,7 @@ fn an_assistant_error_shows_in_a_box() {
             detail: Detail::Normal,
             store: None,
             pending_highlight: Default::default(),
+            wall_clock: None,
         };
         for l in blocks::message_header(&message, &ctx) {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();

@@ -406,7 +406,7 @@ async fn the_timeline_keeps_its_place_on_narrow_terminals() {
         let line = screen.lines().last().unwrap().to_string();
         assert!(line.contains('●') && line.contains('◆'), "{width}: {line}");
         assert!(
-            line.contains("#1025/1025") && line.contains("P play"),
+            line.contains("#1026/1026") && line.contains("P play"),
             "{line}"
         );
         lines.push(line);

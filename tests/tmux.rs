@@ -209,7 +209,7 @@ fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
     t.assert_terminal_restored();
 }
 
-/// The player's record position in the status line ("#12/1025").
+/// The player's record position in the status line ("#12/1026").
 fn position(screen: &str) -> usize {
     let line = status(screen);
     line.split('#')
@@ -234,12 +234,12 @@ fn player_keys_pause_step_seek_and_change_speed() {
     t.wait_for("paused", |s| status(s).contains("❚❚ 0.25×"));
     t.keys(&["0"]);
     t.wait_for("back at the start", |s| {
-        status(s).contains("0:00/0:31") && status(s).contains("#0/1025")
+        status(s).contains("0:00/0:31") && status(s).contains("#0/1026")
     });
     t.keys(&[".", ".", "."]);
-    t.wait_for("three events on", |s| status(s).contains("#3/1025"));
+    t.wait_for("three events on", |s| status(s).contains("#3/1026"));
     t.keys(&[","]);
-    t.wait_for("one event back", |s| status(s).contains("#2/1025"));
+    t.wait_for("one event back", |s| status(s).contains("#2/1026"));
 
     // One turn forward shows the first prompt; one back hides it again.
     t.keys(&[")"]);
@@ -262,7 +262,7 @@ fn player_keys_pause_step_seek_and_change_speed() {
     t.wait_for("faster", |s| status(s).contains("❚❚ 2×"));
     t.keys(&["$"]);
     t.wait_for("at the end", |s| {
-        status(s).contains("■ 2× 0:31/0:31") && status(s).contains("#1025/1025")
+        status(s).contains("■ 2× 0:31/0:31") && status(s).contains("#1026/1026")
     });
     t.keys(&["P"]);
     t.wait_for("playing again from the start", |s| {
@@ -329,12 +329,12 @@ fn start_end_opens_the_finished_session_paused() {
     let t = Tmux::start_sized("start-end", 140, 30);
     t.line(&format!("{} demo --start end", bin()));
     let screen = t.wait_for("the end of the demo", |s| {
-        status(s).contains("■ 1× 0:31/0:31") && status(s).contains("#1025/1025")
+        status(s).contains("■ 1× 0:31/0:31") && status(s).contains("#1026/1026")
     });
     assert!(screen.contains("Sessions"), "{screen}");
     t.keys(&["0"]);
     t.wait_for("the start, paused", |s| {
-        status(s).contains("❚❚ 1× 0:00/0:31") && status(s).contains("#0/1025")
+        status(s).contains("❚❚ 1× 0:00/0:31") && status(s).contains("#0/1026")
     });
     t.keys(&["q"]);
     t.assert_terminal_restored();

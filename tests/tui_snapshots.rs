@@ -171,9 +171,16 @@ fn filter_by_title_as_you_type() {
     let mut app = app(&demo());
     press(&mut app, &["/", "u", "t", "i", "l"]);
     insta::assert_snapshot!("filter_typing", screen(&mut app, 100, 20));
+    // Enter opens the first session found at its first hit, with the
+    // filter as the session's search; the list stays filtered.
     press(&mut app, &["enter"]);
     let kept = screen(&mut app, 100, 20);
     assert!(kept.contains("/util"));
+    assert_eq!(app.focus, ocview::app::Focus::Turns);
+    // The first esc leaves the search, the second the filter.
+    press(&mut app, &["esc"]);
+    assert!(app.search.session.is_none());
+    assert!(screen(&mut app, 100, 20).contains("/util"));
     press(&mut app, &["esc"]);
     assert!(screen(&mut app, 100, 20).contains("Sessions 7"));
 }

@@ -6,7 +6,7 @@ use crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::keymap::{Action, Key};
+use super::keymap::{Action, Context, Key};
 use super::{App, Focus, Overlay};
 use crate::model::part::PartBody;
 use crate::model::shown::{Shown, shown};
@@ -86,6 +86,14 @@ impl App {
         }
         if self.overlay == Some(Overlay::Diffs) {
             self.diff_key(key);
+            return;
+        }
+        if self.overlay == Some(Overlay::Prompts) {
+            if let Some(action) =
+                Key::from_event(&key).and_then(|k| self.keymap.only(Context::List, k))
+            {
+                self.jump_list_act(action);
+            }
             return;
         }
         let Some(k) = Key::from_event(&key) else {
@@ -278,6 +286,23 @@ impl App {
                 }
                 self.turns.insert(id, state);
             }
+            Action::Times => {
+                self.show_times = !self.show_times;
+                self.flash = Some(if self.show_times {
+                    "wall-clock times on".into()
+                } else {
+                    "wall-clock times off".into()
+                });
+            }
+            Action::PromptList => self.open_jump_list(),
+            Action::ListUp
+            | Action::ListDown
+            | Action::ListPageUp
+            | Action::ListPageDown
+            | Action::ListTop
+            | Action::ListBottom
+            | Action::ListChoose
+            | Action::ListClose => {}
             Action::CycleDetail => {
                 self.detail = self.detail.next();
                 self.flash = Some(format!("detail: {}", self.detail.describe()));

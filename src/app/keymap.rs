@@ -17,6 +17,9 @@ pub enum Context {
     /// Replaying a recording file: the player's keys, which clash with no
     /// other context's.
     Player,
+    /// A list over the screen (the help, the prompt jump list): it takes
+    /// every key, so only its own bindings apply.
+    List,
 }
 
 impl Context {
@@ -26,6 +29,7 @@ impl Context {
             Context::Sessions => "Session list",
             Context::Turns => "Turn view",
             Context::Player => "Replay player",
+            Context::List => "Lists over the screen (help, prompt jump list)",
         }
     }
 }
@@ -91,6 +95,8 @@ actions! {
     OpenCard => "open_card", Turns, "open a task's session, or fold the card", ["enter"];
     FullOutput => "full_output", Turns, "show the selected card whole, untrimmed", ["o"];
     ToggleReasoning => "toggle_reasoning", Turns, "fold or unfold all reasoning", ["r"];
+    Times => "times", Global, "wall-clock times on every message", ["w"];
+    PromptList => "prompt_list", Global, "jump list of the session's prompts, with their times", ["i"];
     CycleDetail => "detail", Global, "detail level: compact, normal, full", ["d"];
     Diffs => "diffs", Global, "modified files and their diffs", ["D"];
     PlayPause => "play_pause", Player, "play or pause", ["P"];
@@ -107,6 +113,14 @@ actions! {
     SeekStart => "seek_start", Player, "go to the start", ["0"];
     SeekEnd => "seek_end", Player, "go to the end", ["$"];
     SeekTo => "seek_to", Player, "seek to a time or a percentage (1:30, 40%)", [":"];
+    ListUp => "list_up", List, "previous entry", ["k", "up"];
+    ListDown => "list_down", List, "next entry", ["j", "down"];
+    ListPageUp => "list_page_up", List, "a page up", ["pageup", "ctrl-u"];
+    ListPageDown => "list_page_down", List, "a page down", ["pagedown", "ctrl-d", "space"];
+    ListTop => "list_top", List, "first entry", ["g", "home"];
+    ListBottom => "list_bottom", List, "last entry", ["G", "end"];
+    ListChoose => "list_choose", List, "go to the chosen entry", ["enter"];
+    ListClose => "list_close", List, "close", ["esc", "q"];
 }
 
 /// One key with its modifiers, as written in the config: `j`, `G`,
@@ -297,6 +311,15 @@ impl Keymap {
             .or_else(|| find(Context::Player))
     }
 
+    /// The action for a key in a context that takes every key (a list over
+    /// the screen): its own bindings only.
+    pub fn only(&self, context: Context, key: Key) -> Option<Action> {
+        self.bindings
+            .iter()
+            .find(|(a, keys)| a.context() == context && keys.contains(&key))
+            .map(|(a, _)| *a)
+    }
+
     pub fn keys(&self, action: Action) -> &[Key] {
         self.bindings.get(&action).map(Vec::as_slice).unwrap_or(&[])
     }
@@ -320,6 +343,7 @@ impl Keymap {
             Context::Sessions,
             Context::Turns,
             Context::Player,
+            Context::List,
         ] {
             let rows = Action::ALL
                 .iter()

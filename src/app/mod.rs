@@ -9,6 +9,7 @@ pub mod attention;
 pub mod config;
 pub mod frame_gate;
 mod input;
+pub mod jump_list;
 pub mod keymap;
 pub mod launch;
 pub mod logging;
@@ -57,6 +58,8 @@ pub enum Overlay {
     Diffs,
     /// The current prompt's whole content (a long command, a big diff).
     PromptView,
+    /// The session's prompts with their times, to jump to one.
+    Prompts,
 }
 
 /// Where the events come from, for the status line.
@@ -140,6 +143,10 @@ pub struct App {
     /// What the last key did, when that is not on screen otherwise (the
     /// detail level it chose): shown in the status line until the next key.
     pub flash: Option<String>,
+    /// Wall-clock times on every message (`w`).
+    pub show_times: bool,
+    /// The prompt jump list, while open.
+    pub jump_list: jump_list::JumpList,
 }
 
 impl App {
@@ -203,6 +210,8 @@ impl App {
             seek_input: None,
             search: search::Search::new(search_worker::SearchWorker::spawn()),
             flash: None,
+            show_times: false,
+            jump_list: Default::default(),
         })
     }
 
@@ -440,6 +449,7 @@ impl App {
             &self.search.list.counts,
         );
         self.areas = ui::layout(area, self);
+        self.jump_list.page = ui::jump_list::rows(area);
         self.keep_selection_visible();
         self.awaiting = self
             .store
@@ -512,6 +522,7 @@ impl App {
             detail: self.detail,
             store: Some(&self.store),
             pending_highlight: Default::default(),
+            wall_clock: self.show_times.then(|| self.clock_ms()),
         }
     }
 

@@ -76,6 +76,8 @@ pub enum Event {
         /// The list as sent, for the materialised todo part.
         raw_todos: Box<RawValue>,
     },
+    /// ocview's own: the context limits of the server's models.
+    ModelLimits(Vec<super::context::ModelLimit>),
     /// Any other event type: counted, then ignored.
     Other(String),
 }
@@ -385,6 +387,13 @@ impl Event {
                     raw_todos: p.todos.to_owned(),
                 }
             }
+            super::context::MODEL_LIMITS_EVENT => {
+                #[derive(Deserialize)]
+                struct LimitsProps {
+                    models: Vec<super::context::ModelLimit>,
+                }
+                Event::ModelLimits(LimitsProps::deserialize(d)?.models)
+            }
             other => {
                 IgnoredAny::deserialize(d)?;
                 Event::Other(other.to_string())
@@ -417,6 +426,7 @@ impl Event {
             Event::QuestionReplied { .. } => "question.replied",
             Event::QuestionRejected { .. } => "question.rejected",
             Event::TodoUpdated { .. } => "todo.updated",
+            Event::ModelLimits(_) => super::context::MODEL_LIMITS_EVENT,
             Event::Other(kind) => kind,
         }
     }

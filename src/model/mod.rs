@@ -1,6 +1,7 @@
 //! The domain: OpenCode sessions, messages, parts and prompts, and the reducer
 //! that applies bus events to them. Nothing here knows about the terminal.
 
+pub mod context;
 pub mod event;
 pub mod event_mark;
 pub mod ids;

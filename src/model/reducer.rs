@@ -190,6 +190,14 @@ impl Store {
                 todos,
                 raw_todos,
             } => self.update_todos(session_id, todos, &raw_todos, mark, obs),
+            Event::ModelLimits(models) => {
+                self.model_limits = models
+                    .into_iter()
+                    .map(|m| ((m.provider_id.clone(), m.model_id.clone()), m))
+                    .collect();
+                self.revision += 1;
+                Outcome::with(Effect::Applied)
+            }
             Event::Other(kind) => {
                 *self.ignored.entry(kind).or_default() += 1;
                 Outcome::with(Effect::Ignored)

@@ -99,6 +99,8 @@ pub struct Store {
     pub(crate) revision: u64,
     /// Index of the session the last event touched (a lookup hint only).
     pub(crate) last_session: usize,
+    /// Context limits of the server's models (`ocview.model-limits`).
+    pub(crate) model_limits: super::context::ModelLimits,
 }
 
 impl Store {
@@ -116,6 +118,10 @@ impl Store {
 
     pub fn session(&self, id: &str) -> Option<&Session> {
         self.session_index(id).ok().map(|i| &*self.sessions[i])
+    }
+
+    pub fn model_limits(&self) -> &super::context::ModelLimits {
+        &self.model_limits
     }
 
     /// A shared snapshot of a session (for work off the loop's thread).

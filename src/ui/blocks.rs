@@ -71,6 +71,9 @@ pub struct RenderCtx<'a> {
     pub store: Option<&'a Store>,
     /// Set while rendering when a code block's colours were not ready.
     pub pending_highlight: Cell<bool>,
+    /// Show each message's wall-clock time; the moment that counts as
+    /// today (the clock of the source).
+    pub wall_clock: Option<i64>,
 }
 
 /// Left margin of message content.
@@ -147,6 +150,12 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
                 ctx.style(Role::Muted),
             ));
         }
+        if let (Some(today), Some(at)) = (ctx.wall_clock, info.created) {
+            spans.push(Span::styled(
+                format!("  {}", super::clock::wall_clock(at, today)),
+                ctx.style(Role::Muted),
+            ));
+        }
         out.push(Line::from(spans));
     } else {
         let mut label = info
@@ -164,6 +173,9 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
         let mut meta = Vec::new();
         if let (Some(a), Some(b)) = (info.created, info.completed) {
             meta.push(format::duration(b - a));
+        }
+        if let (Some(today), Some(at)) = (ctx.wall_clock, info.created) {
+            meta.push(super::clock::wall_clock(at, today));
         }
         let c = format::cost(info.cost);
         if !c.is_empty() {

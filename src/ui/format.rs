@@ -35,6 +35,29 @@ pub fn cost(usd: f64) -> String {
     }
 }
 
+/// "ctx 12.3k/200k 6%", or "ctx 12.3k" when the model's limit is unknown.
+pub fn context(c: &crate::model::context::ContextUse) -> String {
+    match (c.limit, c.percent()) {
+        (Some(limit), Some(pct)) => {
+            format!("ctx {}/{} {pct}%", tokens(c.used), limit_tokens(limit))
+        }
+        _ => format!("ctx {}", tokens(c.used)),
+    }
+}
+
+/// A session's cost, "$0.00" included (the header says it even when free).
+pub fn session_cost(usd: f64) -> String {
+    match cost(usd) {
+        c if c.is_empty() => "$0.00".into(),
+        c => c,
+    }
+}
+
+/// A model's limit: "200k", "1M", "128.5k".
+pub fn limit_tokens(n: u64) -> String {
+    tokens(n).replace(".0k", "k").replace(".0M", "M")
+}
+
 /// "950", "12.3k", "4.1M".
 pub fn tokens(n: u64) -> String {
     match n {

@@ -2,10 +2,12 @@
 //! that `App::prepare` laid out, and changes nothing.
 
 pub mod blocks;
+pub mod clock;
 mod diff_view;
 pub mod format;
 mod help;
 pub mod highlight;
+pub mod jump_list;
 pub mod markdown;
 mod markdown_table;
 pub mod prompt_bar;
@@ -126,6 +128,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
             }
         }
         Some(Overlay::PromptView) => prompt_bar::draw_view(frame, app, areas.screen),
+        Some(Overlay::Prompts) => jump_list::draw(frame, app, areas.screen),
         None => {}
     }
 }

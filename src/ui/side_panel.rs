@@ -50,6 +50,30 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
         );
         return;
     };
+    // How full the context is, and what the session cost.
+    match crate::model::context::context_use(session, app.store.model_limits()) {
+        Some(c) => {
+            let head = match c.percent() {
+                Some(p) => format!("Context {p}%"),
+                None => "Context".to_string(),
+            };
+            lines.push(Line::styled(head, theme.style(Role::Title)));
+            let of = c
+                .limit
+                .map(|l| format!(" of {}", super::format::limit_tokens(l)))
+                .unwrap_or_default();
+            lines.push(Line::styled(
+                format!("  {}{of} tokens", super::format::tokens(c.used)),
+                theme.style(Role::Text),
+            ));
+        }
+        None => lines.push(Line::styled("Context", theme.style(Role::Title))),
+    }
+    lines.push(Line::styled(
+        format!("  cost {}", super::format::session_cost(session.info.cost)),
+        theme.style(Role::Muted),
+    ));
+    lines.push(Line::default());
     let done = session
         .todos
         .iter()

@@ -379,10 +379,13 @@ impl Layout<'_, '_, '_, '_> {
         match pos.part() {
             None => {
                 let id = format!("{}#header", message.info.id);
-                self.cache
-                    .get_or_render(&id, message.revision, ctx.width, 0, || {
-                        (blocks::message_header(message, ctx), false)
-                    })
+                self.cache.get_or_render(
+                    &id,
+                    message.revision,
+                    ctx.width,
+                    ctx.wall_clock.is_some() as u64,
+                    || (blocks::message_header(message, ctx), false),
+                )
             }
             Some(pi) => {
                 let part = &message.parts[pi];

@@ -84,7 +84,23 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ));
     }
     let right = right.join(" · ");
-    let status = format::status_text(&session.status, app.now_ms);
+    let mut status = format::status_text(&session.status, app.now_ms);
+    // Context and cost, as room allows: the title keeps 24 columns first.
+    let mut extras = Vec::new();
+    if let Some(c) = crate::model::context::context_use(session, app.store.model_limits()) {
+        extras.push(format::context(&c));
+    }
+    extras.push(format::session_cost(session.info.cost));
+    let fixed = wrap::width(&right) + wrap::width(&status) + 5;
+    let mut room = (area.width as usize).saturating_sub(fixed + 24);
+    for extra in extras {
+        let w = wrap::width(&extra) + 3;
+        if w > room {
+            break;
+        }
+        room -= w;
+        status.push_str(&format!(" · {extra}"));
+    }
     let title_w =
         (area.width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);
     let title = wrap::truncate(&sanitize::line(session.title()), title_w);

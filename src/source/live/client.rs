@@ -230,6 +230,11 @@ impl Client {
         self.get(&with_dir("/session/status", dir)).await
     }
 
+    /// The configured providers and their models (`limit.context`).
+    pub async fn providers(&self) -> Result<Value, ApiError> {
+        self.get("/config/providers").await
+    }
+
     /// The server's projects (for `--all`).
     pub async fn projects(&self) -> Result<Vec<Value>, ApiError> {
         array(self.get("/project").await?)

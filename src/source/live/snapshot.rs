@@ -127,6 +127,19 @@ pub async fn load(client: &Client, all_projects: bool) -> Result<Snapshot, ApiEr
     for dir in &dirs {
         load_project(client, dir.as_deref(), &mut snap).await?;
     }
+    // The models' context limits, for the context gauge. Not worth failing
+    // the attach for: without them the gauge shows tokens only.
+    match client.providers().await {
+        Ok(answer) => {
+            let models = crate::model::context::limits_of_providers(&answer);
+            snap.push(
+                crate::model::context::MODEL_LIMITS_EVENT,
+                json!({ "models": models }),
+                None,
+            );
+        }
+        Err(e) => tracing::warn!("model limits: {e}"),
+    }
     Ok(snap)
 }
 

@@ -1,0 +1,140 @@
+//! How full a session's context is: the tokens of its last assistant
+//! message against its model's context limit. The limits come from the
+//! server's provider list (`GET /config/providers`), which ocview turns
+//! into an event of its own, `ocview.model-limits`, so a recording keeps
+//! them and a replay shows the same percentage.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use super::lenient;
+use super::session::Session;
+
+/// The event type ocview writes for the provider list.
+pub const MODEL_LIMITS_EVENT: &str = "ocview.model-limits";
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ModelLimit {
+    #[serde(rename = "providerID")]
+    pub provider_id: String,
+    #[serde(rename = "modelID")]
+    pub model_id: String,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub context: u64,
+    #[serde(deserialize_with = "lenient::u64_or_zero")]
+    pub output: u64,
+}
+
+/// Limits by (provider, model).
+pub type ModelLimits = HashMap<(String, String), ModelLimit>;
+
+/// The limits in a `GET /config/providers` answer, as the event's
+/// `models` list.
+pub fn limits_of_providers(answer: &serde_json::Value) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let providers = answer
+        .get("providers")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten();
+    for provider in providers {
+        let Some(pid) = provider.get("id").and_then(|v| v.as_str()) else {
+            continue;
+        };
+        let models = provider.get("models").and_then(|m| m.as_object());
+        for (mid, model) in models.into_iter().flatten() {
+            let limit = &model["limit"];
+            let Some(context) = limit.get("context").and_then(|v| v.as_f64()) else {
+                continue;
+            };
+            out.push(serde_json::json!({
+                "providerID": pid,
+                "modelID": model.get("id").and_then(|v| v.as_str()).unwrap_or(mid),
+                "context": context.max(0.0) as u64,
+                "output": limit.get("output").and_then(|v| v.as_f64()).unwrap_or(0.0).max(0.0) as u64,
+            }));
+        }
+    }
+    out
+}
+
+/// A session's context use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextUse {
+    /// Tokens of the last assistant message that reported any.
+    pub used: u64,
+    /// Its model's context window, when known.
+    pub limit: Option<u64>,
+}
+
+impl ContextUse {
+    pub fn percent(&self) -> Option<u64> {
+        let limit = self.limit.filter(|&l| l > 0)?;
+        Some((self.used.saturating_mul(100) / limit).min(999))
+    }
+}
+
+/// From the newest message back to the first assistant message with
+/// tokens: a few steps, whatever the session's length.
+pub fn context_use(session: &Session, limits: &ModelLimits) -> Option<ContextUse> {
+    let message = session
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.info.is_assistant() && m.info.tokens.sum() > 0)?;
+    let info = &message.info;
+    let t = &info.tokens;
+    let used = t.input + t.output + t.reasoning + t.cache.read + t.cache.write;
+    let limit = info.model.as_ref().and_then(|m| {
+        limits
+            .get(&(m.provider_id.clone(), m.model_id.clone()))
+            .map(|l| l.context)
+    });
+    Some(ContextUse {
+        used: if used > 0 { used } else { t.sum() },
+        limit,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn providers_answer_becomes_limits() {
+        let answer = json!({"providers": [
+            {"id": "mock", "models": {"mock-1": {"id": "mock-1", "limit": {"context": 200000, "output": 32000}}}},
+            {"id": "odd", "models": {"m": {"limit": {}}}},
+            {"models": {}}
+        ], "default": {}});
+        let limits = limits_of_providers(&answer);
+        assert_eq!(
+            limits,
+            vec![
+                json!({"providerID": "mock", "modelID": "mock-1", "context": 200000, "output": 32000})
+            ]
+        );
+    }
+
+    #[test]
+    fn percent_is_bounded() {
+        let c = ContextUse {
+            used: 50_000,
+            limit: Some(200_000),
+        };
+        assert_eq!(c.percent(), Some(25));
+        let c = ContextUse {
+            used: 5,
+            limit: Some(0),
+        };
+        assert_eq!(c.percent(), None);
+        let c = ContextUse {
+            used: u64::MAX,
+            limit: Some(1),
+        };
+        assert_eq!(c.percent(), Some(999));
+    }
+}
