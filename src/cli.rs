@@ -16,6 +16,13 @@ pub struct Cli {
     /// Theme: a built-in name (dark, light) or a theme file.
     #[arg(long, global = true)]
     pub theme: Option<String>,
+    /// Follow attention: until you navigate, the turn view shows the
+    /// session that asks for an answer or was last active (on in the demo).
+    #[arg(long, global = true, overrides_with = "no_follow")]
+    pub follow: bool,
+    /// Do not follow attention, even in the demo.
+    #[arg(long, global = true)]
+    pub no_follow: bool,
     #[command(subcommand)]
     pub command: Command,
 }

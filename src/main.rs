@@ -43,6 +43,13 @@ fn main() -> ExitCode {
     if let Some(theme) = cli.theme {
         config.theme = theme;
     }
+    // The demo shows what happens without a key press.
+    let demo = matches!(cli.command, Command::Demo { .. });
+    if cli.follow || (demo && !cli.no_follow) {
+        config.follow_attention = true;
+    } else if cli.no_follow {
+        config.follow_attention = false;
+    }
     let result = match cli.command {
         Command::Record {
             url,

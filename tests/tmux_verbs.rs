@@ -82,3 +82,106 @@ fn search_finds_a_folded_tool_output_far_up_and_n_moves() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }
+
+#[test]
+fn the_list_folds_at_90_columns_and_its_key_shows_and_hides_it() {
+    let t = Tmux::start_sized("listfold", 90, 30);
+    t.line(&format!(
+        "{} replay {} --instant",
+        bin(),
+        common::fixtures_dir()
+            .join("e_task_subagent/event.jsonl")
+            .display()
+    ));
+    let bar = t.wait_for("the one-line bar", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.contains("Sessions 1/2 ▸ Delegate util inspection"))
+    });
+    // The turns take the whole width: no list column beside them.
+    assert!(
+        bar.lines().nth(3).is_some_and(|l| l.starts_with(" ▌ You")),
+        "{bar}"
+    );
+    t.keys(&["s"]);
+    let shown = t.wait_for("the list shown", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("Sessions 2"))
+    });
+    assert!(shown.contains("s hides it"), "{shown}");
+    assert!(
+        shown.lines().nth(1).is_some_and(|l| l.contains('│')),
+        "{shown}"
+    );
+    t.keys(&["s"]);
+    t.wait_for("hidden again", |s| {
+        s.lines().next().is_some_and(|l| l.contains("▸")) && s.contains("s shows it")
+    });
+    // In the bar, j moves to the next session.
+    t.keys(&["j"]);
+    t.wait_for("the bar follows the selection", |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.contains("Sessions 2/2 ▸ Inspect util module"))
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}
+
+#[test]
+fn the_demo_shows_cards_todos_and_prompts_with_no_key_pressed() {
+    let t = Tmux::start_sized("demofollow", 120, 40);
+    t.line(&format!("{} demo --speed 4", bin()));
+    let mut saw_todos = false;
+    let mut saw_tool = false;
+    let mut saw_prompt = false;
+    t.wait_for_secs("todos, a tool card and a prompt", 40, |s| {
+        saw_todos |= s.contains("todowrite") && s.contains("[x]");
+        saw_tool |= s.contains("✓ ▾ bash") || s.contains("▾ edit") || s.contains("▾ write");
+        saw_prompt |= s.contains("permission · ") || s.contains("question · ");
+        saw_todos && saw_tool && saw_prompt
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}
+
+#[test]
+fn times_toggle_and_the_prompt_jump_list_jumps() {
+    let t = Tmux::start_sized("times", 120, 40);
+    t.line(&format!("{} demo --start end --no-follow", bin()));
+    t.wait_for("the demo at its end", |s| s.contains("Refactoring plan"));
+    let clock = |s: &str| {
+        s.lines().any(|l| {
+            l.contains("▌ You")
+                && l.split_whitespace()
+                    .any(|w| w.len() == 8 && w.as_bytes()[2] == b':' && w.as_bytes()[5] == b':')
+        })
+    };
+    assert!(!clock(&t.capture()));
+    t.keys(&["w"]);
+    t.wait_for("wall-clock times", clock);
+    t.keys(&["w"]);
+    t.wait_for("no times", |s| !clock(s));
+    t.keys(&["i"]);
+    t.wait_for("the jump list", |s| s.contains("Prompts 1/2"));
+    t.keys(&["j"]);
+    t.wait_for("the second prompt chosen", |s| s.contains("Prompts 2/2"));
+    t.keys(&["k"]);
+    t.wait_for("the first prompt chosen", |s| s.contains("Prompts 1/2"));
+    t.keys(&["Enter"]);
+    let top = t.wait_for("the first prompt at the top", |s| {
+        !s.contains("Prompts 1/2")
+    });
+    let first_turn_line = top.lines().nth(2).unwrap_or("");
+    assert!(first_turn_line.contains("▌ You"), "{top}");
+    assert!(
+        top.lines()
+            .nth(3)
+            .unwrap_or("")
+            .contains("Explain how you would refactor"),
+        "{top}"
+    );
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}

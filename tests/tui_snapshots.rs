@@ -200,6 +200,19 @@ fn wide_characters_never_spill_out_of_their_pane() {
         ),
     );
     let mut app = app(events.as_bytes());
+    // The folded one-line list holds the title too.
+    for w in [80, 57, 31] {
+        let s = screen(&mut app, w, 20);
+        for line in s.lines() {
+            assert!(
+                unicode_width::UnicodeWidthStr::width(line) <= w as usize,
+                "{w}: {line}"
+            );
+        }
+        assert!(s.lines().next().unwrap().contains("日本語"), "{s}");
+    }
+    // The whole list, at every width.
+    app.list_shown = Some(true);
     for (w, h) in [(80, 24), (57, 20), (121, 30)] {
         let s = screen(&mut app, w, h);
         for line in s.lines() {

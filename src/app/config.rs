@@ -33,6 +33,12 @@ pub struct Config {
     /// in milliseconds: keys typed for the previous prompt must not answer
     /// one the user has not seen.
     pub prompt_arming_ms: u64,
+    /// Until you navigate, the turn view shows the session that asks for an
+    /// answer or was last active (`--follow`; on in the demo).
+    pub follow_attention: bool,
+    /// Below this many columns the session list folds to a one-line bar
+    /// (its key shows or hides it at any width).
+    pub session_list_fold_width: u16,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -49,6 +55,8 @@ impl Default for Config {
             replay_max_gap_secs: 2.0,
             notify: Default::default(),
             prompt_arming_ms: 500,
+            follow_attention: false,
+            session_list_fold_width: 100,
             keys: BTreeMap::new(),
         }
     }

@@ -212,6 +212,7 @@ impl App {
     }
 
     pub fn act(&mut self, action: Action) {
+        self.note_navigation(action);
         let page = crate::ui::turn_inner(self.areas.turns).height.max(1) as i64;
         match action {
             Action::Quit => self.quit = true,
@@ -230,6 +231,16 @@ impl App {
             Action::Filter => {
                 self.filtering = true;
                 self.focus = Focus::Sessions;
+            }
+            Action::ToggleList => {
+                let whole = !self.list_whole(self.areas.screen.width);
+                self.list_shown = Some(whole);
+                let key = self.keymap.hint(Action::ToggleList).unwrap_or_default();
+                self.flash = Some(if whole {
+                    format!("session list shown ({key} hides it)")
+                } else {
+                    format!("session list hidden ({key} shows it)")
+                });
             }
             Action::ToggleSidePanel => {
                 if self.side_panel_docked(self.areas.screen.width) {
@@ -515,6 +526,7 @@ impl App {
                 } else {
                     -WHEEL_LINES
                 };
+                self.navigated = true;
                 if inside(self.areas.sessions) {
                     self.move_selection(by.signum());
                 } else if inside(self.areas.turns) {
@@ -533,7 +545,11 @@ impl App {
                 true
             }
             MouseEventKind::Down(MouseButton::Left) => {
-                if inside(self.areas.sessions) {
+                self.navigated = true;
+                if inside(self.areas.sessions) && self.areas.list_bar {
+                    self.focus = Focus::Sessions;
+                    true
+                } else if inside(self.areas.sessions) {
                     let inner = crate::ui::list_inner(self.areas.sessions);
                     let row = (m.row.saturating_sub(inner.y)) as usize + self.list_offset;
                     if let Some(r) = self.rows.get(row) {

@@ -68,6 +68,7 @@ actions! {
     Help => "help", Global, "show or hide this help", ["?"];
     FocusNext => "focus_next", Global, "switch focus between the list and the turns", ["tab", "backtab"];
     Filter => "filter", Global, "find sessions by title or content, with hit counts", ["/"];
+    ToggleList => "session_list", Global, "show or hide the session list (a one-line bar when hidden or narrow)", ["s"];
     ToggleSidePanel => "side_panel", Global, "show or hide todos and modified files", ["t"];
     Back => "back", Global, "back: close an overlay, leave a child session", ["esc", "backspace"];
     Up => "up", Sessions, "previous session", ["k", "up"];

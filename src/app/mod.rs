@@ -6,6 +6,7 @@
 //! gate decides when `prepare` and `ui::draw` run.
 
 pub mod attention;
+mod attention_follow;
 pub mod config;
 pub mod frame_gate;
 mod input;
@@ -147,6 +148,13 @@ pub struct App {
     pub show_times: bool,
     /// The prompt jump list, while open.
     pub jump_list: jump_list::JumpList,
+    /// The user's choice to show (or hide) the session list; `None`: shown
+    /// at `session_list_fold_width` columns and more, a one-line bar below.
+    pub list_shown: Option<bool>,
+    /// The user moved around (following attention stops).
+    pub navigated: bool,
+    /// The session whose messages changed last.
+    pub last_active: Option<String>,
 }
 
 impl App {
@@ -212,6 +220,9 @@ impl App {
             flash: None,
             show_times: false,
             jump_list: Default::default(),
+            list_shown: None,
+            navigated: false,
+            last_active: None,
         })
     }
 
@@ -302,6 +313,10 @@ impl App {
                 };
                 if outcome.effect != Effect::Applied {
                     return false;
+                }
+                if let Some(sid) = outcome.change.session.clone() {
+                    let content = outcome.change.message.is_some() || outcome.change.part.is_some();
+                    self.note_activity(&sid, content);
                 }
                 if let Some(t) = outcome
                     .change
@@ -441,6 +456,7 @@ impl App {
     pub fn prepare(&mut self, area: Rect) {
         self.prepare_player(tokio::time::Instant::now());
         self.refresh_searches();
+        self.follow_attention();
         self.note_prompt_shown(tokio::time::Instant::now());
         self.rows = session_tree::rows(
             &self.store,
@@ -544,6 +560,12 @@ impl App {
         self.rows
             .iter()
             .position(|r| r.header.is_none() && self.store.sessions()[r.index].info.id == id)
+    }
+
+    /// Whether the session list shows whole at this width (else a bar).
+    pub fn list_whole(&self, width: u16) -> bool {
+        self.list_shown
+            .unwrap_or(width >= self.config.session_list_fold_width)
     }
 
     /// Whether the side panel shows beside the turns at this width.

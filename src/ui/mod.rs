@@ -40,6 +40,8 @@ pub struct Areas {
     pub status: Rect,
     /// The player's timeline bar in the status line (a click seeks).
     pub timeline: Option<Rect>,
+    /// The session list is folded to a one-line bar above the turns.
+    pub list_bar: bool,
 }
 
 /// Columns of the docked side panel.
@@ -53,13 +55,17 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
-    let list_w = app
-        .config
-        .session_list_width
-        .min(main.width / 3)
-        .max(12.min(main.width));
-    let [sessions, rest] =
-        Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main);
+    let list_bar = !app.list_whole(area.width);
+    let [sessions, rest] = if list_bar {
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main)
+    } else {
+        let list_w = app
+            .config
+            .session_list_width
+            .min(main.width / 3)
+            .max(12.min(main.width));
+        Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main)
+    };
     let docked = app.side_panel_docked(area.width) && !app.side_panel_hidden;
     let (turns, side) = if docked {
         let [t, s] =
@@ -75,7 +81,13 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         side,
         prompt: (prompt_rows > 0).then_some(prompt),
         status,
-        timeline: status_line::compose(app, status).bar,
+        // A flash takes the whole status line for a moment: no bar to click.
+        timeline: if app.flash.is_some() {
+            None
+        } else {
+            status_line::compose(app, status).bar
+        },
+        list_bar,
     }
 }
 

@@ -17,6 +17,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if area.width == 0 || area.height == 0 {
         return;
     }
+    if app.areas.list_bar {
+        draw_bar(frame, app, area);
+        return;
+    }
     let theme = &app.theme;
     let focused = app.focus == Focus::Sessions;
     let border = theme.style(if focused {
@@ -160,4 +164,56 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         lines.push(Line::styled(text, theme.style(Role::Muted)));
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The list folded to one line (narrow terminals, or hidden): which session
+/// is shown, where it is in the list, and what the others are doing.
+fn draw_bar(frame: &mut Frame, app: &App, area: Rect) {
+    let theme = &app.theme;
+    let focused = app.focus == Focus::Sessions;
+    let sessions = app.store.sessions();
+    let total = app.rows.iter().filter(|r| r.header.is_none()).count();
+    let at = app
+        .selected_row()
+        .map(|i| app.rows[..=i].iter().filter(|r| r.header.is_none()).count());
+    let busy = sessions
+        .iter()
+        .filter(|s| matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }))
+        .count();
+    let asking = app.prompt_queue().len();
+    let width = area.width as usize;
+    let mut right = Vec::new();
+    if busy > 0 {
+        right.push(format!("{busy} busy"));
+    }
+    if asking > 0 {
+        right.push(format!("{asking} asking"));
+    }
+    if let Some(k) = app.keymap.hint(crate::app::keymap::Action::ToggleList) {
+        right.push(format!("{k} list"));
+    }
+    let right = format!(" {} ", right.join(" · "));
+    let head = match at {
+        Some(i) => format!(" Sessions {i}/{total} ▸ "),
+        None => format!(" Sessions {total} ▸ "),
+    };
+    let title = app
+        .selected_session()
+        .map(|s| sanitize::line(s.title()).into_owned())
+        .unwrap_or_else(|| "none selected".into());
+    let room = width.saturating_sub(wrap::width(&head) + wrap::width(&right));
+    let title = wrap::truncate(&title, room);
+    let pad = room.saturating_sub(wrap::width(&title));
+    let title_style = theme.style(if focused {
+        Role::SelectionFocus
+    } else {
+        Role::Title
+    });
+    let line = Line::from(vec![
+        Span::styled(head, theme.style(Role::Accent)),
+        Span::styled(title, title_style),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(right, theme.style(Role::Muted)),
+    ]);
+    frame.render_widget(Paragraph::new(line), area);
 }

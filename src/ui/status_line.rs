@@ -86,9 +86,8 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         hints_share = hints_share.max(4);
         rest.push_str(&format!(" · {}", sanitize::line(&text)));
     }
-    if let Some(flash) = &app.flash {
-        hints_share = hints_share.max(4);
-        rest.push_str(&format!(" · {}", sanitize::line(flash)));
+    if app.following_attention() {
+        rest.push_str(" · following activity");
     }
     if let Some(notice) = &app.notice {
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
@@ -189,6 +188,15 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             Span::styled(" search ", key),
             Span::styled(sanitize::line(&text).into_owned(), bar),
             Span::styled("  · enter keep · esc clear", bar),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(bar), area);
+        return;
+    }
+    // What the last key did, until the next key: the whole line for it.
+    if let Some(flash) = &app.flash {
+        let line = Line::from(vec![
+            Span::styled(" ", bar),
+            Span::styled(sanitize::line(flash).into_owned(), key),
         ]);
         frame.render_widget(Paragraph::new(line).style(bar), area);
         return;
