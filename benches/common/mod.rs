@@ -3,6 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use ocview::app::App;
+use ocview::source::player::SourceMsg;
+use ocview::source::replay::decode_record;
+use ocview::ui::highlight::Highlighter;
+
 pub fn fixtures_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("OCVIEW_FIXTURES") {
         return PathBuf::from(dir);
@@ -58,4 +63,71 @@ pub fn long_recording(target_bytes: usize) -> String {
         copy += 1;
     }
     out
+}
+
+pub fn feed(app: &mut App, line: &str) {
+    app.on_source(SourceMsg::Record(Box::new(decode_record(
+        line.as_bytes(),
+        1,
+        true,
+    ))));
+}
+
+pub fn msg_id(i: usize) -> String {
+    format!(
+        "msg_{:012x}aaaaaaaaaaaaaa",
+        0x2028f0000000u64 + i as u64 * 16
+    )
+}
+
+/// An app holding one session of `n` messages: user prompts, and assistant answers with
+/// markdown, a code block and a bash card.
+pub fn session(n: usize) -> App {
+    let mut app = App::new(ocview::app::config::Config::default(), "bench", true).unwrap();
+    app.highlighter = Highlighter::blocking(&app.theme.syntax);
+    feed(
+        &mut app,
+        r#"{"type":"session.created","properties":{"info":{"id":"ses_b","title":"bench","directory":"/p","time":{"created":1,"updated":2}}}}"#,
+    );
+    for i in 0..n {
+        let id = msg_id(i);
+        let user = i % 2 == 0;
+        let parent = if user {
+            String::new()
+        } else {
+            format!(r#","parentID":"{}""#, msg_id(i - 1))
+        };
+        let role = if user { "user" } else { "assistant" };
+        feed(
+            &mut app,
+            &format!(
+                r#"{{"type":"message.updated","properties":{{"info":{{"id":"{id}","sessionID":"ses_b","role":"{role}"{parent},"time":{{"created":1,"completed":2}}}}}}}}"#
+            ),
+        );
+        let text = if user {
+            format!("Please look at item {i} and fix what is wrong with it.")
+        } else {
+            format!(
+                "## Answer {i}\\n\\nHere is **what** I changed, with `code` and a list:\\n\\n- first point\\n- second point\\n\\n```rust\\nfn f{i}() -> u32 {{ {i} }}\\n```"
+            )
+        };
+        feed(
+            &mut app,
+            &format!(
+                r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_{:012x}a","messageID":"{id}","sessionID":"ses_b","type":"text","text":"{text}"}}}}}}"#,
+                i
+            ),
+        );
+        if !user {
+            feed(
+                &mut app,
+                &format!(
+                    r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_{:012x}b","messageID":"{id}","sessionID":"ses_b","type":"tool","tool":"bash","callID":"c{i}","state":{{"status":"completed","input":{{"command":"cargo test -p item{i}"}},"output":"ok\\nall good\\n","title":"","metadata":{{"exit":0}},"time":{{"start":1,"end":2}}}}}}}}}}"#,
+                    i
+                ),
+            );
+        }
+    }
+    app.focus = ocview::app::Focus::Turns;
+    app
 }

@@ -93,6 +93,17 @@ impl App {
         });
         self.focus = Focus::Turns;
         self.want_whole_history();
+        // Parse what is to be searched while the query is typed.
+        if let Some(session) = self
+            .store
+            .session_arc(self.selected.as_deref().unwrap_or(""))
+        {
+            let generation = self.search.worker.generation();
+            self.search.worker.submit(Job::Warm {
+                generation,
+                session,
+            });
+        }
     }
 
     /// Keys while a search is typed. Returns whether the key was used.

@@ -13,6 +13,12 @@ use crate::model::Session;
 use crate::model::search::{Hit, Query, Scan, TextCache, count_in_session};
 
 pub enum Job {
+    /// Prepare a session's searchable text while the query is typed (a
+    /// newer session job stops it: the search warms what it scans anyway).
+    Warm {
+        generation: u64,
+        session: Arc<Session>,
+    },
     /// Hits in one session; the first one at or after message `from` is
     /// reported on its own first.
     Session {
@@ -107,7 +113,7 @@ impl SearchWorker {
 
     pub fn submit(&self, job: Job) {
         match &job {
-            Job::Session { generation, .. } => {
+            Job::Session { generation, .. } | Job::Warm { generation, .. } => {
                 self.shared
                     .latest_session
                     .store(*generation, Ordering::SeqCst);
@@ -150,11 +156,20 @@ fn newest_of_each(jobs: Vec<Job>) -> Vec<Job> {
     let (mut session, mut sessions) = (None, None);
     for job in jobs {
         match job {
-            Job::Session { .. } => session = Some(job),
+            Job::Session { .. } | Job::Warm { .. } => session = Some(job),
             Job::Sessions { .. } => sessions = Some(job),
         }
     }
     session.into_iter().chain(sessions).collect()
+}
+
+fn warm(session: &Session, cache: &mut TextCache, cancelled: &dyn Fn() -> bool) {
+    for (i, message) in session.messages.iter().enumerate() {
+        if i % 64 == 0 && cancelled() {
+            return;
+        }
+        cache.prepare(message);
+    }
 }
 
 fn post(shared: &Shared, found: Found) {
@@ -168,6 +183,13 @@ fn post(shared: &Shared, found: Found) {
 
 fn run(shared: &Shared, job: Job, cache: &mut TextCache) {
     match job {
+        Job::Warm {
+            generation,
+            session,
+        } => {
+            let cancelled = || shared.latest_session.load(Ordering::SeqCst) != generation;
+            warm(&session, cache, &cancelled);
+        }
         Job::Session {
             generation,
             session,

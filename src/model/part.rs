@@ -355,6 +355,24 @@ impl Part {
         state.get(name).cloned()
     }
 
+    /// The tool's input, parsed alone (the output and metadata beside it
+    /// are skipped, not built).
+    pub fn tool_input(&self) -> Option<Value> {
+        #[derive(Deserialize)]
+        struct Outer<'a> {
+            #[serde(borrow)]
+            state: Option<&'a RawValue>,
+        }
+        #[derive(Deserialize)]
+        struct State<'a> {
+            #[serde(borrow)]
+            input: Option<&'a RawValue>,
+        }
+        let outer: Outer = serde_json::from_str(self.raw.get()).ok()?;
+        let state: State = serde_json::from_str(outer.state?.get()).ok()?;
+        serde_json::from_str(state.input?.get()).ok()
+    }
+
     /// Append a streamed delta to `field`. Text and reasoning grow in place; any
     /// other field is rewritten in the raw object (rare, so the cost is fine).
     pub(crate) fn append_delta(&mut self, field: &str, delta: &str) -> bool {

@@ -97,6 +97,17 @@ impl TextCache {
         text
     }
 
+    /// Build the searchable text of a message's parts ahead of a query.
+    pub fn prepare(&mut self, message: &super::message::Message) {
+        for (pi, part) in message.parts.iter().enumerate() {
+            let shown = shown::shown(message, pi);
+            let extra = shown.extra_revision();
+            if let Some(resolved) = shown.resolve(part) {
+                self.text(part, extra, &resolved);
+            }
+        }
+    }
+
     /// Forget parts that are no longer in any searched session.
     pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
         self.texts.retain(|id, _| keep(id));
@@ -135,7 +146,7 @@ pub fn searchable_text(part: &Part) -> Cow<'_, str> {
             if let Some(title) = &t.state.title {
                 push(title);
             }
-            if let Some(input) = part.tool_state_field("input") {
+            if let Some(input) = part.tool_input() {
                 strings_of(&input, &mut push);
             }
             if let Some(output) = &t.state.output {
