@@ -33,6 +33,9 @@ pub struct Config {
     /// in milliseconds: keys typed for the previous prompt must not answer
     /// one the user has not seen.
     pub prompt_arming_ms: u64,
+    /// How `y` copies: `auto` (the system clipboard's program when one is
+    /// reachable, else OSC 52), `osc52`, `off`. `OCVIEW_CLIPBOARD` wins.
+    pub clipboard: super::clipboard::ClipboardMode,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -49,6 +52,7 @@ impl Default for Config {
             replay_max_gap_secs: 2.0,
             notify: Default::default(),
             prompt_arming_ms: 500,
+            clipboard: Default::default(),
             keys: BTreeMap::new(),
         }
     }

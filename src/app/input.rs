@@ -41,6 +41,11 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
+        // What a verb said stays until the next key.
+        self.verbs.feedback = None;
+        if self.verb_key(key) {
+            return;
+        }
         if self.focus == Focus::Prompt
             && self.overlay != Some(Overlay::Help)
             && self.prompt_key(key)
@@ -263,6 +268,11 @@ impl App {
                 self.overlay = Some(Overlay::Diffs);
                 self.diff_scroll = 0;
             }
+            Action::Copy => self.copy_selected(),
+            Action::CopySession => self.copy_session(),
+            Action::Pager => self.open_in(super::handover::Program::Pager),
+            Action::Editor => self.open_in(super::handover::Program::Editor),
+            Action::Abort => self.ask_abort(),
             Action::PlayPause
             | Action::Faster
             | Action::Slower

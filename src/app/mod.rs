@@ -6,8 +6,10 @@
 //! gate decides when `prepare` and `ui::draw` run.
 
 pub mod attention;
+pub mod clipboard;
 pub mod config;
 pub mod frame_gate;
+pub mod handover;
 mod input;
 pub mod keymap;
 pub mod launch;
@@ -18,6 +20,7 @@ pub mod prompts;
 pub mod run;
 pub mod session_tree;
 pub mod terminal;
+pub mod verbs;
 
 use std::collections::{HashMap, HashSet};
 
@@ -133,6 +136,8 @@ pub struct App {
     pub play: player::PlayOptions,
     /// A seek being typed (`:`), shown in the status line.
     pub seek_input: Option<String>,
+    /// Copy, open and abort: their requests to the loop and what they did.
+    pub verbs: verbs::Verbs,
 }
 
 impl App {
@@ -145,6 +150,7 @@ impl App {
         let keymap = config.keymap()?;
         let theme = Theme::load(&config.theme)?;
         let highlighter = Highlighter::spawn(&theme.syntax);
+        let clipboard = clipboard::Clipboard::detect(config.clipboard);
         Ok(App {
             store: Store::new(),
             stats: IngestStats::default(),
@@ -194,6 +200,7 @@ impl App {
             player: None,
             play: Default::default(),
             seek_input: None,
+            verbs: verbs::Verbs::new(clipboard),
         })
     }
 
@@ -221,6 +228,13 @@ impl App {
         match msg {
             SourceMsg::Indexed(opened) => {
                 self.install_player(*opened, tokio::time::Instant::now());
+                true
+            }
+            SourceMsg::Aborted {
+                session_id,
+                outcome,
+            } => {
+                self.on_aborted(&session_id, outcome);
                 true
             }
             SourceMsg::Replied {

@@ -2,6 +2,7 @@
 //! that `App::prepare` laid out, and changes nothing.
 
 pub mod blocks;
+mod confirm;
 mod diff_view;
 pub mod format;
 mod help;
@@ -127,4 +128,6 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(Overlay::PromptView) => prompt_bar::draw_view(frame, app, areas.screen),
         None => {}
     }
+    // Above everything: it takes the next key.
+    confirm::draw_abort(frame, app, areas.screen);
 }
