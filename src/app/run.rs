@@ -238,7 +238,11 @@ where
     };
     drop(file);
     terminal.backend_mut().resume()?;
-    terminal.clear().map_err(io::Error::other)?;
+    // A whole redraw: a clear screen, and a blank frame so the next one
+    // differs from it everywhere. (`Terminal::clear` would ask the terminal
+    // where its cursor is, and read the answer as input.)
+    terminal.backend_mut().clear().map_err(io::Error::other)?;
+    terminal.draw(|_| {}).map_err(io::Error::other)?;
     Ok(Some(handover::outcome(program, &shell, content, status)))
 }
 
