@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
 
 use super::theme::Role;
 use super::wrap;
@@ -23,6 +23,7 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
         .unwrap_or_default();
     let width = 64.min(screen.width);
     let inner = width.saturating_sub(4) as usize;
+    let id_room = inner.saturating_sub(9);
     let lines = vec![
         Line::from(vec![
             Span::styled("Session  ", theme.style(Role::Muted)),
@@ -33,7 +34,10 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
         ]),
         Line::from(vec![
             Span::styled("id       ", theme.style(Role::Muted)),
-            Span::styled(sanitize::line(id).into_owned(), theme.style(Role::Text)),
+            Span::styled(
+                wrap::truncate(&sanitize::line(id), id_room),
+                theme.style(Role::Text),
+            ),
         ]),
         Line::from(vec![
             Span::styled("now      ", theme.style(Role::Muted)),
@@ -52,7 +56,7 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
             Span::styled(" keep it running", theme.style(Role::Text)),
         ]),
     ];
-    let height = 11.min(screen.height);
+    let height = 10.min(screen.height);
     let area = Rect {
         x: screen.x + (screen.width - width) / 2,
         y: screen.y + (screen.height - height) / 2,
@@ -64,11 +68,12 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
         .borders(Borders::ALL)
         .title(" Stop this session? ")
         .border_style(theme.style(Role::Warning))
+        .padding(Padding::horizontal(1))
         .style(theme.style(Role::Text));
     frame.render_widget(
         Paragraph::new(lines)
             .block(block)
             .wrap(Wrap { trim: false }),
-        area.inner(ratatui::layout::Margin::new(0, 0)),
+        area,
     );
 }

@@ -207,11 +207,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             let lang = if b.lang.is_empty() { "code" } else { &b.lang };
             spans.push(Span::styled(format!(" · {}", i + 1), key));
             spans.push(Span::styled(
-                format!(
-                    " {} ({} lines)",
-                    sanitize::line(lang),
-                    b.code.lines().count()
-                ),
+                match b.code.lines().count() {
+                    1 => format!(" {} (1 line)", sanitize::line(lang)),
+                    n => format!(" {} ({n} lines)", sanitize::line(lang)),
+                },
                 bar,
             ));
         }
