@@ -213,3 +213,40 @@ fn a_missing_pager_is_a_message_not_a_broken_terminal() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }
+
+/// Ctrl-C while the pager runs is the pager's key: it reaches the whole
+/// foreground process group, the viewer included, and the viewer stays,
+/// says how the pager ended, and quits normally later.
+#[test]
+fn ctrl_c_in_the_pager_does_not_end_the_viewer() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let pager = dir.path().join("pager.sh");
+    std::fs::write(
+        &pager,
+        format!(
+            "cat > /dev/null\necho x > '{}'\nsleep 30\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    let t = Tmux::start("ctrlc");
+    t.line(&format!(
+        "PAGER='sh {}' {} replay {} --instant; echo exit=$?",
+        pager.display(),
+        bin(),
+        fixture("a_bash_permission_once").display()
+    ));
+    t.wait_for("the session", |s| {
+        s.contains("Sessions") && s.contains("ls -la")
+    });
+    t.keys(&["Tab", "J", "o"]);
+    wait_file(&started, "the pager");
+    t.keys(&["C-c"]);
+    let screen = t.wait_for("the viewer back", |s| s.contains("Sessions"));
+    assert!(screen.contains("failed: signal: 2 (SIGINT)"), "{screen}");
+    t.keys(&["q"]);
+    let screen = t.wait_for("the exit code", |s| s.contains("exit="));
+    assert!(screen.contains("exit=0"), "{screen}");
+    t.assert_terminal_restored();
+}

@@ -90,10 +90,10 @@ actions! {
     ToggleReasoning => "toggle_reasoning", Turns, "fold or unfold all reasoning", ["r"];
     CycleDetail => "detail", Global, "detail level: compact, normal, full", ["d"];
     Diffs => "diffs", Global, "modified files and their diffs", ["D"];
-    Copy => "copy", Turns, "copy the selected card or the message (then 1-9: a code block)", ["y"];
+    Copy => "copy", Turns, "copy the card or message (1-9: a code block)", ["y"];
     CopySession => "copy_session", Global, "copy the whole session as Markdown", ["Y"];
-    Pager => "pager", Turns, "open the selected card or the message in $PAGER", ["o"];
-    Editor => "editor", Turns, "open the selected card or the message in $EDITOR", ["e"];
+    Pager => "pager", Turns, "open the card or message in $PAGER", ["o"];
+    Editor => "editor", Turns, "open the card or message in $EDITOR", ["e"];
     Abort => "abort", Global, "stop the selected session's run (asks first)", ["X"];
     PlayPause => "play_pause", Player, "play or pause", ["P"];
     Faster => "faster", Player, "faster: 0.25× … 64×, then instant", ["+", "="];
