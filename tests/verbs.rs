@@ -217,3 +217,45 @@ fn x_sends_nothing_in_replay_read_only_or_when_idle() {
     let said = status_line(&screen(&mut idle, 100, 30));
     assert!(said.contains("is not running: nothing to stop"), "{said}");
 }
+
+/// Past OSC 52's limit the first lines are copied, and the status line says
+/// how much of how much, and where the rest is.
+#[test]
+fn a_copy_past_the_osc52_limit_keeps_whole_lines_and_says_so() {
+    use ocview::app::clipboard::OSC52_LIMIT;
+    let events = String::from_utf8(fixture("a_bash_permission_once", "event.jsonl")).unwrap();
+    // The bash part's last update, with 3000 lines of output.
+    let last = events
+        .lines()
+        .rfind(|l| l.contains("message.part.updated") && l.contains("\"tool\": \"bash\""))
+        .unwrap();
+    let mut ev: serde_json::Value = serde_json::from_str(last).unwrap();
+    let big: String = (0..3000)
+        .map(|i| format!("output line {i:05} {}\n", "x".repeat(30)))
+        .collect();
+    ev["t"] = serde_json::json!(99_000);
+    ev["event"]["id"] = serde_json::json!("evt_2028ffffffffffffffffffffff");
+    ev["event"]["properties"]["part"]["state"]["output"] = serde_json::json!(big);
+    let mut app = app_on("a_bash_permission_once", true);
+    feed(&mut app, format!("{ev}\n").as_bytes());
+    screen(&mut app, 100, 30);
+    press(&mut app, &["tab", "J", "y"]);
+    let text = osc52_text(app.verbs.request.take());
+    assert!(
+        text.len() <= OSC52_LIMIT && text.len() > OSC52_LIMIT - 100,
+        "{}",
+        text.len()
+    );
+    assert!(text.starts_with("$ ls -la\noutput line 00000") && text.ends_with('\n'));
+    let said = app.verbs.feedback.clone().unwrap();
+    assert!(said.error);
+    assert!(
+        said.text.starts_with("copied only the first ")
+            && said.text.contains("of 3002 lines")
+            && said
+                .text
+                .contains("OSC 52 carries 73 KB at most; o or e opens it all"),
+        "{}",
+        said.text
+    );
+}

@@ -274,6 +274,18 @@ mod tests {
     }
 
     #[test]
+    fn the_config_names_the_mode() {
+        use crate::app::config::Config;
+        assert_eq!(
+            Config::parse("clipboard = \"osc52\"").unwrap().clipboard,
+            ClipboardMode::Osc52
+        );
+        assert_eq!(Config::default().clipboard, ClipboardMode::Auto);
+        let e = Config::parse("clipboard = \"system\"").unwrap_err();
+        assert!(e.contains("clipboard"), "{e}");
+    }
+
+    #[test]
     fn the_environment_picks_the_clipboard() {
         let env = |vars: &'static [(&'static str, &'static str)]| {
             move |k: &str| {
