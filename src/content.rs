@@ -277,6 +277,23 @@ mod tests {
     }
 
     #[test]
+    fn hostile_output_comes_out_plain() {
+        let v = serde_json::json!({"id": "prt_1", "messageID": "msg_1", "sessionID": "ses_1",
+            "type": "tool", "tool": "bash", "callID": "c",
+            "state": {"status": "completed", "input": {"command": "x\u{1b}]52;c;ZXZpbA==\u{7}"},
+                "output": "\u{1b}[31mred\u{1b}[0m\ttab\u{1b}]0;title\u{7}\u{9b}2J\r\nend\u{7}\u{202e}",
+                "metadata": {}}});
+        let p = Part::from_raw(&serde_json::value::to_raw_value(&v).unwrap()).unwrap();
+        let c = part(&p);
+        assert_eq!(c.text, "$ x\nred\ttab\nend␇\n");
+        assert!(
+            !c.text
+                .chars()
+                .any(|ch| ch.is_control() && ch != '\n' && ch != '\t')
+        );
+    }
+
+    #[test]
     fn sizes_read_well() {
         assert_eq!(size("a\nb\n"), "2 lines, 4 B");
         assert_eq!(size(&"x".repeat(2048)), "1 line, 2.0 KB");
