@@ -168,11 +168,14 @@ fn x_asks_naming_the_session_and_y_sends_the_abort() {
             directory: Some("/home/dev/demo-project".into())
         }
     );
-    let stopping = status_line(&screen(&mut app, 100, 30));
+    let shown = screen(&mut app, 100, 30);
+    let stopping = status_line(&shown);
     assert!(
         stopping.contains("stopping List project files…"),
         "{stopping}"
     );
+    let header = shown.lines().next().unwrap();
+    assert!(header.contains("List project files  stopping…"), "{header}");
     assert!(app.verbs.aborting.contains(&id));
     app.on_source(SourceMsg::Aborted {
         session_id: id,

@@ -116,6 +116,8 @@ fn y_copies_the_card_by_osc52_or_into_tmuxs_buffer() {
     let raw = dir.path().join("pane.raw");
     let t = Tmux::start("copy");
     t.pipe_output_to(&raw);
+    // tmux takes an OSC 52 from a pane only with `set-clipboard on`.
+    t.tmux(&["set", "-g", "set-clipboard", "on"]);
     viewer_on_the_bash_card(&t, "OCVIEW_CLIPBOARD=osc52");
     t.keys(&["y"]);
     let screen = t.wait_for("the copy said", |s| s.contains("copied bash output"));
@@ -123,10 +125,15 @@ fn y_copies_the_card_by_osc52_or_into_tmuxs_buffer() {
     std::thread::sleep(Duration::from_millis(300));
     let bytes = std::fs::read(&raw).unwrap();
     assert_eq!(osc52_payloads(&bytes), [bash_card_text()]);
+    assert_eq!(t.tmux(&["show-buffer"]), bash_card_text());
     t.keys(&["q"]);
     t.assert_terminal_restored();
 
-    // Auto, inside tmux: `tmux load-buffer -w`.
+    // Auto, inside tmux with its default `set-clipboard external` (which
+    // drops a pane's OSC 52): `tmux load-buffer -w`.
+    t.tmux(&["set", "-g", "set-clipboard", "external"]);
+    t.tmux(&["delete-buffer"]);
+    assert_eq!(t.tmux(&["show-buffer"]), "");
     viewer_on_the_bash_card(&t, "");
     t.keys(&["y"]);
     t.wait_for("the copy said", |s| {

@@ -84,7 +84,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ));
     }
     let right = right.join(" · ");
-    let status = format::status_text(&session.status, app.now_ms);
+    // An abort on its way shows until the server answers.
+    let status = if app.verbs.aborting.contains(&session.info.id) {
+        "stopping…".to_string()
+    } else {
+        format::status_text(&session.status, app.now_ms)
+    };
     let title_w =
         (area.width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);
     let title = wrap::truncate(&sanitize::line(session.title()), title_w);
