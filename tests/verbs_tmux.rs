@@ -257,3 +257,48 @@ fn ctrl_c_in_the_pager_does_not_end_the_viewer() {
     assert!(screen.contains("exit=0"), "{screen}");
     t.assert_terminal_restored();
 }
+
+/// The captured session with the bash call's output grown to 60 lines: the
+/// card shows a head and a tail, the pager gets every line.
+#[test]
+fn o_gives_the_pager_the_lines_the_card_trims() {
+    let dir = tempfile::tempdir().unwrap();
+    let events =
+        String::from_utf8(common::fixture("a_bash_permission_once", "event.jsonl")).unwrap();
+    let last = events
+        .lines()
+        .rfind(|l| l.contains("message.part.updated") && l.contains("\"tool\": \"bash\""))
+        .unwrap();
+    let mut ev: Value = serde_json::from_str(last).unwrap();
+    let output: String = (1..=60)
+        .map(|i| format!("row {i:02} of the output\n"))
+        .collect();
+    ev["event"]["id"] = serde_json::json!("evt_2028ffffffffffffffffffffff");
+    ev["event"]["properties"]["part"]["state"]["output"] = serde_json::json!(output);
+    let recording = dir.path().join("long.jsonl");
+    std::fs::write(&recording, format!("{events}{ev}\n")).unwrap();
+    let paged = dir.path().join("paged.txt");
+    let t = Tmux::start("trim");
+    t.line(&format!(
+        "PAGER='cat > {}' {} replay {} --instant",
+        paged.display(),
+        bin(),
+        recording.display()
+    ));
+    t.wait_for("the session", |s| {
+        s.contains("Sessions") && s.contains("ls -la")
+    });
+    t.keys(&["Tab", "J"]);
+    let card = t.wait_for("the trimmed card", |s| {
+        s.contains("more lines (O shows all)")
+    });
+    assert!(!card.contains("row 30 of the output"), "{card}");
+    t.keys(&["o"]);
+    let text = wait_file(&paged, "paged text");
+    assert_eq!(text, format!("$ ls -la\n{output}exit 0\n"));
+    t.wait_for("the viewer back", |s| {
+        s.contains("pager closed: bash output (62 lines")
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}
