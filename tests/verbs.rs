@@ -262,3 +262,23 @@ fn a_copy_past_the_osc52_limit_keeps_whole_lines_and_says_so() {
         said.text
     );
 }
+
+/// The confirmation, the code block offer and a long status message draw
+/// on a tiny terminal too.
+#[test]
+fn verb_overlays_fit_a_tiny_terminal() {
+    let (mut app, _rx, id) = busy_live_app();
+    press(&mut app, &["X"]);
+    for (w, h) in [(20, 6), (40, 10), (8, 3)] {
+        let s = screen(&mut app, w, h);
+        assert!(s.lines().count() == h as usize, "{s}");
+    }
+    assert_eq!(app.verbs.confirm_abort.as_deref(), Some(id.as_str()));
+    let mut md = app_on("f_reasoning_markdown", true);
+    screen(&mut md, 120, 30);
+    press(&mut md, &["tab", "y"]);
+    assert!(md.verbs.pick.is_some());
+    for (w, h) in [(20, 6), (8, 3)] {
+        screen(&mut md, w, h);
+    }
+}
