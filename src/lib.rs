@@ -1,6 +1,7 @@
 //! ocview: a terminal viewer for OpenCode agent sessions.
 
 pub mod app;
+pub mod content;
 pub mod dump;
 pub mod export;
 pub mod model;

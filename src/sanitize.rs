@@ -124,6 +124,57 @@ pub fn strip_control_strings(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Text for the clipboard, a pager or an editor: every escape sequence
+/// is removed whole (control strings, CSI such as colours, and two-byte
+/// `ESC x`), newlines and tabs stay, `\r\n` becomes `\n`, any other
+/// control character becomes its visible picture and bidi controls go.
+/// What remains holds no control character but newline and tab.
+pub fn plain(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c != '\n' && c != '\t' && needs_change(c);
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let text = strip_control_strings(text);
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            // CSI: parameters and intermediates up to a final byte.
+            '\u{1b}' if chars.peek() == Some(&'[') => {
+                chars.next();
+                while let Some(&n) = chars.peek() {
+                    chars.next();
+                    if ('\u{40}'..='\u{7e}').contains(&n) {
+                        break;
+                    }
+                }
+            }
+            '\u{9b}' => {
+                while let Some(&n) = chars.peek() {
+                    chars.next();
+                    if ('\u{40}'..='\u{7e}').contains(&n) {
+                        break;
+                    }
+                }
+            }
+            // `ESC x`: one more character (charset selection takes two).
+            '\u{1b}' => {
+                if let Some(n) = chars.next()
+                    && matches!(n, '(' | ')' | '*' | '+' | '#' | '%')
+                {
+                    chars.next();
+                }
+            }
+            c if is_bidi_control(c) => {}
+            c if c.is_control() => out.push(picture(c)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn clean(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     if !text.chars().any(needs_change) {
         return Cow::Borrowed(text);
@@ -173,6 +224,15 @@ mod tests {
             "\u{1b}[31mred\u{1b}[0m 0;never ends"
         );
         assert!(matches!(strip_control_strings("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn plain_keeps_newlines_and_tabs_and_drops_every_escape() {
+        let s = "\u{1b}[1;31mred\u{1b}[0m\tx\r\ny\u{1b}]52;c;ZXZpbA==\u{7}z\u{1b}(Bq\u{9b}2Jw\u{7}\u{202e}";
+        let p = plain(s);
+        assert_eq!(p, "red\tx\nyzqw␇");
+        assert!(!p.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+        assert!(matches!(plain("a\tb\nc"), Cow::Borrowed(_)));
     }
 
     #[test]

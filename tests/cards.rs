@@ -449,3 +449,20 @@ fn hyperlinks_in_tool_output_show_their_text() {
     assert!(!text.contains("file://") && !text.contains('␛'), "{text}");
     insta::assert_snapshot!("bash_hyperlinks", text);
 }
+
+/// A long command wraps inside the card (continuations indented under
+/// it) instead of running past the pane's edge; a multi-line one keeps
+/// its lines.
+#[test]
+fn a_long_bash_command_wraps_in_the_card() {
+    let command = "cargo test --offline --test e2e_tmux -- --nocapture --test-threads=1 answering_a_permission_and_a_question_with_keys 2>&1 | tee /tmp/e2e-tmux.log\necho finished-with-status-$?";
+    let input = json!({"command": command, "description": "Run the tmux tests"});
+    let state = json!({"status": "completed", "input": input, "output": "ok\n", "metadata": {"exit": 0}, "title": "", "time": {"start": NOW - 1000, "end": NOW}});
+    // `render` checks that no line is wider than the pane.
+    let text = render(&tool("bash", state), 60, true, false, false, Detail::Normal);
+    let joined: String = text.split_whitespace().collect();
+    for word in command.split_whitespace() {
+        assert!(joined.contains(word), "{word:?} is cut:\n{text}");
+    }
+    insta::assert_snapshot!("bash_long_command", text);
+}

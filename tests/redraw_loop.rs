@@ -117,7 +117,7 @@ async fn a_thousand_deltas_over_two_seconds_draw_about_twenty_frames_then_none()
     let exit = run(
         &mut app,
         &mut terminal,
-        futures_util::stream::pending(),
+        futures_util::stream::pending,
         rx,
         async {
             let _ = stop_rx.await;
@@ -180,7 +180,8 @@ async fn a_key_draws_at_once_even_mid_stream() {
             .unwrap();
         drop(tx);
     });
-    let input = tokio_stream_from(key_rx);
+    let mut input = Some(tokio_stream_from(key_rx));
+    let input = move || input.take().expect("input is started once");
     let exit = run(&mut app, &mut terminal, input, rx, std::future::pending())
         .await
         .unwrap();
@@ -276,7 +277,7 @@ async fn a_playing_recording_draws_at_most_every_100_ms_and_stops_at_its_end() {
     let exit = run(
         &mut app,
         &mut terminal,
-        futures_util::stream::pending(),
+        futures_util::stream::pending,
         rx,
         stop,
     )

@@ -39,6 +39,9 @@ pub struct Config {
     /// Below this many columns the session list folds to a one-line bar
     /// (its key shows or hides it at any width).
     pub session_list_fold_width: u16,
+    /// How `y` copies: `auto` (the system clipboard's program when one is
+    /// reachable, else OSC 52), `osc52`, `off`. `OCVIEW_CLIPBOARD` wins.
+    pub clipboard: super::clipboard::ClipboardMode,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -57,6 +60,7 @@ impl Default for Config {
             prompt_arming_ms: 500,
             follow_attention: false,
             session_list_fold_width: 100,
+            clipboard: Default::default(),
             keys: BTreeMap::new(),
         }
     }

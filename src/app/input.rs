@@ -41,7 +41,11 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
-        self.flash = None;
+        // What a verb said stays until the next key.
+        self.verbs.feedback = None;
+        if self.verb_key(key) {
+            return;
+        }
         if self.focus == Focus::Prompt
             && self.overlay != Some(Overlay::Help)
             && self.prompt_key(key)
@@ -236,7 +240,7 @@ impl App {
                 let whole = !self.list_whole(self.areas.screen.width);
                 self.list_shown = Some(whole);
                 let key = self.keymap.hint(Action::ToggleList).unwrap_or_default();
-                self.flash = Some(if whole {
+                self.verbs.say(if whole {
                     format!("session list shown ({key} hides it)")
                 } else {
                     format!("session list hidden ({key} shows it)")
@@ -299,10 +303,10 @@ impl App {
             }
             Action::Times => {
                 self.show_times = !self.show_times;
-                self.flash = Some(if self.show_times {
-                    "wall-clock times on".into()
+                self.verbs.say(if self.show_times {
+                    "wall-clock times on"
                 } else {
-                    "wall-clock times off".into()
+                    "wall-clock times off"
                 });
             }
             Action::PromptList => self.open_jump_list(),
@@ -316,12 +320,18 @@ impl App {
             | Action::ListClose => {}
             Action::CycleDetail => {
                 self.detail = self.detail.next();
-                self.flash = Some(format!("detail: {}", self.detail.describe()));
+                self.verbs
+                    .say(format!("detail: {}", self.detail.describe()));
             }
             Action::Diffs => {
                 self.overlay = Some(Overlay::Diffs);
                 self.diff_scroll = 0;
             }
+            Action::Copy => self.copy_selected(),
+            Action::CopySession => self.copy_session(),
+            Action::Pager => self.open_in(super::handover::Program::Pager),
+            Action::Editor => self.open_in(super::handover::Program::Editor),
+            Action::Abort => self.ask_abort(),
             Action::PlayPause
             | Action::Faster
             | Action::Slower

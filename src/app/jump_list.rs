@@ -64,7 +64,7 @@ impl App {
         };
         let entries = prompt_entries(session);
         if entries.is_empty() {
-            self.flash = Some("no prompts in this session".into());
+            self.verbs.say("no prompts in this session");
             return;
         }
         // The prompt of the turn at the top of the view.

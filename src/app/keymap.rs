@@ -94,12 +94,17 @@ actions! {
     PrevCard => "prev_card", Turns, "select the previous card", ["{", "K"];
     ToggleCard => "toggle_card", Turns, "fold or unfold the selected card", ["space"];
     OpenCard => "open_card", Turns, "open a task's session, or fold the card", ["enter"];
-    FullOutput => "full_output", Turns, "show the selected card whole, untrimmed", ["o"];
+    FullOutput => "full_output", Turns, "show the selected card whole, untrimmed", ["O"];
     ToggleReasoning => "toggle_reasoning", Turns, "fold or unfold all reasoning", ["r"];
     Times => "times", Global, "wall-clock times on every message", ["w"];
     PromptList => "prompt_list", Global, "jump list of the session's prompts, with their times", ["i"];
     CycleDetail => "detail", Global, "detail level: compact, normal, full", ["d"];
     Diffs => "diffs", Global, "modified files and their diffs", ["D"];
+    Copy => "copy", Turns, "copy the card or message (1-9: a code block)", ["y"];
+    CopySession => "copy_session", Global, "copy the whole session as Markdown", ["Y"];
+    Pager => "pager", Turns, "open the card or message in $PAGER", ["o"];
+    Editor => "editor", Turns, "open the card or message in $EDITOR", ["e"];
+    Abort => "abort", Global, "stop the selected session's run (asks first)", ["X"];
     PlayPause => "play_pause", Player, "play or pause", ["P"];
     Faster => "faster", Player, "faster: 0.25× … 64×, then instant", ["+", "="];
     Slower => "slower", Player, "slower", ["-"];

@@ -134,7 +134,7 @@ async fn tui(
         };
         stopped_by.set(code);
     };
-    let result = run(&mut app, &mut term, EventStream::new(), rx, shutdown).await;
+    let result = run(&mut app, &mut term, EventStream::new, rx, shutdown).await;
     terminal::restore();
     // Restored already. Dropping ratatui's terminal would show the cursor
     // again and, when that fails (the terminal is gone), print to a dead

@@ -7,8 +7,10 @@
 
 pub mod attention;
 mod attention_follow;
+pub mod clipboard;
 pub mod config;
 pub mod frame_gate;
+pub mod handover;
 mod input;
 pub mod jump_list;
 pub mod keymap;
@@ -22,6 +24,7 @@ pub mod search;
 pub mod search_worker;
 pub mod session_tree;
 pub mod terminal;
+pub mod verbs;
 
 use std::collections::{HashMap, HashSet};
 
@@ -141,9 +144,6 @@ pub struct App {
     pub seek_input: Option<String>,
     /// Search in the open session and across sessions.
     pub search: search::Search,
-    /// What the last key did, when that is not on screen otherwise (the
-    /// detail level it chose): shown in the status line until the next key.
-    pub flash: Option<String>,
     /// Wall-clock times on every message (`w`).
     pub show_times: bool,
     /// The prompt jump list, while open.
@@ -155,6 +155,8 @@ pub struct App {
     pub navigated: bool,
     /// The session whose messages changed last.
     pub last_active: Option<String>,
+    /// Copy, open and abort: their requests to the loop and what they did.
+    pub verbs: verbs::Verbs,
 }
 
 impl App {
@@ -167,6 +169,7 @@ impl App {
         let keymap = config.keymap()?;
         let theme = Theme::load(&config.theme)?;
         let highlighter = Highlighter::spawn(&theme.syntax);
+        let clipboard = clipboard::Clipboard::detect(config.clipboard);
         Ok(App {
             store: Store::new(),
             stats: IngestStats::default(),
@@ -217,12 +220,12 @@ impl App {
             play: Default::default(),
             seek_input: None,
             search: search::Search::new(search_worker::SearchWorker::spawn()),
-            flash: None,
             show_times: false,
             jump_list: Default::default(),
             list_shown: None,
             navigated: false,
             last_active: None,
+            verbs: verbs::Verbs::new(clipboard),
         })
     }
 
@@ -250,6 +253,13 @@ impl App {
         match msg {
             SourceMsg::Indexed(opened) => {
                 self.install_player(*opened, tokio::time::Instant::now());
+                true
+            }
+            SourceMsg::Aborted {
+                session_id,
+                outcome,
+            } => {
+                self.on_aborted(&session_id, outcome);
                 true
             }
             SourceMsg::Replied {

@@ -16,6 +16,8 @@ use tokio::time::Instant;
 
 use super::App;
 use super::frame_gate::FrameGate;
+use super::handover::{self, Program, TempFile};
+use super::verbs::{Done, Request};
 use crate::source::player::SourceMsg;
 
 /// How often a spinner or countdown moves, while something is busy.
@@ -32,8 +34,17 @@ pub trait FrameSink: Backend {
     fn end_frame(&mut self) -> io::Result<()> {
         Ok(())
     }
-    /// Ring the bell or send a notification (already made inert).
+    /// Ring the bell, send a notification or an OSC 52 copy (already made
+    /// inert).
     fn alert(&mut self, _bytes: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    /// Give the terminal to another program (the pager, the editor).
+    fn suspend(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Take it back.
+    fn resume(&mut self) -> io::Result<()> {
         Ok(())
     }
 }
@@ -51,6 +62,13 @@ impl<W: io::Write> FrameSink for ratatui::backend::CrosstermBackend<W> {
         io::Write::write_all(self, bytes)?;
         io::Write::flush(self)
     }
+    fn suspend(&mut self) -> io::Result<()> {
+        io::Write::flush(self)?;
+        super::terminal::suspend()
+    }
+    fn resume(&mut self) -> io::Result<()> {
+        super::terminal::resume()
+    }
 }
 
 /// Why the loop ended.
@@ -63,10 +81,13 @@ pub enum Exit {
     InputClosed,
 }
 
-pub async fn run<B, I, S>(
+/// Run the viewer until it quits. `new_input` starts reading terminal
+/// input; the reader is dropped while a pager or an editor has the
+/// terminal (it would take their keys) and started again after.
+pub async fn run<B, I, F, S>(
     app: &mut App,
     terminal: &mut Terminal<B>,
-    mut input: I,
+    mut new_input: F,
     mut source: mpsc::Receiver<SourceMsg>,
     shutdown: S,
 ) -> io::Result<Exit>
@@ -74,9 +95,12 @@ where
     B: FrameSink,
     B::Error: std::error::Error + Send + Sync + 'static,
     I: Stream<Item = io::Result<Event>> + Unpin,
+    F: FnMut() -> I,
     S: Future<Output = ()>,
 {
     tokio::pin!(shutdown);
+    let mut input = new_input();
+    let mut done = app.verbs.take_done();
     let mut gate = FrameGate::default();
     let mut source_open = true;
     gate.request_now(Instant::now());
@@ -130,6 +154,10 @@ where
                     gate.request(Instant::now());
                 }
             }
+            Some(d) = done.recv() => {
+                app.on_done(d);
+                gate.request_now(Instant::now());
+            }
             _ = sleep_until_opt(deadline), if deadline.is_some() => {}
             _ = sleep_until_opt(tick), if tick.is_some() && deadline.is_none() => {
                 gate.request(Instant::now());
@@ -138,7 +166,91 @@ where
         if app.quit {
             return Ok(Exit::Quit);
         }
+        if let Some(request) = app.verbs.request.take() {
+            match request {
+                Request::Write(bytes) => terminal.backend_mut().alert(&bytes)?,
+                Request::Clipboard { argv, content } => {
+                    let tx = app.verbs.done_sender();
+                    let via = app.verbs.clipboard.via();
+                    tokio::spawn(async move {
+                        let result =
+                            super::clipboard::run_program(argv, content.text.clone()).await;
+                        let _ = tx.send(Done::Clipboard {
+                            via,
+                            content,
+                            result,
+                        });
+                    });
+                }
+                Request::Open(program, content) => {
+                    // The reader goes first: it would read the program's keys.
+                    drop(input);
+                    let ran = hand_over(terminal, program, &content, shutdown.as_mut()).await;
+                    input = new_input();
+                    match ran? {
+                        Some(result) => app.on_opened(result),
+                        None => return Ok(Exit::Shutdown),
+                    }
+                }
+            }
+            gate.request_now(Instant::now());
+        }
     }
+}
+
+/// How long a program told to stop (the viewer is shutting down) gets
+/// before it is killed.
+const CHILD_GRACE: Duration = Duration::from_secs(1);
+
+/// Run the pager or the editor on `content` with the terminal handed over,
+/// then take the terminal back and mark it for a whole redraw. `None`: the
+/// viewer was told to shut down meanwhile (the program was stopped).
+async fn hand_over<B, S>(
+    terminal: &mut Terminal<B>,
+    program: Program,
+    content: &crate::content::Content,
+    shutdown: std::pin::Pin<&mut S>,
+) -> io::Result<Option<Result<String, String>>>
+where
+    B: FrameSink,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    S: Future<Output = ()>,
+{
+    let shell = program.command(|k| std::env::var(k).ok());
+    let file = match TempFile::with(&content.text, &content.suffix) {
+        Ok(f) => f,
+        Err(e) => return Ok(Some(Err(format!("cannot write a temporary file: {e}")))),
+    };
+    terminal.backend_mut().suspend()?;
+    let status = match handover::command(program, &shell, &file.path).spawn() {
+        Ok(mut child) => {
+            let pid = child.id() as libc::pid_t;
+            let mut wait = tokio::task::spawn_blocking(move || child.wait());
+            tokio::select! {
+                biased;
+                _ = shutdown => {
+                    // SAFETY: kill on our own child's pid, still unreaped.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                    if tokio::time::timeout(CHILD_GRACE, &mut wait).await.is_err() {
+                        // SAFETY: as above.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                        let _ = wait.await;
+                    }
+                    return Ok(None);
+                }
+                r = &mut wait => r.unwrap_or_else(|e| Err(io::Error::other(e))),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    drop(file);
+    terminal.backend_mut().resume()?;
+    // A whole redraw: a clear screen, and a blank frame so the next one
+    // differs from it everywhere. (`Terminal::clear` would ask the terminal
+    // where its cursor is, and read the answer as input.)
+    terminal.backend_mut().clear().map_err(io::Error::other)?;
+    terminal.draw(|_| {}).map_err(io::Error::other)?;
+    Ok(Some(handover::outcome(program, &shell, content, status)))
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {

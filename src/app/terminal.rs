@@ -97,6 +97,41 @@ pub fn restore() {
     let _ = disable_raw_mode();
 }
 
+/// While a pager or an editor has the terminal: Ctrl-C and Ctrl-\\ are
+/// its keys (they reach the whole foreground process group), so they do
+/// not end the viewer, as `system(3)` ignores them while it waits.
+static HANDED_OVER: AtomicBool = AtomicBool::new(false);
+
+/// Give the terminal to another program: leave the alternate screen, stop
+/// mouse and focus reports, show the cursor, cooked mode. The caller has
+/// stopped reading input first.
+pub fn suspend() -> io::Result<()> {
+    HANDED_OVER.store(true, Ordering::SeqCst);
+    restore();
+    Ok(())
+}
+
+/// Take the terminal back after `suspend`.
+pub fn resume() -> io::Result<()> {
+    let mouse = MOUSE.load(Ordering::SeqCst);
+    let result = enable_raw_mode().and_then(|_| {
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = io::stdout();
+        crossterm::execute!(
+            out,
+            EnterAlternateScreen,
+            EnableFocusChange,
+            crossterm::cursor::Hide
+        )?;
+        if mouse {
+            crossterm::execute!(out, EnableMouseCapture)?;
+        }
+        Ok(())
+    });
+    HANDED_OVER.store(false, Ordering::SeqCst);
+    result
+}
+
 fn install_panic_hook() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
@@ -130,9 +165,17 @@ pub async fn termination_signal() -> i32 {
     if streams.is_empty() {
         return std::future::pending().await;
     }
-    let waits = streams.iter_mut().map(|(_, s)| Box::pin(s.recv()));
-    let (_, index, _) = futures_util::future::select_all(waits).await;
-    streams[index].0
+    loop {
+        let waits = streams.iter_mut().map(|(_, s)| Box::pin(s.recv()));
+        let (_, index, _) = futures_util::future::select_all(waits).await;
+        let signal = streams[index].0;
+        let keyboard = signal == libc::SIGINT || signal == libc::SIGQUIT;
+        if keyboard && HANDED_OVER.load(Ordering::SeqCst) {
+            tracing::info!("signal {signal} while a program has the terminal: left to it");
+            continue;
+        }
+        return signal;
+    }
 }
 
 /// How often the terminal is checked for having gone away.

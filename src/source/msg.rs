@@ -68,6 +68,11 @@ pub enum SourceMsg {
     Notice(String),
     /// `attach --record` could not write: the viewer goes on unrecorded.
     RecordingStopped(String),
+    /// What became of an abort the user asked for.
+    Aborted {
+        session_id: String,
+        outcome: super::live::reply::ReplyOutcome,
+    },
     /// What became of an answer the user sent.
     Replied {
         request_id: String,

@@ -3,6 +3,7 @@
 
 pub mod blocks;
 pub mod clock;
+mod confirm;
 mod diff_view;
 pub mod format;
 mod help;
@@ -81,12 +82,7 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         side,
         prompt: (prompt_rows > 0).then_some(prompt),
         status,
-        // A flash takes the whole status line for a moment: no bar to click.
-        timeline: if app.flash.is_some() {
-            None
-        } else {
-            status_line::compose(app, status).bar
-        },
+        timeline: status_line::compose(app, status).bar,
         list_bar,
     }
 }
@@ -143,4 +139,6 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(Overlay::Prompts) => jump_list::draw(frame, app, areas.screen),
         None => {}
     }
+    // Above everything: it takes the next key.
+    confirm::draw_abort(frame, app, areas.screen);
 }

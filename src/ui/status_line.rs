@@ -41,6 +41,8 @@ pub struct StatusParts {
     head: String,
     /// The bar's cells, if shown.
     pub bar: Option<Rect>,
+    /// What a verb just did (copied, opened, stopped), and whether it failed.
+    said: Option<(String, bool)>,
     rest: String,
     pad: usize,
     hints: Vec<(String, &'static str)>,
@@ -89,6 +91,11 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     if app.following_attention() {
         rest.push_str(" · following activity");
     }
+    // What a key just did is what the user looks for: the hints give way.
+    let said = app.verbs.feedback.as_ref().map(|f| {
+        hints_share = hints_share.max(5);
+        (format!(" {} ", sanitize::line(&f.text)), f.error)
+    });
     if let Some(notice) = &app.notice {
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
     }
@@ -107,10 +114,12 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         rest.push_str(&format!(" · {n} bad {lines}"));
     }
     if let Some(s) = app.selected_session() {
-        rest.push_str(&format!(
-            " │ {}",
+        let status = if app.verbs.aborting.contains(&s.info.id) {
+            "stopping…".to_string()
+        } else {
             format::status_text(&s.status, app.now_ms)
-        ));
+        };
+        rest.push_str(&format!(" │ {status}"));
         let c = format::cost(s.info.cost);
         if !c.is_empty() {
             rest.push_str(&format!(" {c}"));
@@ -147,6 +156,11 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         hints_w += w;
     }
     let mut room = width.saturating_sub(hints_w + 1);
+    let said = said.map(|(text, error)| {
+        let text = wrap::truncate(&text, room.saturating_sub(12).max(room / 2));
+        room -= wrap::width(&text);
+        (text, error)
+    });
     let head = wrap::truncate(&head, room);
     room -= wrap::width(&head);
     let mut bar = None;
@@ -163,6 +177,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     StatusParts {
         head,
         bar,
+        said,
         rest,
         pad: room + 1,
         hints,
@@ -192,19 +207,46 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         frame.render_widget(Paragraph::new(line).style(bar), area);
         return;
     }
-    // What the last key did, until the next key: the whole line for it.
-    if let Some(flash) = &app.flash {
-        let line = Line::from(vec![
-            Span::styled(" ", bar),
-            Span::styled(sanitize::line(flash).into_owned(), key),
-        ]);
-        frame.render_widget(Paragraph::new(line).style(bar), area);
+    if let Some(pick) = &app.verbs.pick {
+        let mut spans = vec![
+            Span::styled(" copy: ", key),
+            Span::styled(
+                format!(
+                    "{} the whole {} ({})",
+                    app.keymap.hint(Action::Copy).unwrap_or_default(),
+                    pick.content.what,
+                    crate::content::size(&pick.content.text)
+                ),
+                bar,
+            ),
+        ];
+        for (i, b) in pick.blocks.iter().take(9).enumerate() {
+            let lang = if b.lang.is_empty() { "code" } else { &b.lang };
+            spans.push(Span::styled(format!(" · {}", i + 1), key));
+            spans.push(Span::styled(
+                match b.code.lines().count() {
+                    1 => format!(" {} (1 line)", sanitize::line(lang)),
+                    n => format!(" {} ({n} lines)", sanitize::line(lang)),
+                },
+                bar,
+            ));
+        }
+        spans.push(Span::styled(" · esc cancel", bar));
+        frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
         return;
     }
     let parts = compose(app, area);
     let mut spans = vec![Span::styled(parts.head, bar)];
     if let (Some(p), Some(r)) = (&app.player, parts.bar) {
         spans.extend(timeline_bar::bar(p, r.width as usize, theme, bar));
+    }
+    if let Some((text, error)) = parts.said {
+        let role = if error {
+            Role::Warning
+        } else {
+            Role::StatusKey
+        };
+        spans.push(Span::styled(text, theme.style(role)));
     }
     spans.push(Span::styled(parts.rest, bar));
     spans.push(Span::styled(" ".repeat(parts.pad), bar));

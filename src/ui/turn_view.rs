@@ -84,7 +84,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ));
     }
     let right = right.join(" · ");
-    let mut status = format::status_text(&session.status, app.now_ms);
+    // An abort on its way shows until the server answers.
+    let mut status = if app.verbs.aborting.contains(&session.info.id) {
+        "stopping…".to_string()
+    } else {
+        format::status_text(&session.status, app.now_ms)
+    };
     // Context and cost, as room allows: the title keeps 24 columns first.
     let mut extras = Vec::new();
     if let Some(c) = crate::model::context::context_use(session, app.store.model_limits()) {

@@ -27,6 +27,9 @@ pub struct Step {
     /// Fail the stream after its text with an error chunk, as a provider
     /// does when it gives up mid-answer (opencode retries).
     pub fail_midway: bool,
+    /// After this step's text, hold the stream open this long before
+    /// finishing: the session stays busy (to be aborted).
+    pub stall: Option<Duration>,
 }
 
 impl Step {
@@ -39,6 +42,11 @@ impl Step {
     /// This step's text, then the stream fails.
     pub fn fail_midway(mut self) -> Step {
         self.fail_midway = true;
+        self
+    }
+    /// This step's text, then a stream that stays open for `d`.
+    pub fn stall(mut self, d: Duration) -> Step {
+        self.stall = Some(d);
         self
     }
     pub fn then_tool(mut self, name: &str, args: Value) -> Step {
@@ -274,6 +282,14 @@ async fn serve(
                 tools += 1;
             }
         }
+    }
+    if let Some(d) = step.stall {
+        for c in send.drain(..) {
+            sock.write_all(format!("data: {c}\n\n").as_bytes()).await?;
+            sock.flush().await?;
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+        tokio::time::sleep(d).await;
     }
     if step.fail_midway {
         let err = json!({"error": {"message": "Overloaded", "type": "server_error", "code": "server_error"}});

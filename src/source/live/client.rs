@@ -442,7 +442,7 @@ fn array(v: Value) -> Result<Vec<Value>, ApiError> {
 }
 
 /// `path?directory=…` for one project of the server (percent-encoded).
-fn with_dir(path: &str, dir: Option<&str>) -> String {
+pub(crate) fn with_dir(path: &str, dir: Option<&str>) -> String {
     match dir {
         None => path.to_string(),
         Some(d) => format!("{path}?directory={}", percent(d, b"/")),

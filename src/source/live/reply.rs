@@ -23,6 +23,12 @@ pub enum Reply {
     },
     /// Dismiss a question.
     Dismiss { request_id: String },
+    /// Stop a busy session (`POST /session/{id}/abort`), in its project's
+    /// directory when known.
+    Abort {
+        session_id: String,
+        directory: Option<String>,
+    },
 }
 
 impl Reply {
@@ -31,6 +37,7 @@ impl Reply {
             Reply::Permission { request_id, .. }
             | Reply::Answer { request_id, .. }
             | Reply::Dismiss { request_id } => request_id,
+            Reply::Abort { session_id, .. } => session_id,
         }
     }
 
@@ -56,6 +63,16 @@ impl Reply {
                 json!({"answers": answers}),
             ),
             Reply::Dismiss { request_id } => (format!("/question/{request_id}/reject"), json!({})),
+            Reply::Abort {
+                session_id,
+                directory,
+            } => (
+                super::client::with_dir(
+                    &format!("/session/{session_id}/abort"),
+                    directory.as_deref(),
+                ),
+                json!({}),
+            ),
         }
     }
 }
@@ -79,9 +96,15 @@ pub fn spawn(client: Client, tx: mpsc::Sender<SourceMsg>) -> mpsc::UnboundedSend
                 Err(ApiError::Status { status: 404, .. }) => ReplyOutcome::AlreadyGone,
                 Err(e) => ReplyOutcome::Failed(e.to_string()),
             };
-            let msg = SourceMsg::Replied {
-                request_id: reply.request_id().to_string(),
-                outcome,
+            let msg = match &reply {
+                Reply::Abort { session_id, .. } => SourceMsg::Aborted {
+                    session_id: session_id.clone(),
+                    outcome,
+                },
+                _ => SourceMsg::Replied {
+                    request_id: reply.request_id().to_string(),
+                    outcome,
+                },
             };
             if tx.send(msg).await.is_err() {
                 return;
@@ -133,6 +156,17 @@ mod tests {
             .route()
             .0,
             "/question/que_2/reject"
+        );
+        let abort = Reply::Abort {
+            session_id: "ses_1".into(),
+            directory: Some("/home/a b".into()),
+        };
+        assert_eq!(
+            abort.route(),
+            (
+                "/session/ses_1/abort?directory=/home/a%20b".into(),
+                json!({})
+            )
         );
     }
 }

@@ -1,9 +1,8 @@
 //! `bash`: description, `$ command`, output (ANSI colours kept), exit code.
 
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 
 use super::{Body, ToolRenderer, ToolView};
-use crate::sanitize;
 use crate::ui::theme::Role;
 
 pub struct Bash;
@@ -27,16 +26,7 @@ impl ToolRenderer for Bash {
             out.text(d, Role::Muted);
         }
         if let Some(cmd) = v.input_str("command") {
-            for (i, l) in cmd.lines().enumerate() {
-                let lead = if i == 0 { "$ " } else { "  " };
-                out.line(Line::from(vec![
-                    Span::styled(lead, v.ctx.theme.style(Role::Accent)),
-                    Span::styled(
-                        sanitize::line(l).into_owned(),
-                        v.ctx.theme.style(Role::Text),
-                    ),
-                ]));
-            }
+            out.command(cmd);
         }
         // Streamed while running (metadata.output), final when done.
         let output = v.output().or_else(|| v.meta_str("output")).unwrap_or("");

@@ -85,7 +85,7 @@ impl<'a> Body<'a> {
         rows.truncate(HEAD);
         self.lines.extend(rows);
         self.lines.push(Line::styled(
-            format!("{INDENT}… {} more lines (o shows all)", total - HEAD - TAIL),
+            format!("{INDENT}… {} more lines (O shows all)", total - HEAD - TAIL),
             self.style(Role::Muted),
         ));
         self.lines.extend(tail);
@@ -159,6 +159,22 @@ impl<'a> Body<'a> {
             l
         });
         self.trimmed(rows.collect());
+    }
+
+    /// A shell command: `$ ` before its first line, every line wrapped at
+    /// the pane's edge (continuations indented under the command).
+    pub fn command(&mut self, cmd: &str) {
+        let lead = self.style(Role::Accent);
+        let text = self.style(Role::Text);
+        for (i, l) in cmd.lines().enumerate() {
+            let pieces = vec![
+                ((if i == 0 { "$ " } else { "  " }).to_string(), lead),
+                (sanitize::line(l).into_owned(), text),
+            ];
+            for line in wrap::wrap_spans(&pieces, self.width(), "    ") {
+                self.push_indented(line);
+            }
+        }
     }
 
     /// A raw line, already styled.

@@ -1,0 +1,374 @@
+//! Doing things with what is shown: copy a card, a message, a code block or
+//! the whole session (`y`, `Y`); open a card in the pager or the editor
+//! (`o`, `e`); stop a busy session (`X`, after a confirmation).
+//!
+//! Key handlers decide what and set a request; the loop, which owns the
+//! terminal and the input reader, carries it out and reports back here.
+
+use std::collections::HashSet;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use tokio::sync::mpsc;
+
+use super::App;
+use super::clipboard::{self, Clipboard};
+use super::handover::Program;
+use crate::content::{self, CodeBlock, Content};
+use crate::model::SessionStatus;
+use crate::model::shown::shown;
+use crate::source::live::reply::{Reply, ReplyOutcome};
+
+/// Work for the loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Bytes for the terminal (an OSC 52 copy).
+    Write(Vec<u8>),
+    /// Run a clipboard program with the content on its input.
+    Clipboard { argv: Vec<String>, content: Content },
+    /// Hand the terminal to the pager or the editor.
+    Open(Program, Content),
+}
+
+/// What came back from work done off the loop.
+#[derive(Debug)]
+pub enum Done {
+    Clipboard {
+        via: String,
+        content: Content,
+        result: Result<(), String>,
+    },
+}
+
+/// A line in the status line saying what a verb did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feedback {
+    pub text: String,
+    pub error: bool,
+}
+
+/// `y` on something with code blocks: which to copy.
+#[derive(Debug, Clone)]
+pub struct Pick {
+    pub content: Content,
+    pub blocks: Vec<CodeBlock>,
+}
+
+pub struct Verbs {
+    pub clipboard: Clipboard,
+    pub request: Option<Request>,
+    pub feedback: Option<Feedback>,
+    pub pick: Option<Pick>,
+    /// The session the abort confirmation names.
+    pub confirm_abort: Option<String>,
+    /// Sessions whose abort is on its way.
+    pub aborting: HashSet<String>,
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: Option<mpsc::UnboundedReceiver<Done>>,
+}
+
+impl Verbs {
+    pub fn new(clipboard: Clipboard) -> Verbs {
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        Verbs {
+            clipboard,
+            request: None,
+            feedback: None,
+            pick: None,
+            confirm_abort: None,
+            aborting: HashSet::new(),
+            done_tx,
+            done_rx: Some(done_rx),
+        }
+    }
+
+    /// Where work done off the loop reports (taken once by the loop).
+    pub fn take_done(&mut self) -> mpsc::UnboundedReceiver<Done> {
+        self.done_rx.take().unwrap_or_else(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            self.done_tx = tx;
+            rx
+        })
+    }
+
+    pub fn done_sender(&self) -> mpsc::UnboundedSender<Done> {
+        self.done_tx.clone()
+    }
+
+    pub fn say(&mut self, text: impl Into<String>) {
+        self.feedback = Some(Feedback {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.feedback = Some(Feedback {
+            text: text.into(),
+            error: true,
+        });
+    }
+}
+
+impl App {
+    /// The selected card's whole content, or else the message at the
+    /// bottom of the view (the newest one shown); its code blocks.
+    pub fn verb_target(&self) -> Option<(Content, Vec<CodeBlock>)> {
+        let session = self.selected_session()?;
+        let state = self.turn_state();
+        if let Some((mid, pid)) = state.and_then(|t| t.selected.as_ref())
+            && let Some(m) = session.message(mid)
+            && let Some(pi) = m.parts.iter().position(|p| &p.id == pid)
+            && let Some(part) = shown(m, pi).resolve(&m.parts[pi])
+        {
+            let c = content::part(&part);
+            let blocks = part.text().map(content::code_blocks).unwrap_or_default();
+            return Some((c, blocks));
+        }
+        let message = state
+            .and_then(|t| {
+                t.rows
+                    .iter()
+                    .rev()
+                    .find(|r| r.pos.message < session.messages.len())
+            })
+            .map(|r| &session.messages[r.pos.message])
+            .or_else(|| session.messages.last())?;
+        let c = content::message(message);
+        let blocks = content::code_blocks(&c.text);
+        Some((c, blocks))
+    }
+
+    /// `y`: copy the target, or offer its code blocks first.
+    pub fn copy_selected(&mut self) {
+        let Some((content, blocks)) = self.verb_target() else {
+            self.verbs.warn("nothing to copy here");
+            return;
+        };
+        if blocks.is_empty() {
+            self.copy(content);
+        } else {
+            self.verbs.pick = Some(Pick { content, blocks });
+        }
+    }
+
+    /// `Y`: the whole session as Markdown.
+    pub fn copy_session(&mut self) {
+        let Some(session) = self.selected_session() else {
+            self.verbs.warn("no session selected");
+            return;
+        };
+        let c = content::session(session);
+        self.copy(c);
+    }
+
+    /// Keys while code blocks are offered: the copy key again (or Enter)
+    /// takes the whole, a digit one block, Esc nothing. Any other key
+    /// closes the offer and does what it does.
+    pub(crate) fn pick_key(&mut self, key: KeyEvent) -> bool {
+        let Some(pick) = self.verbs.pick.take() else {
+            return false;
+        };
+        let copy_key = super::keymap::Key::from_event(&key)
+            .is_some_and(|k| self.keymap.keys(super::keymap::Action::Copy).contains(&k));
+        match key.code {
+            _ if copy_key => self.copy(pick.content),
+            KeyCode::Enter => self.copy(pick.content),
+            KeyCode::Char(c @ '1'..='9') => {
+                let i = (c as u8 - b'1') as usize;
+                match pick.blocks.get(i) {
+                    Some(b) => {
+                        let what = match b.lang.as_str() {
+                            "" => format!("code block {}", i + 1),
+                            lang => {
+                                format!("code block {} ({})", i + 1, crate::sanitize::line(lang))
+                            }
+                        };
+                        self.copy(Content {
+                            what,
+                            suffix: ".txt".into(),
+                            text: b.code.clone(),
+                        });
+                    }
+                    None => self.verbs.pick = Some(pick),
+                }
+            }
+            KeyCode::Esc => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// Copy `content` the way this environment allows.
+    fn copy(&mut self, content: Content) {
+        if content.text.trim().is_empty() {
+            self.verbs
+                .warn(format!("{} is empty: nothing copied", content.what));
+            return;
+        }
+        match self.verbs.clipboard.clone() {
+            Clipboard::Off => self.verbs.warn("copying is off (clipboard = \"off\")"),
+            Clipboard::Osc52 { screen } => self.copy_osc52(content, screen, None),
+            Clipboard::Program { argv, .. } => {
+                self.verbs.request = Some(Request::Clipboard { argv, content });
+            }
+        }
+    }
+
+    fn copy_osc52(&mut self, content: Content, screen: bool, why: Option<String>) {
+        let kept = clipboard::cap(&content.text, clipboard::OSC52_LIMIT);
+        self.verbs.request = Some(Request::Write(clipboard::osc52(kept, screen)));
+        let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+        if kept.len() < content.text.len() {
+            self.verbs.warn(format!(
+                "copied only the first {} of {} of {}: OSC 52 carries {} KB at most; o or e opens it all{why}",
+                content::size(kept),
+                content::size(&content.text),
+                content.what,
+                clipboard::OSC52_LIMIT / 1024
+            ));
+        } else {
+            self.verbs.say(format!(
+                "copied {} ({}) by OSC 52{why}",
+                content.what,
+                content::size(&content.text)
+            ));
+        }
+    }
+
+    /// Work done off the loop reported back.
+    pub fn on_done(&mut self, done: Done) {
+        match done {
+            Done::Clipboard {
+                via,
+                content,
+                result: Ok(()),
+            } => self.verbs.say(format!(
+                "copied {} ({}) to the clipboard ({via})",
+                content.what,
+                content::size(&content.text)
+            )),
+            // The terminal may still take it.
+            Done::Clipboard {
+                content,
+                result: Err(e),
+                ..
+            } => {
+                let screen =
+                    std::env::var_os("STY").is_some() && std::env::var_os("TMUX").is_none();
+                self.copy_osc52(content, screen, Some(e));
+            }
+        }
+    }
+
+    /// `o` and `e`: the target in the pager or the editor.
+    pub fn open_in(&mut self, program: Program) {
+        match self.verb_target() {
+            Some((content, _)) => self.verbs.request = Some(Request::Open(program, content)),
+            None => self.verbs.warn("nothing to open here"),
+        }
+    }
+
+    /// The loop ran the pager or the editor.
+    pub fn on_opened(&mut self, result: Result<String, String>) {
+        match result {
+            Ok(text) => self.verbs.say(text),
+            Err(text) => self.verbs.warn(text),
+        }
+    }
+
+    /// `X`: ask before stopping the selected session, when it is busy and
+    /// answers can be sent.
+    pub fn ask_abort(&mut self) {
+        let Some(session) = self.selected_session() else {
+            self.verbs.warn("no session selected");
+            return;
+        };
+        let id = session.info.id.clone();
+        let title = crate::sanitize::line(session.title()).into_owned();
+        let busy = matches!(
+            session.status,
+            SessionStatus::Busy | SessionStatus::Retry { .. }
+        );
+        if self.replies.is_none() {
+            self.verbs.warn(if self.source.recorded {
+                "replay: nothing is sent to a server"
+            } else {
+                "read-only: sessions are not stopped"
+            });
+        } else if self.verbs.aborting.contains(&id) {
+            self.verbs.say(format!("already stopping {title}"));
+        } else if !busy {
+            self.verbs
+                .warn(format!("{title} is not running: nothing to stop"));
+        } else {
+            self.verbs.confirm_abort = Some(id);
+        }
+    }
+
+    /// Keys while the abort confirmation shows: `y` stops the session,
+    /// anything else keeps it going.
+    pub(crate) fn confirm_abort_key(&mut self, key: KeyEvent) {
+        let Some(id) = self.verbs.confirm_abort.take() else {
+            return;
+        };
+        if key.code != KeyCode::Char('y') {
+            self.verbs.say("not stopped");
+            return;
+        }
+        let Some(session) = self.store.session(&id) else {
+            self.verbs.warn("that session is gone");
+            return;
+        };
+        let title = crate::sanitize::line(session.title()).into_owned();
+        if !matches!(
+            session.status,
+            SessionStatus::Busy | SessionStatus::Retry { .. }
+        ) {
+            self.verbs
+                .say(format!("{title} finished meanwhile: nothing to stop"));
+            return;
+        }
+        let reply = Reply::Abort {
+            session_id: id.clone(),
+            directory: session.info.directory.clone(),
+        };
+        match &self.replies {
+            Some(tx) if tx.send(reply).is_ok() => {
+                self.verbs.aborting.insert(id);
+                self.verbs.say(format!("stopping {title}…"));
+            }
+            Some(_) => self.verbs.warn("not stopped: the connection is gone"),
+            None => self.verbs.warn("nothing is sent from here"),
+        }
+    }
+
+    /// What the server said to an abort.
+    pub fn on_aborted(&mut self, session_id: &str, outcome: ReplyOutcome) {
+        self.verbs.aborting.remove(session_id);
+        let title = self
+            .store
+            .session(session_id)
+            .map(|s| crate::sanitize::line(s.title()).into_owned())
+            .unwrap_or_else(|| session_id.to_string());
+        match outcome {
+            ReplyOutcome::Sent => self.verbs.say(format!("stopped {title}")),
+            ReplyOutcome::AlreadyGone => self
+                .verbs
+                .warn(format!("{title}: the server has no such session")),
+            ReplyOutcome::Failed(e) => self.verbs.warn(format!("{title} not stopped: {e}")),
+        }
+    }
+
+    /// Whether a verb's layer takes this key first (the confirmation, the
+    /// code block offer). Returns whether the key was used.
+    pub(crate) fn verb_key(&mut self, key: KeyEvent) -> bool {
+        if self.verbs.confirm_abort.is_some() {
+            self.confirm_abort_key(key);
+            return true;
+        }
+        if self.verbs.pick.is_some() {
+            return self.pick_key(key);
+        }
+        false
+    }
+}
