@@ -344,3 +344,50 @@ async fn keys_while_arming_start_the_delay_again() {
     press(&mut app, &["y"]);
     assert_eq!(sent(&mut rx).len(), 1, "armed after a pause");
 }
+
+/// Every key of the bar is data: rebound in the config, the new key
+/// answers, the old one does nothing, and the bar's hints and `?` say so.
+#[test]
+fn the_bars_keys_come_from_the_keymap_and_can_be_rebound() {
+    let mut config = ocview::app::config::Config::default();
+    config.keys.insert("allow_once".into(), vec!["o".into()]);
+    config
+        .keys
+        .insert("prompt_view".into(), vec!["ctrl-v".into()]);
+    config.keys.insert("confirm".into(), vec!["Y".into()]);
+    let mut app = App::new(config, "live test", false).unwrap();
+    app.now_ms = NOW;
+    app.prompts.arming = std::time::Duration::ZERO;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    app.replies = Some(tx);
+    feed(&mut app, SESSIONS.as_bytes());
+    feed(&mut app, EDIT.as_bytes());
+    let s = screen(&mut app, 140, 40);
+    assert!(s.contains("[o] allow once"), "{s}");
+    assert!(s.contains("enter/ctrl-v view"), "{s}");
+    // The old keys: y does not allow; v does not open the view.
+    press(&mut app, &["y", "v"]);
+    assert!(sent(&mut rx).is_empty());
+    assert_eq!(app.overlay, None);
+    // Allow always asks for the rebound confirmation key.
+    press(&mut app, &["a"]);
+    assert!(screen(&mut app, 140, 40).contains("Y confirm"));
+    press(&mut app, &["y"]);
+    assert!(sent(&mut rx).is_empty(), "y no longer confirms");
+    press(&mut app, &["esc", "o"]);
+    assert_eq!(sent(&mut rx), vec![edit_allowed_once()]);
+    // `?` lists the bar's actions with their names.
+    app.focus = Focus::Turns;
+    press(&mut app, &["?"]);
+    let help = screen(&mut app, 200, 120);
+    for name in [
+        "allow_once",
+        "reject_message",
+        "prompt_view",
+        "confirm",
+        "diff_close",
+        "list_close",
+    ] {
+        assert!(help.contains(name), "{name} in help:\n{help}");
+    }
+}

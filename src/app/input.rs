@@ -62,29 +62,23 @@ impl App {
             return;
         }
         if self.overlay == Some(Overlay::Help) {
-            // The help overlay swallows keys; these close it.
+            // The help overlay takes every key: the list keys scroll it,
+            // its own key or the list's close key closes it.
             let k = Key::from_event(&key);
-            let closes = matches!(
-                key.code,
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?')
-            ) || k.and_then(|k| self.keymap.action(self.context(), k))
-                == Some(Action::Help);
-            if closes {
-                self.overlay = None;
-            } else {
-                match key.code {
-                    KeyCode::Down | KeyCode::Char('j') => {
-                        self.help_scroll = self.help_scroll.saturating_add(1)
-                    }
-                    KeyCode::Up | KeyCode::Char('k') => {
-                        self.help_scroll = self.help_scroll.saturating_sub(1)
-                    }
-                    KeyCode::PageDown | KeyCode::Char(' ') => {
-                        self.help_scroll = self.help_scroll.saturating_add(10)
-                    }
-                    KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
-                    _ => {}
+            let toggles =
+                k.and_then(|k| self.keymap.action(self.context(), k)) == Some(Action::Help);
+            match k.and_then(|k| self.keymap.only(Context::List, k)) {
+                _ if toggles => self.overlay = None,
+                Some(Action::ListClose) => self.overlay = None,
+                Some(Action::ListDown) => self.help_scroll = self.help_scroll.saturating_add(1),
+                Some(Action::ListUp) => self.help_scroll = self.help_scroll.saturating_sub(1),
+                Some(Action::ListPageDown) => {
+                    self.help_scroll = self.help_scroll.saturating_add(10)
                 }
+                Some(Action::ListPageUp) => self.help_scroll = self.help_scroll.saturating_sub(10),
+                Some(Action::ListTop) => self.help_scroll = 0,
+                Some(Action::ListBottom) => self.help_scroll = u16::MAX,
+                _ => {}
             }
             return;
         }
@@ -110,29 +104,28 @@ impl App {
 
     /// The diff overlay's keys: choose a file, scroll its diff, close.
     fn diff_key(&mut self, key: KeyEvent) {
-        let ctrl = key
-            .modifiers
-            .contains(crossterm::event::KeyModifiers::CONTROL);
         let files = self
             .selected_session()
             .map_or(0, |s| crate::ui::side_panel::modified_files(s).len());
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('D') => self.overlay = None,
-            KeyCode::Char('j') | KeyCode::Down if !ctrl => {
+        let Some(action) = Key::from_event(&key).and_then(|k| self.keymap.only(Context::Diff, k))
+        else {
+            return;
+        };
+        match action {
+            Action::DiffClose => self.overlay = None,
+            Action::DiffNextFile => {
                 self.diff_file = (self.diff_file + 1).min(files.saturating_sub(1));
                 self.diff_scroll = 0;
             }
-            KeyCode::Char('k') | KeyCode::Up if !ctrl => {
+            Action::DiffPrevFile => {
                 self.diff_file = self.diff_file.saturating_sub(1);
                 self.diff_scroll = 0;
             }
-            KeyCode::Char('d') if ctrl => self.diff_scroll = self.diff_scroll.saturating_add(10),
-            KeyCode::Char('u') if ctrl => self.diff_scroll = self.diff_scroll.saturating_sub(10),
-            KeyCode::PageDown | KeyCode::Char(' ') => {
-                self.diff_scroll = self.diff_scroll.saturating_add(20)
-            }
-            KeyCode::PageUp => self.diff_scroll = self.diff_scroll.saturating_sub(20),
-            KeyCode::Char('g') | KeyCode::Home => self.diff_scroll = 0,
+            Action::DiffScrollDown => self.diff_scroll = self.diff_scroll.saturating_add(10),
+            Action::DiffScrollUp => self.diff_scroll = self.diff_scroll.saturating_sub(10),
+            Action::DiffPageDown => self.diff_scroll = self.diff_scroll.saturating_add(20),
+            Action::DiffPageUp => self.diff_scroll = self.diff_scroll.saturating_sub(20),
+            Action::DiffTop => self.diff_scroll = 0,
             _ => {}
         }
     }
@@ -310,6 +303,8 @@ impl App {
                 });
             }
             Action::PromptList => self.open_jump_list(),
+            // The keys of layers that take every key (lists, the prompt
+            // bar, confirmations, the diff view) never come here.
             Action::ListUp
             | Action::ListDown
             | Action::ListPageUp
@@ -317,7 +312,34 @@ impl App {
             | Action::ListTop
             | Action::ListBottom
             | Action::ListChoose
-            | Action::ListClose => {}
+            | Action::ListClose
+            | Action::PromptNext
+            | Action::PromptPrev
+            | Action::PromptSession
+            | Action::PromptView
+            | Action::AllowOnce
+            | Action::AllowAlways
+            | Action::Reject
+            | Action::RejectMessage
+            | Action::ChoiceLeft
+            | Action::ChoiceRight
+            | Action::OptionUp
+            | Action::OptionDown
+            | Action::OptionToggle
+            | Action::PromptEnter
+            | Action::QuestionReview
+            | Action::QuestionDismiss
+            | Action::PromptLater
+            | Action::Confirm
+            | Action::Cancel
+            | Action::DiffNextFile
+            | Action::DiffPrevFile
+            | Action::DiffScrollDown
+            | Action::DiffScrollUp
+            | Action::DiffPageDown
+            | Action::DiffPageUp
+            | Action::DiffTop
+            | Action::DiffClose => {}
             Action::CycleDetail => {
                 self.detail = self.detail.next();
                 self.verbs

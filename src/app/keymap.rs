@@ -17,9 +17,16 @@ pub enum Context {
     /// Replaying a recording file: the player's keys, which clash with no
     /// other context's.
     Player,
-    /// A list over the screen (the help, the prompt jump list): it takes
-    /// every key, so only its own bindings apply.
+    /// A list over the screen (the help, the prompt jump list, the whole
+    /// prompt): it takes every key, so only its own bindings apply.
     List,
+    /// The prompt bar, while it has focus (digits pick a question's
+    /// options; the text editor takes keys as typed).
+    Prompt,
+    /// A question that needs a yes (allow always, stop an agent).
+    Confirm,
+    /// The diff overlay.
+    Diff,
 }
 
 impl Context {
@@ -29,7 +36,10 @@ impl Context {
             Context::Sessions => "Session list",
             Context::Turns => "Turn view",
             Context::Player => "Replay player",
-            Context::List => "Lists over the screen (help, prompt jump list)",
+            Context::List => "Lists over the screen (help, prompt jump list, whole prompt)",
+            Context::Prompt => "Prompt bar (1-9 pick an option)",
+            Context::Confirm => "Confirmations",
+            Context::Diff => "Diff view",
         }
     }
 }
@@ -127,6 +137,33 @@ actions! {
     ListBottom => "list_bottom", List, "last entry", ["G", "end"];
     ListChoose => "list_choose", List, "go to the chosen entry", ["enter"];
     ListClose => "list_close", List, "close", ["esc", "q"];
+    PromptNext => "prompt_next", Prompt, "next waiting prompt", ["]", "ctrl-n"];
+    PromptPrev => "prompt_prev", Prompt, "previous waiting prompt", ["[", "ctrl-p"];
+    PromptSession => "prompt_session", Prompt, "go to the prompt's session", ["ctrl-g"];
+    PromptView => "prompt_view", Prompt, "show the whole prompt", ["v"];
+    AllowOnce => "allow_once", Prompt, "permission: allow once", ["y"];
+    AllowAlways => "allow_always", Prompt, "permission: allow always (asks first)", ["a"];
+    Reject => "reject", Prompt, "permission: reject", ["n"];
+    RejectMessage => "reject_message", Prompt, "permission: reject with a message", ["m"];
+    ChoiceLeft => "choice_left", Prompt, "previous choice, or previous question", ["left", "h"];
+    ChoiceRight => "choice_right", Prompt, "next choice, or next question", ["right", "l"];
+    OptionUp => "option_up", Prompt, "question: previous option", ["up", "k"];
+    OptionDown => "option_down", Prompt, "question: next option", ["down", "j"];
+    OptionToggle => "option_toggle", Prompt, "question: pick the option, or type your own", ["space"];
+    PromptEnter => "prompt_enter", Prompt, "take the highlighted choice (a permission: view it until one is highlighted)", ["enter"];
+    QuestionReview => "question_review", Prompt, "question: review, then send", ["s"];
+    QuestionDismiss => "question_dismiss", Prompt, "question: dismiss", ["x"];
+    PromptLater => "prompt_later", Prompt, "leave the bar; the prompt waits", ["esc"];
+    Confirm => "confirm", Confirm, "yes: allow always, stop the agent", ["y"];
+    Cancel => "cancel", Confirm, "no", ["n", "esc"];
+    DiffNextFile => "diff_next_file", Diff, "next file", ["j", "down"];
+    DiffPrevFile => "diff_prev_file", Diff, "previous file", ["k", "up"];
+    DiffScrollDown => "diff_scroll_down", Diff, "scroll the diff down", ["ctrl-d"];
+    DiffScrollUp => "diff_scroll_up", Diff, "scroll the diff up", ["ctrl-u"];
+    DiffPageDown => "diff_page_down", Diff, "a page down", ["pagedown", "space"];
+    DiffPageUp => "diff_page_up", Diff, "a page up", ["pageup"];
+    DiffTop => "diff_top", Diff, "the diff's first line", ["g", "home"];
+    DiffClose => "diff_close", Diff, "close", ["esc", "q", "D"];
 }
 
 /// One key with its modifiers, as written in the config: `j`, `G`,
@@ -341,20 +378,24 @@ impl Keymap {
         self.keys(action).first().map(Key::to_string)
     }
 
-    /// Help rows grouped by context, in table order.
-    pub fn help_rows(&self) -> Vec<(Context, Vec<(String, &'static str)>)> {
-        let mut groups: Vec<(Context, Vec<(String, &'static str)>)> = Vec::new();
+    /// Help rows grouped by context, in table order: keys, what they do,
+    /// and the action's name (for the config's `[keys]` table).
+    pub fn help_rows(&self) -> Vec<(Context, Vec<(String, &'static str, &'static str)>)> {
+        let mut groups: Vec<(Context, Vec<(String, &'static str, &'static str)>)> = Vec::new();
         for &ctx in &[
             Context::Global,
             Context::Sessions,
             Context::Turns,
             Context::Player,
             Context::List,
+            Context::Prompt,
+            Context::Confirm,
+            Context::Diff,
         ] {
             let rows = Action::ALL
                 .iter()
                 .filter(|a| a.context() == ctx && !self.keys(**a).is_empty())
-                .map(|&a| (self.describe(a), a.help()))
+                .map(|&a| (self.describe(a), a.help(), a.name()))
                 .collect();
             groups.push((ctx, rows));
         }

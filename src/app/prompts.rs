@@ -11,6 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
 use tokio::time::Instant;
 
+use super::keymap::{Action, Context, Key};
 use super::{App, Focus, Overlay};
 use crate::model::{PartBody, Prompt, PromptRequest, QuestionRequest};
 use crate::source::live::reply::{Reply, ReplyOutcome};
@@ -296,12 +297,20 @@ impl App {
             return false;
         };
         let request = prompt.request.clone();
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let action = Key::from_event(&key).and_then(|k| self.keymap.only(Context::Prompt, k));
         // A prompt the user may not have seen takes no answer: keys typed
         // for the one before (answered a moment ago) must not reach it.
-        // Looking around (next, view, esc) is fine.
-        let looking = matches!(key.code, KeyCode::Esc | KeyCode::Char(']' | '[' | 'v'))
-            || (ctrl && matches!(key.code, KeyCode::Char('n' | 'p' | 'g')));
+        // Looking around (next, view, leave) is fine.
+        let looking = matches!(
+            action,
+            Some(
+                Action::PromptLater
+                    | Action::PromptNext
+                    | Action::PromptPrev
+                    | Action::PromptView
+                    | Action::PromptSession
+            )
+        );
         if !looking && !self.prompt_armed(Instant::now()) {
             // Each dropped key starts the delay again: a typist still going
             // (a held key, the rest of an answer) has not looked yet.
@@ -311,7 +320,9 @@ impl App {
             self.prompts.dropped_while_arming = true;
             return true;
         }
-        // Typing: the editor gets everything but its own exits.
+        // Typing: the editor gets everything but its own exits (fixed
+        // keys: the editor is text input).
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(editor) = &mut self.prompts.editor {
             match (key.code, &request) {
                 (KeyCode::Esc, _) => self.close_editor(&request, true),
@@ -334,19 +345,15 @@ impl App {
             return true;
         }
         // Everywhere in the bar.
-        match key.code {
-            KeyCode::Char(']') | KeyCode::Char('n') if ctrl || key.code == KeyCode::Char(']') => {
-                return self.move_prompt(1, n);
-            }
-            KeyCode::Char('[') | KeyCode::Char('p') if ctrl || key.code == KeyCode::Char('[') => {
-                return self.move_prompt(-1, n);
-            }
-            KeyCode::Char('g') if ctrl => {
+        match action {
+            Some(Action::PromptNext) => return self.move_prompt(1, n),
+            Some(Action::PromptPrev) => return self.move_prompt(-1, n),
+            Some(Action::PromptSession) => {
                 self.selected = Some(request.session_id().to_string());
                 self.history.clear();
                 return true;
             }
-            KeyCode::Char('v') => {
+            Some(Action::PromptView) => {
                 self.overlay = if self.overlay == Some(Overlay::PromptView) {
                     None
                 } else {
@@ -358,25 +365,19 @@ impl App {
             _ => {}
         }
         if self.overlay == Some(Overlay::PromptView) {
-            match key.code {
-                KeyCode::Down | KeyCode::Char('j') => {
-                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_add(1)
-                }
-                KeyCode::Up | KeyCode::Char('k') => {
-                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_sub(1)
-                }
-                KeyCode::PageDown => {
-                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_add(20)
-                }
-                KeyCode::PageUp => {
-                    self.prompts.view_scroll = self.prompts.view_scroll.saturating_sub(20)
-                }
-                KeyCode::Esc => self.overlay = None,
-                _ => return self.answer_key(key, &request),
+            // The whole prompt scrolls with the list keys; the rest answer.
+            let scroll = &mut self.prompts.view_scroll;
+            match Key::from_event(&key).and_then(|k| self.keymap.only(Context::List, k)) {
+                Some(Action::ListDown) => *scroll = scroll.saturating_add(1),
+                Some(Action::ListUp) => *scroll = scroll.saturating_sub(1),
+                Some(Action::ListPageDown) => *scroll = scroll.saturating_add(20),
+                Some(Action::ListPageUp) => *scroll = scroll.saturating_sub(20),
+                Some(Action::ListClose) => self.overlay = None,
+                _ => return self.answer_key(action, key, &request),
             }
             return true;
         }
-        self.answer_key(key, &request)
+        self.answer_key(action, key, &request)
     }
 
     fn move_prompt(&mut self, by: i64, n: usize) -> bool {
@@ -397,53 +398,59 @@ impl App {
         true
     }
 
-    fn answer_key(&mut self, key: KeyEvent, request: &PromptRequest) -> bool {
+    fn answer_key(
+        &mut self,
+        action: Option<Action>,
+        key: KeyEvent,
+        request: &PromptRequest,
+    ) -> bool {
         match request {
-            PromptRequest::Permission(p) => self.permission_key(key, &p.id),
-            PromptRequest::Question(q) => self.question_key(key, q),
+            PromptRequest::Permission(p) => self.permission_key(action, key, &p.id),
+            PromptRequest::Question(q) => self.question_key(action, key, q),
         }
     }
 
-    fn permission_key(&mut self, key: KeyEvent, id: &str) -> bool {
+    fn permission_key(&mut self, action: Option<Action>, key: KeyEvent, id: &str) -> bool {
         let reply = |r: &str| Reply::Permission {
             request_id: id.to_string(),
             reply: r.to_string(),
             message: None,
         };
         if self.prompts.step == PermStep::ConfirmAlways {
-            match key.code {
-                KeyCode::Char('y') => self.send_reply(reply("always")),
-                KeyCode::Esc | KeyCode::Char('n') => self.prompts.step = PermStep::Choose,
+            match Key::from_event(&key).and_then(|k| self.keymap.only(Context::Confirm, k)) {
+                Some(Action::Confirm) => self.send_reply(reply("always")),
+                Some(Action::Cancel) => self.prompts.step = PermStep::Choose,
                 _ => {}
             }
             return true;
         }
-        let chosen = match key.code {
-            // Letters only: digits pick a question's options, and a digit
-            // typed for a question must never answer a permission.
-            KeyCode::Char('y') => Some(0),
-            KeyCode::Char('a') => Some(1),
-            KeyCode::Char('n') => Some(2),
-            KeyCode::Char('m') => Some(3),
+        let chosen = match action {
+            // Letters only by default: digits pick a question's options,
+            // and a digit typed for a question must never answer a
+            // permission.
+            Some(Action::AllowOnce) => Some(0),
+            Some(Action::AllowAlways) => Some(1),
+            Some(Action::Reject) => Some(2),
+            Some(Action::RejectMessage) => Some(3),
             // Enter picks only what the user highlighted; by default it
             // shows the whole prompt (the default is to look, not to allow).
-            KeyCode::Enter if self.prompts.chose => Some(self.prompts.choice),
-            KeyCode::Enter => {
+            Some(Action::PromptEnter) if self.prompts.chose => Some(self.prompts.choice),
+            Some(Action::PromptEnter) => {
                 self.overlay = Some(Overlay::PromptView);
                 self.prompts.view_scroll = 0;
                 None
             }
-            KeyCode::Left | KeyCode::Char('h') => {
+            Some(Action::ChoiceLeft) => {
                 self.prompts.choice = self.prompts.choice.saturating_sub(1);
                 self.prompts.chose = true;
                 None
             }
-            KeyCode::Right | KeyCode::Char('l') => {
+            Some(Action::ChoiceRight) => {
                 self.prompts.choice = (self.prompts.choice + 1).min(PERM_CHOICES.len() - 1);
                 self.prompts.chose = true;
                 None
             }
-            KeyCode::Esc => {
+            Some(Action::PromptLater) => {
                 self.release_prompt_focus();
                 None
             }
@@ -466,7 +473,7 @@ impl App {
         true
     }
 
-    fn question_key(&mut self, key: KeyEvent, q: &QuestionRequest) -> bool {
+    fn question_key(&mut self, action: Option<Action>, key: KeyEvent, q: &QuestionRequest) -> bool {
         let draft = self
             .prompts
             .drafts
@@ -475,21 +482,19 @@ impl App {
         let review = q.questions.len();
         let tab = draft.tab.min(review);
         if tab == review {
-            match key.code {
-                KeyCode::Enter | KeyCode::Char('s') => {
+            match action {
+                Some(Action::PromptEnter | Action::QuestionReview) => {
                     let answers = draft.answers(q);
                     self.send_reply(Reply::Answer {
                         request_id: q.id.clone(),
                         answers,
                     });
                 }
-                KeyCode::Left | KeyCode::Char('h') | KeyCode::BackTab => {
-                    draft.tab = review.saturating_sub(1)
-                }
-                KeyCode::Char('x') => self.send_reply(Reply::Dismiss {
+                Some(Action::ChoiceLeft) => draft.tab = review.saturating_sub(1),
+                Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
                     request_id: q.id.clone(),
                 }),
-                KeyCode::Esc => self.release_prompt_focus(),
+                Some(Action::PromptLater) => self.release_prompt_focus(),
                 _ => {}
             }
             return true;
@@ -497,36 +502,42 @@ impl App {
         let question = &q.questions[tab];
         let custom_allowed = question.custom != Some(false);
         let last = question.options.len() + usize::from(custom_allowed);
-        match key.code {
-            KeyCode::Right | KeyCode::Char('l') => {
+        // Digits pick an option by its number: fixed, like the numbers shown.
+        if let KeyCode::Char(c @ '1'..='9') = key.code
+            && !key.modifiers.contains(KeyModifiers::CONTROL)
+        {
+            let o = (c as u8 - b'1') as usize;
+            if o < question.options.len() {
+                draft.cursor = o;
+                pick(draft, tab, o, question.multiple);
+                if !question.multiple {
+                    draft.tab = (tab + 1).min(review);
+                    draft.cursor = 0;
+                }
+            }
+            return true;
+        }
+        match action {
+            Some(Action::ChoiceRight) => {
                 draft.tab = (tab + 1).min(review);
                 draft.cursor = 0;
             }
-            KeyCode::Left | KeyCode::Char('h') => {
+            Some(Action::ChoiceLeft) => {
                 draft.tab = tab.saturating_sub(1);
                 draft.cursor = 0;
             }
-            KeyCode::Down | KeyCode::Char('j') => {
+            Some(Action::OptionDown) => {
                 draft.cursor = (draft.cursor + 1).min(last.saturating_sub(1))
             }
-            KeyCode::Up | KeyCode::Char('k') => draft.cursor = draft.cursor.saturating_sub(1),
-            KeyCode::Char(c @ '1'..='9') => {
-                let o = (c as u8 - b'1') as usize;
-                if o < question.options.len() {
-                    draft.cursor = o;
-                    pick(draft, tab, o, question.multiple);
-                    if !question.multiple {
-                        draft.tab = (tab + 1).min(review);
-                        draft.cursor = 0;
-                    }
-                }
-            }
+            Some(Action::OptionUp) => draft.cursor = draft.cursor.saturating_sub(1),
             // Enter on a multiple-choice question confirms the picks and moves on.
-            KeyCode::Enter if question.multiple && draft.cursor < question.options.len() => {
+            Some(Action::PromptEnter)
+                if question.multiple && draft.cursor < question.options.len() =>
+            {
                 draft.tab = (tab + 1).min(review);
                 draft.cursor = 0;
             }
-            KeyCode::Char(' ') | KeyCode::Enter => {
+            Some(Action::OptionToggle | Action::PromptEnter) => {
                 if draft.cursor == question.options.len() && custom_allowed {
                     let mut editor =
                         TextArea::new(draft.typed[tab].lines().map(str::to_string).collect());
@@ -541,11 +552,11 @@ impl App {
                     }
                 }
             }
-            KeyCode::Char('s') => draft.tab = review,
-            KeyCode::Char('x') => self.send_reply(Reply::Dismiss {
+            Some(Action::QuestionReview) => draft.tab = review,
+            Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
                 request_id: q.id.clone(),
             }),
-            KeyCode::Esc => self.release_prompt_focus(),
+            Some(Action::PromptLater) => self.release_prompt_focus(),
             _ => return false,
         }
         true

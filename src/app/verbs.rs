@@ -311,7 +311,9 @@ impl App {
         let Some(id) = self.verbs.confirm_abort.take() else {
             return;
         };
-        if key.code != KeyCode::Char('y') {
+        let confirm = super::keymap::Key::from_event(&key)
+            .and_then(|k| self.keymap.only(super::keymap::Context::Confirm, k));
+        if confirm != Some(super::keymap::Action::Confirm) {
             self.verbs.say("not stopped");
             return;
         }

@@ -50,7 +50,13 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
         ),
         Line::default(),
         Line::from(vec![
-            Span::styled(" y ", theme.style(Role::StatusKey)),
+            Span::styled(
+                format!(
+                    " {} ",
+                    app.keymap.describe(crate::app::keymap::Action::Confirm)
+                ),
+                theme.style(Role::StatusKey),
+            ),
             Span::styled(" stop it    ", theme.style(Role::Text)),
             Span::styled(" any other key ", theme.style(Role::StatusKey)),
             Span::styled(" keep it running", theme.style(Role::Text)),

@@ -16,31 +16,42 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     if app.player.is_none() {
         groups.retain(|(ctx, _)| *ctx != crate::app::keymap::Context::Player);
     }
-    let key_w = groups
-        .iter()
-        .flat_map(|(_, rows)| rows.iter().map(|(k, _)| wrap::width(k)))
-        .max()
-        .unwrap_or(0)
-        .min(22);
+    let widest = |f: fn(&(String, &str, &str)) -> usize| {
+        groups
+            .iter()
+            .flat_map(|(_, rows)| rows.iter().map(f))
+            .max()
+            .unwrap_or(0)
+    };
+    let key_w = widest(|r| wrap::width(&r.0)).min(22);
+    let help_w = widest(|r| wrap::width(r.1));
+    let name_w = widest(|r| wrap::width(r.2));
     let mut lines = Vec::new();
     for (ctx, rows) in &groups {
         if !lines.is_empty() {
             lines.push(Line::default());
         }
         lines.push(Line::styled(ctx.title(), theme.style(Role::Heading)));
-        for (keys, help) in rows {
+        for (keys, help, name) in rows {
             let keys = wrap::truncate(keys, key_w);
             let pad = key_w.saturating_sub(wrap::width(&keys));
+            let help_pad = help_w.saturating_sub(wrap::width(help));
             lines.push(Line::from(vec![
                 Span::styled(
                     format!("  {keys}{} ", " ".repeat(pad)),
                     theme.style(Role::Accent),
                 ),
-                Span::styled(*help, theme.style(Role::Text)),
+                Span::styled(
+                    format!("{help}{}  ", " ".repeat(help_pad)),
+                    theme.style(Role::Text),
+                ),
+                Span::styled(*name, theme.style(Role::Muted)),
             ]));
         }
     }
-    let width = (key_w as u16 + 50).min(screen.width);
+    // Keys, what they do, and the action's name for the config, as the
+    // screen allows (the names go first when it is narrow).
+    let width = ((key_w + help_w + name_w + 7) as u16).min(screen.width);
     let total = lines.len() as u16;
     let height = (total + 2).min(screen.height);
     let scroll = app

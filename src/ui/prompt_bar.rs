@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::theme::Role;
 use super::tools::body::diff_lines;
 use super::wrap;
+use crate::app::keymap::Action;
 use crate::app::prompts::{Draft, PERM_CHOICES, PermStep};
 use crate::app::{App, Focus};
 use crate::model::{PermissionRequest, Prompt, PromptRequest, QuestionRequest};
@@ -253,7 +254,15 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
                 ),
                 theme.style(Role::Warning),
             ));
-            lines.push(keys_line(app, &[("y", "confirm"), ("esc", "back")], width));
+            let k = |a| app.keymap.describe(a);
+            lines.push(keys_line(
+                app,
+                &[
+                    (&k(Action::Confirm), "confirm"),
+                    (&k(Action::Cancel), "back"),
+                ],
+                width,
+            ));
         }
         PermStep::RejectMessage => {
             lines.push(keys_line(
@@ -264,7 +273,14 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
         }
         PermStep::Choose => {
             let mut spans = vec![Span::raw("   ")];
-            for (i, (k, label)) in PERM_CHOICES.iter().enumerate() {
+            let choice_keys = [
+                Action::AllowOnce,
+                Action::AllowAlways,
+                Action::Reject,
+                Action::RejectMessage,
+            ]
+            .map(|a| app.keymap.hint(a).unwrap_or_default());
+            for (i, ((_, label), k)) in PERM_CHOICES.iter().zip(&choice_keys).enumerate() {
                 let style = if app.prompts.chose && i == app.prompts.choice {
                     theme.style(Role::SelectionFocus)
                 } else {
@@ -275,14 +291,23 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
                 spans.push(Span::raw("  "));
             }
             lines.push(Line::from(spans));
+            let k = |a| app.keymap.hint(a).unwrap_or_default();
+            let choose = format!(
+                "{}/{} then {}",
+                k(Action::ChoiceLeft),
+                k(Action::ChoiceRight),
+                k(Action::PromptEnter)
+            );
+            let view = format!("{}/{}", k(Action::PromptEnter), k(Action::PromptView));
+            let next = format!("{}/{}", k(Action::PromptNext), k(Action::PromptPrev));
             lines.push(keys_line(
                 app,
                 &[
-                    ("←/→ then enter", "choose"),
-                    ("enter/v", "view"),
-                    ("]/[", "next/prev"),
-                    ("ctrl-g", "go to session"),
-                    ("esc", "later"),
+                    (&choose, "choose"),
+                    (&view, "view"),
+                    (&next, "next/prev"),
+                    (&k(Action::PromptSession), "go to session"),
+                    (&k(Action::PromptLater), "later"),
                 ],
                 width,
             ));
@@ -368,13 +393,15 @@ fn question(app: &App, q: &QuestionRequest, width: usize, lines: &mut Vec<Line<'
                 theme.style(role),
             ));
         }
+        let k = |a| app.keymap.hint(a).unwrap_or_default();
+        let submit = format!("{}/{}", k(Action::PromptEnter), k(Action::QuestionReview));
         lines.push(keys_line(
             app,
             &[
-                ("enter/s", "submit"),
-                ("←", "back"),
-                ("x", "dismiss"),
-                ("esc", "later"),
+                (&submit, "submit"),
+                (&k(Action::ChoiceLeft), "back"),
+                (&k(Action::QuestionDismiss), "dismiss"),
+                (&k(Action::PromptLater), "later"),
             ],
             width,
         ));
@@ -442,19 +469,27 @@ fn question(app: &App, q: &QuestionRequest, width: usize, lines: &mut Vec<Line<'
             style,
         ));
     }
-    let keys: &[(&str, &str)] = if app.prompts.editor.is_some() {
-        &[("esc/ctrl-s", "done typing")]
+    let k = |a| app.keymap.hint(a).unwrap_or_default();
+    let owned: Vec<(String, &str)> = if app.prompts.editor.is_some() {
+        vec![("esc/ctrl-s".into(), "done typing")]
     } else {
-        &[
-            ("1-9", "pick"),
-            ("space", "toggle"),
-            ("↑/↓", "move"),
-            ("←/→", "question"),
-            ("s", "review"),
-            ("x", "dismiss"),
+        vec![
+            ("1-9".into(), "pick"),
+            (k(Action::OptionToggle), "toggle"),
+            (
+                format!("{}/{}", k(Action::OptionUp), k(Action::OptionDown)),
+                "move",
+            ),
+            (
+                format!("{}/{}", k(Action::ChoiceLeft), k(Action::ChoiceRight)),
+                "question",
+            ),
+            (k(Action::QuestionReview), "review"),
+            (k(Action::QuestionDismiss), "dismiss"),
         ]
     };
-    lines.push(keys_line(app, keys, width));
+    let keys: Vec<(&str, &str)> = owned.iter().map(|(k, l)| (k.as_str(), *l)).collect();
+    lines.push(keys_line(app, &keys, width));
 }
 
 /// The whole prompt, full screen: every line of a long command or diff.
