@@ -296,6 +296,9 @@ impl fmt::Display for Key {
     }
 }
 
+/// A line of the help overlay: keys, what they do, the action's name.
+pub type HelpRow = (String, &'static str, &'static str);
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Keymap {
     /// Per action, its keys in the order they were given (the first is shown
@@ -380,8 +383,8 @@ impl Keymap {
 
     /// Help rows grouped by context, in table order: keys, what they do,
     /// and the action's name (for the config's `[keys]` table).
-    pub fn help_rows(&self) -> Vec<(Context, Vec<(String, &'static str, &'static str)>)> {
-        let mut groups: Vec<(Context, Vec<(String, &'static str, &'static str)>)> = Vec::new();
+    pub fn help_rows(&self) -> Vec<(Context, Vec<HelpRow>)> {
+        let mut groups: Vec<(Context, Vec<HelpRow>)> = Vec::new();
         for &ctx in &[
             Context::Global,
             Context::Sessions,
