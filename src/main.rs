@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(theme) = cli.theme {
-        config.theme = theme;
+        config.theme = Some(theme);
     }
     let result = match cli.command {
         Command::Record {

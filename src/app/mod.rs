@@ -6,18 +6,21 @@
 //! gate decides when `prepare` and `ui::draw` run.
 
 pub mod attention;
+pub mod color_depth;
 pub mod config;
 pub mod frame_gate;
 mod input;
 pub mod keymap;
 pub mod launch;
 pub mod logging;
+pub mod look;
 pub mod paging;
 pub mod player;
 pub mod prompts;
 pub mod run;
 pub mod session_tree;
 pub mod terminal;
+pub mod theme_picker;
 
 use std::collections::{HashMap, HashSet};
 
@@ -55,6 +58,8 @@ pub enum Overlay {
     Diffs,
     /// The current prompt's whole content (a long command, a big diff).
     PromptView,
+    /// The theme list, previewing the highlighted one.
+    Themes,
 }
 
 /// Where the events come from, for the status line.
@@ -73,6 +78,9 @@ pub struct App {
     pub config: Config,
     pub keymap: Keymap,
     pub theme: Theme,
+    /// Where the theme came from and how it is read (variant, depth).
+    pub look: look::Look,
+    pub theme_picker: Option<theme_picker::ThemePicker>,
     pub source: SourceInfo,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
@@ -143,14 +151,23 @@ impl App {
     ) -> Result<App, String> {
         let prompt_arming = std::time::Duration::from_millis(config.prompt_arming_ms);
         let keymap = config.keymap()?;
-        let theme = Theme::load(&config.theme)?;
+        let look = look::Look::new(&config);
+        let (theme, fallback) = look.load_chosen()?;
         let highlighter = Highlighter::spawn(&theme.syntax);
         Ok(App {
             store: Store::new(),
             stats: IngestStats::default(),
             config,
             keymap,
+            notice: fallback.or_else(|| {
+                theme
+                    .warnings
+                    .first()
+                    .map(|w| format!("theme {}: {w}", theme.name))
+            }),
             theme,
+            look,
+            theme_picker: None,
             source: SourceInfo {
                 label: source_label.into(),
                 state: SourceState::Playing,
@@ -184,7 +201,6 @@ impl App {
             requested: HashSet::new(),
             histories: HashMap::new(),
             recording_stopped: None,
-            notice: None,
             replies: None,
             prompts: prompts::PromptUi {
                 arming: prompt_arming,
