@@ -10,7 +10,6 @@ use serde::Deserialize;
 use super::App;
 use super::color_depth::ColorDepth;
 use super::config::Config;
-use crate::ui::highlight::Highlighter;
 use crate::ui::render_cache::RenderCache;
 use crate::ui::theme::catalog::{self, Catalog, Choice, Dirs};
 use crate::ui::theme::{Mode, Theme};
@@ -30,7 +29,7 @@ pub enum ModeSetting {
 /// that does not know the question usually says so at once (it answers
 /// the device-attributes query sent after it); only a silent one costs
 /// this much start-up time.
-pub const BACKGROUND_TIMEOUT: Duration = Duration::from_millis(80);
+pub const BACKGROUND_TIMEOUT: Duration = Duration::from_millis(70);
 
 #[derive(Debug, Clone)]
 pub struct Look {
@@ -94,6 +93,20 @@ impl Look {
     }
 }
 
+/// What the status line says about a theme with broken entries: the first
+/// (naming its key) and how many more; each is logged.
+pub fn warning_notice(theme: &Theme) -> Option<String> {
+    let first = theme.warnings.first()?;
+    for w in &theme.warnings {
+        tracing::warn!("theme {}: {w}", theme.name);
+    }
+    let more = match theme.warnings.len() {
+        1 => String::new(),
+        n => format!(" (+{} more, see the log)", n - 1),
+    };
+    Some(format!("theme {}: {first}{more}", theme.name))
+}
+
 /// Ask the terminal for its background colour (OSC 11) and say whether it
 /// is light or dark; `None` when it does not answer in time.
 pub fn terminal_mode() -> Option<Mode> {
@@ -112,17 +125,10 @@ pub fn terminal_mode() -> Option<Mode> {
 impl App {
     /// Show `theme`: new code colours, everything rendered again.
     pub fn set_theme(&mut self, theme: Theme) {
-        if let Some(first) = theme.warnings.first() {
-            for w in &theme.warnings {
-                tracing::warn!("theme {}: {w}", theme.name);
-            }
-            let more = match theme.warnings.len() {
-                1 => String::new(),
-                n => format!(" (+{} more, see the log)", n - 1),
-            };
-            self.notice = Some(format!("theme {}: {first}{more}", theme.name));
+        if let Some(notice) = warning_notice(&theme) {
+            self.notice = Some(notice);
         }
-        self.highlighter = Highlighter::spawn(&theme.syntax);
+        self.highlighter = self.highlighter.with_theme(&theme.syntax);
         self.cache = RenderCache::default();
         self.theme = theme;
     }

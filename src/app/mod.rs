@@ -159,12 +159,7 @@ impl App {
             stats: IngestStats::default(),
             config,
             keymap,
-            notice: fallback.or_else(|| {
-                theme
-                    .warnings
-                    .first()
-                    .map(|w| format!("theme {}: {w}", theme.name))
-            }),
+            notice: fallback.or_else(|| look::warning_notice(&theme)),
             theme,
             look,
             theme_picker: None,

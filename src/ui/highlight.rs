@@ -93,6 +93,15 @@ impl Highlighter {
         }
     }
 
+    /// A highlighter of the same kind (worker or blocking) for another
+    /// theme, with an empty cache.
+    pub fn with_theme(&self, theme: &SyntaxTheme) -> Highlighter {
+        match self.jobs {
+            Some(_) => Highlighter::spawn(theme),
+            None => Highlighter::blocking(theme),
+        }
+    }
+
     /// Moves on each time a result arrives.
     pub fn generation(&self) -> u64 {
         self.shared.generation.load(Ordering::SeqCst)

@@ -33,6 +33,11 @@ const RULES: &[(&str, &[&str], bool)] = &[
         &["syntaxNumber", "warning"],
         false,
     ),
+    (
+        "constant.other, support.constant, variable.language",
+        &["syntaxNumber", "warning"],
+        false,
+    ),
     ("keyword.operator", &["syntaxOperator", "secondary"], false),
     (
         "keyword, storage.modifier, storage.type.function, storage.type.class",
@@ -49,8 +54,20 @@ const RULES: &[(&str, &[&str], bool)] = &[
         &["syntaxType", "info"],
         false,
     ),
+    // Tables of TOML, sections of INI.
     (
-        "variable, entity.name.tag, support.variable",
+        "entity.name.table, entity.name.section, entity.name.namespace",
+        &["syntaxType", "info"],
+        false,
+    ),
+    // Keys of TOML, YAML and JSON, and markup tags.
+    (
+        "entity.name.tag, support.type.property-name, variable.other.key, meta.mapping.key, keyword.other.definition, entity.other.attribute-name",
+        &["syntaxVariable", "text"],
+        false,
+    ),
+    (
+        "variable, support.variable",
         &["syntaxVariable", "text"],
         false,
     ),
@@ -117,4 +134,37 @@ pub fn named(name: &str) -> Option<SyntaxTheme> {
         .themes
         .remove(name)
         .map(Arc::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::highlight::{Highlighter, Lookup};
+    use crate::ui::theme::Theme;
+
+    #[test]
+    fn every_rule_parses() {
+        for (selector, _, _) in RULES {
+            assert!(ScopeSelectors::from_str(selector).is_ok(), "{selector}");
+        }
+    }
+
+    #[test]
+    fn toml_tables_keys_and_strings_differ() {
+        let theme = Theme::default();
+        let h = Highlighter::blocking(&theme.syntax);
+        let Lookup::Ready(lines) = h.lookup("toml", "[package]\nname = \"x\"\n") else {
+            panic!("toml")
+        };
+        let fg = |line: usize, text: &str| {
+            lines[line]
+                .iter()
+                .find(|(t, _)| t.contains(text))
+                .unwrap_or_else(|| panic!("{text} in {lines:?}"))
+                .1
+                .fg
+        };
+        assert_ne!(fg(0, "package"), fg(0, "["), "{lines:?}");
+        assert_ne!(fg(1, "name"), fg(1, "x"));
+    }
 }
