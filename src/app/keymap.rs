@@ -90,7 +90,7 @@ actions! {
     ToggleReasoning => "toggle_reasoning", Turns, "fold or unfold all reasoning", ["r"];
     CycleDetail => "detail", Global, "detail level: compact, normal, full", ["d"];
     Diffs => "diffs", Global, "modified files and their diffs", ["D"];
-    Themes => "themes", Global, "choose a theme (previewed as you move; enter keeps it)", ["T"];
+    Themes => "themes", Global, "choose a theme (previewed; enter keeps it)", ["T"];
     PlayPause => "play_pause", Player, "play or pause", ["P"];
     Faster => "faster", Player, "faster: 0.25× … 64×, then instant", ["+", "="];
     Slower => "slower", Player, "slower", ["-"];

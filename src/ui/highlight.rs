@@ -47,7 +47,16 @@ pub struct Highlighter {
 /// The grammars, loaded once, on first use (on the worker thread).
 pub fn syntaxes() -> &'static SyntaxSet {
     static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
-    SYNTAXES.get_or_init(two_face::syntax::extra_newlines)
+    SYNTAXES.get_or_init(|| {
+        let start = std::time::Instant::now();
+        let set = two_face::syntax::extra_newlines();
+        tracing::info!(
+            "{} grammars loaded in {:?}",
+            set.syntaxes().len(),
+            start.elapsed()
+        );
+        set
+    })
 }
 
 impl Highlighter {
@@ -255,6 +264,7 @@ mod tests {
             ("tsx", "const a = <div className=\"x\">{y}</div>;\n"),
             ("toml", "[package]\nname = \"ocview\"\n"),
             ("dockerfile", "FROM rust:1.88\nRUN cargo build\n"),
+            ("Dockerfile", "FROM rust:1.88\nRUN cargo build\n"),
             ("yaml", "a: [1, 2]\n"),
             ("json", "{\"a\": 1}\n"),
             ("go", "package main\nfunc main() {}\n"),

@@ -380,6 +380,18 @@ mod tests {
                 .unwrap_err()
                 .contains("no such theme")
         );
+        // An ocview TOML file by path restyles roles over the default.
+        let toml = home.path().join("mine.toml");
+        std::fs::write(&toml, "error = \"#040404\"").unwrap();
+        let t = catalog.load(toml.to_str().unwrap(), Mode::Light).unwrap();
+        assert_eq!(
+            t.style(Role::Error).fg,
+            Some(ratatui::style::Color::Rgb(4, 4, 4))
+        );
+        assert_eq!(
+            t.style(Role::Text),
+            Theme::opencode_default(Mode::Light).style(Role::Text)
+        );
     }
 
     #[test]
