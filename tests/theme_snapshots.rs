@@ -370,3 +370,30 @@ async fn code_blocks_are_highlighted_without_a_key_press() {
     );
     insta::assert_snapshot!("code_highlighted_without_a_key", styled(&buf));
 }
+
+#[test]
+fn theme_names_from_files_are_shown_inert() {
+    use ocview::ui::theme::catalog::{Catalog, Dirs};
+    let home = tempfile::tempdir().unwrap();
+    let themes = home.path().join("opencode/themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    // An escape, and a right-to-left override that would make the list
+    // read differently from what the files are.
+    std::fs::write(
+        themes.join("evil\x1b[31m\u{202E}cba.json"),
+        r##"{"theme":{}}"##,
+    )
+    .unwrap();
+    let mut app = themed("opencode", ModeSetting::Dark, b"");
+    app.look.catalog = Catalog::discover(&Dirs {
+        config: Some(home.path().to_path_buf()),
+        ..Dirs::default()
+    });
+    press(&mut app, &["T"]);
+    let screen = common::screen(&mut app, 100, 30);
+    assert!(screen.contains("evil␛[31mcba"), "{screen}");
+    assert!(
+        !screen.contains('\x1b') && !screen.contains('\u{202E}'),
+        "{screen:?}"
+    );
+}

@@ -117,13 +117,19 @@ impl Theme {
 
     /// `NO_COLOR`: no colour anywhere, and structure kept by attributes. A
     /// role that stood out only by its background (a selection, a search
-    /// match, a diff band) is drawn reversed instead.
+    /// match, the status bar) is drawn reversed instead. Diff bands are
+    /// not: whole lines reversed would drown the `+`/`-` that already say
+    /// it.
     pub fn without_color(&self) -> Theme {
         let styles = Role::ALL
             .iter()
             .map(|&role| {
                 let s = self.style(role);
-                let banded = s.bg.is_some_and(|c| c != Color::Reset) && role != Role::Background;
+                let banded = s.bg.is_some_and(|c| c != Color::Reset)
+                    && !matches!(
+                        role,
+                        Role::Background | Role::DiffAddLine | Role::DiffDelLine
+                    );
                 let mut plain = Style::default().add_modifier(s.add_modifier);
                 if banded {
                     plain = plain.add_modifier(Modifier::REVERSED);
@@ -197,7 +203,14 @@ mod tests {
             let s = theme.style(role);
             assert!(s.fg.is_none() && s.bg.is_none(), "{role:?}: {s:?}");
         }
-        for role in [Role::Selection, Role::Match, Role::DiffAddLine, Role::Badge] {
+        for role in [
+            Role::Selection,
+            Role::SelectionFocus,
+            Role::Match,
+            Role::MatchCurrent,
+            Role::Badge,
+            Role::StatusBar,
+        ] {
             assert!(
                 theme.style(role).add_modifier.contains(Modifier::REVERSED),
                 "{role:?}"
@@ -209,6 +222,8 @@ mod tests {
                 .add_modifier
                 .contains(Modifier::BOLD)
         );
+        // Diff bands stay plain: the +/- marks say it.
+        assert_eq!(theme.style(Role::DiffAddLine), Style::default());
         assert!(!theme.paints_background());
     }
 }

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::theme::Role;
 use super::wrap;
 use crate::app::App;
+use crate::sanitize;
 
 const WIDTH: u16 = 30;
 
@@ -38,6 +39,8 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         .map(|(i, name)| {
             let chosen = i == picker.index;
             let marker = if chosen { "› " } else { "  " };
+            // File names are untrusted text.
+            let name = sanitize::line(name);
             let text = wrap::truncate(&format!("{marker}{name}"), inner);
             let pad = inner.saturating_sub(wrap::width(&text));
             let role = if chosen {

@@ -160,7 +160,7 @@ impl Catalog {
 }
 
 fn load_file(path: &Path, mode: Mode) -> Result<Theme, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = read_capped(path)?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -172,6 +172,23 @@ fn load_file(path: &Path, mode: Mode) -> Result<Theme, String> {
         });
     }
     Theme::from_opencode(&name, &text, mode)
+}
+
+/// The largest theme or settings file read: OpenCode's own are a few KB,
+/// and a project's folder may hold anything.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+fn read_capped(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!("larger than {} KiB", MAX_FILE_BYTES / 1024));
+    }
+    Ok(text)
 }
 
 /// The theme to show and, when something fixes it, the variant.
@@ -211,7 +228,7 @@ pub fn choose(asked: Option<&str>, dirs: &Dirs) -> Choice {
 /// state (`kv.json`), and a variant locked there (`theme_mode_lock`).
 pub fn opencode_choice(dirs: &Dirs) -> (Option<String>, Option<Mode>) {
     let read = |path: PathBuf| -> Option<serde_json::Value> {
-        let text = std::fs::read_to_string(path).ok()?;
+        let text = read_capped(&path).ok()?;
         serde_json::from_str(&strip_jsonc(&text)).ok()
     };
     let string = |v: &serde_json::Value, key: &str| {
@@ -362,8 +379,15 @@ mod tests {
             state: None,
             cwd: Some(sub),
         };
+        std::fs::write(user.join("huge.json"), " ".repeat(2 << 20)).unwrap();
         let catalog = Catalog::discover(&dirs);
         assert!(catalog.names().contains(&"mine"));
+        assert!(
+            catalog
+                .load("huge", Mode::Dark)
+                .unwrap_err()
+                .contains("larger than")
+        );
         assert!(!catalog.names().contains(&"notes"));
         let error = |name: &str| {
             catalog
