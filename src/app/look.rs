@@ -171,6 +171,29 @@ mod tests {
     }
 
     #[test]
+    fn the_terminal_reloads_a_theme_file_in_its_variant_and_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.json");
+        std::fs::write(
+            &path,
+            r##"{"theme": {"background": {"dark": "#000001", "light": "#fffffe"}}}"##,
+        )
+        .unwrap();
+        let config = Config {
+            theme: Some(path.to_str().unwrap().into()),
+            ..Config::default()
+        };
+        let mut app = App::new(config, "test", true).unwrap();
+        let bg = |app: &App| app.theme.style(crate::ui::theme::Role::Background).bg;
+        assert_eq!(bg(&app), Some(ratatui::style::Color::Rgb(0, 0, 1)));
+        app.adapt_to_terminal(Some(Mode::Light), ColorDepth::TrueColor);
+        assert_eq!(bg(&app), Some(ratatui::style::Color::Rgb(255, 255, 254)));
+        app.adapt_to_terminal(Some(Mode::Light), ColorDepth::None);
+        assert_eq!(bg(&app), None);
+        assert_eq!(app.theme.name, path.to_str().unwrap());
+    }
+
+    #[test]
     fn no_color_loads_a_colourless_theme() {
         let mut look = Look::new(&Config::default());
         look.depth = ColorDepth::None;

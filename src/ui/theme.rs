@@ -66,7 +66,7 @@ roles! {
 
 #[derive(Debug, Clone)]
 pub struct Theme {
-    /// The name it was chosen by (a catalog name or a file's stem).
+    /// The name it was chosen by: a catalog name, or a file's path.
     pub name: String,
     /// The variant its `{"dark", "light"}` values were read in.
     pub mode: Mode,

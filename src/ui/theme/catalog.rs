@@ -38,10 +38,6 @@ pub fn default_text() -> &'static str {
     BUILT_IN[0].1
 }
 
-pub fn built_in_names() -> impl Iterator<Item = &'static str> {
-    BUILT_IN.iter().map(|(n, _)| *n)
-}
-
 /// The folders themes and OpenCode's settings are looked for in.
 #[derive(Debug, Clone, Default)]
 pub struct Dirs {
@@ -150,7 +146,14 @@ impl Catalog {
         }
         let path = Path::new(name_or_path);
         if path.is_file() {
-            return load_file(path, mode).map_err(|e| format!("theme {shown}: {e}"));
+            // Named by its path, so it can be loaded again (in the other
+            // variant, or after the picker).
+            return load_file(path, mode)
+                .map(|mut t| {
+                    t.name = name_or_path.to_string();
+                    t
+                })
+                .map_err(|e| format!("theme {shown}: {e}"));
         }
         Err(format!(
             "theme {shown}: no such theme ({}) and no such file",
