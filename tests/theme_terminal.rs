@@ -273,3 +273,36 @@ fn a_terminal_that_never_answers_delays_start_up_by_less_than_100_ms() {
     // The question was asked: it waited for the answer at all.
     assert!(asked > fixed, "{asked:?} vs {fixed:?}");
 }
+
+/// `--plain` on a terminal colours its transcript, except with NO_COLOR.
+#[test]
+fn no_color_holds_for_the_plain_transcript_too() {
+    let plain = |tag: &str, env: &str| {
+        let t = Tmux::start(tag);
+        let out = t.home().join("plain.raw");
+        t.pipe_output_to(&out);
+        t.line(&format!(
+            "env -u NO_COLOR {env} {} demo --plain; echo done-$((6*7))",
+            bin()
+        ));
+        t.wait_for("the end of the transcript", |s| s.contains("done-42"));
+        std::thread::sleep(Duration::from_millis(100));
+        String::from_utf8_lossy(&std::fs::read(&out).unwrap()).into_owned()
+    };
+    let coloured = plain("plaincolour", "TERM=xterm-256color");
+    assert!(
+        sgr_params(&coloured).iter().any(|p| sets_colour(p)),
+        "colour by default"
+    );
+    let none = plain("plainnocolor", "NO_COLOR=1 TERM=xterm-256color");
+    let params = sgr_params(&none);
+    assert!(
+        !params.iter().any(|p| sets_colour(p)),
+        "{:?}",
+        params
+            .iter()
+            .filter(|p| sets_colour(p))
+            .take(5)
+            .collect::<Vec<_>>()
+    );
+}
