@@ -225,11 +225,11 @@ fn a_broken_theme_file_loads_with_a_warning_naming_the_key() {
     // The status line says so, naming the first key, and counts the rest.
     let notice = app.notice.clone().unwrap_or_default();
     assert!(
-        notice.starts_with("theme broken: theme.") && notice.contains("+2 more"),
+        notice.contains("broken.json: theme.bogus: unknown key (+2 more"),
         "{notice}"
     );
-    let screen = common::screen(&mut app, 120, 20);
-    assert!(screen.contains("theme broken: theme."), "{screen}");
+    let screen = common::screen(&mut app, 200, 20);
+    assert!(screen.contains("broken.json: theme.bogus"), "{screen}");
     // Not JSON at all: the file cannot be a theme, and the error says which.
     std::fs::write(&path, "{ nope").unwrap();
     let e = App::new(
