@@ -29,7 +29,7 @@ pub enum ModeSetting {
 /// that does not know the question usually says so at once (it answers
 /// the device-attributes query sent after it); only a silent one costs
 /// this much start-up time.
-pub const BACKGROUND_TIMEOUT: Duration = Duration::from_millis(70);
+pub const BACKGROUND_TIMEOUT: Duration = Duration::from_millis(60);
 
 #[derive(Debug, Clone)]
 pub struct Look {
