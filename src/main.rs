@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use ocview::app::color_depth::{ColorDepth, ColorSetting};
 use ocview::app::config::Config;
 use ocview::app::launch::{self, DumpWhen, Outcome, Recording};
 use ocview::app::player::{PlayOptions, StartAt};
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(theme) = cli.theme {
-        config.theme = theme;
+        config.theme = Some(theme);
     }
     // The demo shows what happens without a key press.
     let demo = matches!(cli.command, Command::Demo { .. });
@@ -240,7 +241,7 @@ fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::
             speed: Some(speed),
             max_gap,
         });
-        return plain(reader, path, pace);
+        return plain(reader, path, pace, config.colors);
     }
     let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
     let speed = if pace.instant {
@@ -406,9 +407,11 @@ fn plain(
     input: Box<dyn BufRead + Send>,
     path: &Path,
     pace: Option<Pace>,
+    colors: ColorSetting,
 ) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
-    let color = stdout.is_terminal();
+    // NO_COLOR and `colors = "none"` hold here too.
+    let color = stdout.is_terminal() && ColorDepth::from_env(colors) != ColorDepth::None;
     let mut printer = ocview::plain::PlainPrinter::new(stdout.lock(), color);
     let mut reader = ReplayReader::new(input);
     let mut store = Store::new();

@@ -12,8 +12,16 @@ use super::keymap::Keymap;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// A built-in theme name (`dark`, `light`) or a path to a theme file.
-    pub theme: String,
+    /// A theme name (built in, or a file in an OpenCode themes folder) or a
+    /// theme file's path. Unset: the theme chosen in OpenCode, else
+    /// `opencode`. `dark` and `light` mean `opencode` in that variant.
+    pub theme: Option<String>,
+    /// Which variant of the theme: `auto` (the terminal's background),
+    /// `dark` or `light`.
+    pub theme_mode: super::look::ModeSetting,
+    /// Colour depth: `auto` (from COLORTERM, TERM and NO_COLOR),
+    /// `truecolor`, `256`, `16` or `none`.
+    pub colors: super::color_depth::ColorSetting,
     /// Mouse support: wheel scrolling and clicks.
     pub mouse: bool,
     /// At this many columns or more the side panel sits beside the turns;
@@ -45,12 +53,18 @@ pub struct Config {
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
+    /// The file this was read from (the theme picker writes its choice
+    /// there).
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
-            theme: "dark".into(),
+            theme: None,
+            theme_mode: Default::default(),
+            colors: Default::default(),
             mouse: true,
             side_panel_min_width: 120,
             session_list_width: 34,
@@ -62,6 +76,7 @@ impl Default for Config {
             session_list_fold_width: 100,
             clipboard: Default::default(),
             keys: BTreeMap::new(),
+            path: None,
         }
     }
 }
@@ -98,12 +113,17 @@ impl Config {
             },
         };
         match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                Config::parse(&text).map_err(|message| ConfigError::Invalid { path, message })
-            }
-            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
-                Ok(Config::default())
-            }
+            Ok(text) => match Config::parse(&text) {
+                Ok(config) => Ok(Config {
+                    path: Some(path),
+                    ..config
+                }),
+                Err(message) => Err(ConfigError::Invalid { path, message }),
+            },
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config {
+                path: Some(path),
+                ..Config::default()
+            }),
             Err(source) => Err(ConfigError::Read { path, source }),
         }
     }
@@ -139,13 +159,21 @@ mod tests {
     fn settings_and_keys_apply() {
         let c =
             Config::parse("theme = \"light\"\nmouse = false\n[keys]\nquit = [\"x\"]\n").unwrap();
-        assert_eq!(c.theme, "light");
+        assert_eq!(c.theme.as_deref(), Some("light"));
         assert!(!c.mouse);
         assert_eq!(
             c.keymap()
                 .unwrap()
                 .describe(super::super::keymap::Action::Quit),
             "x"
+        );
+        let c = Config::parse("theme_mode = \"light\"\ncolors = \"256\"").unwrap();
+        assert_eq!(c.theme_mode, super::super::look::ModeSetting::Light);
+        assert_eq!(c.colors, super::super::color_depth::ColorSetting::Ansi256);
+        assert!(
+            Config::parse("colors = \"lots\"")
+                .unwrap_err()
+                .contains("colors")
         );
     }
 

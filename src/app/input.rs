@@ -94,6 +94,10 @@ impl App {
             }
             return;
         }
+        if self.overlay == Some(Overlay::Themes) {
+            self.theme_picker_key(key);
+            return;
+        }
         let Some(k) = Key::from_event(&key) else {
             return;
         };
@@ -249,6 +253,7 @@ impl App {
                 }
             }
             Action::Back => self.back(),
+            Action::Themes => self.open_theme_picker(),
             Action::Up => self.move_selection(-1),
             Action::Down => self.move_selection(1),
             Action::First => self.move_selection(i64::MIN / 2),

@@ -122,7 +122,16 @@ async fn tui(
     mut app: App,
     rx: mpsc::Receiver<crate::source::player::SourceMsg>,
 ) -> anyhow::Result<Outcome> {
-    let mut term = terminal::enter(app.config.mouse)?;
+    // Asked before raw mode and the alternate screen, so the answer is not
+    // read as a key.
+    let background = app
+        .look
+        .wants_terminal_mode()
+        .then(super::look::terminal_mode)
+        .flatten();
+    let depth = super::color_depth::ColorDepth::from_env(app.config.colors);
+    app.adapt_to_terminal(background, depth);
+    let mut term = terminal::enter(app.config.mouse, depth)?;
     spawn_test_panic();
     // Why the loop was told to stop: the exit code follows from it.
     let stopped_by = std::cell::Cell::new(1u8);

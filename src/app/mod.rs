@@ -8,6 +8,7 @@
 pub mod attention;
 mod attention_follow;
 pub mod clipboard;
+pub mod color_depth;
 pub mod config;
 pub mod frame_gate;
 pub mod handover;
@@ -16,6 +17,7 @@ pub mod jump_list;
 pub mod keymap;
 pub mod launch;
 pub mod logging;
+pub mod look;
 pub mod paging;
 pub mod player;
 pub mod prompts;
@@ -24,6 +26,7 @@ pub mod search;
 pub mod search_worker;
 pub mod session_tree;
 pub mod terminal;
+pub mod theme_picker;
 pub mod verbs;
 
 use std::collections::{HashMap, HashSet};
@@ -64,6 +67,8 @@ pub enum Overlay {
     PromptView,
     /// The session's prompts with their times, to jump to one.
     Prompts,
+    /// The theme list, previewing the highlighted one.
+    Themes,
 }
 
 /// Where the events come from, for the status line.
@@ -82,6 +87,9 @@ pub struct App {
     pub config: Config,
     pub keymap: Keymap,
     pub theme: Theme,
+    /// Where the theme came from and how it is read (variant, depth).
+    pub look: look::Look,
+    pub theme_picker: Option<theme_picker::ThemePicker>,
     pub source: SourceInfo,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
@@ -167,7 +175,8 @@ impl App {
     ) -> Result<App, String> {
         let prompt_arming = std::time::Duration::from_millis(config.prompt_arming_ms);
         let keymap = config.keymap()?;
-        let theme = Theme::load(&config.theme)?;
+        let look = look::Look::new(&config);
+        let (theme, fallback) = look.load_chosen()?;
         let highlighter = Highlighter::spawn(&theme.syntax);
         let clipboard = clipboard::Clipboard::detect(config.clipboard);
         Ok(App {
@@ -175,7 +184,10 @@ impl App {
             stats: IngestStats::default(),
             config,
             keymap,
+            notice: fallback.or_else(|| look::warning_notice(&theme)),
             theme,
+            look,
+            theme_picker: None,
             source: SourceInfo {
                 label: source_label.into(),
                 state: SourceState::Playing,
@@ -209,7 +221,6 @@ impl App {
             requested: HashSet::new(),
             histories: HashMap::new(),
             recording_stopped: None,
-            notice: None,
             replies: None,
             prompts: prompts::PromptUi {
                 arming: prompt_arming,

@@ -103,10 +103,21 @@ where
     let mut done = app.verbs.take_done();
     let mut gate = FrameGate::default();
     let mut source_open = true;
+    let mut highlighted = app.highlighter.generation();
     gate.request_now(Instant::now());
     let search_found = app.search.worker.waker();
     loop {
         let now = Instant::now();
+        // A finished highlight asks for a frame: the code is drawn plain
+        // until then. Taken before the generation is read, so a result that
+        // lands in between still wakes the loop.
+        let highlighter = app.highlighter.clone();
+        let highlight_ready = highlighter.notified();
+        tokio::pin!(highlight_ready);
+        if highlighter.generation() != highlighted {
+            highlighted = highlighter.generation();
+            gate.request(now);
+        }
         if gate.should_draw(now) {
             draw(app, terminal)?;
             gate.drawn(now);
@@ -158,6 +169,7 @@ where
                 app.on_done(d);
                 gate.request_now(Instant::now());
             }
+            _ = &mut highlight_ready => {}
             _ = sleep_until_opt(deadline), if deadline.is_some() => {}
             _ = sleep_until_opt(tick), if tick.is_some() && deadline.is_none() => {
                 gate.request(Instant::now());

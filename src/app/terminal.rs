@@ -17,6 +17,8 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::Notify;
 
+use super::color_depth::{ColorDepth, DepthBackend};
+
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static MOUSE: AtomicBool = AtomicBool::new(false);
 
@@ -44,7 +46,11 @@ pub async fn wait_for_panic() {
     }
 }
 
-pub fn enter(mouse: bool) -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+/// The terminal ocview draws on: crossterm's, with every colour brought to
+/// the terminal's depth on the way.
+pub type Screen = Terminal<DepthBackend<CrosstermBackend<Stdout>>>;
+
+pub fn enter(mouse: bool, depth: ColorDepth) -> io::Result<Screen> {
     install_panic_hook();
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
@@ -67,7 +73,11 @@ pub fn enter(mouse: bool) -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
         restore();
         return Err(e);
     }
-    match Terminal::new(CrosstermBackend::new(io::stdout())) {
+    let backend = DepthBackend {
+        inner: CrosstermBackend::new(io::stdout()),
+        depth,
+    };
+    match Terminal::new(backend) {
         Ok(t) => Ok(t),
         Err(e) => {
             restore();

@@ -14,11 +14,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ratatui::style::{Color, Modifier, Style};
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, ThemeSet};
+use syntect::highlighting::FontStyle;
 use syntect::parsing::SyntaxSet;
 use tokio::sync::Notify;
 
 use super::markdown::{CodeHighlighter, Highlighted};
+use super::theme::SyntaxTheme;
 
 /// Blocks bigger than this stay plain.
 pub const MAX_BYTES: usize = 512 * 1024;
@@ -40,22 +41,27 @@ pub struct Highlighter {
     shared: Arc<Shared>,
     /// `None`: highlight synchronously (tests, headless output).
     jobs: Option<mpsc::Sender<(Key, String)>>,
-    theme: String,
+    theme: SyntaxTheme,
 }
 
-fn assets() -> &'static (SyntaxSet, ThemeSet) {
-    static ASSETS: OnceLock<(SyntaxSet, ThemeSet)> = OnceLock::new();
-    ASSETS.get_or_init(|| {
-        (
-            SyntaxSet::load_defaults_newlines(),
-            ThemeSet::load_defaults(),
-        )
+/// The grammars, loaded once, on first use (on the worker thread).
+pub fn syntaxes() -> &'static SyntaxSet {
+    static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
+    SYNTAXES.get_or_init(|| {
+        let start = std::time::Instant::now();
+        let set = two_face::syntax::extra_newlines();
+        tracing::info!(
+            "{} grammars loaded in {:?}",
+            set.syntaxes().len(),
+            start.elapsed()
+        );
+        set
     })
 }
 
 impl Highlighter {
     /// A highlighter with its own worker thread.
-    pub fn spawn(theme: &str) -> Highlighter {
+    pub fn spawn(theme: &SyntaxTheme) -> Highlighter {
         let shared = Arc::new(Shared {
             done: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashSet::new()),
@@ -64,12 +70,12 @@ impl Highlighter {
         });
         let (tx, rx) = mpsc::channel::<(Key, String)>();
         let worker = shared.clone();
-        let theme_name = theme.to_string();
+        let syntax_theme = theme.clone();
         let spawned = std::thread::Builder::new()
             .name("ocview-highlight".into())
             .spawn(move || {
                 while let Ok((key, code)) = rx.recv() {
-                    let result = highlight_now(&key.0, &code, &theme_name).map(Arc::new);
+                    let result = highlight_now(&key.0, &code, &syntax_theme).map(Arc::new);
                     store(&worker, key, result);
                     worker.generation.fetch_add(1, Ordering::SeqCst);
                     worker.ready.notify_waiters();
@@ -78,12 +84,12 @@ impl Highlighter {
         Highlighter {
             shared,
             jobs: spawned.is_ok().then_some(tx),
-            theme: theme.to_string(),
+            theme: theme.clone(),
         }
     }
 
     /// Highlight on the calling thread (deterministic, for tests and dumps).
-    pub fn blocking(theme: &str) -> Highlighter {
+    pub fn blocking(theme: &SyntaxTheme) -> Highlighter {
         Highlighter {
             shared: Arc::new(Shared {
                 done: Mutex::new(HashMap::new()),
@@ -92,7 +98,16 @@ impl Highlighter {
                 ready: Notify::new(),
             }),
             jobs: None,
-            theme: theme.to_string(),
+            theme: theme.clone(),
+        }
+    }
+
+    /// A highlighter of the same kind (worker or blocking) for another
+    /// theme, with an empty cache.
+    pub fn with_theme(&self, theme: &SyntaxTheme) -> Highlighter {
+        match self.jobs {
+            Some(_) => Highlighter::spawn(theme),
+            None => Highlighter::blocking(theme),
         }
     }
 
@@ -101,9 +116,11 @@ impl Highlighter {
         self.shared.generation.load(Ordering::SeqCst)
     }
 
-    /// Resolves when a result arrived since the call.
-    pub async fn ready(&self) {
-        self.shared.ready.notified().await
+    /// Resolves when a result arrives after this call (even before it is
+    /// first polled), so a loop that takes it before reading `generation`
+    /// misses none.
+    pub fn notified(&self) -> tokio::sync::futures::Notified<'_> {
+        self.shared.ready.notified()
     }
 
     /// The colours of a block if known; else queue it and answer `None`.
@@ -163,15 +180,11 @@ fn hash(code: &str) -> u64 {
     h.finish()
 }
 
-fn highlight_now(lang: &str, code: &str, theme: &str) -> Option<Highlighted> {
-    let (syntaxes, themes) = assets();
+fn highlight_now(lang: &str, code: &str, theme: &SyntaxTheme) -> Option<Highlighted> {
+    let syntaxes = syntaxes();
     let syntax = syntaxes
         .find_syntax_by_token(lang)
         .or_else(|| syntaxes.find_syntax_by_extension(lang))?;
-    let theme = themes
-        .themes
-        .get(theme)
-        .or_else(|| themes.themes.values().next())?;
     let mut h = HighlightLines::new(syntax, theme);
     let mut out = Vec::new();
     for line in syntect::util::LinesWithEndings::from(code) {
@@ -188,7 +201,15 @@ fn highlight_now(lang: &str, code: &str, theme: &str) -> Option<Highlighted> {
 }
 
 fn convert(s: syntect::highlighting::Style) -> Style {
-    let mut style = Style::default().fg(Color::Rgb(s.foreground.r, s.foreground.g, s.foreground.b));
+    let c = s.foreground;
+    // Alpha 0 carries an ANSI index, 1 the terminal's own colour
+    // (`theme::syntax::encode`).
+    let fg = match c.a {
+        0 => Color::Indexed(c.r),
+        1 => Color::Reset,
+        _ => Color::Rgb(c.r, c.g, c.b),
+    };
+    let mut style = Style::default().fg(fg);
     if s.font_style.contains(FontStyle::BOLD) {
         style = style.add_modifier(Modifier::BOLD);
     }
@@ -224,7 +245,7 @@ mod tests {
 
     #[test]
     fn blocking_mode_highlights_known_languages_only() {
-        let h = Highlighter::blocking("base16-ocean.dark");
+        let h = Highlighter::blocking(&crate::ui::theme::Theme::default().syntax);
         match h.lookup("rust", "fn main() {}\n") {
             Lookup::Ready(lines) => assert!(lines[0].len() > 1, "several styled pieces"),
             _ => panic!("rust is known"),
@@ -235,8 +256,38 @@ mod tests {
     }
 
     #[test]
+    fn every_common_language_has_a_grammar() {
+        let h = Highlighter::blocking(&crate::ui::theme::Theme::default().syntax);
+        for (lang, code) in [
+            ("typescript", "const x: number = 1;\n"),
+            ("ts", "let y = `a${x}`;\n"),
+            ("tsx", "const a = <div className=\"x\">{y}</div>;\n"),
+            ("toml", "[package]\nname = \"ocview\"\n"),
+            ("dockerfile", "FROM rust:1.88\nRUN cargo build\n"),
+            ("Dockerfile", "FROM rust:1.88\nRUN cargo build\n"),
+            ("yaml", "a: [1, 2]\n"),
+            ("json", "{\"a\": 1}\n"),
+            ("go", "package main\nfunc main() {}\n"),
+            ("kotlin", "fun main() { val x = 1 }\n"),
+            ("swift", "let x: Int = 1\n"),
+            ("zig", "const std = @import(\"std\");\n"),
+            ("rust", "fn main() {}\n"),
+            ("python", "def f(): return 1\n"),
+            ("bash", "echo \"$HOME\"\n"),
+        ] {
+            match h.lookup(lang, code) {
+                Lookup::Ready(lines) => {
+                    let colours: HashSet<_> = lines.iter().flatten().map(|(_, s)| s.fg).collect();
+                    assert!(colours.len() > 1, "{lang}: one colour only: {lines:?}");
+                }
+                _ => panic!("{lang} has no grammar"),
+            }
+        }
+    }
+
+    #[test]
     fn the_worker_answers_later_and_moves_the_generation() {
-        let h = Highlighter::spawn("base16-ocean.dark");
+        let h = Highlighter::spawn(&crate::ui::theme::Theme::default().syntax);
         let before = h.generation();
         assert!(matches!(
             h.lookup("python", "def f():\n    return 1\n"),

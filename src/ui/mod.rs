@@ -18,6 +18,7 @@ mod session_list;
 pub mod side_panel;
 pub mod status_line;
 pub mod theme;
+mod theme_picker;
 mod timeline_bar;
 pub mod tools;
 pub mod turn_layout;
@@ -87,6 +88,29 @@ pub fn layout(area: Rect, app: &App) -> Areas {
     }
 }
 
+/// The theme's own background and text colour under everything drawn
+/// with the terminal's (a light theme on a dark terminal stays readable).
+/// Last, so overlays that cleared their area are painted too.
+fn paint_background(frame: &mut Frame, theme: &theme::Theme) {
+    use ratatui::style::Color;
+    let base = theme.style(theme::Role::Background);
+    if base.bg.is_none() && base.fg.is_none() {
+        return;
+    }
+    for cell in frame.buffer_mut().content.iter_mut() {
+        if let Some(bg) = base.bg
+            && cell.bg == Color::Reset
+        {
+            cell.bg = bg;
+        }
+        if let Some(fg) = base.fg
+            && cell.fg == Color::Reset
+        {
+            cell.fg = fg;
+        }
+    }
+}
+
 /// The session list's rows area (below its header, left of its border).
 pub fn list_inner(r: Rect) -> Rect {
     Rect {
@@ -137,8 +161,10 @@ pub fn draw(frame: &mut Frame, app: &App) {
         }
         Some(Overlay::PromptView) => prompt_bar::draw_view(frame, app, areas.screen),
         Some(Overlay::Prompts) => jump_list::draw(frame, app, areas.screen),
+        Some(Overlay::Themes) => theme_picker::draw(frame, app, areas.screen),
         None => {}
     }
     // Above everything: it takes the next key.
     confirm::draw_abort(frame, app, areas.screen);
+    paint_background(frame, &app.theme);
 }

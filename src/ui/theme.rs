@@ -1,11 +1,20 @@
 //! Themes name roles, not colours: the UI asks for `Role::Error`, a theme
-//! file says what that looks like. Built-in themes live in `themes/`.
+//! says what that looks like. Themes are OpenCode's own JSON format
+//! (`opencode`), mapped onto ocview's roles (`roles`); code colours come
+//! from the same theme (`syntax`). An ocview TOML file can still restyle
+//! single roles (`toml_format`). `catalog` finds the themes and the one the
+//! user chose in OpenCode.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::str::FromStr;
+pub mod catalog;
+pub mod opencode;
+mod roles;
+pub mod syntax;
+mod toml_format;
 
 use ratatui::style::{Color, Modifier, Style};
+
+pub use opencode::Mode;
+pub use syntax::SyntaxTheme;
 
 macro_rules! roles {
     ($($variant:ident => $name:literal,)*) => {
@@ -22,6 +31,7 @@ macro_rules! roles {
 }
 
 roles! {
+    Background => "background",
     Text => "text",
     Muted => "muted",
     Accent => "accent",
@@ -54,21 +64,23 @@ roles! {
     MatchCurrent => "match_current",
 }
 
-const BUILT_IN: &[(&str, &str)] = &[
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
-];
-
 #[derive(Debug, Clone)]
 pub struct Theme {
+    /// The name it was chosen by: a catalog name, or a file's path.
+    pub name: String,
+    /// The variant its `{"dark", "light"}` values were read in.
+    pub mode: Mode,
     styles: Vec<Style>,
-    /// The syntect theme for code (`syntax = "…"` in a theme file).
-    pub syntax: String,
+    /// How code is coloured.
+    pub syntax: SyntaxTheme,
+    /// What was wrong in the theme file, each naming its key; the roles
+    /// concerned fell back to the default theme.
+    pub warnings: Vec<String>,
 }
 
 impl Default for Theme {
     fn default() -> Self {
-        Theme::parse(BUILT_IN[0].1).expect("the built-in theme parses")
+        Theme::opencode_default(Mode::Dark)
     }
 }
 
@@ -77,90 +89,64 @@ impl Theme {
         self.styles[role as usize]
     }
 
-    /// A built-in theme by name, or a theme file by path.
-    pub fn load(name_or_path: &str) -> Result<Theme, String> {
-        if let Some((_, text)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
-            return Theme::parse(text);
-        }
-        let path = Path::new(name_or_path);
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-            format!(
-                "theme {name_or_path:?}: not a built-in theme ({}) and not a readable file: {e}",
-                names.join(", ")
-            )
-        })?;
-        Theme::parse(&text).map_err(|e| format!("theme {}: {e}", path.display()))
+    /// OpenCode's own default look.
+    pub fn opencode_default(mode: Mode) -> Theme {
+        Theme::from_opencode(catalog::DEFAULT, catalog::default_text(), mode)
+            .expect("the built-in default theme parses")
     }
 
-    /// A theme file: `role = "spec"` lines. Roles it leaves out keep the
-    /// default theme's style, so a theme can change just a few.
-    pub fn parse(text: &str) -> Result<Theme, String> {
-        let mut table: BTreeMap<String, String> =
-            toml::from_str(text).map_err(|e| e.to_string())?;
-        let syntax = table.remove("syntax");
-        let base = if std::ptr::eq(text, BUILT_IN[0].1) {
-            None
-        } else {
-            Some(Theme::default())
+    /// A theme in OpenCode's JSON format. Fails only when the text is not a
+    /// theme document at all; a bad entry is a warning.
+    pub fn from_opencode(name: &str, text: &str, mode: Mode) -> Result<Theme, String> {
+        let (palette, warnings) = opencode::parse(text, mode)?;
+        // Parsed again rather than cached: a few hundred keys, once per load.
+        let (fallback, _) = opencode::parse(catalog::default_text(), mode)
+            .expect("the built-in default theme parses");
+        let lookup = roles::Lookup {
+            theme: &palette,
+            fallback: &fallback,
         };
-        let mut styles = Vec::with_capacity(Role::ALL.len());
-        for &role in Role::ALL {
-            let style = match table.get(role.name()) {
-                Some(spec) => parse_style(spec).map_err(|e| format!("{}: {e}", role.name()))?,
-                None => match &base {
-                    Some(b) => b.style(role),
-                    None => {
-                        return Err(format!("{}: missing from the built-in theme", role.name()));
-                    }
-                },
-            };
-            styles.push(style);
-        }
-        if let Some(unknown) = table
-            .keys()
-            .find(|k| !Role::ALL.iter().any(|r| r.name() == *k))
-        {
-            return Err(format!("{unknown}: no such role"));
-        }
-        let syntax = syntax
-            .or_else(|| base.as_ref().map(|b| b.syntax.clone()))
-            .unwrap_or_else(|| "base16-ocean.dark".into());
-        Ok(Theme { styles, syntax })
+        Ok(Theme {
+            name: name.to_string(),
+            mode,
+            styles: roles::styles(&lookup),
+            syntax: syntax::build(name, &lookup),
+            warnings,
+        })
     }
-}
 
-/// `"[fg] [on bg] [modifier]..."`.
-fn parse_style(spec: &str) -> Result<Style, String> {
-    let mut style = Style::default();
-    let mut words = spec.split_whitespace();
-    let mut fg_set = false;
-    while let Some(word) = words.next() {
-        let modifier = match word {
-            "bold" => Some(Modifier::BOLD),
-            "dim" => Some(Modifier::DIM),
-            "italic" => Some(Modifier::ITALIC),
-            "underline" => Some(Modifier::UNDERLINED),
-            "reversed" => Some(Modifier::REVERSED),
-            _ => None,
-        };
-        if let Some(m) = modifier {
-            style = style.add_modifier(m);
-        } else if word == "on" {
-            let bg = words.next().ok_or("\"on\" needs a colour")?;
-            style = style.bg(color(bg)?);
-        } else if !fg_set {
-            style = style.fg(color(word)?);
-            fg_set = true;
-        } else {
-            return Err(format!("unexpected {word:?}"));
+    /// `NO_COLOR`: no colour anywhere, and structure kept by attributes. A
+    /// role that stood out only by its background (a selection, a search
+    /// match, the status bar) is drawn reversed instead. Diff bands are
+    /// not: whole lines reversed would drown the `+`/`-` that already say
+    /// it.
+    pub fn without_color(&self) -> Theme {
+        let styles = Role::ALL
+            .iter()
+            .map(|&role| {
+                let s = self.style(role);
+                let banded = s.bg.is_some_and(|c| c != Color::Reset)
+                    && !matches!(
+                        role,
+                        Role::Background | Role::DiffAddLine | Role::DiffDelLine
+                    );
+                let mut plain = Style::default().add_modifier(s.add_modifier);
+                if banded {
+                    plain = plain.add_modifier(Modifier::REVERSED);
+                }
+                plain
+            })
+            .collect();
+        Theme {
+            styles,
+            ..self.clone()
         }
     }
-    Ok(style)
-}
 
-fn color(word: &str) -> Result<Color, String> {
-    Color::from_str(word).map_err(|_| format!("unknown colour {word:?}"))
+    /// Whether the theme paints a background of its own.
+    pub fn paints_background(&self) -> bool {
+        self.style(Role::Background).bg.is_some()
+    }
 }
 
 #[cfg(test)]
@@ -168,28 +154,76 @@ mod tests {
     use super::*;
 
     #[test]
-    fn built_in_themes_define_every_role() {
-        for (name, _) in BUILT_IN {
-            Theme::load(name).unwrap();
-        }
+    fn the_default_theme_has_both_variants_and_the_light_one_paints_its_background() {
+        let dark = Theme::opencode_default(Mode::Dark);
+        let light = Theme::opencode_default(Mode::Light);
+        assert!(dark.warnings.is_empty() && light.warnings.is_empty());
+        assert_ne!(dark.style(Role::Text), light.style(Role::Text));
+        let bg = light
+            .style(Role::Background)
+            .bg
+            .expect("a light background");
+        let Color::Rgb(r, g, b) = bg else {
+            panic!("{bg:?}")
+        };
+        assert!(u32::from(r) + u32::from(g) + u32::from(b) > 600, "{bg:?}");
     }
 
     #[test]
-    fn a_partial_theme_inherits_and_bad_entries_are_named() {
-        let t = Theme::parse("error = \"#ff0000 on black bold\"").unwrap();
+    fn a_broken_entry_falls_back_for_that_role_only() {
+        let theme = Theme::from_opencode(
+            "broken",
+            r##"{"theme": {"error": "#zzzzzz", "success": "#010203", "diffAdded": "loop", "loop": "diffAdded"}}"##,
+            Mode::Dark,
+        )
+        .unwrap();
+        let default = Theme::opencode_default(Mode::Dark);
+        assert_eq!(theme.style(Role::Error), default.style(Role::Error));
         assert_eq!(
-            t.style(Role::Error),
-            Style::default()
-                .fg(Color::Rgb(255, 0, 0))
-                .bg(Color::Black)
-                .add_modifier(Modifier::BOLD)
+            theme.style(Role::Success).fg,
+            Some(Color::Rgb(1, 2, 3)),
+            "the good key is used"
         );
-        assert_eq!(t.style(Role::Text), Theme::default().style(Role::Text));
-        assert!(Theme::parse("eror = \"red\"").unwrap_err().contains("eror"));
+        // diffAdded fell through to the theme's own success colour.
+        assert_eq!(theme.style(Role::DiffAdd).fg, Some(Color::Rgb(1, 2, 3)));
+        assert!(theme.warnings.iter().any(|w| w.starts_with("theme.error:")));
         assert!(
-            Theme::parse("error = \"reddish\"")
-                .unwrap_err()
-                .starts_with("error:")
+            theme
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("theme.diffAdded:"))
         );
+        assert!(theme.warnings.iter().any(|w| w.starts_with("theme.loop:")));
+    }
+
+    #[test]
+    fn without_color_keeps_structure_by_attributes() {
+        let theme = Theme::opencode_default(Mode::Dark).without_color();
+        for &role in Role::ALL {
+            let s = theme.style(role);
+            assert!(s.fg.is_none() && s.bg.is_none(), "{role:?}: {s:?}");
+        }
+        for role in [
+            Role::Selection,
+            Role::SelectionFocus,
+            Role::Match,
+            Role::MatchCurrent,
+            Role::Badge,
+            Role::StatusBar,
+        ] {
+            assert!(
+                theme.style(role).add_modifier.contains(Modifier::REVERSED),
+                "{role:?}"
+            );
+        }
+        assert!(
+            theme
+                .style(Role::Title)
+                .add_modifier
+                .contains(Modifier::BOLD)
+        );
+        // Diff bands stay plain: the +/- marks say it.
+        assert_eq!(theme.style(Role::DiffAddLine), Style::default());
+        assert!(!theme.paints_background());
     }
 }

@@ -47,11 +47,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
 
     // Header: title, status, where we are, follow mode.
     let focused = app.focus == Focus::Turns;
-    let title_role = if focused {
-        Role::BorderFocus
-    } else {
-        Role::Title
-    };
+    // The accent, not the focused border's colour: themes make that one
+    // quiet (a grey), too faint for text on a light background.
+    let title_role = if focused { Role::Accent } else { Role::Title };
     let mut right = Vec::new();
     if let Some(t) = state {
         let (first, count) = t.position;

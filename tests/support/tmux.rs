@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 pub struct Tmux {
     name: String,
-    _home: tempfile::TempDir,
+    home: tempfile::TempDir,
 }
 
 pub const PROMPT: &str = "ocv-test$";
@@ -37,9 +37,34 @@ impl Tmux {
             .status()
             .unwrap();
         assert!(status.success());
-        let t = Tmux { name, _home: home };
+        let t = Tmux { name, home };
         t.wait_for("shell prompt", |s| s.contains(PROMPT));
         t
+    }
+
+    /// The isolated `XDG_CONFIG_HOME` (and state home) of the shell.
+    pub fn home(&self) -> &std::path::Path {
+        self.home.path()
+    }
+
+    /// Append everything the pane's program writes, raw, to `path`.
+    pub fn pipe_output_to(&self, path: &std::path::Path) {
+        let status = tmux_cmd(&self.name)
+            .args(["pipe-pane", "-O", "-t", &self.name])
+            .arg(format!("cat >> '{}'", path.display()))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Set the pane's colours (`fg=…,bg=…`): tmux then answers OSC 10/11
+    /// queries from the pane with them.
+    pub fn pane_style(&self, style: &str) {
+        let status = tmux_cmd(&self.name)
+            .args(["select-pane", "-t", &self.name, "-P", style])
+            .status()
+            .unwrap();
+        assert!(status.success());
     }
 
     pub fn keys(&self, keys: &[&str]) {

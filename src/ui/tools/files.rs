@@ -6,12 +6,12 @@ use serde_json::Value;
 use super::{Body, ToolRenderer, ToolView};
 use crate::ui::theme::Role;
 
-/// A language token for the highlighter, from a path's extension.
+/// A language token for the highlighter: a path's extension, or the file
+/// name when it has none (`Dockerfile`, `Makefile`: the grammars list
+/// those names as extensions).
 pub fn lang_of(path: &str) -> &str {
-    path.rsplit_once('.')
-        .map(|(_, ext)| ext)
-        .filter(|e| !e.contains('/'))
-        .unwrap_or("")
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or(name, |(_, ext)| ext)
 }
 
 fn file_path<'a>(v: &'a ToolView) -> &'a str {
@@ -229,5 +229,19 @@ impl ToolRenderer for ApplyPatch {
         if let Some(o) = v.output() {
             out.output(o);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lang_of;
+
+    #[test]
+    fn the_language_is_the_extension_or_the_name() {
+        assert_eq!(lang_of("/p/src/app.tsx"), "tsx");
+        assert_eq!(lang_of("Cargo.toml"), "toml");
+        assert_eq!(lang_of("/p/docker/Dockerfile"), "Dockerfile");
+        assert_eq!(lang_of("/p.d/Makefile"), "Makefile");
+        assert_eq!(lang_of(""), "");
     }
 }

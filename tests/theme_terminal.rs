@@ -1,0 +1,308 @@
+//! Colour as the terminal receives it: the real binary in tmux, with the
+//! raw bytes it writes captured (`pipe-pane`). A theme file found in
+//! `XDG_CONFIG_HOME/opencode/themes` arrives as its exact 24-bit colours;
+//! a 256-colour terminal gets no 24-bit sequence; `NO_COLOR` gets no
+//! colour at all; a light terminal background (OSC 11) picks the light
+//! variant. And a terminal that never answers OSC 11 delays start-up by
+//! less than 100 ms (a pty of our own, which stays silent).
+
+mod common;
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::tmux::Tmux;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ocview")
+}
+
+/// A theme whose background and primary colours appear nowhere else.
+const PROBE: &str = r##"{
+  "$schema": "https://opencode.ai/theme.json",
+  "defs": { "probeBg": "#0b1c2d" },
+  "theme": {
+    "background": "probeBg",
+    "primary": { "dark": "#d1e2f3", "light": "#102030" }
+  }
+}"##;
+
+const PROBE_BG_24: &str = "48;2;11;28;45m";
+
+fn install_probe(t: &Tmux) {
+    let dir = t.home().join("opencode/themes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("probe.json"), PROBE).unwrap();
+}
+
+/// Run `command` in the pane, wait for the demo's first screen, quit, and
+/// return every byte ocview wrote.
+fn raw_output(t: &Tmux, command: &str) -> String {
+    let out = t.home().join(format!("pane-{}.raw", rand_tag()));
+    t.pipe_output_to(&out);
+    t.line(command);
+    t.wait_for("the demo", |s| s.contains("Sessions"));
+    // A few frames' worth of output, then quit.
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["q"]);
+    t.wait_for("the prompt", |s| {
+        s.trim_end().ends_with(support::tmux::PROMPT)
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    String::from_utf8_lossy(&std::fs::read(&out).unwrap()).into_owned()
+}
+
+fn rand_tag() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+/// Every SGR parameter list (`ESC [ … m`) in `raw`.
+fn sgr_params(raw: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while let Some(i) = rest.find("\x1b[") {
+        rest = &rest[i + 2..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':'))
+            .unwrap_or(rest.len());
+        if rest[end..].starts_with('m') {
+            out.push(rest[..end].to_string());
+        }
+    }
+    out
+}
+
+/// Whether an SGR parameter list sets a colour (not just resets one).
+fn sets_colour(params: &str) -> bool {
+    params.split(';').any(|p| {
+        matches!(
+            p.parse::<u32>(),
+            Ok(30..=38 | 40..=48 | 90..=97 | 100..=107)
+        )
+    })
+}
+
+fn demo(env: &str, theme: &str) -> String {
+    format!(
+        "env -u COLORTERM -u NO_COLOR {env} {} --theme {theme} demo",
+        bin()
+    )
+}
+
+#[test]
+fn a_custom_theme_file_arrives_as_its_exact_24_bit_colour() {
+    let t = Tmux::start("theme24");
+    install_probe(&t);
+    let raw = raw_output(
+        &t,
+        &demo("COLORTERM=truecolor TERM=xterm-256color", "probe"),
+    );
+    assert!(
+        raw.contains(&format!("\x1b[{PROBE_BG_24}")) || raw.contains(&format!(";{PROBE_BG_24}")),
+        "no 24-bit probe background in {} bytes",
+        raw.len()
+    );
+    assert!(
+        raw.contains("38;2;209;226;243"),
+        "the probe's primary, dark variant"
+    );
+}
+
+#[test]
+fn a_256_colour_terminal_gets_no_24_bit_sequence() {
+    let t = Tmux::start("theme256");
+    install_probe(&t);
+    let raw = raw_output(&t, &demo("TERM=xterm-256color", "probe"));
+    let params = sgr_params(&raw);
+    assert!(!params.is_empty());
+    assert!(
+        !params
+            .iter()
+            .any(|p| p.contains("38;2;") || p.contains("48;2;")),
+        "24-bit colour on a 256-colour terminal: {:?}",
+        params
+            .iter()
+            .filter(|p| p.contains(";2;"))
+            .take(5)
+            .collect::<Vec<_>>()
+    );
+    // The probe's background, as the nearest of 256 (#0b1c2d → 234).
+    assert!(
+        params.iter().any(|p| p.contains("48;5;")),
+        "256-colour sequences are used"
+    );
+}
+
+#[test]
+fn no_color_gets_no_colour_sequence_at_all() {
+    let t = Tmux::start("themenocolor");
+    install_probe(&t);
+    let raw = raw_output(
+        &t,
+        &demo(
+            "NO_COLOR=1 COLORTERM=truecolor TERM=xterm-256color",
+            "probe",
+        ),
+    );
+    let params = sgr_params(&raw);
+    let coloured: Vec<&String> = params.iter().filter(|p| sets_colour(p)).collect();
+    assert!(
+        coloured.is_empty(),
+        "colour with NO_COLOR: {:?}",
+        &coloured[..coloured.len().min(5)]
+    );
+    // Structure stays: bold titles and reversed selections.
+    assert!(
+        params.iter().any(|p| p.split(';').any(|x| x == "1")),
+        "bold"
+    );
+    assert!(
+        params.iter().any(|p| p.split(';').any(|x| x == "7")),
+        "reverse"
+    );
+}
+
+#[test]
+fn a_light_terminal_background_picks_the_light_variant() {
+    let t = Tmux::start("themelight");
+    // tmux answers the pane's OSC 10/11 queries with these.
+    t.pane_style("fg=#202020,bg=#fdf6e3");
+    let raw = raw_output(
+        &t,
+        &demo("COLORTERM=truecolor TERM=xterm-256color", "opencode"),
+    );
+    // The OpenCode default theme's light background, painted.
+    assert!(raw.contains("48;2;255;255;255"), "light background painted");
+    assert!(!raw.contains("48;2;10;10;10"), "not the dark one");
+
+    // And a dark pane keeps the dark variant.
+    let t = Tmux::start("themedark");
+    t.pane_style("fg=#e0e0e0,bg=#101010");
+    let raw = raw_output(
+        &t,
+        &demo("COLORTERM=truecolor TERM=xterm-256color", "opencode"),
+    );
+    assert!(raw.contains("48;2;10;10;10"), "dark background painted");
+}
+
+/// The first frame's time after start, on a pty that answers nothing (not
+/// the OSC 11 query, not the device-attributes one sent after it).
+fn first_frame_on_a_silent_terminal(args: &[&str]) -> Duration {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: 30,
+        ws_col: 100,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two descriptors; no name or termios asked for.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: both were just opened and are owned here alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(args)
+        .env("TERM", "xterm-256color")
+        .env("COLORTERM", "truecolor")
+        .env_remove("NO_COLOR")
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setsid and TIOCSCTTY are async-signal-safe; the pty becomes
+    // the child's controlling terminal, so /dev/tty is this pty.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::ioctl(0, libc::TIOCSCTTY, 0);
+            Ok(())
+        });
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    drop(slave);
+    let mut master = std::fs::File::from(master);
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let elapsed = loop {
+        let n = master.read(&mut buf).unwrap_or(0);
+        assert!(n > 0, "ocview ended: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+        // The alternate screen is entered right before the first frame.
+        if seen.windows(8).any(|w| w == b"\x1b[?1049h") {
+            break start.elapsed();
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no frame");
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    elapsed
+}
+
+#[test]
+fn a_terminal_that_never_answers_delays_start_up_by_less_than_100_ms() {
+    // Three times each, the best kept: the first run warms the binary's pages.
+    let best = |args: &[&str]| {
+        (0..3)
+            .map(|_| first_frame_on_a_silent_terminal(args))
+            .min()
+            .unwrap()
+    };
+    // With the variant fixed nothing is asked: the baseline.
+    let fixed = best(&["--theme", "dark", "demo"]);
+    let asked = best(&["demo"]);
+    let delay = asked.saturating_sub(fixed);
+    eprintln!("first frame: {fixed:?} without the question, {asked:?} with it");
+    assert!(
+        delay < Duration::from_millis(100),
+        "the unanswered question cost {delay:?}"
+    );
+    // The question was asked: it waited for the answer at all.
+    assert!(asked > fixed, "{asked:?} vs {fixed:?}");
+}
+
+/// `--plain` on a terminal colours its transcript, except with NO_COLOR.
+#[test]
+fn no_color_holds_for_the_plain_transcript_too() {
+    let plain = |tag: &str, env: &str| {
+        let t = Tmux::start(tag);
+        let out = t.home().join("plain.raw");
+        t.pipe_output_to(&out);
+        t.line(&format!(
+            "env -u NO_COLOR {env} {} demo --plain; echo done-$((6*7))",
+            bin()
+        ));
+        t.wait_for("the end of the transcript", |s| s.contains("done-42"));
+        std::thread::sleep(Duration::from_millis(100));
+        String::from_utf8_lossy(&std::fs::read(&out).unwrap()).into_owned()
+    };
+    let coloured = plain("plaincolour", "TERM=xterm-256color");
+    assert!(
+        sgr_params(&coloured).iter().any(|p| sets_colour(p)),
+        "colour by default"
+    );
+    let none = plain("plainnocolor", "NO_COLOR=1 TERM=xterm-256color");
+    let params = sgr_params(&none);
+    assert!(
+        !params.iter().any(|p| sets_colour(p)),
+        "{:?}",
+        params
+            .iter()
+            .filter(|p| sets_colour(p))
+            .take(5)
+            .collect::<Vec<_>>()
+    );
+}
