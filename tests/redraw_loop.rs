@@ -67,6 +67,12 @@ impl FrameSink for Counting {
         self.frames.lock().unwrap().push(Instant::now());
         Ok(())
     }
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.inner.suspend()
+    }
+    fn resume(&mut self) -> std::io::Result<()> {
+        self.inner.resume()
+    }
 }
 
 fn record(line: &str) -> SourceMsg {

@@ -357,7 +357,7 @@ async fn code_blocks_are_highlighted_without_a_key_press() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
-    let input = futures_util::stream::pending();
+    let input = futures_util::stream::pending;
     run(&mut app, &mut terminal, input, rx, highlighted)
         .await
         .unwrap();

@@ -235,6 +235,12 @@ impl<B: FrameSink> FrameSink for DepthBackend<B> {
     fn alert(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.inner.alert(bytes)
     }
+    fn suspend(&mut self) -> io::Result<()> {
+        self.inner.suspend()
+    }
+    fn resume(&mut self) -> io::Result<()> {
+        self.inner.resume()
+    }
 }
 
 #[cfg(test)]

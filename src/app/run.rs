@@ -39,17 +39,22 @@ pub trait FrameSink: Backend {
     fn alert(&mut self, _bytes: &[u8]) -> io::Result<()> {
         Ok(())
     }
-    /// Give the terminal to another program (the pager, the editor).
+    /// Give the terminal to another program (the pager, the editor). No
+    /// default: a wrapper that forgot to pass it on would keep the terminal
+    /// in raw mode under the pager.
+    fn suspend(&mut self) -> io::Result<()>;
+    /// Take it back.
+    fn resume(&mut self) -> io::Result<()>;
+}
+
+impl FrameSink for ratatui::backend::TestBackend {
     fn suspend(&mut self) -> io::Result<()> {
         Ok(())
     }
-    /// Take it back.
     fn resume(&mut self) -> io::Result<()> {
         Ok(())
     }
 }
-
-impl FrameSink for ratatui::backend::TestBackend {}
 
 impl<W: io::Write> FrameSink for ratatui::backend::CrosstermBackend<W> {
     fn begin_frame(&mut self) -> io::Result<()> {

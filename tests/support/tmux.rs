@@ -88,17 +88,6 @@ impl Tmux {
         self.keys(&["Enter"]);
     }
 
-    /// Everything the programs in the pane write from now on, raw (before
-    /// tmux interprets it), appended to `path`.
-    pub fn pipe_output_to(&self, path: &std::path::Path) {
-        let status = tmux_cmd(&self.name)
-            .args(["pipe-pane", "-O", "-t", &self.name])
-            .arg(format!("cat >> '{}'", path.display()))
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
     /// A tmux command on this session's server; its standard output.
     pub fn tmux(&self, args: &[&str]) -> String {
         let out = tmux_cmd(&self.name).args(args).output().unwrap();
