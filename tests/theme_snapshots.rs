@@ -290,6 +290,12 @@ impl FrameSink for Frames {
         *self.last.lock().unwrap() = Some(self.inner.buffer().clone());
         Ok(())
     }
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.inner.suspend()
+    }
+    fn resume(&mut self) -> std::io::Result<()> {
+        self.inner.resume()
+    }
 }
 
 const CODE: &str = "Two files:\n\n```ts\nexport function greet(name: string): string {\n  return `hello ${name}`;\n}\n```\n\n```toml\n[package]\nname = \"ocview\"\nversion = 1\n```\n";
