@@ -2,6 +2,7 @@
 //! that `App::prepare` laid out, and changes nothing.
 
 pub mod blocks;
+pub mod diff_lines;
 mod diff_view;
 pub mod format;
 mod help;

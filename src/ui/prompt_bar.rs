@@ -9,8 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use serde_json::Value;
 
+use super::diff_lines::DiffLayout;
 use super::theme::Role;
-use super::tools::body::diff_lines;
+use super::tools::lang_of;
 use super::wrap;
 use crate::app::prompts::{Draft, PERM_CHOICES, PermStep};
 use crate::app::{App, Focus};
@@ -223,9 +224,9 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
             .or_else(|| app.store.session(&p.session_id))
     {
         let ctx = app.render_ctx(session, width as u16);
-        let rows = diff_lines(diff, &ctx, width.saturating_sub(3));
-        let total = rows.len();
-        for mut l in rows.into_iter().take(8) {
+        let layout = DiffLayout::new(diff, lang_of(&what), width.saturating_sub(3));
+        let total = layout.len();
+        for mut l in layout.lines(&ctx, 0..8) {
             l.spans.insert(0, Span::raw("   "));
             lines.push(l);
         }
@@ -509,7 +510,9 @@ fn view_lines(app: &App, prompt: &Prompt, width: usize) -> Vec<Line<'static>> {
                     .or_else(|| app.selected_session())
             {
                 let ctx = app.render_ctx(session, width as u16);
-                out.extend(diff_lines(diff, &ctx, width));
+                let path = subject(p);
+                let layout = DiffLayout::new(diff, lang_of(&path), width);
+                out.extend(layout.lines(&ctx, 0..layout.len()));
             } else if let Value::Object(map) = &p.metadata {
                 for (k, v) in map {
                     let v = v

@@ -135,6 +135,39 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// Styled pieces cut to at most `max` columns, ending with `…` (in the
+/// style of the piece it cuts) when cut: the spans and their width.
+pub fn truncate_pieces(pieces: &[(String, Style)], max: usize) -> (Vec<Span<'static>>, usize) {
+    let total: usize = pieces.iter().map(|(t, _)| width(t)).sum();
+    let keep = |t: &str, s: Style| (!t.is_empty()).then(|| Span::styled(t.to_string(), s));
+    if total <= max {
+        return (
+            pieces.iter().filter_map(|(t, s)| keep(t, *s)).collect(),
+            total,
+        );
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    for (text, style) in pieces {
+        let mut kept = String::new();
+        for g in text.graphemes(true) {
+            let gw = width(g);
+            if used + gw + 1 > max {
+                out.extend(keep(&kept, *style));
+                if max > 0 {
+                    out.push(Span::styled("…", *style));
+                    used += 1;
+                }
+                return (out, used);
+            }
+            kept.push_str(g);
+            used += gw;
+        }
+        out.extend(keep(&kept, *style));
+    }
+    (out, used)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
