@@ -81,6 +81,9 @@ where
     let mut source_open = true;
     gate.request_now(Instant::now());
     let search_found = app.search.worker.waker();
+    // Code drawn plain while its colours were pending is drawn again once
+    // they arrive, even when nothing else happens.
+    let highlighter = app.highlighter.clone();
     loop {
         let now = Instant::now();
         if gate.should_draw(now) {
@@ -125,6 +128,7 @@ where
                     gate.request_now(Instant::now());
                 }
             }
+            _ = highlighter.ready() => gate.request(Instant::now()),
             _ = sleep_until_opt(play_due), if play_due.is_some() => {
                 if app.on_play_tick(Instant::now()) {
                     gate.request(Instant::now());

@@ -72,7 +72,9 @@ impl Highlighter {
                     let result = highlight_now(&key.0, &code, &theme_name).map(Arc::new);
                     store(&worker, key, result);
                     worker.generation.fetch_add(1, Ordering::SeqCst);
-                    worker.ready.notify_waiters();
+                    // One waiter (the loop); a result that comes while it
+                    // is busy drawing leaves a permit, so none is missed.
+                    worker.ready.notify_one();
                 }
             });
         Highlighter {
@@ -101,7 +103,8 @@ impl Highlighter {
         self.shared.generation.load(Ordering::SeqCst)
     }
 
-    /// Resolves when a result arrived since the call.
+    /// Resolves when a result arrived since the last time it resolved (a
+    /// single waiter: results that come while nobody waits are kept).
     pub async fn ready(&self) {
         self.shared.ready.notified().await
     }
