@@ -333,3 +333,43 @@ fn drawn_plain_while_pending_then_in_syntax_colours() {
         "still on its band"
     );
 }
+
+#[test]
+fn an_edit_permission_shows_its_diff_banded_in_the_prompt_bar() {
+    let events = [
+        r#"{"type":"session.created","properties":{"info":{"id":"ses_p","title":"Parent work","directory":"/p","time":{"created":1,"updated":2}}}}"#,
+        r#"{"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_p","permission":"edit","patterns":["src/main.py"],"always":["*"],"metadata":{"filepath":"/p/src/main.py","diff":"Index: a\n--- a\n+++ a\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n"}}}"#,
+    ];
+    let mut app = App::new(ocview::app::config::Config::default(), "live test", false).unwrap();
+    app.highlighter = Highlighter::blocking(&app.theme.syntax);
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    app.replies = Some(tx);
+    common::feed(&mut app, events.join("\n").as_bytes());
+    let theme = app.theme.clone();
+    let (add, del) = (
+        band(&theme, Role::DiffAddLine),
+        band(&theme, Role::DiffDelLine),
+    );
+    // 80 columns: unified, three columns in, to the screen's edge.
+    let buf = frame(&mut app, 80, 24);
+    let edge = buf.area.width;
+    for (needle, colour) in [("return 2", add), ("return 1", del)] {
+        let (y, _) = find(&buf, needle);
+        assert_eq!(
+            banded_run(&buf, y, 0, edge, colour),
+            3..edge,
+            "{:?}",
+            row_text(&buf, y)
+        );
+    }
+    assert_ne!(fg_at(&buf, "return 2"), theme.style(Role::DiffAdd).fg);
+    // 140 columns: side by side, each half on its band.
+    let buf = frame(&mut app, 140, 40);
+    let (y, _) = find(&buf, "return 1");
+    let (_, divider) = find(&buf, "│   2 +");
+    assert_eq!(banded_run(&buf, y, 0, divider, del), 3..divider);
+    assert_eq!(
+        banded_run(&buf, y, divider + 1, buf.area.width, add),
+        divider + 1..buf.area.width
+    );
+}

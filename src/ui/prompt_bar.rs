@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use serde_json::Value;
 
-use super::diff_lines::DiffLayout;
+use super::diff_lines::{DiffLayout, diff_lines};
 use super::theme::Role;
 use super::tools::lang_of;
 use super::wrap;
@@ -510,9 +510,7 @@ fn view_lines(app: &App, prompt: &Prompt, width: usize) -> Vec<Line<'static>> {
                     .or_else(|| app.selected_session())
             {
                 let ctx = app.render_ctx(session, width as u16);
-                let path = subject(p);
-                let layout = DiffLayout::new(diff, lang_of(&path), width);
-                out.extend(layout.lines(&ctx, 0..layout.len()));
+                out.extend(diff_lines(diff, lang_of(&subject(p)), &ctx, width));
             } else if let Value::Object(map) = &p.metadata {
                 for (k, v) in map {
                     let v = v
