@@ -373,3 +373,35 @@ fn an_edit_permission_shows_its_diff_banded_in_the_prompt_bar() {
         divider + 1..buf.area.width
     );
 }
+
+#[test]
+fn a_diff_beyond_the_highlighters_limits_stays_plain_on_its_bands() {
+    let theme = Theme::default();
+    let hl = Highlighter::spawn(&theme.syntax);
+    let none = HashSet::new();
+    let lines = ocview::ui::highlight::MAX_LINES + 1;
+    let mut patch = format!("@@ -1,1 +1,{lines} @@\n-fn old() {{}}\n");
+    for i in 0..lines {
+        patch.push_str(&format!("+fn f{i}() {{}}\n"));
+    }
+    let ctx = ctx(&theme, &hl, &none);
+    let layout = DiffLayout::new(&patch, "rs", 80);
+    let shown = layout.lines(&ctx, 0..5);
+    assert_eq!(shown.len(), 5, "only the lines asked for");
+    let style = style_of(&shown, "fn f0");
+    assert_eq!(style.fg, theme.style(Role::DiffAdd).fg, "plain");
+    assert_eq!(style.bg, theme.style(Role::DiffAddLine).bg, "banded");
+    // The small old side is highlighted; the big new side is never queued.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while hl.generation() < 1 {
+        assert!(std::time::Instant::now() < deadline, "never highlighted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let settled = self::ctx(&theme, &hl, &none);
+    let shown = layout.lines(&settled, 0..5);
+    assert!(
+        !settled.pending_highlight.get(),
+        "nothing left pending: too big is plain for good"
+    );
+    assert_eq!(style_of(&shown, "fn f0").fg, theme.style(Role::DiffAdd).fg);
+}
