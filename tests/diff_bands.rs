@@ -405,3 +405,31 @@ fn a_diff_beyond_the_highlighters_limits_stays_plain_on_its_bands() {
     );
     assert_eq!(style_of(&shown, "fn f0").fg, theme.style(Role::DiffAdd).fg);
 }
+
+#[test]
+fn control_characters_in_a_diff_are_made_inert_plain_or_highlighted() {
+    let theme = Theme::default();
+    let none = HashSet::new();
+    let patch = "@@ -1,1 +1,1 @@ \u{1b}]0;title\u{7}\n-x = '\u{1b}[2J'\n+y = '\u{202e}\u{9b}31m'\n";
+    for hl in [
+        Highlighter::blocking(&theme.syntax),
+        Highlighter::spawn(&theme.syntax),
+    ] {
+        let ctx = ctx(&theme, &hl, &none);
+        for width in [80, 200] {
+            let layout = DiffLayout::new(patch, "py", width);
+            for line in layout.lines(&ctx, 0..layout.len()) {
+                for span in &line.spans {
+                    assert!(
+                        !span
+                            .content
+                            .chars()
+                            .any(|c| c.is_control() || c == '\u{202e}'),
+                        "{:?}",
+                        span.content
+                    );
+                }
+            }
+        }
+    }
+}
