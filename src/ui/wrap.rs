@@ -172,6 +172,25 @@ pub fn truncate_pieces(pieces: &[(String, Style)], max: usize) -> (Vec<Span<'sta
 mod tests {
     use super::*;
 
+    #[test]
+    fn pieces_are_cut_to_the_columns_with_an_ellipsis_in_the_cut_style() {
+        let a = Style::default().fg(ratatui::style::Color::Red);
+        let b = Style::default().fg(ratatui::style::Color::Blue);
+        let pieces = [("ab".to_string(), a), ("漢字x".to_string(), b)];
+        let (spans, w) = truncate_pieces(&pieces, 10);
+        assert_eq!(w, 7, "everything fits");
+        assert_eq!(spans.len(), 2);
+        let (spans, w) = truncate_pieces(&pieces, 5);
+        let text: Vec<(&str, Style)> = spans
+            .iter()
+            .map(|s| (s.content.as_ref(), s.style))
+            .collect();
+        // `字` would end at column 6: cut before it, `…` in its piece's style.
+        assert_eq!(text, [("ab", a), ("漢", b), ("…", b)]);
+        assert_eq!(w, 5);
+        assert_eq!(truncate_pieces(&pieces, 0), (Vec::new(), 0));
+    }
+
     fn plain(lines: &[Line]) -> Vec<String> {
         lines
             .iter()
