@@ -311,3 +311,54 @@ async fn a_playing_recording_draws_at_most_every_100_ms_and_stops_at_its_end() {
     assert!(playing >= most / 3, "{playing} frames: the view keeps up");
     assert_eq!(after, 0, "no frame once the recording ended");
 }
+
+#[tokio::test]
+async fn code_drawn_plain_is_drawn_again_when_its_colours_arrive() {
+    // Real time: the highlighter's worker is a thread. Nothing happens after
+    // the first frame but the worker answering.
+    let (_, mut terminal, frames) = setup();
+    terminal.backend_mut().inner = TestBackend::new(100, 50);
+    let mut app = common::app_with(&common::fixture("b_edit_write_diff", "event.jsonl"));
+    let (_tx, rx) = mpsc::channel::<SourceMsg>(1);
+    let stop = tokio::time::sleep(Duration::from_secs(3));
+    let exit = run(
+        &mut app,
+        &mut terminal,
+        futures_util::stream::pending,
+        rx,
+        stop,
+    )
+    .await
+    .unwrap();
+    assert_eq!(exit, Exit::Shutdown);
+    let frames = frames.lock().unwrap().len();
+    assert!(
+        frames >= 2,
+        "{frames} frame(s): the colours were never drawn"
+    );
+    // The edit card's context line `def greet(name):` now in syntax colours.
+    let buf = terminal.backend().inner.buffer();
+    let (x, y) = (0..buf.area.height)
+        .find_map(|y| {
+            let cells: Vec<&str> = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            let byte = cells.concat().find("def greet(name):")?;
+            // The cell where that byte is (borders are wider than a byte).
+            let mut seen = 0;
+            let x = cells.iter().position(|c| {
+                seen += c.len();
+                seen > byte
+            })?;
+            Some((x as u16, y))
+        })
+        .expect("the edit card is on screen");
+    let plain = [
+        app.theme.style(ocview::ui::theme::Role::Text).fg,
+        app.theme.style(ocview::ui::theme::Role::Code).fg,
+    ];
+    assert_eq!(buf[(x, y)].symbol(), "d");
+    assert!(
+        !plain.contains(&buf[(x, y)].style().fg),
+        "`def` is coloured by the grammar: {:?}",
+        buf[(x, y)].style()
+    );
+}

@@ -22,9 +22,11 @@ pub enum Row<'a> {
     },
 }
 
-/// The rows of a patch; file headers (`Index:`, `===`, `---`, `+++`) are skipped.
+/// The rows of a patch; file headers (`Index:`, `===`, `---`, `+++`) are
+/// skipped. Lines have numbers only under a hunk header that gives them
+/// (`apply_patch` hunks and an edit's own old/new strings do not).
 pub fn rows(patch: &str) -> Vec<Row<'_>> {
-    let (mut old, mut new) = (0usize, 0usize);
+    let mut at: Option<(usize, usize)> = None;
     let mut out = Vec::new();
     for raw in patch.lines() {
         if ["Index:", "====", "--- ", "+++ "]
@@ -34,26 +36,26 @@ pub fn rows(patch: &str) -> Vec<Row<'_>> {
             continue;
         }
         if let Some(h) = raw.strip_prefix("@@") {
-            let nums: Vec<usize> = h
-                .split([' ', ',', '-', '+', '@'])
-                .filter_map(|t| t.parse().ok())
-                .collect();
-            if nums.len() >= 3 {
-                old = nums[0];
-                new = nums[if nums.len() >= 4 { 2 } else { 1 }];
-            }
+            at = hunk_starts(h);
             out.push(Row::Hunk(raw));
             continue;
         }
         let text = raw.get(1..).unwrap_or("");
-        let (kind, o, n) = match raw.chars().next() {
-            Some('+') => (Kind::Added, None, Some(new)),
-            Some('-') => (Kind::Removed, Some(old), None),
-            Some('\\') => (Kind::Note, None, None),
-            _ => (Kind::Same, Some(old), Some(new)),
+        let (kind, in_old, in_new) = match raw.chars().next() {
+            Some('+') => (Kind::Added, false, true),
+            Some('-') => (Kind::Removed, true, false),
+            Some('\\') => (Kind::Note, false, false),
+            _ => (Kind::Same, true, true),
         };
-        old += usize::from(o.is_some());
-        new += usize::from(n.is_some());
+        let (o, n) = match &mut at {
+            Some((old, new)) => {
+                let numbers = (in_old.then_some(*old), in_new.then_some(*new));
+                *old += usize::from(in_old);
+                *new += usize::from(in_new);
+                numbers
+            }
+            None => (None, None),
+        };
         out.push(Row::Line {
             kind,
             old: o,
@@ -62,6 +64,24 @@ pub fn rows(patch: &str) -> Vec<Row<'_>> {
         });
     }
     out
+}
+
+/// The first old and new line numbers of a hunk header, after its `@@`:
+/// ` -3,7 +3,8 @@ fn main` (a count may be left out: ` -3 +3 @@`).
+fn hunk_starts(header: &str) -> Option<(usize, usize)> {
+    let mut words = header.split_whitespace();
+    let mut start = |sign: char| -> Option<usize> {
+        words
+            .next()?
+            .strip_prefix(sign)?
+            .split(',')
+            .next()?
+            .parse()
+            .ok()
+    };
+    let old = start('-')?;
+    let new = start('+')?;
+    Some((old, new))
 }
 
 #[cfg(test)]
@@ -109,5 +129,39 @@ mod tests {
                 text: " No newline at end of file"
             }
         );
+    }
+
+    #[test]
+    fn counts_may_be_left_out_of_a_hunk_header() {
+        let r = rows("@@ -3,2 +7 @@ fn f\n-a\n+b\n");
+        assert_eq!(
+            r[1],
+            Row::Line {
+                kind: Kind::Removed,
+                old: Some(3),
+                new: None,
+                text: "a"
+            }
+        );
+        assert_eq!(
+            r[2],
+            Row::Line {
+                kind: Kind::Added,
+                old: None,
+                new: Some(7),
+                text: "b"
+            }
+        );
+    }
+
+    #[test]
+    fn lines_without_a_numbered_hunk_have_no_numbers() {
+        for patch in ["-old\n+new\n", "@@ def greet\n-old\n+new\n"] {
+            for row in rows(patch) {
+                if let Row::Line { old, new, .. } = row {
+                    assert_eq!((old, new), (None, None), "{patch:?}");
+                }
+            }
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! The diff overlay: the session's modified files, and the chosen file's
-//! diff with line numbers, unified or side by side when wide enough.
+//! diff (see `diff_lines`: banded, highlighted, side by side when wide).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,17 +7,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::blocks::RenderCtx;
+use super::diff_lines::DiffLayout;
 use super::side_panel::modified_files;
 use super::theme::Role;
-use super::tools::body::diff_lines;
+use super::tools::lang_of;
 use super::wrap;
 use crate::app::App;
 use crate::model::Session;
-use crate::model::patch::{self, Row};
 use crate::sanitize;
-
-/// Wider than this, old and new sit side by side.
-pub const SIDE_BY_SIDE_MIN_WIDTH: u16 = 160;
 
 /// The patch of a modified file: the latest user message's diff for it, or
 /// the session diff.
@@ -39,7 +36,18 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
         .borders(Borders::ALL)
         .border_style(theme.style(Role::BorderFocus))
         .title(Line::styled(
-            " Modified files (j/k file, ctrl-d/u scroll, Esc close) ",
+            {
+                use crate::app::keymap::Action as A;
+                let k = |a| app.keymap.hint(a).unwrap_or_default();
+                format!(
+                    " Modified files ({}/{} file, {}/{} scroll, {} close) ",
+                    k(A::DiffNextFile),
+                    k(A::DiffPrevFile),
+                    k(A::DiffScrollDown),
+                    k(A::DiffScrollUp),
+                    k(A::DiffClose)
+                )
+            },
             theme.style(Role::Title),
         ));
     let inner = block.inner(screen);
@@ -107,100 +115,10 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
         );
         return;
     };
-    let lines = if body.width >= SIDE_BY_SIDE_MIN_WIDTH - list_w {
-        side_by_side(&patch, ctx, body.width as usize)
-    } else {
-        diff_lines(&patch, ctx, body.width as usize)
-    };
-    let scroll = app.diff_scroll.min(lines.len().saturating_sub(1) as u16);
-    frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), body);
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Same,
-    Del,
-    Add,
-}
-
-/// Old on the left, new on the right; deletions and additions of a change
-/// pair up on the same rows.
-pub fn side_by_side(patch: &str, ctx: &RenderCtx, width: usize) -> Vec<Line<'static>> {
-    let half = width.saturating_sub(1) / 2;
-    let style = |k: Kind| match k {
-        Kind::Same => ctx.theme.style(Role::Text),
-        Kind::Del => ctx.theme.style(Role::DiffDel),
-        Kind::Add => ctx.theme.style(Role::DiffAdd),
-    };
-    let muted = ctx.theme.style(Role::Muted);
-    let cell = |side: Option<(usize, &str, Kind)>| -> Vec<Span<'static>> {
-        match side {
-            None => vec![Span::raw(" ".repeat(half))],
-            Some((n, text, k)) => {
-                let num = format!("{n:>4} ");
-                let body = wrap::truncate(&sanitize::line(text), half.saturating_sub(num.len()));
-                let pad = half.saturating_sub(num.len() + wrap::width(&body));
-                vec![
-                    Span::styled(num, muted),
-                    Span::styled(body, style(k)),
-                    Span::raw(" ".repeat(pad)),
-                ]
-            }
-        }
-    };
-    let mut out = Vec::new();
-    let mut dels: Vec<(usize, String)> = Vec::new();
-    let mut adds: Vec<(usize, String)> = Vec::new();
-    let flush = |dels: &mut Vec<(usize, String)>,
-                 adds: &mut Vec<(usize, String)>,
-                 out: &mut Vec<Line<'static>>| {
-        for i in 0..dels.len().max(adds.len()) {
-            let l = dels.get(i).map(|(n, t)| (*n, t.as_str(), Kind::Del));
-            let r = adds.get(i).map(|(n, t)| (*n, t.as_str(), Kind::Add));
-            let mut spans = cell(l);
-            spans.push(Span::styled("│", muted));
-            spans.extend(cell(r));
-            out.push(Line::from(spans));
-        }
-        dels.clear();
-        adds.clear();
-    };
-    for row in patch::rows(patch) {
-        match row {
-            Row::Hunk(h) => {
-                flush(&mut dels, &mut adds, &mut out);
-                out.push(Line::styled(
-                    wrap::truncate(&sanitize::line(h), width),
-                    ctx.theme.style(Role::DiffHunk),
-                ));
-            }
-            Row::Line {
-                kind: patch::Kind::Removed,
-                old: Some(o),
-                text,
-                ..
-            } => dels.push((o, text.to_string())),
-            Row::Line {
-                kind: patch::Kind::Added,
-                new: Some(n),
-                text,
-                ..
-            } => adds.push((n, text.to_string())),
-            Row::Line {
-                kind: patch::Kind::Same,
-                old: Some(o),
-                new: Some(n),
-                text,
-            } => {
-                flush(&mut dels, &mut adds, &mut out);
-                let mut spans = cell(Some((o, text, Kind::Same)));
-                spans.push(Span::styled("│", muted));
-                spans.extend(cell(Some((n, text, Kind::Same))));
-                out.push(Line::from(spans));
-            }
-            Row::Line { .. } => {}
-        }
-    }
-    flush(&mut dels, &mut adds, &mut out);
-    out
+    // Side by side when the diff area is wide enough; only the lines in
+    // view are styled.
+    let layout = DiffLayout::new(&patch, lang_of(file), body.width as usize);
+    let top = (app.diff_scroll as usize).min(layout.len().saturating_sub(1));
+    let lines = layout.lines(ctx, top..top + body.height as usize);
+    frame.render_widget(Paragraph::new(lines), body);
 }

@@ -57,10 +57,17 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let scroll = app
         .help_scroll
         .min(total.saturating_sub(height.saturating_sub(2)));
+    let k = |a| app.keymap.hint(a).unwrap_or_default();
+    use crate::app::keymap::Action as A;
     let title = if scroll > 0 || total + 2 > height {
-        " Keys (j/k scroll, Esc close) "
+        format!(
+            " Keys ({}/{} scroll, {} close) ",
+            k(A::ListDown),
+            k(A::ListUp),
+            k(A::ListClose)
+        )
     } else {
-        " Keys (Esc to close) "
+        format!(" Keys ({} to close) ", k(A::ListClose))
     };
     let area = Rect {
         x: screen.x + (screen.width - width) / 2,

@@ -78,7 +78,9 @@ impl Highlighter {
                     let result = highlight_now(&key.0, &code, &syntax_theme).map(Arc::new);
                     store(&worker, key, result);
                     worker.generation.fetch_add(1, Ordering::SeqCst);
-                    worker.ready.notify_waiters();
+                    // One waiter (the loop); a result that comes while it
+                    // is busy drawing leaves a permit, so none is missed.
+                    worker.ready.notify_one();
                 }
             });
         Highlighter {

@@ -4,6 +4,7 @@
 pub mod blocks;
 pub mod clock;
 mod confirm;
+pub mod diff_lines;
 mod diff_view;
 pub mod format;
 mod help;
@@ -50,7 +51,7 @@ pub struct Areas {
 const SIDE_WIDTH: u16 = 38;
 
 pub fn layout(area: Rect, app: &App) -> Areas {
-    let prompt_rows = prompt_bar::height(app, area.height);
+    let prompt_rows = prompt_bar::height(app, area);
     let [main, prompt, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(prompt_rows),

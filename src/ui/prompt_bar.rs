@@ -9,14 +9,20 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use serde_json::Value;
 
+use super::diff_lines::{DiffLayout, diff_lines};
 use super::theme::Role;
-use super::tools::body::diff_lines;
+use super::tools::lang_of;
 use super::wrap;
 use crate::app::keymap::Action;
 use crate::app::prompts::{Draft, PERM_CHOICES, PermStep};
 use crate::app::{App, Focus};
 use crate::model::{PermissionRequest, Prompt, PromptRequest, QuestionRequest};
 use crate::sanitize;
+
+/// A permission's diff starts this far in, and shows at most this many
+/// lines in the bar (`v` shows all).
+const DIFF_INDENT: &str = "   ";
+const DIFF_ROWS: usize = 8;
 
 /// One line saying what a prompt is about.
 pub fn describe(request: &PromptRequest) -> (String, String) {
@@ -86,8 +92,9 @@ fn session_chain(app: &App, id: &str) -> String {
     names.join(" › ")
 }
 
-/// Rows the bar needs at this width.
-pub fn height(app: &App, screen_height: u16) -> u16 {
+/// Rows the bar needs on this screen.
+pub fn height(app: &App, screen: Rect) -> u16 {
+    let screen_height = screen.height;
     let Some((_, _, prompt)) = app.current_prompt() else {
         return 0;
     };
@@ -96,8 +103,13 @@ pub fn height(app: &App, screen_height: u16) -> u16 {
         (_, false) => 3,
         (PromptRequest::Permission(p), true) => {
             // Border, heading, subject, choices, keys, status; a diff (cut
-            // at 8 lines, and a line saying so); the editor.
-            let diff = meta(p, "diff").map_or(0, |d| d.lines().count().min(9));
+            // at 8 lines, and a line saying so) as laid out at this width;
+            // the editor.
+            let diff = meta(p, "diff").map_or(0, |d| {
+                let width = (screen.width as usize).saturating_sub(DIFF_INDENT.len());
+                let rows = DiffLayout::new(d, "", width).len();
+                rows.min(DIFF_ROWS) + usize::from(rows > DIFF_ROWS)
+            });
             let editor = if app.prompts.editor.is_some() { 3 } else { 0 };
             6 + diff as u16 + editor
         }
@@ -224,15 +236,22 @@ fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Li
             .or_else(|| app.store.session(&p.session_id))
     {
         let ctx = app.render_ctx(session, width as u16);
-        let rows = diff_lines(diff, &ctx, width.saturating_sub(3));
-        let total = rows.len();
-        for mut l in rows.into_iter().take(8) {
-            l.spans.insert(0, Span::raw("   "));
+        let layout = DiffLayout::new(
+            diff,
+            lang_of(&what),
+            width.saturating_sub(DIFF_INDENT.len()),
+        );
+        let total = layout.len();
+        for mut l in layout.lines(&ctx, 0..DIFF_ROWS) {
+            l.spans.insert(0, Span::raw(DIFF_INDENT));
             lines.push(l);
         }
-        if total > 8 {
+        if total > DIFF_ROWS {
             lines.push(Line::styled(
-                format!("   … {} more lines (v shows all)", total - 8),
+                format!(
+                    "{DIFF_INDENT}… {} more lines (v shows all)",
+                    total - DIFF_ROWS
+                ),
                 muted,
             ));
         }
@@ -503,7 +522,16 @@ pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
         .borders(Borders::ALL)
         .border_style(theme.style(Role::Warning))
         .title(Line::styled(
-            " Prompt (j/k scroll, v or Esc close; answer keys work here) ",
+            {
+                let k = |a| app.keymap.hint(a).unwrap_or_default();
+                format!(
+                    " Prompt ({}/{} scroll, {} or {} close; answer keys work here) ",
+                    k(Action::ListDown),
+                    k(Action::ListUp),
+                    k(Action::PromptView),
+                    k(Action::ListClose)
+                )
+            },
             theme.style(Role::Title),
         ));
     let inner = block.inner(screen);
@@ -544,7 +572,7 @@ fn view_lines(app: &App, prompt: &Prompt, width: usize) -> Vec<Line<'static>> {
                     .or_else(|| app.selected_session())
             {
                 let ctx = app.render_ctx(session, width as u16);
-                out.extend(diff_lines(diff, &ctx, width));
+                out.extend(diff_lines(diff, lang_of(&subject(p)), &ctx, width));
             } else if let Value::Object(map) = &p.metadata {
                 for (k, v) in map {
                     let v = v

@@ -135,9 +135,61 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// Styled pieces cut to at most `max` columns, ending with `…` (in the
+/// style of the piece it cuts) when cut: the spans and their width.
+pub fn truncate_pieces(pieces: &[(String, Style)], max: usize) -> (Vec<Span<'static>>, usize) {
+    let total: usize = pieces.iter().map(|(t, _)| width(t)).sum();
+    let keep = |t: &str, s: Style| (!t.is_empty()).then(|| Span::styled(t.to_string(), s));
+    if total <= max {
+        return (
+            pieces.iter().filter_map(|(t, s)| keep(t, *s)).collect(),
+            total,
+        );
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    for (text, style) in pieces {
+        let mut kept = String::new();
+        for g in text.graphemes(true) {
+            let gw = width(g);
+            if used + gw + 1 > max {
+                out.extend(keep(&kept, *style));
+                if max > 0 {
+                    out.push(Span::styled("…", *style));
+                    used += 1;
+                }
+                return (out, used);
+            }
+            kept.push_str(g);
+            used += gw;
+        }
+        out.extend(keep(&kept, *style));
+    }
+    (out, used)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_are_cut_to_the_columns_with_an_ellipsis_in_the_cut_style() {
+        let a = Style::default().fg(ratatui::style::Color::Red);
+        let b = Style::default().fg(ratatui::style::Color::Blue);
+        let pieces = [("ab".to_string(), a), ("漢字x".to_string(), b)];
+        let (spans, w) = truncate_pieces(&pieces, 10);
+        assert_eq!(w, 7, "everything fits");
+        assert_eq!(spans.len(), 2);
+        let (spans, w) = truncate_pieces(&pieces, 5);
+        let text: Vec<(&str, Style)> = spans
+            .iter()
+            .map(|s| (s.content.as_ref(), s.style))
+            .collect();
+        // `字` would end at column 6: cut before it, `…` in its piece's style.
+        assert_eq!(text, [("ab", a), ("漢", b), ("…", b)]);
+        assert_eq!(w, 5);
+        assert_eq!(truncate_pieces(&pieces, 0), (Vec::new(), 0));
+    }
 
     fn plain(lines: &[Line]) -> Vec<String> {
         lines

@@ -1,11 +1,15 @@
 //! Building a card's body: labelled values, wrapped text, command output
-//! (ANSI colours kept as styles), highlighted code and diffs with line
-//! numbers, each trimmed to a head and a tail unless the card is full.
+//! (ANSI colours kept as styles), highlighted code with line numbers and
+//! diffs (drawn by `diff_lines`), each trimmed to a head and a tail unless
+//! the card is full.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use std::ops::Range;
+
 use super::super::blocks::RenderCtx;
+use super::super::diff_lines::DiffLayout;
 use super::super::highlight::Lookup;
 use super::super::theme::Role;
 use super::super::wrap;
@@ -75,20 +79,25 @@ impl<'a> Body<'a> {
 
     /// Keep a head and a tail of `rows` unless full; says how many were cut.
     fn trimmed(&mut self, rows: Vec<Line<'static>>) {
-        let total = rows.len();
+        self.trimmed_by(rows.len(), |range| rows[range].to_vec());
+    }
+
+    /// The same for `total` lines made on demand: only the kept ones are.
+    fn trimmed_by(
+        &mut self,
+        total: usize,
+        mut make: impl FnMut(Range<usize>) -> Vec<Line<'static>>,
+    ) {
         if self.full || total <= HEAD + TAIL + 1 {
-            self.lines.extend(rows);
+            self.lines.extend(make(0..total));
             return;
         }
-        let mut rows = rows;
-        let tail = rows.split_off(total - TAIL);
-        rows.truncate(HEAD);
-        self.lines.extend(rows);
+        self.lines.extend(make(0..HEAD));
         self.lines.push(Line::styled(
             format!("{INDENT}… {} more lines (O shows all)", total - HEAD - TAIL),
             self.style(Role::Muted),
         ));
-        self.lines.extend(tail);
+        self.lines.extend(make(total - TAIL..total));
     }
 
     /// Command output: ANSI SGR colours become styles; every other sequence
@@ -151,14 +160,17 @@ impl<'a> Body<'a> {
         self.trimmed(rows);
     }
 
-    /// A unified diff, coloured, with old and new line numbers.
-    pub fn diff(&mut self, patch: &str) {
-        let rows = diff_lines(patch, self.ctx, self.width());
-        let rows = rows.into_iter().map(|mut l| {
-            l.spans.insert(0, Span::raw(INDENT));
-            l
+    /// A unified diff in a file of language `lang` (see `diff_lines`).
+    pub fn diff(&mut self, patch: &str, lang: &str) {
+        let layout = DiffLayout::new(patch, lang, self.width());
+        let ctx = self.ctx;
+        self.trimmed_by(layout.len(), |range| {
+            let mut lines = layout.lines(ctx, range);
+            for l in &mut lines {
+                l.spans.insert(0, Span::raw(INDENT));
+            }
+            lines
         });
-        self.trimmed(rows.collect());
     }
 
     /// A shell command: `$ ` before its first line, every line wrapped at
@@ -202,43 +214,4 @@ pub fn ansi_pieces(raw: &str, base: Style) -> Vec<(String, Style)> {
             .collect(),
         Err(_) => vec![(sanitize::line(raw).into_owned(), base)],
     }
-}
-
-/// A unified diff as coloured lines with a gutter of old/new line numbers.
-pub fn diff_lines(patch: &str, ctx: &RenderCtx, width: usize) -> Vec<Line<'static>> {
-    use crate::model::patch::{Kind, Row, rows};
-    let muted = ctx.theme.style(Role::Muted);
-    rows(patch)
-        .into_iter()
-        .map(|row| match row {
-            Row::Hunk(h) => Line::styled(
-                wrap::truncate(&sanitize::line(h), width),
-                ctx.theme.style(Role::DiffHunk),
-            ),
-            Row::Line {
-                kind,
-                old,
-                new,
-                text,
-            } => {
-                let (style, sign) = match kind {
-                    Kind::Added => (ctx.theme.style(Role::DiffAdd), "+"),
-                    Kind::Removed => (ctx.theme.style(Role::DiffDel), "-"),
-                    Kind::Same => (ctx.theme.style(Role::Text), " "),
-                    Kind::Note => (muted, ""),
-                };
-                let num = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
-                let gutter = format!("{:>4} {:>4} ", num(old), num(new));
-                let content = wrap::truncate(
-                    &sanitize::line(text),
-                    width.saturating_sub(gutter.len() + 2),
-                );
-                Line::from(vec![
-                    Span::styled(gutter, muted),
-                    Span::styled(format!("{sign} "), style),
-                    Span::styled(content, style),
-                ])
-            }
-        })
-        .collect()
 }

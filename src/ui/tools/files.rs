@@ -127,7 +127,7 @@ impl ToolRenderer for Edit {
                 .and_then(Value::as_str)
         });
         match patch {
-            Some(p) => out.diff(p),
+            Some(p) => out.diff(p, lang_of(file_path(v))),
             None => {
                 // Before it ran: show what it means to change.
                 if let (Some(old), Some(new)) = (v.input_str("oldString"), v.input_str("newString"))
@@ -137,7 +137,7 @@ impl ToolRenderer for Edit {
                         .map(|l| format!("-{l}\n"))
                         .chain(new.lines().map(|l| format!("+{l}\n")))
                         .collect();
-                    out.diff(&patch);
+                    out.diff(&patch, lang_of(file_path(v)));
                 }
             }
         }
@@ -223,7 +223,10 @@ impl ToolRenderer for ApplyPatch {
                 v.ctx.theme.style(role),
             ));
             if !f.lines.is_empty() {
-                out.diff(&f.lines.join("\n"));
+                out.diff(
+                    &f.lines.join("\n"),
+                    lang_of(f.moved_to.as_deref().unwrap_or(&f.path)),
+                );
             }
         }
         if let Some(o) = v.output() {

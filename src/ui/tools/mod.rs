@@ -21,6 +21,7 @@ use crate::model::part::ToolPart;
 use crate::model::{Part, ToolStatus};
 use crate::sanitize;
 pub use body::Body;
+pub use files::lang_of;
 
 /// What a renderer sees of one tool part.
 pub struct ToolView<'a> {
