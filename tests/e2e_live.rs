@@ -447,6 +447,22 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
         common::dump_state(&ocview::dump::render(&late.app.store, &empty))
     );
     assert!(replayed.session(&s).is_some_and(|x| x.messages.len() >= 2));
+
+    // The context gauge: the model's limit comes from the server's
+    // provider list (GET /config/providers, as configured for the test
+    // server), and the recording keeps it, so the replay shows the same.
+    let limits = late.app.store.model_limits();
+    let mock = limits
+        .get(&("mock".to_string(), "mock-1".to_string()))
+        .expect("the mock model's limits");
+    assert_eq!((mock.context, mock.output), (200_000, 32_000));
+    let live_use = ocview::model::context::context_use(late.app.store.session(&s).unwrap(), limits)
+        .expect("the last assistant message has tokens");
+    assert_eq!(live_use.limit, Some(200_000));
+    assert!(live_use.used > 0 && live_use.percent().is_some());
+    let replayed_use =
+        ocview::model::context::context_use(replayed.session(&s).unwrap(), replayed.model_limits());
+    assert_eq!(replayed_use, Some(live_use));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
