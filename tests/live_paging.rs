@@ -223,3 +223,49 @@ async fn a_reconnect_reloads_the_todos_keeps_the_pages_and_paging_goes_on() {
     }
     assert_eq!(todos, 2, "the todos are recorded at each (re)sync");
 }
+
+/// Search needs no `g` first: finding from the list loads every session's
+/// history in the background, counts the hits once the pages are in, and
+/// `enter` opens the session at the first message, a thousand messages up.
+#[tokio::test]
+async fn a_search_from_the_list_loads_whole_histories_and_finds_the_first_message() {
+    let n = 1_234;
+    let server = HistoryServer::start(n).await;
+    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+    v.app.search.worker = ocview::app::search_worker::SearchWorker::inline();
+    v.until("the newest page", 10, |a| {
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 100)
+    })
+    .await;
+    v.app.focus = Focus::Sessions;
+    v.press(&["/"]);
+    for c in "FIRST-PROMPT".chars() {
+        v.press(&[&c.to_string()]);
+    }
+    v.until("the whole history, asked for by the search", 30, |a| {
+        a.history(SESSION).is_some_and(|h| h.complete)
+    })
+    .await;
+    assert_whole(&v, n);
+    // The counts are searched again once the pages are in.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let screen = loop {
+        let screen = v.frame();
+        v.app.on_search_results();
+        if screen.contains("1 hit") || std::time::Instant::now() > deadline {
+            break screen;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(screen.contains("1 hit"), "{screen}");
+    v.press(&["enter"]);
+    v.app.on_search_results();
+    v.frame();
+    v.app.on_search_results();
+    let screen = v.frame();
+    assert!(screen.contains(FIRST_TEXT), "{screen}");
+    assert!(screen.lines().last().unwrap().contains("1/1"), "{screen}");
+    assert_eq!(server.counts.bad_requests.load(Ordering::Relaxed), 0);
+}

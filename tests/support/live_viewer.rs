@@ -119,6 +119,8 @@ impl LiveViewer {
         for k in keys {
             let code = match *k {
                 "tab" => KeyCode::Tab,
+                "enter" => KeyCode::Enter,
+                "esc" => KeyCode::Esc,
                 "pageup" => KeyCode::PageUp,
                 "pagedown" => KeyCode::PageDown,
                 k => KeyCode::Char(k.chars().next().unwrap()),
