@@ -24,8 +24,11 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
             .unwrap_or(0)
     };
     let key_w = widest(|r| wrap::width(&r.0)).min(22);
-    let help_w = widest(|r| wrap::width(r.1));
     let name_w = widest(|r| wrap::width(r.2));
+    // On a narrow screen the descriptions give way: the keys and the names
+    // (what the config rebinds) stay whole.
+    let help_room = (screen.width as usize).saturating_sub(key_w + name_w + 7);
+    let help_w = widest(|r| wrap::width(r.1)).min(help_room.max(12));
     let mut lines = Vec::new();
     for (ctx, rows) in &groups {
         if !lines.is_empty() {
@@ -35,7 +38,8 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         for (keys, help, name) in rows {
             let keys = wrap::truncate(keys, key_w);
             let pad = key_w.saturating_sub(wrap::width(&keys));
-            let help_pad = help_w.saturating_sub(wrap::width(help));
+            let help = wrap::truncate(help, help_w);
+            let help_pad = help_w.saturating_sub(wrap::width(&help));
             lines.push(Line::from(vec![
                 Span::styled(
                     format!("  {keys}{} ", " ".repeat(pad)),
@@ -49,8 +53,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
             ]));
         }
     }
-    // Keys, what they do, and the action's name for the config, as the
-    // screen allows (the names go first when it is narrow).
+    // Keys, what they do, and the action's name for the config.
     let width = ((key_w + help_w + name_w + 7) as u16).min(screen.width);
     let total = lines.len() as u16;
     let height = (total + 2).min(screen.height);
