@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::frame_probe::FrameProbe;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,79 +15,19 @@ use ocview::app::run::{Exit, FrameSink, run};
 use ocview::source::player::{self, Pace, SourceMsg};
 use ocview::source::replay::decode_record;
 use ratatui::Terminal;
-use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
-use ratatui::buffer::Cell;
-use ratatui::layout::{Position, Size};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-
-/// A test backend that notes when each frame was finished.
-struct Counting {
-    inner: TestBackend,
-    frames: Arc<Mutex<Vec<Instant>>>,
-}
-
-impl Backend for Counting {
-    type Error = std::convert::Infallible;
-    fn draw<'a, I: Iterator<Item = (u16, u16, &'a Cell)>>(
-        &mut self,
-        content: I,
-    ) -> Result<(), Self::Error> {
-        self.inner.draw(content)
-    }
-    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.hide_cursor()
-    }
-    fn show_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.show_cursor()
-    }
-    fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
-        self.inner.get_cursor_position()
-    }
-    fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> Result<(), Self::Error> {
-        self.inner.set_cursor_position(p)
-    }
-    fn clear(&mut self) -> Result<(), Self::Error> {
-        self.inner.clear()
-    }
-    fn clear_region(&mut self, t: ClearType) -> Result<(), Self::Error> {
-        self.inner.clear_region(t)
-    }
-    fn size(&self) -> Result<Size, Self::Error> {
-        self.inner.size()
-    }
-    fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
-        self.inner.window_size()
-    }
-    fn flush(&mut self) -> Result<(), Self::Error> {
-        self.inner.flush()
-    }
-}
-
-impl FrameSink for Counting {
-    fn end_frame(&mut self) -> std::io::Result<()> {
-        self.frames.lock().unwrap().push(Instant::now());
-        Ok(())
-    }
-    fn suspend(&mut self) -> std::io::Result<()> {
-        self.inner.suspend()
-    }
-    fn resume(&mut self) -> std::io::Result<()> {
-        self.inner.resume()
-    }
-}
 
 fn record(line: &str) -> SourceMsg {
     SourceMsg::Record(Box::new(decode_record(line.as_bytes(), 1, true)))
 }
 
-fn setup() -> (App, Terminal<Counting>, Arc<Mutex<Vec<Instant>>>) {
+/// A backend that notes when each frame was finished.
+fn setup() -> (App, Terminal<FrameProbe>, Arc<Mutex<Vec<Instant>>>) {
     let app = App::new(Config::default(), "test", true).unwrap();
     let frames = Arc::new(Mutex::new(Vec::new()));
-    let backend = Counting {
-        inner: TestBackend::new(100, 30),
-        frames: frames.clone(),
-    };
+    let noted = frames.clone();
+    let backend = FrameProbe::new(100, 30, move |_| noted.lock().unwrap().push(Instant::now()));
     (app, Terminal::new(backend).unwrap(), frames)
 }
 
@@ -317,7 +259,7 @@ async fn code_drawn_plain_is_drawn_again_when_its_colours_arrive() {
     // Real time: the highlighter's worker is a thread. Nothing happens after
     // the first frame but the worker answering.
     let (_, mut terminal, frames) = setup();
-    terminal.backend_mut().inner = TestBackend::new(100, 50);
+    terminal.backend_mut().inner = ratatui::backend::TestBackend::new(100, 50);
     let mut app = common::app_with(&common::fixture("b_edit_write_diff", "event.jsonl"));
     let (_tx, rx) = mpsc::channel::<SourceMsg>(1);
     let stop = tokio::time::sleep(Duration::from_secs(3));

@@ -9,17 +9,17 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::frame_probe::FrameProbe;
 use common::{feed, fixture, press};
 use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::app::look::ModeSetting;
-use ocview::app::run::{FrameSink, run};
+use ocview::app::run::run;
 use ocview::source::player::{SourceMsg, SourceState};
 use ocview::source::replay::decode_record;
 use ratatui::Terminal;
-use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
-use ratatui::buffer::{Buffer, Cell};
-use ratatui::layout::{Position, Size};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier, Style};
 
 const NOW: i64 = 1_795_339_400_000;
@@ -242,62 +242,6 @@ fn a_broken_theme_file_loads_with_a_warning_naming_the_key() {
     assert!(e.contains("broken.json") && e.contains("not JSON"), "{e}");
 }
 
-/// A backend that keeps each finished frame.
-struct Frames {
-    inner: TestBackend,
-    last: Arc<Mutex<Option<Buffer>>>,
-}
-
-impl Backend for Frames {
-    type Error = std::convert::Infallible;
-    fn draw<'a, I: Iterator<Item = (u16, u16, &'a Cell)>>(
-        &mut self,
-        c: I,
-    ) -> Result<(), Self::Error> {
-        self.inner.draw(c)
-    }
-    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.hide_cursor()
-    }
-    fn show_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.show_cursor()
-    }
-    fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
-        self.inner.get_cursor_position()
-    }
-    fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> Result<(), Self::Error> {
-        self.inner.set_cursor_position(p)
-    }
-    fn clear(&mut self) -> Result<(), Self::Error> {
-        self.inner.clear()
-    }
-    fn clear_region(&mut self, t: ClearType) -> Result<(), Self::Error> {
-        self.inner.clear_region(t)
-    }
-    fn size(&self) -> Result<Size, Self::Error> {
-        self.inner.size()
-    }
-    fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
-        self.inner.window_size()
-    }
-    fn flush(&mut self) -> Result<(), Self::Error> {
-        self.inner.flush()
-    }
-}
-
-impl FrameSink for Frames {
-    fn end_frame(&mut self) -> std::io::Result<()> {
-        *self.last.lock().unwrap() = Some(self.inner.buffer().clone());
-        Ok(())
-    }
-    fn suspend(&mut self) -> std::io::Result<()> {
-        self.inner.suspend()
-    }
-    fn resume(&mut self) -> std::io::Result<()> {
-        self.inner.resume()
-    }
-}
-
 const CODE: &str = "Two files:\n\n```ts\nexport function greet(name: string): string {\n  return `hello ${name}`;\n}\n```\n\n```toml\n[package]\nname = \"ocview\"\nversion = 1\n```\n";
 
 fn code_records() -> Vec<String> {
@@ -334,10 +278,11 @@ async fn code_blocks_are_highlighted_without_a_key_press() {
     let mut app = App::new(config("opencode", ModeSetting::Dark), "test", true).unwrap();
     app.now_ms = NOW;
     let last = Arc::new(Mutex::new(None));
-    let mut terminal = Terminal::new(Frames {
-        inner: TestBackend::new(100, 24),
-        last: last.clone(),
-    })
+    // Keep each finished frame.
+    let kept = last.clone();
+    let mut terminal = Terminal::new(FrameProbe::new(100, 24, move |b| {
+        *kept.lock().unwrap() = Some(b.buffer().clone())
+    }))
     .unwrap();
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     for line in code_records() {

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod frame_probe;
+
 use std::path::{Path, PathBuf};
 
 use ocview::model::{NoObserver, ReplyObserver, Store};
