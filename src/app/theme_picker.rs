@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 
+use super::keymap::{Action, Context};
 use super::{App, Overlay};
 use crate::ui::theme::Theme;
 
@@ -44,13 +45,24 @@ impl App {
             return;
         };
         let last = picker.names.len().saturating_sub(1);
-        let index = match key.code {
-            KeyCode::Down | KeyCode::Char('j') => (picker.index + 1).min(last),
-            KeyCode::Up | KeyCode::Char('k') => picker.index.saturating_sub(1),
-            KeyCode::Home | KeyCode::Char('g') => 0,
-            KeyCode::End | KeyCode::Char('G') => last,
-            KeyCode::Enter => return self.keep_theme(),
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('T') => {
+        // The list keys, and the picker's own key, which closes it too.
+        let k = super::keymap::Key::from_event(&key);
+        let own = k.is_some_and(|k| self.keymap.keys(Action::Themes).contains(&k));
+        let action = k.and_then(|k| self.keymap.only(Context::List, k));
+        let index = match action {
+            _ if own => Action::ListClose,
+            Some(a) => a,
+            None => return,
+        };
+        let index = match index {
+            Action::ListDown => (picker.index + 1).min(last),
+            Action::ListUp => picker.index.saturating_sub(1),
+            Action::ListPageDown => (picker.index + 10).min(last),
+            Action::ListPageUp => picker.index.saturating_sub(10),
+            Action::ListTop => 0,
+            Action::ListBottom => last,
+            Action::ListChoose => return self.keep_theme(),
+            Action::ListClose => {
                 if let Some(picker) = self.theme_picker.take() {
                     self.set_theme(picker.original);
                 }

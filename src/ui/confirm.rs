@@ -62,13 +62,7 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
             Span::styled(" keep it running", theme.style(Role::Text)),
         ]),
     ];
-    let height = 10.min(screen.height);
-    let area = Rect {
-        x: screen.x + (screen.width - width) / 2,
-        y: screen.y + (screen.height - height) / 2,
-        width,
-        height,
-    };
+    let area = super::centred(screen, width, 10);
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)

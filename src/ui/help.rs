@@ -3,7 +3,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::theme::Role;
 use super::wrap;
@@ -72,16 +71,6 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     } else {
         format!(" Keys ({} to close) ", k(A::ListClose))
     };
-    let area = Rect {
-        x: screen.x + (screen.width - width) / 2,
-        y: screen.y + (screen.height - height) / 2,
-        width,
-        height,
-    };
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.style(Role::BorderFocus))
-        .title(Line::styled(title, theme.style(Role::Title)));
-    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+    let area = super::centred(screen, width, height);
+    super::overlay_box(frame, theme, area, title, lines, scroll);
 }

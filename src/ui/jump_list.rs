@@ -5,7 +5,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::theme::Role;
 use super::{clock, wrap};
@@ -21,12 +20,7 @@ pub fn area(screen: Rect, entries: usize) -> Rect {
         .saturating_sub(2)
         .min(entries.saturating_add(2).min(u16::MAX as usize) as u16)
         .max(3.min(screen.height));
-    Rect {
-        x: screen.x + (screen.width - width) / 2,
-        y: screen.y + (screen.height - height) / 2,
-        width,
-        height,
-    }
+    super::centred(screen, width, height)
 }
 
 /// Rows of entries the box holds at most.
@@ -77,10 +71,5 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         key(Action::ListChoose),
         key(Action::ListClose)
     );
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.style(Role::BorderFocus))
-        .title(Line::styled(title, theme.style(Role::Title)));
-    frame.render_widget(Paragraph::new(lines).block(block), area);
+    super::overlay_box(frame, theme, area, title, lines, 0);
 }

@@ -112,6 +112,39 @@ fn paint_background(frame: &mut Frame, theme: &theme::Theme) {
     }
 }
 
+/// A rectangle of `width` × `height` (at most the screen's) in the middle
+/// of `screen`.
+pub fn centred(screen: Rect, width: u16, height: u16) -> Rect {
+    let (width, height) = (width.min(screen.width), height.min(screen.height));
+    Rect {
+        x: screen.x + (screen.width - width) / 2,
+        y: screen.y + (screen.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// A list or text over the screen: cleared, bordered, titled, scrolled.
+fn overlay_box(
+    frame: &mut Frame,
+    theme: &theme::Theme,
+    area: Rect,
+    title: String,
+    lines: Vec<ratatui::text::Line<'static>>,
+    scroll: u16,
+) {
+    use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.style(theme::Role::BorderFocus))
+        .title(ratatui::text::Line::styled(
+            title,
+            theme.style(theme::Role::Title),
+        ));
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}
+
 /// The session list's rows area (below its header, left of its border).
 pub fn list_inner(r: Rect) -> Rect {
     Rect {

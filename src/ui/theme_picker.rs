@@ -4,7 +4,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::theme::Role;
 use super::wrap;
@@ -55,15 +54,15 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         })
         .collect();
     lines.push(Line::default());
+    let k = |a| app.keymap.hint(a).unwrap_or_default();
+    use crate::app::keymap::Action as A;
     lines.push(Line::styled(
-        wrap::truncate("enter keep · esc back", inner),
+        wrap::truncate(
+            &format!("{} keep · {} back", k(A::ListChoose), k(A::ListClose)),
+            inner,
+        ),
         theme.style(Role::Muted),
     ));
     let title = format!(" Themes ({}) ", theme.mode.name());
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.style(Role::BorderFocus))
-        .title(Line::styled(title, theme.style(Role::Title)));
-    frame.render_widget(Paragraph::new(lines).block(block), area);
+    super::overlay_box(frame, theme, area, title, lines, 0);
 }
