@@ -115,8 +115,8 @@ struct Candidate {
 }
 
 /// Look everywhere `options` says, confirm every candidate concurrently,
-/// and merge what answered. Never longer than the mDNS browse plus two
-/// probe timeouts.
+/// and merge what answered. Never longer than the mDNS browse plus the
+/// probe timeout and `probe::PATH_TIMEOUT`.
 pub async fn discover(options: &Options) -> Discovery {
     let started = Instant::now();
     let mut problems = Vec::new();

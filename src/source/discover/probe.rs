@@ -23,8 +23,13 @@ pub struct Identity {
     pub needs_password: bool,
 }
 
-/// The server at `url`, or `None` when nothing healthy answers there in
-/// time.
+/// How long `/path` may take: unlike the health check it needs the
+/// server's project instance, which a server just started builds on the
+/// first such request (seconds on a busy machine).
+pub const PATH_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// The server at `url`, or `None` when nothing healthy answers there
+/// within `timeout`.
 pub async fn confirm(url: &str, auth: Option<Auth>, timeout: Duration) -> Option<Identity> {
     let client = Client::new(url, auth);
     let (status, health) = get(&client, "/global/health", timeout).await?;
@@ -42,7 +47,7 @@ pub async fn confirm(url: &str, auth: Option<Auth>, timeout: Duration) -> Option
         version: text(&health, "version"),
         ..Identity::default()
     };
-    if let Some((status, path)) = get(&client, "/path", timeout).await
+    if let Some((status, path)) = get(&client, "/path", PATH_TIMEOUT.max(timeout)).await
         && status.is_success()
     {
         identity.directory = text(&path, "directory");
