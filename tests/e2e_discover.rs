@@ -56,11 +56,19 @@ struct Impostor(std::process::Child, u16);
 impl Impostor {
     fn start() -> Impostor {
         let port = free_port();
+        // The interpreter itself: a wrapper (pyenv's shim) would start it
+        // again under its own name.
+        let python = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3 for the impostor listener");
+        let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
         let child = Command::new("bash")
             .args([
                 "-c",
-                "exec -a opencode python3 -m http.server --bind 127.0.0.1 \"$0\"",
+                "exec -a opencode \"$0\" -m http.server --bind 127.0.0.1 \"$1\"",
             ])
+            .arg(&python)
             .arg(port.to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -74,6 +82,12 @@ impl Impostor {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap_or_default();
+        assert!(
+            cmdline.starts_with(b"opencode\0"),
+            "the impostor is not named opencode: {}",
+            String::from_utf8_lossy(&cmdline)
+        );
         Impostor(child, port)
     }
 }
