@@ -158,6 +158,26 @@ async fn finds_real_servers_by_themselves() {
     // The environment's server comes first: it is the one `ocview` attaches to.
     assert_eq!(list[0]["url"], serve.url());
 
+    // `ocview` alone takes the first and names the others, with how to
+    // attach to each, before any terminal is needed (here there is none:
+    // it stops there).
+    let out = ocview(&[])
+        .env("OPENCODE_SERVER_URL", serve.url())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("attaching to {} ", serve.url())),
+        "{err}"
+    );
+    assert!(
+        err.lines()
+            .skip_while(|l| !l.contains("also found"))
+            .any(|l| l.trim_start().starts_with(&format!("{} ", tui.url()))),
+        "{err}"
+    );
+    assert!(err.contains("ocview attach URL"), "{err}");
+
     // The plain listing says the same, one line per server.
     let out = ocview(&["discover"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -31,7 +31,8 @@ pub async fn browse(within: Duration) -> Result<Vec<Announced>, String> {
     let events = daemon
         .browse(SERVICE_TYPE)
         .map_err(|e| format!("mDNS browse failed: {e}"))?;
-    let deadline = tokio::time::Instant::now() + within;
+    let started = tokio::time::Instant::now();
+    let deadline = started + within;
     let mut found: Vec<Announced> = Vec::new();
     while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv_async()).await {
         let ServiceEvent::ServiceResolved(service) = event else {
@@ -40,6 +41,11 @@ pub async fn browse(within: Duration) -> Result<Vec<Announced>, String> {
         let Some(name) = opencode_instance(&service.fullname) else {
             continue;
         };
+        tracing::info!(
+            "mDNS: {} resolved after {:?}",
+            crate::sanitize::line(name),
+            started.elapsed()
+        );
         for ip in &service.addresses {
             let ip = ip.to_ip_addr();
             if !usable(ip) {
