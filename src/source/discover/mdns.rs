@@ -24,16 +24,21 @@ pub struct Announced {
     pub addr: SocketAddr,
 }
 
-/// Browse for `within`, then stop. An mDNS socket that cannot be opened
-/// (no multicast interface) is an error the caller reports and goes on.
-pub async fn browse(within: Duration) -> Result<Vec<Announced>, String> {
+/// Browse for `within`, then stop, handing each announced address to
+/// `found` as it resolves (so it can be confirmed while the browse goes
+/// on). An mDNS socket that cannot be opened (no multicast interface) is
+/// an error the caller reports and goes on.
+pub async fn browse(
+    within: Duration,
+    found: tokio::sync::mpsc::UnboundedSender<Announced>,
+) -> Result<(), String> {
     let daemon = ServiceDaemon::new().map_err(|e| format!("mDNS unavailable: {e}"))?;
     let events = daemon
         .browse(SERVICE_TYPE)
         .map_err(|e| format!("mDNS browse failed: {e}"))?;
     let started = tokio::time::Instant::now();
     let deadline = started + within;
-    let mut found: Vec<Announced> = Vec::new();
+    let mut sent: Vec<Announced> = Vec::new();
     while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv_async()).await {
         let ServiceEvent::ServiceResolved(service) = event else {
             continue;
@@ -55,15 +60,15 @@ pub async fn browse(within: Duration) -> Result<Vec<Announced>, String> {
                 name: name.to_string(),
                 addr: SocketAddr::new(ip, service.port),
             };
-            if !found.contains(&announced) {
-                found.push(announced);
+            if !sent.contains(&announced) {
+                sent.push(announced.clone());
+                let _ = found.send(announced);
             }
         }
     }
     // The daemon's thread ends on its own once told; no need to wait.
     let _ = daemon.shutdown();
-    found.sort_by_key(|a| (a.addr.port(), a.addr));
-    Ok(found)
+    Ok(())
 }
 
 /// `opencode-4096._http._tcp.local.` → `opencode-4096`; other services → None.

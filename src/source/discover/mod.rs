@@ -12,7 +12,6 @@ pub mod proc_net;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use futures_util::future::join_all;
 use serde::Serialize;
 
 use crate::source::live::Auth;
@@ -114,30 +113,26 @@ struct Candidate {
     via: Via,
 }
 
-/// Look everywhere `options` says, confirm every candidate concurrently,
+/// Look everywhere `options` says, confirm every candidate concurrently
+/// (an announced one as soon as it resolves, while the browse goes on),
 /// and merge what answered. Never longer than the mDNS browse plus the
 /// probe timeout and `probe::PATH_TIMEOUT`.
 pub async fn discover(options: &Options) -> Discovery {
     let started = Instant::now();
     let mut problems = Vec::new();
-    let browse = async {
-        match options.mdns {
-            Some(within) => Some(mdns::browse(within).await),
-            None => None,
+    let (announce, mut announced) = tokio::sync::mpsc::unbounded_channel();
+    let browse = options
+        .mdns
+        .map(|within| tokio::spawn(mdns::browse(within, announce)));
+    let listeners = match &options.proc_root {
+        Some(root) => {
+            let root = root.clone();
+            tokio::task::spawn_blocking(move || local::opencode_listeners(&root))
+                .await
+                .unwrap_or_default()
         }
+        None => Vec::new(),
     };
-    let scan = async {
-        match &options.proc_root {
-            Some(root) => {
-                let root = root.clone();
-                tokio::task::spawn_blocking(move || local::opencode_listeners(&root))
-                    .await
-                    .unwrap_or_default()
-            }
-            None => Vec::new(),
-        }
-    };
-    let (announced, listeners) = tokio::join!(browse, scan);
     let mut candidates = Vec::new();
     if let Some(url) = &options.env_url {
         candidates.push(Candidate {
@@ -151,28 +146,46 @@ pub async fn discover(options: &Options) -> Discovery {
             via: Via::Local { pid: l.pid },
         });
     }
-    match announced {
-        Some(Ok(list)) => candidates.extend(list.into_iter().map(|a| Candidate {
+    let mut urls: Vec<String> = Vec::new();
+    let mut probes = tokio::task::JoinSet::new();
+    let mut probe = |url: &str, urls: &mut Vec<String>| {
+        if urls.iter().any(|u| u == url) {
+            return;
+        }
+        urls.push(url.to_string());
+        let (url, auth, timeout) = (url.to_string(), options.auth.clone(), options.probe_timeout);
+        probes.spawn(async move {
+            let identity = probe::confirm(&url, auth, timeout).await;
+            (url, identity)
+        });
+    };
+    for c in &candidates {
+        probe(&c.url, &mut urls);
+    }
+    // Ends when the browse does (it holds the sender), at once without one.
+    while let Some(a) = announced.recv().await {
+        let c = Candidate {
             url: url_of(a.addr),
             via: Via::Mdns { name: a.name },
-        })),
-        Some(Err(e)) => problems.push(e),
-        None => {}
+        };
+        probe(&c.url, &mut urls);
+        candidates.push(c);
     }
-    let mut urls: Vec<String> = Vec::new();
-    for c in &candidates {
-        if !urls.contains(&c.url) {
-            urls.push(c.url.clone());
+    if let Some(browse) = browse {
+        match browse.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => problems.push(e),
+            Err(e) => problems.push(format!("mDNS browse failed: {e}")),
         }
     }
-    let answers = join_all(
-        urls.iter()
-            .map(|url| probe::confirm(url, options.auth.clone(), options.probe_timeout)),
-    )
-    .await;
+    let mut answers: Vec<(String, Option<Identity>)> = probes.join_all().await;
+    // In the order found: `$OPENCODE_SERVER_URL`, this machine, the network.
+    answers.sort_by_key(|(url, _)| urls.iter().position(|u| u == url));
     let mut servers: Vec<(Server, Option<Fingerprint>)> = Vec::new();
-    for (url, identity) in urls.iter().zip(answers) {
-        let Some(identity) = identity else { continue };
+    for (url, identity) in &answers {
+        let Some(identity) = identity.clone() else {
+            continue;
+        };
         let found_by: Vec<Via> = candidates
             .iter()
             .filter(|c| &c.url == url)
