@@ -6,15 +6,25 @@ use std::process::ExitCode;
 use ocview::sanitize;
 use ocview::source::discover::{self, Discovery, NOTHING_FOUND, Options, Server};
 
-/// Where to look: `$OPENCODE_SERVER_URL` (checked: a bad one is a usage
-/// error, as for `attach`), this machine, and mDNS when `network`.
-pub fn options(network: bool, auth: Option<ocview::source::live::Auth>) -> anyhow::Result<Options> {
+/// Where to look: `$OPENCODE_SERVER_URL` and the config's `servers`
+/// (checked: a bad one is a usage error, as for `attach`), this machine,
+/// and mDNS when `network`.
+pub fn options(
+    network: bool,
+    configured: &[String],
+    auth: Option<ocview::source::live::Auth>,
+) -> anyhow::Result<Options> {
     let env_url = match std::env::var("OPENCODE_SERVER_URL") {
         Ok(url) if !url.is_empty() => Some(crate::server_url(&url, Some("$OPENCODE_SERVER_URL"))?),
         _ => None,
     };
+    let configured = configured
+        .iter()
+        .map(|url| crate::server_url(url, Some("the config's servers")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(Options {
         env_url,
+        configured,
         mdns: network.then_some(discover::MDNS_BROWSE),
         auth,
         ..Options::default()

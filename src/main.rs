@@ -58,7 +58,7 @@ fn main() -> ExitCode {
     };
     let result = match command {
         Command::Discover { json } => resolve_auth(&cli::AuthArgs::default())
-            .and_then(|auth| discovered::options(network, auth))
+            .and_then(|auth| discovered::options(network, &config.servers, auth))
             .and_then(|options| discovered::list(&options, json)),
         Command::Record {
             url,
@@ -401,7 +401,7 @@ fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::
 /// were found), or say how to start one (exit 1).
 fn discover_and_attach(config: Config, network: bool) -> anyhow::Result<ExitCode> {
     let auth = resolve_auth(&cli::AuthArgs::default())?;
-    let options = discovered::options(network, auth.clone())?;
+    let options = discovered::options(network, &config.servers, auth.clone())?;
     let Some((url, others)) = discovered::choose(&options)? else {
         eprintln!("{}", ocview::source::discover::NOTHING_FOUND);
         return Ok(ExitCode::FAILURE);

@@ -158,6 +158,24 @@ async fn finds_real_servers_by_themselves() {
     // The environment's server comes first: it is the one `ocview` attaches to.
     assert_eq!(list[0]["url"], serve.url());
 
+    // The config's servers are looked at too; one that does not answer
+    // is left out like any other.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("servers = [\"{}\", \"{silent_url}\"]\n", tui.url()),
+    )
+    .unwrap();
+    let out = ocview(&["discover", "--json", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let list = listed(&out);
+    let s = entry(&list, &tui.url()).unwrap_or_else(|| panic!("{list:#?}"));
+    assert_eq!(found_by(s), ["config", "local"], "{s}");
+    assert!(entry(&list, &silent_url).is_none(), "{list:#?}");
+
     // `ocview` alone takes the first and names the others, with how to
     // attach to each, before any terminal is needed (here there is none:
     // it stops there).

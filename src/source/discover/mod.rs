@@ -1,5 +1,5 @@
 //! Finding opencode servers without being told where: `$OPENCODE_SERVER_URL`,
-//! the opencode processes listening on this machine and, when asked, the
+//! the config file's `servers`, the opencode processes listening on this machine and, when asked, the
 //! servers announced over mDNS. Every candidate is confirmed over HTTP,
 //! all at once with a short timeout; a server found several ways is one
 //! entry.
@@ -34,6 +34,8 @@ pub const PROC_ROOT_ENV: &str = "OCVIEW_DISCOVER_PROC";
 pub struct Options {
     /// `$OPENCODE_SERVER_URL`, already checked.
     pub env_url: Option<String>,
+    /// The config file's `servers`, already checked.
+    pub configured: Vec<String>,
     /// The processes of this machine, under this `/proc`; `None`: not looked at.
     pub proc_root: Option<PathBuf>,
     /// Browse mDNS this long; `None`: not at all.
@@ -47,6 +49,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             env_url: None,
+            configured: Vec::new(),
             proc_root: Some(default_proc_root()),
             mdns: None,
             auth: None,
@@ -69,6 +72,8 @@ pub fn default_proc_root() -> PathBuf {
 pub enum Via {
     /// `$OPENCODE_SERVER_URL`.
     Env,
+    /// The config file's `servers`.
+    Config,
     /// A process of this machine listening there.
     Local { pid: u32 },
     /// Announced over mDNS under this instance name.
@@ -80,6 +85,7 @@ impl Via {
     pub fn describe(&self) -> String {
         match self {
             Via::Env => "$OPENCODE_SERVER_URL".into(),
+            Via::Config => "config".into(),
             Via::Local { pid } => format!("process {pid}"),
             Via::Mdns { name } => format!("mDNS {}", crate::sanitize::line(name)),
         }
@@ -140,6 +146,12 @@ pub async fn discover(options: &Options) -> Discovery {
             via: Via::Env,
         });
     }
+    for url in &options.configured {
+        candidates.push(Candidate {
+            url: url.trim_end_matches('/').to_string(),
+            via: Via::Config,
+        });
+    }
     for l in listeners {
         candidates.push(Candidate {
             url: url_of(l.addr),
@@ -179,7 +191,8 @@ pub async fn discover(options: &Options) -> Discovery {
         }
     }
     let mut answers: Vec<(String, Option<Identity>)> = probes.join_all().await;
-    // In the order found: `$OPENCODE_SERVER_URL`, this machine, the network.
+    // In the order found: `$OPENCODE_SERVER_URL`, the config's, this
+    // machine, the network.
     answers.sort_by_key(|(url, _)| urls.iter().position(|u| u == url));
     let mut servers: Vec<(Server, Option<Fingerprint>)> = Vec::new();
     for (url, identity) in &answers {
@@ -244,7 +257,7 @@ fn fingerprint(url: &str, identity: &Identity) -> Option<Fingerprint> {
 
 /// What to say when nothing was found: how to start a server, how to see
 /// the demo.
-pub const NOTHING_FOUND: &str = "no opencode server found (looked at $OPENCODE_SERVER_URL and the opencode processes of this machine; --discover also asks the local network over mDNS).
+pub const NOTHING_FOUND: &str = "no opencode server found (looked at $OPENCODE_SERVER_URL, the config's servers and the opencode processes of this machine; --discover also asks the local network over mDNS).
 Start one in your project with:
     opencode serve --port 4096
 then run `ocview` again (or `ocview attach http://127.0.0.1:4096`).
