@@ -2,6 +2,7 @@
 //! by their processes, confirms them over HTTP, and leaves out what only
 //! looks like one; `ocview` with nothing to find says how to start a server.
 
+mod common;
 mod support;
 
 use std::net::TcpListener;
@@ -206,6 +207,27 @@ async fn finds_real_servers_by_themselves() {
     assert!(line.contains(&tui.project.display().to_string()), "{line}");
     assert!(line.contains("opencode 1.18.33"), "{line}");
     drop(silent);
+}
+
+/// The other servers `ocview` found stay on the status line: the live
+/// source going live (which clears a source's notice) does not hide them.
+#[test]
+fn the_other_servers_stay_on_the_status_line() {
+    use ocview::source::player::{SourceMsg, SourceState};
+    let mut app = ocview::app::App::new(
+        ocview::app::config::Config::default(),
+        "live http://127.0.0.1:4096",
+        false,
+    )
+    .unwrap();
+    app.standing_notice = Some("1 more server: ocview attach http://127.0.0.1:4097".into());
+    app.on_source(SourceMsg::State(SourceState::Live));
+    let screen = common::screen(&mut app, 200, 24);
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(
+        status.contains("1 more server: ocview attach http://127.0.0.1:4097"),
+        "{screen}"
+    );
 }
 
 #[test]
