@@ -105,7 +105,7 @@ pub enum Command {
         auth: AuthArgs,
     },
     /// List the opencode servers found without being told where:
-    /// $OPENCODE_SERVER_URL, the opencode processes listening on this
+    /// $OPENCODE_SERVER_URL, the config's `servers`, the opencode processes listening on this
     /// machine and, with --discover, the local network (mDNS). Exit 1 when
     /// none is found.
     Discover {
