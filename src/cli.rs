@@ -25,8 +25,14 @@ pub struct Cli {
     /// Do not follow attention, even in the demo.
     #[arg(long, global = true)]
     pub no_follow: bool,
+    /// Also find servers announced on the local network (`opencode serve
+    /// --mdns`), listening for a few seconds. Without a subcommand or
+    /// with `discover`.
+    #[arg(long, global = true)]
+    pub discover: bool,
+    /// None: find the servers (`discover`) and attach to the first.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -97,6 +103,15 @@ pub enum Command {
         timeout: f64,
         #[command(flatten)]
         auth: AuthArgs,
+    },
+    /// List the opencode servers found without being told where:
+    /// $OPENCODE_SERVER_URL, the config's `servers`, the opencode processes listening on this
+    /// machine and, with --discover, the local network (mDNS). Exit 1 when
+    /// none is found.
+    Discover {
+        /// A JSON array, for scripts: url, found_by, version, directory, needs_password.
+        #[arg(long)]
+        json: bool,
     },
     /// Watch the built-in demo recording (no server needed).
     Demo {

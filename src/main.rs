@@ -18,6 +18,7 @@ use ocview::source::timeline::IndexOptions;
 use ocview::source::{self, ReplayReader};
 
 mod cli;
+mod discovered;
 use cli::{Cli, Command, ExportArg, PaceArgs, StartArg};
 
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
@@ -45,13 +46,20 @@ fn main() -> ExitCode {
         config.theme = Some(theme);
     }
     // The demo shows what happens without a key press.
-    let demo = matches!(cli.command, Command::Demo { .. });
+    let demo = matches!(cli.command, Some(Command::Demo { .. }));
     if cli.follow || (demo && !cli.no_follow) {
         config.follow_attention = true;
     } else if cli.no_follow {
         config.follow_attention = false;
     }
-    let result = match cli.command {
+    let network = cli.discover;
+    let Some(command) = cli.command else {
+        return finish(discover_and_attach(config, network));
+    };
+    let result = match command {
+        Command::Discover { json } => resolve_auth(&cli::AuthArgs::default())
+            .and_then(|auth| discovered::options(network, &config.servers, auth))
+            .and_then(|options| discovered::list(&options, json)),
         Command::Record {
             url,
             file,
@@ -121,10 +129,23 @@ fn main() -> ExitCode {
             };
             match when {
                 Some(when) => attach_dump(client, options, when),
-                None => attach_viewer(config, &url, client, options, read_only, record.as_deref()),
+                None => attach_viewer(
+                    config,
+                    &url,
+                    client,
+                    options,
+                    read_only,
+                    record.as_deref(),
+                    None,
+                ),
             }
         }),
     };
+    finish(result)
+}
+
+/// The exit code for a command's result, its error said on stderr.
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) if e.is::<Usage>() => {
@@ -376,6 +397,27 @@ fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::
     write_stdout(&text?)
 }
 
+/// `ocview` alone: attach to the first server found (saying which others
+/// were found), or say how to start one (exit 1).
+fn discover_and_attach(config: Config, network: bool) -> anyhow::Result<ExitCode> {
+    let auth = resolve_auth(&cli::AuthArgs::default())?;
+    let options = discovered::options(network, &config.servers, auth.clone())?;
+    let Some((url, others)) = discovered::choose(&options)? else {
+        eprintln!("{}", ocview::source::discover::NOTHING_FOUND);
+        return Ok(ExitCode::FAILURE);
+    };
+    let client = Client::new(&url, auth);
+    attach_viewer(
+        config,
+        &url,
+        client,
+        LiveOptions::default(),
+        false,
+        None,
+        others,
+    )
+}
+
 fn attach_viewer(
     config: Config,
     url: &str,
@@ -383,13 +425,16 @@ fn attach_viewer(
     options: LiveOptions,
     read_only: bool,
     record: Option<&Path>,
+    standing_notice: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!(
             "standard output is not a terminal; use --dump-when-idle or --dump-after for a plain transcript"
         );
     }
-    let app = App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut app =
+        App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    app.standing_notice = standing_notice;
     let rt = runtime()?;
     let outcome = rt.block_on(launch::attach_tui(app, client, options, read_only, record));
     rt.shutdown_background();

@@ -44,6 +44,9 @@ pub struct Config {
     /// Until you navigate, the turn view shows the session that asks for an
     /// answer or was last active (`--follow`; on in the demo).
     pub follow_attention: bool,
+    /// Servers `ocview` (no subcommand) and `ocview discover` look at
+    /// besides the ones they find by themselves (`http://host:port`).
+    pub servers: Vec<String>,
     /// Below this many columns the session list folds to a one-line bar
     /// (its key shows or hides it at any width).
     pub session_list_fold_width: u16,
@@ -73,6 +76,7 @@ impl Default for Config {
             notify: Default::default(),
             prompt_arming_ms: 500,
             follow_attention: false,
+            servers: Vec::new(),
             session_list_fold_width: 100,
             clipboard: Default::default(),
             keys: BTreeMap::new(),
@@ -174,6 +178,17 @@ mod tests {
             Config::parse("colors = \"lots\"")
                 .unwrap_err()
                 .contains("colors")
+        );
+    }
+
+    #[test]
+    fn servers_are_a_list_of_urls() {
+        let c = Config::parse("servers = [\"http://10.0.0.5:4096\", \"http://box:4097\"]").unwrap();
+        assert_eq!(c.servers, ["http://10.0.0.5:4096", "http://box:4097"]);
+        assert!(
+            Config::parse("servers = \"http://x:1\"")
+                .unwrap_err()
+                .contains("servers")
         );
     }
 

@@ -139,6 +139,9 @@ pub struct App {
     pub attention: attention::Attention,
     /// The last problem a source reported without failing.
     pub notice: Option<String>,
+    /// A notice that stays on the status line whatever the source does:
+    /// the other servers discovery found, until a view shows them all.
+    pub standing_notice: Option<String>,
     /// The selected session's modified files, and the revision they are of.
     pub files: (String, u64, Vec<(String, u64, u64)>),
     /// The diff overlay's chosen file and scroll.
@@ -185,6 +188,7 @@ impl App {
             config,
             keymap,
             notice: fallback.or_else(|| look::warning_notice(&theme)),
+            standing_notice: None,
             theme,
             look,
             theme_picker: None,

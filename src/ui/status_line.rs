@@ -99,6 +99,9 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     if let Some(notice) = &app.notice {
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
     }
+    if let Some(notice) = &app.standing_notice {
+        rest.push_str(&format!(" · {}", sanitize::line(notice)));
+    }
     if let Some(why) = &app.recording_stopped {
         // Worth more than the hints: what is on screen is no longer saved.
         hints_share = hints_share.max(6);

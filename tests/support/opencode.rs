@@ -114,8 +114,19 @@ pub fn ripgrep_dir() -> Option<PathBuf> {
     find()
 }
 
+/// How the server is started.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// `opencode serve --port P --hostname 127.0.0.1`.
+    Serve,
+    /// `opencode --port P`: the TUI, which serves the same API on its port
+    /// (it runs, and serves, without a terminal).
+    Tui,
+}
+
 pub struct Server {
     child: Option<Child>,
+    pub style: Style,
     pub port: u16,
     pub project: PathBuf,
     pub home: PathBuf,
@@ -138,6 +149,22 @@ impl Server {
     }
 
     pub async fn start_with(model_url: &str, password: Option<&str>) -> Server {
+        let mut s = Server::prepare(model_url, password);
+        s.launch().await;
+        s
+    }
+
+    /// `opencode --port P` (the TUI) with no terminal, healthy.
+    pub async fn start_tui(model_url: &str) -> Server {
+        let mut s = Server::prepare(model_url, None);
+        s.style = Style::Tui;
+        s.launch().await;
+        s
+    }
+
+    /// The project, its config and the isolated home, not started: a test
+    /// that starts opencode its own way uses `command`.
+    pub fn prepare(model_url: &str, password: Option<&str>) -> Server {
         let tmp = tempfile::tempdir().unwrap();
         let project = tmp.path().join("project");
         let home = tmp.path().join("home");
@@ -179,17 +206,16 @@ impl Server {
                 .status()
                 .unwrap();
         }
-        let mut s = Server {
+        Server {
             child: None,
+            style: Style::Serve,
             port: free_port(),
             project,
             home,
             model_url: model_url.to_string(),
             password: password.map(str::to_string),
             _tmp: tmp,
-        };
-        s.launch().await;
-        s
+        }
     }
 
     pub fn command(&self, bin: &Path) -> Command {
@@ -232,16 +258,14 @@ impl Server {
         let bin = binary();
         let log = std::fs::File::create(self.home.join("server.log")).unwrap();
         let mut c = self.command(&bin);
-        c.args([
-            "serve",
-            "--port",
-            &self.port.to_string(),
-            "--hostname",
-            "127.0.0.1",
-        ])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log);
+        let port = self.port.to_string();
+        match self.style {
+            Style::Serve => c.args(["serve", "--port", &port, "--hostname", "127.0.0.1"]),
+            Style::Tui => c.args(["--port", &port]),
+        };
+        c.stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
         std::os::unix::process::CommandExt::process_group(&mut c, 0);
         self.child = Some(c.spawn().expect("start opencode serve"));
         let client = self.http();
