@@ -30,15 +30,7 @@ async fn x_and_y_stop_a_busy_session_and_the_server_records_the_abort() {
     .await;
     let server = Server::start(&model.url()).await;
     let s = server.create_session().await;
-    let t = Tmux::start_sized("abort", 120, 34);
-    t.line(&format!(
-        "{} attach {}",
-        env!("CARGO_BIN_EXE_ocview"),
-        server.url()
-    ));
-    t.wait_for("the viewer, live", |sc| {
-        sc.contains("live") && sc.contains("Sessions")
-    });
+    let t = Tmux::attached("abort", 120, 34, &server.url());
     server.prompt(&s, "do the long task").await;
     t.wait_for("the answer streaming", |sc| {
         sc.contains("Working on the long task now.")

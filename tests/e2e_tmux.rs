@@ -45,26 +45,12 @@ async fn tool_part(server: &Server, session: &str, tool: &str) -> Value {
         .unwrap_or_else(|| panic!("no {tool} part"))
 }
 
-/// The real binary attached to `server` in tmux, live.
-fn attached(tag: &str, server: &Server) -> Tmux {
-    let t = Tmux::start(tag);
-    t.line(&format!(
-        "{} attach {}",
-        env!("CARGO_BIN_EXE_ocview"),
-        server.url()
-    ));
-    t.wait_for("the viewer, live", |sc| {
-        sc.contains("live") && sc.contains("Sessions")
-    });
-    t
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answering_a_permission_and_a_question_with_keys() {
     let model = question_or_bash_model("tmux-e2e").await;
     let server = Server::start(&model.url()).await;
     let s = server.create_session().await;
-    let t = attached("e2e", &server);
+    let t = Tmux::attached("e2e", 100, 30, &server.url());
 
     server.prompt(&s, "run it").await;
     let screen = t.wait_for("the permission in the prompt bar", |sc| {
@@ -110,7 +96,7 @@ async fn keys_for_a_question_never_answer_the_permission_after_it() {
     let server = Server::start(&model.url()).await;
     let asking = server.create_session().await;
     let running = server.create_session().await;
-    let t = attached("arming", &server);
+    let t = Tmux::attached("arming", 100, 30, &server.url());
     server.prompt(&asking, "ask me").await;
     t.wait_for("the question", |sc| sc.contains("Which runner?"));
     server.prompt(&running, "run it").await;

@@ -192,28 +192,8 @@ fn a_light_terminal_background_picks_the_light_variant() {
 /// the OSC 11 query, not the device-attributes one sent after it).
 fn first_frame_on_a_silent_terminal(args: &[&str]) -> Duration {
     use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::process::CommandExt;
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: 30,
-        ws_col: 100,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty writes two descriptors; no name or termios asked for.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(rc, 0);
-    // SAFETY: both were just opened and are owned here alone.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let (master, slave) = support::pty::open(30, 100);
     let mut cmd = std::process::Command::new(bin());
     cmd.args(args)
         .env("TERM", "xterm-256color")

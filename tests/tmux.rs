@@ -109,35 +109,9 @@ fn signals_restore_the_terminal_and_exit_128_plus_the_signal() {
 #[test]
 fn a_terminal_gone_without_sighup_ends_the_program() {
     use std::io::Read;
-    use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::process::CommandExt;
     use std::time::{Duration, Instant};
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: 30,
-        ws_col: 100,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: out-pointers to two ints and a winsize that outlive the call.
-    let r = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(r, 0, "openpty");
-    // Not inherited by what other tests spawn meanwhile: a copy of the
-    // master elsewhere would keep the terminal alive.
-    for fd in [master, slave] {
-        // SAFETY: fcntl on descriptors we own.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-    // SAFETY: openpty returned two new descriptors that we now own.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let (master, slave) = support::pty::open(30, 100);
     let mut cmd = Command::new(bin());
     cmd.args([
         "replay",

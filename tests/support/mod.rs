@@ -5,4 +5,5 @@ pub mod fake_model;
 pub mod history_server;
 pub mod live_viewer;
 pub mod opencode;
+pub mod pty;
 pub mod tmux;

@@ -42,6 +42,17 @@ impl Tmux {
         t
     }
 
+    /// The real binary attached to a live server at `url`, in a terminal
+    /// of `width` × `height`, once it says it is live.
+    pub fn attached(tag: &str, width: u16, height: u16, url: &str) -> Tmux {
+        let t = Tmux::start_sized(tag, width, height);
+        t.line(&format!("{} attach {url}", env!("CARGO_BIN_EXE_ocview")));
+        t.wait_for("the viewer, live", |sc| {
+            sc.contains("live") && sc.contains("Sessions")
+        });
+        t
+    }
+
     /// The isolated `XDG_CONFIG_HOME` (and state home) of the shell.
     pub fn home(&self) -> &std::path::Path {
         self.home.path()
