@@ -303,11 +303,13 @@ impl App {
                 true
             }
             SourceMsg::Reconcile {
+                server,
                 sessions,
                 pending_prompts,
             } => {
-                self.store.retain_sessions(&sessions);
-                self.store.settle_missing_prompts(&pending_prompts);
+                let server = server.as_deref();
+                self.store.retain_sessions(server, &sessions);
+                self.store.settle_missing_prompts(server, &pending_prompts);
                 if self
                     .selected
                     .as_ref()

@@ -78,6 +78,8 @@ pub enum Event {
     },
     /// ocview's own: the context limits of the server's models.
     ModelLimits(Vec<super::context::ModelLimit>),
+    /// ocview's own: a server of a fleet joined or changed state.
+    Server(Box<super::fleet::ServerReport>),
     /// Any other event type: counted, then ignored.
     Other(String),
 }
@@ -394,6 +396,9 @@ impl Event {
                 }
                 Event::ModelLimits(LimitsProps::deserialize(d)?.models)
             }
+            super::fleet::SERVER_EVENT => {
+                Event::Server(Box::new(super::fleet::ServerReport::deserialize(d)?))
+            }
             other => {
                 IgnoredAny::deserialize(d)?;
                 Event::Other(other.to_string())
@@ -427,6 +432,7 @@ impl Event {
             Event::QuestionRejected { .. } => "question.rejected",
             Event::TodoUpdated { .. } => "todo.updated",
             Event::ModelLimits(_) => super::context::MODEL_LIMITS_EVENT,
+            Event::Server(_) => super::fleet::SERVER_EVENT,
             Event::Other(kind) => kind,
         }
     }

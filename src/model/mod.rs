@@ -4,6 +4,7 @@
 pub mod context;
 pub mod event;
 pub mod event_mark;
+pub mod fleet;
 pub mod ids;
 mod json_peek;
 mod lenient;

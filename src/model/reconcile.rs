@@ -10,9 +10,13 @@ use super::store::{Change, Outcome, Store};
 
 impl Store {
     /// Drop sessions absent from the server's full list.
-    pub fn retain_sessions(&mut self, listed: &HashSet<String>) -> Outcome {
+    /// In a fleet, `server` names the server that listed them: the other
+    /// servers' sessions are not its to drop.
+    pub fn retain_sessions(&mut self, server: Option<&str>, listed: &HashSet<String>) -> Outcome {
         let before = self.sessions.len();
-        self.sessions.retain(|s| listed.contains(&s.info.id));
+        let others = |id: &str| server.is_some() && super::fleet::server_of(id) != server;
+        self.sessions
+            .retain(|s| others(&s.info.id) || listed.contains(&s.info.id));
         let changed = self.sessions.len() != before;
         if changed {
             self.revision += 1;
@@ -26,10 +30,16 @@ impl Store {
 
     /// Forget pending prompts the server no longer lists (answered
     /// elsewhere, or their run died): a fresh attach would not know them.
-    pub fn settle_missing_prompts(&mut self, pending: &HashSet<String>) -> Outcome {
+    pub fn settle_missing_prompts(
+        &mut self,
+        server: Option<&str>,
+        pending: &HashSet<String>,
+    ) -> Outcome {
         let before = self.prompts.len();
-        self.prompts
-            .retain(|p| p.resolution.is_some() || pending.contains(p.request.id()));
+        let others = |id: &str| server.is_some() && super::fleet::server_of(id) != server;
+        self.prompts.retain(|p| {
+            p.resolution.is_some() || others(p.request.id()) || pending.contains(p.request.id())
+        });
         let changed = self.prompts.len() != before;
         if changed {
             self.revision += 1;
@@ -73,17 +83,17 @@ mod tests {
             &mut s,
             r#"{"type":"permission.asked","properties":{"id":"per_2","sessionID":"ses_a","permission":"bash","patterns":[]}}"#,
         );
-        let out = s.retain_sessions(&["ses_a".to_string()].into());
+        let out = s.retain_sessions(None, &["ses_a".to_string()].into());
         assert!(out.change.session_list);
         assert!(s.session("ses_b").is_none() && s.session("ses_a").is_some());
-        let out = s.settle_missing_prompts(&["per_2".to_string()].into());
+        let out = s.settle_missing_prompts(None, &["per_2".to_string()].into());
         assert!(out.change.prompts);
         let pending: Vec<&str> = s.pending_prompts().map(|p| p.request.id()).collect();
         assert_eq!(pending, ["per_2"]);
         assert!(s.prompt("per_1").is_none());
         // Again: nothing more to do.
         assert!(
-            !s.settle_missing_prompts(&["per_2".to_string()].into())
+            !s.settle_missing_prompts(None, &["per_2".to_string()].into())
                 .change
                 .prompts
         );

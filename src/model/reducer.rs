@@ -191,13 +191,16 @@ impl Store {
                 raw_todos,
             } => self.update_todos(session_id, todos, &raw_todos, mark, obs),
             Event::ModelLimits(models) => {
-                self.model_limits = models
-                    .into_iter()
-                    .map(|m| ((m.provider_id.clone(), m.model_id.clone()), m))
-                    .collect();
+                // A fleet's servers each send theirs: they add up.
+                self.model_limits.extend(
+                    models
+                        .into_iter()
+                        .map(|m| ((m.provider_id.clone(), m.model_id.clone()), m)),
+                );
                 self.revision += 1;
                 Outcome::with(Effect::Applied)
             }
+            Event::Server(report) => self.report_server(*report),
             Event::Other(kind) => {
                 *self.ignored.entry(kind).or_default() += 1;
                 Outcome::with(Effect::Ignored)

@@ -101,6 +101,8 @@ pub struct Store {
     pub(crate) last_session: usize,
     /// Context limits of the server's models (`ocview.model-limits`).
     pub(crate) model_limits: super::context::ModelLimits,
+    /// A fleet's servers, in the order they joined (empty for one server).
+    pub(crate) servers: Vec<super::fleet::ServerEntry>,
 }
 
 impl Store {

@@ -61,6 +61,8 @@ pub enum SourceMsg {
     },
     /// After a (re)load: the sessions and pending prompts the server has.
     Reconcile {
+        /// In a fleet, the server whose sessions these are.
+        server: Option<String>,
         sessions: HashSet<String>,
         pending_prompts: HashSet<String>,
     },

@@ -72,6 +72,8 @@ struct Wire<'a> {
     nested: bool,
     /// An ocview recording's header line.
     header: bool,
+    /// The fleet server a recorded line came from.
+    server: Option<Cow<'a, str>>,
     /// A recorded event that was not JSON.
     raw: bool,
     /// `opencode run --format json` fields.
@@ -169,6 +171,10 @@ impl<'de> Visitor<'de> for WireSeed {
                     map.next_value::<IgnoredAny>()?;
                     wire.header = true;
                 }
+                "server" if self.depth == 0 => {
+                    // A header's `server` is a URL; a line's, a fleet key.
+                    wire.server = map.next_value::<Option<Cow<'de, str>>>()?;
+                }
                 "sessionID" if self.depth == 0 => wire.run_session = map.next_value()?,
                 "part" if self.depth == 0 => wire.run_part = Some(map.next_value()?),
                 "error" if self.depth == 0 => wire.run_error = Some(map.next_value()?),
@@ -263,12 +269,15 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
             error,
         })));
     }
-    let event = match wire.properties {
+    let mut event = match wire.properties {
         Properties::Parsed(event) => Ok(event),
         Properties::Raw(raw) => Event::parse(&kind, Some(raw)),
         Properties::Missing => Event::parse(&kind, None),
     }
     .map_err(|e| RecordError(e.to_string()))?;
+    if let Some(key) = wire.server.as_deref().filter(|k| !k.is_empty()) {
+        crate::model::fleet::scope_event(&mut event, key);
+    }
     Ok(Decoded::Event(Envelope {
         seq: wire.id.as_deref().map(event_seq).unwrap_or(0),
         tag: wire.id.as_deref().map(event_tag).unwrap_or(0),

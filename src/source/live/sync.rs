@@ -245,6 +245,7 @@ impl Sync {
             self.send(SourceMsg::Record(Box::new(record))).await?;
         }
         self.send(SourceMsg::Reconcile {
+            server: None,
             sessions: snap.session_ids.clone(),
             pending_prompts: snap.pending_prompts,
         })

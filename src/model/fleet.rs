@@ -1,0 +1,385 @@
+//! A fleet: the sessions of several servers in one store.
+//!
+//! Two servers can hold sessions (and requests) with the same id: servers
+//! on one machine share opencode's storage. So in a fleet every session and
+//! request id is scoped by the server it came from, `ses_x@key`, when the
+//! event enters (a fleet source, or a recording line that names its
+//! server), and unscoped again only when a request goes back to that server.
+//! Everything between (the reducer, the views, the search) sees plain,
+//! unique ids. A one-server source leaves ids as they are.
+
+use serde::Deserialize;
+
+use super::event::Event;
+
+/// What separates an id from its server's key. Session and request ids
+/// never hold one.
+const MARK: char = '@';
+
+/// `id` as it is known in a fleet, from the server `key`.
+pub fn scoped(id: &str, key: &str) -> String {
+    let mut s = String::with_capacity(id.len() + 1 + key.len());
+    s.push_str(id);
+    s.push(MARK);
+    s.push_str(key);
+    s
+}
+
+/// The server a scoped id came from (`None` outside a fleet).
+pub fn server_of(id: &str) -> Option<&str> {
+    id.rsplit_once(MARK).map(|(_, key)| key)
+}
+
+/// The id as its server knows it.
+pub fn bare(id: &str) -> &str {
+    id.rsplit_once(MARK).map_or(id, |(id, _)| id)
+}
+
+/// An id the server of `reference` sent inside a payload (a task's child
+/// session), scoped as `reference` is.
+pub fn like(reference: &str, id: &str) -> String {
+    match server_of(reference) {
+        Some(key) if server_of(id).is_none() => scoped(id, key),
+        _ => id.to_string(),
+    }
+}
+
+fn scope(id: &mut String, key: &str) {
+    if !id.is_empty() {
+        *id = scoped(id, key);
+    }
+}
+
+/// Scope every session and request id an event carries, for the server
+/// `key`; a server report learns its key.
+pub fn scope_event(event: &mut Event, key: &str) {
+    match event {
+        Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
+            scope(&mut info.id, key);
+            if let Some(parent) = &mut info.parent_id {
+                scope(parent, key);
+            }
+        }
+        Event::SessionStatus { session_id, .. }
+        | Event::SessionIdle { session_id }
+        | Event::SessionCompacted { session_id }
+        | Event::SessionDiff { session_id, .. }
+        | Event::MessageRemoved { session_id, .. }
+        | Event::PartRemoved { session_id, .. }
+        | Event::PartDelta { session_id, .. }
+        | Event::TodoUpdated { session_id, .. } => scope(session_id, key),
+        Event::SessionError { session_id, .. } => {
+            if let Some(id) = session_id {
+                scope(id, key);
+            }
+        }
+        Event::MessageUpdated(info) => scope(&mut info.session_id, key),
+        Event::PartUpdated(part) => scope(&mut part.session_id, key),
+        Event::PermissionAsked(p) => {
+            scope(&mut p.id, key);
+            scope(&mut p.session_id, key);
+        }
+        Event::QuestionAsked(q) => {
+            scope(&mut q.id, key);
+            scope(&mut q.session_id, key);
+        }
+        Event::PermissionReplied {
+            session_id,
+            request_id,
+            ..
+        }
+        | Event::QuestionReplied {
+            session_id,
+            request_id,
+            ..
+        }
+        | Event::QuestionRejected {
+            session_id,
+            request_id,
+        } => {
+            scope(session_id, key);
+            scope(request_id, key);
+        }
+        Event::Server(report) => report.key = key.to_string(),
+        Event::ServerConnected
+        | Event::ServerHeartbeat
+        | Event::InstanceDisposed
+        | Event::ModelLimits(_)
+        | Event::Other(_) => {}
+    }
+}
+
+/// The event type of a server report: ocview's own, recorded like any
+/// other so a replay shows the fleet as it was.
+pub const SERVER_EVENT: &str = "ocview.server";
+
+/// Where one server of a fleet stands.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum ServerState {
+    Connecting,
+    Live,
+    Reconnecting {
+        #[serde(default)]
+        attempt: u32,
+        #[serde(default)]
+        reason: String,
+    },
+    /// The password was refused or is missing: retrying cannot help.
+    AuthFailed {
+        #[serde(default)]
+        reason: String,
+    },
+    /// Failed for good for another reason.
+    Failed {
+        #[serde(default)]
+        reason: String,
+    },
+    /// Not found any more: its sessions stay, marked, until dismissed.
+    Gone,
+}
+
+impl ServerState {
+    /// A few words for the list and the status line.
+    pub fn label(&self) -> String {
+        match self {
+            ServerState::Connecting => "connecting".into(),
+            ServerState::Live => "live".into(),
+            ServerState::Reconnecting { attempt, .. } => format!("reconnecting {attempt}"),
+            ServerState::AuthFailed { .. } => "auth failed".into(),
+            ServerState::Failed { .. } => "failed".into(),
+            ServerState::Gone => "gone".into(),
+        }
+    }
+
+    /// The reason behind a state that is not well, if one was given.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            ServerState::Reconnecting { reason, .. }
+            | ServerState::AuthFailed { reason }
+            | ServerState::Failed { reason } => Some(reason).filter(|r| !r.is_empty()),
+            _ => None,
+        }
+        .map(String::as_str)
+    }
+
+    pub fn is_live(&self) -> bool {
+        matches!(self, ServerState::Live)
+    }
+
+    /// A state in which the server's data may be out of date.
+    pub fn is_down(&self) -> bool {
+        !matches!(self, ServerState::Live | ServerState::Connecting)
+    }
+
+    /// The state as the properties of a server report.
+    pub fn to_json(&self) -> serde_json::Value {
+        let kind = |s: &str| serde_json::json!({ "state": s });
+        match self {
+            ServerState::Connecting => kind("connecting"),
+            ServerState::Live => kind("live"),
+            ServerState::Gone => kind("gone"),
+            ServerState::Reconnecting { attempt, reason } => {
+                serde_json::json!({"state": "reconnecting", "attempt": attempt, "reason": reason})
+            }
+            ServerState::AuthFailed { reason } => {
+                serde_json::json!({"state": "auth-failed", "reason": reason})
+            }
+            ServerState::Failed { reason } => {
+                serde_json::json!({"state": "failed", "reason": reason})
+            }
+        }
+    }
+}
+
+/// `ocview.server`: a server of the fleet changed state (or joined).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ServerReport {
+    /// Filled in by [`scope_event`] from the line that names the server;
+    /// a report without one is ignored.
+    #[serde(skip)]
+    pub key: String,
+    #[serde(default)]
+    pub url: String,
+    /// The server's project directory, when known.
+    #[serde(default)]
+    pub directory: Option<String>,
+    #[serde(flatten)]
+    pub state: ServerState,
+}
+
+impl ServerReport {
+    /// The report's properties, as a source writes them.
+    pub fn properties(
+        url: &str,
+        directory: Option<&str>,
+        state: &ServerState,
+    ) -> serde_json::Value {
+        let mut props = state.to_json();
+        props["url"] = url.into();
+        if let Some(dir) = directory {
+            props["directory"] = dir.into();
+        }
+        props
+    }
+}
+
+/// A server as the store knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerEntry {
+    pub key: String,
+    pub url: String,
+    pub directory: Option<String>,
+    pub state: ServerState,
+}
+
+impl super::Store {
+    /// A fleet's servers, in the order they joined.
+    pub fn servers(&self) -> &[ServerEntry] {
+        &self.servers
+    }
+
+    pub fn server(&self, key: &str) -> Option<&ServerEntry> {
+        self.servers.iter().find(|s| s.key == key)
+    }
+
+    /// Apply a server report: the server joins, or its state changes. A
+    /// server gone can no longer be answered: its pending prompts leave the
+    /// queue (its sessions stay, under the gone server).
+    pub(crate) fn report_server(&mut self, report: ServerReport) -> super::Outcome {
+        use super::store::{Change, Effect, Outcome};
+        if report.key.is_empty() {
+            return Outcome::with(Effect::Ignored);
+        }
+        let gone = report.state == ServerState::Gone;
+        let entry = ServerEntry {
+            key: report.key,
+            url: report.url,
+            directory: report.directory,
+            state: report.state,
+        };
+        match self.servers.iter_mut().find(|s| s.key == entry.key) {
+            Some(known) if *known == entry => return Outcome::with(Effect::Stale),
+            Some(known) => {
+                // A later report may leave out what an earlier one said.
+                let directory = entry.directory.clone().or(known.directory.take());
+                *known = ServerEntry { directory, ..entry };
+            }
+            None => self.servers.push(entry),
+        }
+        let mut prompts = false;
+        if gone {
+            let before = self.prompts.len();
+            let servers = &self.servers;
+            let of_gone = |id: &str| {
+                server_of(id).is_some_and(|k| {
+                    servers
+                        .iter()
+                        .any(|s| s.key == k && s.state == ServerState::Gone)
+                })
+            };
+            self.prompts
+                .retain(|p| p.resolution.is_some() || !of_gone(p.request.session_id()));
+            prompts = self.prompts.len() != before;
+        }
+        self.revision += 1;
+        Outcome::applied(Change {
+            session_list: true,
+            prompts,
+            ..Default::default()
+        })
+    }
+
+    /// Forget a server and everything it sent (the user dismissed it).
+    pub fn dismiss_server(&mut self, key: &str) -> bool {
+        let before = self.servers.len();
+        self.servers.retain(|s| s.key != key);
+        if self.servers.len() == before {
+            return false;
+        }
+        self.sessions.retain(|s| server_of(&s.info.id) != Some(key));
+        self.prompts
+            .retain(|p| server_of(p.request.session_id()) != Some(key));
+        self.last_session = 0;
+        self.revision += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::record::{Decoded, decode};
+
+    fn event(line: &str) -> Event {
+        match decode(line).unwrap() {
+            Decoded::Event(env) => env.event,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ids_scope_and_unscope() {
+        let id = scoped("ses_1", "127.0.0.1:4096");
+        assert_eq!(id, "ses_1@127.0.0.1:4096");
+        assert_eq!(server_of(&id), Some("127.0.0.1:4096"));
+        assert_eq!(bare(&id), "ses_1");
+        assert_eq!(bare("ses_1"), "ses_1");
+        assert_eq!(server_of("ses_1"), None);
+        assert_eq!(like(&id, "ses_child"), "ses_child@127.0.0.1:4096");
+        assert_eq!(like("ses_1", "ses_child"), "ses_child");
+    }
+
+    #[test]
+    fn every_session_and_request_id_is_scoped() {
+        let mut e = event(
+            r#"{"type":"session.updated","properties":{"info":{"id":"ses_c","parentID":"ses_p","title":"t"}}}"#,
+        );
+        scope_event(&mut e, "a");
+        let Event::SessionUpdated(info) = e else {
+            panic!()
+        };
+        assert_eq!(
+            (info.id.as_str(), info.parent_id.as_deref()),
+            ("ses_c@a", Some("ses_p@a"))
+        );
+        let mut e = event(
+            r#"{"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_c","permission":"bash","patterns":[]}}"#,
+        );
+        scope_event(&mut e, "a");
+        let Event::PermissionAsked(p) = e else {
+            panic!()
+        };
+        assert_eq!(
+            (p.id.as_str(), p.session_id.as_str()),
+            ("per_1@a", "ses_c@a")
+        );
+        let mut e = event(
+            r#"{"type":"message.part.updated","properties":{"part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_c","type":"text","text":"hi"}}}"#,
+        );
+        scope_event(&mut e, "a");
+        let Event::PartUpdated(part) = e else {
+            panic!()
+        };
+        assert_eq!(
+            (part.id.as_str(), part.session_id.as_str()),
+            ("prt_1", "ses_c@a")
+        );
+    }
+
+    #[test]
+    fn a_report_reads_its_state() {
+        let mut e = event(
+            r#"{"type":"ocview.server","properties":{"url":"http://h:1","state":"reconnecting","attempt":3,"reason":"refused"}}"#,
+        );
+        scope_event(&mut e, "h:1");
+        let Event::Server(report) = e else { panic!() };
+        assert_eq!(report.key, "h:1");
+        assert_eq!(report.state.label(), "reconnecting 3");
+        assert_eq!(report.state.reason(), Some("refused"));
+        let props = ServerReport::properties("http://h:1", Some("/p"), &ServerState::Gone);
+        let back: ServerReport = serde_json::from_value(props).unwrap();
+        assert_eq!(back.state, ServerState::Gone);
+        assert_eq!(back.directory.as_deref(), Some("/p"));
+    }
+}
