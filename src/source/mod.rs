@@ -3,6 +3,7 @@
 pub mod discover;
 pub mod durable;
 pub mod export_format;
+pub mod fleet;
 pub mod lines;
 pub mod live;
 pub mod msg;

@@ -33,6 +33,8 @@ pub enum Feed {
     /// the viewer applied): written with `"from":"rest"`, so a recording
     /// started on a busy server replays to what the viewer showed.
     Loaded(serde_json::Value),
+    /// What one server of a fleet received: its lines name it.
+    From(std::sync::Arc<str>, Box<Feed>),
 }
 
 pub struct Recorder {
@@ -43,6 +45,10 @@ pub struct Recorder {
     header: String,
     start: Instant,
     decoder: SseDecoder,
+    /// A fleet's servers each send a stream of their own.
+    fleet_decoders: std::collections::HashMap<std::sync::Arc<str>, SseDecoder>,
+    /// The server the line being written comes from (a fleet).
+    server: Option<std::sync::Arc<str>>,
     frames: Vec<SseFrame>,
     line: Vec<u8>,
     /// Events written.
@@ -70,6 +76,8 @@ impl Recorder {
             header: format!("{header}\n"),
             start: Instant::now(),
             decoder: SseDecoder::new(),
+            fleet_decoders: Default::default(),
+            server: None,
             frames: Vec::new(),
             line: Vec::new(),
             events: 0,
@@ -110,12 +118,26 @@ impl Recorder {
             Feed::Loaded(event) => {
                 let t = self.start.elapsed().as_millis() as u64;
                 self.line.clear();
-                writeln!(
-                    self.line,
-                    "{}",
-                    json!({"t": t, "event": event, "from": "rest"})
-                )?;
+                let line = match &self.server {
+                    Some(server) => {
+                        json!({"t": t, "server": &**server, "event": event, "from": "rest"})
+                    }
+                    None => json!({"t": t, "event": event, "from": "rest"}),
+                };
+                writeln!(self.line, "{line}")?;
                 self.write_line()
+            }
+            Feed::From(server, feed) => {
+                // Each server's stream is decoded apart: frames of two
+                // servers never mix.
+                let own = self.fleet_decoders.remove(&server).unwrap_or_default();
+                let fleet = std::mem::replace(&mut self.decoder, own);
+                self.server = Some(server.clone());
+                let written = self.feed(*feed);
+                self.server = None;
+                let own = std::mem::replace(&mut self.decoder, fleet);
+                self.fleet_decoders.insert(server, own);
+                written
             }
         }
     }
@@ -140,10 +162,18 @@ impl Recorder {
         self.line.clear();
         // Verbatim when it is one line of JSON (the server's case); else
         // kept as a string so the line stays one JSON object.
+        let server = match &self.server {
+            Some(key) => format!(",\"server\":{}", json!(&**key)),
+            None => String::new(),
+        };
         if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() && !data.contains('\n') {
-            writeln!(self.line, "{{\"t\":{t},\"event\":{data}}}")?;
+            writeln!(self.line, "{{\"t\":{t}{server},\"event\":{data}}}")?;
         } else {
-            writeln!(self.line, "{}", json!({"t": t, "raw": data}))?;
+            let raw = match &self.server {
+                Some(key) => json!({"t": t, "server": &**key, "raw": data}),
+                None => json!({"t": t, "raw": data}),
+            };
+            writeln!(self.line, "{raw}")?;
         }
         self.write_line()
     }
