@@ -47,10 +47,13 @@ pub enum Command {
         #[command(flatten)]
         pace: PaceArgs,
     },
-    /// Watch a running `opencode serve` live.
+    /// Watch a running `opencode serve` live; several at once with more URLs.
     Attach {
-        /// The server (default: $OPENCODE_SERVER_URL, else http://127.0.0.1:4096).
-        url: Option<String>,
+        /// The servers (default: $OPENCODE_SERVER_URL, else
+        /// http://127.0.0.1:4096). Two or more are watched together, grouped
+        /// by server in one list, with one prompt inbox.
+        #[arg(value_name = "URL")]
+        urls: Vec<String>,
         /// Every project of the server (`/global/event`), not only its current one.
         #[arg(long)]
         all: bool,
@@ -75,8 +78,10 @@ pub enum Command {
     /// Record a live server's events to a file, without the viewer, until
     /// interrupted (Ctrl-C or SIGTERM).
     Record {
-        /// The server.
-        url: String,
+        /// The server, or several (each line of the recording then names
+        /// its server), then the recording.
+        #[arg(value_name = "URL", required = true, num_args = 1..)]
+        urls: Vec<String>,
         /// The recording (appended to; created mode 0600).
         file: PathBuf,
         /// Every project of the server.

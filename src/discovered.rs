@@ -88,33 +88,3 @@ pub fn line(s: &Server) -> String {
         how.join(", ")
     )
 }
-
-/// The server `ocview` attaches to (the first found) and, when there are
-/// more, what to tell about them: said on stderr now, and kept on the
-/// status line.
-pub fn choose(options: &Options) -> anyhow::Result<Option<(String, Option<String>)>> {
-    let found = run(options)?;
-    let Some(first) = found.servers.first() else {
-        return Ok(None);
-    };
-    let others = &found.servers[1..];
-    if others.is_empty() {
-        return Ok(Some((first.url.clone(), None)));
-    }
-    eprintln!("ocview: attaching to {}", line(first));
-    eprintln!("ocview: also found (attach with `ocview attach URL`):");
-    for s in others {
-        eprintln!("    {}", line(s));
-    }
-    let urls: Vec<String> = others
-        .iter()
-        .map(|s| sanitize::line(&s.url).into_owned())
-        .collect();
-    let notice = format!(
-        "{} more server{}: ocview attach {}",
-        others.len(),
-        if others.len() == 1 { "" } else { "s" },
-        urls.join(" | ocview attach ")
-    );
-    Ok(Some((first.url.clone(), Some(notice))))
-}

@@ -19,6 +19,7 @@ use ocview::source::{self, ReplayReader};
 
 mod cli;
 mod discovered;
+mod fleet_members;
 use cli::{Cli, Command, ExportArg, PaceArgs, StartArg};
 
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
@@ -61,11 +62,14 @@ fn main() -> ExitCode {
             .and_then(|auth| discovered::options(network, &config.servers, auth))
             .and_then(|options| discovered::list(&options, json)),
         Command::Record {
-            url,
+            urls,
             file,
             all,
             auth,
-        } => resolve_auth(&auth).and_then(|auth| record(&url, &file, all, auth)),
+        } => resolve_auth(&auth).and_then(|auth| match urls.as_slice() {
+            [url] => record(url, &file, all, auth),
+            _ => record_fleet(&urls, &file, all, auth),
+        }),
         Command::Export {
             source,
             session,
@@ -104,7 +108,22 @@ fn main() -> ExitCode {
         }
         Command::Demo { dump: false, pace } => viewer(config, "demo", Input::Demo, pace),
         Command::Attach {
-            url,
+            urls,
+            all,
+            auth,
+            read_only,
+            record,
+            dump_after: None,
+            dump_when_idle: false,
+            ..
+        } if urls.len() > 1 => resolve_auth(&auth)
+            .and_then(|auth| fleet_members::from_urls(&urls, auth, all))
+            .and_then(|fleet| fleet_viewer(config, fleet, read_only, record.as_deref(), None)),
+        Command::Attach { urls, .. } if urls.len() > 1 => {
+            Err(Usage("--dump-after and --dump-when-idle take one server".into()).into())
+        }
+        Command::Attach {
+            urls,
             all,
             auth,
             read_only,
@@ -112,7 +131,7 @@ fn main() -> ExitCode {
             dump_after,
             dump_when_idle,
             timeout,
-        } => attach_url(url).and_then(|url| {
+        } => attach_url(urls.into_iter().next()).and_then(|url| {
             let auth = resolve_auth(&auth)?;
             let client = Client::new(&url, auth);
             let when = match (dump_after, dump_when_idle) {
@@ -129,15 +148,7 @@ fn main() -> ExitCode {
             };
             match when {
                 Some(when) => attach_dump(client, options, when),
-                None => attach_viewer(
-                    config,
-                    &url,
-                    client,
-                    options,
-                    read_only,
-                    record.as_deref(),
-                    None,
-                ),
+                None => attach_viewer(config, &url, client, options, read_only, record.as_deref()),
             }
         }),
     };
@@ -397,25 +408,93 @@ fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::
     write_stdout(&text?)
 }
 
-/// `ocview` alone: attach to the first server found (saying which others
-/// were found), or say how to start one (exit 1).
+/// `ocview` alone: watch every server found and configured, in one
+/// fleet, and keep looking for more; with none, say how to start one
+/// (exit 1).
 fn discover_and_attach(config: Config, network: bool) -> anyhow::Result<ExitCode> {
     let auth = resolve_auth(&cli::AuthArgs::default())?;
-    let options = discovered::options(network, &config.servers, auth.clone())?;
-    let Some((url, others)) = discovered::choose(&options)? else {
+    let configured = fleet_members::from_config(&config.fleet)?;
+    let mut urls = config.servers.clone();
+    urls.extend(configured.iter().map(|m| m.client.base().to_string()));
+    let options = discovered::options(network, &urls, auth.clone())?;
+    let found = discovered::run(&options)?;
+    let (fleet, pinned) = fleet_members::with_discovered(configured, &found.servers, auth.clone());
+    if fleet.is_empty() {
         eprintln!("{}", ocview::source::discover::NOTHING_FOUND);
         return Ok(ExitCode::FAILURE);
+    }
+    // Said before the screen is taken, and there after it is given back.
+    eprintln!(
+        "ocview: watching {} (and any that appear later):",
+        servers(fleet.len())
+    );
+    for server in &found.servers {
+        eprintln!("    {}", discovered::line(server));
+    }
+    let watch = ocview::source::fleet_watch::Watch {
+        options,
+        interval: ocview::source::fleet_watch::WATCH_INTERVAL,
+        member: Box::new(move |server, key| {
+            fleet_members::member(
+                &server.url,
+                key,
+                auth.clone(),
+                false,
+                server.directory.clone(),
+            )
+        }),
     };
-    let client = Client::new(&url, auth);
-    attach_viewer(
-        config,
-        &url,
-        client,
-        LiveOptions::default(),
-        false,
-        None,
-        others,
-    )
+    fleet_viewer(config, fleet, false, None, Some((watch, pinned)))
+}
+
+/// The viewer on a fleet of servers.
+fn fleet_viewer(
+    config: Config,
+    fleet: Vec<ocview::source::fleet::FleetServer>,
+    read_only: bool,
+    record: Option<&Path>,
+    watch: Option<(
+        ocview::source::fleet_watch::Watch,
+        std::collections::HashSet<String>,
+    )>,
+) -> anyhow::Result<ExitCode> {
+    if !std::io::stdout().is_terminal() {
+        anyhow::bail!("standard output is not a terminal; the fleet viewer needs one");
+    }
+    let label = format!("fleet of {}", servers(fleet.len()));
+    let app = App::new(config, label, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let rt = runtime()?;
+    let outcome = rt.block_on(ocview::app::fleet_launch::fleet_tui(
+        app, fleet, read_only, record, watch,
+    ));
+    rt.shutdown_background();
+    Ok(match outcome? {
+        Outcome::Done => ExitCode::SUCCESS,
+        Outcome::Interrupted(code) => ExitCode::from(code),
+    })
+}
+
+fn servers(n: usize) -> String {
+    if n == 1 {
+        "1 server".into()
+    } else {
+        format!("{n} servers")
+    }
+}
+
+/// `ocview record URL URL… FILE`.
+fn record_fleet(
+    urls: &[String],
+    file: &Path,
+    all: bool,
+    auth: Option<Auth>,
+) -> anyhow::Result<ExitCode> {
+    let fleet = fleet_members::from_urls(urls, auth, all)?;
+    let rt = runtime()?;
+    let n = rt.block_on(ocview::app::fleet_launch::record_fleet(fleet, file));
+    rt.shutdown_background();
+    eprintln!("ocview: recorded {} events to {}", n?, file.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn attach_viewer(
@@ -425,16 +504,13 @@ fn attach_viewer(
     options: LiveOptions,
     read_only: bool,
     record: Option<&Path>,
-    standing_notice: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!(
             "standard output is not a terminal; use --dump-when-idle or --dump-after for a plain transcript"
         );
     }
-    let mut app =
-        App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
-    app.standing_notice = standing_notice;
+    let app = App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
     let outcome = rt.block_on(launch::attach_tui(app, client, options, read_only, record));
     rt.shutdown_background();

@@ -47,6 +47,10 @@ pub struct Config {
     /// Servers `ocview` (no subcommand) and `ocview discover` look at
     /// besides the ones they find by themselves (`http://host:port`).
     pub servers: Vec<String>,
+    /// Servers to watch together (`[[server]]` tables): `ocview` with no
+    /// subcommand attaches to them all, with the ones it finds.
+    #[serde(rename = "server")]
+    pub fleet: Vec<ServerConfig>,
     /// Below this many columns the session list folds to a one-line bar
     /// (its key shows or hides it at any width).
     pub session_list_fold_width: u16,
@@ -77,12 +81,29 @@ impl Default for Config {
             prompt_arming_ms: 500,
             follow_attention: false,
             servers: Vec::new(),
+            fleet: Vec::new(),
             session_list_fold_width: 100,
             clipboard: Default::default(),
             keys: BTreeMap::new(),
             path: None,
         }
     }
+}
+
+/// One `[[server]]` of the config.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// What the list calls it (default: its `host:port`).
+    pub name: Option<String>,
+    pub url: String,
+    /// Basic-auth user (default `opencode`, with a password).
+    pub user: Option<String>,
+    /// A file whose first line is the basic-auth password.
+    pub password_file: Option<PathBuf>,
+    /// Every project of the server (`/global/event`), not only its own.
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// A config that could not be used, with the file and the key at fault.
@@ -189,6 +210,22 @@ mod tests {
             Config::parse("servers = \"http://x:1\"")
                 .unwrap_err()
                 .contains("servers")
+        );
+    }
+
+    #[test]
+    fn server_tables_make_a_fleet() {
+        let c = Config::parse(
+            "[[server]]\nurl = \"http://a:1\"\nname = \"api\"\n\n[[server]]\nurl = \"http://b:2\"\nuser = \"me\"\npassword_file = \"/run/pw\"\nall = true\n",
+        )
+        .unwrap();
+        assert_eq!(c.fleet.len(), 2);
+        assert_eq!(c.fleet[0].name.as_deref(), Some("api"));
+        assert!(c.fleet[1].all && c.fleet[1].user.as_deref() == Some("me"));
+        assert!(
+            Config::parse("[[server]]\nurl = \"http://a:1\"\npassword = \"x\"\n")
+                .unwrap_err()
+                .contains("password")
         );
     }
 

@@ -527,6 +527,8 @@ impl App {
         let Some((mid, pid)) = self.turn_state().and_then(|t| t.selected.clone()) else {
             return;
         };
+        // A child's id in the payload is its server's: scoped as its parent's.
+        let parent_session = self.selected.clone().unwrap_or_default();
         let child = self
             .selected_session()
             .and_then(|s| s.message(&mid))
@@ -539,7 +541,8 @@ impl App {
                 meta.get("sessionId")
                     .and_then(|v| v.as_str())
                     .map(str::to_string)
-            });
+            })
+            .map(|child| crate::model::fleet::like(&parent_session, &child));
         match child {
             Some(child) if self.store.session(&child).is_some() => {
                 if let Some(cur) = self.selected.replace(child) {

@@ -118,7 +118,7 @@ pub async fn attach_tui(
     tui(app, rx).await
 }
 
-async fn tui(
+pub(super) async fn tui(
     mut app: App,
     rx: mpsc::Receiver<crate::source::player::SourceMsg>,
 ) -> anyhow::Result<Outcome> {
@@ -212,7 +212,7 @@ pub async fn reach(client: &Client) -> anyhow::Result<serde_json::Value> {
 }
 
 /// How long `record` waits for the server's first answer.
-const RECORD_REACH: std::time::Duration = std::time::Duration::from_secs(2);
+pub(super) const RECORD_REACH: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The opencode version in a health answer.
 fn server_version(health: Option<&serde_json::Value>) -> Option<String> {
@@ -334,10 +334,18 @@ pub fn start_recording(
     path: &std::path::Path,
     opencode_version: Option<&str>,
 ) -> anyhow::Result<RecordingHandle> {
+    start_recording_of(client.base(), path, opencode_version)
+}
+
+/// As [`start_recording`], the header naming `server` (a fleet's URLs).
+pub fn start_recording_of(
+    server: &str,
+    path: &std::path::Path,
+    opencode_version: Option<&str>,
+) -> anyhow::Result<RecordingHandle> {
     use std::sync::atomic::Ordering;
-    let mut recorder =
-        crate::source::recorder::Recorder::create(path, client.base(), opencode_version)
-            .map_err(|e| anyhow::anyhow!("cannot record to {}: {e}", path.display()))?;
+    let mut recorder = crate::source::recorder::Recorder::create(path, server, opencode_version)
+        .map_err(|e| anyhow::anyhow!("cannot record to {}: {e}", path.display()))?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (failed_tx, failed) = tokio::sync::oneshot::channel();
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));

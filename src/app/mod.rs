@@ -10,6 +10,7 @@ mod attention_follow;
 pub mod clipboard;
 pub mod color_depth;
 pub mod config;
+pub mod fleet_launch;
 pub mod frame_gate;
 pub mod handover;
 mod input;
@@ -139,9 +140,6 @@ pub struct App {
     pub attention: attention::Attention,
     /// The last problem a source reported without failing.
     pub notice: Option<String>,
-    /// A notice that stays on the status line whatever the source does:
-    /// the other servers discovery found, until a view shows them all.
-    pub standing_notice: Option<String>,
     /// The selected session's modified files, and the revision they are of.
     pub files: (String, u64, Vec<(String, u64, u64)>),
     /// The diff overlay's chosen file and scroll.
@@ -188,7 +186,6 @@ impl App {
             config,
             keymap,
             notice: fallback.or_else(|| look::warning_notice(&theme)),
-            standing_notice: None,
             theme,
             look,
             theme_picker: None,
@@ -391,7 +388,10 @@ impl App {
         let was_busy = !matches!(session.status, SessionStatus::Idle);
         if watched && (was_busy || what == "failed") {
             let key = format!("{sid}:{what}:{}", session.revision);
-            let text = format!("ocview: {} {what}", session.title());
+            let server = crate::model::fleet::server_of(sid)
+                .map(|key| format!("{key}: "))
+                .unwrap_or_default();
+            let text = format!("ocview: {server}{} {what}", session.title());
             self.attention.raise(&key, text);
         }
     }

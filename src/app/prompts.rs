@@ -209,9 +209,12 @@ impl App {
                 .iter()
                 .map(|p| {
                     let (kind, subject) = crate::ui::prompt_bar::describe(&p.request);
+                    let server = crate::model::fleet::server_of(p.request.id())
+                        .map(|key| format!("{key}: "))
+                        .unwrap_or_default();
                     (
                         p.request.id().to_string(),
-                        format!("ocview: {kind}: {subject}"),
+                        format!("ocview: {server}{kind}: {subject}"),
                     )
                 })
                 .collect();

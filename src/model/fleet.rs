@@ -233,6 +233,33 @@ pub struct ServerEntry {
     pub state: ServerState,
 }
 
+/// The fleet in a few words: how many servers, and how many in each state
+/// (`3 servers: 2 live · 1 gone`); `None` outside a fleet.
+pub fn summary(servers: &[ServerEntry]) -> Option<String> {
+    if servers.is_empty() {
+        return None;
+    }
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for s in servers {
+        // Reconnect attempts differ: counted as one state.
+        let label = match s.state {
+            ServerState::Reconnecting { .. } => "reconnecting".to_string(),
+            ref state => state.label(),
+        };
+        match counts.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((label, 1)),
+        }
+    }
+    let n = servers.len();
+    let states: Vec<String> = counts.iter().map(|(l, c)| format!("{c} {l}")).collect();
+    Some(format!(
+        "{n} server{}: {}",
+        if n == 1 { "" } else { "s" },
+        states.join(" · ")
+    ))
+}
+
 impl super::Store {
     /// A fleet's servers, in the order they joined.
     pub fn servers(&self) -> &[ServerEntry] {

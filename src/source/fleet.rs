@@ -179,7 +179,9 @@ impl Supervisor {
     }
 
     async fn gone(&mut self, key: &str) {
-        let Some(running) = self.running.get_mut(key) else {
+        // Removed, not kept: replies to it fail at once, and a server that
+        // comes back on the same address joins afresh.
+        let Some(running) = self.running.remove(key) else {
             return;
         };
         running.forwarder.abort();

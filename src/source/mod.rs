@@ -4,6 +4,7 @@ pub mod discover;
 pub mod durable;
 pub mod export_format;
 pub mod fleet;
+pub mod fleet_watch;
 pub mod lines;
 pub mod live;
 pub mod msg;

@@ -89,7 +89,11 @@ fn session_chain(app: &App, id: &str) -> String {
         }
     }
     names.reverse();
-    names.join(" › ")
+    // In a fleet, which server asks.
+    match crate::model::fleet::server_of(id) {
+        Some(key) => format!("{key} › {}", names.join(" › ")),
+        None => names.join(" › "),
+    }
 }
 
 /// Rows the bar needs on this screen.

@@ -79,9 +79,16 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
             };
         }
         (None, state) => {
-            let state = sanitize::line(&state.label()).into_owned();
-            head.push_str(&format!(" · {state}"));
+            // A fleet's servers each have a state: their tally says more.
+            let state =
+                crate::model::fleet::summary(app.store.servers()).unwrap_or_else(|| state.label());
+            head.push_str(&format!(" · {}", sanitize::line(&state)));
         }
+    }
+    if app.player.is_some()
+        && let Some(fleet) = crate::model::fleet::summary(app.store.servers())
+    {
+        rest.push_str(&format!(" · {}", sanitize::line(&fleet)));
     }
     if let Some((text, false)) = app.search_status() {
         // Worth more than the hints while n/N step through it.
@@ -97,9 +104,6 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         (format!(" {} ", sanitize::line(&f.text)), f.error)
     });
     if let Some(notice) = &app.notice {
-        rest.push_str(&format!(" · {}", sanitize::line(notice)));
-    }
-    if let Some(notice) = &app.standing_notice {
         rest.push_str(&format!(" · {}", sanitize::line(notice)));
     }
     if let Some(why) = &app.recording_stopped {

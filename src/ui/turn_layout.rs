@@ -691,7 +691,7 @@ fn variant(part: &crate::model::Part, expanded: bool, full: bool, ctx: &blocks::
                     .and_then(|m| {
                         m.get("sessionId")
                             .and_then(|s| s.as_str())
-                            .map(str::to_string)
+                            .map(|id| crate::model::fleet::like(&part.session_id, id))
                     })
                     .and_then(|id| ctx.store.and_then(|s| s.session(&id)))
             {

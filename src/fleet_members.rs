@@ -1,0 +1,127 @@
+//! Who is in a fleet: the URLs on the command line, the config's
+//! `[[server]]` tables and the servers discovery finds, each with its key
+//! (what the list calls it), its auth and its options.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use ocview::app::config::ServerConfig;
+use ocview::source::discover::{self, Via};
+use ocview::source::fleet::{FleetServer, key_of, unique_keys};
+use ocview::source::live::{Auth, Client, LiveOptions};
+
+/// A fleet from URLs, all with the same auth.
+pub fn from_urls(
+    urls: &[String],
+    auth: Option<Auth>,
+    all: bool,
+) -> anyhow::Result<Vec<FleetServer>> {
+    let urls = urls
+        .iter()
+        .map(|u| crate::server_url(u, None))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut keys: Vec<String> = urls.iter().map(|u| key_of(u)).collect();
+    unique_keys(&mut keys);
+    Ok(urls
+        .iter()
+        .zip(keys)
+        .map(|(url, key)| member(url, key, auth.clone(), all, None))
+        .collect())
+}
+
+/// The config's `[[server]]` tables; a bad URL or an unreadable password
+/// file is a usage error naming the server.
+pub fn from_config(servers: &[ServerConfig]) -> anyhow::Result<Vec<FleetServer>> {
+    let mut keys = Vec::new();
+    let mut out = Vec::new();
+    for s in servers {
+        let url = crate::server_url(&s.url, Some("the config's [[server]]"))?;
+        let auth = match &s.password_file {
+            Some(path) => {
+                let path = home(path);
+                let args = crate::cli::AuthArgs {
+                    username: s.user.clone(),
+                    password_file: Some(path),
+                    password: None,
+                };
+                crate::resolve_auth(&args)?
+            }
+            None => None,
+        };
+        keys.push(s.name.clone().unwrap_or_else(|| key_of(&url)));
+        out.push(member(&url, String::new(), auth, s.all, None));
+    }
+    unique_keys(&mut keys);
+    for (m, key) in out.iter_mut().zip(keys) {
+        m.key = key;
+    }
+    Ok(out)
+}
+
+/// `~/…` in a config path is the home directory.
+fn home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), dirs::home_dir()) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+pub fn member(
+    url: &str,
+    key: String,
+    auth: Option<Auth>,
+    all: bool,
+    directory: Option<String>,
+) -> FleetServer {
+    FleetServer {
+        key,
+        client: Client::new(url, auth),
+        options: LiveOptions {
+            all_projects: all,
+            ..Default::default()
+        },
+        directory,
+    }
+}
+
+/// The configured members plus every server discovery found that is not
+/// one of them. Returns the fleet and the URLs never to mark gone (named,
+/// not found: the config's, `$OPENCODE_SERVER_URL`).
+pub fn with_discovered(
+    mut fleet: Vec<FleetServer>,
+    found: &[discover::Server],
+    auth: Option<Auth>,
+) -> (Vec<FleetServer>, HashSet<String>) {
+    let mut pinned: HashSet<String> = fleet.iter().map(|m| m.client.base().to_string()).collect();
+    for server in found {
+        let configured = fleet.iter_mut().find(|m| {
+            let base = m.client.base();
+            server.url == base || server.also.iter().any(|a| a == base)
+        });
+        if let Some(m) = configured {
+            m.directory = m.directory.take().or(server.directory.clone());
+            continue;
+        }
+        if server
+            .found_by
+            .iter()
+            .any(|v| matches!(v, Via::Env | Via::Config))
+        {
+            pinned.insert(server.url.clone());
+        }
+        let key = key_of(&server.url);
+        fleet.push(member(
+            &server.url,
+            key,
+            auth.clone(),
+            false,
+            server.directory.clone(),
+        ));
+    }
+    let mut keys: Vec<String> = fleet.iter().map(|m| m.key.clone()).collect();
+    unique_keys(&mut keys);
+    for (m, key) in fleet.iter_mut().zip(keys) {
+        m.key = key;
+    }
+    (fleet, pinned)
+}
