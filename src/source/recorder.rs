@@ -304,4 +304,45 @@ mod tests {
         assert_eq!(stats.malformed, 0);
         assert_eq!(store.session("ses_a").unwrap().title(), "loaded");
     }
+
+    #[test]
+    fn a_fleets_lines_name_their_server_and_replay_scoped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.jsonl");
+        let mut r = Recorder::create(&path, "http://a:1 http://b:2", None).unwrap();
+        let from = |key: &str, feed: Feed| Feed::From(key.into(), Box::new(feed));
+        let created = |id: &str| {
+            format!(
+                "data: {{\"type\":\"session.created\",\"properties\":{{\"info\":{{\"id\":\"{id}\",\"title\":\"t\"}}}}}}\n\n"
+            )
+        };
+        // Two servers' frames, each cut in two and interleaved: each
+        // server's stream is decoded on its own.
+        let (a, b) = (created("ses_same"), created("ses_same"));
+        r.feed(from("a:1", Feed::Stream(a.as_bytes()[..20].to_vec().into())))
+            .unwrap();
+        r.feed(from("b:2", Feed::Stream(b.as_bytes()[..30].to_vec().into())))
+            .unwrap();
+        r.feed(from("a:1", Feed::Stream(a.as_bytes()[20..].to_vec().into())))
+            .unwrap();
+        r.feed(from("b:2", Feed::Stream(b.as_bytes()[30..].to_vec().into())))
+            .unwrap();
+        let report = json!({"type": "ocview.server", "properties": {"url": "http://b:2", "state": "gone"}});
+        r.feed(from("b:2", Feed::Loaded(report))).unwrap();
+        assert_eq!(r.events, 3);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].contains(r#""server":"a:1""#), "{}", lines[1]);
+        assert!(lines[2].contains(r#""server":"b:2""#), "{}", lines[2]);
+        let mut store = crate::model::Store::new();
+        let mut reader = crate::source::ReplayReader::new(text.as_bytes());
+        let stats =
+            crate::source::ingest(&mut reader, &mut store, &mut crate::model::NoObserver).unwrap();
+        assert_eq!(stats.malformed, 0);
+        // One id on two servers: two sessions.
+        assert!(store.session("ses_same@a:1").is_some());
+        assert!(store.session("ses_same@b:2").is_some());
+        assert_eq!(store.servers().len(), 1);
+        assert_eq!(store.servers()[0].state, crate::model::fleet::ServerState::Gone);
+    }
 }

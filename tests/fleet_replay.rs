@@ -1,0 +1,168 @@
+//! A fleet's recording (every line names its server) replays to the same
+//! fleet: each server's sessions and prompts apart, ids scoped, the
+//! servers' states; and a one-server recording replays as before.
+
+mod common;
+
+use ocview::model::fleet::{ServerState, server_of};
+use ocview::source::player::SourceMsg;
+use serde_json::{Value, json};
+
+/// Three servers, each running one captured scenario; the third dies
+/// at the end. Lines interleave by their time, as a fleet recording's do.
+const SERVERS: [(&str, &str); 3] = [
+    ("alpha:4096", "a_bash_permission_once"),
+    ("beta:4097", "d_question"),
+    ("gamma:4098", "e_task_subagent"),
+];
+
+fn report(key: &str, t: u64, state: &str) -> (u64, String) {
+    let event = json!({"type": "ocview.server", "properties": {
+        "url": format!("http://{key}"), "state": state, "directory": format!("/srv/{key}")}});
+    (t, json!({"t": t, "server": key, "event": event}).to_string())
+}
+
+pub fn three_server_recording() -> Vec<u8> {
+    let mut lines: Vec<(u64, String)> = Vec::new();
+    let mut end = 0;
+    for (key, scenario) in SERVERS {
+        lines.push(report(key, 0, "live"));
+        let text = String::from_utf8(common::fixture(scenario, "event.jsonl")).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            let t = v["t"].as_u64().unwrap_or(0);
+            end = end.max(t);
+            v["server"] = json!(key);
+            lines.push((t, v.to_string()));
+        }
+    }
+    lines.push(report("gamma:4098", end + 1, "gone"));
+    lines.sort_by_key(|(t, _)| *t);
+    let header = json!({"ocview_recording": 1, "server": "http://alpha:4096 http://beta:4097 http://gamma:4098"});
+    let mut out = format!("{header}\n");
+    for (_, line) in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn a_three_server_recording_replays_to_the_fleet() {
+    let bytes = three_server_recording();
+    let (store, stats) = common::replay_bytes(&bytes);
+    assert_eq!(stats.malformed, 0, "{stats:?}");
+    let servers: Vec<(&str, &ServerState)> = store
+        .servers()
+        .iter()
+        .map(|s| (s.key.as_str(), &s.state))
+        .collect();
+    assert_eq!(
+        servers,
+        [
+            ("alpha:4096", &ServerState::Live),
+            ("beta:4097", &ServerState::Live),
+            ("gamma:4098", &ServerState::Gone)
+        ]
+    );
+    // Each server's sessions, as its own recording alone replays them.
+    for (key, scenario) in SERVERS {
+        let (alone, _) = common::replay_bytes(&common::fixture(scenario, "event.jsonl"));
+        let mine: Vec<&str> = store
+            .sessions()
+            .iter()
+            .filter(|s| server_of(&s.info.id) == Some(key))
+            .map(|s| ocview::model::fleet::bare(&s.info.id))
+            .collect();
+        let theirs: Vec<&str> = alone.sessions().iter().map(|s| s.info.id.as_str()).collect();
+        assert_eq!(mine, theirs, "{key}");
+        for s in alone.sessions() {
+            let scoped = store
+                .session(&ocview::model::fleet::scoped(&s.info.id, key))
+                .unwrap();
+            assert_eq!(scoped.messages.len(), s.messages.len(), "{key}");
+            assert_eq!(scoped.title(), s.title());
+            // A child stays under its parent, in its own server.
+            if let Some(parent) = &scoped.info.parent_id {
+                assert_eq!(server_of(parent), Some(key));
+            }
+        }
+    }
+    assert!(store.sessions().iter().all(|s| server_of(&s.info.id).is_some()));
+    assert!(
+        store
+            .prompts()
+            .iter()
+            .all(|p| server_of(p.request.id()).is_some())
+    );
+}
+
+#[test]
+fn the_fleet_shows_its_servers_and_names_the_one_that_asks() {
+    // Stop where the first server's permission waits.
+    let bytes = three_server_recording();
+    let text = String::from_utf8(bytes).unwrap();
+    let upto: String = text
+        .lines()
+        .take_while(|l| !l.contains("permission.replied"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut app = common::app_with(upto.as_bytes());
+    let pending: Vec<String> = app
+        .store
+        .pending_prompts()
+        .map(|p| p.request.id().to_string())
+        .collect();
+    assert!(
+        pending.iter().any(|id| id.ends_with("@alpha:4096")),
+        "{pending:?}"
+    );
+    let screen = common::screen(&mut app, 160, 40);
+    assert!(screen.contains("alpha:4096 ›"), "{screen}");
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(status.contains("3 servers: 3 live"), "{status}");
+}
+
+#[test]
+fn a_reconcile_drops_only_its_own_servers_sessions() {
+    let mut app = common::app_with(&three_server_recording());
+    let before = app.store.sessions().len();
+    let alpha = app
+        .store
+        .sessions()
+        .iter()
+        .filter(|s| server_of(&s.info.id) == Some("alpha:4096"))
+        .count();
+    assert!(alpha > 0 && alpha < before);
+    // Alpha now lists no session (its storage was wiped): only alpha's go.
+    app.on_source(SourceMsg::Reconcile {
+        server: Some("alpha:4096".into()),
+        sessions: Default::default(),
+        pending_prompts: Default::default(),
+    });
+    assert_eq!(app.store.sessions().len(), before - alpha);
+    assert!(
+        app.store
+            .sessions()
+            .iter()
+            .all(|s| server_of(&s.info.id) != Some("alpha:4096"))
+    );
+}
+
+#[test]
+fn the_binary_replays_a_fleet_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    std::fs::write(&path, three_server_recording()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["replay", "--dump"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for (key, _) in SERVERS {
+        assert!(text.contains(&format!("@{key}")), "{key}: {text}");
+    }
+    assert!(text.contains("0 malformed") || !text.contains("malformed"), "{text}");
+}
