@@ -84,6 +84,17 @@ pub fn member(
     }
 }
 
+/// The password from the environment goes to servers of this machine and
+/// the ones named; never to a server that only announced itself on the
+/// network (anyone there can announce one).
+pub fn auth_for(server: &discover::Server, auth: &Option<Auth>) -> Option<Auth> {
+    let announced_only = server
+        .found_by
+        .iter()
+        .all(|v| matches!(v, Via::Mdns { .. }));
+    if announced_only { None } else { auth.clone() }
+}
+
 /// The configured members plus every server discovery found that is not
 /// one of them. Returns the fleet and the URLs never to mark gone (named,
 /// not found: the config's, `$OPENCODE_SERVER_URL`).
@@ -113,7 +124,7 @@ pub fn with_discovered(
         fleet.push(member(
             &server.url,
             key,
-            auth.clone(),
+            auth_for(server, &auth),
             false,
             server.directory.clone(),
         ));

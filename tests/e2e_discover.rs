@@ -2,7 +2,6 @@
 //! by their processes, confirms them over HTTP, and leaves out what only
 //! looks like one; `ocview` with nothing to find says how to start a server.
 
-mod common;
 mod support;
 
 use std::net::TcpListener;
@@ -177,25 +176,22 @@ async fn finds_real_servers_by_themselves() {
     assert_eq!(found_by(s), ["config", "local"], "{s}");
     assert!(entry(&list, &silent_url).is_none(), "{list:#?}");
 
-    // `ocview` alone takes the first and names the others, with how to
-    // attach to each, before any terminal is needed (here there is none:
-    // it stops there).
+    // `ocview` alone watches them all and names them, before any
+    // terminal is needed (here there is none: it stops there).
     let out = ocview(&[])
         .env("OPENCODE_SERVER_URL", serve.url())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(&format!("attaching to {} ", serve.url())),
-        "{err}"
-    );
-    assert!(
-        err.lines()
-            .skip_while(|l| !l.contains("also found"))
-            .any(|l| l.trim_start().starts_with(&format!("{} ", tui.url()))),
-        "{err}"
-    );
-    assert!(err.contains("ocview attach URL"), "{err}");
+    assert!(err.contains("ocview: watching"), "{err}");
+    for url in [serve.url(), tui.url()] {
+        assert!(
+            err.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{url} "))),
+            "{url}: {err}"
+        );
+    }
+    assert!(err.contains("needs one"), "{err}");
 
     // The plain listing says the same, one line per server.
     let out = ocview(&["discover"]).output().unwrap();
@@ -207,27 +203,6 @@ async fn finds_real_servers_by_themselves() {
     assert!(line.contains(&tui.project.display().to_string()), "{line}");
     assert!(line.contains("opencode 1.18.33"), "{line}");
     drop(silent);
-}
-
-/// The other servers `ocview` found stay on the status line: the live
-/// source going live (which clears a source's notice) does not hide them.
-#[test]
-fn the_other_servers_stay_on_the_status_line() {
-    use ocview::source::player::{SourceMsg, SourceState};
-    let mut app = ocview::app::App::new(
-        ocview::app::config::Config::default(),
-        "live http://127.0.0.1:4096",
-        false,
-    )
-    .unwrap();
-    app.standing_notice = Some("1 more server: ocview attach http://127.0.0.1:4097".into());
-    app.on_source(SourceMsg::State(SourceState::Live));
-    let screen = common::screen(&mut app, 200, 24);
-    let status = screen.lines().last().unwrap_or_default();
-    assert!(
-        status.contains("1 more server: ocview attach http://127.0.0.1:4097"),
-        "{screen}"
-    );
 }
 
 #[test]

@@ -19,7 +19,10 @@ const SERVERS: [(&str, &str); 3] = [
 fn report(key: &str, t: u64, state: &str) -> (u64, String) {
     let event = json!({"type": "ocview.server", "properties": {
         "url": format!("http://{key}"), "state": state, "directory": format!("/srv/{key}")}});
-    (t, json!({"t": t, "server": key, "event": event}).to_string())
+    (
+        t,
+        json!({"t": t, "server": key, "event": event}).to_string(),
+    )
 }
 
 pub fn three_server_recording() -> Vec<u8> {
@@ -74,7 +77,11 @@ fn a_three_server_recording_replays_to_the_fleet() {
             .filter(|s| server_of(&s.info.id) == Some(key))
             .map(|s| ocview::model::fleet::bare(&s.info.id))
             .collect();
-        let theirs: Vec<&str> = alone.sessions().iter().map(|s| s.info.id.as_str()).collect();
+        let theirs: Vec<&str> = alone
+            .sessions()
+            .iter()
+            .map(|s| s.info.id.as_str())
+            .collect();
         assert_eq!(mine, theirs, "{key}");
         for s in alone.sessions() {
             let scoped = store
@@ -88,7 +95,12 @@ fn a_three_server_recording_replays_to_the_fleet() {
             }
         }
     }
-    assert!(store.sessions().iter().all(|s| server_of(&s.info.id).is_some()));
+    assert!(
+        store
+            .sessions()
+            .iter()
+            .all(|s| server_of(&s.info.id).is_some())
+    );
     assert!(
         store
             .prompts()
@@ -164,5 +176,8 @@ fn the_binary_replays_a_fleet_recording() {
     for (key, _) in SERVERS {
         assert!(text.contains(&format!("@{key}")), "{key}: {text}");
     }
-    assert!(text.contains("0 malformed") || !text.contains("malformed"), "{text}");
+    assert!(
+        text.contains("0 malformed") || !text.contains("malformed"),
+        "{text}"
+    );
 }

@@ -104,22 +104,24 @@ impl Supervisor {
         mut replies: mpsc::UnboundedReceiver<Reply>,
         mut control: mpsc::UnboundedReceiver<Control>,
     ) {
+        // A closed replies channel (read-only: the app holds no sender) or
+        // control channel is switched off, never awaited in an arm: that
+        // would stop the loop for every server.
+        let (mut replies_open, mut control_open) = (true, true);
         loop {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     Some(cmd) => self.route_command(cmd).await,
                     None => return,
                 },
-                reply = replies.recv() => match reply {
+                reply = replies.recv(), if replies_open => match reply {
                     Some(reply) => self.route_reply(reply).await,
-                    // Read-only: the app holds no sender; go on without.
-                    None if self.read_only => std::future::pending::<()>().await,
-                    None => return,
+                    None => replies_open = false,
                 },
-                ctl = control.recv() => match ctl {
+                ctl = control.recv(), if control_open => match ctl {
                     Some(Control::Join(server)) => self.join(server),
                     Some(Control::Gone(key)) => self.gone(&key).await,
-                    None => std::future::pending::<()>().await,
+                    None => control_open = false,
                 },
             }
             if self.tx.is_closed() {
@@ -474,5 +476,34 @@ mod tests {
             message: None,
         });
         assert_eq!(reply.request_id(), "per_1");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_server_joins_read_only_too() {
+        // Nothing listens on port 1: each server only says it is connecting.
+        let servers: Vec<FleetServer> = (0..3)
+            .map(|n| FleetServer {
+                key: format!("s{n}"),
+                client: Client::new("http://127.0.0.1:1", None),
+                options: LiveOptions::default(),
+                directory: None,
+            })
+            .collect();
+        let (tx, mut rx) = mpsc::channel(64);
+        let _handle = spawn(servers, tx, true, None);
+        let mut joined = std::collections::HashSet::new();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while joined.len() < 3 {
+            let msg = tokio::time::timeout_at(deadline, rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("only {joined:?} joined"))
+                .unwrap();
+            if let SourceMsg::Record(record) = msg
+                && let Ok(Decoded::Event(env)) = record.item
+                && let Event::Server(report) = env.event
+            {
+                joined.insert(report.key);
+            }
+        }
     }
 }

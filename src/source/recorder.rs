@@ -319,15 +319,28 @@ mod tests {
         // Two servers' frames, each cut in two and interleaved: each
         // server's stream is decoded on its own.
         let (a, b) = (created("ses_same"), created("ses_same"));
-        r.feed(from("a:1", Feed::Stream(a.as_bytes()[..20].to_vec().into())))
-            .unwrap();
-        r.feed(from("b:2", Feed::Stream(b.as_bytes()[..30].to_vec().into())))
-            .unwrap();
-        r.feed(from("a:1", Feed::Stream(a.as_bytes()[20..].to_vec().into())))
-            .unwrap();
-        r.feed(from("b:2", Feed::Stream(b.as_bytes()[30..].to_vec().into())))
-            .unwrap();
-        let report = json!({"type": "ocview.server", "properties": {"url": "http://b:2", "state": "gone"}});
+        r.feed(from(
+            "a:1",
+            Feed::Stream(a.as_bytes()[..20].to_vec().into()),
+        ))
+        .unwrap();
+        r.feed(from(
+            "b:2",
+            Feed::Stream(b.as_bytes()[..30].to_vec().into()),
+        ))
+        .unwrap();
+        r.feed(from(
+            "a:1",
+            Feed::Stream(a.as_bytes()[20..].to_vec().into()),
+        ))
+        .unwrap();
+        r.feed(from(
+            "b:2",
+            Feed::Stream(b.as_bytes()[30..].to_vec().into()),
+        ))
+        .unwrap();
+        let report =
+            json!({"type": "ocview.server", "properties": {"url": "http://b:2", "state": "gone"}});
         r.feed(from("b:2", Feed::Loaded(report))).unwrap();
         assert_eq!(r.events, 3);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -343,6 +356,9 @@ mod tests {
         assert!(store.session("ses_same@a:1").is_some());
         assert!(store.session("ses_same@b:2").is_some());
         assert_eq!(store.servers().len(), 1);
-        assert_eq!(store.servers()[0].state, crate::model::fleet::ServerState::Gone);
+        assert_eq!(
+            store.servers()[0].state,
+            crate::model::fleet::ServerState::Gone
+        );
     }
 }

@@ -321,6 +321,11 @@ impl Server {
         }
     }
 
+    /// The server's process (opencode itself: npm's `opencode` is the binary).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
