@@ -20,6 +20,9 @@ pub struct SessionRow {
     /// A project heading (when sessions of several projects are listed);
     /// `index` then points at the group's first session.
     pub header: Option<String>,
+    /// In a fleet, a heading is a group's: selectable, foldable, counted
+    /// (`has_children` and `folded` then say the group's).
+    pub group: Option<super::fleet_tree::Group>,
 }
 
 /// Sessions with a pending prompt, and all their ancestors.
@@ -137,6 +140,7 @@ pub fn rows(
             badge: badge.contains(id),
             own_prompt: own.contains(id),
             header: None,
+            group: None,
         });
         if !is_folded {
             for &k in kids.iter().rev() {
@@ -144,7 +148,11 @@ pub fn rows(
             }
         }
     }
-    group_by_project(store, out)
+    if super::fleet_tree::is_fleet(store) {
+        super::fleet_tree::group(store, out, folded, !needle.is_empty())
+    } else {
+        group_by_project(store, out)
+    }
 }
 
 /// With sessions of several projects (`attach --all`), each project's
@@ -189,6 +197,7 @@ fn group_by_project(store: &Store, rows: Vec<SessionRow>) -> Vec<SessionRow> {
             } else {
                 dir
             }),
+            group: None,
         });
         out.extend(rows);
     }
