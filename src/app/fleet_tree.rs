@@ -3,7 +3,6 @@
 //! session tree. Every heading counts what its sessions are doing, can be
 //! selected, and folds.
 
-use super::App;
 use super::session_tree::SessionRow;
 use crate::model::fleet::{self, ServerState};
 use crate::model::{Session, SessionStatus, Store};
@@ -60,6 +59,27 @@ const PROJECT_KEY: &str = "\0project\0";
 
 pub fn is_group_key(id: &str) -> bool {
     id.starts_with('\0')
+}
+
+fn server_key(server: &str) -> String {
+    format!("{SERVER_KEY}{server}")
+}
+
+fn project_key(server: &str, dir: &str) -> String {
+    format!("{PROJECT_KEY}{server}\0{dir}")
+}
+
+/// Whether a fold key is the server's: its heading's, a project's under
+/// it, or one of its sessions'.
+pub fn of_server(fold_key: &str, server: &str) -> bool {
+    if !is_group_key(fold_key) {
+        return fleet::server_of(fold_key) == Some(server);
+    }
+    fold_key == server_key(server)
+        || fold_key
+            .strip_prefix(PROJECT_KEY)
+            .and_then(|rest| rest.strip_prefix(server))
+            .is_some_and(|rest| rest.starts_with('\0'))
 }
 
 /// Whether the store holds a fleet: servers reported, or scoped ids (a
@@ -199,7 +219,7 @@ pub fn group(
         for p in &server.projects {
             counts.add(p.counts);
         }
-        let key = format!("{SERVER_KEY}{}", server.key);
+        let key = server_key(&server.key);
         let server_folded = !filtering && folded.contains(&key);
         let name = if server.key.is_empty() {
             "(no server)".to_string()
@@ -215,7 +235,7 @@ pub fn group(
             if filtering && p.rows.is_empty() {
                 continue;
             }
-            let key = format!("{PROJECT_KEY}{}\0{}", server.key, p.dir);
+            let key = project_key(&server.key, &p.dir);
             let project_folded = !filtering && folded.contains(&key);
             let dir = if p.dir.is_empty() {
                 "(no project)".to_string()
@@ -253,95 +273,8 @@ fn heading(
     }
 }
 
-impl App {
-    /// What selecting a row sets `selected` to: a session's id, a group's
-    /// key; `None` for a heading that cannot be selected.
-    pub fn row_id(&self, row: &SessionRow) -> Option<String> {
-        match (&row.group, &row.header) {
-            (Some(g), _) => Some(g.key.clone()),
-            (None, Some(_)) => None,
-            (None, None) => Some(self.store.sessions()[row.index].info.id.clone()),
-        }
-    }
-
-    /// The selected row, when it is a fleet's heading.
-    pub fn selected_group(&self) -> Option<&Group> {
-        let key = self.selected.as_deref().filter(|k| is_group_key(k))?;
-        self.rows
-            .iter()
-            .filter_map(|r| r.group.as_ref())
-            .find(|g| g.key == key)
-    }
-
-    /// Fold or unfold the selected heading's group. Returns whether a
-    /// heading was selected.
-    pub(super) fn toggle_group(&mut self) -> bool {
-        let Some(key) = self.selected_group().map(|g| g.key.clone()) else {
-            return false;
-        };
-        if !self.folded.remove(&key) {
-            self.folded.insert(key);
-        }
-        true
-    }
-
-    /// Forget the selected server, when it is gone, with its sessions.
-    pub(super) fn dismiss_server(&mut self) {
-        let Some(group) = self.selected_group() else {
-            self.verbs
-                .say("only a gone server can be dismissed: select its heading");
-            return;
-        };
-        let Some(key) = group.server().map(str::to_string) else {
-            self.verbs
-                .say("only a gone server can be dismissed: this is a project");
-            return;
-        };
-        let (state, sessions) = (group.level.clone(), group.counts.sessions);
-        let name = crate::sanitize::line(&key).into_owned();
-        if state != Level::Server(Some(ServerState::Gone)) {
-            let label = match state {
-                Level::Server(Some(s)) => s.label(),
-                _ => "not reported".into(),
-            };
-            self.verbs.say(format!(
-                "only a gone server can be dismissed: {name} is {label}"
-            ));
-            return;
-        }
-        let at = self.selected_row().unwrap_or(0);
-        self.store.dismiss_server(&key);
-        let (server_key, projects) = (
-            format!("{SERVER_KEY}{key}"),
-            format!("{PROJECT_KEY}{key}\0"),
-        );
-        self.folded.retain(|k| {
-            *k != server_key
-                && !k.starts_with(&projects)
-                && (is_group_key(k) || fleet::server_of(k) != Some(key.as_str()))
-        });
-        let store = &self.store;
-        self.turns.retain(|id, _| store.session(id).is_some());
-        self.history.retain(|id| store.session(id).is_some());
-        // The selection moves to the row that took the server's place.
-        self.rows = super::session_tree::rows(
-            &self.store,
-            &self.folded,
-            &self.filter,
-            &self.search.list.counts,
-        );
-        let next = self.rows.iter().skip(at).chain(self.rows.iter().rev());
-        self.selected = next.filter_map(|r| self.row_id(r)).next();
-        self.refresh_prompts();
-        self.verbs.say(format!(
-            "dismissed {name} and its {sessions} session{}",
-            if sessions == 1 { "" } else { "s" }
-        ));
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::{HashMap, HashSet};
 
     use super::*;
@@ -349,13 +282,13 @@ mod tests {
     use crate::model::NoObserver;
     use crate::source::record::{Decoded, decode};
 
-    fn server(key: &str, state: &str) -> String {
+    pub(crate) fn server(key: &str, state: &str) -> String {
         format!(
             r#"{{"server":"{key}","type":"ocview.server","properties":{{"url":"http://{key}",{state}}}}}"#
         )
     }
 
-    fn session(key: &str, id: &str, dir: &str, parent: Option<&str>) -> String {
+    pub(crate) fn session(key: &str, id: &str, dir: &str, parent: Option<&str>) -> String {
         let parent = parent
             .map(|p| format!(r#","parentID":"{p}""#))
             .unwrap_or_default();
@@ -364,7 +297,7 @@ mod tests {
         )
     }
 
-    fn status(key: &str, id: &str, status: &str) -> String {
+    pub(crate) fn status(key: &str, id: &str, status: &str) -> String {
         format!(
             r#"{{"server":"{key}","type":"session.status","properties":{{"sessionID":"{id}","status":{status}}}}}"#
         )
@@ -374,7 +307,7 @@ mod tests {
     /// and one busy, one failed; b:2 reconnecting, its session retrying
     /// (with the same bare id as one of a:1's); c:3 gone with no session;
     /// and d:4, which sessions name but no report does.
-    fn lines() -> Vec<String> {
+    pub(crate) fn lines() -> Vec<String> {
         vec![
             server("a:1", r#""state":"live","directory":"/p1""#),
             server("b:2", r#""state":"reconnecting","attempt":3"#),
@@ -391,7 +324,7 @@ mod tests {
         ]
     }
 
-    fn store(lines: &[String]) -> Store {
+    pub(crate) fn store(lines: &[String]) -> Store {
         let mut s = Store::new();
         for line in lines {
             match decode(line).unwrap() {
@@ -423,7 +356,7 @@ mod tests {
         rows(store, folded, filter, &HashMap::new())
     }
 
-    fn heading<'a>(rows: &'a [SessionRow], text: &str) -> &'a SessionRow {
+    pub(crate) fn heading<'a>(rows: &'a [SessionRow], text: &str) -> &'a SessionRow {
         rows.iter()
             .find(|r| r.header.as_deref() == Some(text))
             .unwrap_or_else(|| panic!("no heading {text}"))
@@ -500,6 +433,8 @@ mod tests {
         };
         let (a, p1) = (key("a:1"), key("/p1"));
         assert!(is_group_key(&a) && is_group_key(&p1) && a != p1);
+        assert!(of_server(&a, "a:1") && of_server(&p1, "a:1") && of_server("ses_1@a:1", "a:1"));
+        assert!(!of_server(&p1, "a:") && !of_server(&project_key("a:10", "/p1"), "a:1"));
         let folded: HashSet<String> = [a.clone()].into();
         let rows = all(&s, &folded, "");
         assert_eq!(
@@ -547,103 +482,5 @@ mod tests {
                 .to_string(),
         ]);
         assert!(!is_fleet(&s));
-    }
-
-    fn app() -> App {
-        let mut app = App::new(crate::app::config::Config::default(), "test", true).unwrap();
-        app.store = store(&lines());
-        app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        app
-    }
-
-    fn select(app: &mut App, text: &str) {
-        let row = heading(&app.rows, text).clone();
-        app.selected = app.row_id(&row);
-        assert_eq!(app.selected_row().map(|i| &app.rows[i]), Some(&row));
-        assert!(app.selected_session().is_none());
-    }
-
-    fn said(app: &App) -> String {
-        app.verbs
-            .feedback
-            .as_ref()
-            .map(|f| f.text.clone())
-            .unwrap_or_default()
-    }
-
-    #[test]
-    fn a_selected_heading_folds_with_the_fold_and_open_keys() {
-        use crate::app::keymap::Action;
-        let mut app = app();
-        select(&mut app, "a:1");
-        app.act(Action::ToggleTree);
-        app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert!(heading(&app.rows, "a:1").folded);
-        assert_eq!(app.selected_row(), Some(0));
-        app.act(Action::Open);
-        app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert!(!heading(&app.rows, "a:1").folded);
-        // Down goes onto the project's heading, then its first session.
-        app.act(Action::Down);
-        assert_eq!(
-            app.selected_group().map(|g| g.level.clone()),
-            Some(Level::Project)
-        );
-        app.act(Action::Down);
-        assert_eq!(app.selected.as_deref(), Some("ses_1@a:1"));
-        app.act(Action::First);
-        assert_eq!(app.selected_row(), Some(0));
-        app.act(Action::Last);
-        assert_eq!(app.selected.as_deref(), Some("ses_4@d:4"));
-    }
-
-    #[test]
-    fn only_a_gone_server_is_dismissed() {
-        use crate::app::keymap::Action;
-        let mut app = app();
-        app.selected = Some("ses_1@a:1".into());
-        app.act(Action::DismissServer);
-        assert!(said(&app).contains("select its heading"), "{}", said(&app));
-        select(&mut app, "/p1");
-        app.act(Action::DismissServer);
-        assert!(said(&app).contains("a project"), "{}", said(&app));
-        select(&mut app, "b:2");
-        app.act(Action::DismissServer);
-        assert_eq!(
-            said(&app),
-            "only a gone server can be dismissed: b:2 is reconnecting 3"
-        );
-        assert_eq!(app.store.servers().len(), 3);
-
-        select(&mut app, "c:3");
-        app.act(Action::DismissServer);
-        assert_eq!(said(&app), "dismissed c:3 and its 0 sessions");
-        assert_eq!(app.store.servers().len(), 2);
-        // The selection moved to the heading that took its place.
-        assert_eq!(app.selected_group().and_then(|g| g.server()), Some("d:4"));
-    }
-
-    #[test]
-    fn a_gone_server_leaves_with_its_sessions_and_prompts() {
-        use crate::app::keymap::Action;
-        let mut lines = lines();
-        lines.push(server("a:1", r#""state":"gone""#));
-        let mut app = App::new(crate::app::config::Config::default(), "test", true).unwrap();
-        app.store = store(&lines);
-        app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        select(&mut app, "a:1");
-        app.act(Action::ToggleTree);
-        app.act(Action::DismissServer);
-        assert_eq!(said(&app), "dismissed a:1 and its 3 sessions");
-        assert!(
-            app.store
-                .sessions()
-                .iter()
-                .all(|s| !s.info.id.ends_with("@a:1"))
-        );
-        assert!(app.folded.is_empty());
-        app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert_eq!(app.rows[0].header.as_deref(), Some("b:2"));
-        assert_eq!(app.selected_row(), Some(0));
     }
 }

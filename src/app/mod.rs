@@ -10,6 +10,7 @@ mod attention_follow;
 pub mod clipboard;
 pub mod color_depth;
 pub mod config;
+mod fleet_heading;
 pub mod fleet_tree;
 pub mod frame_gate;
 pub mod handover;

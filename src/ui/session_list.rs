@@ -68,7 +68,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let sessions = app.store.sessions();
     let selected = app.selected_row();
     let now = app.clock_ms();
-    // In a fleet, sessions sit one column in from their project's heading.
+    // In a fleet, sessions sit a column in from their project's heading,
+    // as it does from its server's.
     let fleet = app.rows.iter().any(|r| r.group.is_some());
     let mut lines = Vec::new();
     for (i, row) in app
@@ -92,7 +93,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         let s = &sessions[row.index];
         let indent = format!(
             "{}{}",
-            if fleet { " " } else { "" },
+            if fleet { "  " } else { "" },
             "  ".repeat(row.depth as usize)
         );
         let is_sel = Some(i) == selected;
