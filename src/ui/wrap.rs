@@ -264,7 +264,8 @@ mod tests {
         assert_eq!(truncate("hello world", 6), "hello…");
         assert_eq!(truncate("日本語", 4), "日…");
         assert_eq!(truncate_start("/home/me/proj", 8), "…me/proj");
-        assert_eq!(truncate_start("/p/日本語", 5), "…日本");
+        assert_eq!(truncate_start("/p/日本語", 5), "…本語");
+        assert_eq!(truncate_start("/p/日本語", 4), "…語");
         assert_eq!(truncate_start("/p/e\u{301}", 2), "…e\u{301}");
         assert_eq!(truncate_start("/p", 2), "/p");
     }
