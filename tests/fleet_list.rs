@@ -217,3 +217,26 @@ fn a_narrow_fleet_list_keeps_its_counts() {
     }
     insta::assert_snapshot!("fleet_list_narrow_60x16", s);
 }
+
+#[test]
+fn server_text_is_drawn_inert() {
+    let evil = r"h\u001b[2J:1";
+    let lines = [
+        server(
+            evil,
+            r#""state":"auth-failed","reason":"bad\u001b]0;x\u0007""#,
+        ),
+        session(evil, "ses_e", "t", r"/p\u001b[31m/\u202eevil", None, 5),
+    ];
+    let mut app = app_with(lines.join("\n").as_bytes());
+    app.now_ms = NOW;
+    press(&mut app, &["g"]);
+    for (w, h) in [(120, 24), (80, 24)] {
+        let s = screen(&mut app, w, h);
+        assert!(
+            !s.contains('\u{1b}') && !s.contains('\u{7}') && !s.contains('\u{202e}'),
+            "{s}"
+        );
+        assert!(s.contains("h␛[2J:1 auth failed"), "{s}");
+    }
+}

@@ -185,6 +185,9 @@ mod tests {
         app.act(Action::Open);
         app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
         assert!(!heading(&app.rows, "a:1").folded);
+        // A heading is no session: nothing to search, no turns laid out.
+        app.act(Action::Search);
+        assert!(app.search.session.is_none() && !app.turns.keys().any(|k| is_group_key(k)));
         // Down goes onto the project's heading, then its first session.
         app.act(Action::Down);
         assert_eq!(
