@@ -83,7 +83,7 @@ pub fn of_server(fold_key: &str, server: &str) -> bool {
 }
 
 /// Whether the store holds a fleet: servers reported, or scoped ids (a
-/// recording cut after its server reports).
+/// recording whose server reports were cut off).
 pub fn is_fleet(store: &Store) -> bool {
     !store.servers().is_empty()
         || store

@@ -1,6 +1,7 @@
 //! The session list as rows: root sessions newest first, child sessions
 //! (parentID) indented under their parent, folds, the title filter, and the
 //! "a prompt waits here" badge that marks every ancestor of a waiting child.
+//! A fleet's rows go under server and project headings (`fleet_tree`).
 
 use std::collections::{HashMap, HashSet};
 
