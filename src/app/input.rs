@@ -259,11 +259,12 @@ impl App {
             Action::First => self.move_selection(i64::MIN / 2),
             Action::Last => self.move_selection(i64::MAX / 2),
             Action::Open => {
-                if self.selected.is_some() {
+                if !self.toggle_group() && self.selected.is_some() {
                     self.open_at_first_hit();
                 }
             }
             Action::ToggleTree => self.toggle_fold(),
+            Action::DismissServer => self.dismiss_server(),
             Action::ScrollUp => self.scroll(-1),
             Action::ScrollDown => self.scroll(1),
             Action::HalfPageUp => self.scroll(-(page / 2).max(1)),
@@ -412,25 +413,27 @@ impl App {
         let cur = self.selected_row().unwrap_or(0) as i64;
         let last = self.rows.len() as i64 - 1;
         let mut next = cur.saturating_add(by).clamp(0, last) as usize;
-        // Project headings are not selectable: keep going the same way.
+        // Project headings are not selectable (a fleet's are): keep going
+        // the same way.
         let step: i64 = if by < 0 { -1 } else { 1 };
-        while self.rows[next].header.is_some() {
+        let selectable =
+            |r: &super::session_tree::SessionRow| r.header.is_none() || r.group.is_some();
+        while !selectable(&self.rows[next]) {
             let n = next as i64 + step;
             if !(0..=last).contains(&n) {
-                next = self
-                    .rows
-                    .iter()
-                    .position(|r| r.header.is_none())
-                    .unwrap_or(next);
+                next = self.rows.iter().position(selectable).unwrap_or(next);
                 break;
             }
             next = n as usize;
         }
-        self.selected = Some(self.store.sessions()[self.rows[next].index].info.id.clone());
+        self.selected = self.row_id(&self.rows[next]);
         self.history.clear();
     }
 
     fn toggle_fold(&mut self) {
+        if self.toggle_group() {
+            return;
+        }
         let Some(row) = self.selected_row().map(|i| self.rows[i].clone()) else {
             return;
         };
@@ -593,7 +596,10 @@ impl App {
                     let inner = crate::ui::list_inner(self.areas.sessions);
                     let row = (m.row.saturating_sub(inner.y)) as usize + self.list_offset;
                     if let Some(r) = self.rows.get(row) {
-                        self.selected = Some(self.store.sessions()[r.index].info.id.clone());
+                        // A project heading that cannot be selected stands
+                        // for its first session.
+                        let first = || self.store.sessions()[r.index].info.id.clone();
+                        self.selected = Some(self.row_id(r).unwrap_or_else(first));
                         self.history.clear();
                     }
                     self.focus = Focus::Sessions;

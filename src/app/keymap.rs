@@ -86,7 +86,8 @@ actions! {
     First => "first", Sessions, "first session", ["g", "home"];
     Last => "last", Sessions, "last session", ["G", "end"];
     Open => "open", Sessions, "open the session", ["enter", "l", "right"];
-    ToggleTree => "toggle_tree", Sessions, "fold or unfold child sessions", ["space", "h", "left"];
+    ToggleTree => "toggle_tree", Sessions, "fold or unfold child sessions, or a heading's group", ["space", "h", "left"];
+    DismissServer => "dismiss_server", Sessions, "forget a gone server and its sessions (on its heading)", ["x"];
     ScrollUp => "scroll_up", Turns, "scroll up a line", ["k", "up"];
     ScrollDown => "scroll_down", Turns, "scroll down a line", ["j", "down"];
     HalfPageUp => "half_page_up", Turns, "scroll up half a page", ["ctrl-u"];

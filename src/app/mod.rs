@@ -10,7 +10,9 @@ mod attention_follow;
 pub mod clipboard;
 pub mod color_depth;
 pub mod config;
+mod fleet_heading;
 pub mod fleet_launch;
+pub mod fleet_tree;
 pub mod frame_gate;
 pub mod handover;
 mod input;
@@ -98,7 +100,8 @@ pub struct App {
     pub help_scroll: u16,
     /// The user hid the docked side panel.
     pub side_panel_hidden: bool,
-    /// The selected session's id.
+    /// The selected session's id, or in a fleet a heading's fold key
+    /// (`fleet_tree::is_group_key`).
     pub selected: Option<String>,
     /// Sessions opened from a parent (Enter on a task card), to go back.
     pub history: Vec<String>,
@@ -307,11 +310,11 @@ impl App {
                 let server = server.as_deref();
                 self.store.retain_sessions(server, &sessions);
                 self.store.settle_missing_prompts(server, &pending_prompts);
-                if self
-                    .selected
-                    .as_ref()
-                    .is_some_and(|s| !sessions.contains(s))
-                {
+                // What the other servers of a fleet list is not in `sessions`:
+                // the store says what is gone.
+                if self.selected.as_ref().is_some_and(|s| {
+                    !fleet_tree::is_group_key(s) && self.store.session(s).is_none()
+                }) {
                     self.selected = None;
                 }
                 self.select_first_if_none();
@@ -500,7 +503,12 @@ impl App {
             .filter_map(|p| p.request.tool().map(|t| t.call_id.clone()))
             .collect();
         self.cache.set_generation(self.highlighter.generation());
-        let Some(id) = self.selected.clone() else {
+        // A fleet's heading selected: no session to lay out or load.
+        let Some(id) = self
+            .selected
+            .clone()
+            .filter(|id| !fleet_tree::is_group_key(id))
+        else {
             return;
         };
         if let Some(session) = self.store.session(&id)
@@ -584,6 +592,12 @@ impl App {
 
     pub fn selected_row(&self) -> Option<usize> {
         let id = self.selected.as_deref()?;
+        if fleet_tree::is_group_key(id) {
+            return self
+                .rows
+                .iter()
+                .position(|r| r.group.as_ref().is_some_and(|g| g.key == id));
+        }
         self.rows
             .iter()
             .position(|r| r.header.is_none() && self.store.sessions()[r.index].info.id == id)

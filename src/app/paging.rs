@@ -115,7 +115,12 @@ impl App {
 
     /// A search of the open session: load its whole history.
     pub(super) fn want_whole_history(&mut self) {
-        if let Some(id) = self.selected.clone() {
+        // A fleet's heading is no session to load.
+        if let Some(id) = self
+            .selected
+            .clone()
+            .filter(|id| !super::fleet_tree::is_group_key(id))
+        {
             self.load_whole(&id);
         }
     }

@@ -82,7 +82,11 @@ impl SessionSearch {
 impl App {
     /// `/` in the turn view: type a new search.
     pub(super) fn start_search(&mut self) {
-        let Some(id) = self.selected.clone() else {
+        let Some(id) = self
+            .selected
+            .clone()
+            .filter(|id| !super::fleet_tree::is_group_key(id))
+        else {
             return;
         };
         self.search.session = Some(SessionSearch {
@@ -360,7 +364,12 @@ impl App {
     /// Enter on a session found by the list's filter: open it at its first
     /// hit, with the filter as the session's search.
     pub(super) fn open_at_first_hit(&mut self) {
-        let Some(id) = self.selected.clone() else {
+        // A fleet's heading has nothing to open.
+        let Some(id) = self
+            .selected
+            .clone()
+            .filter(|id| !super::fleet_tree::is_group_key(id))
+        else {
             return;
         };
         self.focus = Focus::Turns;

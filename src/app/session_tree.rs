@@ -1,6 +1,7 @@
 //! The session list as rows: root sessions newest first, child sessions
 //! (parentID) indented under their parent, folds, the title filter, and the
 //! "a prompt waits here" badge that marks every ancestor of a waiting child.
+//! A fleet's rows go under server and project headings (`fleet_tree`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,6 +21,9 @@ pub struct SessionRow {
     /// A project heading (when sessions of several projects are listed);
     /// `index` then points at the group's first session.
     pub header: Option<String>,
+    /// In a fleet, a heading is a group's: selectable, foldable, counted
+    /// (`has_children` and `folded` then say the group's).
+    pub group: Option<super::fleet_tree::Group>,
 }
 
 /// Sessions with a pending prompt, and all their ancestors.
@@ -137,6 +141,7 @@ pub fn rows(
             badge: badge.contains(id),
             own_prompt: own.contains(id),
             header: None,
+            group: None,
         });
         if !is_folded {
             for &k in kids.iter().rev() {
@@ -144,7 +149,11 @@ pub fn rows(
             }
         }
     }
-    group_by_project(store, out)
+    if super::fleet_tree::is_fleet(store) {
+        super::fleet_tree::group(store, out, folded, !needle.is_empty())
+    } else {
+        group_by_project(store, out)
+    }
 }
 
 /// With sessions of several projects (`attach --all`), each project's
@@ -189,6 +198,7 @@ fn group_by_project(store: &Store, rows: Vec<SessionRow>) -> Vec<SessionRow> {
             } else {
                 dir
             }),
+            group: None,
         });
         out.extend(rows);
     }

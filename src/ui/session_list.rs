@@ -9,8 +9,11 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use super::format;
 use super::theme::Role;
 use super::wrap;
+use crate::app::fleet_tree::{Counts, Group, Level};
+use crate::app::session_tree::SessionRow;
 use crate::app::{App, Focus};
 use crate::model::SessionStatus;
+use crate::model::fleet::ServerState;
 use crate::sanitize;
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
@@ -65,6 +68,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let sessions = app.store.sessions();
     let selected = app.selected_row();
     let now = app.clock_ms();
+    // In a fleet, sessions sit a column in from their project's heading,
+    // as it does from its server's.
+    let fleet = app.rows.iter().any(|r| r.group.is_some());
     let mut lines = Vec::new();
     for (i, row) in app
         .rows
@@ -73,6 +79,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         .skip(app.list_offset)
         .take(inner.height as usize)
     {
+        if let (Some(text), Some(group)) = (&row.header, &row.group) {
+            let style = selection_style(app, Some(i) == selected);
+            lines.push(group_line(app, row, group, text, width, style));
+            continue;
+        }
         if let Some(dir) = &row.header {
             let badge = if row.badge { " •" } else { "" };
             let text = wrap::truncate(&format!("▍{}{badge}", sanitize::line(dir)), width);
@@ -80,7 +91,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             continue;
         }
         let s = &sessions[row.index];
-        let indent = "  ".repeat(row.depth as usize);
+        let indent = format!(
+            "{}{}",
+            if fleet { "  " } else { "" },
+            "  ".repeat(row.depth as usize)
+        );
         let is_sel = Some(i) == selected;
         let fold = match (row.has_children, row.folded) {
             (true, true) => "▸",
@@ -124,15 +139,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         let pad = width.saturating_sub(
             left_w + wrap::width(&title) + wrap::width(&hits) + wrap::width(&right),
         );
-        let base = if is_sel {
-            theme.style(if focused {
-                Role::SelectionFocus
-            } else {
-                Role::Selection
-            })
-        } else {
-            Style::default()
-        };
+        let base = selection_style(app, is_sel).unwrap_or_default();
         let mut spans = vec![
             Span::styled(if is_sel { "›" } else { " " }, theme.style(Role::Accent)),
             Span::raw(indent),
@@ -166,6 +173,129 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// The style a selected row is patched with (`None`: not selected).
+fn selection_style(app: &App, selected: bool) -> Option<Style> {
+    let role = if app.focus == Focus::Sessions {
+        Role::SelectionFocus
+    } else {
+        Role::Selection
+    };
+    selected.then(|| app.theme.style(role))
+}
+
+/// A fleet's heading: fold mark, server (with its state) or project, the
+/// `•` badge, and on the right what its sessions are doing. At a narrow
+/// width the name gives way first, then the state; the counts stay.
+fn group_line(
+    app: &App,
+    row: &SessionRow,
+    group: &Group,
+    text: &str,
+    width: usize,
+    selected: Option<Style>,
+) -> Line<'static> {
+    let theme = &app.theme;
+    let fold = match (row.has_children, row.folded) {
+        (true, true) => "▸ ",
+        (true, false) => "▾ ",
+        _ => "  ",
+    };
+    let marker = if selected.is_some() { "›" } else { " " };
+    let lead = format!("{}{fold}", " ".repeat(row.depth as usize));
+    let (state, name_role) = match &group.level {
+        Level::Server(Some(s)) => {
+            let role = match s {
+                ServerState::Reconnecting { .. } => Role::Warning,
+                ServerState::AuthFailed { .. } | ServerState::Failed { .. } => Role::Error,
+                ServerState::Connecting | ServerState::Live | ServerState::Gone => Role::Muted,
+            };
+            let name = if *s == ServerState::Gone {
+                Role::Muted
+            } else {
+                Role::Title
+            };
+            (Some((s.label(), role)), name)
+        }
+        Level::Server(None) => (None, Role::Title),
+        Level::Project => (None, Role::Heading),
+    };
+    let badge = if row.badge { " •" } else { "" };
+    let right = if group.counts.sessions == 0 {
+        vec![(" no sessions".to_string(), theme.style(Role::Muted))]
+    } else {
+        counts(app, &group.counts)
+    };
+    let right_w: usize = right.iter().map(|(t, _)| wrap::width(t)).sum();
+    let fixed = 1 + wrap::width(&lead) + wrap::width(badge) + right_w;
+    let name = sanitize::line(text);
+    let name_w = wrap::width(&name).min(6);
+    let room = width.saturating_sub(fixed);
+    // The state keeps what the name's first columns leave it.
+    let state = state.and_then(|(label, role)| {
+        let label = wrap::truncate(&label, room.saturating_sub(name_w + 1));
+        (wrap::width(&label) >= 3).then_some((label, role))
+    });
+    let state_w = state.as_ref().map_or(0, |(l, _)| 1 + wrap::width(l));
+    let room = room.saturating_sub(state_w);
+    let name = if group.level == Level::Project {
+        wrap::truncate_start(&name, room)
+    } else {
+        wrap::truncate(&name, room)
+    };
+    let mut pieces = vec![
+        (marker.to_string(), theme.style(Role::Accent)),
+        (lead, theme.style(Role::Muted)),
+        (name, theme.style(name_role)),
+    ];
+    if let Some((label, role)) = state {
+        pieces.push((format!(" {label}"), theme.style(role)));
+    }
+    if !badge.is_empty() {
+        pieces.push((" ".into(), Style::default()));
+        pieces.push(("•".into(), theme.style(Role::Badge)));
+    }
+    let used: usize = pieces.iter().map(|(t, _)| wrap::width(t)).sum();
+    pieces.push((
+        " ".repeat(width.saturating_sub(used + right_w)),
+        Style::default(),
+    ));
+    pieces.extend(right);
+    let (spans, _) = wrap::truncate_pieces(&pieces, width);
+    let spans = spans.into_iter();
+    match selected {
+        Some(base) => Line::from(spans.map(|s| s.patch_style(base)).collect::<Vec<_>>()),
+        None => Line::from(spans.collect::<Vec<_>>()),
+    }
+}
+
+/// A group's counts, each with its glyph as the session rows show it:
+/// busy (the spinner), waiting for an answer (`?`), failed (`✗`).
+fn counts(app: &App, counts: &Counts) -> Vec<(String, Style)> {
+    let theme = &app.theme;
+    let spinner = format::spinner(app.now_ms);
+    [
+        (counts.busy, spinner, Role::Running),
+        (counts.asking, "?", Role::Warning),
+        (counts.failed, "✗", Role::Error),
+    ]
+    .into_iter()
+    .filter(|(n, ..)| *n > 0)
+    .map(|(n, glyph, role)| (format!(" {glyph}{n}"), theme.style(role)))
+    .collect()
+}
+
+/// A fleet's selected heading, in words: "server a:1 gone", "project /p1".
+fn group_title(app: &App) -> Option<String> {
+    let i = app.selected_row()?;
+    let (text, group) = (app.rows[i].header.as_deref()?, app.rows[i].group.as_ref()?);
+    let text = sanitize::line(text);
+    Some(match &group.level {
+        Level::Server(Some(state)) => format!("server {text} {}", state.label()),
+        Level::Server(None) => format!("server {text}"),
+        Level::Project => format!("project {text}"),
+    })
+}
+
 /// The list folded to one line (narrow terminals, or hidden): which session
 /// is shown, where it is in the list, and what the others are doing.
 fn draw_bar(frame: &mut Frame, app: &App, area: Rect) {
@@ -175,6 +305,7 @@ fn draw_bar(frame: &mut Frame, app: &App, area: Rect) {
     let total = app.rows.iter().filter(|r| r.header.is_none()).count();
     let at = app
         .selected_row()
+        .filter(|&i| app.rows[i].header.is_none())
         .map(|i| app.rows[..=i].iter().filter(|r| r.header.is_none()).count());
     let busy = sessions
         .iter()
@@ -200,6 +331,7 @@ fn draw_bar(frame: &mut Frame, app: &App, area: Rect) {
     let title = app
         .selected_session()
         .map(|s| sanitize::line(s.title()).into_owned())
+        .or_else(|| group_title(app))
         .unwrap_or_else(|| "none selected".into());
     let room = width.saturating_sub(wrap::width(&head) + wrap::width(&right));
     let title = wrap::truncate(&title, room);

@@ -32,6 +32,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 SourceState::Failed(why) => sanitize::line(why).into_owned(),
                 _ => "no sessions in this source".to_string(),
             }
+        } else if let Some(text) = app.describe_group() {
+            text
         } else {
             "select a session".to_string()
         };

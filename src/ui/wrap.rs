@@ -135,6 +135,27 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// Cut a string to at most `max` columns from its start, beginning with
+/// `…` when cut: for paths, whose end names them.
+pub fn truncate_start(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    let mut kept = Vec::new();
+    let mut w = 0;
+    for g in s.graphemes(true).rev() {
+        let gw = width(g);
+        if w + gw + 1 > max {
+            break;
+        }
+        kept.push(g);
+        w += gw;
+    }
+    let mut out = String::from(if max > 0 { "…" } else { "" });
+    out.extend(kept.into_iter().rev());
+    out
+}
+
 /// Styled pieces cut to at most `max` columns, ending with `…` (in the
 /// style of the piece it cuts) when cut: the spans and their width.
 pub fn truncate_pieces(pieces: &[(String, Style)], max: usize) -> (Vec<Span<'static>>, usize) {
@@ -242,5 +263,10 @@ mod tests {
         assert_eq!(truncate("hello", 10), "hello");
         assert_eq!(truncate("hello world", 6), "hello…");
         assert_eq!(truncate("日本語", 4), "日…");
+        assert_eq!(truncate_start("/home/me/proj", 8), "…me/proj");
+        assert_eq!(truncate_start("/p/日本語", 5), "…本語");
+        assert_eq!(truncate_start("/p/日本語", 4), "…語");
+        assert_eq!(truncate_start("/p/e\u{301}", 2), "…e\u{301}");
+        assert_eq!(truncate_start("/p", 2), "/p");
     }
 }
