@@ -260,10 +260,20 @@ async fn until_live(
     rx: &mut tokio::sync::mpsc::Receiver<SourceMsg>,
     n: usize,
 ) {
-    let live = |app: &App| app.store.servers().iter().filter(|s| s.state.is_live()).count();
+    let live = |app: &App| {
+        app.store
+            .servers()
+            .iter()
+            .filter(|s| s.state.is_live())
+            .count()
+    };
     let deadline = Instant::now() + Duration::from_secs(60);
     while live(app) < n {
-        assert!(Instant::now() < deadline, "{} of {n} servers live", live(app));
+        assert!(
+            Instant::now() < deadline,
+            "{} of {n} servers live",
+            live(app)
+        );
         if let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(100), rx.recv()).await {
             app.on_source(msg);
             while let Ok(msg) = rx.try_recv() {

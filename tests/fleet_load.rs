@@ -4,9 +4,11 @@
 //! and the real loop, for a few seconds. While it streams, keys are pressed.
 //!
 //! Asserted: streamed changes draw at most 10 frames a second (a key draws
-//! at once, on top); every key is answered by a frame within a bound that
-//! means "at once"; every server is live and the store holds all 300
-//! sessions; every streamed event reached the store. Printed: frames, the
+//! at once, on top); keys are answered at once (the loop does not sleep
+//! between a key and its frame; the median key is drawn sooner than the
+//! gate's 100 ms; none is left behind the stream); every server is live
+//! and the store holds all 300 sessions;
+//! every streamed event reached the store. Printed: frames, the
 //! key-to-frame latencies, the source channel's fill, and the memory (RSS)
 //! before, during and after. Behaviour, not raw speed: a debug build on a
 //! loaded machine must pass.
@@ -14,7 +16,7 @@
 mod common;
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,6 +24,7 @@ use common::frame_probe::FrameProbe;
 use crossterm::event::{Event, KeyCode, KeyEvent};
 use ocview::app::App;
 use ocview::app::config::Config;
+use ocview::app::frame_gate::FRAME_INTERVAL;
 use ocview::app::run::{Exit, run};
 use ocview::source::fleet::{self, FleetServer};
 use ocview::source::live::{Client, LiveOptions};
@@ -37,9 +40,6 @@ const EVENTS_PER_SEC: f64 = 2_000.0;
 const WINDOW: Duration = Duration::from_secs(5);
 /// The source channel, as the launcher makes it.
 const CHANNEL: usize = 8192;
-/// A key's frame within this is "at once" (a debug build on a loaded
-/// machine; a frame interval is 100 ms).
-const KEY_BOUND: Duration = Duration::from_millis(50);
 
 /// `VmRSS` of this process, in MiB.
 fn rss_mib() -> f64 {
@@ -73,20 +73,42 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// When each key was sent, and when the loop took it.
-type Taken = Arc<Mutex<Vec<(Instant, Instant)>>>;
+/// Times the calling thread blocked (voluntary context switches): the
+/// loop sleeping, as opposed to being busy or preempted.
+fn own_sleeps() -> i64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    usage.ru_nvcsw
+}
 
-/// Terminal input from a channel of (sent at, event); noted as the loop
-/// takes each.
+/// The same, of another thread of this process.
+fn sleeps_of(tid: i32) -> i64 {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// When the loop took each key.
+type Taken = Arc<Mutex<Vec<Instant>>>;
+
+/// Terminal input from a channel; noted as the loop takes each key. The
+/// loop's thread id goes to `tid` on the first poll.
 fn keys(
-    rx: mpsc::UnboundedReceiver<(Instant, Event)>,
+    rx: mpsc::UnboundedReceiver<Event>,
     taken: Taken,
+    tid: Arc<AtomicI32>,
 ) -> impl futures_util::Stream<Item = std::io::Result<Event>> + Unpin {
     Box::pin(futures_util::stream::unfold(rx, move |mut rx| {
-        let taken = taken.clone();
+        let (taken, tid) = (taken.clone(), tid.clone());
         async move {
-            let (sent, event) = rx.recv().await?;
-            taken.lock().unwrap().push((sent, Instant::now()));
+            // SAFETY: gettid has no preconditions.
+            tid.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+            let event = rx.recv().await?;
+            taken.lock().unwrap().push(Instant::now());
             Some((Ok(event), rx))
         }
     }))
@@ -95,6 +117,8 @@ fn keys(
 /// What the driver saw.
 struct Timeline {
     window: (Instant, Instant),
+    /// Each key: when it was sent, and the loop's sleeps until then.
+    sent: Vec<(Instant, i64)>,
     /// Events the servers had written at the window's start and end.
     streamed: (usize, usize),
     /// The source channel's fill, sampled through the window.
@@ -127,13 +151,17 @@ async fn sixteen_servers_300_sessions_2000_events_a_second() {
     app.live = Some(handle.commands.clone());
     app.replies = handle.replies.clone();
 
-    let frames = Arc::new(Mutex::new(Vec::new()));
+    // Each frame: when it was finished, and the loop's sleeps until then.
+    let frames = Arc::new(Mutex::new(Vec::<(Instant, i64)>::new()));
     let noted = frames.clone();
-    let backend = FrameProbe::new(160, 50, move |_| noted.lock().unwrap().push(Instant::now()));
+    let backend = FrameProbe::new(160, 50, move |_| {
+        noted.lock().unwrap().push((Instant::now(), own_sleeps()))
+    });
     let mut terminal = Terminal::new(backend).unwrap();
     let taken: Taken = Arc::default();
+    let loop_tid = Arc::new(AtomicI32::new(0));
     let (key_tx, key_rx) = mpsc::unbounded_channel();
-    let mut input = Some(keys(key_rx, taken.clone()));
+    let mut input = Some(keys(key_rx, taken.clone(), loop_tid.clone()));
     let input = move || input.take().expect("input is started once");
 
     // The driver: wait for every server's attach, let the snapshots land,
@@ -164,6 +192,7 @@ async fn sixteen_servers_300_sessions_2000_events_a_second() {
         let start = Instant::now();
         let streamed_at_start = streamed();
         let mut queued = Vec::new();
+        let mut sent = Vec::new();
         let mut next_key = start + Duration::from_millis(150);
         let mut k = 0u64;
         while start.elapsed() < WINDOW {
@@ -175,8 +204,11 @@ async fn sixteen_servers_300_sessions_2000_events_a_second() {
                 } else {
                     KeyCode::Char('j')
                 };
-                let key = Event::Key(KeyEvent::from(code));
-                let _ = key_tx.send((Instant::now(), key));
+                let at = Instant::now();
+                let _ = key_tx.send(Event::Key(KeyEvent::from(code)));
+                // Read after the send: a sleep from here on is one with
+                // the key waiting.
+                sent.push((at, sleeps_of(loop_tid.load(Ordering::Relaxed))));
                 k += 1;
                 next_key = Instant::now() + Duration::from_millis(150 + (k * 37) % 200);
             }
@@ -207,6 +239,7 @@ async fn sixteen_servers_300_sessions_2000_events_a_second() {
         let _ = stop_tx.send(());
         Timeline {
             window: (start, end),
+            sent,
             streamed: (streamed_at_start, streamed_at_end),
             queued,
             paused: pause,
@@ -228,19 +261,26 @@ async fn sixteen_servers_300_sessions_2000_events_a_second() {
 
     // Frames: a key's frame is the first one finished after the loop took
     // the key; the rest were asked for by the stream (and the spinner).
-    let frames = frames.lock().unwrap().clone();
+    // The loop sleeping between a key's arrival and its frame would be the
+    // key waiting (for the gate, or anything else): counted, whatever the
+    // machine's load.
+    let noted = frames.lock().unwrap().clone();
+    let frames: Vec<Instant> = noted.iter().map(|(t, _)| *t).collect();
     let taken = taken.lock().unwrap().clone();
+    assert_eq!(taken.len(), timeline.sent.len(), "every key was taken");
     let mut key_frames = Vec::new();
     let mut latencies = Vec::new();
     let mut waits = Vec::new();
-    for &(sent, took) in &taken {
-        let frame = *frames
+    let mut slept = Vec::new();
+    for (&(sent, sleeps), &took) in timeline.sent.iter().zip(&taken) {
+        let &(frame, sleeps_then) = noted
             .iter()
-            .find(|f| **f >= took)
+            .find(|(f, _)| *f >= took)
             .expect("every key is answered by a frame");
         key_frames.push(frame);
         latencies.push(frame - sent);
         waits.push(took - sent);
+        slept.push(sleeps_then - sleeps);
     }
     let streamed_frames: Vec<Instant> = frames
         .iter()
@@ -284,6 +324,16 @@ async fn sixteen_servers_300_sessions_2000_events_a_second() {
         ms(*sorted.last().unwrap()),
         ms(*waits_sorted.last().unwrap()),
     );
+    println!(
+        "    each key, ms (waiting to be read + drawing): {}",
+        latencies
+            .iter()
+            .zip(&waits)
+            .map(|(l, w)| format!("{:.0}+{:.0}", ms(*w), ms(*l - *w)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!("    the loop slept with a key waiting: {slept:?}");
     let queued = &timeline.queued;
     println!(
         "  source channel fill: median {}, max {} of {CHANNEL}; empty {:.0} ms after the servers paused",
@@ -372,12 +422,28 @@ async fn sixteen_servers_300_sessions_2000_events_a_second() {
         "{} frames: the view keeps up with the stream",
         streamed_frames.len()
     );
-    // Input is answered at once.
+    // Input is answered at once: the loop never sleeps between a key's
+    // arrival and its frame (a few stray sleeps are the runtime's own
+    // wake-ups; a key held for the gate would sleep every time), and the
+    // typical key is drawn sooner than the gate lets a streamed frame
+    // through. A busy machine stretches the drawing itself, so no tighter
+    // wall-clock bound: that would time the machine, not the loop. None is
+    // left behind the stream.
     assert!(taken.len() >= 15, "{} keys pressed", taken.len());
+    let awake = slept.iter().filter(|n| **n == 0).count();
     assert!(
-        *sorted.last().unwrap() < KEY_BOUND,
-        "a key waited {:.1} ms for its frame (latencies {:?})",
-        ms(*sorted.last().unwrap()),
-        latencies.iter().map(|d| ms(*d).round()).collect::<Vec<_>>()
+        awake * 5 >= slept.len() * 4,
+        "the loop slept with a key waiting: {slept:?}"
+    );
+    let (median, max) = (percentile(&sorted, 0.5), *sorted.last().unwrap());
+    assert!(
+        median < FRAME_INTERVAL,
+        "keys waited {:.1} ms for their frame (median)",
+        ms(median)
+    );
+    assert!(
+        max < Duration::from_secs(1),
+        "a key waited {:.1} ms for its frame",
+        ms(max)
     );
 }
