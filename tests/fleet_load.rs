@@ -76,10 +76,13 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// Times the calling thread blocked (voluntary context switches): the
 /// loop sleeping, as opposed to being busy or preempted.
 fn own_sleeps() -> i64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
-    usage.ru_nvcsw
+    // SAFETY: rusage is plain integers, for which zero is valid; getrusage
+    // only writes the struct it is given.
+    unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
+        usage.ru_nvcsw
+    }
 }
 
 /// The same, of another thread of this process.
