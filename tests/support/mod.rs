@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod fake_model;
+pub mod fleet_server;
 pub mod history_server;
 pub mod live_viewer;
 pub mod opencode;
