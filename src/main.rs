@@ -461,8 +461,7 @@ fn fleet_viewer(
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("standard output is not a terminal; the fleet viewer needs one");
     }
-    let label = format!("fleet of {}", servers(fleet.len()));
-    let app = App::new(config, label, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let app = App::new(config, "fleet", false).map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
     let outcome = rt.block_on(ocview::app::fleet_launch::fleet_tui(
         app, fleet, read_only, record, watch,

@@ -96,7 +96,9 @@ async fn one_viewer_watches_three_servers_answers_the_third_and_sees_one_go() {
 
     // Alpha dies: marked gone, not dropped; beta keeps streaming.
     a.kill();
-    t.wait_for_secs("alpha gone", 30, |sc| sc.contains("2 live · 1 gone"));
+    t.wait_for_secs("alpha gone", 30, |sc| {
+        sc.contains("3 servers: ") && sc.contains("1 gone") && sc.contains("2 live")
+    });
     b.prompt(&sb, "again").await;
     let screen = t.wait_for_secs("beta streaming", 60, |sc| {
         sc.contains("Beta streams on after alpha died.")

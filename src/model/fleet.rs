@@ -251,6 +251,20 @@ pub fn summary(servers: &[ServerEntry]) -> Option<String> {
             None => counts.push((label, 1)),
         }
     }
+    // Always in one order, so a glance finds the same word in the same place.
+    let rank = |label: &str| {
+        [
+            "live",
+            "connecting",
+            "reconnecting",
+            "auth failed",
+            "failed",
+            "gone",
+        ]
+        .iter()
+        .position(|l| *l == label)
+    };
+    counts.sort_by_key(|(label, _)| rank(label));
     let n = servers.len();
     let states: Vec<String> = counts.iter().map(|(l, c)| format!("{c} {l}")).collect();
     Some(format!(
@@ -408,5 +422,32 @@ mod tests {
         let back: ServerReport = serde_json::from_value(props).unwrap();
         assert_eq!(back.state, ServerState::Gone);
         assert_eq!(back.directory.as_deref(), Some("/p"));
+    }
+
+    #[test]
+    fn the_summary_tallies_states_in_one_order() {
+        let entry = |key: &str, state| ServerEntry {
+            key: key.into(),
+            url: String::new(),
+            directory: None,
+            state,
+        };
+        let servers = [
+            entry("a", ServerState::Gone),
+            entry("b", ServerState::Live),
+            entry(
+                "c",
+                ServerState::Reconnecting {
+                    attempt: 2,
+                    reason: String::new(),
+                },
+            ),
+            entry("d", ServerState::Live),
+        ];
+        assert_eq!(
+            summary(&servers).unwrap(),
+            "4 servers: 2 live · 1 reconnecting · 1 gone"
+        );
+        assert_eq!(summary(&[]), None);
     }
 }
