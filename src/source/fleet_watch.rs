@@ -19,11 +19,13 @@ pub const WATCH_INTERVAL: Duration = Duration::from_secs(2);
 /// answer is not a death.
 const MISSES_TO_GONE: u32 = 2;
 
+/// Makes the fleet member for a newly found server, under the given key.
+pub type MakeMember = Box<dyn Fn(&Server, String) -> FleetServer + Send>;
+
 pub struct Watch {
     pub options: Options,
     pub interval: Duration,
-    /// The fleet member for a newly found server, under the given key.
-    pub member: Box<dyn Fn(&Server, String) -> FleetServer + Send>,
+    pub member: MakeMember,
 }
 
 /// What the watcher knows of one address.
