@@ -182,3 +182,50 @@ impl Drop for Killed {
         let _ = self.0.wait();
     }
 }
+
+/// `attach URL URL` watches both; a server whose password ocview lacks
+/// says so on its own, while the other stays live. And `ocview` alone
+/// takes in a server that starts after it did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_servers_and_a_server_that_appears_later() {
+    let model = FakeModel::start(steps(vec![Step::text("Hi.")])).await;
+    let open = Server::start(&model.url()).await;
+    let locked = Server::start_with(&model.url(), Some("not-given")).await;
+    let t = Tmux::start_sized("fleet-named", 140, 30);
+    t.line(&format!(
+        "unset OPENCODE_SERVER_PASSWORD; {} attach {} {}",
+        env!("CARGO_BIN_EXE_ocview"),
+        open.url(),
+        locked.url()
+    ));
+    let screen = t.wait_for_secs("one live, one refused", 60, |sc| {
+        sc.contains("2 servers: 1 live · 1 auth failed")
+    });
+    // The refused server's heading says so (its name gives way at this width).
+    assert!(screen.contains("auth failed no sessions"), "{screen}");
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+
+    // Alone, with only the open server to find; the locked one "starts"
+    // (appears in the /proc discovery walks) a moment later.
+    let proc_dir = tempfile::tempdir().unwrap();
+    proc_of(proc_dir.path(), &[open.pid().unwrap()]);
+    let t = Tmux::start_sized("fleet-later", 140, 30);
+    t.line(&format!(
+        "unset OPENCODE_SERVER_URL OPENCODE_SERVER_PASSWORD; OCVIEW_DISCOVER_PROC={} {}",
+        proc_dir.path().display(),
+        env!("CARGO_BIN_EXE_ocview")
+    ));
+    t.wait_for_secs("the first server", 60, |sc| sc.contains("1 server: 1 live"));
+    let pid = locked.pid().unwrap();
+    std::os::unix::fs::symlink(
+        format!("/proc/{pid}"),
+        proc_dir.path().join(pid.to_string()),
+    )
+    .unwrap();
+    t.wait_for_secs("the later server joined", 30, |sc| {
+        sc.contains("2 servers: 1 live · 1 auth failed")
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}
