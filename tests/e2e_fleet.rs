@@ -192,11 +192,13 @@ async fn named_servers_and_a_server_that_appears_later() {
     let open = Server::start(&model.url()).await;
     let locked = Server::start_with(&model.url(), Some("not-given")).await;
     let t = Tmux::start_sized("fleet-named", 140, 30);
+    let recording = t.home().join("named.jsonl");
     t.line(&format!(
-        "unset OPENCODE_SERVER_PASSWORD; {} attach {} {}",
+        "unset OPENCODE_SERVER_PASSWORD; {} attach {} {} --record {}",
         env!("CARGO_BIN_EXE_ocview"),
         open.url(),
-        locked.url()
+        locked.url(),
+        recording.display()
     ));
     let screen = t.wait_for_secs("one live, one refused", 60, |sc| {
         sc.contains("2 servers: 1 live · 1 auth failed")
@@ -205,6 +207,22 @@ async fn named_servers_and_a_server_that_appears_later() {
     assert!(screen.contains("auth failed no sessions"), "{screen}");
     t.keys(&["q"]);
     t.assert_terminal_restored();
+    // The recording names each line's server, the refusal included, and
+    // replays to the same two servers.
+    let text = std::fs::read_to_string(&recording).unwrap();
+    let key = |s: &Server| format!("127.0.0.1:{}", s.port);
+    for line in text.lines().skip(1) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let server = v["server"].as_str().unwrap_or_default().to_string();
+        assert!(server == key(&open) || server == key(&locked), "{line}");
+    }
+    assert!(text.contains(r#""state":"auth-failed""#), "{text}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["replay", "--dump"])
+        .arg(&recording)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
 
     // Alone, with only the open server to find; the locked one "starts"
     // (appears in the /proc discovery walks) a moment later.

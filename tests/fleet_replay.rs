@@ -3,6 +3,7 @@
 //! servers' states; and a one-server recording replays as before.
 
 mod common;
+mod support;
 
 use ocview::model::fleet::{ServerState, server_of};
 use ocview::source::player::SourceMsg;
@@ -180,4 +181,27 @@ fn the_binary_replays_a_fleet_recording() {
         text.contains("0 malformed") || !text.contains("malformed"),
         "{text}"
     );
+}
+
+/// The real binary plays a fleet recording with its player: at the end,
+/// the three servers' headings and the tally, gone included.
+#[test]
+fn the_player_shows_the_recorded_fleet() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    std::fs::write(&path, three_server_recording()).unwrap();
+    let t = support::tmux::Tmux::start_sized("fleet-replay", 200, 40);
+    t.line(&format!(
+        "{} replay {} --start end",
+        env!("CARGO_BIN_EXE_ocview"),
+        path.display()
+    ));
+    let screen = t.wait_for("the fleet at the end", |sc| {
+        sc.contains("3 servers: 2 live · 1 gone")
+    });
+    for (key, _) in SERVERS {
+        assert!(screen.contains(key), "{key}: {screen}");
+    }
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
 }
