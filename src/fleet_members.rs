@@ -136,3 +136,78 @@ pub fn with_discovered(
     }
     (fleet, pinned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_servers_keep_their_names_auth_and_projects() {
+        let dir = tempfile::tempdir().unwrap();
+        let pw = dir.path().join("pw");
+        std::fs::write(&pw, "s3cret\n").unwrap();
+        let servers = vec![
+            ServerConfig {
+                name: Some("api".into()),
+                url: "http://127.0.0.1:4096".into(),
+                user: Some("me".into()),
+                password_file: Some(pw),
+                all: true,
+            },
+            ServerConfig {
+                name: None,
+                url: "http://box:4097/".into(),
+                user: None,
+                password_file: None,
+                all: false,
+            },
+        ];
+        let fleet = from_config(&servers).unwrap();
+        assert_eq!(fleet[0].key, "api");
+        assert!(fleet[0].options.all_projects);
+        assert_eq!(fleet[1].key, "box:4097");
+        assert!(!fleet[1].options.all_projects);
+        // The password is read, never shown: the debug form hides it.
+        let shown = format!("{:?}", fleet[0].client);
+        assert!(shown.contains("me") && !shown.contains("s3cret"), "{shown}");
+        let bad = [ServerConfig {
+            url: "box:4097".into(),
+            ..servers[1].clone()
+        }];
+        assert!(from_config(&bad).is_err());
+    }
+
+    #[test]
+    fn a_found_server_that_is_configured_is_not_added_twice() {
+        let configured = from_urls(&["http://127.0.0.1:4096".into()], None, false).unwrap();
+        let found = |url: &str, via: Via| discover::Server {
+            url: url.into(),
+            also: Vec::new(),
+            found_by: vec![via],
+            version: None,
+            directory: Some("/p".into()),
+            needs_password: false,
+        };
+        let auth = Some(Auth {
+            username: "opencode".into(),
+            password: "pw".into(),
+        });
+        let (fleet, pinned) = with_discovered(
+            configured,
+            &[
+                found("http://127.0.0.1:4096", Via::Local { pid: 1 }),
+                found("http://127.0.0.1:4097", Via::Local { pid: 2 }),
+                found("http://10.0.0.9:4096", Via::Mdns { name: "x".into() }),
+            ],
+            auth,
+        );
+        let keys: Vec<&str> = fleet.iter().map(|m| m.key.as_str()).collect();
+        assert_eq!(keys, ["127.0.0.1:4096", "127.0.0.1:4097", "10.0.0.9:4096"]);
+        assert_eq!(fleet[0].directory.as_deref(), Some("/p"));
+        assert!(pinned.contains("http://127.0.0.1:4096"));
+        assert!(!pinned.contains("http://127.0.0.1:4097"));
+        // The local one gets the password; the announced one does not.
+        assert!(format!("{:?}", fleet[1].client).contains("opencode"));
+        assert!(!format!("{:?}", fleet[2].client).contains("opencode"));
+    }
+}
