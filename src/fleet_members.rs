@@ -48,6 +48,16 @@ pub fn from_config(servers: &[ServerConfig]) -> anyhow::Result<Vec<FleetServer>>
             }
             None => None,
         };
+        if let Some(name) = &s.name
+            && (name.is_empty() || name.contains('@') || name.chars().any(char::is_control))
+        {
+            // `@` separates an id from its server's name in the store.
+            return Err(crate::Usage(format!(
+                "the config's [[server]] name {:?}: must be non-empty, without '@' or control characters",
+                ocview::sanitize::line(name)
+            ))
+            .into());
+        }
         keys.push(s.name.clone().unwrap_or_else(|| key_of(&url)));
         out.push(member(&url, String::new(), auth, s.all, None));
     }
@@ -175,6 +185,11 @@ mod tests {
             ..servers[1].clone()
         }];
         assert!(from_config(&bad).is_err());
+        let at = [ServerConfig {
+            name: Some("a@b".into()),
+            ..servers[1].clone()
+        }];
+        assert!(from_config(&at).is_err());
     }
 
     #[test]
