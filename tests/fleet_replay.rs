@@ -205,3 +205,31 @@ fn the_player_shows_the_recorded_fleet() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }
+
+/// A fleet with no session yet says where each server stands, and why.
+#[test]
+fn a_fleet_without_sessions_says_where_each_server_stands() {
+    let line = |key: &str, props: Value| {
+        let event = json!({"type": "ocview.server", "properties": props});
+        format!("{}\n", json!({"t": 1, "server": key, "event": event}))
+    };
+    let text = line(
+        "a:1",
+        json!({"url": "http://a:1", "state": "reconnecting", "attempt": 2, "reason": "no server at http://a:1"}),
+    ) + &line(
+        "b:2",
+        json!({"url": "http://b:2", "state": "auth-failed", "reason": "the password was refused"}),
+    );
+    let mut app = common::app_with(text.as_bytes());
+    let screen = common::screen(&mut app, 140, 20);
+    assert!(screen.contains("No sessions yet."), "{screen}");
+    assert!(
+        screen.contains("a:1  reconnecting 2: no server at http://a:1"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("b:2  auth failed: the password was refused"),
+        "{screen}"
+    );
+    assert!(screen.contains("2 servers: 1 reconnecting · 1 auth failed"));
+}

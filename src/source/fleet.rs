@@ -156,6 +156,16 @@ impl Supervisor {
             raw_tx
         });
         let url = server.client.base().to_string();
+        // Said here, in the order servers join, so the list keeps that
+        // order whichever server answers first.
+        let joined = report(
+            &key,
+            &url,
+            server.directory.as_deref(),
+            ServerState::Connecting,
+        );
+        record_report(self.record.as_ref(), &key, &joined);
+        let _ = self.tx.try_send(report_msg(joined));
         let replies =
             (!self.read_only).then(|| reply::spawn(server.client.clone(), inner_tx.clone()));
         let commands = live::spawn(server.client, server.options, inner_tx, raw);
@@ -491,7 +501,7 @@ mod tests {
             .collect();
         let (tx, mut rx) = mpsc::channel(64);
         let _handle = spawn(servers, tx, true, None);
-        let mut joined = std::collections::HashSet::new();
+        let mut joined = Vec::new();
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
         while joined.len() < 3 {
             let msg = tokio::time::timeout_at(deadline, rx.recv())
@@ -502,8 +512,12 @@ mod tests {
                 && let Ok(Decoded::Event(env)) = record.item
                 && let Event::Server(report) = env.event
             {
-                joined.insert(report.key);
+                if !joined.contains(&report.key) {
+                    joined.push(report.key);
+                }
             }
         }
+        // In the order given, whichever answers first.
+        assert_eq!(joined, ["s0", "s1", "s2"]);
     }
 }

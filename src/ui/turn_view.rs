@@ -20,7 +20,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let inner = super::turn_inner(area);
     let Some(session) = app.selected_session() else {
         use crate::source::player::SourceState;
-        let text = if app.store.sessions().is_empty() {
+        let text = if let Some(text) = app.describe_group() {
+            text
+        } else if let Some(text) = fleet_waiting(app) {
+            text
+        } else if app.store.sessions().is_empty() {
             match &app.source.state {
                 SourceState::Playing => "waiting for events…".to_string(),
                 // Nothing to show yet: say, in full, why and what to do
@@ -32,8 +36,6 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 SourceState::Failed(why) => sanitize::line(why).into_owned(),
                 _ => "no sessions in this source".to_string(),
             }
-        } else if let Some(text) = app.describe_group() {
-            text
         } else {
             "select a session".to_string()
         };
@@ -164,4 +166,31 @@ fn mark_first_column(line: &mut Line<'static>) {
         let rest = first.content[1..].to_string();
         first.content = format!("›{rest}").into();
     }
+}
+
+/// A fleet with no session yet: where each server stands, and why.
+fn fleet_waiting(app: &App) -> Option<String> {
+    let servers = app.store.servers();
+    if servers.is_empty() || !app.store.sessions().is_empty() {
+        return None;
+    }
+    let mut text = String::from("No sessions yet.\n");
+    for s in servers {
+        let why = s
+            .state
+            .reason()
+            .map(|r| format!(": {}", sanitize::line(r)))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "\n{}  {}{why}",
+            sanitize::line(&s.key),
+            s.state.label()
+        ));
+    }
+    if servers.iter().any(|s| !s.state.is_live()) {
+        text.push_str(
+            "\n\nocview connects by itself once a server answers. To look around meanwhile: ocview demo",
+        );
+    }
+    Some(text)
 }
