@@ -511,10 +511,9 @@ mod tests {
             if let SourceMsg::Record(record) = msg
                 && let Ok(Decoded::Event(env)) = record.item
                 && let Event::Server(report) = env.event
+                && !joined.contains(&report.key)
             {
-                if !joined.contains(&report.key) {
-                    joined.push(report.key);
-                }
+                joined.push(report.key);
             }
         }
         // In the order given, whichever answers first.
