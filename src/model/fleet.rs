@@ -8,7 +8,7 @@
 //! Everything between (the reducer, the views, the search) sees plain,
 //! unique ids. A one-server source leaves ids as they are.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::event::Event;
 
@@ -114,7 +114,7 @@ pub fn scope_event(event: &mut Event, key: &str) {
 pub const SERVER_EVENT: &str = "ocview.server";
 
 /// Where one server of a fleet stands.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "state")]
 pub enum ServerState {
     Connecting,
@@ -166,30 +166,6 @@ impl ServerState {
     pub fn is_live(&self) -> bool {
         matches!(self, ServerState::Live)
     }
-
-    /// A state in which the server's data may be out of date.
-    pub fn is_down(&self) -> bool {
-        !matches!(self, ServerState::Live | ServerState::Connecting)
-    }
-
-    /// The state as the properties of a server report.
-    pub fn to_json(&self) -> serde_json::Value {
-        let kind = |s: &str| serde_json::json!({ "state": s });
-        match self {
-            ServerState::Connecting => kind("connecting"),
-            ServerState::Live => kind("live"),
-            ServerState::Gone => kind("gone"),
-            ServerState::Reconnecting { attempt, reason } => {
-                serde_json::json!({"state": "reconnecting", "attempt": attempt, "reason": reason})
-            }
-            ServerState::AuthFailed { reason } => {
-                serde_json::json!({"state": "auth-failed", "reason": reason})
-            }
-            ServerState::Failed { reason } => {
-                serde_json::json!({"state": "failed", "reason": reason})
-            }
-        }
-    }
 }
 
 /// `ocview.server`: a server of the fleet changed state (or joined).
@@ -215,7 +191,7 @@ impl ServerReport {
         directory: Option<&str>,
         state: &ServerState,
     ) -> serde_json::Value {
-        let mut props = state.to_json();
+        let mut props = serde_json::to_value(state).unwrap_or_default();
         props["url"] = url.into();
         if let Some(dir) = directory {
             props["directory"] = dir.into();
