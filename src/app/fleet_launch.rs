@@ -9,7 +9,7 @@ use super::App;
 use super::launch::{Outcome, RECORD_REACH, reach, start_recording_of, tui};
 use crate::source::fleet::{self, FleetServer};
 use crate::source::fleet_watch::{self, Watch};
-use crate::source::msg::{SourceMsg, SourceState};
+use crate::source::msg::SourceState;
 
 /// Watch `servers` in the viewer until the user quits; with `watch`, servers
 /// found later join and vanished ones are marked gone (`pinned` URLs never
@@ -26,13 +26,7 @@ pub async fn fleet_tui(
         Some(path) => {
             let urls: Vec<&str> = servers.iter().map(|s| s.client.base()).collect();
             let recording = start_recording_of(&urls.join(" "), path, None)?;
-            let notices = tx.clone();
-            tokio::spawn(async move {
-                if let Ok(why) = recording.failed.await {
-                    let _ = notices.send(SourceMsg::RecordingStopped(why)).await;
-                }
-            });
-            Some(recording.feed)
+            Some(recording.feed_while_viewing(&tx))
         }
         None => None,
     };

@@ -103,14 +103,7 @@ pub async fn attach_tui(
         Some(path) => {
             let version = server_version(client.health().await.ok().as_ref());
             let recording = start_recording(&client, path, version.as_deref())?;
-            // The viewer goes on; the status line says the recording stopped.
-            let notices = tx.clone();
-            tokio::spawn(async move {
-                if let Ok(why) = recording.failed.await {
-                    let _ = notices.send(SourceMsg::RecordingStopped(why)).await;
-                }
-            });
-            Some(recording.feed)
+            Some(recording.feed_while_viewing(&tx))
         }
         None => None,
     };
@@ -325,6 +318,24 @@ pub struct RecordingHandle {
     pub written: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Why the writer stopped, if a write failed (a full disk).
     pub failed: tokio::sync::oneshot::Receiver<String>,
+}
+
+impl RecordingHandle {
+    /// The feed for a viewer's source: the viewer goes on if a write fails,
+    /// and its status line says the recording stopped.
+    pub fn feed_while_viewing(
+        self,
+        tx: &mpsc::Sender<SourceMsg>,
+    ) -> mpsc::UnboundedSender<crate::source::recorder::Feed> {
+        let notices = tx.clone();
+        let failed = self.failed;
+        tokio::spawn(async move {
+            if let Ok(why) = failed.await {
+                let _ = notices.send(SourceMsg::RecordingStopped(why)).await;
+            }
+        });
+        self.feed
+    }
 }
 
 /// Check that `path` can be written and start the thread that writes the
