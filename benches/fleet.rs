@@ -18,6 +18,11 @@
 
 #[path = "../tests/support/fleet_server.rs"]
 mod fleet_server;
+#[path = "../tests/support/proc_status.rs"]
+mod proc_status;
+
+mod common;
+use common::{frame, median};
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader};
@@ -33,7 +38,6 @@ use ocview::source::replay::decode_record;
 use ocview::ui::highlight::Highlighter;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 const W: u16 = 160;
 const H: u16 = 50;
@@ -150,16 +154,6 @@ fn deltas(part: &str, n: usize) -> Vec<SourceMsg> {
         .collect()
 }
 
-fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>) {
-    app.prepare(Rect::new(0, 0, W, H));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 /// What one size measured.
 #[derive(Default)]
 struct Samples {
@@ -219,17 +213,6 @@ impl Subject {
         self.samples.apply.push(t.elapsed() / n);
         frame(app, terminal);
     }
-}
-
-/// `VmRSS` of this process, in KiB.
-fn rss_kib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0)
 }
 
 /// The child: `IDLE` idle stand-in servers, their URLs on stdout, until
@@ -318,12 +301,12 @@ fn idle_memory() -> (f64, f64, f64) {
         app.replies = handle.replies.clone();
         let mut terminal = Terminal::new(TestBackend::new(W, H)).unwrap();
         until_live(&mut app, &mut terminal, &mut rx, 1).await;
-        let one = rss_kib();
+        let one = proc_status::kib(None, "VmRSS").unwrap_or(0.0);
         for url in &urls[1..] {
             handle.control.send(Control::Join(server(url))).unwrap();
         }
         until_live(&mut app, &mut terminal, &mut rx, IDLE).await;
-        let all = rss_kib();
+        let all = proc_status::kib(None, "VmRSS").unwrap_or(0.0);
         (one, all, (all - one) / (IDLE - 1) as f64)
     });
     rt.shutdown_background();

@@ -16,6 +16,11 @@
 
 #[path = "../tests/support/history_server.rs"]
 mod history_server;
+#[path = "../tests/support/proc_status.rs"]
+mod proc_status;
+
+mod common;
+use common::frame;
 
 use std::time::{Duration, Instant};
 
@@ -27,29 +32,15 @@ use ocview::source::live::{self, Client, LiveOptions};
 use ocview::source::player::SourceMsg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 const MESSAGES: usize = 28_500;
 const W: u16 = 160;
 const H: u16 = 50;
 
-/// `VmRSS` and `VmHWM` from /proc/self/status, in MiB.
+/// `VmRSS` and `VmHWM` of this process, in MiB.
 fn memory() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kb = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
-}
-
-fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>) {
-    app.prepare(Rect::new(0, 0, W, H));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    let mib = |field| proc_status::kib(None, field).unwrap_or(0.0) / 1024.0;
+    (mib("VmRSS"), mib("VmHWM"))
 }
 
 fn ms(d: Duration) -> f64 {

@@ -14,25 +14,14 @@ use std::time::{Duration, Instant};
 
 mod common;
 use common::{feed, msg_id, session};
+use common::{frame, median};
 
-use ocview::app::App;
 use ocview::ui::turn_layout::Jump;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 const W: u16 = 160;
 const H: u16 = 50;
-
-fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>) {
-    app.prepare(Rect::new(0, 0, W, H));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 /// (frame after a page scroll, frame with nothing new), medians.
 fn frame_times(n: usize) -> (Duration, Duration) {

@@ -15,6 +15,7 @@
 use std::time::{Duration, Instant};
 
 mod common;
+use common::{frame, median};
 use common::{msg_id, session};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -22,7 +23,6 @@ use ocview::app::App;
 use ocview::ui::turn_layout::Jump;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::layout::Rect;
 
 const MESSAGES: usize = 28_500;
 const W: u16 = 160;
@@ -30,11 +30,6 @@ const H: u16 = 50;
 
 fn key(app: &mut App, c: char) {
     app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-}
-
-fn frame(app: &mut App, terminal: &mut Terminal<TestBackend>) {
-    app.prepare(Rect::new(0, 0, W, H));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
 }
 
 /// Type `query` after `/`; how long until the first match is there, and
@@ -68,11 +63,6 @@ fn search(app: &mut App, query: &str) -> (Duration, Duration) {
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn main() {

@@ -2,20 +2,16 @@
 //! one full ingest of the file. Goal: each ≤ 0.3×. `cargo bench --bench seek`.
 
 mod common;
+use common::median;
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ocview::model::{NoObserver, Store};
 use ocview::source::timeline::{IndexOptions, Timeline};
 use ocview::source::{ReplayReader, ingest};
 
 const ROUNDS: usize = 5;
-
-fn median(mut runs: Vec<Duration>) -> Duration {
-    runs.sort();
-    runs[runs.len() / 2]
-}
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");

@@ -41,24 +41,12 @@ const WINDOW: Duration = Duration::from_secs(5);
 /// The source channel, as the launcher makes it.
 const CHANNEL: usize = 8192;
 
-/// `VmRSS` of this process, in MiB.
-fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        / 1024.0
-}
-
 /// RSS every 50 ms, on a thread of its own, until `stop`.
 fn sample_memory(stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<(Instant, f64)>> {
     std::thread::spawn(move || {
         let mut out = Vec::new();
         while !stop.load(Ordering::Relaxed) {
-            out.push((Instant::now(), rss_mib()));
+            out.push((Instant::now(), support::proc_status::rss_mib()));
             std::thread::sleep(Duration::from_millis(50));
         }
         out
@@ -133,7 +121,7 @@ struct Timeline {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_servers_300_sessions_2000_events_a_second() {
-    let rss_before = rss_mib();
+    let rss_before = support::proc_status::rss_mib();
     let sampling = Arc::new(AtomicBool::new(false));
     let sampler = sample_memory(sampling.clone());
     let fake = FakeFleet::start(SERVERS, SESSIONS, EVENTS_PER_SEC);

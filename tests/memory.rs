@@ -16,11 +16,7 @@ use support::tmux::Tmux;
 
 /// VmHWM (peak resident memory) of a running process, in KiB.
 fn peak_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    support::proc_status::kib(Some(pid), "VmHWM").map(|k| k as u64)
 }
 
 /// Run to the end, reading the peak as it goes (it is gone after exit).

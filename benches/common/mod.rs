@@ -131,3 +131,15 @@ pub fn session(n: usize) -> App {
     app.focus = ocview::app::Focus::Turns;
     app
 }
+
+/// Lay out and draw one frame at the terminal's size.
+pub fn frame(app: &mut App, terminal: &mut ratatui::Terminal<ratatui::backend::TestBackend>) {
+    let size = terminal.size().expect("a test backend has a size");
+    app.prepare(ratatui::layout::Rect::new(0, 0, size.width, size.height));
+    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+}
+
+pub fn median(mut runs: Vec<std::time::Duration>) -> std::time::Duration {
+    runs.sort();
+    runs[runs.len() / 2]
+}

@@ -6,5 +6,6 @@ pub mod fleet_server;
 pub mod history_server;
 pub mod live_viewer;
 pub mod opencode;
+pub mod proc_status;
 pub mod pty;
 pub mod tmux;
