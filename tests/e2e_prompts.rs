@@ -50,6 +50,8 @@ impl Viewer {
                 Ok(Some(msg)) => {
                     self.app.on_source(msg);
                     self.app.prepare(ratatui::layout::Rect::new(0, 0, 120, 40));
+                    // As if drawn: a prompt laid out counts as seen.
+                    self.app.frame_flushed(tokio::time::Instant::now());
                 }
                 Ok(None) => panic!("the source ended while waiting for {what}"),
                 Err(_) => panic!(

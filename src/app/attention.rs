@@ -31,6 +31,8 @@ pub struct Attention {
     pending: Vec<String>,
     /// `None` until the terminal reports focus.
     pub focused: Option<bool>,
+    /// A bell is due (a prompt waits behind what the person is typing).
+    bell: bool,
 }
 
 impl Attention {
@@ -47,6 +49,19 @@ impl Attention {
 
     pub fn take(&mut self) -> Vec<String> {
         std::mem::take(&mut self.pending)
+    }
+
+    /// Ring the bell once for event `key`, even while the terminal has
+    /// focus: the person is looking, but at something over the prompt.
+    pub fn ring_once(&mut self, key: &str) {
+        if self.seen.insert(format!("ring:{key}")) {
+            self.bell = true;
+        }
+    }
+
+    /// Whether a bell is due (once).
+    pub fn take_bell(&mut self) -> bool {
+        std::mem::take(&mut self.bell)
     }
 }
 

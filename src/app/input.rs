@@ -1,5 +1,5 @@
-//! Keys and mouse. Layers see a key first (the filter being typed, the help
-//! overlay), then the keymap decides. Handlers change view state only.
+//! Keys and mouse: what each pane's keys do (`layers` decides which layer
+//! gets a key). Handlers change view state only.
 
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
@@ -40,74 +40,8 @@ impl App {
         }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) {
-        // What a verb said stays until the next key.
-        self.verbs.feedback = None;
-        if self.verb_key(key) {
-            return;
-        }
-        if self.focus == Focus::Prompt
-            && self.overlay != Some(Overlay::Help)
-            && self.prompt_key(key)
-        {
-            return;
-        }
-        if self.search_key(key) {
-            return;
-        }
-        if self.filtering && self.filter_key(key) {
-            return;
-        }
-        if self.seek_input.is_some() && self.seek_key(key) {
-            return;
-        }
-        if self.overlay == Some(Overlay::Help) {
-            // The help overlay takes every key: the list keys scroll it,
-            // its own key or the list's close key closes it.
-            let k = Key::from_event(&key);
-            let toggles =
-                k.and_then(|k| self.keymap.action(self.context(), k)) == Some(Action::Help);
-            match k.and_then(|k| self.keymap.only(Context::List, k)) {
-                _ if toggles => self.overlay = None,
-                Some(Action::ListClose) => self.overlay = None,
-                Some(Action::ListDown) => self.help_scroll = self.help_scroll.saturating_add(1),
-                Some(Action::ListUp) => self.help_scroll = self.help_scroll.saturating_sub(1),
-                Some(Action::ListPageDown) => {
-                    self.help_scroll = self.help_scroll.saturating_add(10)
-                }
-                Some(Action::ListPageUp) => self.help_scroll = self.help_scroll.saturating_sub(10),
-                Some(Action::ListTop) => self.help_scroll = 0,
-                Some(Action::ListBottom) => self.help_scroll = u16::MAX,
-                _ => {}
-            }
-            return;
-        }
-        if self.overlay == Some(Overlay::Diffs) {
-            self.diff_key(key);
-            return;
-        }
-        if self.overlay == Some(Overlay::Prompts) {
-            if let Some(action) =
-                Key::from_event(&key).and_then(|k| self.keymap.only(Context::List, k))
-            {
-                self.jump_list_act(action);
-            }
-            return;
-        }
-        if self.overlay == Some(Overlay::Themes) {
-            self.theme_picker_key(key);
-            return;
-        }
-        let Some(k) = Key::from_event(&key) else {
-            return;
-        };
-        if let Some(action) = self.keymap.action(self.context(), k) {
-            self.act(action);
-        }
-    }
-
     /// The diff overlay's keys: choose a file, scroll its diff, close.
-    fn diff_key(&mut self, key: KeyEvent) {
+    pub(super) fn diff_key(&mut self, key: KeyEvent) {
         let files = self
             .selected_session()
             .map_or(0, |s| crate::ui::side_panel::modified_files(s).len());
@@ -135,7 +69,7 @@ impl App {
     }
 
     /// Typing the session filter. Returns whether the key was used.
-    fn filter_key(&mut self, key: KeyEvent) -> bool {
+    pub(super) fn filter_key(&mut self, key: KeyEvent) -> bool {
         match key.code {
             KeyCode::Char(c)
                 if !key
@@ -167,7 +101,7 @@ impl App {
     }
 
     /// Typing where to seek. Returns whether the key was used.
-    fn seek_key(&mut self, key: KeyEvent) -> bool {
+    pub(super) fn seek_key(&mut self, key: KeyEvent) -> bool {
         let Some(text) = self.seek_input.as_mut() else {
             return false;
         };

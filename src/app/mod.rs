@@ -19,10 +19,12 @@ mod input;
 pub mod jump_list;
 pub mod keymap;
 pub mod launch;
+pub mod layers;
 pub mod logging;
 pub mod look;
 pub mod paging;
 pub mod player;
+pub mod prompt_focus;
 pub mod prompts;
 pub mod run;
 pub mod search;
@@ -487,7 +489,6 @@ impl App {
         self.prepare_player(tokio::time::Instant::now());
         self.refresh_searches();
         self.follow_attention();
-        self.note_prompt_shown(tokio::time::Instant::now());
         self.rows = session_tree::rows(
             &self.store,
             &self.folded,
@@ -495,6 +496,7 @@ impl App {
             &self.search.list.counts,
         );
         self.areas = ui::layout(area, self);
+        self.note_prompt_visible(tokio::time::Instant::now());
         self.jump_list.page = ui::jump_list::rows(area);
         self.keep_selection_visible();
         self.awaiting = self

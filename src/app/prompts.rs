@@ -90,6 +90,8 @@ pub struct PromptUi {
     pub drafts: HashMap<String, Draft>,
     /// The text being typed: a rejection message or an own answer.
     pub editor: Option<TextArea<'static>>,
+    /// The prompt the text box was opened for.
+    pub editor_for: Option<super::prompt_focus::EditorOwner>,
     /// Answers on their way; a second press does nothing.
     pub sending: HashSet<String>,
     /// Answers the server took: hidden until its event settles them.
@@ -102,8 +104,11 @@ pub struct PromptUi {
     /// The user moved the highlight with ←/→: only then does Enter pick a
     /// permission answer (by default it shows the whole prompt).
     pub chose: bool,
-    /// The focused prompt as last drawn, and when it was first drawn with
-    /// focus (or a key was last dropped): answers wait `arming` after that.
+    /// The prompt the frame being laid out shows with its choices, nothing
+    /// over them (`None`: covered, unfocused or none).
+    pub visible: Option<String>,
+    /// The prompt a flushed frame showed uncovered, and when that frame
+    /// went out (or a key was last dropped): answers wait `arming` after.
     pub armed: Option<(String, Instant)>,
     /// How long a prompt that took focus ignores answering keys.
     pub arming: Duration,
@@ -111,41 +116,6 @@ pub struct PromptUi {
     pub dropped_while_arming: bool,
     /// The frame being drawn shows the focused prompt still arming.
     pub arming_shown: bool,
-}
-
-impl App {
-    /// Called as a frame is laid out: the prompt the bar shows with focus
-    /// now counts as seen, and its arming delay starts.
-    pub(crate) fn note_prompt_shown(&mut self, now: Instant) {
-        let focused = match self.focus {
-            Focus::Prompt => self.prompts.current.clone(),
-            _ => None,
-        };
-        let same =
-            matches!((&focused, &self.prompts.armed), (Some(id), Some((armed, _))) if id == armed);
-        if !same {
-            self.prompts.armed = focused.map(|id| (id, now));
-            self.prompts.dropped_while_arming = false;
-        }
-        self.prompts.arming_shown = self.prompt_arming(now);
-    }
-
-    /// Whether the focused prompt takes answers: it has been drawn, and the
-    /// arming delay has passed since.
-    pub fn prompt_armed(&self, now: Instant) -> bool {
-        match (&self.prompts.armed, &self.prompts.current) {
-            (Some((id, since)), Some(current)) => {
-                id == current && now.saturating_duration_since(*since) >= self.prompts.arming
-            }
-            _ => false,
-        }
-    }
-
-    /// A prompt is drawn but not armed yet: the loop ticks to redraw it
-    /// when it arms.
-    pub fn prompt_arming(&self, now: Instant) -> bool {
-        self.prompts.armed.is_some() && !self.prompt_armed(now)
-    }
 }
 
 /// Sort key for arrival order across kinds: `per_` and `que_` ids share
@@ -230,26 +200,11 @@ impl App {
             self.prompts.step = PermStep::Choose;
             self.prompts.choice = 0;
             self.prompts.chose = false;
-            self.prompts.editor = None;
+            // A text box open for the prompt that went stays open (stale):
+            // what is being typed must not land on the next prompt.
             self.prompts.error = None;
         }
-        match current {
-            Some(_)
-                if self.replies.is_some()
-                    && self.focus != Focus::Prompt
-                    && self.prompts.prior_focus.is_none() =>
-            {
-                self.prompts.prior_focus = Some(self.focus);
-                self.focus = Focus::Prompt;
-            }
-            None if self.focus == Focus::Prompt => {
-                self.focus = self.prompts.prior_focus.take().unwrap_or(Focus::Sessions);
-                if self.overlay == Some(Overlay::PromptView) {
-                    self.overlay = None;
-                }
-            }
-            _ => {}
-        }
+        self.settle_prompt_focus();
     }
 
     /// What the reply task said about an answer.
@@ -291,6 +246,7 @@ impl App {
             self.prompts.error = Some("not sent: the connection is gone".into());
         }
         self.prompts.editor = None;
+        self.prompts.editor_for = None;
         self.prompts.step = PermStep::Choose;
     }
 
@@ -469,7 +425,7 @@ impl App {
             Some(3) => {
                 self.prompts.choice = 3;
                 self.prompts.step = PermStep::RejectMessage;
-                self.prompts.editor = Some(TextArea::default());
+                self.open_editor(id, "reject with a message", TextArea::default());
             }
             _ => {}
         }
@@ -546,7 +502,7 @@ impl App {
                         TextArea::new(draft.typed[tab].lines().map(str::to_string).collect());
                     editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
                     editor.move_cursor(ratatui_textarea::CursorMove::End);
-                    self.prompts.editor = Some(editor);
+                    self.open_editor(&q.id, "your own answer", editor);
                 } else if draft.cursor < question.options.len() {
                     pick(draft, tab, draft.cursor, question.multiple);
                     if !question.multiple {
@@ -565,11 +521,26 @@ impl App {
         true
     }
 
+    /// Open the text box for a prompt, remembering which.
+    fn open_editor(&mut self, request_id: &str, what: &str, editor: TextArea<'static>) {
+        let subject = self
+            .store
+            .prompt(request_id)
+            .map(|p| crate::ui::prompt_bar::describe(&p.request).1)
+            .unwrap_or_default();
+        self.prompts.editor_for = Some(super::prompt_focus::EditorOwner {
+            request_id: request_id.to_string(),
+            what: format!("{what} ({})", crate::sanitize::line(&subject)),
+        });
+        self.prompts.editor = Some(editor);
+    }
+
     /// Leave the editor; for a question, keep what was typed for its own question.
     fn close_editor(&mut self, request: &PromptRequest, keep: bool) {
         let Some(editor) = self.prompts.editor.take() else {
             return;
         };
+        self.prompts.editor_for = None;
         match request {
             PromptRequest::Question(q) if keep => {
                 if let Some(d) = self.prompts.drafts.get_mut(&q.id) {

@@ -124,8 +124,17 @@ where
             gate.request(now);
         }
         if gate.should_draw(now) {
-            draw(app, terminal)?;
+            let seen = draw_frame(app, terminal)?;
             gate.drawn(now);
+            // Keys already typed when a prompt first reached the screen
+            // were typed without seeing it.
+            if seen {
+                match discard_typed_ahead(app, &mut input) {
+                    Ok(true) => gate.request_now(Instant::now()),
+                    Ok(false) => {}
+                    Err(Closed) => return Ok(Exit::InputClosed),
+                }
+            }
         }
         let deadline = gate.deadline();
         let tick = app.animating().then(|| now + ANIMATION_TICK);
@@ -277,7 +286,44 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
-fn draw<B>(app: &mut App, terminal: &mut Terminal<B>) -> io::Result<()>
+/// Terminal input ended while it was being drained.
+struct Closed;
+
+/// Throw away the keys already waiting (typed before the frame that showed
+/// a prompt went out); other events are applied. Returns whether a key was
+/// thrown away (the bar says so).
+fn discard_typed_ahead<I>(app: &mut App, input: &mut I) -> Result<bool, Closed>
+where
+    I: Stream<Item = io::Result<Event>> + Unpin,
+{
+    use futures_util::FutureExt;
+    let mut dropped = false;
+    while let Some(ev) = input.next().now_or_never() {
+        match ev {
+            Some(Ok(Event::Key(key))) => {
+                if key.kind != crossterm::event::KeyEventKind::Release {
+                    app.discard_early_key(&key);
+                    dropped = true;
+                }
+            }
+            Some(Ok(other)) => {
+                app.on_terminal_event(other);
+            }
+            // A read error is the loop's to report: it comes again.
+            Some(Err(e)) => {
+                tracing::warn!("terminal input: {e}");
+                break;
+            }
+            None => return Err(Closed),
+        }
+    }
+    Ok(dropped)
+}
+
+/// Lay out and draw one frame, flush it, then tell the app it is on the
+/// terminal. Returns whether the frame made a prompt seen (see
+/// `App::frame_flushed`).
+pub fn draw_frame<B>(app: &mut App, terminal: &mut Terminal<B>) -> io::Result<bool>
 where
     B: FrameSink,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -290,12 +336,18 @@ where
         .draw(|f| crate::ui::draw(f, app))
         .map_err(io::Error::other)?;
     terminal.backend_mut().end_frame()?;
+    let seen = app.frame_flushed(Instant::now());
     app.frames += 1;
-    for text in app.attention.take() {
-        let bytes = super::attention::sequence(app.config.notify, &text);
+    let texts = app.attention.take();
+    let bell = app.attention.take_bell();
+    for text in &texts {
+        let bytes = super::attention::sequence(app.config.notify, text);
         terminal.backend_mut().alert(&bytes)?;
     }
-    Ok(())
+    if bell && texts.is_empty() && app.config.notify != super::attention::NotifyMode::Off {
+        terminal.backend_mut().alert(b"\x07")?;
+    }
+    Ok(seen)
 }
 
 fn now_ms() -> i64 {

@@ -360,17 +360,4 @@ impl App {
             ReplyOutcome::Failed(e) => self.verbs.warn(format!("{title} not stopped: {e}")),
         }
     }
-
-    /// Whether a verb's layer takes this key first (the confirmation, the
-    /// code block offer). Returns whether the key was used.
-    pub(crate) fn verb_key(&mut self, key: KeyEvent) -> bool {
-        if self.verbs.confirm_abort.is_some() {
-            self.confirm_abort_key(key);
-            return true;
-        }
-        if self.verbs.pick.is_some() {
-            return self.pick_key(key);
-        }
-        false
-    }
 }

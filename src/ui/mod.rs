@@ -13,6 +13,7 @@ pub mod jump_list;
 pub mod markdown;
 mod markdown_table;
 pub mod prompt_bar;
+mod prompt_wait;
 pub mod render_cache;
 pub mod search_marks;
 mod session_list;
@@ -198,6 +199,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(Overlay::Themes) => theme_picker::draw(frame, app, areas.screen),
         None => {}
     }
+    // A prompt waiting behind the overlay says so on its last row.
+    prompt_wait::draw_waiting_line(frame, app, areas.screen);
     // Above everything: it takes the next key.
     confirm::draw_abort(frame, app, areas.screen);
     paint_background(frame, &app.theme);

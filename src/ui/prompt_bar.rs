@@ -99,6 +99,9 @@ fn session_chain(app: &App, id: &str) -> String {
 /// Rows the bar needs on this screen.
 pub fn height(app: &App, screen: Rect) -> u16 {
     let screen_height = screen.height;
+    if app.prompts.editor_is_stale() {
+        return super::prompt_wait::STALE_EDITOR_ROWS.min(screen_height / 2);
+    }
     let Some((_, _, prompt)) = app.current_prompt() else {
         return 0;
     };
@@ -131,6 +134,9 @@ pub fn height(app: &App, screen: Rect) -> u16 {
 }
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    if app.prompts.editor_is_stale() {
+        return super::prompt_wait::draw_stale_editor(frame, app, area);
+    }
     let theme = &app.theme;
     let Some((i, n, prompt)) = app.current_prompt() else {
         return;
@@ -161,10 +167,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             wrap::truncate(&format!("   {}", sanitize::line(&subject_line)), width),
             theme.style(Role::Text),
         ));
-        let hint = if app.replies.is_some() {
-            "   tab to answer"
-        } else {
-            "   (not answerable here)"
+        let hint = match super::prompt_wait::waiting_hint(app) {
+            Some(waits) => format!("   {waits}"),
+            None if app.replies.is_some() => "   tab to answer".into(),
+            None => "   (not answerable here)".into(),
         };
         lines[0]
             .spans

@@ -110,6 +110,8 @@ pub fn screen(app: &mut ocview::app::App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
     terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    // As the loop does once a frame is out: a prompt it showed is seen.
+    app.frame_flushed(tokio::time::Instant::now());
     buffer_text(terminal.backend().buffer())
 }
 

@@ -61,6 +61,7 @@ impl LiveViewer {
         self.app.prepare(area);
         let app = &self.app;
         self.terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+        self.app.frame_flushed(tokio::time::Instant::now());
         let buf = self.terminal.backend().buffer();
         let mut out = String::new();
         for y in 0..buf.area.height {
