@@ -362,10 +362,8 @@ mod tests {
 
     /// A `defs` chain of `n` references ending in a colour: `c0 -> c1 ->
     /// … -> c{n-1} -> #ff0000`, with `primary` pointing at its start.
-    pub(crate) fn chain_theme(n: usize, cycle: bool) -> String {
-        let mut defs: Vec<String> = (0..n)
-            .map(|i| format!("\"c{i}\":\"c{}\"", i + 1))
-            .collect();
+    fn chain_theme(n: usize, cycle: bool) -> String {
+        let mut defs: Vec<String> = (0..n).map(|i| format!("\"c{i}\":\"c{}\"", i + 1)).collect();
         let end = if cycle { "c0" } else { "#ff0000" };
         defs.push(format!("\"c{n}\":\"{end}\""));
         format!(
@@ -383,7 +381,9 @@ mod tests {
             assert_eq!(warnings.len(), 1, "{warnings:?}");
             let w = &warnings[0];
             assert!(
-                w.starts_with("theme.primary: more than 64 references deep (primary -> c0 -> c1 -> … ->"),
+                w.starts_with(
+                    "theme.primary: more than 64 references deep (primary -> c0 -> c1 -> … ->"
+                ),
                 "{w}"
             );
             assert!(w.len() < 200, "{w}");
