@@ -271,7 +271,8 @@ mod tests {
         ] {
             let e = Config::parse(text).unwrap_err();
             assert!(
-                !e.chars().any(|c| c.is_control() || ('\u{2066}'..='\u{2069}').contains(&c)
+                !e.chars().any(|c| c.is_control()
+                    || ('\u{2066}'..='\u{2069}').contains(&c)
                     || ('\u{202A}'..='\u{202E}').contains(&c)),
                 "{e:?}"
             );
@@ -281,7 +282,10 @@ mod tests {
         let path = dir.path().join("evil\u{1b}[2J.toml");
         std::fs::write(&path, "mouse = 1").unwrap();
         let e = Config::load(Some(&path)).unwrap_err().to_string();
-        assert!(e.contains("evil␛[2J.toml") && !e.contains('\u{1b}'), "{e:?}");
+        assert!(
+            e.contains("evil␛[2J.toml") && !e.contains('\u{1b}'),
+            "{e:?}"
+        );
     }
 
     #[test]
