@@ -4,7 +4,9 @@
 //! a 256-colour terminal gets no 24-bit sequence; `NO_COLOR` gets no
 //! colour at all; a light terminal background (OSC 11) picks the light
 //! variant. And a terminal that never answers OSC 11 delays start-up by
-//! less than 100 ms (a pty of our own, which stays silent).
+//! less than 100 ms (a pty of our own, which stays silent). A theme of
+//! endless references (a chain, a loop) is a clear message, at start-up
+//! and in the theme picker, and costs start-up little.
 
 mod common;
 mod support;
@@ -469,4 +471,30 @@ fn a_theme_of_endless_references_is_a_clear_message_and_starts_at_once() {
         let delay = took.saturating_sub(default);
         assert!(delay < budget, "the {what} cost {delay:?}");
     }
+}
+
+/// The theme picker previews a theme file as the selection reaches it: the
+/// longest loop a file can hold is a message there too, and the terminal
+/// comes back after. (Resolved by recursion, it overflowed the stack: an
+/// abort that no panic hook sees, leaving the terminal raw.)
+#[test]
+fn the_theme_picker_survives_a_theme_of_endless_references() {
+    let t = Tmux::start_sized("themeloop", 200, 30);
+    let dir = t.home().join("opencode/themes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (text, _) = chain_theme(None, true, THEME_FILE_CAP);
+    // Sorted first in the list.
+    std::fs::write(dir.join("aaa-loop.json"), text).unwrap();
+    // A finished replay: nothing else says anything in the status line.
+    let fixture = common::fixtures_dir().join("e_task_subagent/event.jsonl");
+    t.line(&format!("{} replay {} --instant", bin(), fixture.display()));
+    t.wait_for("the replay", |s| s.contains("Sessions"));
+    t.keys(&["T"]);
+    t.wait_for("the theme list", |s| s.contains("aaa-loop"));
+    t.keys(&["g"]);
+    t.wait_for("the loop named", |s| {
+        s.contains("theme aaa-loop: theme.primary: more than 64")
+    });
+    t.keys(&["Escape", "q"]);
+    t.assert_terminal_restored();
 }
