@@ -75,7 +75,7 @@ macro_rules! actions {
 
 actions! {
     Quit => "quit", Global, "quit", ["q", "ctrl-c"];
-    Suspend => "suspend", Global, "suspend to the shell (fg brings it back)", ["ctrl-z"];
+    Suspend => "suspend", Global, "suspend to the shell; fg resumes", ["ctrl-z"];
     Help => "help", Global, "show or hide this help", ["?"];
     FocusNext => "focus_next", Global, "switch focus between the list and the turns", ["tab", "backtab"];
     Filter => "filter", Global, "find sessions by title or content, with hit counts", ["/"];
