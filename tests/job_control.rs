@@ -1,8 +1,9 @@
 //! Job control and limits (issue 22, point 5), with the real binary: Ctrl-Z
 //! in tmux gives the shell its terminal back in cooked mode and `fg` brings
 //! the viewer back drawn whole and answering keys; so does a SIGTSTP sent
-//! from outside, and a SIGCONT after a SIGSTOP ocview never saw coming. A
-//! write past `ulimit -f` is an error with a message, not death by SIGXFSZ.
+//! from outside, and a SIGCONT after a SIGSTOP ocview never saw coming.
+//! Ctrl-Z in the pager stops the pager and the viewer together. A write
+//! past `ulimit -f` is an error with a message, not death by SIGXFSZ.
 
 mod common;
 mod support;
@@ -115,6 +116,61 @@ fn a_sigcont_after_a_sigstop_takes_the_terminal_again() {
     t.wait_for("shell output", |s| s.contains("visible-42"));
     t.line("fg");
     assert_back_and_quits(&t);
+}
+
+/// Ctrl-Z while the pager has the terminal reaches the whole job, as
+/// SIGTSTP: the pager stops, and so does the viewer waiting for it (the
+/// shell gets its prompt only when every process of the job has stopped).
+/// `fg` continues both: the pager reads the next line, then the viewer
+/// comes back.
+#[test]
+fn ctrl_z_in_the_pager_stops_the_whole_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let typed = dir.path().join("typed.txt");
+    let pager = dir.path().join("pager.sh");
+    std::fs::write(
+        &pager,
+        format!(
+            "cat > /dev/null\necho x > '{}'\nIFS= read -r line < /dev/tty\nprintf '%s' \"$line\" > '{}'\n",
+            started.display(),
+            typed.display()
+        ),
+    )
+    .unwrap();
+    let t = Tmux::start("pagerz");
+    let fixture = common::fixtures_dir().join("a_bash_permission_once/event.jsonl");
+    t.line(&format!(
+        "PAGER='sh {}' {} replay {} --instant",
+        pager.display(),
+        bin(),
+        fixture.display()
+    ));
+    t.wait_for("the session", |s| {
+        s.contains("Sessions") && s.contains("ls -la")
+    });
+    t.keys(&["Tab", "J", "o"]);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the pager did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.keys(&["C-z"]);
+    t.wait_for("the job stopped", |s| {
+        s.contains("Stopped") && s.trim_end().ends_with(PROMPT)
+    });
+    t.line("fg");
+    t.line("typed after fg");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::fs::read_to_string(&typed).unwrap_or_default() != "typed after fg" {
+        assert!(Instant::now() < deadline, "the pager did not continue");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.wait_for("the viewer back", |s| {
+        s.contains("pager closed") && s.contains("Sessions")
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
 }
 
 /// Run `cmd` with files limited to `bytes` (`ulimit -f`); its exit status
