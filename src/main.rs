@@ -34,6 +34,11 @@ enum Input {
 }
 
 fn main() -> ExitCode {
+    // A write past `ulimit -f` fails with EFBIG and is reported like any
+    // other write error (naming the file), instead of SIGXFSZ killing the
+    // process mid-recording with a core dump and no word.
+    // SAFETY: setting a standard signal's disposition, before any thread.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = Cli::parse();
     let _log = logging::init();
     let mut config = match Config::load(cli.config.as_deref()) {

@@ -65,10 +65,12 @@ impl Attention {
     }
 }
 
-/// The bytes that announce `text` in a mode. The text comes from the data:
-/// every control character is dropped, and `;` too for OSC 777's fields.
+/// The bytes that announce `text` in a mode. The text comes from the data,
+/// so it is made inert as the screen makes it (control characters become
+/// their visible pictures, bidi and invisible format characters go), and
+/// `;` becomes `,` in OSC 777's fields.
 pub fn sequence(mode: NotifyMode, text: &str) -> Vec<u8> {
-    let clean: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
+    let clean: String = crate::sanitize::line(text).chars().take(200).collect();
     let bell = "\u{7}";
     let s = match mode {
         NotifyMode::Off => String::new(),
@@ -105,7 +107,12 @@ mod tests {
     fn sequences_carry_no_control_characters_from_the_data() {
         let evil = "rm\u{1b}]0;pwned\u{7} -rf; x";
         let s = String::from_utf8(sequence(NotifyMode::Osc777, evil)).unwrap();
-        assert_eq!(s, "\u{1b}]777;notify;ocview;rm]0,pwned -rf, x\u{7}");
+        assert_eq!(s, "\u{1b}]777;notify;ocview;rm␛]0,pwned␇ -rf, x\u{7}");
+        // What reorders or hides text on the screen does not reach the
+        // desktop either: bidi overrides, isolates, zero-width spaces.
+        let sneaky = "fix \u{202E}txt.exe\u{202C} \u{2066}a\u{2069}\u{200B}b\u{FEFF}";
+        let s = String::from_utf8(sequence(NotifyMode::Osc9, sneaky)).unwrap();
+        assert_eq!(s, "\u{1b}]9;fix txt.exe ab\u{7}");
         let s = String::from_utf8(sequence(NotifyMode::Auto, "hi")).unwrap();
         assert_eq!(s, "\u{7}\u{1b}]9;hi\u{7}");
         assert!(sequence(NotifyMode::Off, "x").is_empty());

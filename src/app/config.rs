@@ -109,13 +109,18 @@ pub struct ServerConfig {
 /// A config that could not be used, with the file and the key at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config {path}: {source}")]
+    #[error("cannot read config {}: {source}", shown(path))]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("config {path}: {message}")]
+    #[error("config {}: {message}", shown(path))]
     Invalid { path: PathBuf, message: String },
+}
+
+/// A path as a message shows it: inert, like any text from outside.
+fn shown(path: &Path) -> String {
+    crate::sanitize::line(&path.display().to_string()).into_owned()
 }
 
 impl Config {
@@ -153,7 +158,14 @@ impl Config {
         }
     }
 
+    /// The config in `text`, or why not. The reason may quote the file
+    /// (toml shows the line at fault, keys name themselves), so it is made
+    /// inert before anyone shows it.
     pub fn parse(text: &str) -> Result<Config, String> {
+        Config::parse_unchecked(text).map_err(|e| crate::sanitize::line(&e).into_owned())
+    }
+
+    fn parse_unchecked(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| {
             // toml's message names the key and shows the line; keep it whole
             // but on one line for the status line.
@@ -239,6 +251,41 @@ mod tests {
         assert!(e.contains("keys.quit"), "{e}");
         let e = Config::parse("replay_max_gap_secs = -1").unwrap_err();
         assert!(e.contains("replay_max_gap_secs"), "{e}");
+    }
+
+    #[test]
+    fn an_action_left_without_a_key_is_refused_by_name() {
+        let e = Config::parse("[keys]\nquit = []").unwrap_err();
+        assert!(e.starts_with("keys.quit: no key left for quit"), "{e}");
+        let e = Config::parse("[keys]\nquit = [\"x\"]\nhelp = []").unwrap_err();
+        assert!(e.starts_with("keys.help: no key left"), "{e}");
+    }
+
+    #[test]
+    fn errors_quoting_the_file_are_inert() {
+        // toml quotes the line at fault; a key names itself.
+        for text in [
+            "mouse = \"\u{1b}]0;pwned\u{7}\u{1b}[2J\"",
+            "mouse = \"\u{202E}eurt\"",
+            "[keys]\n\"\u{1b}[31mq\u{202E}\" = [\"x\"]",
+        ] {
+            let e = Config::parse(text).unwrap_err();
+            assert!(
+                !e.chars().any(|c| c.is_control()
+                    || ('\u{2066}'..='\u{2069}').contains(&c)
+                    || ('\u{202A}'..='\u{202E}').contains(&c)),
+                "{e:?}"
+            );
+            assert!(e.contains('␛') || e.contains("eurt"), "{e:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evil\u{1b}[2J.toml");
+        std::fs::write(&path, "mouse = 1").unwrap();
+        let e = Config::load(Some(&path)).unwrap_err().to_string();
+        assert!(
+            e.contains("evil␛[2J.toml") && !e.contains('\u{1b}'),
+            "{e:?}"
+        );
     }
 
     #[test]

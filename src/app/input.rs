@@ -22,6 +22,10 @@ impl App {
     /// A terminal event. Returns whether to redraw.
     pub fn on_terminal_event(&mut self, event: Event) -> bool {
         match event {
+            Event::Key(key) if self.is_suspend_key(&key) => {
+                self.act(Action::Suspend);
+                true
+            }
             Event::Key(key) if key.kind != KeyEventKind::Release => {
                 self.on_key(key);
                 true
@@ -151,6 +155,10 @@ impl App {
         let page = crate::ui::turn_inner(self.areas.turns).height.max(1) as i64;
         match action {
             Action::Quit => self.quit = true,
+            Action::Suspend => {
+                let stop = super::job_control::Job::Stop;
+                self.verbs.request = Some(super::verbs::Request::Suspend(stop));
+            }
             Action::Help => {
                 self.overlay = Some(Overlay::Help);
                 self.help_scroll = 0;

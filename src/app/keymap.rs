@@ -75,6 +75,7 @@ macro_rules! actions {
 
 actions! {
     Quit => "quit", Global, "quit", ["q", "ctrl-c"];
+    Suspend => "suspend", Global, "suspend to the shell; fg resumes", ["ctrl-z"];
     Help => "help", Global, "show or hide this help", ["?"];
     FocusNext => "focus_next", Global, "switch focus between the list and the turns", ["tab", "backtab"];
     Filter => "filter", Global, "find sessions by title or content, with hit counts", ["/"];
@@ -327,7 +328,9 @@ impl Default for Keymap {
 
 impl Keymap {
     /// The defaults with the config's `[keys]` table applied: each entry
-    /// replaces that action's keys. Errors name the offending entry.
+    /// replaces that action's keys. Errors name the offending entry; an
+    /// action left with no key (`quit = []`) is one: it could never be
+    /// done, and help would not list it.
     pub fn with_overrides(overrides: &BTreeMap<String, Vec<String>>) -> Result<Keymap, String> {
         let mut map = Keymap::default();
         for (name, keys) in overrides {
@@ -336,6 +339,12 @@ impl Keymap {
                 .copied()
                 .find(|a| a.name() == name)
                 .ok_or_else(|| format!("keys.{name}: no such action"))?;
+            if keys.is_empty() {
+                return Err(format!(
+                    "keys.{name}: no key left for {name} (give it at least one, e.g. {name} = [\"{}\"])",
+                    action.default_keys()[0]
+                ));
+            }
             let parsed = keys
                 .iter()
                 .map(|k| Key::parse(k).map_err(|e| format!("keys.{name}: {e}")))
@@ -460,6 +469,12 @@ mod tests {
         assert_eq!(
             Keymap::with_overrides(&o).unwrap_err(),
             "keys.fly: no such action"
+        );
+        let mut o = BTreeMap::new();
+        o.insert("quit".to_string(), vec![]);
+        assert_eq!(
+            Keymap::with_overrides(&o).unwrap_err(),
+            "keys.quit: no key left for quit (give it at least one, e.g. quit = [\"q\"])"
         );
         let mut o = BTreeMap::new();
         o.insert("quit".to_string(), vec!["ctrl-nope".to_string()]);

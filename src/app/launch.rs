@@ -125,6 +125,7 @@ pub(super) async fn tui(
     let depth = super::color_depth::ColorDepth::from_env(app.config.colors);
     app.adapt_to_terminal(background, depth);
     let mut term = terminal::enter(app.config.mouse, depth)?;
+    super::job_control::watch(app.verbs.done_sender());
     spawn_test_panic();
     // Why the loop was told to stop: the exit code follows from it.
     let stopped_by = std::cell::Cell::new(1u8);

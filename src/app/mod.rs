@@ -16,6 +16,7 @@ pub mod fleet_tree;
 pub mod frame_gate;
 pub mod handover;
 mod input;
+pub mod job_control;
 pub mod jump_list;
 pub mod keymap;
 pub mod launch;

@@ -218,6 +218,7 @@ where
                         None => return Ok(Exit::Shutdown),
                     }
                 }
+                Request::Suspend(job) => super::job_control::suspend(terminal, job)?,
             }
             gate.request_now(Instant::now());
         }

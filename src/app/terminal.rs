@@ -86,6 +86,19 @@ pub fn enter(mouse: bool, depth: ColorDepth) -> io::Result<Screen> {
     }
 }
 
+/// Whether ocview has the terminal in raw mode and the alternate screen.
+pub fn is_active() -> bool {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
+/// Take the terminal again after the job was stopped without giving it
+/// back (SIGSTOP): the shell may have set cooked mode and drawn on it.
+/// Raw mode is set afresh (crossterm skips it when it believes it is on).
+pub fn reenter() -> io::Result<()> {
+    let _ = disable_raw_mode();
+    resume()
+}
+
 /// Undo everything `enter` did. Idempotent; errors are ignored because the
 /// terminal may already be gone (closed stdout, hung-up tty).
 pub fn restore() {
@@ -111,6 +124,11 @@ pub fn restore() {
 /// its keys (they reach the whole foreground process group), so they do
 /// not end the viewer, as `system(3)` ignores them while it waits.
 static HANDED_OVER: AtomicBool = AtomicBool::new(false);
+
+/// Whether a pager or an editor has the terminal.
+pub fn handed_over() -> bool {
+    HANDED_OVER.load(Ordering::SeqCst)
+}
 
 /// Give the terminal to another program: leave the alternate screen, stop
 /// mouse and focus reports, show the cursor, cooked mode. The caller has

@@ -27,6 +27,8 @@ pub enum Request {
     Clipboard { argv: Vec<String>, content: Content },
     /// Hand the terminal to the pager or the editor.
     Open(Program, Content),
+    /// Job control: give the terminal back and stop, or take it again.
+    Suspend(super::job_control::Job),
 }
 
 /// What came back from work done off the loop.
@@ -37,6 +39,8 @@ pub enum Done {
         content: Content,
         result: Result<(), String>,
     },
+    /// A job-control signal (SIGTSTP, SIGCONT) for the loop.
+    Job(super::job_control::Job),
 }
 
 /// A line in the status line saying what a verb did.
@@ -257,6 +261,7 @@ impl App {
                     std::env::var_os("STY").is_some() && std::env::var_os("TMUX").is_none();
                 self.copy_osc52(content, screen, Some(e));
             }
+            Done::Job(job) => self.verbs.request = Some(Request::Suspend(job)),
         }
     }
 

@@ -142,16 +142,30 @@ pub fn parse(text: &str, mode: Mode) -> Result<(Palette, Vec<String>), String> {
             }
             continue;
         };
-        let mut path = vec![key.as_str()];
-        match resolver.resolve(value, &mut path) {
+        match resolver.resolve(key, value) {
             Ok(color) => {
                 palette.colors.insert(known, color);
             }
             Err(e) => warnings.push(format!("theme.{key}: {e}")),
         }
     }
+    if warnings.len() > MAX_WARNINGS {
+        let more = warnings.len() - MAX_WARNINGS;
+        warnings.truncate(MAX_WARNINGS);
+        warnings.push(format!("… and {more} more"));
+    }
     Ok((palette, warnings))
 }
+
+/// The most references one value follows before it is given up. OpenCode's
+/// own themes go two or three deep; the limit keeps a hostile file (a
+/// project's `.opencode/themes` comes with the repository) to a bounded
+/// amount of work per key, so a whole theme resolves in time linear in it.
+pub const MAX_REFERENCES: usize = 64;
+
+/// Warnings kept per theme: each is logged, and a file of a hundred
+/// thousand broken keys must not become a hundred thousand log lines.
+const MAX_WARNINGS: usize = 100;
 
 struct Resolver<'a> {
     defs: &'a Map<String, Value>,
@@ -160,43 +174,81 @@ struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
-    fn resolve(&self, value: &'a Value, path: &mut Vec<&'a str>) -> Result<Option<Color>, String> {
-        match value {
-            Value::String(s) if s == "none" || s == "transparent" => Ok(None),
-            Value::String(s) if s.starts_with('#') => hex(s).map(Some),
-            Value::String(name) => {
-                if path.contains(&name.as_str()) {
-                    let mut chain: Vec<&str> = path.clone();
-                    chain.push(name);
-                    return Err(format!(
-                        "reference loop {}",
-                        sanitize::line(&chain.join(" -> "))
-                    ));
+    /// Follow `value` (the theme's entry for `key`) to a colour, one step at
+    /// a time: no recursion, so no chain can overflow the stack. A value met
+    /// twice is a loop; more than `MAX_REFERENCES` names is too deep.
+    fn resolve(&self, key: &'a str, mut value: &'a Value) -> Result<Option<Color>, String> {
+        // The names followed, for the messages, and the values they led to
+        // (by address: the same entry, however it was reached).
+        let mut names: Vec<&'a str> = vec![key];
+        let mut seen: Vec<*const Value> = vec![value];
+        loop {
+            match value {
+                Value::String(s) if s == "none" || s == "transparent" => return Ok(None),
+                Value::String(s) if s.starts_with('#') => return hex(s).map(Some),
+                Value::String(name) => {
+                    // A def wins over a theme key of the same name, as in OpenCode.
+                    let target = self
+                        .defs
+                        .get(name)
+                        .or_else(|| self.theme.get(name))
+                        .ok_or_else(|| format!("unknown colour {:?}", short(name)))?;
+                    names.push(name);
+                    if seen.contains(&(target as *const Value)) {
+                        return Err(format!("reference loop {}", chain(&names)));
+                    }
+                    if names.len() > MAX_REFERENCES {
+                        return Err(format!(
+                            "more than {MAX_REFERENCES} references deep ({})",
+                            chain(&names)
+                        ));
+                    }
+                    seen.push(target);
+                    value = target;
                 }
-                // A def wins over a theme key of the same name, as in OpenCode.
-                let target = self
-                    .defs
-                    .get(name)
-                    .or_else(|| self.theme.get(name))
-                    .ok_or_else(|| format!("unknown colour {:?}", sanitize::line(name)))?;
-                path.push(name);
-                let resolved = self.resolve(target, path);
-                path.pop();
-                resolved
+                Value::Number(n) => {
+                    return match n.as_u64() {
+                        Some(i) if i <= 255 => Ok(Some(Color::Indexed(i as u8))),
+                        _ => Err(format!("ANSI colour {n} is not 0–255")),
+                    };
+                }
+                // Nested at most as deep as serde_json reads (128).
+                Value::Object(variants) => {
+                    value = variants
+                        .get(self.mode.name())
+                        .ok_or_else(|| format!("no {:?} variant", self.mode.name()))?;
+                }
+                other => return Err(format!("not a colour: {}", kind(other))),
             }
-            Value::Number(n) => match n.as_u64() {
-                Some(i) if i <= 255 => Ok(Some(Color::Indexed(i as u8))),
-                _ => Err(format!("ANSI colour {n} is not 0–255")),
-            },
-            Value::Object(variants) => {
-                let variant = variants
-                    .get(self.mode.name())
-                    .ok_or_else(|| format!("no {:?} variant", self.mode.name()))?;
-                self.resolve(variant, path)
-            }
-            other => Err(format!("not a colour: {}", kind(other))),
         }
     }
+}
+
+/// A name as a message shows it: inert, and not a whole line of it.
+fn short(name: &str) -> String {
+    const MAX_CHARS: usize = 40;
+    let clean = sanitize::line(name);
+    if clean.chars().count() <= MAX_CHARS {
+        return clean.into_owned();
+    }
+    let mut s: String = clean.chars().take(MAX_CHARS - 1).collect();
+    s.push('…');
+    s
+}
+
+/// `a -> b -> c`, the middle left out of a long chain.
+fn chain(names: &[&str]) -> String {
+    const ENDS: usize = 3;
+    let shown: Vec<String> = if names.len() <= 2 * ENDS + 1 {
+        names.iter().map(|n| short(n)).collect()
+    } else {
+        let head = names[..ENDS].iter().map(|n| short(n));
+        let tail = names[names.len() - ENDS..].iter().map(|n| short(n));
+        head.chain(std::iter::once("…".to_string()))
+            .chain(tail)
+            .collect()
+    };
+    shown.join(" -> ")
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -306,5 +358,67 @@ mod tests {
         assert_eq!(p.get("error"), None);
         assert!(parse("[1]", Mode::Dark).is_err());
         assert!(parse("{ \"theme\": ", Mode::Dark).is_err());
+    }
+
+    /// A `defs` chain of `n` references ending in a colour: `c0 -> c1 ->
+    /// … -> c{n-1} -> #ff0000`, with `primary` pointing at its start.
+    fn chain_theme(n: usize, cycle: bool) -> String {
+        let mut defs: Vec<String> = (0..n).map(|i| format!("\"c{i}\":\"c{}\"", i + 1)).collect();
+        let end = if cycle { "c0" } else { "#ff0000" };
+        defs.push(format!("\"c{n}\":\"{end}\""));
+        format!(
+            "{{\"defs\":{{{}}},\"theme\":{{\"primary\":\"c0\",\"error\":\"#00ff00\"}}}}",
+            defs.join(",")
+        )
+    }
+
+    #[test]
+    fn a_long_chain_or_a_long_loop_is_a_warning_not_a_crash() {
+        // Resolved by recursion, 100,000 references overflow the stack (an
+        // abort: no panic hook, no terminal restored) after a quadratic walk.
+        for cycle in [false, true] {
+            let (p, warnings) = one(&chain_theme(100_000, cycle), Mode::Dark);
+            assert_eq!(warnings.len(), 1, "{warnings:?}");
+            let w = &warnings[0];
+            assert!(
+                w.starts_with(
+                    "theme.primary: more than 64 references deep (primary -> c0 -> c1 -> … ->"
+                ),
+                "{w}"
+            );
+            assert!(w.len() < 200, "{w}");
+            assert_eq!(p.get("primary"), None);
+            assert_eq!(p.get("error"), Some(Some(Color::Rgb(0, 255, 0))));
+        }
+        // Within the limit, a chain resolves and a loop is named.
+        let (p, warnings) = one(&chain_theme(MAX_REFERENCES - 2, false), Mode::Dark);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(p.get("primary"), Some(Some(Color::Rgb(255, 0, 0))));
+        let (_, warnings) = one(&chain_theme(10, true), Mode::Dark);
+        assert_eq!(
+            warnings,
+            ["theme.primary: reference loop primary -> c0 -> c1 -> … -> c9 -> c10 -> c0"]
+        );
+    }
+
+    #[test]
+    fn a_def_may_share_its_name_with_the_key_that_uses_it() {
+        let doc = r##"{"defs": {"error": "#ff0000"}, "theme": {"error": "error"}}"##;
+        let (p, warnings) = one(doc, Mode::Dark);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(p.get("error"), Some(Some(Color::Rgb(255, 0, 0))));
+    }
+
+    #[test]
+    fn warnings_are_capped_and_names_in_them_shortened() {
+        let keys: Vec<String> = (0..1000).map(|i| format!("\"bogus{i}\": 1")).collect();
+        let doc = format!("{{\"theme\": {{{}}}}}", keys.join(","));
+        let (_, warnings) = one(&doc, Mode::Dark);
+        assert_eq!(warnings.len(), MAX_WARNINGS + 1);
+        assert_eq!(warnings.last().unwrap(), "… and 900 more");
+        let long = "x".repeat(10_000);
+        let doc = format!("{{\"theme\": {{\"error\": \"{long}\"}}}}");
+        let (_, warnings) = one(&doc, Mode::Dark);
+        assert!(warnings[0].len() < 100, "{warnings:?}");
     }
 }

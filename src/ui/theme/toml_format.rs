@@ -15,8 +15,9 @@ impl Theme {
     /// `base` with the roles `text` sets restyled. An unknown role or a bad
     /// style is a warning naming it, and that role keeps the base's style.
     pub fn with_toml(mut self, text: &str) -> Result<Theme, String> {
-        let table: BTreeMap<String, String> =
-            toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))?;
+        // toml's message quotes the file's line: inert before it is shown.
+        let table: BTreeMap<String, String> = toml::from_str(text)
+            .map_err(|e| sanitize::line(&e.to_string().trim().replace('\n', " ")).into_owned())?;
         for (key, spec) in &table {
             if key == "syntax" {
                 match syntax::named(spec) {
@@ -106,6 +107,8 @@ mod tests {
             "{:?}",
             t.warnings
         );
-        assert!(base.with_toml("error = ").is_err());
+        assert!(base.clone().with_toml("error = ").is_err());
+        let e = base.with_toml("error = \"\u{1b}]0;x\u{7}\"").unwrap_err();
+        assert!(e.contains('␛') && !e.contains('\u{1b}'), "{e:?}");
     }
 }
