@@ -54,12 +54,21 @@ fn main() -> ExitCode {
         config.follow_attention = false;
     }
     let network = cli.discover;
-    let Some(command) = cli.command else {
-        return finish(discover_and_attach(config, network));
+    // The flag or the setting: either one keeps every answer unsent.
+    let read_only = cli.read_only || config.read_only;
+    let Some(mut command) = cli.command else {
+        return finish(discover_and_attach(config, network, read_only));
     };
+    // Two spellings of one address (localhost and 127.0.0.1) are one server.
+    if let Command::Attach { urls, .. } | Command::Record { urls, .. } = &mut command {
+        match fleet_members::distinct_urls(urls) {
+            Ok(distinct) => *urls = distinct,
+            Err(e) => return finish(Err(e)),
+        }
+    }
     let result = match command {
         Command::Discover { json } => resolve_auth(&cli::AuthArgs::default())
-            .and_then(|auth| discovered::options(network, &config.servers, auth))
+            .and_then(|auth| discovered::options(network, &config.servers, &[], auth))
             .and_then(|options| discovered::list(&options, json)),
         Command::Record {
             urls,
@@ -111,7 +120,6 @@ fn main() -> ExitCode {
             urls,
             all,
             auth,
-            read_only,
             record,
             dump_after: None,
             dump_when_idle: false,
@@ -126,7 +134,6 @@ fn main() -> ExitCode {
             urls,
             all,
             auth,
-            read_only,
             record,
             dump_after,
             dump_when_idle,
@@ -411,14 +418,12 @@ fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::
 /// `ocview` alone: watch every server found and configured, in one
 /// fleet, and keep looking for more; with none, say how to start one
 /// (exit 1).
-fn discover_and_attach(config: Config, network: bool) -> anyhow::Result<ExitCode> {
+fn discover_and_attach(config: Config, network: bool, read_only: bool) -> anyhow::Result<ExitCode> {
     let auth = resolve_auth(&cli::AuthArgs::default())?;
     let configured = fleet_members::from_config(&config.fleet)?;
-    let mut urls = config.servers.clone();
-    urls.extend(configured.iter().map(|m| m.client.base().to_string()));
-    let options = discovered::options(network, &urls, auth.clone())?;
+    let options = discovered::options(network, &config.servers, &configured, auth)?;
     let found = discovered::run(&options)?;
-    let (fleet, pinned) = fleet_members::with_discovered(configured, &found.servers, auth.clone());
+    let (fleet, pinned) = fleet_members::with_discovered(configured, &found.servers);
     if fleet.is_empty() {
         eprintln!("{}", ocview::source::discover::NOTHING_FOUND);
         return Ok(ExitCode::FAILURE);
@@ -434,17 +439,18 @@ fn discover_and_attach(config: Config, network: bool) -> anyhow::Result<ExitCode
     let watch = ocview::source::fleet_watch::Watch {
         options,
         interval: ocview::source::fleet_watch::WATCH_INTERVAL,
+        // Only a named server comes with credentials (discovery's word).
         member: Box::new(move |server, key| {
             fleet_members::member(
                 &server.url,
                 key,
-                auth.clone(),
+                server.auth.clone(),
                 false,
                 server.directory.clone(),
             )
         }),
     };
-    fleet_viewer(config, fleet, false, None, Some((watch, pinned)))
+    fleet_viewer(config, fleet, read_only, None, Some((watch, pinned)))
 }
 
 /// The viewer on a fleet of servers.
