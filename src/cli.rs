@@ -55,8 +55,10 @@ pub enum Command {
     /// Watch a running `opencode serve` live; several at once with more URLs.
     Attach {
         /// The servers (default: $OPENCODE_SERVER_URL, else
-        /// http://127.0.0.1:4096). Two or more are watched together, grouped
-        /// by server in one list, with one prompt inbox.
+        /// http://127.0.0.1:4096 unless another user's server listens
+        /// there). Two or more are watched together, grouped by server in
+        /// one list, with one prompt inbox; one address in two spellings is
+        /// one server.
         #[arg(value_name = "URL")]
         urls: Vec<String>,
         /// Every project of the server (`/global/event`), not only its current one.
@@ -112,9 +114,10 @@ pub enum Command {
         auth: AuthArgs,
     },
     /// List the opencode servers found without being told where:
-    /// $OPENCODE_SERVER_URL, the config's `servers`, the opencode processes listening on this
-    /// machine and, with --discover, the local network (mDNS). Exit 1 when
-    /// none is found.
+    /// $OPENCODE_SERVER_URL, the config's `servers`, your opencode processes
+    /// listening on this machine and, with --discover, the local network
+    /// (mDNS). A password goes only to the servers named. Exit 1 when none
+    /// is found.
     Discover {
         /// A JSON array, for scripts: url, found_by, version, directory, needs_password.
         #[arg(long)]

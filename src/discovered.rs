@@ -46,6 +46,29 @@ pub fn options(
     })
 }
 
+/// The server to attach to: the argument, else `$OPENCODE_SERVER_URL`,
+/// else the default, unless another user's server listens there: theirs
+/// is watched (and sent a password) only when named.
+pub fn attach_url(arg: Option<String>) -> anyhow::Result<String> {
+    use ocview::source::discover::{default_proc_root, effective_uid, local};
+    if let Some(url) = arg {
+        return crate::server_url(&url, None);
+    }
+    match std::env::var("OPENCODE_SERVER_URL") {
+        Ok(url) if !url.is_empty() => crate::server_url(&url, Some("$OPENCODE_SERVER_URL")),
+        _ => {
+            const DEFAULT: &str = "http://127.0.0.1:4096";
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 4096));
+            match local::listener_owner(&default_proc_root(), addr) {
+                Some(uid) if uid != effective_uid() => anyhow::bail!(
+                    "the server at {DEFAULT} (the default) is another user's (uid {uid}); to watch it anyway, name it: ocview attach {DEFAULT}"
+                ),
+                _ => Ok(DEFAULT.into()),
+            }
+        }
+    }
+}
+
 pub fn run(options: &Options) -> anyhow::Result<Discovery> {
     let rt = crate::runtime()?;
     let found = rt.block_on(discover::discover(options));
@@ -108,4 +131,27 @@ pub fn line(s: &Server) -> String {
         sanitize::line(&s.url),
         how.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use discover::Via;
+
+    #[test]
+    fn a_found_server_that_wants_a_password_was_sent_none() {
+        let mut s = Server {
+            url: "http://127.0.0.1:4096".into(),
+            also: Vec::new(),
+            found_by: vec![Via::Local { pid: 7 }],
+            version: None,
+            directory: None,
+            needs_password: true,
+            auth: None,
+        };
+        assert!(line(&s).contains("wants a password (sent only to servers named)"));
+        s.found_by.push(Via::Env);
+        let named = line(&s);
+        assert!(named.contains("wants a password  "), "{named}");
+    }
 }

@@ -11,6 +11,7 @@ use ocview::app::launch::{self, DumpWhen, Outcome, Recording};
 use ocview::app::player::{PlayOptions, StartAt};
 use ocview::app::{App, logging};
 use ocview::model::{NoObserver, Store};
+use ocview::source::fleet_watch;
 use ocview::source::live::{Auth, Client, LiveOptions};
 use ocview::source::playback::{GapCappedTime, Speed};
 use ocview::source::player::Pace;
@@ -138,7 +139,7 @@ fn main() -> ExitCode {
             dump_after,
             dump_when_idle,
             timeout,
-        } => attach_url(urls.into_iter().next()).and_then(|url| {
+        } => discovered::attach_url(urls.into_iter().next()).and_then(|url| {
             let auth = resolve_auth(&auth)?;
             let client = Client::new(&url, auth);
             let when = match (dump_after, dump_when_idle) {
@@ -196,18 +197,6 @@ fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
         let from = from.map(|f| format!(" in {f}")).unwrap_or_default();
         Usage(format!("bad server URL{from}: {e}")).into()
     })
-}
-
-/// The server to attach to: the argument, else `$OPENCODE_SERVER_URL`,
-/// else the default.
-fn attach_url(arg: Option<String>) -> anyhow::Result<String> {
-    if let Some(url) = arg {
-        return server_url(&url, None);
-    }
-    match std::env::var("OPENCODE_SERVER_URL") {
-        Ok(url) if !url.is_empty() => server_url(&url, Some("$OPENCODE_SERVER_URL")),
-        _ => Ok("http://127.0.0.1:4096".into()),
-    }
 }
 
 /// A recording to read, or why not, naming it: a missing or unreadable
@@ -436,9 +425,9 @@ fn discover_and_attach(config: Config, network: bool, read_only: bool) -> anyhow
     for server in &found.servers {
         eprintln!("    {}", discovered::line(server));
     }
-    let watch = ocview::source::fleet_watch::Watch {
+    let watch = fleet_watch::Watch {
         options,
-        interval: ocview::source::fleet_watch::WATCH_INTERVAL,
+        interval: fleet_watch::WATCH_INTERVAL,
         // Only a named server comes with credentials (discovery's word).
         member: Box::new(move |server, key| {
             fleet_members::member(
@@ -459,10 +448,7 @@ fn fleet_viewer(
     fleet: Vec<ocview::source::fleet::FleetServer>,
     read_only: bool,
     record: Option<&Path>,
-    watch: Option<(
-        ocview::source::fleet_watch::Watch,
-        std::collections::HashSet<String>,
-    )>,
+    watch: Option<(fleet_watch::Watch, std::collections::HashSet<String>)>,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("standard output is not a terminal; the fleet viewer needs one");

@@ -69,7 +69,11 @@ async fn one_viewer_watches_three_servers_answers_the_third_and_sees_one_go() {
     // The list calls a server by its address as first given: the named
     // one as named.
     let key = |s: &Server| {
-        let host = if s.port == c.port { "localhost" } else { "127.0.0.1" };
+        let host = if s.port == c.port {
+            "localhost"
+        } else {
+            "127.0.0.1"
+        };
         format!("{host}:{}", s.port)
     };
 

@@ -122,7 +122,10 @@ struct Listener {
 
 impl Listener {
     fn start(python: &Path, uid: u32, name: &str) -> Listener {
-        let port = free_port();
+        Listener::start_on(python, uid, name, free_port())
+    }
+
+    fn start_on(python: &Path, uid: u32, name: &str, port: u16) -> Listener {
         let child = Command::new(python)
             .arg0("opencode")
             .args(["-c", STAND_IN_PY, &port.to_string(), name])
@@ -218,7 +221,10 @@ fn discovery_passes_over_another_users_server() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("watching 1 server"), "{err}");
-    assert!(err.contains(&mine.url()) && !err.contains(&theirs.url()), "{err}");
+    assert!(
+        err.contains(&mine.url()) && !err.contains(&theirs.url()),
+        "{err}"
+    );
 
     // Named, theirs is watched: the person asked for it.
     let out = ocview(&["discover", "--json"])
@@ -230,6 +236,33 @@ fn discovery_passes_over_another_users_server() {
     let s = entry(&list, &theirs.url()).unwrap_or_else(|| panic!("{list:#?}"));
     assert_eq!(found_by(s), ["env"], "{s}");
     assert_eq!(s["directory"], "/srv/theirs");
+
+    // `attach` with no URL goes to the default address, 127.0.0.1:4096:
+    // not when theirs listens there.
+    if std::net::TcpListener::bind("127.0.0.1:4096").is_err() {
+        eprintln!("SKIPPED the default-address part: 127.0.0.1:4096 is taken");
+        return;
+    }
+    let default = Listener::start_on(&python, NOBODY, "theirs", 4096);
+    let attach = |extra: &[&str]| {
+        ocview(&["attach", "--dump-when-idle", "--timeout", "1"])
+            .args(extra)
+            .env("OCVIEW_DISCOVER_PROC", proc_dir.path())
+            .env("OPENCODE_SERVER_PASSWORD", "named-secret")
+            .output()
+            .unwrap()
+    };
+    let out = attach(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("another user's (uid 65534)"), "{err}");
+    assert!(err.contains("ocview attach http://127.0.0.1:4096"), "{err}");
+    // Named, it is attached to (this stand-in has no sessions to list:
+    // the attach gets as far as that).
+    let out = attach(&["http://127.0.0.1:4096"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("another user's"), "{err}");
+    drop(default);
 }
 
 /// The `Authorization` value for user opencode and `password`.
@@ -274,7 +307,9 @@ fn a_discovered_server_is_never_sent_the_password() {
         proc_dir.path().display(),
         env!("CARGO_BIN_EXE_ocview")
     ));
-    t.wait_for_secs("both servers live", 30, |sc| sc.contains("2 servers: 2 live"));
+    t.wait_for_secs("both servers live", 30, |sc| {
+        sc.contains("2 servers: 2 live")
+    });
     let probes = found.count("/global/health");
     let start = Instant::now();
     while found.count("/global/health") < probes + 2 {
@@ -285,12 +320,21 @@ fn a_discovered_server_is_never_sent_the_password() {
     t.assert_terminal_restored();
 
     let asked = found.requests();
-    for path in ["/global/health", "/path", "/session", "/permission", "/event"] {
+    for path in [
+        "/global/health",
+        "/path",
+        "/session",
+        "/permission",
+        "/event",
+    ] {
         assert!(asked.iter().any(|r| r.path == path), "{path}: {asked:#?}");
     }
     let sent: Vec<&support::header_server::Request> =
         asked.iter().filter(|r| r.authorization.is_some()).collect();
-    assert!(sent.is_empty(), "the found server was sent a password: {sent:#?}");
+    assert!(
+        sent.is_empty(),
+        "the found server was sent a password: {sent:#?}"
+    );
     let asked = named.requests();
     assert!(asked.iter().any(|r| r.path == "/event"), "{asked:#?}");
     for r in &asked {
@@ -412,13 +456,19 @@ fn a_password_file_others_may_read_or_a_big_one_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(&open.display().to_string()), "{err}");
-    assert!(err.contains("readable by group or others (mode 644): chmod 600"), "{err}");
+    assert!(
+        err.contains("readable by group or others (mode 644): chmod 600"),
+        "{err}"
+    );
 
     let big = file(dir.path(), "big.pw", &"x".repeat(5000), 0o600);
     let out = dump(&big);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("big.pw") && err.contains("larger than 4 KiB"), "{err}");
+    assert!(
+        err.contains("big.pw") && err.contains("larger than 4 KiB"),
+        "{err}"
+    );
     assert!(server.requests().is_empty(), "{:#?}", server.requests());
 
     // A config's `[[server]]` password file is held to the same.
@@ -435,7 +485,10 @@ fn a_password_file_others_may_read_or_a_big_one_is_refused() {
     let out = ocview(&["--config"]).arg(&config).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("open.pw") && err.contains("chmod 600"), "{err}");
+    assert!(
+        err.contains("open.pw") && err.contains("chmod 600"),
+        "{err}"
+    );
     assert!(server.requests().is_empty(), "{:#?}", server.requests());
 
     // Yours alone, and small: sent.

@@ -67,6 +67,21 @@ pub fn opencode_listeners(proc_root: &Path, owner: u32) -> Vec<Listener> {
     found
 }
 
+/// The owner (a uid) of the socket listening at `addr` under `proc_root`,
+/// or on the wildcard address of its port, which takes its connections
+/// too; `None` when nothing listens there (or the tables cannot be read).
+pub fn listener_owner(proc_root: &Path, addr: SocketAddr) -> Option<u32> {
+    ["net/tcp", "net/tcp6"]
+        .iter()
+        .filter_map(|name| std::fs::read_to_string(proc_root.join(name)).ok())
+        .flat_map(|text| proc_net::listening(&text).into_values())
+        .find(|s| {
+            let bound = s.addr.ip().to_canonical();
+            s.addr.port() == addr.port() && (bound == addr.ip() || bound.is_unspecified())
+        })
+        .map(|s| s.uid)
+}
+
 /// Whether the process in `dir` is opencode: its executable (the native
 /// binary, or `opencode.exe`, the copy npm's package puts in its `bin/`),
 /// else what it was started as (`opencode …`, or `node …/opencode` and
@@ -207,6 +222,19 @@ mod tests {
         let theirs = opencode_listeners(root.path(), 1001);
         assert_eq!(theirs.len(), 1, "{theirs:?}");
         assert_eq!(theirs[0].addr.to_string(), "127.0.0.1:4101");
+    }
+
+    #[test]
+    fn the_owner_of_an_address() {
+        let root = fake_proc(&[], TCP);
+        let at = |a: &str| listener_owner(root.path(), a.parse().unwrap());
+        assert_eq!(at("127.0.0.1:4101"), Some(1001));
+        assert_eq!(at("127.0.0.1:4096"), Some(1000));
+        // 0.0.0.0:4097 takes loopback's connections too.
+        assert_eq!(at("127.0.0.1:4097"), Some(1000));
+        assert_eq!(at("127.0.0.1:4100"), None, "established, not listening");
+        assert_eq!(at("127.0.0.1:9"), None);
+        assert_eq!(at("127.0.0.2:4096"), None);
     }
 
     #[test]

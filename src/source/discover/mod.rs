@@ -296,7 +296,7 @@ fn fingerprint(url: &str, identity: &Identity) -> Option<Fingerprint> {
 
 /// What to say when nothing was found: how to start a server, how to see
 /// the demo.
-pub const NOTHING_FOUND: &str = "no opencode server found (looked at $OPENCODE_SERVER_URL, the config's servers and the opencode processes of this machine; --discover also asks the local network over mDNS).
+pub const NOTHING_FOUND: &str = "no opencode server found (looked at $OPENCODE_SERVER_URL, the config's servers and your opencode processes on this machine; --discover also asks the local network over mDNS).
 Start one in your project with:
     opencode serve --port 4096
 then run `ocview` again (or `ocview attach http://127.0.0.1:4096`).
