@@ -30,6 +30,11 @@ pub struct Cli {
     /// with `discover`.
     #[arg(long, global = true)]
     pub discover: bool,
+    /// Show prompts but never answer them, nor stop a session (also
+    /// `read_only = true` in the config). For `ocview`, `attach` and a fleet;
+    /// replays and recordings never send anything anyway.
+    #[arg(long, global = true)]
+    pub read_only: bool,
     /// None: find the servers (`discover`) and attach to the first.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -50,8 +55,10 @@ pub enum Command {
     /// Watch a running `opencode serve` live; several at once with more URLs.
     Attach {
         /// The servers (default: $OPENCODE_SERVER_URL, else
-        /// http://127.0.0.1:4096). Two or more are watched together, grouped
-        /// by server in one list, with one prompt inbox.
+        /// http://127.0.0.1:4096 unless another user's server listens
+        /// there). Two or more are watched together, grouped by server in
+        /// one list, with one prompt inbox; one address in two spellings is
+        /// one server.
         #[arg(value_name = "URL")]
         urls: Vec<String>,
         /// Every project of the server (`/global/event`), not only its current one.
@@ -62,9 +69,6 @@ pub enum Command {
         /// Also record every event received to this file (replayable).
         #[arg(long, value_name = "FILE")]
         record: Option<PathBuf>,
-        /// Show prompts but never answer them.
-        #[arg(long)]
-        read_only: bool,
         /// No terminal: print the synced state after this many seconds.
         #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
         dump_after: Option<f64>,
@@ -110,9 +114,10 @@ pub enum Command {
         auth: AuthArgs,
     },
     /// List the opencode servers found without being told where:
-    /// $OPENCODE_SERVER_URL, the config's `servers`, the opencode processes listening on this
-    /// machine and, with --discover, the local network (mDNS). Exit 1 when
-    /// none is found.
+    /// $OPENCODE_SERVER_URL, the config's `servers`, your opencode processes
+    /// listening on this machine and, with --discover, the local network
+    /// (mDNS). A password goes only to the servers named. Exit 1 when none
+    /// is found.
     Discover {
         /// A JSON array, for scripts: url, found_by, version, directory, needs_password.
         #[arg(long)]
@@ -137,7 +142,8 @@ pub struct AuthArgs {
     #[arg(long)]
     pub username: Option<String>,
     /// Read the basic-auth password from this file, its first line
-    /// (default: $OPENCODE_SERVER_PASSWORD).
+    /// (default: $OPENCODE_SERVER_PASSWORD). Like an ssh key, it must be
+    /// readable by you alone (chmod 600), and at most 4 KiB.
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
     /// Refused, with the reason: see --password-file.
@@ -173,11 +179,45 @@ impl AuthArgs {
     }
 }
 
-/// The first line of a password file, without its line end.
+/// The most a password file may hold: a password is a line, not a document
+/// (a wrong path to a big file is not read whole).
+const PASSWORD_FILE_MAX: u64 = 4096;
+
+/// The first line of a password file, without its line end. As ssh does
+/// with keys, a file other users may read or change is refused.
 fn read_password(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
     let shown = || ocview::sanitize::line(&path.display().to_string()).into_owned();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the password file {}: {e}", shown()))?;
+    let cannot = |e: std::io::Error| format!("cannot read the password file {}: {e}", shown());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mode = file.metadata().map_err(cannot)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        let what = if mode & 0o044 != 0 {
+            "readable"
+        } else {
+            "writable"
+        };
+        return Err(format!(
+            "the password file {} is {what} by group or others (mode {:03o}): chmod 600 {}",
+            shown(),
+            mode & 0o777,
+            shown()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(PASSWORD_FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > PASSWORD_FILE_MAX {
+        return Err(format!(
+            "the password file {} is larger than {} KiB: it should hold the password on one line",
+            shown(),
+            PASSWORD_FILE_MAX / 1024
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("the password file {} is not UTF-8 text", shown()))?;
     let first = text.lines().next().unwrap_or("");
     if first.is_empty() {
         return Err(format!("the password file {} is empty", shown()));
@@ -235,5 +275,73 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
         Ok(v)
     } else {
         Err("seconds must be between 0 and a year".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn file(dir: &std::path::Path, name: &str, bytes: &[u8], mode: u32) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_password_file_is_yours_alone_and_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = file(dir.path(), "ok", b"s3cret\nignored\n", 0o600);
+        assert_eq!(read_password(&ok).unwrap(), "s3cret");
+        let full = file(dir.path(), "full", &[b'x'; 4096], 0o400);
+        assert_eq!(read_password(&full).unwrap().len(), 4096);
+
+        let open = file(dir.path(), "open", b"s3cret\n", 0o644);
+        let e = read_password(&open).unwrap_err();
+        assert!(
+            e.contains("open") && e.contains("readable by group or others"),
+            "{e}"
+        );
+        assert!(e.contains("mode 644") && e.contains("chmod 600"), "{e}");
+        assert!(!e.contains("s3cret"), "{e}");
+        let group = file(dir.path(), "group", b"s3cret\n", 0o640);
+        assert!(read_password(&group).unwrap_err().contains("readable"));
+        let writable = file(dir.path(), "writable", b"s3cret\n", 0o620);
+        assert!(read_password(&writable).unwrap_err().contains("writable"));
+
+        let big = file(dir.path(), "big", &[b'x'; 4097], 0o600);
+        let e = read_password(&big).unwrap_err();
+        assert!(e.contains("big") && e.contains("larger than 4 KiB"), "{e}");
+
+        let empty = file(dir.path(), "empty", b"\n", 0o600);
+        assert!(read_password(&empty).unwrap_err().contains("empty"));
+        let binary = file(dir.path(), "binary", &[0xff, 0xfe], 0o600);
+        assert!(read_password(&binary).unwrap_err().contains("UTF-8"));
+        let e = read_password(&dir.path().join("missing")).unwrap_err();
+        assert!(e.contains("cannot read the password file"), "{e}");
+    }
+
+    #[test]
+    fn read_only_is_taken_before_or_after_any_command() {
+        for args in [
+            &["ocview", "--read-only"][..],
+            &["ocview", "--read-only", "attach", "http://h:1"],
+            &["ocview", "attach", "http://h:1", "--read-only"],
+            &[
+                "ocview",
+                "attach",
+                "http://h:1",
+                "http://h:2",
+                "--read-only",
+            ],
+            &["ocview", "discover", "--read-only"],
+            &["ocview", "demo", "--read-only"],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert!(cli.read_only, "{args:?}");
+        }
+        assert!(!Cli::try_parse_from(["ocview"]).unwrap().read_only);
     }
 }

@@ -11,6 +11,7 @@ use ocview::app::launch::{self, DumpWhen, Outcome, Recording};
 use ocview::app::player::{PlayOptions, StartAt};
 use ocview::app::{App, logging};
 use ocview::model::{NoObserver, Store};
+use ocview::source::fleet_watch;
 use ocview::source::live::{Auth, Client, LiveOptions};
 use ocview::source::playback::{GapCappedTime, Speed};
 use ocview::source::player::Pace;
@@ -59,12 +60,21 @@ fn main() -> ExitCode {
         config.follow_attention = false;
     }
     let network = cli.discover;
-    let Some(command) = cli.command else {
-        return finish(discover_and_attach(config, network));
+    // The flag or the setting: either one keeps every answer unsent.
+    let read_only = cli.read_only || config.read_only;
+    let Some(mut command) = cli.command else {
+        return finish(discover_and_attach(config, network, read_only));
     };
+    // Two spellings of one address (localhost and 127.0.0.1) are one server.
+    if let Command::Attach { urls, .. } | Command::Record { urls, .. } = &mut command {
+        match fleet_members::distinct_urls(urls) {
+            Ok(distinct) => *urls = distinct,
+            Err(e) => return finish(Err(e)),
+        }
+    }
     let result = match command {
         Command::Discover { json } => resolve_auth(&cli::AuthArgs::default())
-            .and_then(|auth| discovered::options(network, &config.servers, auth))
+            .and_then(|auth| discovered::options(network, &config.servers, &[], auth))
             .and_then(|options| discovered::list(&options, json)),
         Command::Record {
             urls,
@@ -116,7 +126,6 @@ fn main() -> ExitCode {
             urls,
             all,
             auth,
-            read_only,
             record,
             dump_after: None,
             dump_when_idle: false,
@@ -131,12 +140,11 @@ fn main() -> ExitCode {
             urls,
             all,
             auth,
-            read_only,
             record,
             dump_after,
             dump_when_idle,
             timeout,
-        } => attach_url(urls.into_iter().next()).and_then(|url| {
+        } => discovered::attach_url(urls.into_iter().next()).and_then(|url| {
             let auth = resolve_auth(&auth)?;
             let client = Client::new(&url, auth);
             let when = match (dump_after, dump_when_idle) {
@@ -194,18 +202,6 @@ fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
         let from = from.map(|f| format!(" in {f}")).unwrap_or_default();
         Usage(format!("bad server URL{from}: {e}")).into()
     })
-}
-
-/// The server to attach to: the argument, else `$OPENCODE_SERVER_URL`,
-/// else the default.
-fn attach_url(arg: Option<String>) -> anyhow::Result<String> {
-    if let Some(url) = arg {
-        return server_url(&url, None);
-    }
-    match std::env::var("OPENCODE_SERVER_URL") {
-        Ok(url) if !url.is_empty() => server_url(&url, Some("$OPENCODE_SERVER_URL")),
-        _ => Ok("http://127.0.0.1:4096".into()),
-    }
 }
 
 /// A recording to read, or why not, naming it: a missing or unreadable
@@ -416,14 +412,12 @@ fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::
 /// `ocview` alone: watch every server found and configured, in one
 /// fleet, and keep looking for more; with none, say how to start one
 /// (exit 1).
-fn discover_and_attach(config: Config, network: bool) -> anyhow::Result<ExitCode> {
+fn discover_and_attach(config: Config, network: bool, read_only: bool) -> anyhow::Result<ExitCode> {
     let auth = resolve_auth(&cli::AuthArgs::default())?;
     let configured = fleet_members::from_config(&config.fleet)?;
-    let mut urls = config.servers.clone();
-    urls.extend(configured.iter().map(|m| m.client.base().to_string()));
-    let options = discovered::options(network, &urls, auth.clone())?;
+    let options = discovered::options(network, &config.servers, &configured, auth)?;
     let found = discovered::run(&options)?;
-    let (fleet, pinned) = fleet_members::with_discovered(configured, &found.servers, auth.clone());
+    let (fleet, pinned) = fleet_members::with_discovered(configured, &found.servers);
     if fleet.is_empty() {
         eprintln!("{}", ocview::source::discover::NOTHING_FOUND);
         return Ok(ExitCode::FAILURE);
@@ -436,20 +430,21 @@ fn discover_and_attach(config: Config, network: bool) -> anyhow::Result<ExitCode
     for server in &found.servers {
         eprintln!("    {}", discovered::line(server));
     }
-    let watch = ocview::source::fleet_watch::Watch {
+    let watch = fleet_watch::Watch {
         options,
-        interval: ocview::source::fleet_watch::WATCH_INTERVAL,
+        interval: fleet_watch::WATCH_INTERVAL,
+        // Only a named server comes with credentials (discovery's word).
         member: Box::new(move |server, key| {
             fleet_members::member(
                 &server.url,
                 key,
-                auth.clone(),
+                server.auth.clone(),
                 false,
                 server.directory.clone(),
             )
         }),
     };
-    fleet_viewer(config, fleet, false, None, Some((watch, pinned)))
+    fleet_viewer(config, fleet, read_only, None, Some((watch, pinned)))
 }
 
 /// The viewer on a fleet of servers.
@@ -458,10 +453,7 @@ fn fleet_viewer(
     fleet: Vec<ocview::source::fleet::FleetServer>,
     read_only: bool,
     record: Option<&Path>,
-    watch: Option<(
-        ocview::source::fleet_watch::Watch,
-        std::collections::HashSet<String>,
-    )>,
+    watch: Option<(fleet_watch::Watch, std::collections::HashSet<String>)>,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("standard output is not a terminal; the fleet viewer needs one");

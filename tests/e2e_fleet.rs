@@ -1,8 +1,9 @@
 //! The fleet against real opencode servers: one `ocview` with no URL finds
-//! three servers by itself (this machine's opencode processes), shows their
-//! sessions grouped by server, answers a permission pending on the third
-//! (the one with a password), and marks a killed server gone while the
-//! others keep streaming.
+//! three servers by itself (this machine's opencode processes; the third,
+//! which wants a password, also named in `$OPENCODE_SERVER_URL`, since only
+//! a named server is sent one), shows their sessions grouped by server,
+//! answers a permission pending on the third, and marks a killed server
+//! gone while the others keep streaming.
 
 mod support;
 
@@ -65,12 +66,23 @@ async fn one_viewer_watches_three_servers_answers_the_third_and_sees_one_go() {
     let proc_dir = tempfile::tempdir().unwrap();
     let pids: Vec<u32> = [&a, &b, &c].iter().filter_map(|s| s.pid()).collect();
     proc_of(proc_dir.path(), &pids);
-    let key = |s: &Server| format!("127.0.0.1:{}", s.port);
+    // The list calls a server by its address as first given: the named
+    // one as named.
+    let key = |s: &Server| {
+        let host = if s.port == c.port {
+            "localhost"
+        } else {
+            "127.0.0.1"
+        };
+        format!("{host}:{}", s.port)
+    };
 
     let t = Tmux::start_sized("fleet", 160, 45);
-    // No URL: everything is found. The password reaches local servers only.
+    // Everything is found; the password goes to the named server only
+    // (named in another spelling of the address its process listens on).
     t.line(&format!(
-        "unset OPENCODE_SERVER_URL; OCVIEW_DISCOVER_PROC={} OPENCODE_SERVER_PASSWORD=fleet-secret {} --follow",
+        "OPENCODE_SERVER_URL=http://localhost:{}/ OCVIEW_DISCOVER_PROC={} OPENCODE_SERVER_PASSWORD=fleet-secret {} --follow",
+        c.port,
         proc_dir.path().display(),
         env!("CARGO_BIN_EXE_ocview")
     ));

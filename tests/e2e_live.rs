@@ -310,6 +310,9 @@ async fn passwords_come_from_a_file_or_the_environment_never_the_command_line() 
     let file = |name: &str, text: &str| {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
+        // Yours alone, as ocview wants a password file (as ssh a key).
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o600);
+        std::fs::set_permissions(&path, mode).unwrap();
         path.display().to_string()
     };
     let (wrong, right) = (file("wrong", "wrong-pw\n"), file("right", "s3cret-pw\n"));

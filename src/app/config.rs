@@ -44,6 +44,9 @@ pub struct Config {
     /// Until you navigate, the turn view shows the session that asks for an
     /// answer or was last active (`--follow`; on in the demo).
     pub follow_attention: bool,
+    /// Show prompts but never answer them, nor stop a session, whatever
+    /// the command (`--read-only`).
+    pub read_only: bool,
     /// Servers `ocview` (no subcommand) and `ocview discover` look at
     /// besides the ones they find by themselves (`http://host:port`).
     pub servers: Vec<String>,
@@ -80,6 +83,7 @@ impl Default for Config {
             notify: Default::default(),
             prompt_arming_ms: 500,
             follow_attention: false,
+            read_only: false,
             servers: Vec::new(),
             fleet: Vec::new(),
             session_list_fold_width: 100,
@@ -212,6 +216,14 @@ mod tests {
                 .unwrap_err()
                 .contains("colors")
         );
+    }
+
+    #[test]
+    fn read_only_is_a_setting() {
+        assert!(Config::parse("read_only = true").unwrap().read_only);
+        assert!(!Config::parse("").unwrap().read_only);
+        let e = Config::parse("read_only = \"yes\"").unwrap_err();
+        assert!(e.contains("read_only"), "{e}");
     }
 
     #[test]

@@ -3,12 +3,14 @@
 //! discovery found before but misses twice in a row is marked gone (its
 //! sessions stay until the user dismisses it). Servers named explicitly
 //! (the command line, the config) are never marked gone: they reconnect.
+//! Addresses are compared in their one spelling (`address::canonical`).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use super::address::canonical;
 use super::discover::{self, Options, Server};
 use super::fleet::{Control, FleetServer, key_of};
 
@@ -19,7 +21,8 @@ pub const WATCH_INTERVAL: Duration = Duration::from_secs(2);
 /// answer is not a death.
 const MISSES_TO_GONE: u32 = 2;
 
-/// Makes the fleet member for a newly found server, under the given key.
+/// Makes the fleet member for a newly found server, under the given key
+/// (with the credentials discovery gives it: only a named server's).
 pub type MakeMember = Box<dyn Fn(&Server, String) -> FleetServer + Send>;
 
 pub struct Watch {
@@ -28,7 +31,7 @@ pub struct Watch {
     pub member: MakeMember,
 }
 
-/// What the watcher knows of one address.
+/// What the watcher knows of one address (by its one spelling).
 struct Seen {
     key: String,
     /// Discovery found it (so it can be marked gone when it stops finding it).
@@ -45,19 +48,7 @@ pub fn spawn(
     pinned: HashSet<String>,
     control: mpsc::UnboundedSender<Control>,
 ) {
-    let mut seen: HashMap<String, Seen> = members
-        .into_iter()
-        .map(|(url, key)| {
-            let found = !pinned.contains(&url);
-            let seen = Seen {
-                key,
-                found,
-                misses: 0,
-                gone: false,
-            };
-            (url, seen)
-        })
-        .collect();
+    let mut seen = seen_at_start(members, &pinned);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(watch.interval).await;
@@ -78,6 +69,28 @@ pub fn spawn(
     });
 }
 
+/// The members the fleet started with, by their one spelling.
+fn seen_at_start(
+    members: Vec<(String, String)>,
+    pinned: &HashSet<String>,
+) -> HashMap<String, Seen> {
+    let pinned: HashSet<String> = pinned.iter().map(|u| canonical(u)).collect();
+    members
+        .into_iter()
+        .map(|(url, key)| {
+            let url = canonical(&url);
+            let found = !pinned.contains(&url);
+            let seen = Seen {
+                key,
+                found,
+                misses: 0,
+                gone: false,
+            };
+            (url, seen)
+        })
+        .collect()
+}
+
 enum Change<'a> {
     Join(&'a Server, String),
     Gone(String),
@@ -86,9 +99,10 @@ enum Change<'a> {
 /// What one round of discovery changes.
 fn changes<'a>(seen: &mut HashMap<String, Seen>, found: &'a [Server]) -> Vec<Change<'a>> {
     let mut out = Vec::new();
-    let here: HashSet<&str> = found.iter().map(|s| s.url.as_str()).collect();
+    let here: HashSet<String> = found.iter().map(|s| canonical(&s.url)).collect();
     for server in found {
-        match seen.get_mut(&server.url) {
+        let address = canonical(&server.url);
+        match seen.get_mut(&address) {
             Some(s) => {
                 s.misses = 0;
                 if s.gone {
@@ -116,13 +130,13 @@ fn changes<'a>(seen: &mut HashMap<String, Seen>, found: &'a [Server]) -> Vec<Cha
                     misses: 0,
                     gone: false,
                 };
-                seen.insert(server.url.clone(), entry);
+                seen.insert(address, entry);
                 out.push(Change::Join(server, key));
             }
         }
     }
     for (url, s) in seen.iter_mut() {
-        if s.found && !s.gone && !here.contains(url.as_str()) {
+        if s.found && !s.gone && !here.contains(url) {
             s.misses += 1;
             if s.misses >= MISSES_TO_GONE {
                 s.gone = true;
@@ -145,6 +159,7 @@ mod tests {
             version: None,
             directory: None,
             needs_password: false,
+            auth: None,
         }
     }
 
@@ -206,5 +221,26 @@ mod tests {
         );
         let found = [server("http://h:1")];
         assert_eq!(names(&changes(&mut seen, &found)), ["join h:1#2"]);
+    }
+
+    #[test]
+    fn a_member_found_under_another_spelling_is_no_newcomer() {
+        let members = vec![
+            ("http://localhost:4096/".to_string(), "mine".to_string()),
+            ("http://127.0.0.1:4097".to_string(), "found".to_string()),
+        ];
+        let pinned = HashSet::from(["http://LOCALHOST:4096".to_string()]);
+        let mut seen = seen_at_start(members, &pinned);
+        let found = [
+            server("http://127.0.0.1:4096"),
+            server("http://localhost:4097/"),
+        ];
+        assert!(changes(&mut seen, &found).is_empty());
+        // The named one is pinned under any spelling: never gone.
+        let only_one = [server("http://127.0.0.1:4097")];
+        assert!(changes(&mut seen, &only_one).is_empty());
+        assert!(changes(&mut seen, &only_one).is_empty());
+        assert!(changes(&mut seen, &[]).is_empty());
+        assert_eq!(names(&changes(&mut seen, &[])), ["gone found"]);
     }
 }

@@ -1,5 +1,6 @@
 //! Sources of events: recordings (replay) and, later, a live server.
 
+pub mod address;
 pub mod discover;
 pub mod durable;
 pub mod export_format;

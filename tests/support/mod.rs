@@ -3,6 +3,7 @@
 
 pub mod fake_model;
 pub mod fleet_server;
+pub mod header_server;
 pub mod history_server;
 pub mod live_viewer;
 pub mod opencode;

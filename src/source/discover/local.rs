@@ -1,6 +1,8 @@
 //! opencode servers on this machine: the processes whose executable is
-//! opencode, and the sockets they listen on (Linux `/proc`). Nothing is
-//! trusted yet: each address is confirmed over HTTP afterwards.
+//! opencode, and the sockets they listen on (Linux `/proc`), of one user
+//! only: on a machine shared with others, their servers are theirs (root
+//! can read every process's files; the socket's owner says whose it is).
+//! Nothing is trusted yet: each address is confirmed over HTTP afterwards.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -16,14 +18,20 @@ pub struct Listener {
     pub addr: SocketAddr,
 }
 
-/// The listening sockets of every opencode process readable under
-/// `proc_root` (normally `/proc`). Processes of other users, whose file
-/// descriptors cannot be read, are passed over.
-pub fn opencode_listeners(proc_root: &Path) -> Vec<Listener> {
+/// The listening sockets owned by `owner` (a uid) of every opencode
+/// process readable under `proc_root` (normally `/proc`). Sockets of other
+/// users are passed over, and so are processes whose file descriptors
+/// cannot be read.
+pub fn opencode_listeners(proc_root: &Path, owner: u32) -> Vec<Listener> {
     let mut sockets = HashMap::new();
     for name in ["net/tcp", "net/tcp6"] {
         if let Ok(text) = std::fs::read_to_string(proc_root.join(name)) {
-            sockets.extend(proc_net::listening(&text));
+            sockets.extend(
+                proc_net::listening(&text)
+                    .into_iter()
+                    .filter(|(_, s)| s.uid == owner)
+                    .map(|(inode, s)| (inode, s.addr)),
+            );
         }
     }
     if sockets.is_empty() {
@@ -57,6 +65,21 @@ pub fn opencode_listeners(proc_root: &Path) -> Vec<Listener> {
     }
     found.sort_by_key(|l| (l.addr.port(), l.pid));
     found
+}
+
+/// The owner (a uid) of the socket listening at `addr` under `proc_root`,
+/// or on the wildcard address of its port, which takes its connections
+/// too; `None` when nothing listens there (or the tables cannot be read).
+pub fn listener_owner(proc_root: &Path, addr: SocketAddr) -> Option<u32> {
+    ["net/tcp", "net/tcp6"]
+        .iter()
+        .filter_map(|name| std::fs::read_to_string(proc_root.join(name)).ok())
+        .flat_map(|text| proc_net::listening(&text).into_values())
+        .find(|s| {
+            let bound = s.addr.ip().to_canonical();
+            s.addr.port() == addr.port() && (bound == addr.ip() || bound.is_unspecified())
+        })
+        .map(|s| s.uid)
 }
 
 /// Whether the process in `dir` is opencode: its executable (the native
@@ -147,12 +170,14 @@ mod tests {
         root
     }
 
+    /// Every socket is user 1000's but inode 16's, user 1001's.
     const TCP: &str = "header
-   0: 0100007F:1000 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 11 1 0 100 0 0 10 0
-   1: 00000000:1001 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12 1 0 100 0 0 10 0
-   2: 0100007F:1002 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 13 1 0 100 0 0 10 0
-   3: 0100007F:1003 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 14 1 0 100 0 0 10 0
-   4: 0100007F:1004 0100007F:9999 01 00000000:00000000 00:00000000 00000000     0        0 15 1 0 100 0 0 10 0
+   0: 0100007F:1000 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 11 1 0 100 0 0 10 0
+   1: 00000000:1001 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 12 1 0 100 0 0 10 0
+   2: 0100007F:1002 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 13 1 0 100 0 0 10 0
+   3: 0100007F:1003 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 14 1 0 100 0 0 10 0
+   4: 0100007F:1004 0100007F:9999 01 00000000:00000000 00:00000000 00000000  1000        0 15 1 0 100 0 0 10 0
+   5: 0100007F:1005 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1001        0 16 1 0 100 0 0 10 0
 ";
 
     #[test]
@@ -176,7 +201,7 @@ mod tests {
             ],
             TCP,
         );
-        let found = opencode_listeners(root.path());
+        let found = opencode_listeners(root.path(), 1000);
         let addrs: Vec<(u32, String)> = found.iter().map(|l| (l.pid, l.addr.to_string())).collect();
         assert_eq!(
             addrs,
@@ -189,9 +214,33 @@ mod tests {
     }
 
     #[test]
+    fn another_users_socket_is_passed_over() {
+        // opencode, readable (as root reads every process), listening on a
+        // socket user 1001 owns.
+        let root = fake_proc(&[(50, "/usr/bin/opencode", "opencode serve", &[16])], TCP);
+        assert!(opencode_listeners(root.path(), 1000).is_empty());
+        let theirs = opencode_listeners(root.path(), 1001);
+        assert_eq!(theirs.len(), 1, "{theirs:?}");
+        assert_eq!(theirs[0].addr.to_string(), "127.0.0.1:4101");
+    }
+
+    #[test]
+    fn the_owner_of_an_address() {
+        let root = fake_proc(&[], TCP);
+        let at = |a: &str| listener_owner(root.path(), a.parse().unwrap());
+        assert_eq!(at("127.0.0.1:4101"), Some(1001));
+        assert_eq!(at("127.0.0.1:4096"), Some(1000));
+        // 0.0.0.0:4097 takes loopback's connections too.
+        assert_eq!(at("127.0.0.1:4097"), Some(1000));
+        assert_eq!(at("127.0.0.1:4100"), None, "established, not listening");
+        assert_eq!(at("127.0.0.1:9"), None);
+        assert_eq!(at("127.0.0.2:4096"), None);
+    }
+
+    #[test]
     fn an_empty_or_missing_proc_finds_nothing() {
         let empty = tempfile::tempdir().unwrap();
-        assert!(opencode_listeners(empty.path()).is_empty());
-        assert!(opencode_listeners(&empty.path().join("none")).is_empty());
+        assert!(opencode_listeners(empty.path(), 0).is_empty());
+        assert!(opencode_listeners(&empty.path().join("none"), 0).is_empty());
     }
 }

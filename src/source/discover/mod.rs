@@ -1,8 +1,10 @@
 //! Finding opencode servers without being told where: `$OPENCODE_SERVER_URL`,
-//! the config file's `servers`, the opencode processes listening on this machine and, when asked, the
-//! servers announced over mDNS. Every candidate is confirmed over HTTP,
-//! all at once with a short timeout; a server found several ways is one
-//! entry.
+//! the config file's `servers`, the opencode processes of this user
+//! listening on this machine and, when asked, the servers announced over
+//! mDNS. Every candidate is confirmed over HTTP, all at once with a short
+//! timeout; a server found several ways, or named in two spellings, is one
+//! entry. Only the servers the person named are sent a password: anything
+//! can call itself opencode.
 
 pub mod local;
 pub mod mdns;
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::source::address::canonical;
 use crate::source::live::Auth;
 use probe::Identity;
 
@@ -29,19 +32,28 @@ pub const MDNS_BROWSE: Duration = Duration::from_secs(3);
 /// on the machine).
 pub const PROC_ROOT_ENV: &str = "OCVIEW_DISCOVER_PROC";
 
+/// A server the person named, and the credentials meant for it: the only
+/// kind of candidate that is sent a password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// Already checked.
+    pub url: String,
+    pub auth: Option<Auth>,
+}
+
 /// Where to look.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `$OPENCODE_SERVER_URL`, already checked.
-    pub env_url: Option<String>,
-    /// The config file's `servers`, already checked.
-    pub configured: Vec<String>,
+    /// `$OPENCODE_SERVER_URL`.
+    pub env_url: Option<Named>,
+    /// The config file's servers.
+    pub configured: Vec<Named>,
     /// The processes of this machine, under this `/proc`; `None`: not looked at.
     pub proc_root: Option<PathBuf>,
+    /// Whose listening sockets count there (a uid): this user's.
+    pub owner: u32,
     /// Browse mDNS this long; `None`: not at all.
     pub mdns: Option<Duration>,
-    /// Sent to every candidate (a password from `$OPENCODE_SERVER_PASSWORD`).
-    pub auth: Option<Auth>,
     pub probe_timeout: Duration,
 }
 
@@ -51,11 +63,18 @@ impl Default for Options {
             env_url: None,
             configured: Vec::new(),
             proc_root: Some(default_proc_root()),
+            owner: effective_uid(),
             mdns: None,
-            auth: None,
             probe_timeout: PROBE_TIMEOUT,
         }
     }
+}
+
+/// The user ocview runs as, as the kernel checks it (the owner of the
+/// sockets it would open).
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// `/proc`, or the directory in `$OCVIEW_DISCOVER_PROC` (tests).
@@ -103,6 +122,10 @@ pub struct Server {
     pub version: Option<String>,
     pub directory: Option<String>,
     pub needs_password: bool,
+    /// What it was confirmed with, and what to send it: the credentials of
+    /// the name it was given; `None` for a server only discovered.
+    #[serde(skip)]
+    pub auth: Option<Auth>,
 }
 
 /// What discovery found, and what it could not do (an mDNS socket that
@@ -117,6 +140,15 @@ pub struct Discovery {
 struct Candidate {
     url: String,
     via: Via,
+    /// Only a named candidate's.
+    auth: Option<Auth>,
+}
+
+/// An address probed: its one spelling, the URL asked, the credentials sent.
+struct Probed {
+    key: String,
+    url: String,
+    auth: Option<Auth>,
 }
 
 /// Look everywhere `options` says, confirm every candidate concurrently
@@ -132,55 +164,58 @@ pub async fn discover(options: &Options) -> Discovery {
         .map(|within| tokio::spawn(mdns::browse(within, announce)));
     let listeners = match &options.proc_root {
         Some(root) => {
-            let root = root.clone();
-            tokio::task::spawn_blocking(move || local::opencode_listeners(&root))
+            let (root, owner) = (root.clone(), options.owner);
+            tokio::task::spawn_blocking(move || local::opencode_listeners(&root, owner))
                 .await
                 .unwrap_or_default()
         }
         None => Vec::new(),
     };
+    let named = |n: &Named, via: Via| Candidate {
+        url: n.url.trim_end_matches('/').to_string(),
+        via,
+        auth: n.auth.clone(),
+    };
+    // The named first: an address named and found is probed as named.
     let mut candidates = Vec::new();
-    if let Some(url) = &options.env_url {
-        candidates.push(Candidate {
-            url: url.trim_end_matches('/').to_string(),
-            via: Via::Env,
-        });
-    }
-    for url in &options.configured {
-        candidates.push(Candidate {
-            url: url.trim_end_matches('/').to_string(),
-            via: Via::Config,
-        });
-    }
+    candidates.extend(options.env_url.iter().map(|n| named(n, Via::Env)));
+    candidates.extend(options.configured.iter().map(|n| named(n, Via::Config)));
     for l in listeners {
         candidates.push(Candidate {
             url: url_of(l.addr),
             via: Via::Local { pid: l.pid },
+            auth: None,
         });
     }
-    let mut urls: Vec<String> = Vec::new();
+    let mut probed: Vec<Probed> = Vec::new();
     let mut probes = tokio::task::JoinSet::new();
-    let mut probe = |url: &str, urls: &mut Vec<String>| {
-        if urls.iter().any(|u| u == url) {
+    let mut probe = |c: &Candidate, probed: &mut Vec<Probed>| {
+        let key = canonical(&c.url);
+        if probed.iter().any(|p| p.key == key) {
             return;
         }
-        urls.push(url.to_string());
-        let (url, auth, timeout) = (url.to_string(), options.auth.clone(), options.probe_timeout);
+        let (url, auth, timeout) = (c.url.clone(), c.auth.clone(), options.probe_timeout);
+        probed.push(Probed {
+            key: key.clone(),
+            url: url.clone(),
+            auth: auth.clone(),
+        });
         probes.spawn(async move {
             let identity = probe::confirm(&url, auth, timeout).await;
-            (url, identity)
+            (key, identity)
         });
     };
     for c in &candidates {
-        probe(&c.url, &mut urls);
+        probe(c, &mut probed);
     }
     // Ends when the browse does (it holds the sender), at once without one.
     while let Some(a) = announced.recv().await {
         let c = Candidate {
             url: url_of(a.addr),
             via: Via::Mdns { name: a.name },
+            auth: None,
         };
-        probe(&c.url, &mut urls);
+        probe(&c, &mut probed);
         candidates.push(c);
     }
     if let Some(browse) = browse {
@@ -190,23 +225,26 @@ pub async fn discover(options: &Options) -> Discovery {
             Err(e) => problems.push(format!("mDNS browse failed: {e}")),
         }
     }
-    let mut answers: Vec<(String, Option<Identity>)> = probes.join_all().await;
+    let answers: Vec<(String, Option<Identity>)> = probes.join_all().await;
+    let mut servers: Vec<(Server, Option<Fingerprint>)> = Vec::new();
     // In the order found: `$OPENCODE_SERVER_URL`, the config's, this
     // machine, the network.
-    answers.sort_by_key(|(url, _)| urls.iter().position(|u| u == url));
-    let mut servers: Vec<(Server, Option<Fingerprint>)> = Vec::new();
-    for (url, identity) in &answers {
-        let Some(identity) = identity.clone() else {
+    for Probed { key, url, auth } in probed {
+        let Some(Some(identity)) = answers
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, i)| i.clone())
+        else {
             continue;
         };
         let found_by: Vec<Via> = candidates
             .iter()
-            .filter(|c| &c.url == url)
+            .filter(|c| canonical(&c.url) == key)
             .map(|c| c.via.clone())
             .collect();
-        let key = fingerprint(url, &identity);
+        let key = fingerprint(&url, &identity);
         if let Some((known, _)) = servers.iter_mut().find(|(_, k)| k.is_some() && *k == key) {
-            known.also.push(url.clone());
+            known.also.push(url);
             for via in found_by {
                 if !known.found_by.contains(&via) {
                     known.found_by.push(via);
@@ -222,12 +260,13 @@ pub async fn discover(options: &Options) -> Discovery {
         } = identity;
         servers.push((
             Server {
-                url: url.clone(),
+                url,
                 also: Vec::new(),
                 found_by,
                 version,
                 directory,
                 needs_password,
+                auth,
             },
             key,
         ));
@@ -257,7 +296,7 @@ fn fingerprint(url: &str, identity: &Identity) -> Option<Fingerprint> {
 
 /// What to say when nothing was found: how to start a server, how to see
 /// the demo.
-pub const NOTHING_FOUND: &str = "no opencode server found (looked at $OPENCODE_SERVER_URL, the config's servers and the opencode processes of this machine; --discover also asks the local network over mDNS).
+pub const NOTHING_FOUND: &str = "no opencode server found (looked at $OPENCODE_SERVER_URL, the config's servers and your opencode processes on this machine; --discover also asks the local network over mDNS).
 Start one in your project with:
     opencode serve --port 4096
 then run `ocview` again (or `ocview attach http://127.0.0.1:4096`).

@@ -1,5 +1,5 @@
 //! The listening TCP sockets of this network namespace, read from
-//! `/proc/net/tcp` and `/proc/net/tcp6`: socket inode → address.
+//! `/proc/net/tcp` and `/proc/net/tcp6`: socket inode → address and owner.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -7,10 +7,18 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 /// The kernel's state number for a listening socket (`TCP_LISTEN`).
 const LISTEN: &str = "0A";
 
+/// A listening socket: where it is bound, and the user that owns it (the
+/// effective uid of the process that made it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Socket {
+    pub addr: SocketAddr,
+    pub uid: u32,
+}
+
 /// Every LISTEN entry of one `/proc/net/tcp{,6}` text, by socket inode.
 /// Lines that do not parse are skipped: the text is the kernel's, but a
 /// test or a future kernel may hand anything.
-pub fn listening(text: &str) -> HashMap<u64, SocketAddr> {
+pub fn listening(text: &str) -> HashMap<u64, Socket> {
     text.lines()
         .skip(1) // the header
         .filter_map(parse_line)
@@ -18,16 +26,28 @@ pub fn listening(text: &str) -> HashMap<u64, SocketAddr> {
 }
 
 /// `sl local rem st tx:rx tr:when retrnsmt uid timeout inode …`
-fn parse_line(line: &str) -> Option<(u64, SocketAddr)> {
+fn parse_line(line: &str) -> Option<(u64, Socket)> {
     let fields: Vec<&str> = line.split_whitespace().collect();
-    let (local, state, inode) = (fields.get(1)?, fields.get(3)?, fields.get(9)?);
+    let (local, state, uid, inode) = (
+        fields.get(1)?,
+        fields.get(3)?,
+        fields.get(7)?,
+        fields.get(9)?,
+    );
     if !state.eq_ignore_ascii_case(LISTEN) {
         return None;
     }
     let inode: u64 = inode.parse().ok()?;
     // Inode 0: a socket already closed, owned by no file.
     (inode != 0).then_some(())?;
-    Some((inode, parse_addr(local)?))
+    let uid = uid.parse().ok()?;
+    Some((
+        inode,
+        Socket {
+            addr: parse_addr(local)?,
+            uid,
+        },
+    ))
 }
 
 /// `0100007F:1F90` (IPv4) or 32 hex digits and a port (IPv6). The kernel
@@ -82,8 +102,9 @@ mod tests {
     fn ipv4_listeners_only() {
         let found = listening(TCP);
         assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(found[&1082], "0.0.0.0:2024".parse().unwrap());
-        assert_eq!(found[&912826], "127.0.0.1:47123".parse().unwrap());
+        assert_eq!(found[&1082].addr, "0.0.0.0:2024".parse().unwrap());
+        assert_eq!(found[&912826].addr, "127.0.0.1:47123".parse().unwrap());
+        assert_eq!(found[&1082].uid, 0);
         // Established (01) and TIME_WAIT (06) are not listeners; inode 0 has no owner.
         assert!(!found.contains_key(&912048));
     }
@@ -92,9 +113,14 @@ mod tests {
     fn ipv6_listeners_only() {
         let found = listening(TCP6);
         assert_eq!(found.len(), 3, "{found:?}");
-        assert_eq!(found[&5001], "[::]:8080".parse().unwrap());
-        assert_eq!(found[&5002], "[::1]:8081".parse().unwrap());
-        assert_eq!(found[&5003], "[::ffff:127.0.0.1]:8082".parse().unwrap());
+        assert_eq!(found[&5001].addr, "[::]:8080".parse().unwrap());
+        assert_eq!(found[&5002].addr, "[::1]:8081".parse().unwrap());
+        assert_eq!(
+            found[&5003].addr,
+            "[::ffff:127.0.0.1]:8082".parse().unwrap()
+        );
+        // The owner's uid: the column before the timeout.
+        assert_eq!(found[&5001].uid, 1000);
         assert!(!found.contains_key(&5004));
     }
 
@@ -105,6 +131,8 @@ mod tests {
             "header only",
             "h\n 0: zz:zz 0 0A 0 0 0 0 0 7",
             "h\n 0: 0100007F:1F90 x 0A",
+            // No owner that is a number.
+            "h\n 0: 0100007F:1F90 00000000:0000 0A 0 0 0 root 0 7",
         ] {
             assert!(listening(text).is_empty(), "{text:?}");
         }

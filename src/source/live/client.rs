@@ -13,7 +13,7 @@ use serde_json::Value;
 /// How long one REST request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Auth {
     pub username: String,
     pub password: String,
@@ -107,6 +107,11 @@ impl Client {
 
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// The credentials sent with every request.
+    pub fn auth(&self) -> Option<&Auth> {
+        self.auth.as_ref()
     }
 
     /// A request builder with auth; `timeout` is `None` for streams.
