@@ -45,10 +45,7 @@ async fn model() -> FakeModel {
             0 if text.contains("ask me") => {
                 Step::text("A question.").then_tool("question", question.clone())
             }
-            0 if text.contains("big table") => Step::text("Writing the inventory.").then_tool(
-                "write",
-                json!({"filePath": "inventory.md", "content": table}),
-            ),
+            0 if text.contains("big table") => Step::text(&table),
             0 if text.contains("run rm") => Step::text("Cleaning.").then_tool("bash", rm.clone()),
             _ => Step::text("Done."),
         }

@@ -223,7 +223,7 @@ async fn a_rejection_message_whose_permission_is_replaced_keeps_its_keys() {
 /// that first showed the prompt went out (typed while a slow frame was
 /// being drawn) is thrown away, even with no arming delay at all; the
 /// next key, typed after, answers.
-#[tokio::test(start_paused = true)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
     let (mut app, mut rx) = live_app();
     app.prompts.arming = Duration::ZERO;
@@ -278,4 +278,63 @@ async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
         "the early y was dropped; the n typed after the frame answered"
     );
     assert!(*frames.lock().unwrap() >= 2);
+}
+
+/// Through the real loop, on the real clock: a typist who never pauses
+/// never arms a prompt, however slow a frame is. A `y` is dropped while
+/// the prompt arms; the frame it causes takes 700 ms to draw, and a second
+/// `y` typed during that frame is handled after it: timed by when it was
+/// processed it would follow 700 ms of quiet (armed, 300 ms), but it may
+/// have been typed as the frame began, so it is dropped too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_frame_is_not_a_pause_in_typing() {
+    let (mut app, mut rx) = live_app();
+    app.prompts.arming = Duration::from_millis(300);
+    feed(&mut app, RM.as_bytes());
+    let (key_tx, key_rx) = mpsc::unbounded_channel::<std::io::Result<Event>>();
+    let typed_during_frame = key_tx.clone();
+    let frames = Arc::new(Mutex::new(0));
+    let counted = frames.clone();
+    let backend = FrameProbe::new(100, 30, move |_| {
+        let mut n = counted.lock().unwrap();
+        *n += 1;
+        // The frame after the first y: slow, with a y typed meanwhile.
+        if *n == 2 {
+            std::thread::sleep(Duration::from_millis(700));
+            let y = KeyEvent::from(KeyCode::Char('y'));
+            typed_during_frame.send(Ok(Event::Key(y))).unwrap();
+        }
+    });
+    let mut terminal = Terminal::new(backend).unwrap();
+    let (_source_tx, source_rx) = mpsc::channel(8);
+    let mut input = Some(Box::pin(futures_util::stream::unfold(
+        key_rx,
+        |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
+    )));
+    let keys = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let y = KeyEvent::from(KeyCode::Char('y'));
+        key_tx.send(Ok(Event::Key(y))).unwrap();
+        // Past the slow frame, then quiet for longer than the delay.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        key_tx
+            .send(Ok(Event::Key(KeyEvent::from(KeyCode::Char('q')))))
+            .unwrap();
+    });
+    let exit = run(
+        &mut app,
+        &mut terminal,
+        move || input.take().expect("input starts once"),
+        source_rx,
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    keys.await.unwrap();
+    assert_eq!(exit, Exit::Quit);
+    assert!(*frames.lock().unwrap() >= 2);
+    assert!(
+        sent(&mut rx).is_empty(),
+        "no y answered: the typist never paused"
+    );
 }

@@ -21,13 +21,22 @@ const CARD_SEARCH_LIMIT: usize = 20_000;
 impl App {
     /// A terminal event. Returns whether to redraw.
     pub fn on_terminal_event(&mut self, event: Event) -> bool {
+        self.on_terminal_event_typed_at(event, tokio::time::Instant::now())
+    }
+
+    /// A terminal event that came in no earlier than `typed_at`.
+    pub fn on_terminal_event_typed_at(
+        &mut self,
+        event: Event,
+        typed_at: tokio::time::Instant,
+    ) -> bool {
         match event {
             Event::Key(key) if self.is_suspend_key(&key) => {
                 self.act(Action::Suspend);
                 true
             }
             Event::Key(key) if key.kind != KeyEventKind::Release => {
-                self.on_key(key);
+                self.on_key_typed_at(key, typed_at);
                 true
             }
             Event::Mouse(m) => self.on_mouse(m),

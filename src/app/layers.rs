@@ -5,6 +5,7 @@
 //! prompt bar: a key typed for something else must not answer a prompt.
 
 use crossterm::event::KeyEvent;
+use tokio::time::Instant;
 
 use super::keymap::{Action, Context, Key};
 use super::{App, Focus, Overlay};
@@ -93,6 +94,12 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) {
+        self.on_key_typed_at(key, Instant::now());
+    }
+
+    /// A key typed no earlier than `typed_at` (a key that waited while a
+    /// frame was drawn may be as old as that frame).
+    pub fn on_key_typed_at(&mut self, key: KeyEvent, typed_at: Instant) {
         // What a verb said stays until the next key.
         self.verbs.feedback = None;
         let handed_down = match self.top_layer() {
@@ -129,7 +136,7 @@ impl App {
                 self.stale_editor_key(key);
                 false
             }
-            Layer::PromptBar => !self.prompt_key(key),
+            Layer::PromptBar => !self.prompt_key(key, typed_at),
             Layer::Pane => true,
         };
         if handed_down {

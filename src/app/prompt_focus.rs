@@ -57,44 +57,36 @@ impl App {
         };
     }
 
-    /// The frame laid out last is on the terminal now. Returns whether it
-    /// made a prompt seen for the first time: keys typed before it (still
-    /// queued) must then be thrown away with `discard_early_key`.
-    pub fn frame_flushed(&mut self, now: Instant) -> bool {
+    /// The frame laid out last is on the terminal now: a prompt it showed
+    /// for the first time is seen from `now`. Keys that were waiting then
+    /// are handled as typed at the frame's start, before it was seen.
+    pub fn frame_flushed(&mut self, now: Instant) {
         match (&self.prompts.visible, &self.prompts.armed) {
-            (Some(id), Some((armed, _))) if id == armed => false,
+            (Some(id), Some((armed, _))) if id == armed => {}
             (Some(id), _) => {
                 self.prompts.armed = Some((id.clone(), now));
                 self.prompts.dropped_while_arming = false;
-                true
             }
-            (None, _) => {
-                // Covered, unfocused or gone: seen again only when drawn again.
-                self.prompts.armed = None;
-                false
-            }
+            // Covered, unfocused or gone: seen again only when drawn again.
+            (None, _) => self.prompts.armed = None,
         }
     }
 
-    /// A key typed before the frame that showed the prompt reached the
-    /// terminal: never an answer to it.
-    pub fn discard_early_key(&mut self, key: &KeyEvent) {
-        tracing::info!("a key typed before the prompt was shown was dropped: {key:?}");
-        self.prompts.dropped_while_arming = true;
-    }
-
-    /// Whether the focused prompt takes answers: a flushed frame showed it
-    /// uncovered, and the arming delay has passed since.
+    /// Whether the focused prompt takes a key typed at `now`: a flushed
+    /// frame showed it uncovered, and the arming delay had passed since.
     pub fn prompt_armed(&self, now: Instant) -> bool {
         match (
             &self.prompts.armed,
             &self.prompts.visible,
             &self.prompts.current,
         ) {
+            // A key typed before the prompt was seen never counts, even
+            // with no delay.
             (Some((id, since)), Some(visible), Some(current)) => {
                 id == current
                     && id == visible
-                    && now.saturating_duration_since(*since) >= self.prompts.arming
+                    && now >= *since
+                    && now.duration_since(*since) >= self.prompts.arming
             }
             _ => false,
         }

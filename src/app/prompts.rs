@@ -250,8 +250,9 @@ impl App {
         self.prompts.step = PermStep::Choose;
     }
 
-    /// Keys while the bar has focus. Returns whether the key was used.
-    pub fn prompt_key(&mut self, key: KeyEvent) -> bool {
+    /// Keys while the bar has focus, typed no earlier than `typed_at`.
+    /// Returns whether the key was used.
+    pub fn prompt_key(&mut self, key: KeyEvent, typed_at: Instant) -> bool {
         let Some((_, n, prompt)) = self.current_prompt() else {
             return false;
         };
@@ -270,7 +271,7 @@ impl App {
                     | Action::PromptSession
             )
         );
-        if !looking && !self.prompt_armed(Instant::now()) {
+        if !looking && !self.prompt_armed(typed_at) {
             // Each dropped key starts the delay again: a typist still going
             // (a held key, the rest of an answer) has not looked yet.
             if let Some((_, since)) = &mut self.prompts.armed {

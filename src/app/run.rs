@@ -109,6 +109,7 @@ where
     let mut gate = FrameGate::default();
     let mut source_open = true;
     let mut highlighted = app.highlighter.generation();
+    let mut typed_during_frame: std::collections::VecDeque<(Event, Instant)> = Default::default();
     gate.request_now(Instant::now());
     let search_found = app.search.worker.waker();
     loop {
@@ -124,16 +125,16 @@ where
             gate.request(now);
         }
         if gate.should_draw(now) {
-            let seen = draw_frame(app, terminal)?;
+            let frame_start = Instant::now();
+            draw_frame(app, terminal)?;
             gate.drawn(now);
-            // Keys already typed when a prompt first reached the screen
-            // were typed without seeing it.
-            if seen {
-                match discard_typed_ahead(app, &mut input) {
-                    Ok(true) => gate.request_now(Instant::now()),
-                    Ok(false) => {}
-                    Err(Closed) => return Ok(Exit::InputClosed),
-                }
+            // Keys that came in while the frame was drawn may have been
+            // typed as it began: they count from then, not from now (a
+            // slow frame must not look like a pause in typing, nor let a
+            // key typed before a prompt appeared answer it).
+            match take_ready(&mut input) {
+                Ok(events) => typed_during_frame.extend(events.map(|e| (e, frame_start))),
+                Err(Closed) => return Ok(Exit::InputClosed),
             }
         }
         let deadline = gate.deadline();
@@ -142,6 +143,17 @@ where
         tokio::select! {
             biased;
             _ = &mut shutdown => return Ok(Exit::Shutdown),
+            _ = std::future::ready(()), if !typed_during_frame.is_empty() => {
+                while let Some((ev, typed_at)) = typed_during_frame.pop_front() {
+                    if app.on_terminal_event_typed_at(ev, typed_at) {
+                        gate.request_now(Instant::now());
+                    }
+                    // Quitting or handing the terminal over comes first.
+                    if app.quit || app.verbs.request.is_some() {
+                        break;
+                    }
+                }
+            }
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
                     if app.on_terminal_event(ev) {
@@ -290,26 +302,16 @@ async fn sleep_until_opt(at: Option<Instant>) {
 /// Terminal input ended while it was being drained.
 struct Closed;
 
-/// Throw away the keys already waiting (typed before the frame that showed
-/// a prompt went out); other events are applied. Returns whether a key was
-/// thrown away (the bar says so).
-fn discard_typed_ahead<I>(app: &mut App, input: &mut I) -> Result<bool, Closed>
+/// Every terminal event already waiting, without waiting for more.
+fn take_ready<I>(input: &mut I) -> Result<impl Iterator<Item = Event>, Closed>
 where
     I: Stream<Item = io::Result<Event>> + Unpin,
 {
     use futures_util::FutureExt;
-    let mut dropped = false;
+    let mut ready = Vec::new();
     while let Some(ev) = input.next().now_or_never() {
         match ev {
-            Some(Ok(Event::Key(key))) => {
-                if key.kind != crossterm::event::KeyEventKind::Release {
-                    app.discard_early_key(&key);
-                    dropped = true;
-                }
-            }
-            Some(Ok(other)) => {
-                app.on_terminal_event(other);
-            }
+            Some(Ok(ev)) => ready.push(ev),
             // A read error is the loop's to report: it comes again.
             Some(Err(e)) => {
                 tracing::warn!("terminal input: {e}");
@@ -318,13 +320,12 @@ where
             None => return Err(Closed),
         }
     }
-    Ok(dropped)
+    Ok(ready.into_iter())
 }
 
 /// Lay out and draw one frame, flush it, then tell the app it is on the
-/// terminal. Returns whether the frame made a prompt seen (see
-/// `App::frame_flushed`).
-pub fn draw_frame<B>(app: &mut App, terminal: &mut Terminal<B>) -> io::Result<bool>
+/// terminal (a prompt it shows counts as seen from then).
+pub fn draw_frame<B>(app: &mut App, terminal: &mut Terminal<B>) -> io::Result<()>
 where
     B: FrameSink,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -337,7 +338,7 @@ where
         .draw(|f| crate::ui::draw(f, app))
         .map_err(io::Error::other)?;
     terminal.backend_mut().end_frame()?;
-    let seen = app.frame_flushed(Instant::now());
+    app.frame_flushed(Instant::now());
     app.frames += 1;
     let texts = app.attention.take();
     let bell = app.attention.take_bell();
@@ -348,7 +349,7 @@ where
     if bell && texts.is_empty() && app.config.notify != super::attention::NotifyMode::Off {
         terminal.backend_mut().alert(b"\x07")?;
     }
-    Ok(seen)
+    Ok(())
 }
 
 fn now_ms() -> i64 {
