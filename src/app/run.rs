@@ -109,7 +109,10 @@ where
     let mut gate = FrameGate::default();
     let mut source_open = true;
     let mut highlighted = app.highlighter.generation();
-    let mut typed_during_frame: std::collections::VecDeque<(Event, Instant)> = Default::default();
+    // `None`: terminal input ended there.
+    let mut typed_during_frame: std::collections::VecDeque<(Option<Event>, Instant)> =
+        Default::default();
+    let mut input_ended = false;
     gate.request_now(Instant::now());
     let search_found = app.search.worker.waker();
     loop {
@@ -132,9 +135,14 @@ where
             // typed as it began: they count from then, not from now (a
             // slow frame must not look like a pause in typing, nor let a
             // key typed before a prompt appeared answer it).
-            match take_ready(&mut input) {
-                Ok(events) => typed_during_frame.extend(events.map(|e| (e, frame_start))),
-                Err(Closed) => return Ok(Exit::InputClosed),
+            if !input_ended {
+                let (events, ended) = take_ready(&mut input);
+                typed_during_frame.extend(events.into_iter().map(|e| (Some(e), frame_start)));
+                if ended {
+                    // After the keys that came before the end.
+                    typed_during_frame.push_back((None, frame_start));
+                    input_ended = true;
+                }
             }
         }
         let deadline = gate.deadline();
@@ -145,6 +153,9 @@ where
             _ = &mut shutdown => return Ok(Exit::Shutdown),
             _ = std::future::ready(()), if !typed_during_frame.is_empty() => {
                 while let Some((ev, typed_at)) = typed_during_frame.pop_front() {
+                    let Some(ev) = ev else {
+                        return Ok(Exit::InputClosed);
+                    };
                     if app.on_terminal_event_typed_at(ev, typed_at) {
                         gate.request_now(Instant::now());
                     }
@@ -154,7 +165,7 @@ where
                     }
                 }
             }
-            ev = input.next() => match ev {
+            ev = input.next(), if !input_ended => match ev {
                 Some(Ok(ev)) => {
                     if app.on_terminal_event(ev) {
                         gate.request_now(Instant::now());
@@ -299,11 +310,9 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
-/// Terminal input ended while it was being drained.
-struct Closed;
-
-/// Every terminal event already waiting, without waiting for more.
-fn take_ready<I>(input: &mut I) -> Result<impl Iterator<Item = Event>, Closed>
+/// Every terminal event already waiting, without waiting for more, and
+/// whether input ended after them.
+fn take_ready<I>(input: &mut I) -> (Vec<Event>, bool)
 where
     I: Stream<Item = io::Result<Event>> + Unpin,
 {
@@ -317,10 +326,10 @@ where
                 tracing::warn!("terminal input: {e}");
                 break;
             }
-            None => return Err(Closed),
+            None => return (ready, true),
         }
     }
-    Ok(ready.into_iter())
+    (ready, false)
 }
 
 /// Lay out and draw one frame, flush it, then tell the app it is on the
