@@ -239,7 +239,9 @@ async fn a_prompt_answered_while_disconnected_is_settled_in_the_replay() {
     server.wait_idle(&s, 60).await;
     proxy.restore();
     // The second connection's stream: its snapshot is written before it.
-    wait("the reconnect", &|t| t.matches("server.connected").count() >= 2);
+    wait("the reconnect", &|t| {
+        t.matches("server.connected").count() >= 2
+    });
     let pid = child.id().to_string();
     assert!(
         std::process::Command::new("kill")
@@ -269,9 +271,18 @@ async fn a_prompt_answered_while_disconnected_is_settled_in_the_replay() {
     assert!(replay.status.success());
     let replayed = state_of(&replay.stdout);
     assert!(replayed.contains("pending prompts: 0"), "{replayed}");
-    assert!(replayed.contains("Listed while you were away."), "{replayed}");
+    assert!(
+        replayed.contains("Listed while you were away."),
+        "{replayed}"
+    );
     let fresh = std::process::Command::new(bin)
-        .args(["attach", &server.url(), "--dump-when-idle", "--timeout", "60"])
+        .args([
+            "attach",
+            &server.url(),
+            "--dump-when-idle",
+            "--timeout",
+            "60",
+        ])
         .env_remove("OPENCODE_SERVER_PASSWORD")
         .output()
         .unwrap();

@@ -270,7 +270,10 @@ fn a_prompt_without_a_session_is_ignored_with_its_reason() {
         ),
         "{dump}"
     );
-    assert!(dump.contains("summary: 2 events applied, 4 ignored"), "{dump}");
+    assert!(
+        dump.contains("summary: 2 events applied, 4 ignored"),
+        "{dump}"
+    );
     assert!(dump.contains("sessions: 1\n"), "{dump}");
 }
 

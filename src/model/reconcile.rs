@@ -130,7 +130,10 @@ mod tests {
         apply(&mut s, &event.to_string());
         let pending: Vec<&str> = s.pending_prompts().map(|p| p.request.id()).collect();
         assert_eq!(pending, ["per_2"]);
-        assert!(s.prompt("per_1").is_none(), "forgotten, as the live view did");
+        assert!(
+            s.prompt("per_1").is_none(),
+            "forgotten, as the live view did"
+        );
 
         // A fleet's line names its server: only that server's prompts settle.
         let mut s = Store::new();
