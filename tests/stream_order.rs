@@ -195,6 +195,35 @@ fn a_clock_stepping_back_never_makes_later_updates_stale() {
     assert_eq!(text(&store), "abc");
 }
 
+/// A todo list the stream sends goes right after the part the stream named
+/// last (the `todowrite` call that caused it), not where its id's clock
+/// would sort it: after a step back the event's position sorts before the
+/// call, and the list would show as a card of its own, before its call.
+#[test]
+fn a_todo_list_goes_after_its_call_in_stream_order() {
+    let mut store = base();
+    let call = json!({"id": TOOL, "messageID": ASSIST, "sessionID": SES, "type": "tool", "tool": "todowrite", "callID": "call_t",
+        "state": {"status": "pending", "input": {}, "raw": ""}});
+    apply(
+        &mut store,
+        ev(
+            30,
+            "message.part.updated",
+            json!({"sessionID": SES, "part": call, "time": 1}),
+        ),
+    );
+    let todos = json!([{"content": "rename add", "status": "in_progress", "priority": "high"}]);
+    let e = after_step(7, "todo.updated", json!({"sessionID": SES, "todos": todos}));
+    assert_eq!(apply(&mut store, e), Effect::Applied);
+    let dump = ocview::dump::render(&store, &Default::default());
+    assert_eq!(dump.matches("tool todowrite").count(), 1, "{dump}");
+    assert!(!dump.contains("stream-only"), "{dump}");
+    let m = store.session(SES).unwrap().message(ASSIST).unwrap();
+    let ids: Vec<&str> = m.parts.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids.len(), 3);
+    assert!(ids[2].starts_with(TOOL) && ids[1] == TOOL, "{ids:?}");
+}
+
 /// The last status event in stream order wins: their ids (the server's
 /// clock) go backwards here, a retry's `next` is long past, and a
 /// snapshot's status carries no position at all.

@@ -330,6 +330,12 @@ impl Store {
         let message_id = part.message_id.clone();
         let part_id = part.id.clone();
         let (si, mi, created) = self.message_or_placeholder(&session_id, &message_id);
+        // Where the stream stands, even when this update changes nothing
+        // (a part loaded over REST already holds it): a todo list placed
+        // next goes after this part.
+        if mark.seq != 0 {
+            Arc::make_mut(&mut self.sessions[si]).note_streamed_part(&message_id, &part_id);
+        }
         let held = self.held_deltas.remove(&part_id);
         let message = &mut Arc::make_mut(&mut self.sessions[si]).messages[mi];
         // The server's stored part of a finished message is its final word
