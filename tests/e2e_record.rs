@@ -1,6 +1,7 @@
 //! Recording a live server: `ocview record URL FILE` killed with SIGKILL
 //! mid-stream leaves a file that replays (at most the line being written is
-//! lost), and the file is private.
+//! lost), and the file is private; a prompt answered elsewhere while the
+//! recorder was disconnected is settled in the replay as in the live view.
 
 mod common;
 mod support;
@@ -8,6 +9,7 @@ mod support;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
+use support::cut_proxy::CutProxy;
 use support::fake_model::{FakeModel, Step, steps};
 use support::opencode::Server;
 
@@ -183,5 +185,124 @@ async fn record_with_a_rejected_password_fails_fast_and_leaves_no_file() {
         assert!(stderr.contains(says), "{password:?}: {stderr}");
         assert!(took < Duration::from_secs(2), "{password:?}: took {took:?}");
         assert!(!file.exists(), "{password:?}: a file was left");
+    }
+}
+
+/// Issue 22, point 6: a permission is pending when the recorder loses its
+/// server; another client answers it while the recorder is away, so the
+/// recording never sees `permission.replied`. The reconnect's snapshot no
+/// longer lists it: the live view forgets it, and the recording says so
+/// (`ocview.pending-prompts`), so its replay ends with nothing pending, as
+/// a fresh attach does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_answered_while_disconnected_is_settled_in_the_replay() {
+    let model = FakeModel::start(steps(vec![
+        Step::text("Listing.").then_tool(
+            "bash",
+            serde_json::json!({"command": "echo away-e2e", "description": "list"}),
+        ),
+        Step::text("Listed while you were away."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let proxy = CutProxy::start(&server.url()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("away.jsonl");
+    let bin = env!("CARGO_BIN_EXE_ocview");
+    let child = std::process::Command::new(bin)
+        .args(["record", &proxy.url])
+        .arg(&file)
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _reap = KillIfPanicking(child.id());
+    let read = || std::fs::read_to_string(&file).unwrap_or_default();
+    let wait = |what: &str, f: &dyn Fn(&str) -> bool| {
+        let start = Instant::now();
+        while !f(&read()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "timed out waiting for {what}:\n{}",
+                read()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait("the connection", &|t| t.contains("server.connected"));
+    let s = server.create_session().await;
+    server.prompt(&s, "list the files").await;
+    wait("the permission", &|t| t.contains("\"permission.asked\""));
+
+    proxy.cut();
+    assert_eq!(server.answer_permissions("once").await, 1);
+    server.wait_idle(&s, 60).await;
+    proxy.restore();
+    // The second connection's stream: its snapshot is written before it.
+    wait("the reconnect", &|t| {
+        t.matches("server.connected").count() >= 2
+    });
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded = read();
+    assert!(
+        !recorded.contains("\"permission.replied\""),
+        "the answer was given while the recorder was away"
+    );
+
+    let replay = std::process::Command::new(bin)
+        .arg("replay")
+        .arg(&file)
+        .arg("--dump")
+        .output()
+        .unwrap();
+    assert!(replay.status.success());
+    let replayed = state_of(&replay.stdout);
+    assert!(replayed.contains("pending prompts: 0"), "{replayed}");
+    assert!(
+        replayed.contains("Listed while you were away."),
+        "{replayed}"
+    );
+    let fresh = std::process::Command::new(bin)
+        .args([
+            "attach",
+            &server.url(),
+            "--dump-when-idle",
+            "--timeout",
+            "60",
+        ])
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .output()
+        .unwrap();
+    assert!(
+        fresh.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fresh.stderr)
+    );
+    assert_eq!(replayed, state_of(&fresh.stdout));
+}
+
+/// Kills the recorder when a test step panics, so none is left reconnecting.
+struct KillIfPanicking(u32);
+
+impl Drop for KillIfPanicking {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &self.0.to_string()])
+                .status();
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! Order by the stream, not by clocks (issue 13, point 4), and SSE line ends
-//! as the spec allows them (point 6). Hand-made streams, one rule each.
+//! Order by the stream, not by clocks (issue 13, point 4; issue 22, point
+//! 6), and SSE line ends as the spec allows them (issue 13, point 6).
+//! Hand-made streams, one rule each.
 
 mod common;
 
@@ -118,24 +119,191 @@ fn two_events_at_one_position_are_both_applied() {
     assert_eq!(text(&store), "ab");
 }
 
+/// An event stamped by the server's clock after it stepped back: opencode's
+/// `evt_`, `msg_` and `prt_` ids are that clock (ms × 0x1000 plus a
+/// counter), so the position is lower than before the step, as is every
+/// time in the payload.
+fn after_step(n: u64, kind: &str, props: Value) -> Envelope {
+    ev_at(0x2028f0000000 + n, "steppedBACKxyz", kind, props)
+}
+
+const TOOL: &str = "prt_2028fab07001ToolPartXXXXXX";
+
+fn tool_state(status: &str) -> Value {
+    let part = json!({"id": TOOL, "messageID": ASSIST, "sessionID": SES, "type": "tool", "tool": "bash", "callID": "call_1",
+        "state": {"status": status, "input": {"command": "ls"}, "output": "a", "title": "ls", "time": {"start": 1, "end": 2}}});
+    json!({"sessionID": SES, "part": part, "time": 1})
+}
+
+fn tool_status(store: &Store) -> String {
+    let m = store.session(SES).unwrap().message(ASSIST).unwrap();
+    let part = m.part(TOOL).unwrap();
+    match &part.body {
+        ocview::model::PartBody::Tool(t) => t.state.status.label().to_string(),
+        other => panic!("not a tool: {other:?}"),
+    }
+}
+
 #[test]
-fn an_older_event_is_stale_on_its_connection_only() {
+fn a_clock_stepping_back_never_makes_later_updates_stale() {
     let mut store = base();
-    apply(&mut store, session_updated(20, "newer", 20));
-    // Older, same connection: late, skipped.
-    assert_eq!(
-        apply(&mut store, session_updated(15, "late", 15)),
-        Effect::Stale
+    apply(&mut store, session_updated(20, "before the step", 20_000));
+    apply(&mut store, delta_at(0x2028fb000021, "beforeTAILxxxx", "a"));
+    apply(
+        &mut store,
+        ev(22, "message.part.updated", tool_state("pending")),
     );
-    assert_eq!(title(&store), "newer");
-    // A new connection (a restarted server may count from anywhere): its
-    // events are not judged by the old connection's positions.
-    apply(&mut store, connected(8));
-    assert_eq!(
-        apply(&mut store, session_updated(9, "after reconnect", 30)),
-        Effect::Applied
+    // The clock steps back: every position and time below is lower.
+    let renamed = json!({"id": SES, "title": "after the step", "directory": "/p", "time": {"created": 1, "updated": 5_000}});
+    let outcome = after_step(
+        1,
+        "session.updated",
+        json!({"sessionID": SES, "info": renamed}),
     );
-    assert_eq!(title(&store), "after reconnect");
+    assert_eq!(apply(&mut store, outcome), Effect::Applied);
+    assert_eq!(title(&store), "after the step");
+    for (n, delta) in [(2, "b"), (3, "c")] {
+        let d = after_step(
+            n,
+            "message.part.delta",
+            json!({"sessionID": SES, "messageID": ASSIST, "partID": TEXT, "field": "text", "delta": delta}),
+        );
+        assert_eq!(apply(&mut store, d), Effect::Applied);
+    }
+    assert_eq!(text(&store), "abc");
+    for (n, status) in [(4, "running"), (5, "completed")] {
+        let e = after_step(n, "message.part.updated", tool_state(status));
+        assert_eq!(apply(&mut store, e), Effect::Applied, "{status}");
+        assert_eq!(tool_status(&store), status);
+    }
+    let cost = json!({"id": ASSIST, "sessionID": SES, "role": "assistant", "parentID": USER, "cost": 0.5, "time": {"created": 2}});
+    let e = after_step(
+        6,
+        "message.updated",
+        json!({"sessionID": SES, "info": cost}),
+    );
+    assert_eq!(apply(&mut store, e), Effect::Applied);
+    let m = store.session(SES).unwrap().message(ASSIST).unwrap();
+    assert_eq!(m.info.cost, 0.5);
+    // The same event again is still recognised, whatever its position.
+    let again = after_step(
+        3,
+        "message.part.delta",
+        json!({"sessionID": SES, "messageID": ASSIST, "partID": TEXT, "field": "text", "delta": "c"}),
+    );
+    assert_eq!(apply(&mut store, again), Effect::Stale);
+    assert_eq!(text(&store), "abc");
+}
+
+/// A todo list the stream sends goes right after the part the stream named
+/// last (the `todowrite` call that caused it), not where its id's clock
+/// would sort it: after a step back the event's position sorts before the
+/// call, and the list would show as a card of its own, before its call.
+#[test]
+fn a_todo_list_goes_after_its_call_in_stream_order() {
+    let mut store = base();
+    let call = json!({"id": TOOL, "messageID": ASSIST, "sessionID": SES, "type": "tool", "tool": "todowrite", "callID": "call_t",
+        "state": {"status": "pending", "input": {}, "raw": ""}});
+    apply(
+        &mut store,
+        ev(
+            30,
+            "message.part.updated",
+            json!({"sessionID": SES, "part": call, "time": 1}),
+        ),
+    );
+    let todos = json!([{"content": "rename add", "status": "in_progress", "priority": "high"}]);
+    let e = after_step(7, "todo.updated", json!({"sessionID": SES, "todos": todos}));
+    assert_eq!(apply(&mut store, e), Effect::Applied);
+    let dump = ocview::dump::render(&store, &Default::default());
+    assert_eq!(dump.matches("tool todowrite").count(), 1, "{dump}");
+    assert!(!dump.contains("stream-only"), "{dump}");
+    let m = store.session(SES).unwrap().message(ASSIST).unwrap();
+    let ids: Vec<&str> = m.parts.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids.len(), 3);
+    assert!(ids[2].starts_with(TOOL) && ids[1] == TOOL, "{ids:?}");
+}
+
+/// The last status event in stream order wins: their ids (the server's
+/// clock) go backwards here, a retry's `next` is long past, and a
+/// snapshot's status carries no position at all.
+#[test]
+fn session_status_follows_stream_order_whatever_the_times_say() {
+    let mut store = base();
+    let status = |pos: u64, status: Value| {
+        ev_at(
+            pos,
+            "statusTAILxxxx",
+            "session.status",
+            json!({"sessionID": SES, "status": status}),
+        )
+    };
+    let label = |store: &Store| store.session(SES).unwrap().status.label().to_string();
+    let steps = [
+        (0x2028fb000300, json!({"type": "busy"}), "busy"),
+        (
+            0x2028fb000200,
+            json!({"type": "retry", "attempt": 1, "message": "overloaded", "next": 1}),
+            "retry",
+        ),
+        (0x2028fa000100, json!({"type": "busy"}), "busy"),
+        (0x2028f0000000, json!({"type": "idle"}), "idle"),
+        (0x2028ef000000, json!({"type": "busy"}), "busy"),
+    ];
+    for (pos, s, want) in steps {
+        apply(&mut store, status(pos, s));
+        assert_eq!(label(&store), want);
+    }
+    let mut snapshot = status(0, json!({"type": "idle"}));
+    (snapshot.seq, snapshot.tag) = (0, 0);
+    apply(&mut store, snapshot);
+    assert_eq!(label(&store), "idle");
+    apply(&mut store, status(0x2028e0000000, json!({"type": "busy"})));
+    assert_eq!(label(&store), "busy");
+    let idle = ev_at(
+        0x2028d0000000,
+        "idleTAILxxxxxx",
+        "session.idle",
+        json!({"sessionID": SES}),
+    );
+    apply(&mut store, idle);
+    assert_eq!(label(&store), "idle");
+}
+
+/// A permission or question naming no session (no `sessionID`, or an empty
+/// one), and the replies to them: counted as ignored with the reason, in
+/// the stats and `--dump`, never a session whose id is "".
+#[test]
+fn a_prompt_without_a_session_is_ignored_with_its_reason() {
+    let lines = [
+        json!({"type": "session.created", "properties": {"sessionID": SES, "info": {"id": SES, "title": "t", "time": {"created": 1, "updated": 1}}}}),
+        json!({"type": "permission.asked", "properties": {"id": "per_2028fb000001NoSession01", "permission": "bash", "patterns": ["ls"], "metadata": {}, "always": []}}),
+        json!({"type": "question.asked", "properties": {"id": "que_2028fb000002NoSession02", "sessionID": "", "questions": [{"question": "Go?", "header": "go", "options": []}]}}),
+        json!({"type": "permission.replied", "properties": {"requestID": "per_2028fb000001NoSession01", "reply": "once"}}),
+        json!({"type": "question.rejected", "properties": {"requestID": "que_2028fb000002NoSession02"}}),
+        json!({"type": "permission.asked", "properties": {"id": "per_2028fb000003WithSession", "sessionID": SES, "permission": "bash", "patterns": ["ls"], "metadata": {}, "always": []}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let (store, stats) = common::replay_bytes(text.as_bytes());
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    assert_eq!(stats.ignored, 4);
+    assert!(store.session("").is_none(), "a session with an empty id");
+    assert_eq!(store.sessions().len(), 1);
+    let pending: Vec<&str> = store.pending_prompts().map(|p| p.request.id()).collect();
+    assert_eq!(pending, ["per_2028fb000003WithSession"]);
+    let dump = ocview::dump::render(&store, &stats);
+    assert!(
+        dump.contains(
+            "ignored types: permission.asked without sessionID×1, permission.replied without sessionID×1, \
+             question.asked without sessionID×1, question.rejected without sessionID×1"
+        ),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("summary: 2 events applied, 4 ignored"),
+        "{dump}"
+    );
+    assert!(dump.contains("sessions: 1\n"), "{dump}");
 }
 
 #[test]
@@ -155,14 +323,18 @@ fn a_clock_in_the_future_does_not_freeze_a_session() {
     assert_eq!(title(&store), "again");
 }
 
+/// A reconnect's snapshot comes after everything the stream said before
+/// the gap: it applies, even when the server's clock stepped back and its
+/// `time.updated` is earlier than the last one streamed.
 #[test]
-fn a_snapshot_older_than_the_stream_is_still_refused() {
+fn a_snapshot_applies_in_stream_order_whatever_its_time_says() {
     let mut store = base();
-    apply(&mut store, session_updated(20, "streamed", 20));
-    let mut snapshot = session_updated(0, "old snapshot", 15);
-    snapshot.seq = 0;
-    assert_eq!(apply(&mut store, snapshot), Effect::Stale);
-    assert_eq!(title(&store), "streamed");
+    apply(&mut store, session_updated(20, "streamed", 20_000));
+    apply(&mut store, connected(21));
+    let mut snapshot = session_updated(0, "renamed while away", 15_000);
+    (snapshot.seq, snapshot.tag) = (0, 0);
+    assert_eq!(apply(&mut store, snapshot), Effect::Applied);
+    assert_eq!(title(&store), "renamed while away");
 }
 
 #[test]

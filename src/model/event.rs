@@ -80,6 +80,13 @@ pub enum Event {
     ModelLimits(Vec<super::context::ModelLimit>),
     /// ocview's own: a server of a fleet joined or changed state.
     Server(Box<super::fleet::ServerReport>),
+    /// ocview's own: the prompts a (re)load found pending; every other
+    /// prompt still pending was settled while the stream was away.
+    PendingPrompts {
+        /// In a fleet, the server that listed them.
+        server: Option<String>,
+        ids: Vec<String>,
+    },
     /// Any other event type: counted, then ignored.
     Other(String),
 }
@@ -283,7 +290,7 @@ impl Event {
             "session.error" => {
                 let p = ErrorProps::deserialize(d)?;
                 Event::SessionError {
-                    session_id: p.session_id,
+                    session_id: p.session_id.filter(|id| !id.is_empty()),
                     error: p
                         .error
                         .map(ErrorInfo::from_raw)
@@ -399,6 +406,16 @@ impl Event {
             super::fleet::SERVER_EVENT => {
                 Event::Server(Box::new(super::fleet::ServerReport::deserialize(d)?))
             }
+            super::reconcile::PENDING_PROMPTS_EVENT => {
+                #[derive(Deserialize)]
+                struct PendingProps {
+                    ids: Vec<String>,
+                }
+                Event::PendingPrompts {
+                    server: None,
+                    ids: PendingProps::deserialize(d)?.ids,
+                }
+            }
             other => {
                 IgnoredAny::deserialize(d)?;
                 Event::Other(other.to_string())
@@ -433,7 +450,33 @@ impl Event {
             Event::TodoUpdated { .. } => "todo.updated",
             Event::ModelLimits(_) => super::context::MODEL_LIMITS_EVENT,
             Event::Server(_) => super::fleet::SERVER_EVENT,
+            Event::PendingPrompts { .. } => super::reconcile::PENDING_PROMPTS_EVENT,
             Event::Other(kind) => kind,
         }
+    }
+
+    /// The event's type when it belongs to a session but names none (an
+    /// empty `sessionID`; a prompt's is optional on the wire): such an
+    /// event is ignored, never applied to a session whose id is "".
+    pub fn without_session(&self) -> Option<&str> {
+        let session = match self {
+            Event::SessionStatus { session_id, .. }
+            | Event::SessionIdle { session_id }
+            | Event::SessionCompacted { session_id }
+            | Event::SessionDiff { session_id, .. }
+            | Event::MessageRemoved { session_id, .. }
+            | Event::PartRemoved { session_id, .. }
+            | Event::PartDelta { session_id, .. }
+            | Event::TodoUpdated { session_id, .. }
+            | Event::PermissionReplied { session_id, .. }
+            | Event::QuestionReplied { session_id, .. }
+            | Event::QuestionRejected { session_id, .. } => session_id,
+            Event::MessageUpdated(info) => &info.session_id,
+            Event::PartUpdated(part) => &part.session_id,
+            Event::PermissionAsked(p) => &p.session_id,
+            Event::QuestionAsked(q) => &q.session_id,
+            _ => return None,
+        };
+        session.is_empty().then(|| self.kind())
     }
 }

@@ -101,6 +101,10 @@ pub fn scope_event(event: &mut Event, key: &str) {
             scope(request_id, key);
         }
         Event::Server(report) => report.key = key.to_string(),
+        Event::PendingPrompts { server, ids } => {
+            ids.iter_mut().for_each(|id| scope(id, key));
+            *server = Some(key.to_string());
+        }
         Event::ServerConnected
         | Event::ServerHeartbeat
         | Event::InstanceDisposed

@@ -14,7 +14,7 @@ pub mod part;
 pub mod part_source;
 pub mod patch;
 pub mod prompt;
-mod reconcile;
+pub mod reconcile;
 mod reducer;
 pub mod search;
 pub mod session;

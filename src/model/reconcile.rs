@@ -3,10 +3,26 @@
 //! sessions the server no longer has go, prompts it no longer lists are
 //! forgotten. Everything the snapshot does list is applied through the
 //! reducer as usual (idempotent by id).
+//!
+//! A recording keeps the prompts' part of it as an event of ocview's own,
+//! `ocview.pending-prompts`, written after the snapshot: a prompt answered
+//! elsewhere (or whose run died) while the stream was away leaves the
+//! replay where it left the live view.
 
 use std::collections::HashSet;
 
 use super::store::{Change, Outcome, Store};
+
+/// The event type that lists the prompts a (re)load found pending.
+pub const PENDING_PROMPTS_EVENT: &str = "ocview.pending-prompts";
+
+/// The `ocview.pending-prompts` event for a recording (ids sorted, so a
+/// recording does not depend on a hash order).
+pub fn pending_prompts_event(pending: &HashSet<String>) -> serde_json::Value {
+    let mut ids: Vec<&String> = pending.iter().collect();
+    ids.sort();
+    serde_json::json!({"type": PENDING_PROMPTS_EVENT, "properties": {"ids": ids}})
+}
 
 impl Store {
     /// Drop sessions absent from the server's full list.
@@ -97,5 +113,37 @@ mod tests {
                 .change
                 .prompts
         );
+    }
+
+    #[test]
+    fn a_recorded_pending_prompts_event_settles_as_the_reconcile_did() {
+        let asked = |id: &str, server: &str| {
+            format!(
+                r#"{{"server":"{server}","type":"permission.asked","properties":{{"id":"{id}","sessionID":"ses_a","permission":"bash","patterns":[]}}}}"#
+            )
+        };
+        let mut s = Store::new();
+        for id in ["per_1", "per_2"] {
+            apply(&mut s, &asked(id, ""));
+        }
+        let event = pending_prompts_event(&["per_2".to_string()].into());
+        apply(&mut s, &event.to_string());
+        let pending: Vec<&str> = s.pending_prompts().map(|p| p.request.id()).collect();
+        assert_eq!(pending, ["per_2"]);
+        assert!(
+            s.prompt("per_1").is_none(),
+            "forgotten, as the live view did"
+        );
+
+        // A fleet's line names its server: only that server's prompts settle.
+        let mut s = Store::new();
+        for server in ["a:1", "b:2"] {
+            apply(&mut s, &asked("per_1", server));
+        }
+        let mut event = pending_prompts_event(&HashSet::new());
+        event["server"] = "a:1".into();
+        apply(&mut s, &event.to_string());
+        let pending: Vec<&str> = s.pending_prompts().map(|p| p.request.id()).collect();
+        assert_eq!(pending, ["per_1@b:2"]);
     }
 }

@@ -2,17 +2,22 @@
 //!
 //! Rules that make it safe to feed from overlapping sources (a REST snapshot
 //! plus buffered stream events, a reconnect, a duplicated line):
-//! - an entity remembers the mark of the last event applied to it; an event
-//!   is stale when it is that same event again (the whole id), or an older
-//!   one on the same connection (`EventMark`). Clocks inside payloads never
-//!   order stream events: a server clock in the future must not freeze an
-//!   entity;
+//! - order is the stream's: events apply in the order they arrive. Clocks
+//!   never decide, neither the times inside payloads (`time.updated`) nor
+//!   the `evt_` ids (which are the server's clock too): a clock in the
+//!   future must not freeze an entity, and one that steps back must not
+//!   make the updates after it stale. A REST snapshot, loaded after the
+//!   stream it follows, applies like the stream's next event;
+//! - an entity remembers the mark of the last event applied to it, and the
+//!   same event again (its whole id) is stale;
 //! - a reply that arrives before its request is kept, and settles the
 //!   request when it comes;
 //! - state never moves backwards: a finished part is not replaced by an
 //!   unfinished one, a tool never returns to a lower state, a completed
 //!   message is not replaced by an uncompleted one;
-//! - a delta for a finished part is already in its text and is skipped.
+//! - a delta for a finished part is already in its text and is skipped;
+//! - an event for a session with no id (a prompt without `sessionID`) is
+//!   ignored, counted with its reason, never shown under an empty id.
 
 use super::event::{Envelope, Event};
 use super::event_mark::EventMark;
@@ -28,13 +33,18 @@ use std::sync::Arc;
 impl Store {
     /// Apply one event. Returns what changed; never fails.
     pub fn apply(&mut self, env: Envelope, obs: &mut dyn ReplyObserver) -> Outcome {
-        let seq = env.seq;
+        self.arrivals += 1;
         let mark = EventMark {
-            seq,
+            seq: env.seq,
             tag: env.tag,
-            connection: self.connected,
+            arrival: self.arrivals,
         };
         let at = env.received_ms;
+        if let Some(kind) = env.event.without_session() {
+            let reason = format!("{kind} without sessionID");
+            *self.ignored.entry(reason).or_default() += 1;
+            return Outcome::with(Effect::Ignored);
+        }
         match env.event {
             Event::ServerConnected => {
                 self.connected += 1;
@@ -201,6 +211,10 @@ impl Store {
                 Outcome::with(Effect::Applied)
             }
             Event::Server(report) => self.report_server(*report),
+            Event::PendingPrompts { server, ids } => {
+                let ids: std::collections::HashSet<String> = ids.into_iter().collect();
+                self.settle_missing_prompts(server.as_deref(), &ids)
+            }
             Event::Other(kind) => {
                 *self.ignored.entry(kind).or_default() += 1;
                 Outcome::with(Effect::Ignored)
@@ -217,20 +231,8 @@ impl Store {
         let id = info.id.clone();
         let (si, _) = self.session_or_placeholder(&id);
         let session = Arc::make_mut(&mut self.sessions[si]);
-        if !session.placeholder {
-            if session.last_event.makes_stale(mark) {
-                return Outcome::with(Effect::Stale);
-            }
-            // A snapshot (no stream position) older than what the stream
-            // already told us. Only a snapshot is judged by the server's
-            // clock: between stream events the stream's order rules, so a
-            // `time.updated` in the future cannot freeze the session.
-            if mark.seq == 0
-                && let (Some(old), Some(new)) = (session.info.time.updated, info.time.updated)
-                && new < old
-            {
-                return Outcome::with(Effect::Stale);
-            }
+        if !session.placeholder && session.last_event.makes_stale(mark) {
+            return Outcome::with(Effect::Stale);
         }
         session.info = info;
         session.placeholder = false;
@@ -328,6 +330,12 @@ impl Store {
         let message_id = part.message_id.clone();
         let part_id = part.id.clone();
         let (si, mi, created) = self.message_or_placeholder(&session_id, &message_id);
+        // Where the stream stands, even when this update changes nothing
+        // (a part loaded over REST already holds it): a todo list placed
+        // next goes after this part.
+        if mark.seq != 0 {
+            Arc::make_mut(&mut self.sessions[si]).note_streamed_part(&message_id, &part_id);
+        }
         let held = self.held_deltas.remove(&part_id);
         let message = &mut Arc::make_mut(&mut self.sessions[si]).messages[mi];
         // The server's stored part of a finished message is its final word

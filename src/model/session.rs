@@ -236,6 +236,9 @@ pub struct Session {
     /// Bumped on every change to the session or anything in it.
     pub revision: u64,
     pub(crate) last_event: super::event_mark::EventMark,
+    /// The part the stream last named in a `message.part.updated`
+    /// (applied or not): (message id, part id).
+    pub(crate) last_streamed_part: Option<(String, String)>,
 }
 
 impl Session {
@@ -271,24 +274,32 @@ impl Session {
         self.message_index(id).ok().map(|i| &self.messages[i])
     }
 
-    /// The newest assistant message, where stream-only parts are attached.
-    /// The assistant message that was current when event `seq` happened:
-    /// the newest one whose id sorts before the event's clock position
-    /// (`evt_` and `msg_` ids share opencode's clock). Without a position,
-    /// or when none is older, the newest assistant message.
-    pub fn current_assistant_index(&self, seq: u64) -> Option<usize> {
-        let newest = || self.messages.iter().rposition(|m| m.info.is_assistant());
-        if seq == 0 {
-            return newest();
+    /// Where a todo list the stream sends goes, in stream order: right
+    /// after the part the stream last named, when that part belongs to an
+    /// assistant message (the `todowrite` call that caused it, in
+    /// opencode's order); else after the last part of the newest assistant
+    /// message. The message's index, and the id of the part to follow.
+    pub(crate) fn todo_place(&self) -> Option<(usize, String)> {
+        if let Some((message, part)) = &self.last_streamed_part
+            && let Ok(mi) = self.message_index(message)
+            && self.messages[mi].info.is_assistant()
+        {
+            return Some((mi, part.clone()));
         }
-        let bound = format!("msg_{seq:012x}~");
-        let end = self
-            .messages
-            .partition_point(|m| m.info.id.as_str() < bound.as_str());
-        self.messages[..end]
-            .iter()
-            .rposition(|m| m.info.is_assistant())
-            .or_else(newest)
+        let mi = self.messages.iter().rposition(|m| m.info.is_assistant())?;
+        let last = self.messages[mi].parts.last();
+        Some((mi, last.map_or("prt_", |p| p.id.as_str()).to_string()))
+    }
+
+    /// Remember the part a streamed `message.part.updated` named.
+    pub(crate) fn note_streamed_part(&mut self, message: &str, part: &str) {
+        let same = self
+            .last_streamed_part
+            .as_ref()
+            .is_some_and(|(m, p)| m == message && p == part);
+        if !same {
+            self.last_streamed_part = Some((message.to_string(), part.to_string()));
+        }
     }
 
     /// Turns in order: each user message with the assistant messages answering it.

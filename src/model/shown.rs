@@ -66,12 +66,13 @@ pub fn shown(message: &Message, pi: usize) -> Shown<'_> {
 
 /// The event's list replaces the call's when the call has none yet (it is
 /// pending: opencode never streams a tool's input), or when both came from
-/// the stream and the event came later. A call the server stored
-/// (finalisation, a snapshot) has the final word. Read from the typed part:
-/// this runs for every visible todo card on every frame.
+/// the stream and the event arrived later (stream order, not the ids'
+/// clock). A call the server stored (finalisation, a snapshot) has the
+/// final word. Read from the typed part: this runs for every visible todo
+/// card on every frame.
 fn event_is_newer(call: &Part, event: &Part) -> bool {
     let pending = matches!(&call.body, PartBody::Tool(t) if t.state.status == ToolStatus::Pending);
-    pending || (call.last_event.seq != 0 && event.last_event.seq > call.last_event.seq)
+    pending || (call.last_event.seq != 0 && event.last_event.arrived_after(call.last_event))
 }
 
 impl<'a> Shown<'a> {

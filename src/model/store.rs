@@ -93,6 +93,9 @@ pub struct Store {
     /// Errors not tied to a session.
     pub(crate) global_errors: Vec<ErrorInfo>,
     pub(crate) connected: u32,
+    /// Events given to `apply`, in order: the stream's order, which marks
+    /// which of two events came later (`EventMark::arrival`).
+    pub(crate) arrivals: u64,
     /// Set by `server.instance.disposed`: a live source must reload everything.
     pub(crate) needs_resync: bool,
     /// Bumped on every applied change.

@@ -2,8 +2,9 @@
 //!
 //! `todo.updated` carries the full todo list but opencode never stores it as a
 //! part. We materialise it as a completed `todowrite` tool part of the
-//! session's current assistant message, stamped with its source, so it renders
-//! through the todo card; finalisation replaces streamed wire parts by the
+//! session's current assistant message, placed in stream order (right after
+//! the part the stream last named, the call that caused it; never by the
+//! ids' clock), stamped with its source, so it renders through the todo card; finalisation replaces streamed wire parts by the
 //! server's authoritative ones and keeps these.
 
 use serde_json::value::RawValue;
@@ -45,9 +46,16 @@ impl Store {
             self.touch(si, None);
             return Outcome::applied(change);
         }
-        if let Some(mi) = session.current_assistant_index(seq) {
+        if let Some((mi, after)) = session.todo_place() {
             let message = &mut session.messages[mi];
-            let part_id = todo_part_id(message, seq);
+            // The same event again replaces its own part; a new one sorts
+            // right after `after`, in arrival order among its kind.
+            let part_id = message
+                .parts
+                .iter()
+                .find(|p| p.is_stream_only() && p.last_event.makes_stale(mark))
+                .map(|p| p.id.clone())
+                .unwrap_or_else(|| format!("{after}~todo{:016x}", mark.arrival));
             let part = todo_part(&part_id, &message.info, raw_todos, count);
             if let Some(mut part) = part {
                 part.last_event = mark;
@@ -168,22 +176,6 @@ impl Store {
             session: Some(session_id.to_string()),
             ..Default::default()
         })
-    }
-}
-
-/// One todo part per `todo.updated` event, placed where the event happened:
-/// `evt_` and `prt_` ids share opencode's clock, so the event's position is a
-/// valid part id position. Without a position, right after the last part.
-fn todo_part_id(message: &Message, seq: u64) -> String {
-    if seq != 0 {
-        format!("prt_{seq:012x}~todo")
-    } else {
-        let last = message
-            .parts
-            .last()
-            .map(|p| p.id.as_str())
-            .unwrap_or("prt_");
-        format!("{last}~todo")
     }
 }
 

@@ -1,6 +1,7 @@
 //! The end-to-end harness: the real opencode server and a scripted model.
 #![allow(dead_code)]
 
+pub mod cut_proxy;
 pub mod fake_model;
 pub mod fleet_server;
 pub mod header_server;

@@ -236,6 +236,12 @@ impl Sync {
         for event in snap.wire {
             self.recording(|| Feed::Loaded(event));
         }
+        // The prompts settled below, as the recording keeps them.
+        self.recording(|| {
+            Feed::Loaded(crate::model::reconcile::pending_prompts_event(
+                &snap.pending_prompts,
+            ))
+        });
         for env in snap.events {
             let record = crate::source::replay::Record {
                 line: 0,
