@@ -274,6 +274,7 @@ where
     terminal.backend_mut().suspend()?;
     let status = match handover::command(program, &shell, &file.path).spawn() {
         Ok(mut child) => {
+            let _keyboard_signals_are_its = super::terminal::KeyboardSignalsIgnored::new();
             let pid = child.id() as libc::pid_t;
             let mut wait = tokio::task::spawn_blocking(move || child.wait());
             tokio::select! {

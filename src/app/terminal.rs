@@ -130,6 +130,48 @@ pub fn handed_over() -> bool {
     HANDED_OVER.load(Ordering::SeqCst)
 }
 
+/// While a program that has the terminal runs, Ctrl-C and Ctrl-\\ reach
+/// it and us alike: as `system(3)` does, the viewer ignores them until the
+/// guard drops, then its own handlers are back. Made after the program is
+/// started, so the program keeps their default effect.
+pub struct KeyboardSignalsIgnored {
+    saved: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl KeyboardSignalsIgnored {
+    pub fn new() -> KeyboardSignalsIgnored {
+        let mut saved = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGQUIT] {
+            // SAFETY: plain sigaction calls with valid, zeroed structs;
+            // SIG_IGN runs no code of ours.
+            unsafe {
+                let mut ignore: libc::sigaction = std::mem::zeroed();
+                ignore.sa_sigaction = libc::SIG_IGN;
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &ignore, &mut old) == 0 {
+                    saved.push((sig, old));
+                }
+            }
+        }
+        KeyboardSignalsIgnored { saved }
+    }
+}
+
+impl Drop for KeyboardSignalsIgnored {
+    fn drop(&mut self) {
+        for (sig, old) in &self.saved {
+            // SAFETY: puts back exactly the action `new` replaced.
+            unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
+        }
+    }
+}
+
+impl Default for KeyboardSignalsIgnored {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Give the terminal to another program: leave the alternate screen, stop
 /// mouse and focus reports, show the cursor, cooked mode. The caller has
 /// stopped reading input first.
