@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use ocview::app::App;
 use ocview::app::config::Config;
+use ocview::render::highlight::Highlighter;
 use ocview::source::fleet::{self, Control, FleetServer};
 use ocview::source::live::{Client, LiveOptions};
 use ocview::source::player::SourceMsg;
 use ocview::source::replay::decode_record;
-use ocview::ui::highlight::Highlighter;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

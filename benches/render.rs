@@ -16,7 +16,7 @@ mod common;
 use common::{feed, msg_id, session};
 use common::{frame, median};
 
-use ocview::ui::turn_layout::Jump;
+use ocview::app::panes::turn_view::layout::Jump;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

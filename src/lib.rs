@@ -1,11 +1,13 @@
 //! ocview: a terminal viewer for OpenCode agent sessions.
+//!
+//! The layers, each knowing only those before it: `model` (sessions,
+//! messages, parts, the reducer), `source` (live servers, recordings, files),
+//! `render` (content to lines at a width: markdown, highlighting, diffs,
+//! tool cards, themes, the render cache), then `headless` (dump, plain,
+//! export) and `app` (the panes, the overlays and the loop).
 
 pub mod app;
-pub mod content;
-pub mod dump;
-pub mod export;
+pub mod headless;
 pub mod model;
-pub mod plain;
-pub mod sanitize;
+pub mod render;
 pub mod source;
-pub mod ui;

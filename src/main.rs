@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use ocview::app::color_depth::{ColorDepth, ColorSetting};
+use ocview::app::App;
 use ocview::app::config::Config;
+use ocview::app::launch::logging;
 use ocview::app::launch::{self, DumpWhen, Outcome, Recording};
-use ocview::app::player::{PlayOptions, StartAt};
-use ocview::app::{App, logging};
+use ocview::app::panes::status_line::player::{PlayOptions, StartAt};
+use ocview::app::terminal::color_depth::{ColorDepth, ColorSetting};
 use ocview::model::{NoObserver, Store};
 use ocview::source::fleet_watch;
 use ocview::source::live::{Auth, Client, LiveOptions};
@@ -19,9 +20,7 @@ use ocview::source::timeline::IndexOptions;
 use ocview::source::{self, ReplayReader};
 
 mod cli;
-mod discovered;
-mod fleet_members;
-use cli::{Cli, Command, ExportArg, PaceArgs, StartArg};
+use cli::{Cli, Command, ExportArg, PaceArgs, StartArg, discovered, fleet_members};
 
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
 /// markdown, todos, a subagent, a permission, a question, edits and diffs).
@@ -207,7 +206,7 @@ fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
 /// A recording to read, or why not, naming it: a missing or unreadable
 /// file, a directory. `-` is standard input.
 fn open_recording(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
-    let shown = || ocview::sanitize::line(&path.display().to_string()).into_owned();
+    let shown = || ocview::model::sanitize::line(&path.display().to_string()).into_owned();
     if path.as_os_str() != "-" && path.is_dir() {
         anyhow::bail!(
             "cannot read {}: it is a directory, not a recording",
@@ -222,7 +221,7 @@ fn no_events(path: &Path, stats: &source::IngestStats) -> anyhow::Error {
     let name = if path.as_os_str() == "-" {
         "standard input".to_string()
     } else {
-        ocview::sanitize::line(&path.display().to_string()).into_owned()
+        ocview::model::sanitize::line(&path.display().to_string()).into_owned()
     };
     if stats.malformed > 0 {
         let n = stats.malformed;
@@ -351,7 +350,7 @@ fn export(
     timeout: f64,
     auth: Option<Auth>,
 ) -> anyhow::Result<ExitCode> {
-    use ocview::export::{self, ExportFormat};
+    use ocview::headless::export::{self, ExportFormat};
     let store = if source_arg.contains("://") {
         let url = server_url(source_arg, None)?;
         let rt = runtime()?;
@@ -460,7 +459,7 @@ fn fleet_viewer(
     }
     let app = App::new(config, "fleet", false).map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
-    let outcome = rt.block_on(ocview::app::fleet_launch::fleet_tui(
+    let outcome = rt.block_on(ocview::app::launch::fleet::fleet_tui(
         app, fleet, read_only, record, watch,
     ));
     rt.shutdown_background();
@@ -487,7 +486,7 @@ fn record_fleet(
 ) -> anyhow::Result<ExitCode> {
     let fleet = fleet_members::from_urls(urls, auth, all)?;
     let rt = runtime()?;
-    let n = rt.block_on(ocview::app::fleet_launch::record_fleet(fleet, file));
+    let n = rt.block_on(ocview::app::launch::fleet::record_fleet(fleet, file));
     rt.shutdown_background();
     eprintln!("ocview: recorded {} events to {}", n?, file.display());
     Ok(ExitCode::SUCCESS)
@@ -529,7 +528,7 @@ fn plain(
     let stdout = std::io::stdout();
     // NO_COLOR and `colors = "none"` hold here too.
     let color = stdout.is_terminal() && ColorDepth::from_env(colors) != ColorDepth::None;
-    let mut printer = ocview::plain::PlainPrinter::new(stdout.lock(), color);
+    let mut printer = ocview::headless::plain::PlainPrinter::new(stdout.lock(), color);
     let mut reader = ReplayReader::new(input);
     let mut store = Store::new();
     let mut stats = source::IngestStats::default();
@@ -575,7 +574,7 @@ fn read_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
     let name = if path.as_os_str() == "-" {
         "standard input".to_string()
     } else {
-        ocview::sanitize::line(&path.display().to_string()).into_owned()
+        ocview::model::sanitize::line(&path.display().to_string()).into_owned()
     };
     anyhow::anyhow!("cannot read {name}: {e}")
 }
@@ -593,5 +592,5 @@ fn dump_input(input: Box<dyn BufRead + Send>, path: &Path) -> anyhow::Result<Exi
     if stats.events == 0 {
         return Err(no_events(path, &stats));
     }
-    write_stdout(&ocview::dump::render(&store, &stats))
+    write_stdout(&ocview::headless::dump::render(&store, &stats))
 }

@@ -97,7 +97,7 @@ fn build() -> Pair {
 
 /// The dump without its problem report and counters: the state alone.
 fn state_of(store: &ocview::model::Store) -> String {
-    ocview::dump::render(store, &IngestStats::default())
+    ocview::headless::dump::render(store, &IngestStats::default())
 }
 
 #[test]

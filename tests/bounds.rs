@@ -33,7 +33,7 @@ fn the_dump_of_a_deep_session_tree_is_linear_in_its_size() {
     // Run on a thread with a small stack: the tree walk must not recurse.
     let dump = std::thread::Builder::new()
         .stack_size(256 * 1024)
-        .spawn(move || ocview::dump::render(&store, &Default::default()))
+        .spawn(move || ocview::headless::dump::render(&store, &Default::default()))
         .unwrap()
         .join()
         .unwrap();

@@ -7,9 +7,9 @@ mod common;
 use std::collections::HashSet;
 
 use ocview::model::Part;
-use ocview::ui::blocks::{self, Detail, RenderCtx};
-use ocview::ui::highlight::Highlighter;
-use ocview::ui::theme::Theme;
+use ocview::render::blocks::{self, Detail, RenderCtx};
+use ocview::render::highlight::Highlighter;
+use ocview::render::theme::Theme;
 use serde_json::{Value, json};
 
 const NOW: i64 = 1_795_339_400_000;

@@ -10,10 +10,10 @@ use std::collections::HashSet;
 
 use common::{app_with, buffer_text, fixture, press};
 use ocview::app::App;
-use ocview::ui::blocks::{Detail, RenderCtx};
-use ocview::ui::diff_lines::DiffLayout;
-use ocview::ui::highlight::Highlighter;
-use ocview::ui::theme::{Role, Theme};
+use ocview::render::blocks::{Detail, RenderCtx};
+use ocview::render::diff_lines::DiffLayout;
+use ocview::render::highlight::Highlighter;
+use ocview::render::theme::{Role, Theme};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -38,7 +38,7 @@ fn frame(app: &mut App, width: u16, height: u16) -> Buffer {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
         .expect("test backend");
     app.prepare(Rect::new(0, 0, width, height));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    terminal.draw(|f| ocview::app::draw::draw(f, app)).unwrap();
     terminal.backend().buffer().clone()
 }
 
@@ -125,7 +125,7 @@ fn edit_card_bands_reach_the_edge_of_the_card() {
         band(&theme, Role::DiffDelLine),
     );
     let buf = frame(&mut app, 80, 40);
-    let inner = ocview::ui::turn_inner(app.areas.turns);
+    let inner = ocview::app::draw::turn_inner(app.areas.turns);
     // The card's body starts four columns in; its band runs from there to
     // the last column of the turn view.
     let body = inner.x + 4;
@@ -147,7 +147,7 @@ fn edit_card_bands_reach_the_edge_of_the_card() {
     // Side by side (200 columns): old on its band left of the divider, new
     // on its band right of it, each to its edge.
     let buf = frame(&mut app, 200, 40);
-    let inner = ocview::ui::turn_inner(app.areas.turns);
+    let inner = ocview::app::draw::turn_inner(app.areas.turns);
     let (y, _) = find(&buf, REMOVED);
     let (_, divider) = find(&buf, "│   2 +");
     let left = banded_run(&buf, y, inner.x, divider, del);
@@ -380,7 +380,7 @@ fn a_diff_beyond_the_highlighters_limits_stays_plain_on_its_bands() {
     let theme = Theme::default();
     let hl = Highlighter::spawn(&theme.syntax);
     let none = HashSet::new();
-    let lines = ocview::ui::highlight::MAX_LINES + 1;
+    let lines = ocview::render::highlight::MAX_LINES + 1;
     let mut patch = format!("@@ -1,1 +1,{lines} @@\n-fn old() {{}}\n");
     for i in 0..lines {
         patch.push_str(&format!("+fn f{i}() {{}}\n"));

@@ -27,7 +27,7 @@ fn the_sample_replays_to_a_tree_with_parts_costs_and_an_answered_checkpoint() {
         (stats.malformed, stats.orphans, stats.ignored, stats.stale),
         (0, 0, 0, 0)
     );
-    let dump = ocview::dump::render(&store, &stats);
+    let dump = ocview::headless::dump::render(&store, &stats);
     insta::assert_snapshot!("sample_dump", dump);
 
     // The stream is the root; the spawned subagent's session hangs under it.
@@ -128,7 +128,7 @@ fn replaying_the_sample_twice_changes_nothing() {
     let (b, sb) = common::replay_bytes(&twice);
     assert_eq!(sb.malformed + sb.orphans, 0, "{:?}", sb.problems());
     let state = |store, stats| {
-        let dump = ocview::dump::render(store, stats);
+        let dump = ocview::headless::dump::render(store, stats);
         dump.lines()
             .filter(|l| !l.starts_with("summary:"))
             .collect::<Vec<_>>()
@@ -240,7 +240,7 @@ fn bad_durable_lines_are_counted_and_the_rest_applies() {
     let session = store.session("ses_b").unwrap();
     assert_eq!(session.title(), "bad input");
     assert_eq!(session.status.label(), "idle");
-    let dump = ocview::dump::render(&store, &stats);
+    let dump = ocview::headless::dump::render(&store, &stats);
     assert!(dump.contains("still here"), "{dump}");
     assert!(dump.contains("tool read [completed]"), "{dump}");
     assert!(dump.contains("ignored types: agent.paused×1"), "{dump}");

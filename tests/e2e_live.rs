@@ -294,7 +294,8 @@ async fn a_killed_server_shows_reconnecting_and_a_restart_resyncs_to_a_fresh_att
         "{}",
         String::from_utf8_lossy(&fresh.stderr)
     );
-    let ours = ocview::dump::render(&v.app.store, &ocview::source::IngestStats::default());
+    let ours =
+        ocview::headless::dump::render(&v.app.store, &ocview::source::IngestStats::default());
     assert_eq!(
         common::dump_state(&ours),
         common::dump_state(&String::from_utf8_lossy(&fresh.stdout))
@@ -426,9 +427,9 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
     let (replayed, stats) = common::replay_bytes(&recording);
     assert_eq!(stats.malformed, 0);
     let empty = ocview::source::IngestStats::default();
-    let live_state = common::dump_state(&ocview::dump::render(&v.app.store, &empty));
+    let live_state = common::dump_state(&ocview::headless::dump::render(&v.app.store, &empty));
     assert_eq!(
-        common::dump_state(&ocview::dump::render(&replayed, &empty)),
+        common::dump_state(&ocview::headless::dump::render(&replayed, &empty)),
         live_state
     );
 
@@ -446,8 +447,8 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
     let (replayed, stats) = common::replay_bytes(&recording);
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
     assert_eq!(
-        common::dump_state(&ocview::dump::render(&replayed, &empty)),
-        common::dump_state(&ocview::dump::render(&late.app.store, &empty))
+        common::dump_state(&ocview::headless::dump::render(&replayed, &empty)),
+        common::dump_state(&ocview::headless::dump::render(&late.app.store, &empty))
     );
     assert!(replayed.session(&s).is_some_and(|x| x.messages.len() >= 2));
 

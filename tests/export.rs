@@ -3,7 +3,7 @@
 
 mod common;
 
-use ocview::export::{self, ExportFormat};
+use ocview::headless::export::{self, ExportFormat};
 
 #[test]
 fn markdown_transcripts() {

@@ -191,7 +191,7 @@ fn a_captured_opencode_run_json_replays() {
     let (store, stats) = common::replay_bytes(&bytes);
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
     let session = &store.sessions()[0];
-    let dump = ocview::dump::render(&store, &stats);
+    let dump = ocview::headless::dump::render(&store, &stats);
     assert!(
         dump.contains("tool read [completed]") && dump.contains("It defines add(a, b)."),
         "{dump}"
@@ -208,7 +208,7 @@ fn a_captured_opencode_export_replays() {
     .unwrap();
     let (store, stats) = common::replay_bytes(&bytes);
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
-    let dump = ocview::dump::render(&store, &stats);
+    let dump = ocview::headless::dump::render(&store, &stats);
     assert!(
         dump.contains("something to export") && dump.contains("Exported answer with **markdown**."),
         "{dump}"

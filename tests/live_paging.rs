@@ -7,10 +7,10 @@ mod support;
 use std::sync::atomic::Ordering;
 
 use ocview::app::Focus;
+use ocview::app::panes::turn_view::layout::AHEAD_SCREENS;
 use ocview::model::PartBody;
 use ocview::source::live::{Client, LiveOptions};
 use ocview::source::recorder::Feed;
-use ocview::ui::turn_layout::AHEAD_SCREENS;
 use support::history_server::{FIRST_TEXT, HistoryServer, SESSION, message_id};
 use support::live_viewer::LiveViewer;
 
@@ -114,7 +114,7 @@ async fn scrolling_up_loads_ahead_of_the_reader() {
         v.press(&["pageup"]);
         v.frame();
         above = v.app.turn_state().unwrap().lines_above;
-        let height = ocview::ui::turn_inner(v.app.areas.turns).height as usize;
+        let height = ocview::app::draw::turn_inner(v.app.areas.turns).height as usize;
         if above < AHEAD_SCREENS * height {
             break;
         }
@@ -232,7 +232,7 @@ async fn a_search_from_the_list_loads_whole_histories_and_finds_the_first_messag
     let n = 1_234;
     let server = HistoryServer::start(n).await;
     let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
-    v.app.search.worker = ocview::app::search_worker::SearchWorker::inline();
+    v.app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
     v.until("the newest page", 10, |a| {
         a.store
             .session(SESSION)

@@ -3,9 +3,9 @@
 
 mod common;
 
-use ocview::ui::markdown::{self, MdCtx, Plain};
-use ocview::ui::render_cache::RenderCache;
-use ocview::ui::theme::{Role, Theme};
+use ocview::render::markdown::{self, MdCtx, Plain};
+use ocview::render::render_cache::RenderCache;
+use ocview::render::theme::{Role, Theme};
 
 const DOC: &str = "# Plan
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use ocview::plain::PlainPrinter;
+use ocview::headless::plain::PlainPrinter;
 
 fn transcript(bytes: &[u8], color: bool) -> String {
     let mut printer = PlainPrinter::new(Vec::new(), color);

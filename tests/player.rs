@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ocview::app::App;
 use ocview::app::config::Config;
-use ocview::app::player::{PlayOptions, StartAt};
+use ocview::app::panes::status_line::player::{PlayOptions, StartAt};
 use ocview::model::Store;
 use ocview::source::IngestStats;
 use ocview::source::playback::Speed;
@@ -39,7 +39,7 @@ fn position(app: &App) -> usize {
 }
 
 fn dump(store: &Store) -> String {
-    ocview::dump::render(store, &IngestStats::default())
+    ocview::headless::dump::render(store, &IngestStats::default())
 }
 
 /// The state a straight replay of the first `n` records gives.

@@ -34,9 +34,9 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
-use ocview::export::{self, ExportFormat};
+use ocview::headless::export::{self, ExportFormat};
+use ocview::headless::plain::PlainPrinter;
 use ocview::model::{Envelope, Event, NoObserver, Session, Store};
-use ocview::plain::PlainPrinter;
 use ocview::source::replay::apply_record;
 use ocview::source::{Format, IngestStats, ProblemKind, ReplayReader};
 
@@ -208,7 +208,10 @@ fn replay(input: &[u8]) -> (Store, IngestStats, Option<Format>) {
 /// The whole state a reader could see, as text, to compare two ways of
 /// reaching it.
 fn state(store: &Store) -> String {
-    let mut out = common::dump_state(&ocview::dump::render(store, &IngestStats::default()));
+    let mut out = common::dump_state(&ocview::headless::dump::render(
+        store,
+        &IngestStats::default(),
+    ));
     let sessions: Vec<&Session> = store.sessions().iter().map(|s| &**s).collect();
     out += &export::render(&sessions, ExportFormat::Json, true);
     for s in &sessions {
@@ -343,7 +346,7 @@ fn check(case: u64, streams: &[Vec<u8>]) -> Result<Checked, String> {
         ));
     }
     let compared = rejected_lines_leave_no_trace(&input, replay)?;
-    let dump = ocview::dump::render(&store, &stats);
+    let dump = ocview::headless::dump::render(&store, &stats);
     if let Some(e) = controls("--dump", &dump) {
         return Err(e);
     }

@@ -236,8 +236,8 @@ async fn a_playing_recording_draws_at_most_every_100_ms_and_stops_at_its_end() {
     assert!(p.at_end() && !p.clock.playing());
     let (whole, _) = common::replay_bytes(&demo);
     assert_eq!(
-        ocview::dump::render(&app.store, &Default::default()),
-        ocview::dump::render(&whole, &Default::default())
+        ocview::headless::dump::render(&app.store, &Default::default()),
+        ocview::headless::dump::render(&whole, &Default::default())
     );
     let frames = frames.lock().unwrap().clone();
     let playing = frames
@@ -294,8 +294,8 @@ async fn code_drawn_plain_is_drawn_again_when_its_colours_arrive() {
         })
         .expect("the edit card is on screen");
     let plain = [
-        app.theme.style(ocview::ui::theme::Role::Text).fg,
-        app.theme.style(ocview::ui::theme::Role::Code).fg,
+        app.theme.style(ocview::render::theme::Role::Text).fg,
+        app.theme.style(ocview::render::theme::Role::Code).fg,
     ];
     assert_eq!(buf[(x, y)].symbol(), "d");
     assert!(

@@ -156,7 +156,7 @@ fn every_recorded_event_applied_twice_gives_the_same_transcript() {
         let empty = ocview::source::IngestStats::default();
         // Ignored events are counted per copy; everything else must match.
         let state = |s| {
-            ocview::dump::render(s, &empty)
+            ocview::headless::dump::render(s, &empty)
                 .lines()
                 .filter(|l| !l.starts_with("ignored types:"))
                 .collect::<Vec<_>>()
@@ -595,8 +595,8 @@ fn a_snapshot_overlapping_the_stream_gives_the_same_state() {
         let (both, _) = common::replay_bytes(&combined);
         let empty = ocview::source::IngestStats::default();
         assert_eq!(
-            ocview::dump::render(&both, &empty),
-            ocview::dump::render(&alone, &empty),
+            ocview::headless::dump::render(&both, &empty),
+            ocview::headless::dump::render(&alone, &empty),
             "{}",
             scenario.display()
         );

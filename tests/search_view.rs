@@ -5,7 +5,7 @@ mod common;
 
 use common::{app_with, fixture, press, screen};
 use ocview::app::{App, Focus};
-use ocview::ui::theme::Role;
+use ocview::render::theme::Role;
 
 fn demo() -> Vec<u8> {
     std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo.jsonl")).unwrap()
@@ -14,7 +14,7 @@ fn demo() -> Vec<u8> {
 fn app(bytes: &[u8]) -> App {
     let mut app = app_with(bytes);
     app.now_ms = 1_795_339_400_000;
-    app.highlighter = ocview::ui::highlight::Highlighter::blocking(&app.theme.syntax);
+    app.highlighter = ocview::render::highlight::Highlighter::blocking(&app.theme.syntax);
     app
 }
 
@@ -44,7 +44,7 @@ fn cells_with_bg(app: &mut App, role: Role, width: u16, height: u16) -> Vec<Stri
     use ratatui::backend::TestBackend;
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    terminal.draw(|f| ocview::app::draw::draw(f, app)).unwrap();
     let bg = app.theme.style(role).bg.expect("the role has a background");
     let buf = terminal.backend().buffer();
     let mut out = Vec::new();

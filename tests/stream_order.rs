@@ -215,7 +215,7 @@ fn a_todo_list_goes_after_its_call_in_stream_order() {
     let todos = json!([{"content": "rename add", "status": "in_progress", "priority": "high"}]);
     let e = after_step(7, "todo.updated", json!({"sessionID": SES, "todos": todos}));
     assert_eq!(apply(&mut store, e), Effect::Applied);
-    let dump = ocview::dump::render(&store, &Default::default());
+    let dump = ocview::headless::dump::render(&store, &Default::default());
     assert_eq!(dump.matches("tool todowrite").count(), 1, "{dump}");
     assert!(!dump.contains("stream-only"), "{dump}");
     let m = store.session(SES).unwrap().message(ASSIST).unwrap();
@@ -291,7 +291,7 @@ fn a_prompt_without_a_session_is_ignored_with_its_reason() {
     assert_eq!(store.sessions().len(), 1);
     let pending: Vec<&str> = store.pending_prompts().map(|p| p.request.id()).collect();
     assert_eq!(pending, ["per_2028fb000003WithSession"]);
-    let dump = ocview::dump::render(&store, &stats);
+    let dump = ocview::headless::dump::render(&store, &stats);
     assert!(
         dump.contains(
             "ignored types: permission.asked without sessionID×1, permission.replied without sessionID×1, \
@@ -419,7 +419,7 @@ fn sse_files_with_any_line_ends_replay_alike() {
     let lf = text.replace("\r\n", "\n");
     let (want, stats) = common::replay_bytes(lf.as_bytes());
     assert_eq!(stats.malformed, 0);
-    let want = ocview::dump::render(&want, &Default::default());
+    let want = ocview::headless::dump::render(&want, &Default::default());
     // A mix, frame by frame (a CR then an LF would be one CRLF line end).
     let mixed: String = lf
         .split_inclusive("\n\n")
@@ -434,7 +434,7 @@ fn sse_files_with_any_line_ends_replay_alike() {
         let (store, stats) = common::replay_bytes(input.as_bytes());
         assert_eq!(stats.malformed, 0, "{name}: {:?}", stats.problems());
         assert_eq!(
-            ocview::dump::render(&store, &Default::default()),
+            ocview::headless::dump::render(&store, &Default::default()),
             want,
             "{name}"
         );

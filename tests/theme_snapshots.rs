@@ -37,7 +37,7 @@ fn themed(theme: &str, mode: ModeSetting, bytes: &[u8]) -> App {
     feed(&mut app, bytes);
     app.on_source(SourceMsg::State(SourceState::Ended));
     app.now_ms = NOW;
-    app.highlighter = ocview::ui::highlight::Highlighter::blocking(&app.theme.syntax);
+    app.highlighter = ocview::render::highlight::Highlighter::blocking(&app.theme.syntax);
     app
 }
 
@@ -100,7 +100,7 @@ fn styled(buf: &Buffer) -> String {
 fn styled_screen(app: &mut App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    terminal.draw(|f| ocview::app::draw::draw(f, app)).unwrap();
     styled(terminal.backend().buffer())
 }
 
@@ -214,8 +214,8 @@ fn a_broken_theme_file_loads_with_a_warning_naming_the_key() {
         assert!(warnings.contains(expected), "{expected}: {warnings}");
     }
     // The roles concerned fell back; the good key is used.
-    let default = ocview::ui::theme::Theme::default();
-    use ocview::ui::theme::Role;
+    let default = ocview::render::theme::Theme::default();
+    use ocview::render::theme::Role;
     assert_eq!(app.theme.style(Role::Error), default.style(Role::Error));
     assert_eq!(app.theme.style(Role::Text), default.style(Role::Text));
     assert_eq!(
@@ -324,7 +324,7 @@ async fn code_blocks_are_highlighted_without_a_key_press() {
 
 #[test]
 fn theme_names_from_files_are_shown_inert() {
-    use ocview::ui::theme::catalog::{Catalog, Dirs};
+    use ocview::render::theme::catalog::{Catalog, Dirs};
     let home = tempfile::tempdir().unwrap();
     let themes = home.path().join("opencode/themes");
     std::fs::create_dir_all(&themes).unwrap();

@@ -14,7 +14,7 @@ fn demo() -> std::path::PathBuf {
 fn straight(lines: &[&str], n: usize) -> String {
     let text: String = lines[..n].iter().map(|l| format!("{l}\n")).collect();
     let (store, _) = common::replay_bytes(text.as_bytes());
-    ocview::dump::render(&store, &IngestStats::default())
+    ocview::headless::dump::render(&store, &IngestStats::default())
 }
 
 #[test]
@@ -29,7 +29,7 @@ fn any_seeks_and_steps_land_on_the_straight_replay_state() {
     assert_eq!(t.len(), lines.len());
     assert!(t.checkpoints() >= 5);
     assert_eq!(
-        ocview::dump::render(&store, &IngestStats::default()),
+        ocview::headless::dump::render(&store, &IngestStats::default()),
         straight(&lines, lines.len())
     );
     // A fixed pseudo-random walk: seeks anywhere, steps both ways.
@@ -47,7 +47,7 @@ fn any_seeks_and_steps_land_on_the_straight_replay_state() {
         let at = t.position();
         assert_eq!(at, target.min(lines.len()));
         assert_eq!(
-            ocview::dump::render(&store, &IngestStats::default()),
+            ocview::headless::dump::render(&store, &IngestStats::default()),
             straight(&lines, at),
             "at {at} after move {i}"
         );
@@ -186,7 +186,7 @@ fn assert_seeks_match(opened: &mut Opened, lines: &[&str], targets: &[usize]) {
         } = opened;
         timeline.seek(target, store, stats).unwrap();
         assert_eq!(
-            ocview::dump::render(store, &IngestStats::default()),
+            ocview::headless::dump::render(store, &IngestStats::default()),
             straight(lines, target),
             "at {target}"
         );

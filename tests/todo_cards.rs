@@ -4,9 +4,9 @@
 
 mod common;
 
-use ocview::export;
+use ocview::headless::export;
+use ocview::headless::plain::PlainPrinter;
 use ocview::model::Store;
-use ocview::plain::PlainPrinter;
 
 /// Every recorded input: each captured fixture and the demo.
 fn inputs() -> Vec<(String, Vec<u8>)> {
@@ -42,7 +42,7 @@ fn plain_cards(bytes: &[u8]) -> usize {
 
 fn dump_cards(store: &Store) -> usize {
     let stats = Default::default();
-    ocview::dump::render(store, &stats)
+    ocview::headless::dump::render(store, &stats)
         .matches("tool todowrite [")
         .count()
 }

@@ -14,7 +14,7 @@ const NOW: i64 = 1_795_339_400_000;
 fn app(bytes: &[u8]) -> App {
     let mut app = app_with(bytes);
     app.now_ms = NOW;
-    app.highlighter = ocview::ui::highlight::Highlighter::blocking(&app.theme.syntax);
+    app.highlighter = ocview::render::highlight::Highlighter::blocking(&app.theme.syntax);
     app
 }
 

@@ -49,7 +49,7 @@ fn draw_bytes(width: u16, height: u16, keys: &[&str]) -> Vec<u8> {
     )
     .unwrap();
     app.prepare(area);
-    terminal.draw(|f| ocview::ui::draw(f, &app)).unwrap();
+    terminal.draw(|f| ocview::app::draw::draw(f, &app)).unwrap();
     drop(terminal);
     out.0.lock().unwrap().clone()
 }
@@ -139,18 +139,18 @@ fn no_sequence_from_the_data_reaches_the_terminal() {
 /// end up on a terminal: `--dump`, plain mode, and both export formats.
 #[test]
 fn no_sequence_from_the_data_reaches_dump_plain_or_export() {
-    use ocview::export::{self, ExportFormat};
+    use ocview::headless::export::{self, ExportFormat};
     let nasty = json(NASTY);
     let id = json(&format!("ses_{NASTY}"));
     let text = events()
         .replace("\"ses_n\"", &id)
         .replace("\"command\"", &nasty);
-    let mut printer = ocview::plain::PlainPrinter::new(Vec::new(), false);
+    let mut printer = ocview::headless::plain::PlainPrinter::new(Vec::new(), false);
     let (store, stats) = common::replay_with(text.as_bytes(), &mut printer);
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
     let sessions = export::pick(&store, None).unwrap();
     let outputs = [
-        ("dump", ocview::dump::render(&store, &stats)),
+        ("dump", ocview::headless::dump::render(&store, &stats)),
         ("plain", String::from_utf8(printer.into_inner()).unwrap()),
         (
             "md",

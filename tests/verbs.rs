@@ -18,7 +18,7 @@ const NOW: i64 = 1_795_339_400_000;
 fn app_on(name: &str, recorded: bool) -> App {
     let mut app = App::new(Config::default(), "verbs test", recorded).unwrap();
     app.now_ms = NOW;
-    app.highlighter = ocview::ui::highlight::Highlighter::blocking(&app.theme.syntax);
+    app.highlighter = ocview::render::highlight::Highlighter::blocking(&app.theme.syntax);
     app.verbs.clipboard = Clipboard::Osc52 { screen: false };
     feed(&mut app, &fixture(name, "event.jsonl"));
     app

@@ -13,7 +13,7 @@ fn demo() -> Vec<u8> {
 fn app() -> App {
     let mut app = app_with(&demo());
     app.now_ms = 1_795_339_400_000;
-    app.highlighter = ocview::ui::highlight::Highlighter::blocking(&app.theme.syntax);
+    app.highlighter = ocview::render::highlight::Highlighter::blocking(&app.theme.syntax);
     app
 }
 
@@ -41,7 +41,7 @@ fn the_jump_list_lists_prompts_with_times_and_enter_goes_there() {
     press(&mut app, &["tab", "i"]);
     let s = screen(&mut app, 100, 24);
     insta::assert_snapshot!("jump_list_100x24", s);
-    let time = ocview::ui::clock::wall_clock(1_795_339_374_700, app.clock_ms());
+    let time = ocview::render::clock::wall_clock(1_795_339_374_700, app.clock_ms());
     assert!(s.contains("Prompts 1/2"), "{s}");
     assert!(s.contains(&time[..5]), "{time} in {s}");
     press(&mut app, &["j"]);
@@ -77,7 +77,7 @@ fn times_and_the_context_gauge() {
         .info
         .created
         .unwrap();
-    let stamp = ocview::ui::clock::wall_clock(created, app.clock_ms());
+    let stamp = ocview::render::clock::wall_clock(created, app.clock_ms());
     assert!(!before.contains(&stamp));
     assert!(after.contains(&stamp), "{stamp}:\n{after}");
 }

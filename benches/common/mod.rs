@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use ocview::app::App;
+use ocview::render::highlight::Highlighter;
 use ocview::source::player::SourceMsg;
 use ocview::source::replay::decode_record;
-use ocview::ui::highlight::Highlighter;
 
 pub fn fixtures_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("OCVIEW_FIXTURES") {
@@ -136,7 +136,7 @@ pub fn session(n: usize) -> App {
 pub fn frame(app: &mut App, terminal: &mut ratatui::Terminal<ratatui::backend::TestBackend>) {
     let size = terminal.size().expect("a test backend has a size");
     app.prepare(ratatui::layout::Rect::new(0, 0, size.width, size.height));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    terminal.draw(|f| ocview::app::draw::draw(f, app)).unwrap();
 }
 
 pub fn median(mut runs: Vec<std::time::Duration>) -> std::time::Duration {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::keymap::Keymap;
+use crate::app::keymap::Keymap;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -18,10 +18,10 @@ pub struct Config {
     pub theme: Option<String>,
     /// Which variant of the theme: `auto` (the terminal's background),
     /// `dark` or `light`.
-    pub theme_mode: super::look::ModeSetting,
+    pub theme_mode: crate::app::look::ModeSetting,
     /// Colour depth: `auto` (from COLORTERM, TERM and NO_COLOR),
     /// `truecolor`, `256`, `16` or `none`.
-    pub colors: super::color_depth::ColorSetting,
+    pub colors: crate::app::terminal::color_depth::ColorSetting,
     /// Mouse support: wheel scrolling and clicks.
     pub mouse: bool,
     /// At this many columns or more the side panel sits beside the turns;
@@ -36,7 +36,7 @@ pub struct Config {
     pub replay_max_gap_secs: f64,
     /// Attention when a prompt arrives or a watched session finishes or
     /// fails: `auto` (bell and OSC 9), `bell`, `osc9`, `osc777`, `off`.
-    pub notify: super::attention::NotifyMode,
+    pub notify: crate::app::attention::NotifyMode,
     /// How long a prompt that took focus shows before it takes an answer,
     /// in milliseconds: keys typed for the previous prompt must not answer
     /// one the user has not seen.
@@ -59,7 +59,7 @@ pub struct Config {
     pub session_list_fold_width: u16,
     /// How `y` copies: `auto` (the system clipboard's program when one is
     /// reachable, else OSC 52), `osc52`, `off`. `OCVIEW_CLIPBOARD` wins.
-    pub clipboard: super::clipboard::ClipboardMode,
+    pub clipboard: crate::app::clipboard::ClipboardMode,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -124,7 +124,7 @@ pub enum ConfigError {
 
 /// A path as a message shows it: inert, like any text from outside.
 fn shown(path: &Path) -> String {
-    crate::sanitize::line(&path.display().to_string()).into_owned()
+    crate::model::sanitize::line(&path.display().to_string()).into_owned()
 }
 
 impl Config {
@@ -166,7 +166,7 @@ impl Config {
     /// (toml shows the line at fault, keys name themselves), so it is made
     /// inert before anyone shows it.
     pub fn parse(text: &str) -> Result<Config, String> {
-        Config::parse_unchecked(text).map_err(|e| crate::sanitize::line(&e).into_owned())
+        Config::parse_unchecked(text).map_err(|e| crate::model::sanitize::line(&e).into_owned())
     }
 
     fn parse_unchecked(text: &str) -> Result<Config, String> {
@@ -210,7 +210,10 @@ mod tests {
         );
         let c = Config::parse("theme_mode = \"light\"\ncolors = \"256\"").unwrap();
         assert_eq!(c.theme_mode, super::super::look::ModeSetting::Light);
-        assert_eq!(c.colors, super::super::color_depth::ColorSetting::Ansi256);
+        assert_eq!(
+            c.colors,
+            crate::app::terminal::color_depth::ColorSetting::Ansi256
+        );
         assert!(
             Config::parse("colors = \"lots\"")
                 .unwrap_err()

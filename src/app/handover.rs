@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::content::Content;
+use crate::headless::content::Content;
 
 /// Which program opens the content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,13 +117,13 @@ pub fn outcome(
     content: &Content,
     status: std::io::Result<std::process::ExitStatus>,
 ) -> Result<String, String> {
-    let name = crate::sanitize::line(shell_command).into_owned();
+    let name = crate::model::sanitize::line(shell_command).into_owned();
     match status {
         Ok(s) if s.success() => Ok(format!(
             "{} closed: {} ({})",
             program.label(),
             content.what,
-            crate::content::size(&content.text)
+            crate::headless::content::size(&content.text)
         )),
         Ok(s) if s.code() == Some(127) => Err(format!(
             "{} not found: {name} (set ${})",

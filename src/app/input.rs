@@ -6,12 +6,12 @@ use crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use super::keymap::{Action, Context, Key};
-use super::{App, Focus, Overlay};
+use crate::app::keymap::{Action, Context, Key};
+use crate::app::panes::turn_view::layout::{Jump, Pos};
+use crate::app::{App, Focus, Overlay};
 use crate::model::part::PartBody;
 use crate::model::shown::{Shown, shown};
-use crate::ui::blocks;
-use crate::ui::turn_layout::{self, Jump, Pos};
+use crate::render::blocks;
 
 /// Lines the mouse wheel scrolls.
 const WHEEL_LINES: i64 = 3;
@@ -55,9 +55,9 @@ impl App {
 
     /// The diff overlay's keys: choose a file, scroll its diff, close.
     pub(super) fn diff_key(&mut self, key: KeyEvent) {
-        let files = self
-            .selected_session()
-            .map_or(0, |s| crate::ui::side_panel::modified_files(s).len());
+        let files = self.selected_session().map_or(0, |s| {
+            crate::app::panes::side_panel::modified_files(s).len()
+        });
         let Some(action) = Key::from_event(&key).and_then(|k| self.keymap.only(Context::Diff, k))
         else {
             return;
@@ -144,7 +144,7 @@ impl App {
     }
 
     fn select_first_match(&mut self) {
-        let rows = super::session_tree::rows(
+        let rows = crate::app::panes::session_list::tree::rows(
             &self.store,
             &self.folded,
             &self.filter,
@@ -161,12 +161,12 @@ impl App {
 
     pub fn act(&mut self, action: Action) {
         self.note_navigation(action);
-        let page = crate::ui::turn_inner(self.areas.turns).height.max(1) as i64;
+        let page = crate::app::draw::turn_inner(self.areas.turns).height.max(1) as i64;
         match action {
             Action::Quit => self.quit = true,
             Action::Suspend => {
-                let stop = super::job_control::Job::Stop;
-                self.verbs.request = Some(super::verbs::Request::Suspend(stop));
+                let stop = crate::app::terminal::job_control::Job::Stop;
+                self.verbs.request = Some(crate::app::verbs::Request::Suspend(stop));
             }
             Action::Help => {
                 self.overlay = Some(Overlay::Help);
@@ -308,8 +308,8 @@ impl App {
             }
             Action::Copy => self.copy_selected(),
             Action::CopySession => self.copy_session(),
-            Action::Pager => self.open_in(super::handover::Program::Pager),
-            Action::Editor => self.open_in(super::handover::Program::Editor),
+            Action::Pager => self.open_in(crate::app::handover::Program::Pager),
+            Action::Editor => self.open_in(crate::app::handover::Program::Editor),
             Action::Abort => self.ask_abort(),
             Action::PlayPause
             | Action::Faster
@@ -351,7 +351,7 @@ impl App {
 
     fn move_selection(&mut self, by: i64) {
         if self.rows.is_empty() {
-            self.rows = super::session_tree::rows(
+            self.rows = crate::app::panes::session_list::tree::rows(
                 &self.store,
                 &self.folded,
                 &self.filter,
@@ -367,8 +367,9 @@ impl App {
         // Project headings are not selectable (a fleet's are): keep going
         // the same way.
         let step: i64 = if by < 0 { -1 } else { 1 };
-        let selectable =
-            |r: &super::session_tree::SessionRow| r.header.is_none() || r.group.is_some();
+        let selectable = |r: &crate::app::panes::session_list::tree::SessionRow| {
+            r.header.is_none() || r.group.is_some()
+        };
         while !selectable(&self.rows[next]) {
             let n = next as i64 + step;
             if !(0..=last).contains(&n) {
@@ -420,7 +421,7 @@ impl App {
         let start = state
             .selected
             .as_ref()
-            .and_then(|(m, p)| turn_layout::find_pos(session, m, Some(p)))
+            .and_then(|(m, p)| crate::app::panes::turn_view::layout::find_pos(session, m, Some(p)))
             .or_else(|| state.rows.first().map(|r| r.pos))
             .or_else(|| {
                 (!session.messages.is_empty()).then_some(Pos {
@@ -431,9 +432,9 @@ impl App {
         let Some(start) = start else { return };
         let step = |p: Pos| {
             if forward {
-                turn_layout::next_pos(session, p)
+                crate::app::panes::turn_view::layout::next_pos(session, p)
             } else {
-                turn_layout::prev_pos(session, p)
+                crate::app::panes::turn_view::layout::prev_pos(session, p)
             }
         };
         let is_card_at = |p: Pos| {
@@ -544,7 +545,7 @@ impl App {
                     self.focus = Focus::Sessions;
                     true
                 } else if inside(self.areas.sessions) {
-                    let inner = crate::ui::list_inner(self.areas.sessions);
+                    let inner = crate::app::draw::list_inner(self.areas.sessions);
                     let row = (m.row.saturating_sub(inner.y)) as usize + self.list_offset;
                     if let Some(r) = self.rows.get(row) {
                         // A project heading that cannot be selected stands
@@ -557,7 +558,7 @@ impl App {
                     true
                 } else if inside(self.areas.turns) {
                     self.focus = Focus::Turns;
-                    let inner = crate::ui::turn_inner(self.areas.turns);
+                    let inner = crate::app::draw::turn_inner(self.areas.turns);
                     let row = m.row.saturating_sub(inner.y) as usize;
                     self.click_turn_row(row);
                     true

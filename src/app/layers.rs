@@ -7,8 +7,8 @@
 use crossterm::event::KeyEvent;
 use tokio::time::Instant;
 
-use super::keymap::{Action, Context, Key};
-use super::{App, Focus, Overlay};
+use crate::app::keymap::{Action, Context, Key};
+use crate::app::{App, Focus, Overlay};
 
 /// What takes the keys now, topmost first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::App;
-use super::color_depth::ColorDepth;
-use super::config::Config;
-use crate::ui::render_cache::RenderCache;
-use crate::ui::theme::catalog::{self, Catalog, Choice, Dirs};
-use crate::ui::theme::{Mode, Theme};
+use crate::app::App;
+use crate::app::config::Config;
+use crate::app::terminal::color_depth::ColorDepth;
+use crate::render::render_cache::RenderCache;
+use crate::render::theme::catalog::{self, Catalog, Choice, Dirs};
+use crate::render::theme::{Mode, Theme};
 
 /// The `theme_mode` setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -184,7 +184,7 @@ mod tests {
             ..Config::default()
         };
         let mut app = App::new(config, "test", true).unwrap();
-        let bg = |app: &App| app.theme.style(crate::ui::theme::Role::Background).bg;
+        let bg = |app: &App| app.theme.style(crate::render::theme::Role::Background).bg;
         assert_eq!(bg(&app), Some(ratatui::style::Color::Rgb(0, 0, 1)));
         app.adapt_to_terminal(Some(Mode::Light), ColorDepth::TrueColor);
         assert_eq!(bg(&app), Some(ratatui::style::Color::Rgb(255, 255, 254)));

@@ -3,56 +3,44 @@
 //! Everything is a message. Source records go through the one reducer
 //! (`Store::apply`, via `apply_record`); keys and mouse events change view
 //! state. Handlers never draw: they mark the app dirty, and the loop's frame
-//! gate decides when `prepare` and `ui::draw` run.
+//! gate decides when `prepare` and `draw::draw` run.
 
 pub mod attention;
-mod attention_follow;
 pub mod clipboard;
-pub mod color_depth;
 pub mod config;
-mod fleet_heading;
-pub mod fleet_launch;
-pub mod fleet_tree;
+pub mod draw;
 pub mod frame_gate;
 pub mod handover;
 mod input;
-pub mod job_control;
-pub mod jump_list;
 pub mod keymap;
 pub mod launch;
 pub mod layers;
-pub mod logging;
 pub mod look;
+pub mod overlays;
 pub mod paging;
-pub mod player;
-pub mod prompt_focus;
-pub mod prompts;
+pub mod panes;
 pub mod run;
-pub mod search;
-pub mod search_worker;
-pub mod session_tree;
 pub mod terminal;
-pub mod theme_picker;
 pub mod verbs;
 
 use std::collections::{HashMap, HashSet};
 
 use ratatui::layout::Rect;
 
+use crate::app::panes::session_list::tree::SessionRow;
+use crate::app::panes::turn_view::layout::{LayoutCtx, TurnState};
 use crate::model::{Effect, NoObserver, SessionStatus, Store};
+use crate::render::blocks::{Detail, RenderCtx};
+use crate::render::highlight::Highlighter;
+use crate::render::render_cache::RenderCache;
+use crate::render::theme::Theme;
 use crate::source::IngestStats;
 use crate::source::live::LiveCommand;
 use crate::source::player::{SourceMsg, SourceState};
 use crate::source::replay::apply_record;
-use crate::ui::blocks::{Detail, RenderCtx};
-use crate::ui::highlight::Highlighter;
-use crate::ui::render_cache::RenderCache;
-use crate::ui::theme::Theme;
-use crate::ui::turn_layout::{LayoutCtx, TurnState};
-use crate::ui::{self, Areas};
 use config::Config;
+use draw::Areas;
 use keymap::{Context, Keymap};
-use session_tree::SessionRow;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -95,7 +83,7 @@ pub struct App {
     pub theme: Theme,
     /// Where the theme came from and how it is read (variant, depth).
     pub look: look::Look,
-    pub theme_picker: Option<theme_picker::ThemePicker>,
+    pub theme_picker: Option<crate::app::overlays::theme_picker::ThemePicker>,
     pub source: SourceInfo,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
@@ -104,7 +92,7 @@ pub struct App {
     /// The user hid the docked side panel.
     pub side_panel_hidden: bool,
     /// The selected session's id, or in a fleet a heading's fold key
-    /// (`fleet_tree::is_group_key`).
+    /// (`crate::app::panes::session_list::fleet_tree::is_group_key`).
     pub selected: Option<String>,
     /// Sessions opened from a parent (Enter on a task card), to go back.
     pub history: Vec<String>,
@@ -142,7 +130,7 @@ pub struct App {
     histories: HashMap<String, paging::History>,
     /// Where answers go (`None`: replay or read-only).
     pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
-    pub prompts: prompts::PromptUi,
+    pub prompts: crate::app::panes::prompt_bar::answers::PromptUi,
     pub attention: attention::Attention,
     /// The last problem a source reported without failing.
     pub notice: Option<String>,
@@ -152,17 +140,17 @@ pub struct App {
     pub diff_file: usize,
     pub diff_scroll: u16,
     /// Playing a recording file (`None` live, or for a stream).
-    pub player: Option<player::Player>,
+    pub player: Option<crate::app::panes::status_line::player::Player>,
     /// How a recording file starts once indexed.
-    pub play: player::PlayOptions,
+    pub play: crate::app::panes::status_line::player::PlayOptions,
     /// A seek being typed (`:`), shown in the status line.
     pub seek_input: Option<String>,
     /// Search in the open session and across sessions.
-    pub search: search::Search,
+    pub search: crate::app::overlays::search::Search,
     /// Wall-clock times on every message (`w`).
     pub show_times: bool,
     /// The prompt jump list, while open.
-    pub jump_list: jump_list::JumpList,
+    pub jump_list: crate::app::overlays::jump_list::JumpList,
     /// The user's choice to show (or hide) the session list; `None`: shown
     /// at `session_list_fold_width` columns and more, a one-line bar below.
     pub list_shown: Option<bool>,
@@ -229,7 +217,7 @@ impl App {
             histories: HashMap::new(),
             recording_stopped: None,
             replies: None,
-            prompts: prompts::PromptUi {
+            prompts: crate::app::panes::prompt_bar::answers::PromptUi {
                 arming: prompt_arming,
                 ..Default::default()
             },
@@ -237,7 +225,9 @@ impl App {
             player: None,
             play: Default::default(),
             seek_input: None,
-            search: search::Search::new(search_worker::SearchWorker::spawn()),
+            search: crate::app::overlays::search::Search::new(
+                crate::app::overlays::search::worker::SearchWorker::spawn(),
+            ),
             show_times: false,
             jump_list: Default::default(),
             list_shown: None,
@@ -316,7 +306,8 @@ impl App {
                 // What the other servers of a fleet list is not in `sessions`:
                 // the store says what is gone.
                 if self.selected.as_ref().is_some_and(|s| {
-                    !fleet_tree::is_group_key(s) && self.store.session(s).is_none()
+                    !crate::app::panes::session_list::fleet_tree::is_group_key(s)
+                        && self.store.session(s).is_none()
                 }) {
                     self.selected = None;
                 }
@@ -420,7 +411,7 @@ impl App {
         };
         if self.source.recorded {
             // A replay shows the answer that was given, and when.
-            let (kind, subject) = crate::ui::prompt_bar::describe(&prompt.request);
+            let (kind, subject) = crate::model::prompt::describe(&prompt.request);
             let answer = match &env.event {
                 Event::PermissionReplied { reply, .. } => format!("answered {reply}"),
                 Event::QuestionReplied { answers, .. } => format!(
@@ -490,15 +481,15 @@ impl App {
         self.prepare_player(tokio::time::Instant::now());
         self.refresh_searches();
         self.follow_attention();
-        self.rows = session_tree::rows(
+        self.rows = crate::app::panes::session_list::tree::rows(
             &self.store,
             &self.folded,
             &self.filter,
             &self.search.list.counts,
         );
-        self.areas = ui::layout(area, self);
+        self.areas = draw::layout(area, self);
         self.note_prompt_visible(tokio::time::Instant::now());
-        self.jump_list.page = ui::jump_list::rows(area);
+        self.jump_list.page = overlays::jump_list::draw::rows(area);
         self.keep_selection_visible();
         self.awaiting = self
             .store
@@ -510,7 +501,7 @@ impl App {
         let Some(id) = self
             .selected
             .clone()
-            .filter(|id| !fleet_tree::is_group_key(id))
+            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
         else {
             return;
         };
@@ -521,14 +512,14 @@ impl App {
             self.files = (
                 id.clone(),
                 session.revision,
-                ui::side_panel::modified_files(session),
+                panes::side_panel::modified_files(session),
             );
         }
         // Taken out for the layout, which reads everything else.
         let mut state = self.turns.remove(&id).unwrap_or_default();
         let mut cache = std::mem::take(&mut self.cache);
         if let Some(session) = self.store.session(&id) {
-            let turn_area = ui::turn_inner(self.areas.turns);
+            let turn_area = draw::turn_inner(self.areas.turns);
             let ctx = LayoutCtx {
                 render: self.render_ctx(session, turn_area.width),
                 collapse_reasoning: self.config.collapse_reasoning,
@@ -542,7 +533,10 @@ impl App {
     }
 
     /// The search matches to mark in a session's turn view.
-    fn search_marks(&self, session_id: &str) -> Option<crate::ui::turn_layout::SearchMarks<'_>> {
+    fn search_marks(
+        &self,
+        session_id: &str,
+    ) -> Option<crate::app::panes::turn_view::layout::SearchMarks<'_>> {
         let search = self.search.session.as_ref()?;
         if search.session_id != session_id {
             return None;
@@ -552,11 +546,11 @@ impl App {
             .current
             .and_then(|i| search.hits.get(i))
             .map(|h| (h.part_id.as_str(), h.ordinal));
-        Some(crate::ui::turn_layout::SearchMarks {
+        Some(crate::app::panes::turn_view::layout::SearchMarks {
             query,
             current,
-            style: self.theme.style(crate::ui::theme::Role::Match),
-            current_style: self.theme.style(crate::ui::theme::Role::MatchCurrent),
+            style: self.theme.style(crate::render::theme::Role::Match),
+            current_style: self.theme.style(crate::render::theme::Role::MatchCurrent),
         })
     }
 
@@ -581,7 +575,7 @@ impl App {
     }
 
     fn keep_selection_visible(&mut self) {
-        let height = ui::list_inner(self.areas.sessions).height as usize;
+        let height = draw::list_inner(self.areas.sessions).height as usize;
         let Some(i) = self.selected_row() else { return };
         if i < self.list_offset {
             self.list_offset = i;
@@ -595,7 +589,7 @@ impl App {
 
     pub fn selected_row(&self) -> Option<usize> {
         let id = self.selected.as_deref()?;
-        if fleet_tree::is_group_key(id) {
+        if crate::app::panes::session_list::fleet_tree::is_group_key(id) {
             return self
                 .rows
                 .iter()

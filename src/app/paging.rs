@@ -9,11 +9,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::App;
+use crate::app::App;
+use crate::app::draw;
+use crate::app::panes::turn_view::layout::AHEAD_SCREENS;
 use crate::model::{MessageInfo, NoObserver, Part};
 use crate::source::live::LiveCommand;
-use crate::ui;
-use crate::ui::turn_layout::AHEAD_SCREENS;
 
 /// A failed page is asked for again no sooner than this.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
@@ -106,7 +106,7 @@ impl App {
         let Some(state) = self.turns.get(&id) else {
             return;
         };
-        let height = ui::turn_inner(self.areas.turns).height.max(1) as usize;
+        let height = draw::turn_inner(self.areas.turns).height.max(1) as usize;
         if state.rows.is_empty() || state.lines_above >= AHEAD_SCREENS * height {
             return;
         }
@@ -119,7 +119,7 @@ impl App {
         if let Some(id) = self
             .selected
             .clone()
-            .filter(|id| !super::fleet_tree::is_group_key(id))
+            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
         {
             self.load_whole(&id);
         }

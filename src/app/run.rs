@@ -14,10 +14,10 @@ use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::App;
-use super::frame_gate::FrameGate;
-use super::handover::{self, Program, TempFile};
-use super::verbs::{Done, Request};
+use crate::app::App;
+use crate::app::frame_gate::FrameGate;
+use crate::app::handover::{self, Program, TempFile};
+use crate::app::verbs::{Done, Request};
 use crate::source::player::SourceMsg;
 
 /// How often a spinner or countdown moves, while something is busy.
@@ -69,10 +69,10 @@ impl<W: io::Write> FrameSink for ratatui::backend::CrosstermBackend<W> {
     }
     fn suspend(&mut self) -> io::Result<()> {
         io::Write::flush(self)?;
-        super::terminal::suspend()
+        crate::app::terminal::suspend()
     }
     fn resume(&mut self) -> io::Result<()> {
-        super::terminal::resume()
+        crate::app::terminal::resume()
     }
 }
 
@@ -223,7 +223,7 @@ where
                     let via = app.verbs.clipboard.via();
                     tokio::spawn(async move {
                         let result =
-                            super::clipboard::run_program(argv, content.text.clone()).await;
+                            crate::app::clipboard::run_program(argv, content.text.clone()).await;
                         let _ = tx.send(Done::Clipboard {
                             via,
                             content,
@@ -241,7 +241,7 @@ where
                         None => return Ok(Exit::Shutdown),
                     }
                 }
-                Request::Suspend(job) => super::job_control::suspend(terminal, job)?,
+                Request::Suspend(job) => crate::app::terminal::job_control::suspend(terminal, job)?,
             }
             gate.request_now(Instant::now());
         }
@@ -258,7 +258,7 @@ const CHILD_GRACE: Duration = Duration::from_secs(1);
 async fn hand_over<B, S>(
     terminal: &mut Terminal<B>,
     program: Program,
-    content: &crate::content::Content,
+    content: &crate::headless::content::Content,
     shutdown: std::pin::Pin<&mut S>,
 ) -> io::Result<Option<Result<String, String>>>
 where
@@ -274,7 +274,7 @@ where
     terminal.backend_mut().suspend()?;
     let status = match handover::command(program, &shell, &file.path).spawn() {
         Ok(mut child) => {
-            let _keyboard_signals_are_its = super::terminal::KeyboardSignalsIgnored::new();
+            let _keyboard_signals_are_its = crate::app::terminal::KeyboardSignalsIgnored::new();
             let pid = child.id() as libc::pid_t;
             let mut wait = tokio::task::spawn_blocking(move || child.wait());
             tokio::select! {
@@ -345,7 +345,7 @@ where
     app.prepare(Rect::new(0, 0, size.width, size.height));
     terminal.backend_mut().begin_frame()?;
     terminal
-        .draw(|f| crate::ui::draw(f, app))
+        .draw(|f| crate::app::draw::draw(f, app))
         .map_err(io::Error::other)?;
     terminal.backend_mut().end_frame()?;
     app.frame_flushed(Instant::now());
@@ -353,10 +353,10 @@ where
     let texts = app.attention.take();
     let bell = app.attention.take_bell();
     for text in &texts {
-        let bytes = super::attention::sequence(app.config.notify, text);
+        let bytes = crate::app::attention::sequence(app.config.notify, text);
         terminal.backend_mut().alert(&bytes)?;
     }
-    if bell && texts.is_empty() && app.config.notify != super::attention::NotifyMode::Off {
+    if bell && texts.is_empty() && app.config.notify != crate::app::attention::NotifyMode::Off {
         terminal.backend_mut().alert(b"\x07")?;
     }
     Ok(())

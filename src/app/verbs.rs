@@ -10,10 +10,10 @@ use std::collections::HashSet;
 use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::mpsc;
 
-use super::App;
-use super::clipboard::{self, Clipboard};
-use super::handover::Program;
-use crate::content::{self, CodeBlock, Content};
+use crate::app::App;
+use crate::app::clipboard::{self, Clipboard};
+use crate::app::handover::Program;
+use crate::headless::content::{self, CodeBlock, Content};
 use crate::model::SessionStatus;
 use crate::model::shown::shown;
 use crate::source::live::reply::{Reply, ReplyOutcome};
@@ -28,7 +28,7 @@ pub enum Request {
     /// Hand the terminal to the pager or the editor.
     Open(Program, Content),
     /// Job control: give the terminal back and stop, or take it again.
-    Suspend(super::job_control::Job),
+    Suspend(crate::app::terminal::job_control::Job),
 }
 
 /// What came back from work done off the loop.
@@ -40,7 +40,7 @@ pub enum Done {
         result: Result<(), String>,
     },
     /// A job-control signal (SIGTSTP, SIGCONT) for the loop.
-    Job(super::job_control::Job),
+    Job(crate::app::terminal::job_control::Job),
 }
 
 /// A line in the status line saying what a verb did.
@@ -172,8 +172,11 @@ impl App {
         let Some(pick) = self.verbs.pick.take() else {
             return false;
         };
-        let copy_key = super::keymap::Key::from_event(&key)
-            .is_some_and(|k| self.keymap.keys(super::keymap::Action::Copy).contains(&k));
+        let copy_key = crate::app::keymap::Key::from_event(&key).is_some_and(|k| {
+            self.keymap
+                .keys(crate::app::keymap::Action::Copy)
+                .contains(&k)
+        });
         match key.code {
             _ if copy_key => self.copy(pick.content),
             KeyCode::Enter => self.copy(pick.content),
@@ -184,7 +187,11 @@ impl App {
                         let what = match b.lang.as_str() {
                             "" => format!("code block {}", i + 1),
                             lang => {
-                                format!("code block {} ({})", i + 1, crate::sanitize::line(lang))
+                                format!(
+                                    "code block {} ({})",
+                                    i + 1,
+                                    crate::model::sanitize::line(lang)
+                                )
                             }
                         };
                         self.copy(Content {
@@ -289,7 +296,7 @@ impl App {
             return;
         };
         let id = session.info.id.clone();
-        let title = crate::sanitize::line(session.title()).into_owned();
+        let title = crate::model::sanitize::line(session.title()).into_owned();
         let busy = matches!(
             session.status,
             SessionStatus::Busy | SessionStatus::Retry { .. }
@@ -316,9 +323,9 @@ impl App {
         let Some(id) = self.verbs.confirm_abort.take() else {
             return;
         };
-        let confirm = super::keymap::Key::from_event(&key)
-            .and_then(|k| self.keymap.only(super::keymap::Context::Confirm, k));
-        if confirm != Some(super::keymap::Action::Confirm) {
+        let confirm = crate::app::keymap::Key::from_event(&key)
+            .and_then(|k| self.keymap.only(crate::app::keymap::Context::Confirm, k));
+        if confirm != Some(crate::app::keymap::Action::Confirm) {
             self.verbs.say("not stopped");
             return;
         }
@@ -326,7 +333,7 @@ impl App {
             self.verbs.warn("that session is gone");
             return;
         };
-        let title = crate::sanitize::line(session.title()).into_owned();
+        let title = crate::model::sanitize::line(session.title()).into_owned();
         if !matches!(
             session.status,
             SessionStatus::Busy | SessionStatus::Retry { .. }
@@ -355,7 +362,7 @@ impl App {
         let title = self
             .store
             .session(session_id)
-            .map(|s| crate::sanitize::line(s.title()).into_owned())
+            .map(|s| crate::model::sanitize::line(s.title()).into_owned())
             .unwrap_or_else(|| session_id.to_string());
         match outcome {
             ReplyOutcome::Sent => self.verbs.say(format!("stopped {title}")),

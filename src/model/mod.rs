@@ -16,6 +16,7 @@ pub mod patch;
 pub mod prompt;
 pub mod reconcile;
 mod reducer;
+pub mod sanitize;
 pub mod search;
 pub mod session;
 pub mod shown;

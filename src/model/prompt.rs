@@ -155,3 +155,50 @@ pub struct Todo {
     pub status: TodoStatus,
     pub priority: String,
 }
+
+/// One line saying what a prompt is about.
+pub fn describe(request: &PromptRequest) -> (String, String) {
+    match request {
+        PromptRequest::Permission(p) => (format!("permission · {}", p.permission), subject(p)),
+        PromptRequest::Question(q) => {
+            let first = q
+                .questions
+                .first()
+                .map(|q| q.question.clone())
+                .unwrap_or_default();
+            let n = q.questions.len();
+            (
+                format!(
+                    "question{}",
+                    if n > 1 {
+                        format!(" · {n} questions")
+                    } else {
+                        String::new()
+                    }
+                ),
+                first,
+            )
+        }
+    }
+}
+
+pub fn meta<'a>(p: &'a PermissionRequest, key: &str) -> Option<&'a str> {
+    p.metadata.get(key).and_then(Value::as_str)
+}
+
+/// What a permission is about: the command, the path, pattern or url.
+pub fn subject(p: &PermissionRequest) -> String {
+    let s = match p.permission.as_str() {
+        "bash" => meta(p, "command").map(str::to_string),
+        "edit" | "write" => meta(p, "filepath")
+            .or_else(|| meta(p, "filePath"))
+            .map(str::to_string),
+        "read" | "list" | "glob" | "grep" => meta(p, "filePath")
+            .or_else(|| meta(p, "path"))
+            .or_else(|| meta(p, "pattern"))
+            .map(str::to_string),
+        "webfetch" => meta(p, "url").map(str::to_string),
+        _ => None,
+    };
+    s.unwrap_or_else(|| p.patterns.join(", "))
+}

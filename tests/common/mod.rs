@@ -52,7 +52,7 @@ pub fn app_with(bytes: &[u8]) -> ocview::app::App {
     let mut app =
         ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
     // Searches answer at once, so a key's result is there for the next frame.
-    app.search.worker = ocview::app::search_worker::SearchWorker::inline();
+    app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
     feed(&mut app, bytes);
     app
 }
@@ -109,7 +109,7 @@ pub fn screen(app: &mut ocview::app::App, width: u16, height: u16) -> String {
     use ratatui::backend::TestBackend;
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     app.prepare(ratatui::layout::Rect::new(0, 0, width, height));
-    terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+    terminal.draw(|f| ocview::app::draw::draw(f, app)).unwrap();
     // As the loop does once a frame is out: a prompt it showed is seen.
     app.frame_flushed(tokio::time::Instant::now());
     buffer_text(terminal.backend().buffer())

@@ -60,7 +60,9 @@ impl LiveViewer {
         let area = Rect::new(0, 0, 120, 40);
         self.app.prepare(area);
         let app = &self.app;
-        self.terminal.draw(|f| ocview::ui::draw(f, app)).unwrap();
+        self.terminal
+            .draw(|f| ocview::app::draw::draw(f, app))
+            .unwrap();
         self.app.frame_flushed(tokio::time::Instant::now());
         let buf = self.terminal.backend().buffer();
         let mut out = String::new();

@@ -48,7 +48,7 @@ pub async fn browse(
         };
         tracing::info!(
             "mDNS: {} resolved after {:?}",
-            crate::sanitize::line(name),
+            crate::model::sanitize::line(name),
             started.elapsed()
         );
         for ip in &service.addresses {

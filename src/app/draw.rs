@@ -1,0 +1,185 @@
+//! The frame: `layout` splits the screen into the panes; `draw` paints each
+//! pane and overlay from state that `App::prepare` laid out, and changes
+//! nothing.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use crate::app::overlays::{confirm, diff_view, help, jump_list, theme_picker};
+use crate::app::panes::{prompt_bar, session_list, side_panel, status_line, turn_view};
+use crate::app::{App, Overlay};
+use crate::render::theme;
+
+/// The screen's panes, as laid out for the current frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Areas {
+    pub screen: Rect,
+    pub sessions: Rect,
+    pub turns: Rect,
+    /// The side panel beside the turns (wide terminals).
+    pub side: Option<Rect>,
+    pub prompt: Option<Rect>,
+    pub status: Rect,
+    /// The player's timeline bar in the status line (a click seeks).
+    pub timeline: Option<Rect>,
+    /// The session list is folded to a one-line bar above the turns.
+    pub list_bar: bool,
+}
+
+/// Columns of the docked side panel.
+const SIDE_WIDTH: u16 = 38;
+
+pub fn layout(area: Rect, app: &App) -> Areas {
+    let prompt_rows = prompt_bar::draw::height(app, area);
+    let [main, prompt, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(prompt_rows),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let list_bar = !app.list_whole(area.width);
+    let [sessions, rest] = if list_bar {
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main)
+    } else {
+        let list_w = app
+            .config
+            .session_list_width
+            .min(main.width / 3)
+            .max(12.min(main.width));
+        Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main)
+    };
+    let docked = app.side_panel_docked(area.width) && !app.side_panel_hidden;
+    let (turns, side) = if docked {
+        let [t, s] =
+            Layout::horizontal([Constraint::Min(1), Constraint::Length(SIDE_WIDTH)]).areas(rest);
+        (t, Some(s))
+    } else {
+        (rest, None)
+    };
+    Areas {
+        screen: area,
+        sessions,
+        turns,
+        side,
+        prompt: (prompt_rows > 0).then_some(prompt),
+        status,
+        timeline: status_line::draw::compose(app, status).bar,
+        list_bar,
+    }
+}
+
+/// The theme's own background and text colour under everything drawn
+/// with the terminal's (a light theme on a dark terminal stays readable).
+/// Last, so overlays that cleared their area are painted too.
+fn paint_background(frame: &mut Frame, theme: &theme::Theme) {
+    use ratatui::style::Color;
+    let base = theme.style(theme::Role::Background);
+    if base.bg.is_none() && base.fg.is_none() {
+        return;
+    }
+    for cell in frame.buffer_mut().content.iter_mut() {
+        if let Some(bg) = base.bg
+            && cell.bg == Color::Reset
+        {
+            cell.bg = bg;
+        }
+        if let Some(fg) = base.fg
+            && cell.fg == Color::Reset
+        {
+            cell.fg = fg;
+        }
+    }
+}
+
+/// A rectangle of `width` × `height` (at most the screen's) in the middle
+/// of `screen`.
+pub fn centred(screen: Rect, width: u16, height: u16) -> Rect {
+    let (width, height) = (width.min(screen.width), height.min(screen.height));
+    Rect {
+        x: screen.x + (screen.width - width) / 2,
+        y: screen.y + (screen.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// A list or text over the screen: cleared, bordered, titled, scrolled.
+pub(crate) fn overlay_box(
+    frame: &mut Frame,
+    theme: &theme::Theme,
+    area: Rect,
+    title: String,
+    lines: Vec<ratatui::text::Line<'static>>,
+    scroll: u16,
+) {
+    use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.style(theme::Role::BorderFocus))
+        .title(ratatui::text::Line::styled(
+            title,
+            theme.style(theme::Role::Title),
+        ));
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}
+
+/// The session list's rows area (below its header, left of its border).
+pub fn list_inner(r: Rect) -> Rect {
+    Rect {
+        x: r.x,
+        y: r.y.saturating_add(1).min(r.bottom()),
+        width: r.width.saturating_sub(1),
+        height: r.height.saturating_sub(1),
+    }
+}
+
+/// The turn view's lines area (below its header, one column of margin).
+pub fn turn_inner(r: Rect) -> Rect {
+    Rect {
+        x: r.x.saturating_add(1).min(r.right()),
+        y: r.y.saturating_add(1).min(r.bottom()),
+        width: r.width.saturating_sub(1),
+        height: r.height.saturating_sub(1),
+    }
+}
+
+pub fn draw(frame: &mut Frame, app: &App) {
+    let areas = app.areas;
+    session_list::draw::draw(frame, app, areas.sessions);
+    turn_view::draw::draw(frame, app, areas.turns);
+    if let Some(side) = areas.side {
+        side_panel::draw(frame, app, side, false);
+    }
+    if let Some(prompt) = areas.prompt {
+        prompt_bar::draw::draw(frame, app, prompt);
+    }
+    status_line::draw::draw(frame, app, areas.status);
+    match app.overlay {
+        Some(Overlay::Help) => help::draw(frame, app, areas.screen),
+        Some(Overlay::SidePanel) => {
+            let w = SIDE_WIDTH.min(areas.turns.width);
+            let r = Rect {
+                x: areas.turns.right() - w,
+                width: w,
+                ..areas.turns
+            };
+            side_panel::draw(frame, app, r, true);
+        }
+        Some(Overlay::Diffs) => {
+            if let Some(session) = app.selected_session() {
+                let ctx = app.render_ctx(session, areas.screen.width);
+                diff_view::draw(frame, app, areas.screen, &ctx);
+            }
+        }
+        Some(Overlay::PromptView) => prompt_bar::draw::draw_view(frame, app, areas.screen),
+        Some(Overlay::Prompts) => jump_list::draw::draw(frame, app, areas.screen),
+        Some(Overlay::Themes) => theme_picker::draw::draw(frame, app, areas.screen),
+        None => {}
+    }
+    // A prompt waiting behind the overlay says so on its last row.
+    prompt_bar::wait::draw_waiting_line(frame, app, areas.screen);
+    // Above everything: it takes the next key.
+    confirm::draw_abort(frame, app, areas.screen);
+    paint_background(frame, &app.theme);
+}

@@ -1,0 +1,101 @@
+//! Starting the viewer (or a headless recording) on a fleet of servers.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use tokio::sync::mpsc;
+
+use crate::app::App;
+use crate::app::launch::{Outcome, RECORD_REACH, reach, start_recording_of, tui};
+use crate::source::fleet::{self, FleetServer};
+use crate::source::fleet_watch::{self, Watch};
+use crate::source::msg::SourceState;
+
+/// Watch `servers` in the viewer until the user quits; with `watch`, servers
+/// found later join and vanished ones are marked gone (`pinned` URLs never
+/// are).
+pub async fn fleet_tui(
+    mut app: App,
+    servers: Vec<FleetServer>,
+    read_only: bool,
+    record: Option<&Path>,
+    watch: Option<(Watch, HashSet<String>)>,
+) -> anyhow::Result<Outcome> {
+    let (tx, rx) = mpsc::channel(8192);
+    let raw = match record {
+        Some(path) => {
+            let urls: Vec<&str> = servers.iter().map(|s| s.client.base()).collect();
+            let recording = start_recording_of(&urls.join(" "), path, None)?;
+            Some(recording.feed_while_viewing(&tx))
+        }
+        None => None,
+    };
+    let members: Vec<(String, String)> = servers
+        .iter()
+        .map(|s| (s.client.base().to_string(), s.key.clone()))
+        .collect();
+    let handle = fleet::spawn(servers, tx, read_only, raw);
+    if let Some((watch, pinned)) = watch {
+        fleet_watch::spawn(watch, members, pinned, handle.control.clone());
+    }
+    // Each server's state is on its heading; the source as a whole is live.
+    app.source.state = SourceState::Live;
+    app.live = Some(handle.commands);
+    app.replies = handle.replies;
+    let outcome = tui(app, rx).await;
+    drop(handle.control);
+    outcome
+}
+
+/// `ocview record URL URL… FILE`: one recording of several servers, each
+/// line naming its server, until a signal. Servers that do not answer at
+/// the start are said and left out; none answering is an error.
+pub async fn record_fleet(servers: Vec<FleetServer>, path: &Path) -> anyhow::Result<u64> {
+    let checks = servers.iter().map(|s| async move {
+        match tokio::time::timeout(RECORD_REACH, reach(&s.client)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!("{e}")),
+            Err(_) => Err(format!(
+                "no answer from {} within {} s",
+                s.client.base(),
+                RECORD_REACH.as_secs()
+            )),
+        }
+    });
+    let answers = futures_util::future::join_all(checks).await;
+    let mut reached = Vec::new();
+    for (server, answer) in servers.into_iter().zip(answers) {
+        match answer {
+            Ok(()) => reached.push(server),
+            Err(e) => eprintln!("ocview: left out {}: {e}", server.key),
+        }
+    }
+    if reached.is_empty() {
+        anyhow::bail!("no server answered");
+    }
+    let urls: Vec<&str> = reached.iter().map(|s| s.client.base()).collect();
+    let mut recording = start_recording_of(&urls.join(" "), path, None)?;
+    let (tx, mut rx) = mpsc::channel(8192);
+    for server in &mut reached {
+        // Every session's messages, as a fresh attach that opens them shows.
+        server.options.load_all_messages = true;
+    }
+    let _handle = fleet::spawn(reached, tx, true, Some(recording.feed.clone()));
+    let stop = crate::app::terminal::termination_signal();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            why = &mut recording.failed => match why {
+                Ok(why) => anyhow::bail!("recording stopped: {why}"),
+                Err(_) => break,
+            },
+            msg = rx.recv() => if msg.is_none() { break },
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    if let Ok(why) = recording.failed.try_recv() {
+        anyhow::bail!("recording stopped: {why}");
+    }
+    Ok(recording.written.load(std::sync::atomic::Ordering::SeqCst))
+}

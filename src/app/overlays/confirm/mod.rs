@@ -1,0 +1,79 @@
+//! The confirmation before stopping a session: it names the session (title
+//! and id) and what stopping does, and takes `y` or anything else.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
+
+use crate::app::App;
+use crate::model::sanitize;
+use crate::render::theme::Role;
+use crate::render::wrap;
+
+pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
+    let Some(id) = &app.verbs.confirm_abort else {
+        return;
+    };
+    let theme = &app.theme;
+    let session = app.store.session(id);
+    let title = session.map(|s| s.title()).unwrap_or("");
+    let status = session
+        .map(|s| crate::render::format::status_text(&s.status, app.now_ms))
+        .unwrap_or_default();
+    let width = 64.min(screen.width);
+    let inner = width.saturating_sub(4) as usize;
+    let id_room = inner.saturating_sub(9);
+    let lines = vec![
+        Line::from(vec![
+            Span::styled("Session  ", theme.style(Role::Muted)),
+            Span::styled(
+                wrap::truncate(&sanitize::line(title), inner.saturating_sub(9)),
+                theme.style(Role::Heading),
+            ),
+        ]),
+        Line::from(vec![
+            Span::styled("id       ", theme.style(Role::Muted)),
+            Span::styled(
+                wrap::truncate(&sanitize::line(id), id_room),
+                theme.style(Role::Text),
+            ),
+        ]),
+        Line::from(vec![
+            Span::styled("now      ", theme.style(Role::Muted)),
+            Span::styled(status, theme.style(Role::Running)),
+        ]),
+        Line::default(),
+        Line::styled(
+            "The server stops this run: the model's answer ends where it is and a running tool is cut off.",
+            theme.style(Role::Text),
+        ),
+        Line::default(),
+        Line::from(vec![
+            Span::styled(
+                format!(
+                    " {} ",
+                    app.keymap.describe(crate::app::keymap::Action::Confirm)
+                ),
+                theme.style(Role::StatusKey),
+            ),
+            Span::styled(" stop it    ", theme.style(Role::Text)),
+            Span::styled(" any other key ", theme.style(Role::StatusKey)),
+            Span::styled(" keep it running", theme.style(Role::Text)),
+        ]),
+    ];
+    let area = crate::app::draw::centred(screen, width, 10);
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Stop this session? ")
+        .border_style(theme.style(Role::Warning))
+        .padding(Padding::horizontal(1))
+        .style(theme.style(Role::Text));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}

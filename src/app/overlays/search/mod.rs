@@ -1,0 +1,412 @@
+//! Search in the open session (`/` as you type, `n`/`N`, `esc` clears) and
+//! across sessions (the list's filter also counts hits in every session's
+//! content). The searching itself runs on the worker's thread; this side
+//! keeps what was asked for and what was found, and moves the view.
+
+pub mod worker;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::app::overlays::search::worker::{Found, Job, SearchWorker};
+use crate::app::panes::turn_view::layout::Jump;
+use crate::app::{App, Focus};
+use crate::model::search::{Hit, MAX_QUERY_CHARS, Query};
+
+/// A session that changes while searched (streaming, pages arriving) is
+/// searched again at most this often.
+const SESSION_REFRESH: Duration = Duration::from_millis(300);
+/// The same for the hit counts of every session.
+const LIST_REFRESH: Duration = Duration::from_secs(1);
+
+pub struct Search {
+    pub worker: SearchWorker,
+    pub session: Option<SessionSearch>,
+    pub list: ListSearch,
+}
+
+impl Search {
+    pub fn new(worker: SearchWorker) -> Search {
+        Search {
+            worker,
+            session: None,
+            list: ListSearch::default(),
+        }
+    }
+}
+
+/// The search in one session.
+#[derive(Debug, Default)]
+pub struct SessionSearch {
+    pub session_id: String,
+    /// What is typed.
+    pub input: String,
+    /// Keys go to the input.
+    pub typing: bool,
+    pub query: Option<Query>,
+    generation: u64,
+    /// Revision of the session last searched.
+    searched: u64,
+    searched_at: Option<Instant>,
+    pub hits: Vec<Hit>,
+    /// Every hit is counted (not only the first one found).
+    pub counted: bool,
+    pub current: Option<usize>,
+    /// Go to the first hit as soon as it is found (a new query).
+    jump_pending: bool,
+}
+
+/// Hit counts per session for the list's filter.
+#[derive(Debug, Default)]
+pub struct ListSearch {
+    query: Option<Query>,
+    generation: u64,
+    searched: u64,
+    searched_at: Option<Instant>,
+    pub counts: HashMap<String, usize>,
+}
+
+impl SessionSearch {
+    /// `3/17`, `1/…` while counting, `no match`.
+    pub fn position_text(&self) -> String {
+        match (self.current, self.hits.len(), self.counted) {
+            (_, 0, true) => "no match".into(),
+            (_, 0, false) => "searching…".into(),
+            (Some(i), n, true) => format!("{}/{n}", i + 1),
+            (Some(i), _, false) => format!("{}/…", i + 1),
+            (None, n, _) => format!("{n} matches"),
+        }
+    }
+}
+
+impl App {
+    /// `/` in the turn view: type a new search.
+    pub(crate) fn start_search(&mut self) {
+        let Some(id) = self
+            .selected
+            .clone()
+            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
+        else {
+            return;
+        };
+        self.search.session = Some(SessionSearch {
+            session_id: id,
+            typing: true,
+            counted: true,
+            ..Default::default()
+        });
+        self.focus = Focus::Turns;
+        self.want_whole_history();
+        // Parse what is to be searched while the query is typed.
+        if let Some(session) = self
+            .store
+            .session_arc(self.selected.as_deref().unwrap_or(""))
+        {
+            let generation = self.search.worker.generation();
+            self.search.worker.submit(Job::Warm {
+                generation,
+                session,
+            });
+        }
+    }
+
+    /// Keys while a search is typed. Returns whether the key was used.
+    pub(crate) fn search_key(&mut self, key: KeyEvent) -> bool {
+        let Some(search) = self.search.session.as_mut().filter(|s| s.typing) else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if search.input.chars().count() < MAX_QUERY_CHARS {
+                    search.input.push(c);
+                    self.requery();
+                }
+            }
+            KeyCode::Backspace => {
+                search.input.pop();
+                self.requery();
+            }
+            KeyCode::Enter => {
+                search.typing = false;
+                if search.input.is_empty() {
+                    self.search.session = None;
+                }
+            }
+            KeyCode::Esc => self.search.session = None,
+            _ => return false,
+        }
+        true
+    }
+
+    /// The query changed: search again from the view's first message, and
+    /// go to the first hit found.
+    fn requery(&mut self) {
+        let from = self.turn_state().map_or(0, |t| t.position.0);
+        let Some(search) = self.search.session.as_mut() else {
+            return;
+        };
+        search.query = Query::new(&search.input);
+        search.hits.clear();
+        search.current = None;
+        search.counted = search.query.is_none();
+        search.jump_pending = true;
+        self.submit_session_search(from);
+    }
+
+    fn submit_session_search(&mut self, from: usize) {
+        let Some(search) = self.search.session.as_mut() else {
+            return;
+        };
+        let (Some(query), Some(session)) = (
+            search.query.clone(),
+            self.store.session_arc(&search.session_id),
+        ) else {
+            return;
+        };
+        search.generation = self.search.worker.generation();
+        search.searched = session.revision;
+        search.searched_at = Some(Instant::now());
+        self.search.worker.submit(Job::Session {
+            generation: search.generation,
+            session,
+            query,
+            from,
+        });
+    }
+
+    /// `n` / `N`: the next or previous hit, wrapping.
+    pub(crate) fn search_step(&mut self, forward: bool) {
+        let Some(search) = self.search.session.as_mut() else {
+            self.notice = Some("no search: / to search this session".into());
+            return;
+        };
+        if search.hits.is_empty() {
+            return;
+        }
+        let n = search.hits.len();
+        let next = match search.current {
+            Some(i) if forward => (i + 1) % n,
+            Some(i) => (i + n - 1) % n,
+            None => 0,
+        };
+        search.current = Some(next);
+        self.reveal_hit();
+    }
+
+    /// Bring the current hit into view, unfolding the card that holds it.
+    fn reveal_hit(&mut self) {
+        let Some(search) = &self.search.session else {
+            return;
+        };
+        let (Some(i), Some(query)) = (search.current, search.query.clone()) else {
+            return;
+        };
+        let Some(hit) = search.hits.get(i).cloned() else {
+            return;
+        };
+        if self.selected.as_deref() != Some(search.session_id.as_str()) {
+            return;
+        }
+        let (collapse, detail) = (self.config.collapse_reasoning, self.detail);
+        let part = self
+            .selected_session()
+            .and_then(|s| s.message(&hit.message_id))
+            .and_then(|m| m.part(&hit.part_id))
+            .cloned();
+        let Some(state) = self.turn_state_mut() else {
+            return;
+        };
+        if let Some(part) = &part
+            && crate::render::blocks::is_card(part)
+        {
+            if !state.is_expanded(part, collapse, detail) {
+                state.toggle(&part.id);
+            }
+            if !state.is_full(&part.id, detail) {
+                state.toggle_full(&part.id);
+            }
+            state.selected = Some((hit.message_id.clone(), hit.part_id.clone()));
+        }
+        state.jump(Jump::Match {
+            message_id: hit.message_id,
+            part_id: hit.part_id,
+            query,
+            ordinal: hit.ordinal,
+        });
+    }
+
+    /// Leave the search (`esc`). Returns whether there was one.
+    pub(crate) fn clear_search(&mut self) -> bool {
+        self.search.session.take().is_some()
+    }
+
+    /// Results from the worker. Returns whether anything visible changed.
+    pub fn on_search_results(&mut self) -> bool {
+        let mut changed = false;
+        for found in self.search.worker.take() {
+            changed |= self.apply_found(found);
+        }
+        changed
+    }
+
+    fn apply_found(&mut self, found: Found) -> bool {
+        match found {
+            Found::First { generation, hit } => {
+                let Some(search) = self
+                    .search
+                    .session
+                    .as_mut()
+                    .filter(|s| s.generation == generation && s.jump_pending)
+                else {
+                    return false;
+                };
+                match hit {
+                    Some(hit) => {
+                        search.hits = vec![hit];
+                        search.current = Some(0);
+                        self.reveal_hit();
+                    }
+                    None => {
+                        search.hits.clear();
+                        search.counted = true;
+                    }
+                }
+                true
+            }
+            Found::Session { generation, hits } => {
+                let Some(search) = self
+                    .search
+                    .session
+                    .as_mut()
+                    .filter(|s| s.generation == generation)
+                else {
+                    return false;
+                };
+                // Stay on the same hit when the list around it grows.
+                let current = search.current.and_then(|i| search.hits.get(i)).cloned();
+                search.current = current
+                    .as_ref()
+                    .and_then(|c| hits.iter().position(|h| h == c))
+                    .or((!hits.is_empty() && search.jump_pending).then_some(0));
+                let reveal = search.jump_pending && search.current.is_some() && current.is_none();
+                search.hits = hits;
+                search.counted = true;
+                search.jump_pending &= search.hits.is_empty();
+                if reveal {
+                    self.reveal_hit();
+                }
+                true
+            }
+            Found::Sessions { generation, counts } => {
+                if self.search.list.generation != generation {
+                    return false;
+                }
+                self.search.list.counts = counts.into_iter().collect();
+                true
+            }
+        }
+    }
+
+    /// The list's filter changed: count hits in every session's content.
+    pub(crate) fn list_requery(&mut self) {
+        self.search.list.query = Query::new(&self.filter);
+        self.search.list.counts.clear();
+        self.submit_list_search();
+        if self.search.list.query.is_some() {
+            self.want_every_session();
+        }
+    }
+
+    fn submit_list_search(&mut self) {
+        let Some(query) = self.search.list.query.clone() else {
+            return;
+        };
+        let list = &mut self.search.list;
+        list.generation = self.search.worker.generation();
+        list.searched = self.store.revision();
+        list.searched_at = Some(Instant::now());
+        self.search.worker.submit(Job::Sessions {
+            generation: list.generation,
+            sessions: self.store.sessions().to_vec(),
+            query,
+        });
+    }
+
+    /// Before a frame: search again what changed since it was searched
+    /// (not more often than the refresh periods).
+    pub(crate) fn refresh_searches(&mut self) {
+        let now = Instant::now();
+        let due = |at: Option<Instant>, every: Duration| at.is_none_or(|t| now - t >= every);
+        if let Some(search) = &self.search.session
+            && search.query.is_some()
+            && due(search.searched_at, SESSION_REFRESH)
+            && self
+                .store
+                .session(&search.session_id)
+                .is_some_and(|s| s.revision != search.searched)
+        {
+            let from = self.turn_state().map_or(0, |t| t.position.0);
+            self.submit_session_search(from);
+        }
+        let list = &self.search.list;
+        if self.filter.is_empty() {
+            if list.query.is_some() {
+                self.search.list = ListSearch::default();
+            }
+        } else if list.query.is_some()
+            && list.searched != self.store.revision()
+            && due(list.searched_at, LIST_REFRESH)
+        {
+            self.submit_list_search();
+        }
+    }
+
+    /// Enter on a session found by the list's filter: open it at its first
+    /// hit, with the filter as the session's search.
+    pub(crate) fn open_at_first_hit(&mut self) {
+        // A fleet's heading has nothing to open.
+        let Some(id) = self
+            .selected
+            .clone()
+            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
+        else {
+            return;
+        };
+        self.focus = Focus::Turns;
+        if self.filter.is_empty() {
+            return;
+        }
+        self.search.session = Some(SessionSearch {
+            session_id: id,
+            input: self.filter.clone(),
+            ..Default::default()
+        });
+        self.want_whole_history();
+        // From the start: the first hit of the session.
+        if let Some(t) = self.turn_state_mut() {
+            t.jump(Jump::Top);
+        }
+        if let Some(search) = self.search.session.as_mut() {
+            search.query = Query::new(&search.input);
+            search.jump_pending = true;
+        }
+        self.submit_session_search(0);
+    }
+
+    /// The search line for the status bar, when a search is on.
+    pub fn search_status(&self) -> Option<(String, bool)> {
+        let search = self.search.session.as_ref()?;
+        if self.selected.as_deref() != Some(search.session_id.as_str()) {
+            return None;
+        }
+        let count = if search.input.is_empty() {
+            String::new()
+        } else {
+            search.position_text()
+        };
+        let cursor = if search.typing { "▏" } else { "" };
+        Some((format!("/{}{cursor}  {count}", search.input), search.typing))
+    }
+}

@@ -1,0 +1,163 @@
+//! When a prompt may take keys. A prompt counts as seen only once a frame
+//! that shows its choices, with nothing over them, has been flushed to the
+//! terminal; it takes answers `arming` after that, and keys already typed
+//! when that frame went out are thrown away. A prompt never takes the
+//! keyboard from a text being typed or a list over the screen: it waits,
+//! says so, and takes focus when that closes.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use tokio::time::Instant;
+
+use crate::app::{App, Focus, Overlay};
+
+/// The text box of the prompt bar, and the prompt it was opened for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditorOwner {
+    pub request_id: String,
+    /// "reject with a message: bash", for when that prompt is gone.
+    pub what: String,
+}
+
+impl crate::app::panes::prompt_bar::answers::PromptUi {
+    /// The text box was opened for a prompt that is no longer the one shown
+    /// (answered elsewhere, or gone): its keys must not reach the new one.
+    pub fn editor_is_stale(&self) -> bool {
+        self.editor.is_some()
+            && self
+                .editor_for
+                .as_ref()
+                .is_some_and(|o| self.current.as_deref() != Some(o.request_id.as_str()))
+    }
+}
+
+impl App {
+    /// Called as a frame is laid out (after `ui::layout`): which prompt
+    /// this frame shows with its choices and nothing over them.
+    pub(crate) fn note_prompt_visible(&mut self, now: Instant) {
+        let uncovered = self.focus == Focus::Prompt
+            && self.areas.prompt.is_some_and(|r| r.height > 0)
+            && matches!(self.top_layer(), crate::app::layers::Layer::PromptBar)
+            && matches!(
+                self.overlay,
+                None | Some(Overlay::SidePanel | Overlay::PromptView)
+            );
+        self.prompts.visible = if uncovered {
+            self.prompts.current.clone()
+        } else {
+            None
+        };
+        // Shown for the first time: it arms once this frame is out, at
+        // once when there is no delay.
+        let first_time = self.prompts.visible.is_some()
+            && self.prompts.armed.as_ref().map(|(id, _)| id) != self.prompts.visible.as_ref();
+        self.prompts.arming_shown = if first_time {
+            !self.prompts.arming.is_zero()
+        } else {
+            !self.prompt_armed(now)
+        };
+    }
+
+    /// The frame laid out last is on the terminal now: a prompt it showed
+    /// for the first time is seen from `now`. Keys that were waiting then
+    /// are handled as typed at the frame's start, before it was seen.
+    pub fn frame_flushed(&mut self, now: Instant) {
+        match (&self.prompts.visible, &self.prompts.armed) {
+            (Some(id), Some((armed, _))) if id == armed => {}
+            (Some(id), _) => {
+                self.prompts.armed = Some((id.clone(), now));
+                self.prompts.dropped_while_arming = false;
+            }
+            // Covered, unfocused or gone: seen again only when drawn again.
+            (None, _) => self.prompts.armed = None,
+        }
+    }
+
+    /// Whether the focused prompt takes a key typed at `now`: a flushed
+    /// frame showed it uncovered, and the arming delay had passed since.
+    pub fn prompt_armed(&self, now: Instant) -> bool {
+        match (
+            &self.prompts.armed,
+            &self.prompts.visible,
+            &self.prompts.current,
+        ) {
+            // A key typed before the prompt was seen never counts, even
+            // with no delay.
+            (Some((id, since)), Some(visible), Some(current)) => {
+                id == current
+                    && id == visible
+                    && now >= *since
+                    && now.duration_since(*since) >= self.prompts.arming
+            }
+            _ => false,
+        }
+    }
+
+    /// A prompt is on screen but not armed yet: the loop ticks to redraw
+    /// it when it arms.
+    pub fn prompt_arming(&self, now: Instant) -> bool {
+        self.prompts.armed.is_some() && !self.prompt_armed(now)
+    }
+
+    /// Give the prompt bar the keyboard when a prompt waits and nothing
+    /// else is being typed or shown over the screen; give it back when the
+    /// queue is empty. Called after every key and every source change.
+    pub(crate) fn settle_prompt_focus(&mut self) {
+        match &self.prompts.current {
+            Some(id)
+                if self.replies.is_some()
+                    && self.focus != Focus::Prompt
+                    && self.prompts.prior_focus.is_none() =>
+            {
+                if self.keyboard_busy() {
+                    // It waits: the bar (or a line over the overlay) says
+                    // so, and the bell rings once even in a focused terminal.
+                    let id = id.clone();
+                    self.attention.ring_once(&id);
+                } else {
+                    self.prompts.prior_focus = Some(self.focus);
+                    self.focus = Focus::Prompt;
+                }
+            }
+            None if self.focus == Focus::Prompt && !self.prompts.editor_is_stale() => {
+                self.focus = self.prompts.prior_focus.take().unwrap_or(Focus::Sessions);
+                if self.overlay == Some(Overlay::PromptView) {
+                    self.overlay = None;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A prompt waits behind what the person is busy with: what that is,
+    /// for the line that says how to get to the prompt.
+    pub fn prompt_waiting_behind(&self) -> Option<&'static str> {
+        if self.prompts.current.is_none()
+            || self.replies.is_none()
+            || self.focus == Focus::Prompt
+            || self.prompts.prior_focus.is_some()
+        {
+            return None;
+        }
+        self.top_layer().busy_with()
+    }
+
+    /// Keys for a text box whose prompt is gone: typing goes on into it,
+    /// enter or esc closes it; nothing is sent.
+    pub(crate) fn stale_editor_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Esc | KeyCode::Enter => {
+                let what = self.prompts.editor_for.take().map(|o| o.what);
+                self.prompts.editor = None;
+                self.notice = Some(format!(
+                    "not sent: {} (that prompt is gone)",
+                    what.as_deref().unwrap_or("the text")
+                ));
+            }
+            _ => {
+                if let Some(editor) = &mut self.prompts.editor {
+                    editor.input(key);
+                }
+            }
+        }
+    }
+}

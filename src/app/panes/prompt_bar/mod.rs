@@ -1,0 +1,7 @@
+//! The prompt bar: one queue of every pending permission and question,
+//! the keys that answer them, when a prompt may take keys, and its drawing.
+
+pub mod answers;
+pub mod draw;
+pub mod focus;
+pub mod wait;

@@ -1,0 +1,486 @@
+//! The session list of a fleet: a heading per server (in the order they
+//! joined, with its state), under it a heading per project, under that the
+//! session tree. Every heading counts what its sessions are doing, can be
+//! selected, and folds.
+
+use crate::app::panes::session_list::tree::SessionRow;
+use crate::model::fleet::{self, ServerState};
+use crate::model::{Session, SessionStatus, Store};
+
+/// What the sessions of a group are doing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub sessions: usize,
+    /// Busy or retrying.
+    pub busy: usize,
+    /// Prompts waiting for an answer, in any session of the group.
+    pub asking: usize,
+    /// Failed, and idle since.
+    pub failed: usize,
+}
+
+impl Counts {
+    fn add(&mut self, other: Counts) {
+        self.sessions += other.sessions;
+        self.busy += other.busy;
+        self.asking += other.asking;
+        self.failed += other.failed;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Level {
+    /// A server's heading, with its state (`None`: sessions name a server
+    /// the store does not list).
+    Server(Option<ServerState>),
+    Project,
+}
+
+/// A heading of the fleet's list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// Its fold key, also `App::selected` while the heading is selected.
+    pub key: String,
+    pub level: Level,
+    pub counts: Counts,
+}
+
+impl Group {
+    /// The server a server heading stands for.
+    pub fn server(&self) -> Option<&str> {
+        self.key.strip_prefix(SERVER_KEY)
+    }
+}
+
+/// Fold keys begin with NUL, which no session id holds: one set keeps the
+/// folds of sessions and of groups, and a selection tells them apart.
+const SERVER_KEY: &str = "\0server\0";
+const PROJECT_KEY: &str = "\0project\0";
+
+pub fn is_group_key(id: &str) -> bool {
+    id.starts_with('\0')
+}
+
+fn server_key(server: &str) -> String {
+    format!("{SERVER_KEY}{server}")
+}
+
+fn project_key(server: &str, dir: &str) -> String {
+    format!("{PROJECT_KEY}{server}\0{dir}")
+}
+
+/// Whether a fold key is the server's: its heading's, a project's under
+/// it, or one of its sessions'.
+pub fn of_server(fold_key: &str, server: &str) -> bool {
+    if !is_group_key(fold_key) {
+        return fleet::server_of(fold_key) == Some(server);
+    }
+    fold_key == server_key(server)
+        || fold_key
+            .strip_prefix(PROJECT_KEY)
+            .and_then(|rest| rest.strip_prefix(server))
+            .is_some_and(|rest| rest.starts_with('\0'))
+}
+
+/// Whether the store holds a fleet: servers reported, or scoped ids (a
+/// recording whose server reports were cut off).
+pub fn is_fleet(store: &Store) -> bool {
+    !store.servers().is_empty()
+        || store
+            .sessions()
+            .iter()
+            .any(|s| fleet::server_of(&s.info.id).is_some())
+}
+
+struct ServerGroup {
+    key: String,
+    state: Option<ServerState>,
+    projects: Vec<ProjectGroup>,
+}
+
+struct ProjectGroup {
+    dir: String,
+    counts: Counts,
+    rows: Vec<SessionRow>,
+}
+
+/// The server and project a session is listed under: its root's (a child
+/// follows its parent whatever its own directory).
+fn home(store: &Store, session: &Session) -> (String, String) {
+    let mut root = session;
+    // Bounded: a malformed parent cycle must not hang the UI.
+    for _ in 0..64 {
+        match root
+            .info
+            .parent_id
+            .as_deref()
+            .filter(|p| *p != root.info.id)
+            .and_then(|p| store.session(p))
+        {
+            Some(parent) => root = parent,
+            None => break,
+        }
+    }
+    let key = fleet::server_of(&root.info.id).unwrap_or_default();
+    let dir = root
+        .project_directory
+        .clone()
+        .or_else(|| root.info.directory.clone())
+        .or_else(|| store.server(key).and_then(|s| s.directory.clone()))
+        .unwrap_or_default();
+    (key.to_string(), dir)
+}
+
+/// Where a (server, project) group is, made when new.
+fn slot(servers: &mut Vec<ServerGroup>, key: &str, dir: &str) -> (usize, usize) {
+    let a = match servers.iter().position(|s| s.key == key) {
+        Some(a) => a,
+        None => {
+            servers.push(ServerGroup {
+                key: key.to_string(),
+                state: None,
+                projects: Vec::new(),
+            });
+            servers.len() - 1
+        }
+    };
+    let projects = &mut servers[a].projects;
+    let b = match projects.iter().position(|p| p.dir == dir) {
+        Some(b) => b,
+        None => {
+            projects.push(ProjectGroup {
+                dir: dir.to_string(),
+                counts: Counts::default(),
+                rows: Vec::new(),
+            });
+            projects.len() - 1
+        }
+    };
+    (a, b)
+}
+
+/// The session tree's rows (`tree`, already filtered and folded) under
+/// their server's and project's headings. Projects come in order of their
+/// newest session (the store's order); counts take every session of a
+/// group, shown or not. With a filter, folds are ignored and groups with
+/// no match left out.
+pub fn group(
+    store: &Store,
+    tree: Vec<SessionRow>,
+    folded: &std::collections::HashSet<String>,
+    filtering: bool,
+) -> Vec<SessionRow> {
+    let mut servers: Vec<ServerGroup> = store
+        .servers()
+        .iter()
+        .map(|s| ServerGroup {
+            key: s.key.clone(),
+            state: Some(s.state.clone()),
+            projects: Vec::new(),
+        })
+        .collect();
+    let sessions = store.sessions();
+    let mut place = Vec::with_capacity(sessions.len());
+    for s in sessions {
+        let (key, dir) = home(store, s);
+        let (a, b) = slot(&mut servers, &key, &dir);
+        let counts = &mut servers[a].projects[b].counts;
+        counts.sessions += 1;
+        if matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }) {
+            counts.busy += 1;
+        } else if s.error.is_some() && s.status == SessionStatus::Idle {
+            counts.failed += 1;
+        }
+        place.push((a, b));
+    }
+    for p in store.pending_prompts() {
+        if let Ok(i) = store.session_index(p.request.session_id()) {
+            let (a, b) = place[i];
+            servers[a].projects[b].counts.asking += 1;
+        }
+    }
+    // A child row follows its root's, as the tree laid them out.
+    let mut at = None;
+    for row in tree {
+        if row.depth == 0 || at.is_none() {
+            at = place.get(row.index).copied();
+        }
+        if let Some((a, b)) = at {
+            servers[a].projects[b].rows.push(row);
+        }
+    }
+
+    let mut out = Vec::new();
+    for server in servers {
+        if filtering && server.projects.iter().all(|p| p.rows.is_empty()) {
+            continue;
+        }
+        let mut counts = Counts::default();
+        for p in &server.projects {
+            counts.add(p.counts);
+        }
+        let key = server_key(&server.key);
+        let server_folded = !filtering && folded.contains(&key);
+        let name = if server.key.is_empty() {
+            "(no server)".to_string()
+        } else {
+            server.key.clone()
+        };
+        let level = Level::Server(server.state);
+        out.push(heading(0, name, key, level, counts, server_folded));
+        if server_folded {
+            continue;
+        }
+        for p in server.projects {
+            if filtering && p.rows.is_empty() {
+                continue;
+            }
+            let key = project_key(&server.key, &p.dir);
+            let project_folded = !filtering && folded.contains(&key);
+            let dir = if p.dir.is_empty() {
+                "(no project)".to_string()
+            } else {
+                p.dir
+            };
+            let mut row = heading(1, dir, key, Level::Project, p.counts, project_folded);
+            row.index = p.rows.first().map_or(0, |r| r.index);
+            out.push(row);
+            if !project_folded {
+                out.extend(p.rows);
+            }
+        }
+    }
+    out
+}
+
+fn heading(
+    depth: u16,
+    text: String,
+    key: String,
+    level: Level,
+    counts: Counts,
+    folded: bool,
+) -> SessionRow {
+    SessionRow {
+        index: 0,
+        depth,
+        has_children: counts.sessions > 0,
+        folded: folded && counts.sessions > 0,
+        badge: counts.asking > 0,
+        own_prompt: false,
+        header: Some(text),
+        group: Some(Group { key, level, counts }),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use super::*;
+    use crate::app::panes::session_list::tree::rows;
+    use crate::model::NoObserver;
+    use crate::source::record::{Decoded, decode};
+
+    pub(crate) fn server(key: &str, state: &str) -> String {
+        format!(
+            r#"{{"server":"{key}","type":"ocview.server","properties":{{"url":"http://{key}",{state}}}}}"#
+        )
+    }
+
+    pub(crate) fn session(key: &str, id: &str, dir: &str, parent: Option<&str>) -> String {
+        let parent = parent
+            .map(|p| format!(r#","parentID":"{p}""#))
+            .unwrap_or_default();
+        format!(
+            r#"{{"server":"{key}","type":"session.created","properties":{{"info":{{"id":"{id}","title":"{id} title","directory":"{dir}"{parent}}}}}}}"#
+        )
+    }
+
+    pub(crate) fn status(key: &str, id: &str, status: &str) -> String {
+        format!(
+            r#"{{"server":"{key}","type":"session.status","properties":{{"sessionID":"{id}","status":{status}}}}}"#
+        )
+    }
+
+    /// Three servers: a:1 live with two projects, a child session asking
+    /// and one busy, one failed; b:2 reconnecting, its session retrying
+    /// (with the same bare id as one of a:1's); c:3 gone with no session;
+    /// and d:4, which sessions name but no report does.
+    pub(crate) fn lines() -> Vec<String> {
+        vec![
+            server("a:1", r#""state":"live","directory":"/p1""#),
+            server("b:2", r#""state":"reconnecting","attempt":3"#),
+            server("c:3", r#""state":"gone""#),
+            session("a:1", "ses_1", "/p1", None),
+            session("a:1", "ses_2", "/p2", None),
+            session("a:1", "ses_3", "/p1", Some("ses_1")),
+            session("b:2", "ses_1", "/q", None),
+            session("d:4", "ses_4", "/r", None),
+            status("a:1", "ses_1", r#"{"type":"busy"}"#),
+            status("b:2", "ses_1", r#"{"type":"retry","attempt":1,"message":"m","next":1}"#),
+            r#"{"server":"a:1","type":"session.error","properties":{"sessionID":"ses_2","error":{"name":"APIError","data":{"message":"no"}}}}"#.into(),
+            r#"{"server":"a:1","type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_3","permission":"bash","patterns":[]}}"#.into(),
+        ]
+    }
+
+    pub(crate) fn store(lines: &[String]) -> Store {
+        let mut s = Store::new();
+        for line in lines {
+            match decode(line).unwrap() {
+                Decoded::Event(env) => {
+                    s.apply(env, &mut NoObserver);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        s
+    }
+
+    /// Each row as text: headings by their name, sessions by their id.
+    fn shown(store: &Store, rows: &[SessionRow]) -> Vec<String> {
+        rows.iter()
+            .map(|r| match (&r.header, &r.group) {
+                (Some(h), Some(g)) if g.server().is_some() => format!("S {h}"),
+                (Some(h), _) => format!("P {h}"),
+                _ => format!(
+                    "{}{}",
+                    "  ".repeat(r.depth as usize),
+                    store.sessions()[r.index].info.id
+                ),
+            })
+            .collect()
+    }
+
+    fn all(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<SessionRow> {
+        rows(store, folded, filter, &HashMap::new())
+    }
+
+    pub(crate) fn heading<'a>(rows: &'a [SessionRow], text: &str) -> &'a SessionRow {
+        rows.iter()
+            .find(|r| r.header.as_deref() == Some(text))
+            .unwrap_or_else(|| panic!("no heading {text}"))
+    }
+
+    #[test]
+    fn sessions_group_by_server_then_project_then_tree() {
+        let s = store(&lines());
+        assert!(is_fleet(&s));
+        let rows = all(&s, &HashSet::new(), "");
+        assert_eq!(
+            shown(&s, &rows),
+            [
+                "S a:1",
+                "P /p1",
+                "ses_1@a:1",
+                "  ses_3@a:1",
+                "P /p2",
+                "ses_2@a:1",
+                "S b:2",
+                "P /q",
+                "ses_1@b:2",
+                "S c:3",
+                "S d:4",
+                "P /r",
+                "ses_4@d:4",
+            ]
+        );
+        // Servers in the store's order, then the one no report named.
+        let levels: Vec<Level> = rows
+            .iter()
+            .filter_map(|r| r.group.as_ref())
+            .filter(|g| g.server().is_some())
+            .map(|g| g.level.clone())
+            .collect();
+        assert_eq!(levels[0], Level::Server(Some(ServerState::Live)));
+        assert_eq!(levels[2], Level::Server(Some(ServerState::Gone)));
+        assert_eq!(levels[3], Level::Server(None));
+        // A gone server with no session left: a heading with nothing to fold.
+        let gone = heading(&rows, "c:3");
+        assert!(!gone.has_children && gone.group.as_ref().unwrap().counts.sessions == 0);
+    }
+
+    #[test]
+    fn headings_count_busy_asking_and_failed() {
+        let s = store(&lines());
+        let rows = all(&s, &HashSet::new(), "");
+        let counts = |text| heading(&rows, text).group.as_ref().unwrap().counts;
+        let c = |sessions, busy, asking, failed| Counts {
+            sessions,
+            busy,
+            asking,
+            failed,
+        };
+        // The prompt waits in a child: it counts for its root's project.
+        assert_eq!(counts("a:1"), c(3, 1, 1, 1));
+        assert_eq!(counts("/p1"), c(2, 1, 1, 0));
+        assert_eq!(counts("/p2"), c(1, 0, 0, 1));
+        // Retrying counts as busy.
+        assert_eq!(counts("b:2"), c(1, 1, 0, 0));
+        assert!(heading(&rows, "a:1").badge && heading(&rows, "/p1").badge);
+        assert!(!heading(&rows, "/p2").badge && !heading(&rows, "b:2").badge);
+    }
+
+    #[test]
+    fn a_folded_group_hides_its_rows_but_keeps_its_counts() {
+        let s = store(&lines());
+        let key = |text| {
+            heading(&all(&s, &HashSet::new(), ""), text)
+                .group
+                .clone()
+                .unwrap()
+                .key
+        };
+        let (a, p1) = (key("a:1"), key("/p1"));
+        assert!(is_group_key(&a) && is_group_key(&p1) && a != p1);
+        assert!(of_server(&a, "a:1") && of_server(&p1, "a:1") && of_server("ses_1@a:1", "a:1"));
+        assert!(!of_server(&p1, "a:") && !of_server(&project_key("a:10", "/p1"), "a:1"));
+        let folded: HashSet<String> = [a.clone()].into();
+        let rows = all(&s, &folded, "");
+        assert_eq!(
+            shown(&s, &rows)[..3],
+            ["S a:1", "S b:2", "P /q"].map(String::from)
+        );
+        let a_row = heading(&rows, "a:1");
+        assert!(a_row.folded && a_row.badge);
+        assert_eq!(a_row.group.as_ref().unwrap().counts.busy, 1);
+        let folded: HashSet<String> = [p1].into();
+        let rows = all(&s, &folded, "");
+        assert_eq!(
+            shown(&s, &rows)[..4],
+            ["S a:1", "P /p1", "P /p2", "ses_2@a:1"].map(String::from)
+        );
+        assert!(heading(&rows, "/p1").folded);
+    }
+
+    #[test]
+    fn the_filter_looks_through_folds_and_leaves_out_empty_groups() {
+        let s = store(&lines());
+        let a = heading(&all(&s, &HashSet::new(), ""), "a:1")
+            .group
+            .clone()
+            .unwrap()
+            .key;
+        let folded: HashSet<String> = [a, "ses_1@a:1".to_string()].into();
+        let rows = all(&s, &folded, "ses_3");
+        assert_eq!(
+            shown(&s, &rows),
+            ["S a:1", "P /p1", "ses_1@a:1", "  ses_3@a:1"]
+        );
+        assert!(rows.iter().all(|r| !r.folded));
+        assert!(all(&s, &folded, "nothing like it").is_empty());
+    }
+
+    #[test]
+    fn scoped_sessions_without_reports_still_make_a_fleet() {
+        let s = store(&[session("a:1", "ses_1", "/p", None)]);
+        assert!(is_fleet(&s));
+        let rows = all(&s, &HashSet::new(), "");
+        assert_eq!(shown(&s, &rows), ["S a:1", "P /p", "ses_1@a:1"]);
+        let s = store(&[
+            r#"{"type":"session.created","properties":{"info":{"id":"ses_1","title":"t"}}}"#
+                .to_string(),
+        ]);
+        assert!(!is_fleet(&s));
+    }
+}

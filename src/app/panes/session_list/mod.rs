@@ -1,0 +1,7 @@
+//! The session list: sessions as a tree (a fleet grouped by server and
+//! project), with live status, badges and counts.
+
+pub mod draw;
+pub mod fleet_heading;
+pub mod fleet_tree;
+pub mod tree;

@@ -1,0 +1,147 @@
+//! The side panel: the selected session's todos and the files it modified.
+
+use std::collections::BTreeMap;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use crate::app::App;
+use crate::model::prompt::TodoStatus;
+use crate::model::sanitize;
+use crate::model::{FileDiff, Session};
+use crate::render::theme::Role;
+use crate::render::wrap;
+
+/// Files a session changed, with +/− counts: the user messages' summary
+/// diffs (the latest count per file wins), or the session diff after a revert.
+pub fn modified_files(session: &Session) -> Vec<(String, u64, u64)> {
+    let mut files: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut add = |d: &FileDiff| {
+        files.insert(d.file.clone(), (d.additions, d.deletions));
+    };
+    for m in &session.messages {
+        m.info.diffs.iter().for_each(&mut add);
+    }
+    let from_summaries = !session.messages.iter().all(|m| m.info.diffs.is_empty());
+    if session.info.revert.is_some() || !from_summaries {
+        session.diff.iter().for_each(&mut add);
+    }
+    files.into_iter().map(|(f, (a, d))| (f, a, d)).collect()
+}
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
+    let theme = &app.theme;
+    if overlay {
+        frame.render_widget(Clear, area);
+    }
+    let block = Block::default()
+        .borders(if overlay { Borders::ALL } else { Borders::LEFT })
+        .border_style(theme.style(Role::Border));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines = Vec::new();
+    let Some(session) = app.selected_session() else {
+        frame.render_widget(
+            Paragraph::new(Line::styled("no session", theme.style(Role::Muted))),
+            inner,
+        );
+        return;
+    };
+    // How full the context is, and what the session cost.
+    match crate::model::context::context_use(session, app.store.model_limits()) {
+        Some(c) => {
+            let head = match c.percent() {
+                Some(p) => format!("Context {p}%"),
+                None => "Context".to_string(),
+            };
+            lines.push(Line::styled(head, theme.style(Role::Title)));
+            let of = c
+                .limit
+                .map(|l| format!(" of {}", crate::render::format::limit_tokens(l)))
+                .unwrap_or_default();
+            lines.push(Line::styled(
+                format!("  {}{of} tokens", crate::render::format::tokens(c.used)),
+                theme.style(Role::Text),
+            ));
+        }
+        None => lines.push(Line::styled("Context", theme.style(Role::Title))),
+    }
+    lines.push(Line::styled(
+        format!(
+            "  cost {}",
+            crate::render::format::session_cost(session.info.cost)
+        ),
+        theme.style(Role::Muted),
+    ));
+    lines.push(Line::default());
+    let done = session
+        .todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
+    lines.push(Line::styled(
+        format!("Todos {done}/{}", session.todos.len()),
+        theme.style(Role::Title),
+    ));
+    if session.todos.is_empty() {
+        lines.push(Line::styled("  none", theme.style(Role::Muted)));
+    }
+    for todo in &session.todos {
+        let (mark, role) = match todo.status {
+            TodoStatus::Completed => ("[x]", Role::Success),
+            TodoStatus::InProgress => ("[>]", Role::Running),
+            TodoStatus::Cancelled => ("[-]", Role::Muted),
+            _ => ("[ ]", Role::Text),
+        };
+        let prio = match todo.priority.as_str() {
+            "high" => "!",
+            _ => " ",
+        };
+        let text = wrap::truncate(&sanitize::line(&todo.content), width.saturating_sub(6));
+        lines.push(Line::from(vec![
+            Span::styled(format!("{prio}{mark} "), theme.style(role)),
+            Span::styled(
+                text,
+                theme.style(if todo.status == TodoStatus::Cancelled {
+                    Role::Muted
+                } else {
+                    Role::Text
+                }),
+            ),
+        ]));
+    }
+    lines.push(Line::default());
+    let files = if app.files.0 == session.info.id {
+        app.files.2.clone()
+    } else {
+        modified_files(session)
+    };
+    lines.push(Line::styled(
+        format!("Modified files {}", files.len()),
+        theme.style(Role::Title),
+    ));
+    if files.is_empty() {
+        lines.push(Line::styled("  none", theme.style(Role::Muted)));
+    }
+    let dir = session.info.directory.as_deref().unwrap_or("");
+    for (file, adds, dels) in files {
+        let counts = format!(" +{adds} -{dels}");
+        let rel = file
+            .strip_prefix(dir)
+            .map(|f| f.trim_start_matches('/'))
+            .unwrap_or(&file);
+        let name = wrap::truncate(
+            &sanitize::line(rel),
+            width.saturating_sub(wrap::width(&counts) + 1),
+        );
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {name}"), theme.style(Role::Text)),
+            Span::styled(format!(" +{adds}"), theme.style(Role::DiffAdd)),
+            Span::styled(format!(" -{dels}"), theme.style(Role::DiffDel)),
+        ]));
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}

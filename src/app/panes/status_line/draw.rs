@@ -1,0 +1,283 @@
+//! The status line: source and its state, the selected session's status,
+//! cost and tokens, and key hints drawn from the keymap.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::keymap::Action;
+use crate::app::panes::status_line::timeline_bar;
+use crate::app::{App, Focus};
+use crate::model::sanitize;
+use crate::render::format;
+use crate::render::theme::Role;
+use crate::render::wrap;
+use crate::source::player::SourceState;
+
+/// The hints shown per focus, most useful first; cut to fit.
+const SESSION_HINTS: &[Action] = &[
+    Action::Open,
+    Action::Filter,
+    Action::ToggleTree,
+    Action::Help,
+    Action::Quit,
+];
+const PROMPT_HINTS: &[Action] = &[Action::FocusNext, Action::Help];
+const PLAYER_HINTS: &[Action] = &[Action::PlayPause, Action::SeekTo];
+const TURN_HINTS: &[Action] = &[
+    Action::NextCard,
+    Action::ToggleCard,
+    Action::Bottom,
+    Action::Back,
+    Action::Help,
+    Action::Quit,
+];
+
+/// The status line's pieces at a width: the source and player state, the
+/// timeline bar's place (when there is room), the rest, and the hints. Laid
+/// out once per frame by `prepare` (the mouse seeks on the bar) and drawn.
+pub struct StatusParts {
+    head: String,
+    /// The bar's cells, if shown.
+    pub bar: Option<Rect>,
+    /// What a verb just did (copied, opened, stopped), and whether it failed.
+    said: Option<(String, bool)>,
+    rest: String,
+    pad: usize,
+    hints: Vec<(String, &'static str)>,
+}
+
+pub fn compose(app: &App, area: Rect) -> StatusParts {
+    let width = area.width as usize;
+    let label = sanitize::line(&app.source.label);
+    // A player's timeline needs room: a long file name and the focus hints
+    // give way to it.
+    let (label, mut hints_share) = match app.player {
+        Some(_) => (wrap::truncate(&label, (width / 6).max(10)), 3),
+        None => (label.into_owned(), 2),
+    };
+    let mut head = format!(" {label}");
+    let mut rest = String::new();
+    // The bar gives way to everything but the position.
+    let mut position_w = 0;
+    match (&app.player, &app.source.state) {
+        (Some(p), _) => {
+            head.push_str(&format!(" · {} ", timeline_bar::state_text(p)));
+            rest.push_str(&format!(" {}", timeline_bar::position_text(p)));
+            position_w = wrap::width(&rest) + 1;
+        }
+        // No connection: why, and the attempt, come first; the hints give
+        // way, and the label too when the reason names the server.
+        (None, SourceState::Reconnecting { attempt, reason }) => {
+            let reason = sanitize::line(reason);
+            hints_share = 10;
+            head = if reason.contains("://") {
+                format!(" attempt {attempt} · {reason}")
+            } else {
+                format!(" {label} · reconnecting (attempt {attempt}): {reason}")
+            };
+        }
+        (None, state) => {
+            // A fleet's servers each have a state: their tally says more.
+            let state =
+                crate::model::fleet::summary(app.store.servers()).unwrap_or_else(|| state.label());
+            head.push_str(&format!(" · {}", sanitize::line(&state)));
+        }
+    }
+    if app.player.is_some()
+        && let Some(fleet) = crate::model::fleet::summary(app.store.servers())
+    {
+        rest.push_str(&format!(" · {}", sanitize::line(&fleet)));
+    }
+    if let Some((text, false)) = app.search_status() {
+        // Worth more than the hints while n/N step through it.
+        hints_share = hints_share.max(4);
+        rest.push_str(&format!(" · {}", sanitize::line(&text)));
+    }
+    if app.following_attention() {
+        rest.push_str(" · following activity");
+    }
+    // What a key just did is what the user looks for: the hints give way.
+    let said = app.verbs.feedback.as_ref().map(|f| {
+        hints_share = hints_share.max(5);
+        (format!(" {} ", sanitize::line(&f.text)), f.error)
+    });
+    if let Some(notice) = &app.notice {
+        rest.push_str(&format!(" · {}", sanitize::line(notice)));
+    }
+    if let Some(why) = &app.recording_stopped {
+        // Worth more than the hints: what is on screen is no longer saved.
+        hints_share = hints_share.max(6);
+        rest.push_str(&format!(
+            " · {}{}",
+            crate::source::recorder::STOPPED,
+            sanitize::line(why)
+        ));
+    }
+    if app.stats.malformed > 0 {
+        let n = app.stats.malformed;
+        let lines = if n == 1 { "line" } else { "lines" };
+        rest.push_str(&format!(" · {n} bad {lines}"));
+    }
+    if let Some(s) = app.selected_session() {
+        let status = if app.verbs.aborting.contains(&s.info.id) {
+            "stopping…".to_string()
+        } else {
+            format::status_text(&s.status, app.now_ms)
+        };
+        rest.push_str(&format!(" │ {status}"));
+        let c = format::cost(s.info.cost);
+        if !c.is_empty() {
+            rest.push_str(&format!(" {c}"));
+        }
+        let t = s.info.tokens.sum();
+        if t > 0 {
+            rest.push_str(&format!(" {} tok", format::tokens(t)));
+        }
+    }
+    let focus_hints = match app.focus {
+        Focus::Sessions => SESSION_HINTS,
+        Focus::Turns => TURN_HINTS,
+        Focus::Prompt => PROMPT_HINTS,
+    };
+    let player_hints: &[Action] = if app.player.is_some() {
+        PLAYER_HINTS
+    } else {
+        &[]
+    };
+    // Hints keep up to half the line (a third with a player); the source
+    // and session text gets the rest.
+    let mut hints = Vec::new();
+    let mut hints_w = 0;
+    for &action in player_hints.iter().chain(focus_hints) {
+        let Some(k) = app.keymap.hint(action) else {
+            continue;
+        };
+        let label = short_label(action);
+        let w = wrap::width(&k) + wrap::width(label) + 2;
+        if hints_w + w > width / hints_share {
+            break;
+        }
+        hints.push((k, label));
+        hints_w += w;
+    }
+    let mut room = width.saturating_sub(hints_w + 1);
+    let said = said.map(|(text, error)| {
+        let text = wrap::truncate(&text, room.saturating_sub(12).max(room / 2));
+        room -= wrap::width(&text);
+        (text, error)
+    });
+    let head = wrap::truncate(&head, room);
+    room -= wrap::width(&head);
+    let mut bar = None;
+    if app.player.is_some() {
+        let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(position_w));
+        if bar_w >= 8 {
+            let x = area.x + wrap::width(&head) as u16;
+            bar = Some(Rect::new(x, area.y, bar_w as u16, 1));
+            room -= bar_w;
+        }
+    }
+    let rest = wrap::truncate(&rest, room);
+    room -= wrap::width(&rest);
+    StatusParts {
+        head,
+        bar,
+        said,
+        rest,
+        pad: room + 1,
+        hints,
+    }
+}
+
+pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+    let theme = &app.theme;
+    let bar = theme.style(Role::StatusBar);
+    let key = theme.style(Role::StatusKey);
+
+    if let Some(text) = &app.seek_input {
+        let line = Line::from(vec![
+            Span::styled(" seek to: ", key),
+            Span::styled(format!("{}▏", sanitize::line(text)), bar),
+            Span::styled("  40%, 1:30, 90s · enter go · esc cancel", bar),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(bar), area);
+        return;
+    }
+    if let Some((text, true)) = app.search_status() {
+        let line = Line::from(vec![
+            Span::styled(" search ", key),
+            Span::styled(sanitize::line(&text).into_owned(), bar),
+            Span::styled("  · enter keep · esc clear", bar),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(bar), area);
+        return;
+    }
+    if let Some(pick) = &app.verbs.pick {
+        let mut spans = vec![
+            Span::styled(" copy: ", key),
+            Span::styled(
+                format!(
+                    "{} the whole {} ({})",
+                    app.keymap.hint(Action::Copy).unwrap_or_default(),
+                    pick.content.what,
+                    crate::headless::content::size(&pick.content.text)
+                ),
+                bar,
+            ),
+        ];
+        for (i, b) in pick.blocks.iter().take(9).enumerate() {
+            let lang = if b.lang.is_empty() { "code" } else { &b.lang };
+            spans.push(Span::styled(format!(" · {}", i + 1), key));
+            spans.push(Span::styled(
+                match b.code.lines().count() {
+                    1 => format!(" {} (1 line)", sanitize::line(lang)),
+                    n => format!(" {} ({n} lines)", sanitize::line(lang)),
+                },
+                bar,
+            ));
+        }
+        spans.push(Span::styled(" · esc cancel", bar));
+        frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+        return;
+    }
+    let parts = compose(app, area);
+    let mut spans = vec![Span::styled(parts.head, bar)];
+    if let (Some(p), Some(r)) = (&app.player, parts.bar) {
+        spans.extend(timeline_bar::bar(p, r.width as usize, theme, bar));
+    }
+    if let Some((text, error)) = parts.said {
+        let role = if error {
+            Role::Warning
+        } else {
+            Role::StatusKey
+        };
+        spans.push(Span::styled(text, theme.style(role)));
+    }
+    spans.push(Span::styled(parts.rest, bar));
+    spans.push(Span::styled(" ".repeat(parts.pad), bar));
+    for (k, label) in parts.hints {
+        spans.push(Span::styled(format!(" {k}"), key));
+        spans.push(Span::styled(format!(" {label}"), bar));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}
+
+fn short_label(action: Action) -> &'static str {
+    match action {
+        Action::Open => "open",
+        Action::Filter => "filter",
+        Action::ToggleTree => "fold",
+        Action::Help => "help",
+        Action::Quit => "quit",
+        Action::NextCard => "card",
+        Action::ToggleCard => "toggle",
+        Action::Bottom => "follow",
+        Action::Back => "back",
+        Action::FocusNext => "panes",
+        Action::PlayPause => "play",
+        Action::SeekTo => "seek",
+        other => other.name(),
+    }
+}

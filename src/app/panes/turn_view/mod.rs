@@ -1,0 +1,5 @@
+//! The turn view: the selected session's turns, laid out a screen at a
+//! time from the render cache.
+
+pub mod draw;
+pub mod layout;

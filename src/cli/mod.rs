@@ -1,0 +1,350 @@
+//! The command line: subcommands, their flags and how each value is
+//! checked. Parsing only; `main` acts on it.
+
+pub mod discovered;
+pub mod fleet_members;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use ocview::source::live::Auth;
+
+/// A fast full-screen terminal viewer for OpenCode agent sessions.
+#[derive(Parser)]
+#[command(version, about)]
+pub struct Cli {
+    /// Config file (default: $XDG_CONFIG_HOME/ocview/config.toml).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Theme: a name (opencode, tokyonight, catppuccin, gruvbox, nord,
+    /// one-dark, kanagawa, everforest, solarized, or one in an OpenCode
+    /// themes folder), a theme file, or dark/light (opencode in that variant).
+    #[arg(long, global = true)]
+    pub theme: Option<String>,
+    /// Follow attention: until you navigate, the turn view shows the
+    /// session that asks for an answer or was last active (on in the demo).
+    #[arg(long, global = true, overrides_with = "no_follow")]
+    pub follow: bool,
+    /// Do not follow attention, even in the demo.
+    #[arg(long, global = true)]
+    pub no_follow: bool,
+    /// Also find servers announced on the local network (`opencode serve
+    /// --mdns`), listening for a few seconds. Without a subcommand or
+    /// with `discover`.
+    #[arg(long, global = true)]
+    pub discover: bool,
+    /// Show prompts but never answer them, nor stop a session (also
+    /// `read_only = true` in the config). For `ocview`, `attach` and a fleet;
+    /// replays and recordings never send anything anyway.
+    #[arg(long, global = true)]
+    pub read_only: bool,
+    /// None: find the servers (`discover`) and attach to the first.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Play back a recorded event stream (JSONL, SSE or /global/event form).
+    Replay {
+        /// The recording; `-` reads standard input.
+        file: PathBuf,
+        /// Print a plain-text transcript of the final state instead of the viewer.
+        #[arg(long)]
+        dump: bool,
+        #[command(flatten)]
+        pace: PaceArgs,
+    },
+    /// Watch a running `opencode serve` live; several at once with more URLs.
+    Attach {
+        /// The servers (default: $OPENCODE_SERVER_URL, else
+        /// http://127.0.0.1:4096 unless another user's server listens
+        /// there). Two or more are watched together, grouped by server in
+        /// one list, with one prompt inbox; one address in two spellings is
+        /// one server.
+        #[arg(value_name = "URL")]
+        urls: Vec<String>,
+        /// Every project of the server (`/global/event`), not only its current one.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        auth: AuthArgs,
+        /// Also record every event received to this file (replayable).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+        /// No terminal: print the synced state after this many seconds.
+        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
+        dump_after: Option<f64>,
+        /// No terminal: print the state once synced and no session is busy.
+        #[arg(long)]
+        dump_when_idle: bool,
+        /// With --dump-when-idle: give up waiting after this many seconds.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 120.0)]
+        timeout: f64,
+    },
+    /// Record a live server's events to a file, without the viewer, until
+    /// interrupted (Ctrl-C or SIGTERM).
+    Record {
+        /// The server, or several (each line of the recording then names
+        /// its server), then the recording.
+        #[arg(value_name = "URL", required = true, num_args = 1..)]
+        urls: Vec<String>,
+        /// The recording (appended to; created mode 0600).
+        file: PathBuf,
+        /// Every project of the server.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+    /// Write a session as Markdown or normalised JSON, from a recording (any
+    /// supported form, `-` for stdin) or a live server (an http URL).
+    Export {
+        source: String,
+        /// The session (default: every session in the source).
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportArg,
+        /// Include reasoning (Markdown).
+        #[arg(long)]
+        reasoning: bool,
+        /// From a server: give up waiting for its sessions to go idle after
+        /// this many seconds.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 60.0)]
+        timeout: f64,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+    /// List the opencode servers found without being told where:
+    /// $OPENCODE_SERVER_URL, the config's `servers`, your opencode processes
+    /// listening on this machine and, with --discover, the local network
+    /// (mDNS). A password goes only to the servers named. Exit 1 when none
+    /// is found.
+    Discover {
+        /// A JSON array, for scripts: url, found_by, version, directory, needs_password.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Watch the built-in demo recording (no server needed).
+    Demo {
+        /// Print the demo's final state as text instead.
+        #[arg(long)]
+        dump: bool,
+        #[command(flatten)]
+        pace: PaceArgs,
+    },
+}
+
+/// Basic auth for a server started with `OPENCODE_SERVER_PASSWORD`. The
+/// password never goes on the command line, where every user of the
+/// machine can read it (`ps`): it comes from a file or the environment.
+#[derive(Args, Clone, Default)]
+pub struct AuthArgs {
+    /// Basic-auth user (default: $OPENCODE_SERVER_USERNAME, else `opencode`).
+    #[arg(long)]
+    pub username: Option<String>,
+    /// Read the basic-auth password from this file, its first line
+    /// (default: $OPENCODE_SERVER_PASSWORD). Like an ssh key, it must be
+    /// readable by you alone (chmod 600), and at most 4 KiB.
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// Refused, with the reason: see --password-file.
+    #[arg(long, hide = true, value_name = "PASSWORD")]
+    pub password: Option<String>,
+}
+
+impl AuthArgs {
+    /// The credentials to send, if any; an error says what to do instead.
+    pub fn resolve(&self) -> Result<Option<Auth>, String> {
+        if self.password.is_some() {
+            return Err(
+                "--password is not accepted: a password on the command line is \
+                 visible to every user of this machine (ps). Put it in a file \
+                 (--password-file FILE) or in $OPENCODE_SERVER_PASSWORD"
+                    .into(),
+            );
+        }
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let password = match &self.password_file {
+            Some(path) => Some(read_password(path)?),
+            None => env("OPENCODE_SERVER_PASSWORD"),
+        };
+        let Some(password) = password else {
+            return Ok(None);
+        };
+        let username = self
+            .username
+            .clone()
+            .or_else(|| env("OPENCODE_SERVER_USERNAME"))
+            .unwrap_or_else(|| "opencode".into());
+        Ok(Some(Auth { username, password }))
+    }
+}
+
+/// The most a password file may hold: a password is a line, not a document
+/// (a wrong path to a big file is not read whole).
+const PASSWORD_FILE_MAX: u64 = 4096;
+
+/// The first line of a password file, without its line end. As ssh does
+/// with keys, a file other users may read or change is refused.
+fn read_password(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let shown = || ocview::model::sanitize::line(&path.display().to_string()).into_owned();
+    let cannot = |e: std::io::Error| format!("cannot read the password file {}: {e}", shown());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mode = file.metadata().map_err(cannot)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        let what = if mode & 0o044 != 0 {
+            "readable"
+        } else {
+            "writable"
+        };
+        return Err(format!(
+            "the password file {} is {what} by group or others (mode {:03o}): chmod 600 {}",
+            shown(),
+            mode & 0o777,
+            shown()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(PASSWORD_FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > PASSWORD_FILE_MAX {
+        return Err(format!(
+            "the password file {} is larger than {} KiB: it should hold the password on one line",
+            shown(),
+            PASSWORD_FILE_MAX / 1024
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("the password file {} is not UTF-8 text", shown()))?;
+    let first = text.lines().next().unwrap_or("");
+    if first.is_empty() {
+        return Err(format!("the password file {} is empty", shown()));
+    }
+    Ok(first.to_string())
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ExportArg {
+    Md,
+    Json,
+}
+
+#[derive(Args)]
+pub struct PaceArgs {
+    /// Print a line-oriented transcript as events happen instead of the
+    /// viewer (the default when standard output is not a terminal).
+    #[arg(long)]
+    pub plain: bool,
+    /// Playback speed: 1 is real time (the default), 4 four times as fast.
+    /// Plain mode prints at once unless a speed is given.
+    #[arg(long, value_parser = parse_speed)]
+    pub speed: Option<f64>,
+    /// Play without waiting: the recording's timing ignored.
+    #[arg(long)]
+    pub instant: bool,
+    /// Start at the start, playing (watch it unfold), or at the end,
+    /// paused (browse the finished session).
+    #[arg(long, value_enum, default_value = "start")]
+    pub start: StartArg,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum StartArg {
+    Start,
+    End,
+}
+
+pub fn parse_speed(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("not a number: {s}"))?;
+    // The player's range; faster than 64× is `--instant`.
+    if (0.25..=64.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("speed must be between 0.25 and 64 (or use --instant)".into())
+    }
+}
+
+/// A number of seconds: not negative, at most a year.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {s}"))?;
+    if (0.0..=365.0 * 86_400.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("seconds must be between 0 and a year".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn file(dir: &std::path::Path, name: &str, bytes: &[u8], mode: u32) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_password_file_is_yours_alone_and_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = file(dir.path(), "ok", b"s3cret\nignored\n", 0o600);
+        assert_eq!(read_password(&ok).unwrap(), "s3cret");
+        let full = file(dir.path(), "full", &[b'x'; 4096], 0o400);
+        assert_eq!(read_password(&full).unwrap().len(), 4096);
+
+        let open = file(dir.path(), "open", b"s3cret\n", 0o644);
+        let e = read_password(&open).unwrap_err();
+        assert!(
+            e.contains("open") && e.contains("readable by group or others"),
+            "{e}"
+        );
+        assert!(e.contains("mode 644") && e.contains("chmod 600"), "{e}");
+        assert!(!e.contains("s3cret"), "{e}");
+        let group = file(dir.path(), "group", b"s3cret\n", 0o640);
+        assert!(read_password(&group).unwrap_err().contains("readable"));
+        let writable = file(dir.path(), "writable", b"s3cret\n", 0o620);
+        assert!(read_password(&writable).unwrap_err().contains("writable"));
+
+        let big = file(dir.path(), "big", &[b'x'; 4097], 0o600);
+        let e = read_password(&big).unwrap_err();
+        assert!(e.contains("big") && e.contains("larger than 4 KiB"), "{e}");
+
+        let empty = file(dir.path(), "empty", b"\n", 0o600);
+        assert!(read_password(&empty).unwrap_err().contains("empty"));
+        let binary = file(dir.path(), "binary", &[0xff, 0xfe], 0o600);
+        assert!(read_password(&binary).unwrap_err().contains("UTF-8"));
+        let e = read_password(&dir.path().join("missing")).unwrap_err();
+        assert!(e.contains("cannot read the password file"), "{e}");
+    }
+
+    #[test]
+    fn read_only_is_taken_before_or_after_any_command() {
+        for args in [
+            &["ocview", "--read-only"][..],
+            &["ocview", "--read-only", "attach", "http://h:1"],
+            &["ocview", "attach", "http://h:1", "--read-only"],
+            &[
+                "ocview",
+                "attach",
+                "http://h:1",
+                "http://h:2",
+                "--read-only",
+            ],
+            &["ocview", "discover", "--read-only"],
+            &["ocview", "demo", "--read-only"],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert!(cli.read_only, "{args:?}");
+        }
+        assert!(!Cli::try_parse_from(["ocview"]).unwrap().read_only);
+    }
+}

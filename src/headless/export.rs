@@ -1,0 +1,257 @@
+//! `ocview export`: a session as readable Markdown (text, optional
+//! reasoning, tool calls with their inputs and trimmed outputs, todos and
+//! diffs) or as normalised JSON (the session, its messages and parts as the
+//! server shapes them).
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::model::sanitize;
+use crate::model::{FileDiff, PartBody, Session, Store, ToolStatus};
+
+/// Lines of tool output kept in Markdown before "… N more lines".
+const OUTPUT_LINES: usize = 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+/// The sessions to export: the one asked for, or every session in reading
+/// order (oldest root first, each followed by its subagents' sessions).
+pub fn pick<'a>(store: &'a Store, session: Option<&str>) -> Result<Vec<&'a Session>, String> {
+    match session {
+        Some(id) => store
+            .session(id)
+            .map(|s| vec![s])
+            .ok_or_else(|| format!("no session {id} in this source")),
+        None => Ok(reading_order(store)),
+    }
+}
+
+fn reading_order(store: &Store) -> Vec<&Session> {
+    let mut out: Vec<&Session> = Vec::with_capacity(store.sessions().len());
+    let mut seen = std::collections::HashSet::new();
+    // Depth first, oldest first (the store keeps newest first).
+    let mut stack: Vec<&Session> = store.root_sessions().collect();
+    while let Some(s) = stack.pop() {
+        if !seen.insert(s.info.id.as_str()) {
+            continue;
+        }
+        out.push(s);
+        stack.extend(store.children(&s.info.id));
+    }
+    // Sessions whose parents form a loop (bad input) have no root: still
+    // exported, after the rest.
+    out.extend(
+        store
+            .sessions()
+            .iter()
+            .rev()
+            .map(|s| &**s)
+            .filter(|s| !seen.contains(s.info.id.as_str())),
+    );
+    out
+}
+
+pub fn render(sessions: &[&Session], format: ExportFormat, reasoning: bool) -> String {
+    match format {
+        ExportFormat::Markdown => sessions
+            .iter()
+            .map(|s| markdown(s, reasoning))
+            .collect::<Vec<_>>()
+            .join("\n---\n\n"),
+        ExportFormat::Json => {
+            let list: Vec<Value> = sessions.iter().map(|s| normalised(s)).collect();
+            let v = if list.len() == 1 {
+                list.into_iter().next().unwrap_or(Value::Null)
+            } else {
+                Value::Array(list)
+            };
+            let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+            sanitize::json(&text).into_owned() + "\n"
+        }
+    }
+}
+
+/// `{info, messages: [{info, parts}]}`, the shape `opencode export` uses,
+/// with streamed text folded into its parts and todos alongside.
+pub fn normalised(s: &Session) -> Value {
+    let info = s
+        .info
+        .raw
+        .as_ref()
+        .and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_else(|| json!({"id": s.info.id, "title": s.info.title}));
+    let messages: Vec<Value> = s
+        .messages
+        .iter()
+        .map(|m| {
+            let info = m
+                .info
+                .raw
+                .as_ref()
+                .and_then(|r| serde_json::from_str(r.get()).ok())
+                .unwrap_or_else(|| json!({"id": m.info.id}));
+            // Stream-only parts are ours, not the server's: the todos go alongside.
+            let parts: Vec<Value> = m
+                .parts
+                .iter()
+                .filter(|p| !p.is_stream_only())
+                .map(|p| p.to_value())
+                .collect();
+            json!({"info": info, "parts": parts})
+        })
+        .collect();
+    json!({"info": info, "messages": messages, "todos": s.todos.iter().map(|t| json!({"content": t.content, "status": t.status.label(), "priority": t.priority})).collect::<Vec<_>>()})
+}
+
+fn fence(text: &str) -> &'static str {
+    if text.contains("```") { "~~~~" } else { "```" }
+}
+
+pub fn markdown(s: &Session, reasoning: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", sanitize::line(s.title()));
+    let _ = writeln!(out, "- session: `{}`", sanitize::line(&s.info.id));
+    if let Some(d) = &s.info.directory {
+        let _ = writeln!(out, "- directory: `{}`", sanitize::line(d));
+    }
+    if s.info.cost > 0.0 {
+        let _ = writeln!(out, "- cost: ${:.4}", s.info.cost);
+    }
+    out.push('\n');
+    for turn in s.turns() {
+        if let Some(user) = turn.user {
+            out.push_str("## User\n\n");
+            for p in &user.parts {
+                if let Some(t) = p.text().filter(|t| !t.trim().is_empty()) {
+                    let _ = writeln!(out, "{}\n", sanitize::block(t.trim_end()));
+                }
+            }
+        }
+        for m in &turn.assistants {
+            let who = m.info.agent.clone().unwrap_or_else(|| "assistant".into());
+            let _ = writeln!(out, "## Assistant ({})\n", sanitize::line(&who));
+            if let Some(e) = &m.info.error {
+                let _ = writeln!(out, "> **Error:** {}\n", sanitize::line(&e.summary()));
+            }
+            // As the viewer shows them: one card per todowrite call.
+            for p in crate::model::shown::shown_parts(m) {
+                match &p.body {
+                    PartBody::Text(t) if !t.text.trim().is_empty() => {
+                        let _ = writeln!(out, "{}\n", sanitize::block(t.text.trim_end()));
+                    }
+                    PartBody::Reasoning(r) if reasoning && !r.text.trim().is_empty() => {
+                        for l in sanitize::block(r.text.trim()).lines() {
+                            let _ = writeln!(out, "> {l}");
+                        }
+                        out.push('\n');
+                    }
+                    PartBody::Tool(t) => {
+                        let status = match t.state.status {
+                            ToolStatus::Completed => "completed",
+                            ToolStatus::Error => "error",
+                            _ => t.state.status.label(),
+                        };
+                        let _ =
+                            writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
+                        if let Some(Value::Object(input)) = p.tool_state_field("input") {
+                            for (k, v) in input {
+                                let v = v
+                                    .as_str()
+                                    .map(str::to_string)
+                                    .unwrap_or_else(|| v.to_string());
+                                let first = v.lines().next().unwrap_or("");
+                                let more = if v.lines().count() > 1 { " …" } else { "" };
+                                let _ = writeln!(
+                                    out,
+                                    "- {}: `{}`{more}",
+                                    sanitize::line(k.as_str()),
+                                    sanitize::line(first).replace('`', "'")
+                                );
+                            }
+                            out.push('\n');
+                        }
+                        let body = t
+                            .state
+                            .output
+                            .as_deref()
+                            .or(t.state.error.as_deref())
+                            .unwrap_or("");
+                        if !body.trim().is_empty() {
+                            let clean = sanitize::block(body.trim_end());
+                            let lines: Vec<&str> = clean.lines().collect();
+                            let f = fence(&clean);
+                            let _ = writeln!(out, "{f}");
+                            for l in lines.iter().take(OUTPUT_LINES) {
+                                let _ = writeln!(out, "{l}");
+                            }
+                            if lines.len() > OUTPUT_LINES {
+                                let _ =
+                                    writeln!(out, "… {} more lines", lines.len() - OUTPUT_LINES);
+                            }
+                            let _ = writeln!(out, "{f}\n");
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    if !s.todos.is_empty() {
+        out.push_str("## Todos\n\n");
+        for t in &s.todos {
+            let mark = if t.status.label() == "completed" {
+                "x"
+            } else {
+                " "
+            };
+            let _ = writeln!(
+                out,
+                "- [{mark}] {} ({})",
+                sanitize::line(&t.content),
+                t.status.label()
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(e) = &s.error {
+        let _ = writeln!(
+            out,
+            "> **Session error:** {}\n",
+            sanitize::line(&e.summary())
+        );
+    }
+    // The session's diff, when the server sent one, is the whole change;
+    // otherwise each turn's, once per file and patch.
+    let sent: Vec<&FileDiff> = match s.diff.is_empty() {
+        true => s.messages.iter().flat_map(|m| &m.info.diffs).collect(),
+        false => s.diff.iter().collect(),
+    };
+    let mut diffs: Vec<&FileDiff> = Vec::new();
+    for d in sent {
+        if !diffs.iter().any(|x| x.file == d.file && x.patch == d.patch) {
+            diffs.push(d);
+        }
+    }
+    if !diffs.is_empty() {
+        out.push_str("## Changes\n\n");
+        for d in diffs {
+            let _ = writeln!(
+                out,
+                "### `{}` (+{} −{})\n",
+                sanitize::line(&d.file),
+                d.additions,
+                d.deletions
+            );
+            if let Some(p) = &d.patch {
+                let clean = sanitize::block(p);
+                let _ = writeln!(out, "```diff\n{}\n```\n", clean.trim_end());
+            }
+        }
+    }
+    out
+}
