@@ -170,8 +170,13 @@ fn comments_and_string_literals_are_not_edges() {
     let (code, out) = check(&src);
     assert_eq!(code, 0, "{out}");
 
-    // Code after all of those is still read: only the real line is named.
-    write(&src, "c/mod.rs", &format!("{quiet}use crate::a::X;\n"));
+    // Code after all of those is still read (the `'"'` opens no string that
+    // the next `"` would close): only the real line is named.
+    write(
+        &src,
+        "c/mod.rs",
+        &format!("{quiet}use crate::a::X;\nconst T: &str = \"\";\n"),
+    );
     let (code, out) = check(&src);
     assert_eq!(code, 1, "{out}");
     assert_eq!(out.matches("c/mod.rs:").count(), 1, "{out}");
