@@ -1,0 +1,201 @@
+//! The layering check (scripts/check_layers.py, run by .ci/run): no circle
+//! between the crate's top-level folders. First the check itself, on small
+//! crates written into a temporary folder; then the real crate.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs the check on `src`: its exit code and what it printed.
+fn check(src: &Path) -> (i32, String) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check_layers.py");
+    let out = match Command::new("python3").arg(script).arg(src).output() {
+        Ok(out) => out,
+        Err(e) => panic!(
+            "cannot run python3 ({e}): the layering check needs Python 3 on PATH \
+             (.ci/run installs it)"
+        ),
+    };
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// A crate whose folders depend one way: a → b → c. Returns the temporary
+/// folder (kept alive by the caller) and its `src`.
+fn clean_crate() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    for (file, text) in [
+        ("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+        (
+            "a/mod.rs",
+            "pub mod inner;\nuse crate::b::B;\npub struct X;\n",
+        ),
+        ("a/inner.rs", "use super::X;\nuse super::super::b::B;\n"),
+        ("b.rs", "use crate::c::C;\npub struct B;\n"),
+        ("c/mod.rs", "pub mod deep;\npub struct C;\n"),
+        ("c/deep/mod.rs", "pub mod leaf;\n"),
+        ("c/deep/leaf.rs", "use super::super::C;\n"),
+    ] {
+        write(&src, file, text);
+    }
+    (dir, src)
+}
+
+fn write(src: &Path, file: &str, text: &str) {
+    let path = src.join(file);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_clean_crate_passes_and_its_order_is_printed() {
+    let (_dir, src) = clean_crate();
+    let (code, out) = check(&src);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("order: c b a"), "{out}");
+}
+
+#[test]
+fn a_back_edge_fails_naming_its_file_line_and_the_circle() {
+    let (_dir, src) = clean_crate();
+    write(
+        &src,
+        "c/mod.rs",
+        "pub mod deep;\nuse crate::a::X;\npub struct C;\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("c -> a\n"), "{out}");
+    assert!(out.contains("c/mod.rs:2: use crate::a::X;"), "{out}");
+    assert!(
+        out.contains("a -> b\n") && out.contains("a/inner.rs:2: use super::super::b::B;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("circle between folders: a -> b -> c -> a"),
+        "{out}"
+    );
+}
+
+#[test]
+fn grouped_use_trees_and_inline_paths_are_edges() {
+    let (_dir, src) = clean_crate();
+    // The line named is the one holding `a`, not the one opening the tree.
+    write(
+        &src,
+        "c/deep/leaf.rs",
+        "use crate::{\n    c::C,\n    a::{self, X},\n};\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("leaf.rs:3: a::{self, X},"), "{out}");
+    assert!(
+        !out.contains("leaf.rs:1:") && !out.contains("leaf.rs:2:"),
+        "{out}"
+    );
+
+    let (_dir, src) = clean_crate();
+    write(
+        &src,
+        "b.rs",
+        "use crate::c::C;\npub fn f() -> u8 {\n    crate :: a::inner::n()\n}\n",
+    );
+    write(
+        &src,
+        "c/mod.rs",
+        "pub mod deep;\npub fn g() -> crate::b::B { todo!() }\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("b.rs:3: crate :: a::inner::n()"), "{out}");
+    assert!(
+        out.contains("c/mod.rs:2: pub fn g() -> crate::b::B { todo!() }"),
+        "{out}"
+    );
+}
+
+#[test]
+fn super_counts_only_when_it_climbs_to_the_crate_root() {
+    // c::deep (a mod.rs two levels down): `super::super` is the root.
+    let (_dir, src) = clean_crate();
+    write(
+        &src,
+        "c/deep/mod.rs",
+        "pub mod leaf;\nuse super::super::a::X;\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("c/deep/mod.rs:2: use super::super::a::X;"),
+        "{out}"
+    );
+
+    // One level deeper, or inside an inline module, the same words stay in c.
+    let (_dir, src) = clean_crate();
+    write(&src, "c/deep/leaf.rs", "use super::super::a::Local;\n");
+    write(
+        &src,
+        "c/deep/mod.rs",
+        "pub mod leaf;\n#[cfg(test)]\nmod tests {\n    use super::super::a::Local;\n}\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 0, "{out}");
+
+    // …but from an inline module of a top-level file, one more `super` does.
+    write(
+        &src,
+        "c/mod.rs",
+        "pub mod deep;\nmod tests {\n    use super::super::a::X;\n}\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("c/mod.rs:3:"), "{out}");
+}
+
+#[test]
+fn comments_and_string_literals_are_not_edges() {
+    let (_dir, src) = clean_crate();
+    let quiet = concat!(
+        "pub mod deep;\n",
+        "// use crate::a::X;\n",
+        "/// see crate::a::X\n",
+        "/* crate::a /* nested */ crate::a::X */\n",
+        "const S: &str = \"crate::a::X \\\" crate::a\";\n",
+        "const R: &str = r#\"use crate::a::X; \"quoted\"\"#;\n",
+        "const Q: char = '\"';\n",
+        "fn f<'a>(x: &'a str) -> &'a str { x }\n",
+    );
+    write(&src, "c/mod.rs", quiet);
+    let (code, out) = check(&src);
+    assert_eq!(code, 0, "{out}");
+
+    // Code after all of those is still read (the `'"'` opens no string that
+    // the next `"` would close): only the real line is named.
+    write(
+        &src,
+        "c/mod.rs",
+        &format!("{quiet}use crate::a::X;\nconst T: &str = \"\";\n"),
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("c/mod.rs:").count(), 1, "{out}");
+    assert!(out.contains("c/mod.rs:9: use crate::a::X;"), "{out}");
+}
+
+#[test]
+fn a_missing_folder_is_said_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = check(&dir.path().join("nowhere"));
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("is not a folder"), "{out}");
+}
+
+#[test]
+fn the_crate_has_no_circle_between_folders() {
+    let (code, out) = check(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")));
+    assert_eq!(
+        code, 0,
+        "a `use` makes a circle between folders of src/:\n{out}"
+    );
+}
