@@ -16,7 +16,7 @@ mod common;
 use common::{feed, msg_id, session};
 use common::{frame, median};
 
-use ocview::app::panes::turn_view::layout::Jump;
+use ocview::app::view::Jump;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

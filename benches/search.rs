@@ -20,7 +20,7 @@ use common::{msg_id, session};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ocview::app::App;
-use ocview::app::panes::turn_view::layout::Jump;
+use ocview::app::view::Jump;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

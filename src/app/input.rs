@@ -7,7 +7,8 @@ use crossterm::event::{
 use ratatui::layout::{Position, Rect};
 
 use crate::app::keymap::{Action, Context, Key};
-use crate::app::panes::turn_view::layout::{Jump, Pos};
+use crate::app::panes::turn_view::layout::Pos;
+use crate::app::view::Jump;
 use crate::app::{App, Focus, Overlay};
 use crate::model::part::PartBody;
 use crate::model::shown::{Shown, shown};
@@ -55,9 +56,9 @@ impl App {
 
     /// The diff overlay's keys: choose a file, scroll its diff, close.
     pub(super) fn diff_key(&mut self, key: KeyEvent) {
-        let files = self.selected_session().map_or(0, |s| {
-            crate::app::panes::side_panel::modified_files(s).len()
-        });
+        let files = self
+            .selected_session()
+            .map_or(0, |s| s.modified_files().len());
         let Some(action) = Key::from_event(&key).and_then(|k| self.keymap.only(Context::Diff, k))
         else {
             return;

@@ -22,6 +22,7 @@ pub mod panes;
 pub mod run;
 pub mod terminal;
 pub mod verbs;
+pub mod view;
 
 use std::collections::{HashMap, HashSet};
 
@@ -459,6 +460,13 @@ impl App {
         }
     }
 
+    /// The selected session's id (`None` when a fleet's heading is selected).
+    pub fn selected_session_id(&self) -> Option<String> {
+        self.selected
+            .clone()
+            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
+    }
+
     pub fn selected_session(&self) -> Option<&crate::model::Session> {
         self.selected
             .as_deref()
@@ -509,11 +517,7 @@ impl App {
             && (self.files.0 != id || self.files.1 != session.revision)
         {
             // Only when the session changed: it walks every message.
-            self.files = (
-                id.clone(),
-                session.revision,
-                panes::side_panel::modified_files(session),
-            );
+            self.files = (id.clone(), session.revision, session.modified_files());
         }
         // Taken out for the layout, which reads everything else.
         let mut state = self.turns.remove(&id).unwrap_or_default();

@@ -242,6 +242,24 @@ pub struct Session {
 }
 
 impl Session {
+    /// Files a session changed, with +/− counts: the user messages' summary
+    /// diffs (the latest count per file wins), or the session diff after a revert.
+    pub fn modified_files(&self) -> Vec<(String, u64, u64)> {
+        let mut files: std::collections::BTreeMap<String, (u64, u64)> =
+            std::collections::BTreeMap::new();
+        let mut add = |d: &FileDiff| {
+            files.insert(d.file.clone(), (d.additions, d.deletions));
+        };
+        for m in &self.messages {
+            m.info.diffs.iter().for_each(&mut add);
+        }
+        let from_summaries = !self.messages.iter().all(|m| m.info.diffs.is_empty());
+        if self.info.revert.is_some() || !from_summaries {
+            self.diff.iter().for_each(&mut add);
+        }
+        files.into_iter().map(|(f, (a, d))| (f, a, d)).collect()
+    }
+
     pub fn placeholder(id: &str) -> Self {
         Session {
             info: SessionInfo {

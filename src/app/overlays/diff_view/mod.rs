@@ -7,7 +7,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::app::App;
-use crate::app::panes::side_panel::modified_files;
 use crate::model::Session;
 use crate::model::sanitize;
 use crate::render::blocks::RenderCtx;
@@ -55,7 +54,15 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
     let Some(session) = app.selected_session() else {
         return;
     };
-    let files = modified_files(session);
+    // Laid out by `prepare` for the selected session; walked again only
+    // if that was another one.
+    let fresh;
+    let files = if app.files.0 == session.info.id {
+        &app.files.2
+    } else {
+        fresh = session.modified_files();
+        &fresh
+    };
     if files.is_empty() {
         frame.render_widget(
             Paragraph::new(Line::styled("no modified files", theme.style(Role::Muted))),

@@ -5,7 +5,7 @@
 pub mod draw;
 
 use crate::app::keymap::Action;
-use crate::app::panes::turn_view::layout::Jump;
+use crate::app::view::Jump;
 use crate::app::{App, Overlay};
 use crate::model::{PartBody, Session};
 

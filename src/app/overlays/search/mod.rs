@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::overlays::search::worker::{Found, Job, SearchWorker};
-use crate::app::panes::turn_view::layout::Jump;
+use crate::app::view::Jump;
 use crate::app::{App, Focus};
 use crate::model::search::{Hit, MAX_QUERY_CHARS, Query};
 
@@ -84,11 +84,7 @@ impl SessionSearch {
 impl App {
     /// `/` in the turn view: type a new search.
     pub(crate) fn start_search(&mut self) {
-        let Some(id) = self
-            .selected
-            .clone()
-            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
-        else {
+        let Some(id) = self.selected_session_id() else {
             return;
         };
         self.search.session = Some(SessionSearch {
@@ -367,11 +363,7 @@ impl App {
     /// hit, with the filter as the session's search.
     pub(crate) fn open_at_first_hit(&mut self) {
         // A fleet's heading has nothing to open.
-        let Some(id) = self
-            .selected
-            .clone()
-            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
-        else {
+        let Some(id) = self.selected_session_id() else {
             return;
         };
         self.focus = Focus::Turns;

@@ -1,6 +1,5 @@
 //! The side panel: the selected session's todos and the files it modified.
 
-use std::collections::BTreeMap;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,26 +9,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use crate::app::App;
 use crate::model::prompt::TodoStatus;
 use crate::model::sanitize;
-use crate::model::{FileDiff, Session};
 use crate::render::theme::Role;
 use crate::render::wrap;
-
-/// Files a session changed, with +/− counts: the user messages' summary
-/// diffs (the latest count per file wins), or the session diff after a revert.
-pub fn modified_files(session: &Session) -> Vec<(String, u64, u64)> {
-    let mut files: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let mut add = |d: &FileDiff| {
-        files.insert(d.file.clone(), (d.additions, d.deletions));
-    };
-    for m in &session.messages {
-        m.info.diffs.iter().for_each(&mut add);
-    }
-    let from_summaries = !session.messages.iter().all(|m| m.info.diffs.is_empty());
-    if session.info.revert.is_some() || !from_summaries {
-        session.diff.iter().for_each(&mut add);
-    }
-    files.into_iter().map(|(f, (a, d))| (f, a, d)).collect()
-}
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
     let theme = &app.theme;
@@ -117,7 +98,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
     let files = if app.files.0 == session.info.id {
         app.files.2.clone()
     } else {
-        modified_files(session)
+        session.modified_files()
     };
     lines.push(Line::styled(
         format!("Modified files {}", files.len()),

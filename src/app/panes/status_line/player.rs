@@ -233,10 +233,10 @@ impl App {
             .filter_map(|s| s.info.time.updated)
             .max()
             .unwrap_or(0);
-        if self.selected.as_deref().is_some_and(|id| {
-            !crate::app::panes::session_list::fleet_tree::is_group_key(id)
-                && self.store.session(id).is_none()
-        }) {
+        if self
+            .selected_session_id()
+            .is_some_and(|id| self.store.session(&id).is_none())
+        {
             self.selected = None;
             self.history.clear();
         }

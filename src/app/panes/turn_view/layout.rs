@@ -11,6 +11,8 @@ use std::collections::HashSet;
 use ratatui::text::Line;
 
 use crate::model::search::Query;
+
+pub use crate::app::view::Jump;
 use crate::model::shown::{self, Shown};
 use crate::model::{Message, PartBody, Session};
 use crate::render::blocks::{self, RenderCtx};
@@ -34,26 +36,7 @@ impl Pos {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Jump {
-    Top,
-    Bottom,
-    NextTurn,
-    PrevTurn,
-    /// Bring this part (message id, part id) into view.
-    Reveal(String, String),
-    /// Put this message at the top.
-    ToMessage(String),
-    /// Bring the line holding occurrence `ordinal` of `query` in this part
-    /// (message id, part id) into view, a third of the way down.
-    Match {
-        message_id: String,
-        part_id: String,
-        query: Query,
-        ordinal: usize,
-    },
-}
-
+/// One visible row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Anchor {
     message_id: String,
@@ -61,7 +44,6 @@ struct Anchor {
     offset: usize,
 }
 
-/// One visible row.
 #[derive(Debug, Clone)]
 pub struct Row {
     pub line: Line<'static>,
