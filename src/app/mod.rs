@@ -20,6 +20,7 @@ pub mod overlays;
 pub mod paging;
 pub mod panes;
 pub mod run;
+pub mod sources;
 pub mod terminal;
 pub mod verbs;
 pub mod view;
@@ -30,15 +31,14 @@ use ratatui::layout::Rect;
 
 use crate::app::panes::session_list::tree::SessionRow;
 use crate::app::panes::turn_view::layout::{LayoutCtx, TurnState};
-use crate::model::{Effect, NoObserver, SessionStatus, Store};
+use crate::model::{SessionStatus, Store};
 use crate::render::blocks::{Detail, RenderCtx};
 use crate::render::highlight::Highlighter;
 use crate::render::render_cache::RenderCache;
 use crate::render::theme::Theme;
 use crate::source::IngestStats;
 use crate::source::live::LiveCommand;
-use crate::source::player::{SourceMsg, SourceState};
-use crate::source::replay::apply_record;
+use crate::source::player::SourceState;
 use config::Config;
 use draw::Areas;
 use keymap::{Context, Keymap};
@@ -246,198 +246,6 @@ impl App {
             self.event_clock_ms
         } else {
             self.now_ms
-        }
-    }
-
-    /// Apply one source message. Returns whether anything visible changed.
-    pub fn on_source(&mut self, msg: SourceMsg) -> bool {
-        let changed = self.apply_source(msg);
-        if changed {
-            self.refresh_prompts();
-        }
-        changed
-    }
-
-    fn apply_source(&mut self, msg: SourceMsg) -> bool {
-        match msg {
-            SourceMsg::Indexed(opened) => {
-                self.install_player(*opened, tokio::time::Instant::now());
-                true
-            }
-            SourceMsg::Aborted {
-                session_id,
-                outcome,
-            } => {
-                self.on_aborted(&session_id, outcome);
-                true
-            }
-            SourceMsg::Replied {
-                request_id,
-                outcome,
-            } => {
-                self.on_replied(&request_id, outcome);
-                true
-            }
-            SourceMsg::State(state) => {
-                if state == SourceState::Live {
-                    self.notice = None;
-                    self.retry_pages_now();
-                }
-                self.source.state = state;
-                true
-            }
-            SourceMsg::Messages {
-                session_id,
-                messages,
-                older,
-                complete,
-            } => {
-                self.apply_page(&session_id, messages, older, complete);
-                self.select_first_if_none();
-                true
-            }
-            SourceMsg::Reconcile {
-                server,
-                sessions,
-                pending_prompts,
-            } => {
-                let server = server.as_deref();
-                self.store.retain_sessions(server, &sessions);
-                self.store.settle_missing_prompts(server, &pending_prompts);
-                // What the other servers of a fleet list is not in `sessions`:
-                // the store says what is gone.
-                if self.selected.as_ref().is_some_and(|s| {
-                    !crate::app::panes::session_list::fleet_tree::is_group_key(s)
-                        && self.store.session(s).is_none()
-                }) {
-                    self.selected = None;
-                }
-                self.select_first_if_none();
-                true
-            }
-            SourceMsg::Notice(text) => {
-                tracing::warn!("source: {text}");
-                self.notice = Some(text);
-                true
-            }
-            SourceMsg::RecordingStopped(why) => {
-                tracing::warn!("recording stopped: {why}");
-                self.recording_stopped = Some(why);
-                true
-            }
-            SourceMsg::Record(record) => {
-                self.note_answered_elsewhere(&record);
-                self.watch(&record);
-                let Some(outcome) =
-                    apply_record(*record, &mut self.store, &mut NoObserver, &mut self.stats)
-                else {
-                    return false;
-                };
-                if outcome.effect != Effect::Applied {
-                    return false;
-                }
-                if let Some(sid) = outcome.change.session.clone() {
-                    let content = outcome.change.message.is_some() || outcome.change.part.is_some();
-                    self.note_activity(&sid, content);
-                }
-                if let Some(t) = outcome
-                    .change
-                    .session
-                    .as_deref()
-                    .and_then(|id| self.store.session(id))
-                    .and_then(|s| s.info.time.updated)
-                {
-                    self.event_clock_ms = self.event_clock_ms.max(t);
-                }
-                self.select_first_if_none();
-                // Every applied change shows somewhere: the list always shows
-                // each session's status, time and cost.
-                true
-            }
-        }
-    }
-
-    /// Ring when a watched session (open in the turn view, or selected)
-    /// finishes a busy spell or fails. Live only.
-    fn watch(&mut self, record: &crate::source::replay::Record) {
-        use crate::model::Event;
-        if self.source.recorded {
-            return;
-        }
-        let Ok(crate::source::record::Decoded::Event(env)) = &record.item else {
-            return;
-        };
-        let (sid, what) = match &env.event {
-            Event::SessionStatus {
-                session_id,
-                status: SessionStatus::Idle,
-            }
-            | Event::SessionIdle { session_id } => (session_id, "finished"),
-            Event::SessionError {
-                session_id: Some(session_id),
-                ..
-            } => (session_id, "failed"),
-            _ => return,
-        };
-        let watched = self.selected.as_deref() == Some(sid) || self.turns.contains_key(sid);
-        let Some(session) = self.store.session(sid) else {
-            return;
-        };
-        let was_busy = !matches!(session.status, SessionStatus::Idle);
-        if watched && (was_busy || what == "failed") {
-            let key = format!("{sid}:{what}:{}", session.revision);
-            let server = crate::model::fleet::server_of(sid)
-                .map(|key| format!("{key}: "))
-                .unwrap_or_default();
-            let text = format!("ocview: {server}{} {what}", session.title());
-            self.attention.raise(&key, text);
-        }
-    }
-
-    /// A prompt answered by another client leaves the queue with a notice.
-    fn note_answered_elsewhere(&mut self, record: &crate::source::replay::Record) {
-        use crate::model::Event;
-        let Ok(crate::source::record::Decoded::Event(env)) = &record.item else {
-            return;
-        };
-        let id = match &env.event {
-            Event::PermissionReplied { request_id, .. }
-            | Event::QuestionReplied { request_id, .. }
-            | Event::QuestionRejected { request_id, .. } => request_id,
-            _ => return,
-        };
-        let ours = self.prompts.sent.contains(id) || self.prompts.sending.contains(id);
-        let Some(prompt) = self.store.prompt(id).filter(|p| p.is_pending()) else {
-            return;
-        };
-        if self.source.recorded {
-            // A replay shows the answer that was given, and when.
-            let (kind, subject) = crate::model::prompt::describe(&prompt.request);
-            let answer = match &env.event {
-                Event::PermissionReplied { reply, .. } => format!("answered {reply}"),
-                Event::QuestionReplied { answers, .. } => format!(
-                    "answered {}",
-                    answers
-                        .iter()
-                        .map(|a| a.join("+"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                _ => "dismissed".into(),
-            };
-            let after = match (prompt.asked_at, env.received_ms) {
-                (Some(a), Some(b)) if b >= a => format!(" after {:.1}s", (b - a) as f64 / 1000.0),
-                _ => String::new(),
-            };
-            self.notice = Some(format!("{kind} ({subject}): {answer}{after}"));
-        } else if !ours {
-            self.notice = Some("a prompt was answered in another client".into());
-        }
-    }
-
-    fn select_first_if_none(&mut self) {
-        if self.selected.is_none() {
-            self.selected = self.store.root_sessions().next().map(|s| s.info.id.clone());
         }
     }
 

@@ -1,6 +1,8 @@
 //! The diff overlay: the session's modified files, and the chosen file's
 //! diff (see `diff_lines`: banded, highlighted, side by side when wide).
 
+pub mod keys;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -1,5 +1,7 @@
 //! The help overlay, generated from the keymap.
 
+pub mod keys;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -4,4 +4,5 @@
 pub mod draw;
 pub mod fleet_heading;
 pub mod fleet_tree;
+pub mod keys;
 pub mod tree;

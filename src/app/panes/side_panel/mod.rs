@@ -1,6 +1,5 @@
 //! The side panel: the selected session's todos and the files it modified.
 
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

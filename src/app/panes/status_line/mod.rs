@@ -3,4 +3,5 @@
 
 pub mod draw;
 pub mod player;
+pub mod seek;
 pub mod timeline_bar;

@@ -2,4 +2,5 @@
 //! time from the render cache.
 
 pub mod draw;
+pub mod keys;
 pub mod layout;

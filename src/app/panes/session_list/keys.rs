@@ -1,0 +1,105 @@
+//! The session list's keys: typing the filter, moving the selection,
+//! folding a tree or a heading.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use crate::app::App;
+
+impl App {
+    /// Typing the session filter. Returns whether the key was used.
+    pub(crate) fn filter_key(&mut self, key: KeyEvent) -> bool {
+        match key.code {
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .contains(crossterm::event::KeyModifiers::CONTROL) =>
+            {
+                self.filter.push(c);
+                self.list_requery();
+                self.select_first_match();
+            }
+            KeyCode::Backspace => {
+                self.filter.pop();
+                self.list_requery();
+            }
+            KeyCode::Enter => {
+                self.filtering = false;
+                if !self.filter.is_empty() && self.selected.is_some() {
+                    self.open_at_first_hit();
+                }
+            }
+            KeyCode::Esc => {
+                self.filtering = false;
+                self.filter.clear();
+                self.list_requery();
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    pub(crate) fn select_first_match(&mut self) {
+        let rows = crate::app::panes::session_list::tree::rows(
+            &self.store,
+            &self.folded,
+            &self.filter,
+            &self.search.list.counts,
+        );
+        let needle = self.filter.to_lowercase();
+        let sessions = self.store.sessions();
+        if let Some(r) = rows.iter().find(|r| {
+            r.header.is_none() && sessions[r.index].title().to_lowercase().contains(&needle)
+        }) {
+            self.selected = Some(sessions[r.index].info.id.clone());
+        }
+    }
+
+    pub(crate) fn move_selection(&mut self, by: i64) {
+        if self.rows.is_empty() {
+            self.rows = crate::app::panes::session_list::tree::rows(
+                &self.store,
+                &self.folded,
+                &self.filter,
+                &self.search.list.counts,
+            );
+        }
+        if self.rows.is_empty() {
+            return;
+        }
+        let cur = self.selected_row().unwrap_or(0) as i64;
+        let last = self.rows.len() as i64 - 1;
+        let mut next = cur.saturating_add(by).clamp(0, last) as usize;
+        // Project headings are not selectable (a fleet's are): keep going
+        // the same way.
+        let step: i64 = if by < 0 { -1 } else { 1 };
+        let selectable = |r: &crate::app::panes::session_list::tree::SessionRow| {
+            r.header.is_none() || r.group.is_some()
+        };
+        while !selectable(&self.rows[next]) {
+            let n = next as i64 + step;
+            if !(0..=last).contains(&n) {
+                next = self.rows.iter().position(selectable).unwrap_or(next);
+                break;
+            }
+            next = n as usize;
+        }
+        self.selected = self.row_id(&self.rows[next]);
+        self.history.clear();
+    }
+
+    pub(crate) fn toggle_fold(&mut self) {
+        if self.toggle_group() {
+            return;
+        }
+        let Some(row) = self.selected_row().map(|i| self.rows[i].clone()) else {
+            return;
+        };
+        if !row.has_children {
+            return;
+        }
+        let id = self.store.sessions()[row.index].info.id.clone();
+        if !self.folded.remove(&id) {
+            self.folded.insert(id);
+        }
+    }
+}
