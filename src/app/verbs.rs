@@ -16,7 +16,7 @@ use crate::app::handover::Program;
 use crate::headless::content::{self, CodeBlock, Content};
 use crate::model::SessionStatus;
 use crate::model::shown::shown;
-use crate::source::live::reply::{Reply, ReplyOutcome};
+use crate::source::live::reply::ReplyOutcome;
 
 /// Work for the loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,45 +314,6 @@ impl App {
                 .warn(format!("{title} is not running: nothing to stop"));
         } else {
             self.verbs.confirm_abort = Some(id);
-        }
-    }
-
-    /// Keys while the abort confirmation shows: `y` stops the session,
-    /// anything else keeps it going.
-    pub(crate) fn confirm_abort_key(&mut self, key: KeyEvent) {
-        let Some(id) = self.verbs.confirm_abort.take() else {
-            return;
-        };
-        let confirm = crate::app::keymap::Key::from_event(&key)
-            .and_then(|k| self.keymap.only(crate::app::keymap::Context::Confirm, k));
-        if confirm != Some(crate::app::keymap::Action::Confirm) {
-            self.verbs.say("not stopped");
-            return;
-        }
-        let Some(session) = self.store.session(&id) else {
-            self.verbs.warn("that session is gone");
-            return;
-        };
-        let title = crate::model::sanitize::line(session.title()).into_owned();
-        if !matches!(
-            session.status,
-            SessionStatus::Busy | SessionStatus::Retry { .. }
-        ) {
-            self.verbs
-                .say(format!("{title} finished meanwhile: nothing to stop"));
-            return;
-        }
-        let reply = Reply::Abort {
-            session_id: id.clone(),
-            directory: session.info.directory.clone(),
-        };
-        match &self.replies {
-            Some(tx) if tx.send(reply).is_ok() => {
-                self.verbs.aborting.insert(id);
-                self.verbs.say(format!("stopping {title}…"));
-            }
-            Some(_) => self.verbs.warn("not stopped: the connection is gone"),
-            None => self.verbs.warn("nothing is sent from here"),
         }
     }
 

@@ -1,15 +1,18 @@
 //! The confirmation before stopping a session: it names the session (title
-//! and id) and what stopping does, and takes `y` or anything else.
+//! and id) and what stopping does, and takes `y` or anything else; its key
+//! sends the abort.
 
+use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
 
 use crate::app::App;
-use crate::model::sanitize;
+use crate::model::{SessionStatus, sanitize};
 use crate::render::theme::Role;
 use crate::render::wrap;
+use crate::source::live::reply::Reply;
 
 pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
     let Some(id) = &app.verbs.confirm_abort else {
@@ -76,4 +79,45 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
             .wrap(Wrap { trim: false }),
         area,
     );
+}
+
+impl App {
+    /// Keys while the abort confirmation shows: `y` stops the session,
+    /// anything else keeps it going.
+    pub(crate) fn confirm_abort_key(&mut self, key: KeyEvent) {
+        let Some(id) = self.verbs.confirm_abort.take() else {
+            return;
+        };
+        let confirm = crate::app::keymap::Key::from_event(&key)
+            .and_then(|k| self.keymap.only(crate::app::keymap::Context::Confirm, k));
+        if confirm != Some(crate::app::keymap::Action::Confirm) {
+            self.verbs.say("not stopped");
+            return;
+        }
+        let Some(session) = self.store.session(&id) else {
+            self.verbs.warn("that session is gone");
+            return;
+        };
+        let title = crate::model::sanitize::line(session.title()).into_owned();
+        if !matches!(
+            session.status,
+            SessionStatus::Busy | SessionStatus::Retry { .. }
+        ) {
+            self.verbs
+                .say(format!("{title} finished meanwhile: nothing to stop"));
+            return;
+        }
+        let reply = Reply::Abort {
+            session_id: id.clone(),
+            directory: session.info.directory.clone(),
+        };
+        match &self.replies {
+            Some(tx) if tx.send(reply).is_ok() => {
+                self.verbs.aborting.insert(id);
+                self.verbs.say(format!("stopping {title}…"));
+            }
+            Some(_) => self.verbs.warn("not stopped: the connection is gone"),
+            None => self.verbs.warn("nothing is sent from here"),
+        }
+    }
 }

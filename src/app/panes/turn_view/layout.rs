@@ -12,9 +12,12 @@ use ratatui::text::Line;
 
 use crate::model::search::Query;
 
+pub use super::positions::{Pos, find_pos, next_pos, prev_pos};
+use super::positions::{last_pos, part_id_at};
+
 pub use crate::app::view::Jump;
 use crate::model::shown::{self, Shown};
-use crate::model::{Message, PartBody, Session};
+use crate::model::{PartBody, Session};
 use crate::render::blocks::{self, RenderCtx};
 use crate::render::render_cache::{Lines, RenderCache};
 use crate::render::search_marks;
@@ -22,19 +25,6 @@ use crate::render::search_marks;
 /// How far ahead of the reader older messages are loaded: when fewer
 /// than this many screens of lines are above the view's top.
 pub const AHEAD_SCREENS: usize = 2;
-
-/// A block: a message header (`slot` 0) or its part `slot - 1`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Pos {
-    pub message: usize,
-    pub slot: usize,
-}
-
-impl Pos {
-    pub fn part(self) -> Option<usize> {
-        self.slot.checked_sub(1)
-    }
-}
 
 /// One visible row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -567,81 +557,6 @@ impl Layout<'_, '_, '_, '_> {
             pos = next_pos(self.session, p);
         }
     }
-}
-
-fn part_id_at(session: &Session, pos: Pos) -> Option<&str> {
-    pos.part()
-        .and_then(|pi| session.messages[pos.message].parts.get(pi))
-        .map(|p| p.id.as_str())
-}
-
-fn slots(message: &Message) -> usize {
-    message.parts.len() + 1
-}
-
-pub fn next_pos(session: &Session, pos: Pos) -> Option<Pos> {
-    if pos.slot + 1 < slots(&session.messages[pos.message]) {
-        Some(Pos {
-            slot: pos.slot + 1,
-            ..pos
-        })
-    } else if pos.message + 1 < session.messages.len() {
-        Some(Pos {
-            message: pos.message + 1,
-            slot: 0,
-        })
-    } else {
-        None
-    }
-}
-
-pub fn prev_pos(session: &Session, pos: Pos) -> Option<Pos> {
-    if pos.slot > 0 {
-        Some(Pos {
-            slot: pos.slot - 1,
-            ..pos
-        })
-    } else if pos.message > 0 {
-        let m = pos.message - 1;
-        Some(Pos {
-            message: m,
-            slot: slots(&session.messages[m]) - 1,
-        })
-    } else {
-        None
-    }
-}
-
-fn last_pos(session: &Session) -> Option<Pos> {
-    let m = session.messages.len().checked_sub(1)?;
-    Some(Pos {
-        message: m,
-        slot: slots(&session.messages[m]) - 1,
-    })
-}
-
-/// A block by ids; the nearest existing block when it is gone.
-pub fn find_pos(session: &Session, message_id: &str, part_id: Option<&str>) -> Option<Pos> {
-    if session.messages.is_empty() {
-        return None;
-    }
-    let mi = match session.message_index(message_id) {
-        Ok(mi) => mi,
-        Err(mi) => {
-            return Some(Pos {
-                message: mi.min(session.messages.len() - 1),
-                slot: 0,
-            });
-        }
-    };
-    let slot = match part_id {
-        None => 0,
-        Some(pid) => match session.messages[mi].part_index(pid) {
-            Ok(pi) => pi + 1,
-            Err(pi) => pi.min(session.messages[mi].parts.len()),
-        },
-    };
-    Some(Pos { message: mi, slot })
 }
 
 fn anchor_of(session: &Session, pos: Pos, offset: usize) -> Anchor {

@@ -4,3 +4,4 @@
 pub mod draw;
 pub mod keys;
 pub mod layout;
+pub mod positions;

@@ -1,0 +1,92 @@
+//! Places in a session's turn view: a message and a slot in it (its
+//! header, or one of its parts), and walking from one to the next.
+
+use crate::model::{Message, Session};
+
+/// A block: a message header (`slot` 0) or its part `slot - 1`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    pub message: usize,
+    pub slot: usize,
+}
+
+impl Pos {
+    pub fn part(self) -> Option<usize> {
+        self.slot.checked_sub(1)
+    }
+}
+
+pub(super) fn part_id_at(session: &Session, pos: Pos) -> Option<&str> {
+    pos.part()
+        .and_then(|pi| session.messages[pos.message].parts.get(pi))
+        .map(|p| p.id.as_str())
+}
+
+pub(super) fn slots(message: &Message) -> usize {
+    message.parts.len() + 1
+}
+
+pub fn next_pos(session: &Session, pos: Pos) -> Option<Pos> {
+    if pos.slot + 1 < slots(&session.messages[pos.message]) {
+        Some(Pos {
+            slot: pos.slot + 1,
+            ..pos
+        })
+    } else if pos.message + 1 < session.messages.len() {
+        Some(Pos {
+            message: pos.message + 1,
+            slot: 0,
+        })
+    } else {
+        None
+    }
+}
+
+pub fn prev_pos(session: &Session, pos: Pos) -> Option<Pos> {
+    if pos.slot > 0 {
+        Some(Pos {
+            slot: pos.slot - 1,
+            ..pos
+        })
+    } else if pos.message > 0 {
+        let m = pos.message - 1;
+        Some(Pos {
+            message: m,
+            slot: slots(&session.messages[m]) - 1,
+        })
+    } else {
+        None
+    }
+}
+
+pub(super) fn last_pos(session: &Session) -> Option<Pos> {
+    let m = session.messages.len().checked_sub(1)?;
+    Some(Pos {
+        message: m,
+        slot: slots(&session.messages[m]) - 1,
+    })
+}
+
+/// A block by ids; the nearest existing block when it is gone.
+pub fn find_pos(session: &Session, message_id: &str, part_id: Option<&str>) -> Option<Pos> {
+    if session.messages.is_empty() {
+        return None;
+    }
+    let mi = match session.message_index(message_id) {
+        Ok(mi) => mi,
+        Err(mi) => {
+            return Some(Pos {
+                message: mi.min(session.messages.len() - 1),
+                slot: 0,
+            });
+        }
+    };
+    let slot = match part_id {
+        None => 0,
+        Some(pid) => match session.messages[mi].part_index(pid) {
+            Ok(pi) => pi + 1,
+            Err(pi) => pi.min(session.messages[mi].parts.len()),
+        },
+    };
+    Some(Pos { message: mi, slot })
+}
