@@ -199,3 +199,27 @@ fn the_crate_has_no_circle_between_folders() {
         "a `use` makes a circle between folders of src/:\n{out}"
     );
 }
+
+/// `docs/architecture.md` names files: each must exist (a move that
+/// forgets the doc fails here).
+#[test]
+fn the_architecture_doc_names_only_files_that_exist() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md"))
+        .expect("docs/architecture.md exists");
+    let named: Vec<&str> = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.starts_with("src/") || s.starts_with("scripts/"))
+        .collect();
+    assert!(named.len() > 20, "the doc names the files it walks through");
+    let missing: Vec<&&str> = named
+        .iter()
+        .filter(|p| !root.join(p.trim_end_matches('/')).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "named in docs/architecture.md but missing: {missing:?}"
+    );
+}
