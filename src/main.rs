@@ -206,7 +206,7 @@ fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
 /// A recording to read, or why not, naming it: a missing or unreadable
 /// file, a directory. `-` is standard input.
 fn open_recording(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
-    let shown = || ocview::model::sanitize::line(&path.display().to_string()).into_owned();
+    let shown = || ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     if path.as_os_str() != "-" && path.is_dir() {
         anyhow::bail!(
             "cannot read {}: it is a directory, not a recording",
@@ -221,7 +221,7 @@ fn no_events(path: &Path, stats: &source::IngestStats) -> anyhow::Error {
     let name = if path.as_os_str() == "-" {
         "standard input".to_string()
     } else {
-        ocview::model::sanitize::line(&path.display().to_string()).into_owned()
+        ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned()
     };
     if stats.malformed > 0 {
         let n = stats.malformed;
@@ -574,7 +574,7 @@ fn read_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
     let name = if path.as_os_str() == "-" {
         "standard input".to_string()
     } else {
-        ocview::model::sanitize::line(&path.display().to_string()).into_owned()
+        ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned()
     };
     anyhow::anyhow!("cannot read {name}: {e}")
 }

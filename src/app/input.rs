@@ -9,8 +9,8 @@ use ratatui::layout::{Position, Rect};
 use crate::app::keymap::{Action, Context, Key};
 use crate::app::panes::turn_view::layout::{Jump, Pos};
 use crate::app::{App, Focus, Overlay};
-use crate::model::part::PartBody;
-use crate::model::shown::{Shown, shown};
+use crate::model::entity::part::PartBody;
+use crate::model::entity::shown::{Shown, shown};
 use crate::render::blocks;
 
 /// Lines the mouse wheel scrolls.
@@ -497,7 +497,7 @@ impl App {
                     .and_then(|v| v.as_str())
                     .map(str::to_string)
             })
-            .map(|child| crate::model::fleet::like(&parent_session, &child));
+            .map(|child| crate::model::store::fleet::like(&parent_session, &child));
         match child {
             Some(child) if self.store.session(&child).is_some() => {
                 if let Some(cur) = self.selected.replace(child) {

@@ -10,7 +10,7 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::{Role, Theme};
 use crate::render::wrap;
 

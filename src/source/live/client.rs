@@ -552,7 +552,7 @@ fn server_message(body: &str) -> String {
             .unwrap_or_else(|| body.to_string()),
         Err(_) => body.to_string(),
     };
-    cut(&crate::model::sanitize::line(text.trim()), 200)
+    cut(&crate::model::wire::sanitize::line(text.trim()), 200)
 }
 
 fn cut(s: &str, max: usize) -> String {

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
 
 use crate::app::App;
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::wrap;
 

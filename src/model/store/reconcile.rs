@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::store::{Change, Outcome, Store};
+use super::{Change, Outcome, Store};
 
 /// The event type that lists the prompts a (re)load found pending.
 pub const PENDING_PROMPTS_EVENT: &str = "ocview.pending-prompts";
