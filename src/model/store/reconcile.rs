@@ -74,11 +74,15 @@ mod tests {
     use crate::model::{Envelope, Event, NoObserver};
 
     /// Parsed by the model alone: its tests do not lean on source's decoder,
-    /// which would make a circle between the folders.
+    /// which would make a circle between the folders. A line that names its
+    /// server is scoped for it, as the decoder does.
     fn apply(s: &mut Store, line: &str) {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let props = serde_json::value::to_raw_value(&v["properties"]).unwrap();
-        let event = Event::parse(v["type"].as_str().unwrap(), Some(&props)).unwrap();
+        let mut event = Event::parse(v["type"].as_str().unwrap(), Some(&props)).unwrap();
+        if let Some(key) = v["server"].as_str().filter(|k| !k.is_empty()) {
+            crate::model::store::fleet::scope_event(&mut event, key);
+        }
         s.apply(Envelope::new(event), &mut NoObserver);
     }
 
