@@ -197,7 +197,7 @@ impl std::error::Error for Usage {}
 /// A server URL checked before anything is sent; `from` names where it
 /// came from when that was not the command line.
 fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
-    ocview::source::live::client::check_url(url).map_err(|e| {
+    ocview::source::live::url::check_url(url).map_err(|e| {
         let from = from.map(|f| format!(" in {f}")).unwrap_or_default();
         Usage(format!("bad server URL{from}: {e}")).into()
     })
@@ -369,7 +369,7 @@ fn export(
         // `host:4096` is a server without its scheme, unless such a file exists.
         if !path.exists()
             && source_arg.contains(':')
-            && ocview::source::live::client::check_url(&format!("http://{source_arg}")).is_ok()
+            && ocview::source::live::url::check_url(&format!("http://{source_arg}")).is_ok()
         {
             return Err(Usage(format!(
                 "{source_arg:?} is neither a file nor a server URL: did you mean http://{source_arg}?"
