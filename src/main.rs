@@ -197,7 +197,7 @@ impl std::error::Error for Usage {}
 /// A server URL checked before anything is sent; `from` names where it
 /// came from when that was not the command line.
 fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
-    ocview::source::live::client::check_url(url).map_err(|e| {
+    ocview::source::live::url::check_url(url).map_err(|e| {
         let from = from.map(|f| format!(" in {f}")).unwrap_or_default();
         Usage(format!("bad server URL{from}: {e}")).into()
     })
@@ -206,7 +206,7 @@ fn server_url(url: &str, from: Option<&str>) -> anyhow::Result<String> {
 /// A recording to read, or why not, naming it: a missing or unreadable
 /// file, a directory. `-` is standard input.
 fn open_recording(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
-    let shown = || ocview::model::sanitize::line(&path.display().to_string()).into_owned();
+    let shown = || ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     if path.as_os_str() != "-" && path.is_dir() {
         anyhow::bail!(
             "cannot read {}: it is a directory, not a recording",
@@ -221,7 +221,7 @@ fn no_events(path: &Path, stats: &source::IngestStats) -> anyhow::Error {
     let name = if path.as_os_str() == "-" {
         "standard input".to_string()
     } else {
-        ocview::model::sanitize::line(&path.display().to_string()).into_owned()
+        ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned()
     };
     if stats.malformed > 0 {
         let n = stats.malformed;
@@ -369,7 +369,7 @@ fn export(
         // `host:4096` is a server without its scheme, unless such a file exists.
         if !path.exists()
             && source_arg.contains(':')
-            && ocview::source::live::client::check_url(&format!("http://{source_arg}")).is_ok()
+            && ocview::source::live::url::check_url(&format!("http://{source_arg}")).is_ok()
         {
             return Err(Usage(format!(
                 "{source_arg:?} is neither a file nor a server URL: did you mean http://{source_arg}?"
@@ -574,7 +574,7 @@ fn read_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
     let name = if path.as_os_str() == "-" {
         "standard input".to_string()
     } else {
-        ocview::model::sanitize::line(&path.display().to_string()).into_owned()
+        ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned()
     };
     anyhow::anyhow!("cannot read {name}: {e}")
 }

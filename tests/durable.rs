@@ -4,7 +4,7 @@
 
 mod common;
 
-use ocview::model::part::PartBody;
+use ocview::model::entity::part::PartBody;
 use ocview::model::{Resolution, ToolStatus};
 use ocview::source::ProblemKind;
 

@@ -460,12 +460,15 @@ async fn a_recorded_stream_replays_to_the_live_final_state() {
         .get(&("mock".to_string(), "mock-1".to_string()))
         .expect("the mock model's limits");
     assert_eq!((mock.context, mock.output), (200_000, 32_000));
-    let live_use = ocview::model::context::context_use(late.app.store.session(&s).unwrap(), limits)
-        .expect("the last assistant message has tokens");
+    let live_use =
+        ocview::model::entity::context::context_use(late.app.store.session(&s).unwrap(), limits)
+            .expect("the last assistant message has tokens");
     assert_eq!(live_use.limit, Some(200_000));
     assert!(live_use.used > 0 && live_use.percent().is_some());
-    let replayed_use =
-        ocview::model::context::context_use(replayed.session(&s).unwrap(), replayed.model_limits());
+    let replayed_use = ocview::model::entity::context::context_use(
+        replayed.session(&s).unwrap(),
+        replayed.model_limits(),
+    );
     assert_eq!(replayed_use, Some(live_use));
 }
 

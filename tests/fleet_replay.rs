@@ -5,7 +5,7 @@
 mod common;
 mod support;
 
-use ocview::model::fleet::{ServerState, server_of};
+use ocview::model::store::fleet::{ServerState, server_of};
 use ocview::source::player::SourceMsg;
 use serde_json::{Value, json};
 
@@ -76,7 +76,7 @@ fn a_three_server_recording_replays_to_the_fleet() {
             .sessions()
             .iter()
             .filter(|s| server_of(&s.info.id) == Some(key))
-            .map(|s| ocview::model::fleet::bare(&s.info.id))
+            .map(|s| ocview::model::store::fleet::bare(&s.info.id))
             .collect();
         let theirs: Vec<&str> = alone
             .sessions()
@@ -86,7 +86,7 @@ fn a_three_server_recording_replays_to_the_fleet() {
         assert_eq!(mine, theirs, "{key}");
         for s in alone.sessions() {
             let scoped = store
-                .session(&ocview::model::fleet::scoped(&s.info.id, key))
+                .session(&ocview::model::store::fleet::scoped(&s.info.id, key))
                 .unwrap();
             assert_eq!(scoped.messages.len(), s.messages.len(), "{key}");
             assert_eq!(scoped.title(), s.title());

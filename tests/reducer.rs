@@ -2,7 +2,7 @@
 
 mod common;
 
-use ocview::model::part_source::{self, UnknownSource};
+use ocview::model::entity::part_source::{self, UnknownSource};
 use ocview::model::{
     Envelope, MessageInfo, NoObserver, Part, PartBody, ReplyObserver, SessionStatus, Store,
     ToolStatus,

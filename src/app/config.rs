@@ -124,7 +124,7 @@ pub enum ConfigError {
 
 /// A path as a message shows it: inert, like any text from outside.
 fn shown(path: &Path) -> String {
-    crate::model::sanitize::line(&path.display().to_string()).into_owned()
+    crate::model::wire::sanitize::line(&path.display().to_string()).into_owned()
 }
 
 impl Config {
@@ -166,7 +166,8 @@ impl Config {
     /// (toml shows the line at fault, keys name themselves), so it is made
     /// inert before anyone shows it.
     pub fn parse(text: &str) -> Result<Config, String> {
-        Config::parse_unchecked(text).map_err(|e| crate::model::sanitize::line(&e).into_owned())
+        Config::parse_unchecked(text)
+            .map_err(|e| crate::model::wire::sanitize::line(&e).into_owned())
     }
 
     fn parse_unchecked(text: &str) -> Result<Config, String> {

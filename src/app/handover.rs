@@ -117,7 +117,7 @@ pub fn outcome(
     content: &Content,
     status: std::io::Result<std::process::ExitStatus>,
 ) -> Result<String, String> {
-    let name = crate::model::sanitize::line(shell_command).into_owned();
+    let name = crate::model::wire::sanitize::line(shell_command).into_owned();
     match status {
         Ok(s) if s.success() => Ok(format!(
             "{} closed: {} ({})",

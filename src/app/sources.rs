@@ -144,7 +144,7 @@ impl App {
         let was_busy = !matches!(session.status, SessionStatus::Idle);
         if watched && (was_busy || what == "failed") {
             let key = format!("{sid}:{what}:{}", session.revision);
-            let server = crate::model::fleet::server_of(sid)
+            let server = crate::model::store::fleet::server_of(sid)
                 .map(|key| format!("{key}: "))
                 .unwrap_or_default();
             let text = format!("ocview: {server}{} {what}", session.title());
@@ -170,7 +170,7 @@ impl App {
         };
         if self.source.recorded {
             // A replay shows the answer that was given, and when.
-            let (kind, subject) = crate::model::prompt::describe(&prompt.request);
+            let (kind, subject) = crate::model::entity::prompt::describe(&prompt.request);
             let answer = match &env.event {
                 Event::PermissionReplied { reply, .. } => format!("answered {reply}"),
                 Event::QuestionReplied { answers, .. } => format!(

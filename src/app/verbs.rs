@@ -15,7 +15,7 @@ use crate::app::clipboard::{self, Clipboard};
 use crate::app::handover::Program;
 use crate::headless::content::{self, CodeBlock, Content};
 use crate::model::SessionStatus;
-use crate::model::shown::shown;
+use crate::model::entity::shown::shown;
 use crate::source::live::reply::ReplyOutcome;
 
 /// Work for the loop.
@@ -190,7 +190,7 @@ impl App {
                                 format!(
                                     "code block {} ({})",
                                     i + 1,
-                                    crate::model::sanitize::line(lang)
+                                    crate::model::wire::sanitize::line(lang)
                                 )
                             }
                         };
@@ -296,7 +296,7 @@ impl App {
             return;
         };
         let id = session.info.id.clone();
-        let title = crate::model::sanitize::line(session.title()).into_owned();
+        let title = crate::model::wire::sanitize::line(session.title()).into_owned();
         let busy = matches!(
             session.status,
             SessionStatus::Busy | SessionStatus::Retry { .. }
@@ -323,7 +323,7 @@ impl App {
         let title = self
             .store
             .session(session_id)
-            .map(|s| crate::model::sanitize::line(s.title()).into_owned())
+            .map(|s| crate::model::wire::sanitize::line(s.title()).into_owned())
             .unwrap_or_else(|| session_id.to_string());
         match outcome {
             ReplyOutcome::Sent => self.verbs.say(format!("stopped {title}")),

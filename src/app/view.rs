@@ -1,7 +1,7 @@
 //! What the panes and overlays ask of each other, through the app that
 //! owns them all: a pane never names another one.
 
-use crate::model::search::Query;
+use crate::model::entity::search::Query;
 
 /// A request to move the turn view (from its keys, the jump list, a search
 /// hit, an opened card).

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use ocview::model::sanitize;
+use ocview::model::wire::sanitize;
 use ocview::source::discover::{self, Discovery, NOTHING_FOUND, Named, Options, Server};
 use ocview::source::fleet::FleetServer;
 use ocview::source::live::Auth;

@@ -67,7 +67,7 @@ pub fn from_config(servers: &[ServerConfig]) -> anyhow::Result<Vec<FleetServer>>
             // `@` separates an id from its server's name in the store.
             return Err(crate::Usage(format!(
                 "the config's [[server]] name {:?}: must be non-empty, without '@' or control characters",
-                ocview::model::sanitize::line(name)
+                ocview::model::wire::sanitize::line(name)
             ))
             .into());
         }

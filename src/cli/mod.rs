@@ -191,7 +191,7 @@ const PASSWORD_FILE_MAX: u64 = 4096;
 fn read_password(path: &std::path::Path) -> Result<String, String> {
     use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
-    let shown = || ocview::model::sanitize::line(&path.display().to_string()).into_owned();
+    let shown = || ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     let cannot = |e: std::io::Error| format!("cannot read the password file {}: {e}", shown());
     let file = std::fs::File::open(path).map_err(cannot)?;
     let mode = file.metadata().map_err(cannot)?.permissions().mode();

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::model::{Message, Part, PartBody, Session};
 
 /// Something to copy or open.
@@ -143,7 +143,7 @@ fn extension(path: Option<&str>) -> String {
 /// A message as its reader sees it: its text parts, or (a message with no
 /// text) every shown part's content.
 pub fn message(m: &Message) -> Content {
-    let parts: Vec<_> = crate::model::shown::shown_parts(m).collect();
+    let parts: Vec<_> = crate::model::entity::shown::shown_parts(m).collect();
     let texts: Vec<String> = parts
         .iter()
         .filter_map(|p| match &p.body {

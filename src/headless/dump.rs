@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::model::part::PartBody;
-use crate::model::prompt::TodoStatus;
-use crate::model::sanitize;
+use crate::model::entity::part::PartBody;
+use crate::model::entity::prompt::TodoStatus;
+use crate::model::wire::sanitize;
 use crate::model::{Message, Part, PromptRequest, Resolution, Role, Session, Store};
 use crate::source::IngestStats;
 
@@ -204,7 +204,7 @@ fn message_block(out: &mut String, message: &Message) {
     if let Some(e) = &info.error {
         let _ = writeln!(out, "  error: {}", sanitize::line(&e.summary()));
     }
-    for part in crate::model::shown::shown_parts(message) {
+    for part in crate::model::entity::shown::shown_parts(message) {
         part_block(out, &part);
     }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::model::{FileDiff, PartBody, Session, Store, ToolStatus};
 
 /// Lines of tool output kept in Markdown before "… N more lines".
@@ -139,7 +139,7 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
                 let _ = writeln!(out, "> **Error:** {}\n", sanitize::line(&e.summary()));
             }
             // As the viewer shows them: one card per todowrite call.
-            for p in crate::model::shown::shown_parts(m) {
+            for p in crate::model::entity::shown::shown_parts(m) {
                 match &p.body {
                     PartBody::Text(t) if !t.text.trim().is_empty() => {
                         let _ = writeln!(out, "{}\n", sanitize::block(t.text.trim_end()));

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 use std::io::Write;
 
-use crate::model::observer::ReplyObserver;
-use crate::model::sanitize;
+use crate::model::store::observer::ReplyObserver;
+use crate::model::wire::sanitize;
 use crate::model::{
     ErrorInfo, Part, PartBody, PermissionRequest, QuestionRequest, Tokens, ToolStatus,
 };
@@ -22,7 +22,7 @@ pub struct PlainPrinter<W: Write> {
     user_messages: HashSet<String>,
     /// The first write error (a closed pipe): printing stops.
     pub error: Option<std::io::Error>,
-    todo_pairing: crate::model::shown::TodoPairing,
+    todo_pairing: crate::model::entity::shown::TodoPairing,
 }
 
 const DIM: &str = "\u{1b}[2m";
@@ -177,7 +177,7 @@ impl<W: Write> ReplyObserver for PlainPrinter<W> {
 
     fn permission_asked(&mut self, request: &PermissionRequest) {
         self.enter_session(&request.session_id);
-        let subject = crate::model::prompt::subject(request);
+        let subject = crate::model::entity::prompt::subject(request);
         self.line(
             YELLOW,
             &format!("? permission {}: {subject}", request.permission),

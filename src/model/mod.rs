@@ -1,35 +1,24 @@
 //! The domain: OpenCode sessions, messages, parts and prompts, and the reducer
 //! that applies bus events to them. Nothing here knows about the terminal.
+//!
+//! - `wire`: what comes from outside, as it comes: events, ids, the tolerant
+//!   readers, and the sanitizer for the untrusted text they carry;
+//! - `entity`: sessions, messages, parts and prompts, and what a reader is
+//!   shown of them;
+//! - `store`: the store that holds them and everything that changes it.
 
-pub mod context;
-pub mod event;
-pub mod event_mark;
-pub mod fleet;
-pub mod ids;
-mod json_peek;
-mod lenient;
-pub mod message;
-pub mod observer;
-pub mod part;
-pub mod part_source;
-pub mod patch;
-pub mod prompt;
-pub mod reconcile;
-mod reducer;
-pub mod sanitize;
-pub mod search;
-pub mod session;
-pub mod shown;
+pub mod entity;
 pub mod store;
-mod stream_only;
-pub mod turn;
+pub mod wire;
 
-pub use event::{Envelope, Event};
-pub use event_mark::EventMark;
-pub use message::{FileDiff, Message, MessageInfo, Role};
-pub use observer::{NoObserver, ReplyObserver};
-pub use part::{Part, PartBody, ToolStatus};
-pub use part_source::PartSource;
-pub use prompt::{PermissionRequest, Prompt, PromptRequest, QuestionRequest, Resolution, Todo};
-pub use session::{ErrorInfo, Session, SessionInfo, SessionStatus, Tokens};
+pub use entity::message::{FileDiff, Message, MessageInfo, Role};
+pub use entity::part::{Part, PartBody, ToolStatus};
+pub use entity::part_source::PartSource;
+pub use entity::prompt::{
+    PermissionRequest, Prompt, PromptRequest, QuestionRequest, Resolution, Todo,
+};
+pub use entity::session::{ErrorInfo, Session, SessionInfo, SessionStatus, Tokens};
+pub use store::observer::{NoObserver, ReplyObserver};
 pub use store::{Change, Effect, Outcome, Store};
+pub use wire::event::{Envelope, Event};
+pub use wire::event_mark::EventMark;

@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::model::part::PartBody;
-use crate::model::sanitize;
+use crate::model::entity::part::PartBody;
+use crate::model::wire::sanitize;
 use crate::model::{Message, Part, Store};
 use crate::render::format;
 use crate::render::highlight::{Highlighter, Recording};
@@ -346,7 +346,7 @@ pub fn reasoning_summary(text: &str) -> String {
 }
 
 /// The style of a text part: synthetic and ignored text is muted.
-pub fn text_role(t: &crate::model::part::TextPart) -> Role {
+pub fn text_role(t: &crate::model::entity::part::TextPart) -> Role {
     if t.synthetic || t.ignored {
         Role::Muted
     } else {

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use crate::model::patch::{self, Kind, Row};
-use crate::model::sanitize;
+use crate::model::entity::patch::{self, Kind, Row};
+use crate::model::wire::sanitize;
 use crate::render::blocks::RenderCtx;
 use crate::render::highlight::Lookup;
 use crate::render::markdown::Highlighted;

@@ -36,7 +36,7 @@ pub fn cost(usd: f64) -> String {
 }
 
 /// "ctx 12.3k/200k 6%", or "ctx 12.3k" when the model's limit is unknown.
-pub fn context(c: &crate::model::context::ContextUse) -> String {
+pub fn context(c: &crate::model::entity::context::ContextUse) -> String {
     match (c.limit, c.percent()) {
         (Some(limit), Some(pct)) => {
             format!("ctx {}/{} {pct}%", tokens(c.used), limit_tokens(limit))
@@ -96,7 +96,7 @@ pub fn status_text(status: &SessionStatus, now_ms: i64) -> String {
                 _ => format!("retry{n}"),
             }
         }
-        SessionStatus::Other(s) => crate::model::sanitize::line(s).into_owned(),
+        SessionStatus::Other(s) => crate::model::wire::sanitize::line(s).into_owned(),
     }
 }
 

@@ -9,7 +9,6 @@ pub mod diff_lines;
 pub mod format;
 pub mod highlight;
 pub mod markdown;
-mod markdown_table;
 pub mod render_cache;
 pub mod search_marks;
 pub mod theme;

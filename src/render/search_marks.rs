@@ -6,7 +6,7 @@ use std::ops::Range;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::model::search::Query;
+use crate::model::entity::search::Query;
 
 /// The plain text of a line, as searched when marking.
 pub fn line_text(line: &Line) -> String {

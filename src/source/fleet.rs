@@ -20,7 +20,7 @@ use super::msg::{SourceMsg, SourceState};
 use super::record::Decoded;
 use super::recorder::Feed;
 use super::replay::Record;
-use crate::model::fleet::{self, ServerReport, ServerState};
+use crate::model::store::fleet::{self, ServerReport, ServerState};
 use crate::model::{Envelope, Event};
 
 /// One server to watch.

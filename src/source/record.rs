@@ -14,9 +14,9 @@ use std::borrow::Cow;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::model::event::{Envelope, Event};
-use crate::model::event_mark::event_tag;
-use crate::model::ids::event_seq;
+use crate::model::wire::event::{Envelope, Event};
+use crate::model::wire::event_mark::event_tag;
+use crate::model::wire::ids::event_seq;
 
 /// What one record turned out to be.
 #[derive(Debug)]
@@ -276,7 +276,7 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
     }
     .map_err(|e| RecordError(e.to_string()))?;
     if let Some(key) = wire.server.as_deref().filter(|k| !k.is_empty()) {
-        crate::model::fleet::scope_event(&mut event, key);
+        crate::model::store::fleet::scope_event(&mut event, key);
     }
     Ok(Decoded::Event(Envelope {
         seq: wire.id.as_deref().map(event_seq).unwrap_or(0),

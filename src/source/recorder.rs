@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(store.servers().len(), 1);
         assert_eq!(
             store.servers()[0].state,
-            crate::model::fleet::ServerState::Gone
+            crate::model::store::fleet::ServerState::Gone
         );
     }
 }

@@ -72,7 +72,7 @@ impl Attention {
 /// their visible pictures, bidi and invisible format characters go), and
 /// `;` becomes `,` in OSC 777's fields.
 pub fn sequence(mode: NotifyMode, text: &str) -> Vec<u8> {
-    let clean: String = crate::model::sanitize::line(text)
+    let clean: String = crate::model::wire::sanitize::line(text)
         .chars()
         .take(200)
         .collect();

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::{Mode, Theme};
 
 /// OpenCode's default theme, and ocview's.

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use ratatui::style::Color;
 use serde_json::{Map, Value};
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 
 /// Which variant of a `{"dark": …, "light": …}` value to take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::{Role, Theme, syntax};
 
 impl Theme {

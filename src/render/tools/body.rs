@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use std::ops::Range;
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::blocks::RenderCtx;
 use crate::render::diff_lines::DiffLayout;
 use crate::render::highlight::Lookup;

@@ -13,8 +13,8 @@ mod todo;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::model::part::ToolPart;
-use crate::model::sanitize;
+use crate::model::entity::part::ToolPart;
+use crate::model::wire::sanitize;
 use crate::model::{Part, ToolStatus};
 use crate::render::blocks::{MARGIN, RenderCtx};
 use crate::render::format;

@@ -43,7 +43,7 @@ impl ToolRenderer for Task {
     fn body(&self, v: &ToolView, out: &mut Body) {
         let child = v
             .meta_str("sessionId")
-            .map(|id| crate::model::fleet::like(&v.part.session_id, id))
+            .map(|id| crate::model::store::fleet::like(&v.part.session_id, id))
             .and_then(|id| v.ctx.store.and_then(|s| s.session(&id)));
         if let Some(child) = child {
             let (tools, current) = child_activity(child);

@@ -3,7 +3,7 @@
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::tools::{Body, ToolRenderer, ToolView};
 

@@ -48,7 +48,7 @@ pub async fn browse(
         };
         tracing::info!(
             "mDNS: {} resolved after {:?}",
-            crate::model::sanitize::line(name),
+            crate::model::wire::sanitize::line(name),
             started.elapsed()
         );
         for ip in &service.addresses {

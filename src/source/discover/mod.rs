@@ -106,7 +106,7 @@ impl Via {
             Via::Env => "$OPENCODE_SERVER_URL".into(),
             Via::Config => "config".into(),
             Via::Local { pid } => format!("process {pid}"),
-            Via::Mdns { name } => format!("mDNS {}", crate::model::sanitize::line(name)),
+            Via::Mdns { name } => format!("mDNS {}", crate::model::wire::sanitize::line(name)),
         }
     }
 }

@@ -9,7 +9,7 @@ use super::{
     CHECKPOINT_EVENT, DurableEvent, build_part, checkpoint, diffs, get, input_text, part_fields,
     session_source,
 };
-use crate::model::part::PartBody;
+use crate::model::entity::part::PartBody;
 use crate::model::{
     Envelope, ErrorInfo, Event, MessageInfo, Part, PromptRequest, SessionInfo, SessionStatus,
     Store, Tokens,

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use super::record::{Decoded, RecordError};
 
 mod map;
-use crate::model::part::PartBody;
+use crate::model::entity::part::PartBody;
 use crate::model::{FileDiff, Part, PermissionRequest};
 pub use map::durable_events;
 

@@ -6,6 +6,7 @@ pub mod reply;
 pub mod snapshot;
 pub mod stream;
 pub mod sync;
+pub mod url;
 
 pub use client::{ApiError, Auth, Client};
 pub use sync::{LiveCommand, LiveOptions, spawn};

@@ -67,7 +67,7 @@ impl Reply {
                 session_id,
                 directory,
             } => (
-                super::client::with_dir(
+                super::url::with_dir(
                     &format!("/session/{session_id}/abort"),
                     directory.as_deref(),
                 ),

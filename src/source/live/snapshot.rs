@@ -131,9 +131,9 @@ pub async fn load(client: &Client, all_projects: bool) -> Result<Snapshot, ApiEr
     // the attach for: without them the gauge shows tokens only.
     match client.providers().await {
         Ok(answer) => {
-            let models = crate::model::context::limits_of_providers(&answer);
+            let models = crate::model::entity::context::limits_of_providers(&answer);
             snap.push(
-                crate::model::context::MODEL_LIMITS_EVENT,
+                crate::model::entity::context::MODEL_LIMITS_EVENT,
                 json!({ "models": models }),
                 None,
             );

@@ -238,7 +238,7 @@ impl Sync {
         }
         // The prompts settled below, as the recording keeps them.
         self.recording(|| {
-            Feed::Loaded(crate::model::reconcile::pending_prompts_event(
+            Feed::Loaded(crate::model::store::reconcile::pending_prompts_event(
                 &snap.pending_prompts,
             ))
         });

@@ -9,7 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
 
 use crate::app::App;
-use crate::model::{SessionStatus, sanitize};
+use crate::model::SessionStatus;
+use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::wrap;
 use crate::source::live::reply::Reply;
@@ -98,7 +99,7 @@ impl App {
             self.verbs.warn("that session is gone");
             return;
         };
-        let title = crate::model::sanitize::line(session.title()).into_owned();
+        let title = crate::model::wire::sanitize::line(session.title()).into_owned();
         if !matches!(
             session.status,
             SessionStatus::Busy | SessionStatus::Retry { .. }

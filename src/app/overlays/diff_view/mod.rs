@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::app::App;
 use crate::model::Session;
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::blocks::RenderCtx;
 use crate::render::diff_lines::DiffLayout;
 use crate::render::theme::Role;

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use crate::app::App;
 use crate::app::keymap::Action;
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::{clock, wrap};
 

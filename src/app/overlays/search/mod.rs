@@ -13,7 +13,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::app::overlays::search::worker::{Found, Job, SearchWorker};
 use crate::app::view::Jump;
 use crate::app::{App, Focus};
-use crate::model::search::{Hit, MAX_QUERY_CHARS, Query};
+use crate::model::entity::search::{Hit, MAX_QUERY_CHARS, Query};
 
 /// A session that changes while searched (streaming, pages arriving) is
 /// searched again at most this often.

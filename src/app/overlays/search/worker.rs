@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 use crate::model::Session;
-use crate::model::search::{Hit, Query, Scan, TextCache, count_in_session};
+use crate::model::entity::search::{Hit, Query, Scan, TextCache, count_in_session};
 
 pub enum Job {
     /// Prepare a session's searchable text while the query is typed (a

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::wrap;
 

@@ -178,8 +178,8 @@ impl App {
                 .prompt_queue()
                 .iter()
                 .map(|p| {
-                    let (kind, subject) = crate::model::prompt::describe(&p.request);
-                    let server = crate::model::fleet::server_of(p.request.id())
+                    let (kind, subject) = crate::model::entity::prompt::describe(&p.request);
+                    let server = crate::model::store::fleet::server_of(p.request.id())
                         .map(|key| format!("{key}: "))
                         .unwrap_or_default();
                     (
@@ -527,11 +527,11 @@ impl App {
         let subject = self
             .store
             .prompt(request_id)
-            .map(|p| crate::model::prompt::describe(&p.request).1)
+            .map(|p| crate::model::entity::prompt::describe(&p.request).1)
             .unwrap_or_default();
         self.prompts.editor_for = Some(crate::app::panes::prompt_bar::focus::EditorOwner {
             request_id: request_id.to_string(),
-            what: format!("{what} ({})", crate::model::sanitize::line(&subject)),
+            what: format!("{what} ({})", crate::model::wire::sanitize::line(&subject)),
         });
         self.prompts.editor = Some(editor);
     }

@@ -12,8 +12,8 @@ use serde_json::Value;
 use crate::app::keymap::Action;
 use crate::app::panes::prompt_bar::answers::{Draft, PERM_CHOICES, PermStep};
 use crate::app::{App, Focus};
-use crate::model::prompt::{describe, meta, subject};
-use crate::model::sanitize;
+use crate::model::entity::prompt::{describe, meta, subject};
+use crate::model::wire::sanitize;
 use crate::model::{PermissionRequest, Prompt, PromptRequest, QuestionRequest};
 use crate::render::diff_lines::{DiffLayout, diff_lines};
 use crate::render::theme::Role;
@@ -44,7 +44,7 @@ fn session_chain(app: &App, id: &str) -> String {
     }
     names.reverse();
     // In a fleet, which server asks.
-    match crate::model::fleet::server_of(id) {
+    match crate::model::store::fleet::server_of(id) {
         Some(key) => format!("{key} › {}", names.join(" › ")),
         None => names.join(" › "),
     }

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use crate::app::keymap::Action;
 use crate::app::layers::Layer;
 use crate::app::{App, Overlay};
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::wrap;
 
@@ -40,7 +40,7 @@ pub fn draw_waiting_line(frame: &mut Frame, app: &App, screen: Rect) {
     let (Some(hint), Some((_, n, prompt))) = (waiting_hint(app), app.current_prompt()) else {
         return;
     };
-    let (kind, subject) = crate::model::prompt::describe(&prompt.request);
+    let (kind, subject) = crate::model::entity::prompt::describe(&prompt.request);
     let more = if n > 1 {
         format!(" (+{} more)", n - 1)
     } else {

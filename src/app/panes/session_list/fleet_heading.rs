@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::app::keymap::Action;
 use crate::app::panes::session_list::fleet_tree::{Group, Level, is_group_key, of_server};
 use crate::app::panes::session_list::tree::SessionRow;
-use crate::model::fleet::ServerState;
+use crate::model::store::fleet::ServerState;
 
 impl App {
     /// What selecting a row sets `selected` to: a session's id, a group's
@@ -31,7 +31,7 @@ impl App {
     /// The selected heading in words, for the turn view: what it stands
     /// for, what its sessions are doing, and what its keys do.
     pub fn describe_group(&self) -> Option<String> {
-        use crate::model::sanitize::line;
+        use crate::model::wire::sanitize::line;
         let row = self.rows.get(self.selected_row()?)?;
         let (text, group) = (line(row.header.as_deref()?), row.group.as_ref()?);
         let mut out = Vec::new();
@@ -112,7 +112,7 @@ impl App {
             return;
         };
         let (state, sessions) = (group.level.clone(), group.counts.sessions);
-        let name = crate::model::sanitize::line(&key).into_owned();
+        let name = crate::model::wire::sanitize::line(&key).into_owned();
         if state != Level::Server(Some(ServerState::Gone)) {
             let label = match state {
                 Level::Server(Some(s)) => s.label(),

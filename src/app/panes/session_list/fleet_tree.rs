@@ -4,7 +4,7 @@
 //! selected, and folds.
 
 use crate::app::panes::session_list::tree::SessionRow;
-use crate::model::fleet::{self, ServerState};
+use crate::model::store::fleet::{self, ServerState};
 use crate::model::{Session, SessionStatus, Store};
 
 /// What the sessions of a group are doing.

@@ -6,8 +6,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::app::App;
-use crate::model::prompt::TodoStatus;
-use crate::model::sanitize;
+use crate::model::entity::prompt::TodoStatus;
+use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::wrap;
 
@@ -31,7 +31,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
         return;
     };
     // How full the context is, and what the session cost.
-    match crate::model::context::context_use(session, app.store.model_limits()) {
+    match crate::model::entity::context::context_use(session, app.store.model_limits()) {
         Some(c) => {
             let head = match c.percent() {
                 Some(p) => format!("Context {p}%"),

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use crate::app::keymap::Action;
 use crate::app::panes::status_line::timeline_bar;
 use crate::app::{App, Focus};
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::format;
 use crate::render::theme::Role;
 use crate::render::wrap;
@@ -80,13 +80,13 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         }
         (None, state) => {
             // A fleet's servers each have a state: their tally says more.
-            let state =
-                crate::model::fleet::summary(app.store.servers()).unwrap_or_else(|| state.label());
+            let state = crate::model::store::fleet::summary(app.store.servers())
+                .unwrap_or_else(|| state.label());
             head.push_str(&format!(" · {}", sanitize::line(&state)));
         }
     }
     if app.player.is_some()
-        && let Some(fleet) = crate::model::fleet::summary(app.store.servers())
+        && let Some(fleet) = crate::model::store::fleet::summary(app.store.servers())
     {
         rest.push_str(&format!(" · {}", sanitize::line(&fleet)));
     }

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Focus};
-use crate::model::sanitize;
+use crate::model::wire::sanitize;
 use crate::render::format;
 use crate::render::theme::Role;
 use crate::render::wrap;
@@ -94,7 +94,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     };
     // Context and cost, as room allows: the title keeps 24 columns first.
     let mut extras = Vec::new();
-    if let Some(c) = crate::model::context::context_use(session, app.store.model_limits()) {
+    if let Some(c) = crate::model::entity::context::context_use(session, app.store.model_limits()) {
         extras.push(format::context(&c));
     }
     extras.push(format::session_cost(session.info.cost));

@@ -5,7 +5,7 @@ use crate::app::panes::turn_view::layout::Pos;
 use crate::app::view::Jump;
 use crate::app::{App, Focus};
 use crate::model::PartBody;
-use crate::model::shown::{Shown, shown};
+use crate::model::entity::shown::{Shown, shown};
 use crate::render::blocks;
 
 /// How far card navigation looks for the next card.
@@ -111,7 +111,7 @@ impl App {
                     .and_then(|v| v.as_str())
                     .map(str::to_string)
             })
-            .map(|child| crate::model::fleet::like(&parent_session, &child));
+            .map(|child| crate::model::store::fleet::like(&parent_session, &child));
         match child {
             Some(child) if self.store.session(&child).is_some() => {
                 if let Some(cur) = self.selected.replace(child) {

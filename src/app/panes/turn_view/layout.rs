@@ -10,13 +10,13 @@ use std::collections::HashSet;
 
 use ratatui::text::Line;
 
-use crate::model::search::Query;
+use crate::model::entity::search::Query;
 
 pub use super::positions::{Pos, find_pos, next_pos, prev_pos};
 use super::positions::{last_pos, part_id_at};
 
 pub use crate::app::view::Jump;
-use crate::model::shown::{self, Shown};
+use crate::model::entity::shown::{self, Shown};
 use crate::model::{PartBody, Session};
 use crate::render::blocks::{self, RenderCtx};
 use crate::render::render_cache::{Lines, RenderCache};
@@ -588,7 +588,7 @@ fn variant(part: &crate::model::Part, expanded: bool, full: bool, ctx: &blocks::
                     .and_then(|m| {
                         m.get("sessionId")
                             .and_then(|s| s.as_str())
-                            .map(|id| crate::model::fleet::like(&part.session_id, id))
+                            .map(|id| crate::model::store::fleet::like(&part.session_id, id))
                     })
                     .and_then(|id| ctx.store.and_then(|s| s.session(&id)))
             {

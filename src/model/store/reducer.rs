@@ -19,15 +19,15 @@
 //! - an event for a session with no id (a prompt without `sessionID`) is
 //!   ignored, counted with its reason, never shown under an empty id.
 
-use super::event::{Envelope, Event};
-use super::event_mark::EventMark;
-use super::ids::find_by_id;
-use super::message::{Message, MessageInfo};
 use super::observer::ReplyObserver;
-use super::part::{Part, PartBody};
-use super::prompt::{Prompt, PromptRequest, Resolution};
-use super::session::{SessionInfo, SessionStatus};
-use super::store::{Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store};
+use super::{Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store};
+use crate::model::entity::message::{Message, MessageInfo};
+use crate::model::entity::part::{Part, PartBody};
+use crate::model::entity::prompt::{Prompt, PromptRequest, Resolution};
+use crate::model::entity::session::{SessionInfo, SessionStatus};
+use crate::model::wire::event::{Envelope, Event};
+use crate::model::wire::event_mark::EventMark;
+use crate::model::wire::ids::find_by_id;
 use std::sync::Arc;
 
 impl Store {

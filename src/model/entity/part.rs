@@ -9,9 +9,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::lenient;
 use super::part_source::PartSource;
 use super::session::{ErrorInfo, Tokens};
+use crate::model::wire::lenient;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
@@ -231,7 +231,7 @@ pub struct Part {
     pub source: Option<PartSource>,
     /// Bumped on every change, so renderers can cache by (id, revision, width).
     pub revision: u64,
-    pub(crate) last_event: super::event_mark::EventMark,
+    pub(crate) last_event: crate::model::wire::event_mark::EventMark,
 }
 
 #[derive(Deserialize)]
@@ -256,19 +256,21 @@ impl Part {
     /// an unknown type or unexpected field shapes give `PartBody::Unknown`.
     pub fn from_raw(raw: &RawValue) -> Result<Self, PartError> {
         let text = raw.get();
-        let head =
-            match super::json_peek::leading_strings(text, ["id", "messageID", "sessionID", "type"])
-            {
-                // The fast path: all four up front, as opencode writes them.
-                Some([Some(id), Some(mid), sid, Some(kind)]) => PartHead {
-                    id: id.to_string(),
-                    message_id: mid.to_string(),
-                    session_id: sid.unwrap_or_default().to_string(),
-                    kind: kind.to_string(),
-                },
-                _ => serde_json::from_str(text)
-                    .map_err(|e| PartError(format!("not an object: {e}")))?,
-            };
+        let head = match crate::model::wire::json_peek::leading_strings(
+            text,
+            ["id", "messageID", "sessionID", "type"],
+        ) {
+            // The fast path: all four up front, as opencode writes them.
+            Some([Some(id), Some(mid), sid, Some(kind)]) => PartHead {
+                id: id.to_string(),
+                message_id: mid.to_string(),
+                session_id: sid.unwrap_or_default().to_string(),
+                kind: kind.to_string(),
+            },
+            _ => {
+                serde_json::from_str(text).map_err(|e| PartError(format!("not an object: {e}")))?
+            }
+        };
         if head.id.is_empty() || head.message_id.is_empty() {
             return Err(PartError("missing id or messageID".into()));
         }

@@ -3,9 +3,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::lenient;
 use super::part::Part;
 use super::session::{ErrorInfo, Tokens};
+use crate::model::wire::lenient;
 
 /// One file's change: in a user message's `summary.diffs` and in `session.diff`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -177,7 +177,7 @@ pub struct Message {
     /// True while the message is known only from its parts.
     pub placeholder: bool,
     pub revision: u64,
-    pub(crate) last_event: super::event_mark::EventMark,
+    pub(crate) last_event: crate::model::wire::event_mark::EventMark,
 }
 
 impl Message {
@@ -193,7 +193,7 @@ impl Message {
     }
 
     pub fn part_index(&self, id: &str) -> Result<usize, usize> {
-        super::ids::find_by_id(&self.parts, id, |p| &p.id)
+        crate::model::wire::ids::find_by_id(&self.parts, id, |p| &p.id)
     }
 
     pub fn part(&self, id: &str) -> Option<&Part> {

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::lenient;
 use super::session::Session;
+use crate::model::wire::lenient;
 
 /// The event type ocview writes for the provider list.
 pub const MODEL_LIMITS_EVENT: &str = "ocview.model-limits";

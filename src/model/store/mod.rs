@@ -1,14 +1,24 @@
 //! The session store: every session, message, part and prompt the sources
 //! told us about, kept ordered by id. Only the reducer (`apply`) and
 //! finalisation change it; everything else reads.
+//!
+//! Its folder holds what changes it: the reducer, stream-only parts and
+//! finalisation, the re-sync after a gap, the fleet's scoped ids, and the
+//! observer protocol the reducer calls back through.
+
+pub mod fleet;
+pub mod observer;
+pub mod reconcile;
+mod reducer;
+mod stream_only;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::ids::find_by_id;
-use super::message::{Message, MessageInfo};
-use super::prompt::Prompt;
-use super::session::{ErrorInfo, Session};
+use crate::model::entity::message::{Message, MessageInfo};
+use crate::model::entity::prompt::Prompt;
+use crate::model::entity::session::{ErrorInfo, Session};
+use crate::model::wire::ids::find_by_id;
 
 /// What an event did to the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +80,7 @@ pub(crate) const MAX_EARLY_REPLIES: usize = 4096;
 /// A delta that arrived before its part.
 #[derive(Debug, Clone)]
 pub(crate) struct HeldDelta {
-    pub mark: super::event_mark::EventMark,
+    pub mark: crate::model::wire::event_mark::EventMark,
     pub field: String,
     pub delta: String,
 }
@@ -87,7 +97,8 @@ pub struct Store {
     pub(crate) held_deltas: HashMap<String, Vec<HeldDelta>>,
     /// Replies that arrived before their request (reordered input), by
     /// request id, with their receive time; the request settles on arrival.
-    pub(crate) early_replies: HashMap<String, (super::prompt::Resolution, Option<i64>)>,
+    pub(crate) early_replies:
+        HashMap<String, (crate::model::entity::prompt::Resolution, Option<i64>)>,
     /// Events we do not need, counted by type.
     pub(crate) ignored: BTreeMap<String, u64>,
     /// Errors not tied to a session.
@@ -103,9 +114,9 @@ pub struct Store {
     /// Index of the session the last event touched (a lookup hint only).
     pub(crate) last_session: usize,
     /// Context limits of the server's models (`ocview.model-limits`).
-    pub(crate) model_limits: super::context::ModelLimits,
+    pub(crate) model_limits: crate::model::entity::context::ModelLimits,
     /// A fleet's servers, in the order they joined (empty for one server).
-    pub(crate) servers: Vec<super::fleet::ServerEntry>,
+    pub(crate) servers: Vec<fleet::ServerEntry>,
 }
 
 impl Store {
@@ -125,7 +136,7 @@ impl Store {
         self.session_index(id).ok().map(|i| &*self.sessions[i])
     }
 
-    pub fn model_limits(&self) -> &super::context::ModelLimits {
+    pub fn model_limits(&self) -> &crate::model::entity::context::ModelLimits {
         &self.model_limits
     }
 

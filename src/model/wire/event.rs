@@ -5,10 +5,10 @@ use serde::de::{Error as _, IgnoredAny};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::message::{FileDiff, MessageInfo};
-use super::part::Part;
-use super::prompt::{PermissionRequest, QuestionRequest, Todo};
-use super::session::{ErrorInfo, SessionInfo, SessionStatus};
+use crate::model::entity::message::{FileDiff, MessageInfo};
+use crate::model::entity::part::Part;
+use crate::model::entity::prompt::{PermissionRequest, QuestionRequest, Todo};
+use crate::model::entity::session::{ErrorInfo, SessionInfo, SessionStatus};
 
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -77,9 +77,9 @@ pub enum Event {
         raw_todos: Box<RawValue>,
     },
     /// ocview's own: the context limits of the server's models.
-    ModelLimits(Vec<super::context::ModelLimit>),
+    ModelLimits(Vec<crate::model::entity::context::ModelLimit>),
     /// ocview's own: a server of a fleet joined or changed state.
-    Server(Box<super::fleet::ServerReport>),
+    Server(Box<crate::model::store::fleet::ServerReport>),
     /// ocview's own: the prompts a (re)load found pending; every other
     /// prompt still pending was settled while the stream was away.
     PendingPrompts {
@@ -396,17 +396,17 @@ impl Event {
                     raw_todos: p.todos.to_owned(),
                 }
             }
-            super::context::MODEL_LIMITS_EVENT => {
+            crate::model::entity::context::MODEL_LIMITS_EVENT => {
                 #[derive(Deserialize)]
                 struct LimitsProps {
-                    models: Vec<super::context::ModelLimit>,
+                    models: Vec<crate::model::entity::context::ModelLimit>,
                 }
                 Event::ModelLimits(LimitsProps::deserialize(d)?.models)
             }
-            super::fleet::SERVER_EVENT => {
-                Event::Server(Box::new(super::fleet::ServerReport::deserialize(d)?))
-            }
-            super::reconcile::PENDING_PROMPTS_EVENT => {
+            crate::model::store::fleet::SERVER_EVENT => Event::Server(Box::new(
+                crate::model::store::fleet::ServerReport::deserialize(d)?,
+            )),
+            crate::model::store::reconcile::PENDING_PROMPTS_EVENT => {
                 #[derive(Deserialize)]
                 struct PendingProps {
                     ids: Vec<String>,
@@ -448,9 +448,9 @@ impl Event {
             Event::QuestionReplied { .. } => "question.replied",
             Event::QuestionRejected { .. } => "question.rejected",
             Event::TodoUpdated { .. } => "todo.updated",
-            Event::ModelLimits(_) => super::context::MODEL_LIMITS_EVENT,
-            Event::Server(_) => super::fleet::SERVER_EVENT,
-            Event::PendingPrompts { .. } => super::reconcile::PENDING_PROMPTS_EVENT,
+            Event::ModelLimits(_) => crate::model::entity::context::MODEL_LIMITS_EVENT,
+            Event::Server(_) => crate::model::store::fleet::SERVER_EVENT,
+            Event::PendingPrompts { .. } => crate::model::store::reconcile::PENDING_PROMPTS_EVENT,
             Event::Other(kind) => kind,
         }
     }

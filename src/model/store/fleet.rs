@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::Event;
+use crate::model::wire::event::Event;
 
 /// What separates an id from its server's key. Session and request ids
 /// never hold one.
@@ -268,7 +268,7 @@ impl super::Store {
     /// server gone can no longer be answered: its pending prompts leave the
     /// queue (its sessions stay, under the gone server).
     pub(crate) fn report_server(&mut self, report: ServerReport) -> super::Outcome {
-        use super::store::{Change, Effect, Outcome};
+        use super::{Change, Effect, Outcome};
         if report.key.is_empty() {
             return Outcome::with(Effect::Ignored);
         }

@@ -10,13 +10,13 @@
 use serde_json::value::RawValue;
 use std::sync::Arc;
 
-use super::event_mark::EventMark;
-use super::message::{Message, MessageInfo};
 use super::observer::ReplyObserver;
-use super::part::Part;
-use super::part_source::{self, PartSource};
-use super::prompt::Todo;
-use super::store::{Change, Outcome, Store};
+use super::{Change, Outcome, Store};
+use crate::model::entity::message::{Message, MessageInfo};
+use crate::model::entity::part::Part;
+use crate::model::entity::part_source::{self, PartSource};
+use crate::model::entity::prompt::Todo;
+use crate::model::wire::event_mark::EventMark;
 
 impl Store {
     pub(crate) fn update_todos(

@@ -3,10 +3,10 @@
 //! it cares about and a new callback never breaks an existing observer.
 //! The UI, the recorder and tests are observers.
 
-use super::message::MessageInfo;
-use super::part::{Part, ToolStatus};
-use super::prompt::{PermissionRequest, QuestionRequest, Todo};
-use super::session::{ErrorInfo, Tokens};
+use crate::model::entity::message::MessageInfo;
+use crate::model::entity::part::{Part, ToolStatus};
+use crate::model::entity::prompt::{PermissionRequest, QuestionRequest, Todo};
+use crate::model::entity::session::{ErrorInfo, Tokens};
 
 #[allow(unused_variables)]
 pub trait ReplyObserver {

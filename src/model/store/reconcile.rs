@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::store::{Change, Outcome, Store};
+use super::{Change, Outcome, Store};
 
 /// The event type that lists the prompts a (re)load found pending.
 pub const PENDING_PROMPTS_EVENT: &str = "ocview.pending-prompts";
@@ -74,11 +74,15 @@ mod tests {
     use crate::model::{Envelope, Event, NoObserver};
 
     /// Parsed by the model alone: its tests do not lean on source's decoder,
-    /// which would make a circle between the folders.
+    /// which would make a circle between the folders. A line that names its
+    /// server is scoped for it, as the decoder does.
     fn apply(s: &mut Store, line: &str) {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let props = serde_json::value::to_raw_value(&v["properties"]).unwrap();
-        let event = Event::parse(v["type"].as_str().unwrap(), Some(&props)).unwrap();
+        let mut event = Event::parse(v["type"].as_str().unwrap(), Some(&props)).unwrap();
+        if let Some(key) = v["server"].as_str().filter(|k| !k.is_empty()) {
+            crate::model::store::fleet::scope_event(&mut event, key);
+        }
         s.apply(Envelope::new(event), &mut NoObserver);
     }
 

@@ -1,0 +1,10 @@
+//! What comes from outside, as it comes: bus events and where they stand in
+//! the stream, opencode's ids, the tolerant readers for its JSON, and the one
+//! sanitizer for the untrusted text all of it carries.
+
+pub mod event;
+pub mod event_mark;
+pub mod ids;
+pub(super) mod json_peek;
+pub(super) mod lenient;
+pub mod sanitize;
