@@ -7,9 +7,9 @@ mod common;
 
 use common::{feed, fixture, press, screen};
 use ocview::app::App;
-use ocview::app::clipboard::Clipboard;
 use ocview::app::config::Config;
 use ocview::app::verbs::Request;
+use ocview::app::verbs::clipboard::Clipboard;
 use ocview::source::live::reply::{Reply, ReplyOutcome};
 use ocview::source::player::SourceMsg;
 
@@ -116,7 +116,7 @@ fn big_y_copies_the_session_as_markdown() {
 
 #[test]
 fn o_and_e_ask_the_loop_to_open_the_card() {
-    use ocview::app::handover::Program;
+    use ocview::app::verbs::handover::Program;
     let mut app = app_on("a_bash_permission_once", true);
     screen(&mut app, 100, 30);
     press(&mut app, &["tab", "J", "o"]);
@@ -225,7 +225,7 @@ fn x_sends_nothing_in_replay_read_only_or_when_idle() {
 /// how much of how much, and where the rest is.
 #[test]
 fn a_copy_past_the_osc52_limit_keeps_whole_lines_and_says_so() {
-    use ocview::app::clipboard::OSC52_LIMIT;
+    use ocview::app::verbs::clipboard::OSC52_LIMIT;
     let events = String::from_utf8(fixture("a_bash_permission_once", "event.jsonl")).unwrap();
     // The bash part's last update, with 3000 lines of output.
     let last = events

@@ -59,7 +59,7 @@ pub struct Config {
     pub session_list_fold_width: u16,
     /// How `y` copies: `auto` (the system clipboard's program when one is
     /// reachable, else OSC 52), `osc52`, `off`. `OCVIEW_CLIPBOARD` wins.
-    pub clipboard: crate::app::clipboard::ClipboardMode,
+    pub clipboard: crate::app::verbs::clipboard::ClipboardMode,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,

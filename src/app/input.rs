@@ -195,8 +195,8 @@ impl App {
             }
             Action::Copy => self.copy_selected(),
             Action::CopySession => self.copy_session(),
-            Action::Pager => self.open_in(crate::app::handover::Program::Pager),
-            Action::Editor => self.open_in(crate::app::handover::Program::Editor),
+            Action::Pager => self.open_in(crate::app::verbs::handover::Program::Pager),
+            Action::Editor => self.open_in(crate::app::verbs::handover::Program::Editor),
             Action::Abort => self.ask_abort(),
             Action::PlayPause
             | Action::Faster

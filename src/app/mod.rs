@@ -6,11 +6,9 @@
 //! gate decides when `prepare` and `draw::draw` run.
 
 pub mod attention;
-pub mod clipboard;
 pub mod config;
 pub mod draw;
 pub mod frame_gate;
-pub mod handover;
 mod input;
 pub mod keymap;
 pub mod launch;
@@ -174,7 +172,7 @@ impl App {
         let look = look::Look::new(&config);
         let (theme, fallback) = look.load_chosen()?;
         let highlighter = Highlighter::spawn(&theme.syntax);
-        let clipboard = clipboard::Clipboard::detect(config.clipboard);
+        let clipboard = verbs::clipboard::Clipboard::detect(config.clipboard);
         Ok(App {
             store: Store::new(),
             stats: IngestStats::default(),

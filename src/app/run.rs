@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use crate::app::App;
 use crate::app::frame_gate::FrameGate;
-use crate::app::handover::{self, Program, TempFile};
+use crate::app::verbs::handover::{self, Program, TempFile};
 use crate::app::verbs::{Done, Request};
 use crate::source::player::SourceMsg;
 
@@ -223,7 +223,8 @@ where
                     let via = app.verbs.clipboard.via();
                     tokio::spawn(async move {
                         let result =
-                            crate::app::clipboard::run_program(argv, content.text.clone()).await;
+                            crate::app::verbs::clipboard::run_program(argv, content.text.clone())
+                                .await;
                         let _ = tx.send(Done::Clipboard {
                             via,
                             content,

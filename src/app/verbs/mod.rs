@@ -5,18 +5,21 @@
 //! Key handlers decide what and set a request; the loop, which owns the
 //! terminal and the input reader, carries it out and reports back here.
 
+pub mod clipboard;
+pub mod handover;
+
 use std::collections::HashSet;
 
 use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::mpsc;
 
 use crate::app::App;
-use crate::app::clipboard::{self, Clipboard};
-use crate::app::handover::Program;
 use crate::headless::content::{self, CodeBlock, Content};
 use crate::model::SessionStatus;
 use crate::model::entity::shown::shown;
 use crate::source::live::reply::ReplyOutcome;
+use clipboard::Clipboard;
+use handover::Program;
 
 /// Work for the loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
