@@ -151,7 +151,7 @@ async fn a_prompt_never_takes_the_keys_from_the_filter() {
     assert!(s.contains("waits until you close the filter"), "{s}");
     tokio::time::advance(Duration::from_secs(2)).await;
     press(&mut app, &["y", "e", "s"]);
-    assert_eq!(app.filter, "abyes", "the letters went to the filter");
+    assert_eq!(app.list.filter, "abyes", "the letters went to the filter");
     assert!(sent(&mut rx).is_empty());
     // The filter closed: the prompt takes focus and arms as any other.
     press(&mut app, &["esc"]);

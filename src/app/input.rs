@@ -57,7 +57,7 @@ impl App {
             }
             Action::Help => {
                 self.overlay = Some(Overlay::Help);
-                self.help_scroll = 0;
+                self.help.scroll = 0;
             }
             Action::FocusNext => {
                 let prompt = self.current_prompt().is_some();
@@ -68,7 +68,7 @@ impl App {
                 }
             }
             Action::Filter => {
-                self.filtering = true;
+                self.list.filtering = true;
                 self.focus = Focus::Sessions;
             }
             Action::ToggleList => {
@@ -191,7 +191,7 @@ impl App {
             }
             Action::Diffs => {
                 self.overlay = Some(Overlay::Diffs);
-                self.diff_scroll = 0;
+                self.diff.scroll = 0;
             }
             Action::Copy => self.copy_selected(),
             Action::CopySession => self.copy_session(),
@@ -219,8 +219,8 @@ impl App {
         if self.overlay.is_some() {
             self.overlay = None;
         } else if self.focus == Focus::Turns && self.clear_search() {
-        } else if !self.filter.is_empty() {
-            self.filter.clear();
+        } else if !self.list.filter.is_empty() {
+            self.list.filter.clear();
             self.list_requery();
         } else if let Some(parent) = self.history.pop() {
             self.selected = Some(parent);
@@ -274,8 +274,8 @@ impl App {
                     true
                 } else if inside(self.areas.sessions) {
                     let inner = crate::app::draw::list_inner(self.areas.sessions);
-                    let row = (m.row.saturating_sub(inner.y)) as usize + self.list_offset;
-                    if let Some(r) = self.rows.get(row) {
+                    let row = (m.row.saturating_sub(inner.y)) as usize + self.list.offset;
+                    if let Some(r) = self.list.rows.get(row) {
                         // A project heading that cannot be selected stands
                         // for its first session.
                         let first = || self.store.sessions()[r.index].info.id.clone();

@@ -72,7 +72,7 @@ impl App {
         if self.search.session.as_ref().is_some_and(|s| s.typing) {
             return Layer::Search;
         }
-        if self.filtering {
+        if self.list.filtering {
             return Layer::Filter;
         }
         if self.seek_input.is_some() {

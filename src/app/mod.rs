@@ -27,7 +27,6 @@ use std::collections::{HashMap, HashSet};
 
 use ratatui::layout::Rect;
 
-use crate::app::panes::session_list::tree::SessionRow;
 use crate::app::panes::turn_view::layout::{LayoutCtx, TurnState};
 use crate::model::{SessionStatus, Store};
 use crate::render::blocks::{Detail, RenderCtx};
@@ -86,8 +85,8 @@ pub struct App {
     pub source: SourceInfo,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
-    /// First line of the help overlay shown (it scrolls on short screens).
-    pub help_scroll: u16,
+    /// The help overlay's own state.
+    pub help: overlays::help::HelpState,
     /// The user hid the docked side panel.
     pub side_panel_hidden: bool,
     /// The selected session's id, or in a fleet a heading's fold key
@@ -95,10 +94,8 @@ pub struct App {
     pub selected: Option<String>,
     /// Sessions opened from a parent (Enter on a task card), to go back.
     pub history: Vec<String>,
-    pub folded: HashSet<String>,
-    /// The title filter, and whether it is being typed.
-    pub filter: String,
-    pub filtering: bool,
+    /// The session list's own state: filter, folds, rows, scroll.
+    pub list: panes::session_list::ListState,
     pub turns: HashMap<String, TurnState>,
     pub cache: RenderCache,
     pub quit: bool,
@@ -108,9 +105,6 @@ pub struct App {
     pub event_clock_ms: i64,
     /// Laid out by `prepare`, read by drawing and mouse hit-testing.
     pub areas: Areas,
-    pub rows: Vec<SessionRow>,
-    /// First visible session row (the list scrolls to keep the selection in view).
-    pub list_offset: usize,
     /// Frames drawn, for tests and the frame-count benchmark.
     pub frames: u64,
     pub highlighter: Highlighter,
@@ -135,9 +129,8 @@ pub struct App {
     pub notice: Option<String>,
     /// The selected session's modified files, and the revision they are of.
     pub files: (String, u64, Vec<(String, u64, u64)>),
-    /// The diff overlay's chosen file and scroll.
-    pub diff_file: usize,
-    pub diff_scroll: u16,
+    /// The diff view's own state: the chosen file and its scroll.
+    pub diff: overlays::diff_view::DiffViewState,
     /// Playing a recording file (`None` live, or for a stream).
     pub player: Option<crate::app::panes::status_line::player::Player>,
     /// How a recording file starts once indexed.
@@ -190,26 +183,21 @@ impl App {
             focus: Focus::Sessions,
             overlay: None,
             side_panel_hidden: false,
-            help_scroll: 0,
+            help: Default::default(),
             selected: None,
             history: Vec::new(),
-            folded: HashSet::new(),
-            filter: String::new(),
-            filtering: false,
+            list: Default::default(),
             turns: HashMap::new(),
             cache: RenderCache::default(),
             quit: false,
             now_ms: 0,
             event_clock_ms: 0,
             areas: Areas::default(),
-            rows: Vec::new(),
-            list_offset: 0,
             frames: 0,
             highlighter,
             detail: Detail::Normal,
             awaiting: HashSet::new(),
-            diff_file: 0,
-            diff_scroll: 0,
+            diff: Default::default(),
             files: Default::default(),
             live: None,
             requested: HashSet::new(),
@@ -295,10 +283,10 @@ impl App {
         self.prepare_player(tokio::time::Instant::now());
         self.refresh_searches();
         self.follow_attention();
-        self.rows = crate::app::panes::session_list::tree::rows(
+        self.list.rows = crate::app::panes::session_list::tree::rows(
             &self.store,
-            &self.folded,
-            &self.filter,
+            &self.list.folded,
+            &self.list.filter,
             &self.search.list.counts,
         );
         self.areas = draw::layout(area, self);
@@ -387,25 +375,28 @@ impl App {
     fn keep_selection_visible(&mut self) {
         let height = draw::list_inner(self.areas.sessions).height as usize;
         let Some(i) = self.selected_row() else { return };
-        if i < self.list_offset {
-            self.list_offset = i;
-        } else if height > 0 && i >= self.list_offset + height {
-            self.list_offset = i + 1 - height;
+        if i < self.list.offset {
+            self.list.offset = i;
+        } else if height > 0 && i >= self.list.offset + height {
+            self.list.offset = i + 1 - height;
         }
-        self.list_offset = self
-            .list_offset
-            .min(self.rows.len().saturating_sub(height.max(1)));
+        self.list.offset = self
+            .list
+            .offset
+            .min(self.list.rows.len().saturating_sub(height.max(1)));
     }
 
     pub fn selected_row(&self) -> Option<usize> {
         let id = self.selected.as_deref()?;
         if crate::app::panes::session_list::fleet_tree::is_group_key(id) {
             return self
+                .list
                 .rows
                 .iter()
                 .position(|r| r.group.as_ref().is_some_and(|g| g.key == id));
         }
-        self.rows
+        self.list
+            .rows
             .iter()
             .position(|r| r.header.is_none() && self.store.sessions()[r.index].info.id == id)
     }

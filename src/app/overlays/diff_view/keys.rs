@@ -18,18 +18,18 @@ impl App {
         match action {
             Action::DiffClose => self.overlay = None,
             Action::DiffNextFile => {
-                self.diff_file = (self.diff_file + 1).min(files.saturating_sub(1));
-                self.diff_scroll = 0;
+                self.diff.file = (self.diff.file + 1).min(files.saturating_sub(1));
+                self.diff.scroll = 0;
             }
             Action::DiffPrevFile => {
-                self.diff_file = self.diff_file.saturating_sub(1);
-                self.diff_scroll = 0;
+                self.diff.file = self.diff.file.saturating_sub(1);
+                self.diff.scroll = 0;
             }
-            Action::DiffScrollDown => self.diff_scroll = self.diff_scroll.saturating_add(10),
-            Action::DiffScrollUp => self.diff_scroll = self.diff_scroll.saturating_sub(10),
-            Action::DiffPageDown => self.diff_scroll = self.diff_scroll.saturating_add(20),
-            Action::DiffPageUp => self.diff_scroll = self.diff_scroll.saturating_sub(20),
-            Action::DiffTop => self.diff_scroll = 0,
+            Action::DiffScrollDown => self.diff.scroll = self.diff.scroll.saturating_add(10),
+            Action::DiffScrollUp => self.diff.scroll = self.diff.scroll.saturating_sub(10),
+            Action::DiffPageDown => self.diff.scroll = self.diff.scroll.saturating_add(20),
+            Action::DiffPageUp => self.diff.scroll = self.diff.scroll.saturating_sub(20),
+            Action::DiffTop => self.diff.scroll = 0,
             _ => {}
         }
     }

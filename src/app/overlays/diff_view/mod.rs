@@ -30,6 +30,14 @@ pub fn patch_of(session: &Session, file: &str) -> Option<String> {
         .and_then(|d| d.patch.clone())
 }
 
+/// What the diff view keeps while open.
+#[derive(Debug, Default)]
+pub struct DiffViewState {
+    /// The chosen file, by its place in the session's modified files.
+    pub file: usize,
+    pub scroll: u16,
+}
+
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
     let theme = &app.theme;
     frame.render_widget(Clear, screen);
@@ -82,7 +90,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
         width: inner.width.saturating_sub(list_w + 1),
         ..inner
     };
-    let selected = app.diff_file.min(files.len() - 1);
+    let selected = app.diff.file.min(files.len() - 1);
     let dir = session.info.directory.as_deref().unwrap_or("");
     let rows: Vec<Line> = files
         .iter()
@@ -127,7 +135,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
     // Side by side when the diff area is wide enough; only the lines in
     // view are styled.
     let layout = DiffLayout::new(&patch, lang_of(file), body.width as usize);
-    let top = (app.diff_scroll as usize).min(layout.len().saturating_sub(1));
+    let top = (app.diff.scroll as usize).min(layout.len().saturating_sub(1));
     let lines = layout.lines(ctx, top..top + body.height as usize);
     frame.render_widget(Paragraph::new(lines), body);
 }

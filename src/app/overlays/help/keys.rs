@@ -15,12 +15,12 @@ impl App {
         match k.and_then(|k| self.keymap.only(Context::List, k)) {
             _ if toggles => self.overlay = None,
             Some(Action::ListClose) => self.overlay = None,
-            Some(Action::ListDown) => self.help_scroll = self.help_scroll.saturating_add(1),
-            Some(Action::ListUp) => self.help_scroll = self.help_scroll.saturating_sub(1),
-            Some(Action::ListPageDown) => self.help_scroll = self.help_scroll.saturating_add(10),
-            Some(Action::ListPageUp) => self.help_scroll = self.help_scroll.saturating_sub(10),
-            Some(Action::ListTop) => self.help_scroll = 0,
-            Some(Action::ListBottom) => self.help_scroll = u16::MAX,
+            Some(Action::ListDown) => self.help.scroll = self.help.scroll.saturating_add(1),
+            Some(Action::ListUp) => self.help.scroll = self.help.scroll.saturating_sub(1),
+            Some(Action::ListPageDown) => self.help.scroll = self.help.scroll.saturating_add(10),
+            Some(Action::ListPageUp) => self.help.scroll = self.help.scroll.saturating_sub(10),
+            Some(Action::ListTop) => self.help.scroll = 0,
+            Some(Action::ListBottom) => self.help.scroll = u16::MAX,
             _ => {}
         }
     }

@@ -10,6 +10,13 @@ use crate::app::App;
 use crate::render::theme::Role;
 use crate::render::wrap;
 
+/// What help keeps while open.
+#[derive(Debug, Default)]
+pub struct HelpState {
+    /// First line shown (it scrolls on short screens).
+    pub scroll: u16,
+}
+
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let theme = &app.theme;
     let mut groups = app.keymap.help_rows();
@@ -59,7 +66,8 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let total = lines.len() as u16;
     let height = (total + 2).min(screen.height);
     let scroll = app
-        .help_scroll
+        .help
+        .scroll
         .min(total.saturating_sub(height.saturating_sub(2)));
     let k = |a| app.keymap.hint(a).unwrap_or_default();
     use crate::app::keymap::Action as A;

@@ -307,7 +307,7 @@ impl App {
 
     /// The list's filter changed: count hits in every session's content.
     pub(crate) fn list_requery(&mut self) {
-        self.search.list.query = Query::new(&self.filter);
+        self.search.list.query = Query::new(&self.list.filter);
         self.search.list.counts.clear();
         self.submit_list_search();
         if self.search.list.query.is_some() {
@@ -347,7 +347,7 @@ impl App {
             self.submit_session_search(from);
         }
         let list = &self.search.list;
-        if self.filter.is_empty() {
+        if self.list.filter.is_empty() {
             if list.query.is_some() {
                 self.search.list = ListSearch::default();
             }
@@ -367,12 +367,12 @@ impl App {
             return;
         };
         self.focus = Focus::Turns;
-        if self.filter.is_empty() {
+        if self.list.filter.is_empty() {
             return;
         }
         self.search.session = Some(SessionSearch {
             session_id: id,
-            input: self.filter.clone(),
+            input: self.list.filter.clone(),
             ..Default::default()
         });
         self.want_whole_history();

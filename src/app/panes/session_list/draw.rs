@@ -39,12 +39,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     );
 
     let width = area.width.saturating_sub(1) as usize;
-    let header = if app.filtering || !app.filter.is_empty() {
-        let cursor = if app.filtering { "▏" } else { "" };
+    let header = if app.list.filtering || !app.list.filter.is_empty() {
+        let cursor = if app.list.filtering { "▏" } else { "" };
         Line::from(vec![
             Span::styled("/", theme.style(Role::Accent)),
             Span::styled(
-                format!("{}{cursor}", sanitize::line(&app.filter)),
+                format!("{}{cursor}", sanitize::line(&app.list.filter)),
                 theme.style(Role::Text),
             ),
         ])
@@ -70,13 +70,14 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let now = app.clock_ms();
     // In a fleet, sessions sit a column in from their project's heading,
     // as it does from its server's.
-    let fleet = app.rows.iter().any(|r| r.group.is_some());
+    let fleet = app.list.rows.iter().any(|r| r.group.is_some());
     let mut lines = Vec::new();
     for (i, row) in app
+        .list
         .rows
         .iter()
         .enumerate()
-        .skip(app.list_offset)
+        .skip(app.list.offset)
         .take(inner.height as usize)
     {
         if let (Some(text), Some(group)) = (&row.header, &row.group) {
@@ -128,7 +129,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         }
         // Hits of the filter in this session's content.
         let hits = match app.search.list.counts.get(s.info.id.as_str()) {
-            Some(n) if !app.filter.is_empty() => {
+            Some(n) if !app.list.filter.is_empty() => {
                 format!(" {n} hit{} ", if *n == 1 { "" } else { "s" })
             }
             _ => String::new(),
@@ -162,8 +163,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             .collect::<Vec<_>>();
         lines.push(Line::from(spans));
     }
-    if app.rows.is_empty() {
-        let text = if app.filter.is_empty() {
+    if app.list.rows.is_empty() {
+        let text = if app.list.filter.is_empty() {
             "no sessions yet"
         } else {
             "no session matches"
@@ -287,7 +288,10 @@ fn counts(app: &App, counts: &Counts) -> Vec<(String, Style)> {
 /// A fleet's selected heading, in words: "server a:1 gone", "project /p1".
 fn group_title(app: &App) -> Option<String> {
     let i = app.selected_row()?;
-    let (text, group) = (app.rows[i].header.as_deref()?, app.rows[i].group.as_ref()?);
+    let (text, group) = (
+        app.list.rows[i].header.as_deref()?,
+        app.list.rows[i].group.as_ref()?,
+    );
     let text = sanitize::line(text);
     Some(match &group.level {
         Level::Server(Some(state)) => format!("server {text} {}", state.label()),
@@ -302,11 +306,16 @@ fn draw_bar(frame: &mut Frame, app: &App, area: Rect) {
     let theme = &app.theme;
     let focused = app.focus == Focus::Sessions;
     let sessions = app.store.sessions();
-    let total = app.rows.iter().filter(|r| r.header.is_none()).count();
+    let total = app.list.rows.iter().filter(|r| r.header.is_none()).count();
     let at = app
         .selected_row()
-        .filter(|&i| app.rows[i].header.is_none())
-        .map(|i| app.rows[..=i].iter().filter(|r| r.header.is_none()).count());
+        .filter(|&i| app.list.rows[i].header.is_none())
+        .map(|i| {
+            app.list.rows[..=i]
+                .iter()
+                .filter(|r| r.header.is_none())
+                .count()
+        });
     let busy = sessions
         .iter()
         .filter(|s| matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }))

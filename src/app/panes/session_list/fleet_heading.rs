@@ -22,7 +22,8 @@ impl App {
     /// The selected row, when it is a fleet's heading.
     pub fn selected_group(&self) -> Option<&Group> {
         let key = self.selected.as_deref().filter(|k| is_group_key(k))?;
-        self.rows
+        self.list
+            .rows
             .iter()
             .filter_map(|r| r.group.as_ref())
             .find(|g| g.key == key)
@@ -32,7 +33,7 @@ impl App {
     /// for, what its sessions are doing, and what its keys do.
     pub fn describe_group(&self) -> Option<String> {
         use crate::model::wire::sanitize::line;
-        let row = self.rows.get(self.selected_row()?)?;
+        let row = self.list.rows.get(self.selected_row()?)?;
         let (text, group) = (line(row.header.as_deref()?), row.group.as_ref()?);
         let mut out = Vec::new();
         match &group.level {
@@ -93,8 +94,8 @@ impl App {
         let Some(key) = self.selected_group().map(|g| g.key.clone()) else {
             return false;
         };
-        if !self.folded.remove(&key) {
-            self.folded.insert(key);
+        if !self.list.folded.remove(&key) {
+            self.list.folded.insert(key);
         }
         true
     }
@@ -125,18 +126,23 @@ impl App {
         }
         let at = self.selected_row().unwrap_or(0);
         self.store.dismiss_server(&key);
-        self.folded.retain(|k| !of_server(k, &key));
+        self.list.folded.retain(|k| !of_server(k, &key));
         let store = &self.store;
         self.turns.retain(|id, _| store.session(id).is_some());
         self.history.retain(|id| store.session(id).is_some());
         // The selection moves to the row that took the server's place.
-        self.rows = crate::app::panes::session_list::tree::rows(
+        self.list.rows = crate::app::panes::session_list::tree::rows(
             &self.store,
-            &self.folded,
-            &self.filter,
+            &self.list.folded,
+            &self.list.filter,
             &self.search.list.counts,
         );
-        let next = self.rows.iter().skip(at).chain(self.rows.iter().rev());
+        let next = self
+            .list
+            .rows
+            .iter()
+            .skip(at)
+            .chain(self.list.rows.iter().rev());
         self.selected = next.filter_map(|r| self.row_id(r)).next();
         self.refresh_prompts();
         self.verbs.say(format!(
@@ -159,9 +165,9 @@ mod tests {
     }
 
     fn select(app: &mut App, text: &str) {
-        let row = heading(&app.rows, text).clone();
+        let row = heading(&app.list.rows, text).clone();
         app.selected = app.row_id(&row);
-        assert_eq!(app.selected_row().map(|i| &app.rows[i]), Some(&row));
+        assert_eq!(app.selected_row().map(|i| &app.list.rows[i]), Some(&row));
         assert!(app.selected_session().is_none());
     }
 
@@ -180,11 +186,11 @@ mod tests {
         select(&mut app, "a:1");
         app.act(Action::ToggleTree);
         app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert!(heading(&app.rows, "a:1").folded);
+        assert!(heading(&app.list.rows, "a:1").folded);
         assert_eq!(app.selected_row(), Some(0));
         app.act(Action::Open);
         app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert!(!heading(&app.rows, "a:1").folded);
+        assert!(!heading(&app.list.rows, "a:1").folded);
         // A heading is no session: nothing to search, no turns laid out.
         app.act(Action::Search);
         assert!(app.search.session.is_none() && !app.turns.keys().any(|k| is_group_key(k)));
@@ -246,9 +252,9 @@ mod tests {
                 .iter()
                 .all(|s| !s.info.id.ends_with("@a:1"))
         );
-        assert!(app.folded.is_empty());
+        assert!(app.list.folded.is_empty());
         app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert_eq!(app.rows[0].header.as_deref(), Some("b:2"));
+        assert_eq!(app.list.rows[0].header.as_deref(), Some("b:2"));
         assert_eq!(app.selected_row(), Some(0));
     }
 }

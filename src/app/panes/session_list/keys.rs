@@ -14,23 +14,23 @@ impl App {
                     .modifiers
                     .contains(crossterm::event::KeyModifiers::CONTROL) =>
             {
-                self.filter.push(c);
+                self.list.filter.push(c);
                 self.list_requery();
                 self.select_first_match();
             }
             KeyCode::Backspace => {
-                self.filter.pop();
+                self.list.filter.pop();
                 self.list_requery();
             }
             KeyCode::Enter => {
-                self.filtering = false;
-                if !self.filter.is_empty() && self.selected.is_some() {
+                self.list.filtering = false;
+                if !self.list.filter.is_empty() && self.selected.is_some() {
                     self.open_at_first_hit();
                 }
             }
             KeyCode::Esc => {
-                self.filtering = false;
-                self.filter.clear();
+                self.list.filtering = false;
+                self.list.filter.clear();
                 self.list_requery();
             }
             _ => return false,
@@ -41,11 +41,11 @@ impl App {
     pub(crate) fn select_first_match(&mut self) {
         let rows = crate::app::panes::session_list::tree::rows(
             &self.store,
-            &self.folded,
-            &self.filter,
+            &self.list.folded,
+            &self.list.filter,
             &self.search.list.counts,
         );
-        let needle = self.filter.to_lowercase();
+        let needle = self.list.filter.to_lowercase();
         let sessions = self.store.sessions();
         if let Some(r) = rows.iter().find(|r| {
             r.header.is_none() && sessions[r.index].title().to_lowercase().contains(&needle)
@@ -55,19 +55,19 @@ impl App {
     }
 
     pub(crate) fn move_selection(&mut self, by: i64) {
-        if self.rows.is_empty() {
-            self.rows = crate::app::panes::session_list::tree::rows(
+        if self.list.rows.is_empty() {
+            self.list.rows = crate::app::panes::session_list::tree::rows(
                 &self.store,
-                &self.folded,
-                &self.filter,
+                &self.list.folded,
+                &self.list.filter,
                 &self.search.list.counts,
             );
         }
-        if self.rows.is_empty() {
+        if self.list.rows.is_empty() {
             return;
         }
         let cur = self.selected_row().unwrap_or(0) as i64;
-        let last = self.rows.len() as i64 - 1;
+        let last = self.list.rows.len() as i64 - 1;
         let mut next = cur.saturating_add(by).clamp(0, last) as usize;
         // Project headings are not selectable (a fleet's are): keep going
         // the same way.
@@ -75,15 +75,15 @@ impl App {
         let selectable = |r: &crate::app::panes::session_list::tree::SessionRow| {
             r.header.is_none() || r.group.is_some()
         };
-        while !selectable(&self.rows[next]) {
+        while !selectable(&self.list.rows[next]) {
             let n = next as i64 + step;
             if !(0..=last).contains(&n) {
-                next = self.rows.iter().position(selectable).unwrap_or(next);
+                next = self.list.rows.iter().position(selectable).unwrap_or(next);
                 break;
             }
             next = n as usize;
         }
-        self.selected = self.row_id(&self.rows[next]);
+        self.selected = self.row_id(&self.list.rows[next]);
         self.history.clear();
     }
 
@@ -91,15 +91,15 @@ impl App {
         if self.toggle_group() {
             return;
         }
-        let Some(row) = self.selected_row().map(|i| self.rows[i].clone()) else {
+        let Some(row) = self.selected_row().map(|i| self.list.rows[i].clone()) else {
             return;
         };
         if !row.has_children {
             return;
         }
         let id = self.store.sessions()[row.index].info.id.clone();
-        if !self.folded.remove(&id) {
-            self.folded.insert(id);
+        if !self.list.folded.remove(&id) {
+            self.list.folded.insert(id);
         }
     }
 }

@@ -6,3 +6,19 @@ pub mod fleet_heading;
 pub mod fleet_tree;
 pub mod keys;
 pub mod tree;
+
+use std::collections::HashSet;
+
+/// What the session list keeps between frames.
+#[derive(Debug, Default)]
+pub struct ListState {
+    /// The title filter, and whether it is being typed.
+    pub filter: String,
+    pub filtering: bool,
+    /// Sessions whose children are folded away, and fleet headings folded.
+    pub folded: HashSet<String>,
+    /// The rows as laid out by `prepare`.
+    pub rows: Vec<tree::SessionRow>,
+    /// First visible row (the list scrolls to keep the selection in view).
+    pub offset: usize,
+}
