@@ -20,6 +20,8 @@
 mod fleet_server;
 #[path = "../tests/support/proc_status.rs"]
 mod proc_status;
+#[path = "../tests/support/stand_in.rs"]
+mod stand_in;
 
 mod common;
 use common::{frame, median};

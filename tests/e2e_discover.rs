@@ -6,10 +6,11 @@ mod support;
 
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::discover_json::{entry, found_by, listed};
 use support::opencode::{Server, free_port};
 
 /// No model is ever called: the servers only need to start.
@@ -23,30 +24,6 @@ fn ocview(args: &[&str]) -> Command {
         .env_remove("OPENCODE_SERVER_PASSWORD")
         .env_remove("OCVIEW_DISCOVER_PROC");
     c
-}
-
-fn listed(out: &Output) -> Vec<Value> {
-    let text = String::from_utf8_lossy(&out.stdout);
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Array(list)) => list,
-        _ => panic!(
-            "not a JSON array: {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    }
-}
-
-fn entry<'a>(list: &'a [Value], url: &str) -> Option<&'a Value> {
-    list.iter().find(|s| s["url"] == url)
-}
-
-fn found_by(entry: &Value) -> Vec<String> {
-    entry["found_by"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|v| v["how"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 /// A process that calls itself opencode (argv[0]) and listens, but is a

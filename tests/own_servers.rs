@@ -10,10 +10,10 @@ mod support;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use support::discover_json::{entry, found_by, listed};
 use support::header_server::HeaderServer;
 use support::opencode::free_port;
 use support::tmux::Tmux;
@@ -31,30 +31,6 @@ fn ocview(args: &[&str]) -> Command {
         .env_remove("OCVIEW_DISCOVER_PROC")
         .env("XDG_CONFIG_HOME", "/nonexistent-ocview-config");
     c
-}
-
-fn listed(out: &Output) -> Vec<Value> {
-    let text = String::from_utf8_lossy(&out.stdout);
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Array(list)) => list,
-        _ => panic!(
-            "not a JSON array: {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    }
-}
-
-fn entry<'a>(list: &'a [Value], url: &str) -> Option<&'a Value> {
-    list.iter().find(|s| s["url"] == url)
-}
-
-fn found_by(entry: &Value) -> Vec<String> {
-    entry["found_by"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|v| v["how"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 fn file(dir: &Path, name: &str, text: &str, mode: u32) -> PathBuf {

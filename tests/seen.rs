@@ -219,26 +219,27 @@ async fn a_rejection_message_whose_permission_is_replaced_keeps_its_keys() {
     assert_eq!(sent(&mut rx).len(), 1);
 }
 
-/// Through the real loop: a key that was already waiting when the frame
-/// that first showed the prompt went out (typed while a slow frame was
-/// being drawn) is thrown away, even with no arming delay at all; the
-/// next key, typed after, answers.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
-    let (mut app, mut rx) = live_app();
-    app.prompts.arming = Duration::ZERO;
-    feed(&mut app, RM.as_bytes());
+/// Run the real loop on `app`: during frame `at_frame`, after drawing for
+/// `slow` more, the key `typed` comes in; then each of `later` (a pause and
+/// a key) from a task. Returns how it ended and how many frames it drew.
+async fn run_typing(
+    app: &mut App,
+    at_frame: usize,
+    slow: Duration,
+    typed: char,
+    later: &'static [(u64, char)],
+) -> (Exit, usize) {
     let (key_tx, key_rx) = mpsc::unbounded_channel::<std::io::Result<Event>>();
     let typed_during_frame = key_tx.clone();
     let frames = Arc::new(Mutex::new(0));
     let counted = frames.clone();
-    // The key arrives while the first frame is being drawn.
     let backend = FrameProbe::new(100, 30, move |_| {
         let mut n = counted.lock().unwrap();
         *n += 1;
-        if *n == 1 {
-            let y = KeyEvent::from(KeyCode::Char('y'));
-            typed_during_frame.send(Ok(Event::Key(y))).unwrap();
+        if *n == at_frame {
+            std::thread::sleep(slow);
+            let key = KeyEvent::from(KeyCode::Char(typed));
+            typed_during_frame.send(Ok(Event::Key(key))).unwrap();
         }
     });
     let mut terminal = Terminal::new(backend).unwrap();
@@ -247,18 +248,15 @@ async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
         key_rx,
         |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
     )));
-    let later = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        key_tx
-            .send(Ok(Event::Key(KeyEvent::from(KeyCode::Char('n')))))
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        key_tx
-            .send(Ok(Event::Key(KeyEvent::from(KeyCode::Char('q')))))
-            .unwrap();
+    let keys = tokio::spawn(async move {
+        for &(pause_ms, key) in later {
+            tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+            let key = KeyEvent::from(KeyCode::Char(key));
+            key_tx.send(Ok(Event::Key(key))).unwrap();
+        }
     });
     let exit = run(
-        &mut app,
+        app,
         &mut terminal,
         move || input.take().expect("input starts once"),
         source_rx,
@@ -266,8 +264,24 @@ async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
     )
     .await
     .unwrap();
-    later.await.unwrap();
+    keys.await.unwrap();
+    let frames = *frames.lock().unwrap();
+    (exit, frames)
+}
+
+/// Through the real loop: a key that was already waiting when the frame
+/// that first showed the prompt went out (typed while it was being drawn)
+/// is thrown away, even with no arming delay at all; the next key, typed
+/// after, answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
+    let (mut app, mut rx) = live_app();
+    app.prompts.arming = Duration::ZERO;
+    feed(&mut app, RM.as_bytes());
+    let (exit, frames) =
+        run_typing(&mut app, 1, Duration::ZERO, 'y', &[(1000, 'n'), (100, 'q')]).await;
     assert_eq!(exit, Exit::Quit);
+    assert!(frames >= 2);
     assert_eq!(
         sent(&mut rx),
         [Reply::Permission {
@@ -277,7 +291,6 @@ async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
         }],
         "the early y was dropped; the n typed after the frame answered"
     );
-    assert!(*frames.lock().unwrap() >= 2);
 }
 
 /// Through the real loop, on the real clock: a typist who never pauses
@@ -291,48 +304,17 @@ async fn a_slow_frame_is_not_a_pause_in_typing() {
     let (mut app, mut rx) = live_app();
     app.prompts.arming = Duration::from_millis(300);
     feed(&mut app, RM.as_bytes());
-    let (key_tx, key_rx) = mpsc::unbounded_channel::<std::io::Result<Event>>();
-    let typed_during_frame = key_tx.clone();
-    let frames = Arc::new(Mutex::new(0));
-    let counted = frames.clone();
-    let backend = FrameProbe::new(100, 30, move |_| {
-        let mut n = counted.lock().unwrap();
-        *n += 1;
-        // The frame after the first y: slow, with a y typed meanwhile.
-        if *n == 2 {
-            std::thread::sleep(Duration::from_millis(700));
-            let y = KeyEvent::from(KeyCode::Char('y'));
-            typed_during_frame.send(Ok(Event::Key(y))).unwrap();
-        }
-    });
-    let mut terminal = Terminal::new(backend).unwrap();
-    let (_source_tx, source_rx) = mpsc::channel(8);
-    let mut input = Some(Box::pin(futures_util::stream::unfold(
-        key_rx,
-        |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
-    )));
-    let keys = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let y = KeyEvent::from(KeyCode::Char('y'));
-        key_tx.send(Ok(Event::Key(y))).unwrap();
-        // Past the slow frame, then quiet for longer than the delay.
-        tokio::time::sleep(Duration::from_millis(2000)).await;
-        key_tx
-            .send(Ok(Event::Key(KeyEvent::from(KeyCode::Char('q')))))
-            .unwrap();
-    });
-    let exit = run(
+    // The frame after the first y is the slow one; then quiet, then q.
+    let (exit, frames) = run_typing(
         &mut app,
-        &mut terminal,
-        move || input.take().expect("input starts once"),
-        source_rx,
-        std::future::pending(),
+        2,
+        Duration::from_millis(700),
+        'y',
+        &[(100, 'y'), (2000, 'q')],
     )
-    .await
-    .unwrap();
-    keys.await.unwrap();
+    .await;
     assert_eq!(exit, Exit::Quit);
-    assert!(*frames.lock().unwrap() >= 2);
+    assert!(frames >= 2);
     assert!(
         sent(&mut rx).is_empty(),
         "no y answered: the typist never paused"

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 const T0: i64 = 1_795_339_297_871;
@@ -42,19 +42,7 @@ pub struct FakeFleet {
     pub counts: Vec<Arc<ServerCounts>>,
     /// Set: the streams stop writing events (heartbeats go on).
     pub paused: Arc<AtomicBool>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for FakeFleet {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    _running: super::stand_in::Running,
 }
 
 impl FakeFleet {
@@ -86,8 +74,7 @@ impl FakeFleet {
             urls: started.iter().map(|(url, _)| url.clone()).collect(),
             counts: started.into_iter().map(|(_, c)| c).collect(),
             paused,
-            stop: Some(stop),
-            thread: Some(thread),
+            _running: super::stand_in::Running::new(stop, thread),
         }
     }
 
@@ -353,15 +340,9 @@ impl Server {
     }
 
     async fn serve(self: Arc<Self>, mut stream: TcpStream) {
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 4096];
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-        let head = String::from_utf8_lossy(&buf).into_owned();
+        let Some(head) = super::stand_in::read_head(&mut stream).await else {
+            return;
+        };
         let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
         let path = target.split_once('?').map_or(target.as_str(), |(p, _)| p);
         if path == "/event" || path == "/global/event" {

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 const T0: i64 = 1_795_339_297_871;
@@ -34,19 +34,7 @@ pub struct HeaderServer {
     pub title: String,
     pub permission: String,
     requests: Arc<Mutex<Vec<Request>>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for HeaderServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    _running: super::stand_in::Running,
 }
 
 struct Shared {
@@ -107,8 +95,7 @@ impl HeaderServer {
             title: shared.title.clone(),
             permission: shared.permission.clone(),
             requests,
-            stop: Some(stop),
-            thread: Some(thread),
+            _running: super::stand_in::Running::new(stop, thread),
         }
     }
 
@@ -152,15 +139,9 @@ impl HeaderServer {
 }
 
 async fn serve(shared: Arc<Shared>, mut stream: TcpStream) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&buf).into_owned();
+    let Some(head) = super::stand_in::read_head(&mut stream).await else {
+        return;
+    };
     let mut words = head.split_whitespace();
     let method = words.next().unwrap_or("").to_string();
     let target = words.next().unwrap_or("/").to_string();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 pub const SESSION: &str = "ses_dfd705bd5ffeLongSession0001";
@@ -140,15 +140,9 @@ async fn flood_then_a_frame(stream: &mut TcpStream, bytes: usize) -> std::io::Re
 }
 
 async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&buf).into_owned();
+    let Some(head) = super::stand_in::read_head(&mut stream).await else {
+        return;
+    };
     let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let param = |name: &str| {

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cut_proxy;
+pub mod discover_json;
 pub mod fake_model;
 pub mod fleet_server;
 pub mod header_server;
@@ -10,4 +11,5 @@ pub mod live_viewer;
 pub mod opencode;
 pub mod proc_status;
 pub mod pty;
+pub mod stand_in;
 pub mod tmux;
