@@ -1,7 +1,7 @@
 //! When a prompt may take keys. A prompt counts as seen only once a frame
 //! that shows its choices, with nothing over them, has been flushed to the
-//! terminal; it takes answers `arming` after that, and keys already typed
-//! when that frame went out are thrown away. A prompt never takes the
+//! terminal; it takes answers `arming` after that, and a key typed before
+//! that frame went out never counts. A prompt never takes the
 //! keyboard from a text being typed or a list over the screen: it waits,
 //! says so, and takes focus when that closes.
 
@@ -31,7 +31,7 @@ impl crate::app::panes::prompt_bar::answers::PromptUi {
 }
 
 impl App {
-    /// Called as a frame is laid out (after `ui::layout`): which prompt
+    /// Called as a frame is laid out (after `draw::layout`): which prompt
     /// this frame shows with its choices and nothing over them.
     pub(crate) fn note_prompt_visible(&mut self, now: Instant) {
         let uncovered = self.focus == Focus::Prompt
