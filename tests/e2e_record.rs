@@ -26,18 +26,7 @@ async fn a_recording_killed_mid_stream_still_replays() {
         .env_remove("OPENCODE_SERVER_PASSWORD")
         .spawn()
         .unwrap();
-    let read = || std::fs::read_to_string(&file).unwrap_or_default();
-    let wait = |what: &str, f: &dyn Fn(&str) -> bool| {
-        let start = Instant::now();
-        while !f(&read()) {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "timed out waiting for {what}:\n{}",
-                read()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
+    let wait = |what: &str, f: &dyn Fn(&str) -> bool| wait_in_file(&file, what, f);
     wait("the connection", &|t| t.contains("server.connected"));
     let s = server.create_session().await;
     server.prompt(&s, "talk a lot").await;
@@ -73,6 +62,20 @@ async fn a_recording_killed_mid_stream_still_replays() {
 }
 
 /// The state part of a dump's bytes.
+/// Wait (up to 60 s) until the recording at `file` satisfies `f`.
+fn wait_in_file(file: &std::path::Path, what: &str, f: &dyn Fn(&str) -> bool) {
+    let read = || std::fs::read_to_string(file).unwrap_or_default();
+    let start = Instant::now();
+    while !f(&read()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}:\n{}",
+            read()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn state_of(dump: &[u8]) -> String {
     common::dump_state(&String::from_utf8_lossy(dump))
 }
@@ -218,17 +221,7 @@ async fn a_prompt_answered_while_disconnected_is_settled_in_the_replay() {
         .unwrap();
     let _reap = KillIfPanicking(child.id());
     let read = || std::fs::read_to_string(&file).unwrap_or_default();
-    let wait = |what: &str, f: &dyn Fn(&str) -> bool| {
-        let start = Instant::now();
-        while !f(&read()) {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "timed out waiting for {what}:\n{}",
-                read()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
+    let wait = |what: &str, f: &dyn Fn(&str) -> bool| wait_in_file(&file, what, f);
     wait("the connection", &|t| t.contains("server.connected"));
     let s = server.create_session().await;
     server.prompt(&s, "list the files").await;

@@ -194,25 +194,14 @@ fn a_light_terminal_background_picks_the_light_variant() {
 /// the OSC 11 query, not the device-attributes one sent after it).
 fn first_frame_on_a_silent_terminal(args: &[&str]) -> Duration {
     use std::io::Read;
-    use std::os::unix::process::CommandExt;
     let (master, slave) = support::pty::open(30, 100);
     let mut cmd = std::process::Command::new(bin());
     cmd.args(args)
         .env("TERM", "xterm-256color")
         .env("COLORTERM", "truecolor")
         .env_remove("NO_COLOR")
-        .stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
         .stderr(std::process::Stdio::null());
-    // SAFETY: setsid and TIOCSCTTY are async-signal-safe; the pty becomes
-    // the child's controlling terminal, so /dev/tty is this pty.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY, 0);
-            Ok(())
-        });
-    }
+    support::pty::attach(&mut cmd, &slave);
     let start = Instant::now();
     let mut child = cmd.spawn().unwrap();
     drop(slave);
@@ -348,7 +337,6 @@ fn start_with_theme(
     until: &str,
 ) -> (Option<Duration>, String) {
     use std::io::Read;
-    use std::os::unix::process::CommandExt;
     let (master, slave) = support::pty::open(30, 200);
     let mut cmd = std::process::Command::new(bin());
     cmd.args(["--theme", theme, "demo", "--speed", "0.25"])
@@ -357,17 +345,8 @@ fn start_with_theme(
         .env("XDG_CONFIG_HOME", home)
         .env("XDG_STATE_HOME", home)
         .env_remove("NO_COLOR")
-        .stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
         .stderr(std::process::Stdio::piped());
-    // SAFETY: as in `first_frame_on_a_silent_terminal`.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY, 0);
-            Ok(())
-        });
-    }
+    support::pty::attach(&mut cmd, &slave);
     let start = Instant::now();
     let mut child = cmd.spawn().unwrap();
     // Every copy of the slave closed: reads end when the child does.

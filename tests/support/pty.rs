@@ -33,3 +33,19 @@ pub fn open(rows: u16, cols: u16) -> (OwnedFd, OwnedFd) {
     // SAFETY: openpty returned two new descriptors, owned here alone.
     unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
 }
+
+/// Make `slave` the command's standard input and output and its
+/// controlling terminal (so `/dev/tty` is this pty), in a session of its own.
+pub fn attach(cmd: &mut std::process::Command, slave: &OwnedFd) {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap());
+    // SAFETY: setsid and TIOCSCTTY are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::ioctl(0, libc::TIOCSCTTY, 0);
+            Ok(())
+        });
+    }
+}

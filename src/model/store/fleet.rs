@@ -53,6 +53,9 @@ fn scope(id: &mut String, key: &str) {
 /// Scope every session and request id an event carries, for the server
 /// `key`; a server report learns its key.
 pub fn scope_event(event: &mut Event, key: &str) {
+    if let Some(session_id) = event.session_id_mut() {
+        scope(session_id, key);
+    }
     match event {
         Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
             scope(&mut info.id, key);
@@ -60,52 +63,33 @@ pub fn scope_event(event: &mut Event, key: &str) {
                 scope(parent, key);
             }
         }
-        Event::SessionStatus { session_id, .. }
-        | Event::SessionIdle { session_id }
-        | Event::SessionCompacted { session_id }
-        | Event::SessionDiff { session_id, .. }
-        | Event::MessageRemoved { session_id, .. }
-        | Event::PartRemoved { session_id, .. }
-        | Event::PartDelta { session_id, .. }
-        | Event::TodoUpdated { session_id, .. } => scope(session_id, key),
         Event::SessionError { session_id, .. } => {
             if let Some(id) = session_id {
                 scope(id, key);
             }
         }
-        Event::MessageUpdated(info) => scope(&mut info.session_id, key),
-        Event::PartUpdated(part) => scope(&mut part.session_id, key),
-        Event::PermissionAsked(p) => {
-            scope(&mut p.id, key);
-            scope(&mut p.session_id, key);
-        }
-        Event::QuestionAsked(q) => {
-            scope(&mut q.id, key);
-            scope(&mut q.session_id, key);
-        }
-        Event::PermissionReplied {
-            session_id,
-            request_id,
-            ..
-        }
-        | Event::QuestionReplied {
-            session_id,
-            request_id,
-            ..
-        }
-        | Event::QuestionRejected {
-            session_id,
-            request_id,
-        } => {
-            scope(session_id, key);
-            scope(request_id, key);
-        }
+        Event::PermissionAsked(p) => scope(&mut p.id, key),
+        Event::QuestionAsked(q) => scope(&mut q.id, key),
+        Event::PermissionReplied { request_id, .. }
+        | Event::QuestionReplied { request_id, .. }
+        | Event::QuestionRejected { request_id, .. } => scope(request_id, key),
         Event::Server(report) => report.key = key.to_string(),
         Event::PendingPrompts { server, ids } => {
             ids.iter_mut().for_each(|id| scope(id, key));
             *server = Some(key.to_string());
         }
-        Event::ServerConnected
+        // Their session id was scoped above; they carry no other id.
+        Event::SessionStatus { .. }
+        | Event::SessionIdle { .. }
+        | Event::SessionCompacted { .. }
+        | Event::SessionDiff { .. }
+        | Event::MessageUpdated(_)
+        | Event::MessageRemoved { .. }
+        | Event::PartUpdated(_)
+        | Event::PartRemoved { .. }
+        | Event::PartDelta { .. }
+        | Event::TodoUpdated { .. }
+        | Event::ServerConnected
         | Event::ServerHeartbeat
         | Event::InstanceDisposed
         | Event::ModelLimits(_)

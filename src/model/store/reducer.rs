@@ -40,6 +40,7 @@ impl Store {
             arrival: self.arrivals,
         };
         let at = env.received_ms;
+        let mut env = env;
         if let Some(kind) = env.event.without_session() {
             let reason = format!("{kind} without sessionID");
             *self.ignored.entry(reason).or_default() += 1;

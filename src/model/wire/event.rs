@@ -455,11 +455,11 @@ impl Event {
         }
     }
 
-    /// The event's type when it belongs to a session but names none (an
-    /// empty `sessionID`; a prompt's is optional on the wire): such an
-    /// event is ignored, never applied to a session whose id is "".
-    pub fn without_session(&self) -> Option<&str> {
-        let session = match self {
+    /// The session id of an event that belongs to a session by id (not the
+    /// session's own info, not an error whose session is optional): the one
+    /// list of them, for scoping ids in a fleet and for refusing an empty one.
+    pub fn session_id_mut(&mut self) -> Option<&mut String> {
+        Some(match self {
             Event::SessionStatus { session_id, .. }
             | Event::SessionIdle { session_id }
             | Event::SessionCompacted { session_id }
@@ -471,12 +471,19 @@ impl Event {
             | Event::PermissionReplied { session_id, .. }
             | Event::QuestionReplied { session_id, .. }
             | Event::QuestionRejected { session_id, .. } => session_id,
-            Event::MessageUpdated(info) => &info.session_id,
-            Event::PartUpdated(part) => &part.session_id,
-            Event::PermissionAsked(p) => &p.session_id,
-            Event::QuestionAsked(q) => &q.session_id,
+            Event::MessageUpdated(info) => &mut info.session_id,
+            Event::PartUpdated(part) => &mut part.session_id,
+            Event::PermissionAsked(p) => &mut p.session_id,
+            Event::QuestionAsked(q) => &mut q.session_id,
             _ => return None,
-        };
-        session.is_empty().then(|| self.kind())
+        })
+    }
+
+    /// The event's type when it belongs to a session but names none (an
+    /// empty `sessionID`; a prompt's is optional on the wire): such an
+    /// event is ignored, never applied to a session whose id is "".
+    pub fn without_session(&mut self) -> Option<&str> {
+        let nameless = self.session_id_mut().is_some_and(|id| id.is_empty());
+        nameless.then(|| self.kind())
     }
 }
