@@ -173,20 +173,17 @@ fn enter_keeps_the_choice_in_the_config_file() {
         true,
     )
     .unwrap();
-    // The list is sorted: opencode, then solarized.
+    // The list is sorted: opencode, then orng.
     press(&mut app, &["T", "j", "enter"]);
-    assert_eq!(app.theme.name, "solarized");
+    assert_eq!(app.theme.name, "orng");
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
-        "mouse = false\ntheme = \"solarized\"\n"
+        "mouse = false\ntheme = \"orng\"\n"
     );
     assert!(app.overlay.is_none());
     // The next start shows it.
     let again = Config::load(Some(&path)).unwrap();
-    assert_eq!(
-        App::new(again, "test", true).unwrap().theme.name,
-        "solarized"
-    );
+    assert_eq!(App::new(again, "test", true).unwrap().theme.name, "orng");
 }
 
 #[test]

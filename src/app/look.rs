@@ -82,13 +82,26 @@ impl Look {
         })
     }
 
-    /// The chosen theme; one chosen in OpenCode that ocview lacks falls
-    /// back to the default, with a note.
+    /// The chosen theme; one chosen in OpenCode that ocview lacks (or
+    /// cannot read) falls back to the default, with a notice naming it.
     pub fn load_chosen(&self) -> Result<(Theme, Option<String>), String> {
         match self.load(&self.choice.name) {
             Ok(theme) => Ok((theme, None)),
             Err(e) if self.asked => Err(e),
-            Err(e) => Ok((self.load(catalog::DEFAULT)?, Some(e))),
+            Err(e) => {
+                tracing::warn!("{e}");
+                let name = crate::model::wire::sanitize::line(&self.choice.name);
+                let why = if self.catalog.names().contains(&self.choice.name.as_str()) {
+                    "cannot be read (see the log)"
+                } else {
+                    "is not one ocview has"
+                };
+                let notice = format!(
+                    "OpenCode's theme \"{name}\" {why}: showing {}",
+                    catalog::DEFAULT
+                );
+                Ok((self.load(catalog::DEFAULT)?, Some(notice)))
+            }
         }
     }
 }
@@ -191,6 +204,29 @@ mod tests {
         app.adapt_to_terminal(Some(Mode::Light), ColorDepth::None);
         assert_eq!(bg(&app), None);
         assert_eq!(app.theme.name, path.to_str().unwrap());
+    }
+
+    #[test]
+    fn a_theme_opencode_names_and_ocview_lacks_falls_back_with_a_notice() {
+        let mut look = Look::new(&Config::default());
+        look.choice = Choice {
+            name: "system".into(),
+            mode: None,
+        };
+        let (theme, notice) = look.load_chosen().unwrap();
+        assert_eq!(theme.name, catalog::DEFAULT);
+        assert_eq!(
+            notice.as_deref(),
+            Some("OpenCode's theme \"system\" is not one ocview has: showing opencode")
+        );
+        // Named by OpenCode and built in: no notice.
+        look.choice.name = "tokyonight".into();
+        let (theme, notice) = look.load_chosen().unwrap();
+        assert_eq!((theme.name.as_str(), notice), ("tokyonight", None));
+        // Asked for on ocview's own command line or config: an error.
+        look.choice.name = "system".into();
+        look.asked = true;
+        assert!(look.load_chosen().is_err());
     }
 
     #[test]

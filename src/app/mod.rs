@@ -164,6 +164,10 @@ impl App {
         let keymap = config.keymap()?;
         let look = look::Look::new(&config);
         let (theme, fallback) = look.load_chosen()?;
+        let fallback = fallback.map(|notice| match keymap.hint(keymap::Action::Themes) {
+            Some(key) => format!("{notice} ({key} picks another)"),
+            None => notice,
+        });
         let highlighter = Highlighter::spawn(&theme.syntax);
         let clipboard = verbs::clipboard::Clipboard::detect(config.clipboard);
         Ok(App {

@@ -16,9 +16,9 @@ pub struct Cli {
     /// Config file (default: $XDG_CONFIG_HOME/ocview/config.toml).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Theme: a name (opencode, tokyonight, catppuccin, gruvbox, nord,
-    /// one-dark, kanagawa, everforest, solarized, or one in an OpenCode
-    /// themes folder), a theme file, or dark/light (opencode in that variant).
+    /// Theme: a name (any of OpenCode's 33, e.g. opencode, tokyonight,
+    /// catppuccin, gruvbox, nord, or one in an OpenCode themes folder), a
+    /// theme file, or dark/light (opencode in that variant).
     #[arg(long, global = true)]
     pub theme: Option<String>,
     /// Follow attention: until you navigate, the turn view shows the

@@ -5,6 +5,7 @@
 //! single roles (`toml_format`). `catalog` finds the themes and the one the
 //! user chose in OpenCode.
 
+mod built_in;
 pub mod catalog;
 pub mod opencode;
 mod roles;

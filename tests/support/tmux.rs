@@ -113,6 +113,15 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its SGR attributes (`capture-pane -e`).
+    pub fn capture_styled(&self) -> String {
+        let out = tmux_cmd(&self.name)
+            .args(["capture-pane", "-p", "-e", "-t", &self.name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     pub fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         self.wait_for_secs(what, 15, ok)
     }
