@@ -116,9 +116,14 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         ));
     }
     if app.stats.malformed > 0 {
+        // The form, how many records and where the first is, and why.
         let n = app.stats.malformed;
-        let lines = if n == 1 { "line" } else { "lines" };
-        rest.push_str(&format!(" · {n} bad {lines}"));
+        let records = if n == 1 { "record" } else { "records" };
+        let form = app.stats.form.unwrap_or("input");
+        let first = app.stats.first_malformed().map_or(String::new(), |p| {
+            format!(", first line {}: {}", p.line, p.message)
+        });
+        rest.push_str(&sanitize::line(&format!(" · {form}: {n} bad {records}{first}")));
     }
     if let Some(s) = app.selected_session() {
         let status = if app.verbs.aborting.contains(&s.info.id) {
