@@ -232,7 +232,10 @@ fn no_events(path: &Path, stats: &source::IngestStats) -> anyhow::Error {
         anyhow::anyhow!("{name}: no events (only a header)")
     } else if stats.applied + stats.ignored + stats.stale + stats.held == 0 && stats.lines > 0 {
         let form = stats.form.unwrap_or("unknown form");
-        anyhow::anyhow!("{name}: no events (read as {form}, {} lines: no records in it)", stats.lines)
+        anyhow::anyhow!(
+            "{name}: no events (read as {form}, {} lines: no records in it)",
+            stats.lines
+        )
     } else {
         anyhow::anyhow!("{name}: no events (it is empty)")
     }

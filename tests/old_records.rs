@@ -30,7 +30,9 @@ fn old_permission_updated_and_replied_are_a_prompt_and_its_reply() {
     let input = lines.join("\n");
     let (store, stats) = common::replay_bytes(input.as_bytes());
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
-    let first = store.prompt("per_old1").expect("permission.updated is a prompt");
+    let first = store
+        .prompt("per_old1")
+        .expect("permission.updated is a prompt");
     let PromptRequest::Permission(p) = &first.request else {
         panic!("{:?}", first.request)
     };
@@ -81,7 +83,10 @@ fn run_parts_without_id_or_session_are_placed_by_message_and_time() {
     let input = lines.join("\n");
     let (store, stats) = common::replay_bytes(input.as_bytes());
     assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
-    assert!(store.session("").is_none(), "never a session with an empty id");
+    assert!(
+        store.session("").is_none(),
+        "never a session with an empty id"
+    );
     assert_eq!(store.sessions().len(), 1);
     let session = store.session("ses_run").unwrap();
     let m1 = session.message("msg_r1").unwrap();
@@ -92,14 +97,24 @@ fn run_parts_without_id_or_session_are_placed_by_message_and_time() {
     assert_eq!(kinds, vec!["step-start", "text", "tool"]);
     assert!(session.message("msg_r2").is_some());
     let dump = ocview::headless::dump::render(&store, &stats);
-    for shown in ["| First words.", "tool bash [completed] \"ls\"", "| Second message."] {
+    for shown in [
+        "| First words.",
+        "tool bash [completed] \"ls\"",
+        "| Second message.",
+    ] {
         assert!(dump.contains(shown), "{shown:?} missing:\n{dump}");
     }
     // Read twice, the same ids: a part is updated in place, not doubled.
     let twice = format!("{input}\n{input}");
     let (again, _) = common::replay_bytes(twice.as_bytes());
     assert_eq!(
-        again.session("ses_run").unwrap().message("msg_r1").unwrap().parts.len(),
+        again
+            .session("ses_run")
+            .unwrap()
+            .message("msg_r1")
+            .unwrap()
+            .parts
+            .len(),
         3
     );
 }

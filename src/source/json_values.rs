@@ -113,7 +113,13 @@ impl ValueCutter {
 
     /// Outside any value: separators, the array's own brackets, the start
     /// of the next value, or junk. Returns where to go on from.
-    fn between_values(&mut self, line: &[u8], i: usize, number: u64, out: &mut Vec<Piece>) -> usize {
+    fn between_values(
+        &mut self,
+        line: &[u8],
+        i: usize,
+        number: u64,
+        out: &mut Vec<Piece>,
+    ) -> usize {
         match line[i] {
             b if b.is_ascii_whitespace() => i + 1,
             b',' if self.in_array => i + 1,
@@ -144,7 +150,10 @@ impl ValueCutter {
                 if self.junk_line != number {
                     self.junk_line = number;
                     let start = String::from_utf8_lossy(&line[i..end.min(i + 24)]).into_owned();
-                    out.push(Piece::Junk { line: number, start });
+                    out.push(Piece::Junk {
+                        line: number,
+                        start,
+                    });
                 }
                 end
             }
@@ -237,7 +246,10 @@ mod tests {
 
     #[test]
     fn reports_junk_long_and_cut_values() {
-        let got = cut("[1, {\"a\":1}, true]\nhello\n{\"big\":\"0123456789\"}\n{\"cut\":", 12);
+        let got = cut(
+            "[1, {\"a\":1}, true]\nhello\n{\"big\":\"0123456789\"}\n{\"cut\":",
+            12,
+        );
         assert_eq!(
             got,
             vec![

@@ -340,7 +340,9 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
         return Err(RecordError::not_json("the recorded event was not JSON"));
     }
     let Some(kind) = wire.kind else {
-        return Err(RecordError::shape("not an opencode record: missing field `type`"));
+        return Err(RecordError::shape(
+            "not an opencode record: missing field `type`",
+        ));
     };
     if kind == "sync" {
         return Ok(Decoded::Skip("sync"));
@@ -430,7 +432,8 @@ fn run_part(
         .unwrap_or(5);
     let id = format!("prt_run_{message}_{time:016}_{rank}");
     map.insert("id".into(), Value::String(id));
-    let raw = serde_json::value::to_raw_value(&map).map_err(|e| RecordError::shape(e.to_string()))?;
+    let raw =
+        serde_json::value::to_raw_value(&map).map_err(|e| RecordError::shape(e.to_string()))?;
     crate::model::Part::from_raw(&raw).map_err(|e| RecordError::shape(e.to_string()))
 }
 

@@ -243,7 +243,9 @@ fn piece_records(piece: Piece, format: &mut Option<Format>) -> Vec<Record> {
         Piece::TooLong { line } => {
             return error(
                 line,
-                RecordError::too_long(format!("record longer than {MAX_VALUE_BYTES} bytes, skipped")),
+                RecordError::too_long(format!(
+                    "record longer than {MAX_VALUE_BYTES} bytes, skipped"
+                )),
             );
         }
         Piece::Truncated { line } => {
@@ -302,12 +304,7 @@ fn rebase_position(message: &str, start: u64) -> String {
     let rest = &message[at + AT.len()..];
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     match rest[..digits].parse::<u64>() {
-        Ok(n) if n > 0 => format!(
-            "{}{AT}{}{}",
-            &message[..at],
-            start + n - 1,
-            &rest[digits..]
-        ),
+        Ok(n) if n > 0 => format!("{}{AT}{}{}", &message[..at], start + n - 1, &rest[digits..]),
         _ => message.to_string(),
     }
 }
@@ -431,7 +428,8 @@ fn announce_session(
     if store.session(id).is_some() {
         return;
     }
-    let info = serde_json::json!({"id": id, "title": title, "time": {"created": at, "updated": at}});
+    let info =
+        serde_json::json!({"id": id, "title": title, "time": {"created": at, "updated": at}});
     if let Ok(raw) = serde_json::value::to_raw_value(&info)
         && let Ok(info) = SessionInfo::from_raw(&raw)
     {
@@ -440,10 +438,7 @@ fn announce_session(
 }
 
 /// A message of a message list: its session first, if not yet known.
-fn message_events(
-    info: crate::model::MessageInfo,
-    store: &Store,
-) -> Vec<crate::model::Envelope> {
+fn message_events(info: crate::model::MessageInfo, store: &Store) -> Vec<crate::model::Envelope> {
     use crate::model::{Envelope, Event};
     let mut out = Vec::new();
     let at = info.created.unwrap_or(0);

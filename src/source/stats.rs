@@ -59,6 +59,8 @@ pub struct IngestStats {
     pub orphans: u64,
     /// Records not applied (or applied only after a cure), by reason.
     reasons: BTreeMap<String, u64>,
+    /// The reason of the first record that could not be used, in a few words.
+    pub first_reason: Option<String>,
     /// The form the source was read as ("JSON array of events"), once known.
     pub form: Option<&'static str>,
     /// Lines the source held (for a file: all of them, read to its end).
@@ -89,7 +91,8 @@ impl IngestStats {
 
     /// Records not applied, or cured first, by reason, most common first.
     pub fn reasons(&self) -> Vec<(&str, u64)> {
-        let mut out: Vec<(&str, u64)> = self.reasons.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        let mut out: Vec<(&str, u64)> =
+            self.reasons.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         out
     }
@@ -106,7 +109,11 @@ impl IngestStats {
 
     /// A record that could not be used, counted by the reason it gives.
     pub fn malformed(&mut self, line: u64, error: &crate::source::record::RecordError) {
-        self.count_reason(&error.reason());
+        let reason = error.reason();
+        if self.first_reason.is_none() {
+            self.first_reason = Some(reason.clone());
+        }
+        self.count_reason(&reason);
         self.note(line, ProblemKind::Malformed, error.to_string());
     }
 
@@ -161,16 +168,9 @@ impl IngestStats {
         self.count_reason(&format!("skipped: {why}"));
     }
 
-    /// The dump's lines before its summary: the form read, and what was not
-    /// applied, by reason.
-    pub fn form_and_reasons(&self) -> String {
-        let mut out = format!("form: {}", self.form.unwrap_or("none (empty)"));
-        let reasons = self.reasons();
-        if !reasons.is_empty() {
-            let list: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}×{n}")).collect();
-            out.push_str(&format!("\nnot applied (or cured), by reason: {}", list.join(", ")));
-        }
-        out
+    /// The dump's line before its summary: the form read.
+    pub fn form_line(&self) -> String {
+        format!("form: {}", self.form.unwrap_or("none (empty)"))
     }
 
     /// Why records were refused, in one line: the form, the first failing
@@ -194,9 +194,10 @@ impl IngestStats {
         ))
     }
 
-    /// The closing line of a dump.
+    /// The closing line of a dump: the counts, then what was not applied
+    /// (or applied only after a cure), by reason.
     pub fn summary(&self) -> String {
-        format!(
+        let mut out = format!(
             "summary: {} events applied, {} ignored, {} malformed ({} stale, {} held, {} skipped, {} repaired, {} orphaned)",
             self.applied,
             self.ignored,
@@ -206,6 +207,15 @@ impl IngestStats {
             self.skipped,
             self.repaired,
             self.orphans
-        )
+        );
+        let reasons = self.reasons();
+        if !reasons.is_empty() {
+            let list: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}×{n}")).collect();
+            out.push_str(&format!(
+                "; not applied (or cured), by reason: {}",
+                list.join(", ")
+            ));
+        }
+        out
     }
 }

@@ -77,7 +77,6 @@ pub fn dump_state(dump: &str) -> String {
         .filter(|l| {
             !l.starts_with("summary:")
                 && !l.starts_with("form:")
-                && !l.starts_with("not applied (or cured), by reason:")
                 && !l.starts_with("ignored types:")
                 && !l.starts_with("line ")
         })
