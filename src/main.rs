@@ -216,19 +216,26 @@ fn open_recording(path: &Path) -> anyhow::Result<Box<dyn BufRead + Send>> {
     source::open_input(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", shown()))
 }
 
-/// What a replay says when its input held no event at all.
+/// What a replay says when its input held no event at all: for records
+/// that could not be applied, the form the input was read as, the first
+/// failing record's line and why (see `IngestStats::diagnosis`).
 fn no_events(path: &Path, stats: &source::IngestStats) -> anyhow::Error {
     let name = if path.as_os_str() == "-" {
         "standard input".to_string()
     } else {
         ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned()
     };
-    if stats.malformed > 0 {
-        let n = stats.malformed;
-        let lines = if n == 1 { "line" } else { "lines" };
-        anyhow::anyhow!("{name}: no events ({n} malformed {lines})")
+    if let Some(why) = stats.diagnosis() {
+        let why = ocview::model::wire::sanitize::line(&why).into_owned();
+        anyhow::anyhow!("{name}: no events ({why})")
     } else if stats.skipped > 0 {
         anyhow::anyhow!("{name}: no events (only a header)")
+    } else if stats.applied + stats.ignored + stats.stale + stats.held == 0 && stats.lines > 0 {
+        let form = stats.form.unwrap_or("unknown form");
+        anyhow::anyhow!(
+            "{name}: no events (read as {form}, {} lines: no records in it)",
+            stats.lines
+        )
     } else {
         anyhow::anyhow!("{name}: no events (it is empty)")
     }
@@ -545,6 +552,8 @@ fn plain(
             break; // nobody reads any more, or nothing can be written
         }
     }
+    stats.form = reader.format().map(source::Format::label);
+    stats.lines = reader.lines_read();
     if printer.error.is_none() {
         let summary = stats.summary();
         let mut out = printer.into_inner();

@@ -154,3 +154,72 @@ async fn opencode_export_replays_to_the_stored_session() {
         "{md}"
     );
 }
+
+/// What `GET /session/:id/message` returns, saved as it came (the bytes,
+/// not a re-serialisation) and replayed: the form is told from the content,
+/// and the texts and tools are the ones the server stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_message_list_from_the_server_replays() {
+    let model = FakeModel::start(steps(vec![
+        Step::text("Reading the util module.")
+            .then_tool("read", json!({"filePath": "src/util.py"})),
+        Step::text("It defines **add(a, b)**."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let s = server.create_session().await;
+    server.prompt(&s, "what is in util?").await;
+    server.wait_idle(&s, 60).await;
+    let resp = server
+        .http()
+        .get(format!("{}/session/{s}/message", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success());
+    let bytes = resp.bytes().await.unwrap().to_vec();
+    // The shape as the server sends it: an array of {info, parts}.
+    let list: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let first = &list.as_array().unwrap()[0];
+    assert!(first["info"]["sessionID"] == s.as_str() && first["parts"].is_array());
+    // Saved compact (as curl writes it) and pretty-printed (as `jq .` does).
+    let pretty = serde_json::to_vec_pretty(&list).unwrap();
+    for (name, input) in [("compact", &bytes), ("pretty", &pretty)] {
+        let file = server.home.join(format!("messages-{name}.json"));
+        std::fs::write(&file, input).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(["replay", "--dump"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {stderr}");
+        let dump = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            dump.contains("form: message list (GET /session/:id/message)"),
+            "{name}: {dump}"
+        );
+        assert!(dump.contains(" 0 malformed"), "{name}: {dump}");
+        assert!(dump.contains(&format!("== session {s}")), "{dump}");
+        for shown in [
+            "| what is in util?",
+            "| Reading the util module.",
+            "tool read [completed]",
+            "| It defines **add(a, b)**.",
+        ] {
+            assert!(dump.contains(shown), "{name}: {shown:?} missing:\n{dump}");
+        }
+    }
+    // Every stored part is in the store, by id.
+    let (store, stats) = common::replay_bytes(&bytes);
+    assert_eq!(stats.malformed, 0, "{:?}", stats.problems());
+    let ours = store.session(&s).expect("the session");
+    for m in list.as_array().unwrap() {
+        let msg = ours
+            .message(m["info"]["id"].as_str().unwrap())
+            .expect("the message");
+        for p in m["parts"].as_array().unwrap() {
+            assert!(msg.part(p["id"].as_str().unwrap()).is_some(), "{p}");
+        }
+    }
+}

@@ -83,6 +83,11 @@ impl App {
                 self.recording_stopped = Some(why);
                 true
             }
+            SourceMsg::Form { form, lines } => {
+                self.stats.form = Some(form.label());
+                self.stats.lines = lines;
+                self.stats.malformed > 0
+            }
             SourceMsg::Record(record) => {
                 self.note_answered_elsewhere(&record);
                 self.watch(&record);

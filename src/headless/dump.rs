@@ -46,6 +46,7 @@ fn render_text(store: &Store, stats: &IngestStats) -> String {
             .collect();
         let _ = writeln!(out, "ignored types: {}", ignored.join(", "));
     }
+    let _ = writeln!(out, "{}", stats.form_line());
     let _ = writeln!(out, "{}", stats.summary());
     out
 }

@@ -1,46 +1,88 @@
-//! `opencode export <session>` output: one JSON document `{info, messages}`
-//! (each message `{info, parts}`), or an array of them (`ocview export` of
-//! several sessions), read as the events that would have built
-//! it, through the same parser and reducer as everything else.
+//! The saved forms of whole messages, read as the events that would have
+//! built them, through the same parser and reducer as everything else:
+//! - `opencode export <session>`: one JSON document `{info, messages}`
+//!   (each message `{info, parts}`), or an array of them (`ocview export`
+//!   of several sessions);
+//! - `GET /session/:id/message`: an array of `{info, parts}`, one message
+//!   per element (the replay reader hands them over one at a time).
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::record::{Decoded, RecordError};
 use super::replay::Record;
-use crate::model::{Envelope, Event};
+use crate::model::{Envelope, Event, MessageInfo, Part};
 
-fn event(kind: &str, props: Value) -> Result<Envelope, RecordError> {
-    let raw = serde_json::value::to_raw_value(&props).map_err(|e| RecordError(e.to_string()))?;
-    Event::parse(kind, Some(&raw))
-        .map(Envelope::new)
-        .map_err(|e| RecordError(e.to_string()))
+/// Which saved form a value was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Saved {
+    /// `{info, parts}`: one message.
+    Message,
+    /// `{info, messages}`: a whole session.
+    Export,
 }
 
-/// The records of an export document; one error record when it is not one.
-pub fn records(doc: &[u8]) -> Vec<Record> {
+fn event(kind: &str, props: Value) -> Result<Envelope, RecordError> {
+    let raw =
+        serde_json::value::to_raw_value(&props).map_err(|e| RecordError::shape(e.to_string()))?;
+    Event::parse(kind, Some(&raw))
+        .map(Envelope::new)
+        .map_err(|e| RecordError::shape(e.to_string()))
+}
+
+#[derive(serde::Deserialize)]
+struct SavedWire<'a> {
+    #[serde(borrow)]
+    info: Option<&'a RawValue>,
+    #[serde(borrow)]
+    parts: Option<Vec<&'a RawValue>>,
+    messages: Option<Value>,
+}
+
+/// The records of a value that is a saved message or session, starting on
+/// `line`; `None` when it is neither (the caller reports why it is not a
+/// record).
+pub fn saved_records(text: &[u8], line: u64) -> Option<(Saved, Vec<Record>)> {
+    let wire: SavedWire = serde_json::from_slice(text).ok()?;
+    let info = wire.info?;
     let record = |item| Record {
-        line: 1,
+        line,
         repaired: None,
         item,
     };
-    let value: Value = match serde_json::from_slice(doc) {
-        Ok(v) => v,
-        Err(e) => {
-            return vec![record(Err(RecordError(format!(
-                "not a JSON document: {e}"
-            ))))];
-        }
-    };
-    match &value {
-        // `ocview export --format json` of several sessions.
-        Value::Array(docs) => docs.iter().flat_map(document).collect(),
-        one => document(one),
+    if let Some(messages) = &wire.messages {
+        let info: Value = serde_json::from_str(info.get()).ok()?;
+        let doc = json!({"info": info, "messages": messages});
+        return Some((Saved::Export, document(&doc, line)));
     }
+    let parts = wire.parts?;
+    let mut out = Vec::with_capacity(parts.len() + 1);
+    match MessageInfo::from_raw(info) {
+        Ok(info) if info.id.is_empty() => out.push(record(Err(RecordError::shape(
+            "a message's info: missing field `id`",
+        )))),
+        Ok(info) if info.session_id.is_empty() => out.push(record(Err(RecordError::shape(
+            "a message's info: missing field `sessionID`",
+        )))),
+        Ok(info) => out.push(record(Ok(Decoded::Message(Box::new(info))))),
+        Err(e) => out.push(record(Err(RecordError::shape(format!(
+            "a message's info: {e}"
+        ))))),
+    }
+    for raw in parts {
+        out.push(record(match Part::from_raw(raw) {
+            Ok(part) => Ok(Decoded::Event(Envelope::new(Event::PartUpdated(Box::new(
+                part,
+            ))))),
+            Err(e) => Err(RecordError::shape(e.to_string())),
+        }));
+    }
+    Some((Saved::Message, out))
 }
 
-fn document(value: &Value) -> Vec<Record> {
+fn document(value: &Value, line: u64) -> Vec<Record> {
     let record = |item| Record {
-        line: 1,
+        line,
         repaired: None,
         item,
     };
@@ -48,8 +90,8 @@ fn document(value: &Value) -> Vec<Record> {
         value.get("info"),
         value.get("messages").and_then(Value::as_array),
     ) else {
-        return vec![record(Err(RecordError(
-            "a JSON document without info and messages".into(),
+        return vec![record(Err(RecordError::shape(
+            "an export document: missing field `messages`",
         )))];
     };
     let session = info
@@ -66,7 +108,9 @@ fn document(value: &Value) -> Vec<Record> {
     )];
     for m in messages {
         let Some(mi) = m.get("info") else {
-            out.push(record(Err(RecordError("a message without info".into()))));
+            out.push(record(Err(RecordError::shape(
+                "a message: missing field `info`",
+            ))));
             continue;
         };
         out.push(record(

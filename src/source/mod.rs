@@ -6,6 +6,7 @@ pub mod durable;
 pub mod export_format;
 pub mod fleet;
 pub mod fleet_watch;
+pub mod json_values;
 pub mod lines;
 pub mod live;
 pub mod msg;

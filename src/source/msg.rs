@@ -44,6 +44,12 @@ impl SourceState {
 #[derive(Debug)]
 pub enum SourceMsg {
     Record(Box<Record>),
+    /// What form a recording was read as, and how many lines were read:
+    /// sent when the form is known or refined, and at the end.
+    Form {
+        form: super::replay::Format,
+        lines: u64,
+    },
     /// A recording file, indexed: the viewer plays it from here on.
     Indexed(Box<super::timeline::Opened>),
     State(SourceState),

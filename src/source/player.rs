@@ -49,8 +49,21 @@ pub fn spawn<R: BufRead + Send + 'static>(input: R, pace: Pace, tx: mpsc::Sender
 fn read_all<R: BufRead>(input: R, tx: mpsc::Sender<SourceMsg>) {
     let mut reader = ReplayReader::new(input);
     let _ = tx.blocking_send(SourceMsg::State(SourceState::Playing));
+    let mut told = None;
     loop {
-        match reader.next_record() {
+        let next = reader.next_record();
+        // The form, as soon as it is known (and again when a first record
+        // refines it), so a bad record is reported with it.
+        if let Some(form) = reader.format()
+            && told != Some(form)
+        {
+            told = Some(form);
+            let lines = reader.lines_read();
+            if tx.blocking_send(SourceMsg::Form { form, lines }).is_err() {
+                return;
+            }
+        }
+        match next {
             Ok(Some(record)) => {
                 if tx
                     .blocking_send(SourceMsg::Record(Box::new(record)))
@@ -67,6 +80,10 @@ fn read_all<R: BufRead>(input: R, tx: mpsc::Sender<SourceMsg>) {
                 return;
             }
         }
+    }
+    if let Some(form) = reader.format() {
+        let lines = reader.lines_read();
+        let _ = tx.blocking_send(SourceMsg::Form { form, lines });
     }
     let _ = tx.blocking_send(SourceMsg::State(SourceState::Ended));
 }

@@ -27,6 +27,9 @@ pub enum Decoded {
     Run(Box<RunLine>),
     /// A Durable Stream event (seed 004): one step of an agent workflow.
     Durable(Box<super::durable::DurableEvent>),
+    /// A message of a saved message list (`GET /session/:id/message`); its
+    /// parts follow as events of their own.
+    Message(Box<crate::model::MessageInfo>),
     /// A record that is fine but carries nothing for the store.
     Skip(&'static str),
 }
@@ -49,10 +52,106 @@ const RUN_TYPES: [&str; 6] = [
     "error",
 ];
 
-/// Why a record could not be used.
+/// Why a record could not be used: what kind of fault, and the detail.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct RecordError(pub String);
+#[error("{}{}", self.fault.prefix(), self.message)]
+pub struct RecordError {
+    pub fault: Fault,
+    pub message: String,
+}
+
+/// The kinds of fault a record can have; the ignored records are counted
+/// by these (see [`RecordError::reason`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The bytes are not JSON (or are cut short).
+    NotJson,
+    /// JSON, but not of any shape a record can have.
+    Shape,
+    /// The file ends inside the record.
+    Truncated,
+    /// Longer than the limit, skipped unread.
+    TooLong,
+}
+
+impl Fault {
+    fn prefix(self) -> &'static str {
+        match self {
+            Fault::NotJson => "not valid JSON: ",
+            Fault::Shape => "valid JSON of an unexpected shape: ",
+            Fault::Truncated => "",
+            Fault::TooLong => "",
+        }
+    }
+}
+
+impl RecordError {
+    pub fn not_json(message: impl Into<String>) -> Self {
+        RecordError {
+            fault: Fault::NotJson,
+            message: message.into(),
+        }
+    }
+
+    pub fn shape(message: impl Into<String>) -> Self {
+        RecordError {
+            fault: Fault::Shape,
+            message: message.into(),
+        }
+    }
+
+    pub fn truncated(message: impl Into<String>) -> Self {
+        RecordError {
+            fault: Fault::Truncated,
+            message: message.into(),
+        }
+    }
+
+    pub fn too_long(message: impl Into<String>) -> Self {
+        RecordError {
+            fault: Fault::TooLong,
+            message: message.into(),
+        }
+    }
+
+    /// From a serde error: a syntax error is not JSON, a data error a shape.
+    pub fn from_json(e: &serde_json::Error) -> Self {
+        if e.is_data() {
+            RecordError::shape(e.to_string())
+        } else if e.is_eof() {
+            RecordError::truncated(format!("truncated: {}", json_error(e)))
+        } else {
+            RecordError::not_json(json_error(e))
+        }
+    }
+
+    /// The reason the record is counted under: the fault, and for a shape
+    /// the field that was missing. Field names come from our own types
+    /// (serde's "missing field `x`"), never from the data, so the reasons
+    /// stay few.
+    pub fn reason(&self) -> String {
+        match self.fault {
+            Fault::NotJson => "not valid JSON".into(),
+            Fault::Truncated => "truncated".into(),
+            Fault::TooLong => "too long".into(),
+            Fault::Shape => match missing_field(&self.message) {
+                Some(field) => format!("missing field `{field}`"),
+                None => "unexpected shape".into(),
+            },
+        }
+    }
+}
+
+/// The field a serde "missing field `x`" message names.
+fn missing_field(message: &str) -> Option<&str> {
+    let rest = &message[message.find("missing field `")? + "missing field `".len()..];
+    let field = &rest[..rest.find('`')?];
+    (field.len() <= 40
+        && field
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+    .then_some(field)
+}
 
 /// A record's top level, read in one pass: wrappers (`event`, `payload`)
 /// nest, and `properties` is parsed straight into a typed event when `type`
@@ -220,7 +319,7 @@ pub fn decode(text: &str) -> Result<Decoded, RecordError> {
         // mark it was read as a wrapper and may have failed as one; or a key
         // the two forms share had the wrong type: its own decoder says which.
         Err(e) if e.is_data() && text.contains("\"stream_id\"") => super::durable::decode(text),
-        Err(e) => Err(RecordError(json_error(&e))),
+        Err(e) => Err(RecordError::from_json(&e)),
     }
 }
 
@@ -238,32 +337,33 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
         return super::durable::decode(text);
     }
     if wire.raw && wire.kind.is_none() {
-        return Err(RecordError("the recorded event was not JSON".into()));
+        return Err(RecordError::not_json("the recorded event was not JSON"));
     }
     let Some(kind) = wire.kind else {
-        return Err(RecordError("not an opencode event: no \"type\"".into()));
+        return Err(RecordError::shape(
+            "not an opencode record: missing field `type`",
+        ));
     };
     if kind == "sync" {
         return Ok(Decoded::Skip("sync"));
     }
     if RUN_TYPES.contains(&kind.as_ref())
         && matches!(wire.properties, Properties::Missing)
-        && let Some(session_id) = wire.run_session
+        && (wire.run_session.is_some() || wire.run_part.is_some() || wire.run_error.is_some())
     {
         let part = match wire.run_part {
-            Some(raw) => {
-                Some(crate::model::Part::from_raw(raw).map_err(|e| RecordError(e.to_string()))?)
-            }
+            Some(raw) => Some(run_part(raw, &kind, wire.received_ms)?),
             None => None,
         };
         let error = wire.run_error.map(crate::model::ErrorInfo::from_raw);
         if part.is_none() && error.is_none() {
-            return Err(RecordError(format!(
-                "a run `{kind}` line without a part or an error"
+            return Err(RecordError::shape(format!(
+                "a run `{kind}` line without a part or an error: missing field `part`"
             )));
         }
         return Ok(Decoded::Run(Box::new(RunLine {
-            session_id: session_id.into_owned(),
+            // Empty when the line names none: placed by its message then.
+            session_id: wire.run_session.map(Cow::into_owned).unwrap_or_default(),
             timestamp: wire.received_ms,
             part,
             error,
@@ -274,7 +374,7 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
         Properties::Raw(raw) => Event::parse(&kind, Some(raw)),
         Properties::Missing => Event::parse(&kind, None),
     }
-    .map_err(|e| RecordError(e.to_string()))?;
+    .map_err(|e| RecordError::shape(e.to_string()))?;
     if let Some(key) = wire.server.as_deref().filter(|k| !k.is_empty()) {
         crate::model::store::fleet::scope_event(&mut event, key);
     }
@@ -287,13 +387,63 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
     }))
 }
 
+/// The part of a run line. Older versions (and some tools re-writing the
+/// stream) leave out the part's `id`: such a part gets a stable id made of
+/// its message, its time and its type, so that it sorts by time within its
+/// message and the same line read twice is the same part.
+fn run_part(
+    raw: &RawValue,
+    kind: &str,
+    timestamp: Option<i64>,
+) -> Result<crate::model::Part, RecordError> {
+    use serde_json::Value;
+    let first = match crate::model::Part::from_raw(raw) {
+        Ok(part) => return Ok(part),
+        Err(e) => e,
+    };
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(raw.get()) else {
+        return Err(RecordError::shape(first.to_string()));
+    };
+    let has = |map: &serde_json::Map<String, Value>, key: &str| {
+        map.get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    if !has(&map, "messageID") {
+        return Err(RecordError::shape(format!(
+            "{first}: missing field `messageID`"
+        )));
+    }
+    if has(&map, "id") {
+        return Err(RecordError::shape(first.to_string()));
+    }
+    let message = map["messageID"].as_str().unwrap_or_default().to_string();
+    let time = map
+        .get("time")
+        .and_then(|t| t.get("start").or_else(|| t.get("end")))
+        .and_then(Value::as_i64)
+        .or(timestamp)
+        .unwrap_or(0)
+        .max(0);
+    // Within one millisecond, the order a step prints its parts in.
+    let rank = ["step_start", "reasoning", "text", "tool_use", "step_finish"]
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(5);
+    let id = format!("prt_run_{message}_{time:016}_{rank}");
+    map.insert("id".into(), Value::String(id));
+    let raw =
+        serde_json::value::to_raw_value(&map).map_err(|e| RecordError::shape(e.to_string()))?;
+    crate::model::Part::from_raw(&raw).map_err(|e| RecordError::shape(e.to_string()))
+}
+
 fn json_error(e: &serde_json::Error) -> String {
-    format!("invalid JSON at column {}: {}", e.column(), e)
+    e.to_string()
 }
 
 /// Whether an error could be cured by [`repair_surrogates`].
 pub fn is_surrogate_error(e: &RecordError) -> bool {
-    e.0.contains("surrogate") || e.0.contains("hex escape")
+    e.message.contains("surrogate") || e.message.contains("hex escape")
 }
 
 /// Replace lone UTF-16 surrogate escapes (`\ud83d` without its partner, as
@@ -370,6 +520,7 @@ mod tests {
             Decoded::Skip(why) => format!("skip:{why}"),
             Decoded::Run(r) => format!("run:{}", r.part.as_ref().map_or("error", |p| p.kind())),
             Decoded::Durable(d) => format!("durable:{}", d.kind),
+            Decoded::Message(m) => format!("message:{}", m.id),
         }
     }
 
@@ -419,7 +570,7 @@ mod tests {
         let global = r#"{"directory":"/p","payload":{"id":"evt_2028fa41b001x","type":"server.connected","properties":{}}}"#;
         assert_eq!(kind(global), "server.connected");
         let no_stream = r#"{"id":"01JQ8Z","type":"lifecycle.session.idle","payload":{}}"#;
-        assert!(decode(no_stream).unwrap_err().0.contains("stream_id"));
+        assert!(decode(no_stream).unwrap_err().message.contains("stream_id"));
         // Whatever the key order: sorted (as jq -S or Go maps write), or the
         // payload first with contents that fail as a `/global/event` one.
         let sorted = r#"{"actor":"build","correlation_id":"01R","id":"01A","payload":{"snapshot":"abc"},"stream_id":"ses_a","timestamp":5,"type":"execution.step_start"}"#;

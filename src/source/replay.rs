@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::io::{self, BufRead};
 
+use super::json_values::{Piece, ValueCutter};
 use super::lines::{LineReader, decode_utf8};
 use super::record::{self, Decoded, RecordError};
 use super::sse::SseDecoder;
@@ -15,11 +16,45 @@ use crate::model::{Outcome, ReplyObserver, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// One JSON record per line (bus events, `opencode run --format json`,
+    /// ocview recordings, Durable Stream events).
     JsonLines,
     Sse,
-    /// One JSON document: `opencode export` (`{info, messages}`).
+    /// A JSON array of records, as editor plugins save recordings.
+    EventArray,
+    /// `GET /session/:id/message`: an array of `{info, parts}`.
+    MessageList,
+    /// `opencode export` (`{info, messages}`), alone or in an array.
     Document,
+    /// JSON objects one after another, each over several lines (`jq .`).
+    PrettyObjects,
 }
+
+impl Format {
+    /// What the form is called in the dump's summary and in diagnoses.
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::JsonLines => "JSON lines",
+            Format::Sse => "SSE text",
+            Format::EventArray => "JSON array of events",
+            Format::MessageList => "message list (GET /session/:id/message)",
+            Format::Document => "opencode export document",
+            Format::PrettyObjects => "pretty-printed JSON objects",
+        }
+    }
+
+    /// Read by cutting JSON values out of the text, not line by line.
+    fn is_values(self) -> bool {
+        matches!(
+            self,
+            Format::EventArray | Format::MessageList | Format::Document | Format::PrettyObjects
+        )
+    }
+}
+
+/// The most one value of a JSON-values form may hold: an export document
+/// is one value, and a big session's is tens of megabytes.
+const MAX_VALUE_BYTES: usize = 4 * super::lines::MAX_LINE_BYTES;
 
 /// One record of a recording, decoded.
 #[derive(Debug)]
@@ -38,6 +73,7 @@ impl Record {
             Ok(Decoded::Event(env)) => env.received_ms,
             Ok(Decoded::Run(run)) => run.timestamp,
             Ok(Decoded::Durable(event)) => event.timestamp,
+            Ok(Decoded::Message(m)) => m.created,
             _ => None,
         }
     }
@@ -49,8 +85,9 @@ pub struct ReplayReader<R> {
     buf: Vec<u8>,
     sse: SseDecoder,
     frames: Vec<super::sse::SseFrame>,
-    /// A whole document being collected (`Format::Document`).
-    doc: Vec<u8>,
+    /// Cuts the values of the JSON-values forms.
+    values: ValueCutter,
+    pieces: Vec<Piece>,
     queue: VecDeque<Record>,
     done: bool,
 }
@@ -63,15 +100,22 @@ impl<R: BufRead> ReplayReader<R> {
             buf: Vec::new(),
             sse: SseDecoder::new(),
             frames: Vec::new(),
-            doc: Vec::new(),
+            values: ValueCutter::new(MAX_VALUE_BYTES),
+            pieces: Vec::new(),
             queue: VecDeque::new(),
             done: false,
         }
     }
 
-    /// The detected format, once the first non-blank line was read.
+    /// The detected format, once the first non-blank line was read (a
+    /// JSON-values form is refined by its first record).
     pub fn format(&self) -> Option<Format> {
         self.format
+    }
+
+    /// Lines read so far.
+    pub fn lines_read(&self) -> u64 {
+        self.lines.lines_read()
     }
 
     /// The next record; `Ok(None)` at the end.
@@ -87,14 +131,15 @@ impl<R: BufRead> ReplayReader<R> {
             let sse = &mut self.sse;
             let frames = &mut self.frames;
             let queue = &mut self.queue;
-            let doc = &mut self.doc;
+            let values = &mut self.values;
+            let pieces = &mut self.pieces;
             let step = self.lines.read_with(&mut self.buf, |line, info| {
                 // Editors on some systems start a UTF-8 file with a BOM.
                 let line = match info.number {
                     1 => line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line),
                     _ => line,
                 };
-                let format = match *format {
+                let form = match *format {
                     Some(f) => f,
                     None => {
                         let trimmed = line.trim_ascii_start();
@@ -108,18 +153,13 @@ impl<R: BufRead> ReplayReader<R> {
                     return Some(Record {
                         line: info.number,
                         repaired: None,
-                        item: Err(RecordError(format!(
+                        item: Err(RecordError::too_long(format!(
                             "line longer than {} bytes, skipped",
                             super::lines::MAX_LINE_BYTES
                         ))),
                     });
                 }
-                match format {
-                    Format::Document => {
-                        doc.extend_from_slice(line);
-                        doc.push(b'\n');
-                        None
-                    }
+                match form {
                     Format::JsonLines => (!line.trim_ascii().is_empty())
                         .then(|| decode_record(line, info.number, info.terminated)),
                     Format::Sse => {
@@ -139,23 +179,35 @@ impl<R: BufRead> ReplayReader<R> {
                         }
                         None
                     }
+                    _ => {
+                        values.push_line(line, info.number, pieces);
+                        for piece in pieces.drain(..) {
+                            queue.extend(piece_records(piece, format));
+                        }
+                        None
+                    }
                 }
             })?;
             match step {
                 None => {
                     self.done = true;
-                    if self.format == Some(Format::Document) {
-                        let doc = std::mem::take(&mut self.doc);
-                        self.queue.extend(super::export_format::records(&doc));
+                    if self.format.is_some_and(Format::is_values) {
+                        self.values.finish(&mut self.pieces);
+                        for piece in self.pieces.drain(..) {
+                            self.queue.extend(piece_records(piece, &mut self.format));
+                        }
                     }
-                    if self.format == Some(Format::Sse) && self.sse.has_incomplete_frame() {
-                        self.queue.push_back(Record {
-                            line: self.lines_read(),
-                            repaired: None,
-                            item: Err(RecordError(
-                                "truncated last SSE frame (no blank line)".into(),
-                            )),
-                        });
+                    if self.format == Some(Format::Sse)
+                        && let Some(frame) = self.sse.finish()
+                    {
+                        // The last frame lacks its blank line (a capture
+                        // stopped mid-stream): its data is whole, so it is
+                        // applied, and the cure is counted.
+                        let mut record = frame.record();
+                        if record.item.is_ok() && record.repaired.is_none() {
+                            record.repaired = Some("last SSE frame had no blank line");
+                        }
+                        self.queue.push_back(record);
                     }
                 }
                 Some(Some(record)) => return Ok(Some(record)),
@@ -163,9 +215,73 @@ impl<R: BufRead> ReplayReader<R> {
             }
         }
     }
+}
 
-    fn lines_read(&self) -> u64 {
-        self.lines.lines_read()
+/// The records one cut value stands for, refining the form by the first
+/// value that decodes: an array of `{info, parts}` is a message list, a
+/// `{info, messages}` an export document.
+fn piece_records(piece: Piece, format: &mut Option<Format>) -> Vec<Record> {
+    let error = |line, e| {
+        vec![Record {
+            line,
+            repaired: None,
+            item: Err(e),
+        }]
+    };
+    let (line, text, in_array) = match piece {
+        Piece::Value {
+            line,
+            text,
+            in_array,
+        } => (line, text, in_array),
+        Piece::Junk { line, start } => {
+            return error(
+                line,
+                RecordError::not_json(format!("{start:?} cannot start a record")),
+            );
+        }
+        Piece::TooLong { line } => {
+            return error(
+                line,
+                RecordError::too_long(format!(
+                    "record longer than {MAX_VALUE_BYTES} bytes, skipped"
+                )),
+            );
+        }
+        Piece::Truncated { line } => {
+            return error(
+                line,
+                RecordError::truncated("truncated: the input ends inside this record"),
+            );
+        }
+    };
+    let mut record = decode_record(&text, line, true);
+    if let Err(e) = &mut record.item {
+        e.message = rebase_position(&e.message, line);
+    }
+    let refine = |format: &mut Option<Format>, to: Format| {
+        if matches!(format, Some(Format::EventArray | Format::PrettyObjects)) {
+            *format = Some(to);
+        }
+    };
+    let saved = match &record.item {
+        Err(e) if e.fault == super::record::Fault::Shape => {
+            super::export_format::saved_records(&text, line)
+        }
+        _ => None,
+    };
+    match saved {
+        Some((kind, records)) => {
+            match kind {
+                super::export_format::Saved::Message if in_array => {
+                    refine(format, Format::MessageList)
+                }
+                super::export_format::Saved::Message => {}
+                super::export_format::Saved::Export => refine(format, Format::Document),
+            }
+            records
+        }
+        None => vec![record],
     }
 }
 
@@ -177,6 +293,23 @@ impl<R: BufRead> Iterator for ReplayReader<R> {
     }
 }
 
+/// serde counts lines from the start of the value it read; the reader
+/// counts them from the start of the input. "at line 3 column 5" of a
+/// value that starts on line 40 is line 42 of the input.
+fn rebase_position(message: &str, start: u64) -> String {
+    const AT: &str = " at line ";
+    let Some(at) = message.rfind(AT) else {
+        return message.to_string();
+    };
+    let rest = &message[at + AT.len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    match rest[..digits].parse::<u64>() {
+        Ok(n) if n > 0 => format!("{}{AT}{}{}", &message[..at], start + n - 1, &rest[digits..]),
+        _ => message.to_string(),
+    }
+}
+
+/// The form of a recording, from its first non-blank line.
 pub(crate) fn detect(first: &[u8]) -> Format {
     const SSE_FIELDS: [&[u8]; 5] = [b"data:", b":", b"event:", b"id:", b"retry:"];
     let compact: Vec<u8> = first
@@ -186,13 +319,16 @@ pub(crate) fn detect(first: &[u8]) -> Format {
         .collect();
     if SSE_FIELDS.iter().any(|f| first.starts_with(f)) {
         Format::Sse
-    } else if compact == b"{"
-        || compact == b"["
-        || [&b"{\"info\":"[..], b"{\"messages\":", b"[{\"info\":"]
-            .iter()
-            .any(|start| compact.starts_with(start))
+    } else if compact.starts_with(b"[") {
+        Format::EventArray
+    } else if [&b"{\"info\":"[..], b"{\"messages\":"]
+        .iter()
+        .any(|start| compact.starts_with(start))
     {
         Format::Document
+    } else if compact.starts_with(b"{") && matches!(compact.last(), Some(b'{' | b'[' | b',')) {
+        // `{` alone, or an object whose first line goes on: `jq .` output.
+        Format::PrettyObjects
     } else {
         Format::JsonLines
     }
@@ -215,7 +351,8 @@ pub fn decode_record(bytes: &[u8], line: u64, terminated: bool) -> Record {
     if let Err(e) = &mut item
         && !terminated
     {
-        e.0 = format!("truncated last line ({})", e.0);
+        let detail = e.message.strip_prefix("truncated: ").unwrap_or(&e.message);
+        *e = RecordError::truncated(format!("truncated last line ({detail})"));
     }
     Record {
         line,
@@ -234,6 +371,8 @@ pub fn ingest<R: BufRead>(
     while let Some(record) = reader.next_record()? {
         apply_record(record, store, obs, &mut stats);
     }
+    stats.form = reader.format().map(Format::label);
+    stats.lines = reader.lines_read();
     Ok(stats)
 }
 
@@ -249,75 +388,145 @@ pub fn apply_record(
     {
         stats.problem(record.line, ProblemKind::Repaired, why);
     }
-    match record.item {
+    let events = match record.item {
         Ok(Decoded::Event(env)) => {
             let outcome = store.apply(env, obs);
             stats.count(record.line, &outcome);
             return Some(outcome);
         }
-        Ok(Decoded::Skip(_)) => stats.skipped += 1,
-        Ok(Decoded::Run(run)) => {
-            let mut last = None;
-            for env in run_events(*run, store) {
-                let outcome = store.apply(env, obs);
-                stats.count(record.line, &outcome);
-                last = Some(outcome);
-            }
-            return last;
+        Ok(Decoded::Skip(why)) => {
+            stats.skip(why);
+            return None;
         }
-        Ok(Decoded::Durable(event)) => {
-            let mut last = None;
-            for env in super::durable::durable_events(*event, store) {
-                let outcome = store.apply(env, obs);
-                stats.count(record.line, &outcome);
-                last = Some(outcome);
-            }
-            return last;
+        Ok(Decoded::Run(run)) => run_events(*run, store, stats),
+        Ok(Decoded::Durable(event)) => super::durable::durable_events(*event, store),
+        Ok(Decoded::Message(info)) => message_events(*info, store),
+        Err(e) => {
+            stats.malformed(record.line, &e);
+            return None;
         }
-        Err(e) => stats.problem(record.line, ProblemKind::Malformed, e.0),
+    };
+    let mut last = None;
+    for env in events {
+        let outcome = store.apply(env, obs);
+        stats.count(record.line, &outcome);
+        last = Some(outcome);
     }
-    None
+    last
+}
+
+/// A session a saved form names only by id (a run stream, a message
+/// list): announced with what is known, so its messages have a home.
+fn announce_session(
+    store: &Store,
+    id: &str,
+    title: &str,
+    at: i64,
+    out: &mut Vec<crate::model::Envelope>,
+) {
+    use crate::model::{Envelope, Event, SessionInfo};
+    if store.session(id).is_some() {
+        return;
+    }
+    let info =
+        serde_json::json!({"id": id, "title": title, "time": {"created": at, "updated": at}});
+    if let Ok(raw) = serde_json::value::to_raw_value(&info)
+        && let Ok(info) = SessionInfo::from_raw(&raw)
+    {
+        out.push(Envelope::new(Event::SessionCreated(Box::new(info))));
+    }
+}
+
+/// A message of a message list: its session first, if not yet known.
+fn message_events(info: crate::model::MessageInfo, store: &Store) -> Vec<crate::model::Envelope> {
+    use crate::model::{Envelope, Event};
+    let mut out = Vec::new();
+    let at = info.created.unwrap_or(0);
+    announce_session(store, &info.session_id, "saved messages", at, &mut out);
+    out.push(Envelope {
+        received_ms: info.created,
+        ..Envelope::new(Event::MessageUpdated(Box::new(info)))
+    });
+    out
 }
 
 /// The events a line of `opencode run --format json` stands for. It names
 /// only the session and the part: the session and the assistant message
-/// are announced the first time they are seen, so the part has a home.
+/// are announced the first time they are seen, so the part has a home. A
+/// line that names no session (older versions name it on the part only,
+/// some not at all) goes where its message is, else to the stream's session.
 pub(super) fn run_events(
     run: super::record::RunLine,
     store: &Store,
+    stats: &mut IngestStats,
 ) -> Vec<crate::model::Envelope> {
-    use crate::model::{Envelope, Event, MessageInfo, SessionInfo};
+    use crate::model::{Envelope, Event, MessageInfo};
     let mut out = Vec::new();
     let at = run.timestamp.unwrap_or(0);
     let envelope = |event| Envelope {
         received_ms: run.timestamp,
         ..Envelope::new(event)
     };
-    if store.session(&run.session_id).is_none() {
-        let info = serde_json::json!({"id": run.session_id, "title": "opencode run", "time": {"created": at, "updated": at}});
-        if let Ok(raw) = serde_json::value::to_raw_value(&info)
-            && let Ok(info) = SessionInfo::from_raw(&raw)
-        {
-            out.push(envelope(Event::SessionCreated(Box::new(info))));
+    let mut part = run.part;
+    let session_id = Some(run.session_id)
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            part.as_ref()
+                .map(|p| p.session_id.clone())
+                .filter(|s| !s.is_empty())
+        })
+        .or_else(|| {
+            let message = &part.as_ref()?.message_id;
+            store
+                .sessions()
+                .iter()
+                .find(|s| s.message(message).is_some())
+                .map(|s| s.info.id.clone())
+        })
+        .or_else(|| stats.stream_session.clone())
+        .or_else(|| {
+            // Nothing names a session: one made of the message id, never "".
+            part.as_ref().map(|p| format!("ses_run_{}", p.message_id))
+        });
+    let Some(session_id) = session_id else {
+        // An error line naming no session: the stream's error.
+        if let Some(error) = run.error {
+            out.push(envelope(Event::SessionError {
+                session_id: None,
+                error,
+            }));
         }
-    }
-    if let Some(part) = run.part {
+        return out;
+    };
+    stats.stream_session = Some(session_id.clone());
+    let mut announced = Vec::new();
+    announce_session(store, &session_id, "opencode run", at, &mut announced);
+    out.extend(announced.into_iter().map(|e| Envelope {
+        received_ms: run.timestamp,
+        ..e
+    }));
+    if let Some(part) = &mut part {
+        if part.session_id.is_empty() {
+            part.session_id = session_id.clone();
+        }
         let known = store
-            .session(&run.session_id)
+            .session(&session_id)
             .is_some_and(|s| s.message(&part.message_id).is_some());
         if !known {
-            let info = serde_json::json!({"id": part.message_id, "sessionID": run.session_id, "role": "assistant", "time": {"created": at}});
+            let info = serde_json::json!({"id": part.message_id, "sessionID": session_id, "role": "assistant", "time": {"created": at}});
             if let Ok(raw) = serde_json::value::to_raw_value(&info)
                 && let Ok(info) = MessageInfo::from_raw(&raw)
             {
                 out.push(envelope(Event::MessageUpdated(Box::new(info))));
             }
         }
+    }
+    if let Some(part) = part {
         out.push(envelope(Event::PartUpdated(Box::new(part))));
     }
     if let Some(error) = run.error {
         out.push(envelope(Event::SessionError {
-            session_id: Some(run.session_id),
+            session_id: Some(session_id),
             error,
         }));
     }

@@ -33,8 +33,8 @@ impl SseFrame {
             return super::replay::Record {
                 line: self.line,
                 repaired: None,
-                item: Err(super::record::RecordError(
-                    "SSE frame larger than the limit, skipped".into(),
+                item: Err(super::record::RecordError::too_long(
+                    "SSE frame larger than the limit, skipped",
                 )),
             };
         }
@@ -183,6 +183,22 @@ impl SseDecoder {
         self.has_data || !self.partial.is_empty() || self.skipping_line
     }
 
+    /// End of a saved stream: the frame left without its blank line, as if
+    /// the blank line had come. A live stream drops such a frame (the
+    /// spec's rule); a file whose capture stopped there is read to its end.
+    pub fn finish(&mut self) -> Option<SseFrame> {
+        if std::mem::take(&mut self.skipping_line) {
+            self.oversized = true;
+            self.has_data = true;
+            self.partial.clear();
+        }
+        let partial = std::mem::take(&mut self.partial);
+        if !partial.is_empty() {
+            self.push_line(&partial);
+        }
+        self.dispatch()
+    }
+
     fn dispatch(&mut self) -> Option<SseFrame> {
         let event = self.event.take();
         if !self.has_data {
@@ -312,11 +328,18 @@ mod tests {
     }
 
     #[test]
-    fn unterminated_frame_is_reported() {
+    fn unterminated_frame_is_reported_and_finished() {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
         d.push(b"data: partial", &mut out);
         assert!(out.is_empty());
         assert!(d.has_incomplete_frame());
+        assert_eq!(d.finish().unwrap().data, "partial");
+        // A last line that ended, without the blank line after it.
+        let mut d = SseDecoder::new();
+        d.push(b"data: {}\ndata: x\n", &mut out);
+        assert!(out.is_empty());
+        assert_eq!(d.finish().unwrap().data, "{}\nx");
+        assert_eq!(d.finish(), None);
     }
 }

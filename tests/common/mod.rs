@@ -76,6 +76,7 @@ pub fn dump_state(dump: &str) -> String {
     dump.lines()
         .filter(|l| {
             !l.starts_with("summary:")
+                && !l.starts_with("form:")
                 && !l.starts_with("ignored types:")
                 && !l.starts_with("line ")
         })

@@ -24,6 +24,9 @@ pub struct PermissionRequest {
     pub metadata: Value,
     pub always: Vec<String>,
     pub tool: Option<ToolRef>,
+    /// What the request is about, in words: OpenCode 0.x sent a `title`
+    /// (its `permission.updated`); newer versions none.
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -200,5 +203,6 @@ pub fn subject(p: &PermissionRequest) -> String {
         "webfetch" => meta(p, "url").map(str::to_string),
         _ => None,
     };
-    s.unwrap_or_else(|| p.patterns.join(", "))
+    s.or_else(|| p.title.clone())
+        .unwrap_or_else(|| p.patterns.join(", "))
 }

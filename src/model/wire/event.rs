@@ -216,9 +216,11 @@ fn text_field() -> String {
 struct RepliedProps {
     #[serde(rename = "sessionID", default)]
     session_id: String,
-    #[serde(rename = "requestID")]
+    /// `permissionID` in OpenCode before 1.0's rename.
+    #[serde(rename = "requestID", alias = "permissionID")]
     request_id: String,
-    #[serde(default)]
+    /// `response` in OpenCode before 1.0's rename.
+    #[serde(default, alias = "response")]
     reply: String,
     #[serde(default)]
     answers: Vec<Vec<String>>,
@@ -230,6 +232,54 @@ struct TodoProps<'a> {
     session_id: String,
     #[serde(borrow)]
     todos: &'a RawValue,
+}
+
+/// `permission.updated`, the permission request of OpenCode 0.x (renamed
+/// `permission.asked` later): the tool's name was `type`, the patterns one
+/// `pattern` (a string or a list), the tool call named at the top level.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct OldPermission {
+    id: String,
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    #[serde(rename = "type")]
+    permission: String,
+    pattern: Option<serde_json::Value>,
+    #[serde(rename = "messageID")]
+    message_id: String,
+    #[serde(rename = "callID")]
+    call_id: Option<String>,
+    title: Option<String>,
+    metadata: serde_json::Value,
+}
+
+impl OldPermission {
+    fn into_request(self) -> PermissionRequest {
+        use serde_json::Value;
+        let patterns = match self.pattern {
+            Some(Value::String(p)) => vec![p],
+            Some(Value::Array(list)) => list
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let tool = (!self.message_id.is_empty()).then(|| crate::model::entity::prompt::ToolRef {
+            message_id: self.message_id,
+            call_id: self.call_id.unwrap_or_default(),
+        });
+        PermissionRequest {
+            id: self.id,
+            session_id: self.session_id,
+            permission: self.permission,
+            patterns,
+            metadata: self.metadata,
+            always: Vec::new(),
+            tool,
+            title: self.title.filter(|t| !t.is_empty()),
+        }
+    }
 }
 
 impl Event {
@@ -353,6 +403,13 @@ impl Event {
             }
             "permission.asked" => {
                 let p = PermissionRequest::deserialize(d)?;
+                if p.id.is_empty() {
+                    return Err(bad("request has no id"));
+                }
+                Event::PermissionAsked(Box::new(p))
+            }
+            "permission.updated" => {
+                let p = OldPermission::deserialize(d)?.into_request();
                 if p.id.is_empty() {
                     return Err(bad("request has no id"));
                 }

@@ -83,14 +83,14 @@ const ID_KEYS: [&str; 13] = [
 /// Decode a line whose keys said it is a Durable Stream event.
 pub fn decode(text: &str) -> Result<Decoded, RecordError> {
     let w: Wire = serde_json::from_str(text).map_err(|e| {
-        RecordError(if e.is_data() {
-            format!("not a Durable Stream envelope: {e}")
+        if e.is_data() {
+            RecordError::shape(format!("not a Durable Stream envelope: {e}"))
         } else {
-            format!("invalid JSON at column {}: {e}", e.column())
-        })
+            RecordError::from_json(&e)
+        }
     })?;
     let kind = w.kind.unwrap_or_default();
-    let bad = |why: String| RecordError(format!("durable event {kind:?}: {why}"));
+    let bad = |why: String| RecordError::shape(format!("durable event {kind:?}: {why}"));
     let (Some(stream_id), Some(id)) = (w.stream_id, w.id) else {
         return Err(bad("no \"stream_id\" or no \"id\"".into()));
     };
@@ -404,7 +404,7 @@ mod tests {
             r#"{"patterns":"x","always":3}"#,
         );
         let err = super::super::record::decode(&bad).unwrap_err();
-        assert!(err.0.contains("checkpoint.requested"), "{err}");
+        assert!(err.message.contains("checkpoint.requested"), "{err}");
     }
 
     #[test]

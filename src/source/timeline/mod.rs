@@ -214,6 +214,10 @@ impl Timeline {
             // Drain whatever a reader holds so the file handle is free.
             let _ = reader.read_to_end(&mut Vec::new());
         }
+        // What a dump or the status line says about the file as a whole.
+        let mut base = IngestStats::default();
+        base.form = Some(Format::JsonLines.label());
+        base.lines = entries.last().map_or(0, |e| e.line);
         let spacing = options
             .spacing
             .unwrap_or((entries.len() / CHECKPOINTS).max(MIN_SPACING))
@@ -222,13 +226,13 @@ impl Timeline {
             backing,
             entries,
             spacing,
-            checkpoints: vec![(0, Store::new(), IngestStats::default())],
+            checkpoints: vec![(0, Store::new(), base.clone())],
             position: 0,
             last_terminated,
             span: Span::default(),
         };
         let mut store = Store::new();
-        let mut stats = IngestStats::default();
+        let mut stats = base;
         timeline.first_pass(&mut store, &mut stats, options.max_gap)?;
         Ok(Opened {
             timeline,
@@ -251,7 +255,7 @@ impl Timeline {
             if let Some(t) = record.time() {
                 clock = play_time.at(t);
             }
-            let marks = marks_of(&record, store);
+            let marks = marks_of(&record, store, stats);
             apply_record(record, store, &mut NoObserver, stats);
             let e = &mut self.entries[i];
             e.at_ms = clock;
@@ -392,12 +396,15 @@ impl Timeline {
 }
 
 /// What `record` starts, judged against the store before it is applied.
-fn marks_of(record: &Record, store: &Store) -> Marks {
+fn marks_of(record: &Record, store: &Store, stats: &IngestStats) -> Marks {
     match &record.item {
         Err(_) => Marks::ERROR,
         Ok(Decoded::Event(env)) => event_marks(&env.event, store),
         Ok(Decoded::Run(run)) => {
-            let mut marks = mapped_marks(run_events((**run).clone(), store), store);
+            // A copy of the stream's state: judging must not change it.
+            let mut copy = IngestStats::default();
+            copy.stream_session = stats.stream_session.clone();
+            let mut marks = mapped_marks(run_events((**run).clone(), store, &mut copy), store);
             if run.error.is_some() {
                 marks.insert(Marks::ERROR);
             }
@@ -407,6 +414,10 @@ fn marks_of(record: &Record, store: &Store) -> Marks {
         // part and a prompt at once.
         Ok(Decoded::Durable(event)) => {
             mapped_marks(durable_events((**event).clone(), store), store)
+        }
+        Ok(Decoded::Message(info)) => {
+            let event = crate::model::Event::MessageUpdated(info.clone());
+            event_marks(&event, store)
         }
         Ok(Decoded::Skip(_)) => Marks::default(),
     }

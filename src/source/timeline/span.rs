@@ -71,7 +71,7 @@ impl Span {
             return Ok(Record {
                 line: e.line,
                 repaired: None,
-                item: Err(RecordError(format!(
+                item: Err(RecordError::too_long(format!(
                     "line longer than {MAX_LINE_BYTES} bytes, skipped"
                 ))),
             });

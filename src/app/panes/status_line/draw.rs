@@ -116,9 +116,18 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         ));
     }
     if app.stats.malformed > 0 {
+        // The form, how many records and where the first is, and why.
         let n = app.stats.malformed;
-        let lines = if n == 1 { "line" } else { "lines" };
-        rest.push_str(&format!(" · {n} bad {lines}"));
+        let records = if n == 1 { "record" } else { "records" };
+        let form = app.stats.form.unwrap_or("the input");
+        let first = match (app.stats.first_malformed(), &app.stats.first_reason) {
+            (Some(p), Some(why)) => format!(": line {}, {why}", p.line),
+            (Some(p), None) => format!(": line {}", p.line),
+            _ => String::new(),
+        };
+        rest.push_str(&sanitize::line(&format!(
+            " · {n} bad {records} in {form}{first}"
+        )));
     }
     if let Some(s) = app.selected_session() {
         let status = if app.verbs.aborting.contains(&s.info.id) {
