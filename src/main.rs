@@ -26,6 +26,9 @@ use cli::{Cli, Command, ExportArg, PaceArgs, StartArg, discovered, fleet_members
 /// markdown, todos, a subagent, a permission, a question, edits and diffs).
 const DEMO: &[u8] = include_bytes!("../assets/demo.jsonl");
 
+/// The demo's reading pace: a new part at most this often.
+const DEMO_READING_STEP: Duration = Duration::from_millis(1200);
+
 /// Where a replay reads from.
 enum Input {
     Stdin,
@@ -51,9 +54,7 @@ fn main() -> ExitCode {
     if let Some(theme) = cli.theme {
         config.theme = Some(theme);
     }
-    // The demo shows what happens without a key press.
-    let demo = matches!(cli.command, Some(Command::Demo { .. }));
-    if cli.follow || (demo && !cli.no_follow) {
+    if cli.follow {
         config.follow_attention = true;
     } else if cli.no_follow {
         config.follow_attention = false;
@@ -301,10 +302,16 @@ fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::
         },
     };
     let mut app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
-    app.play = PlayOptions { start, speed };
+    app.play = PlayOptions {
+        start,
+        speed,
+        end_hint: matches!(input, Input::Demo),
+    };
     let index = IndexOptions {
         max_gap,
         spacing: None,
+        // The demo is for reading: each step stays on screen a moment.
+        reading_step: matches!(input, Input::Demo).then_some(DEMO_READING_STEP),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

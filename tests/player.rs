@@ -26,6 +26,7 @@ fn player_app(bytes: Vec<u8>, play: PlayOptions) -> App {
     let options = IndexOptions {
         max_gap: Duration::from_secs(5),
         spacing: Some(50),
+        reading_step: None,
     };
     let opened = Timeline::index(Backing::Memory(bytes.into()), options).unwrap();
     let mut app = App::new(Config::default(), "replay demo.jsonl", true).unwrap();
@@ -76,6 +77,7 @@ async fn plays_at_the_recorded_pace_scaled_by_the_speed() {
         PlayOptions {
             start: StartAt::Start,
             speed: Speed::Times(2.0),
+            ..Default::default()
         },
     );
     assert_eq!(position(&app), 0);
@@ -144,6 +146,7 @@ async fn starting_at_the_end_shows_the_finished_session_paused() {
         PlayOptions {
             start: StartAt::End,
             speed: Speed::Times(1.0),
+            ..Default::default()
         },
     );
     let p = app.player.as_ref().unwrap();
@@ -163,6 +166,7 @@ async fn steps_move_by_event_part_and_turn_both_ways() {
         PlayOptions {
             start: StartAt::End,
             speed: Speed::Times(1.0),
+            ..Default::default()
         },
     );
     common::press(&mut app, &["0"]);
@@ -231,6 +235,7 @@ async fn seeks_by_typed_time_or_percentage_and_by_ten_seconds() {
         PlayOptions {
             start: StartAt::End,
             speed: Speed::Times(1.0),
+            ..Default::default()
         },
     );
     let duration = app.player.as_ref().unwrap().timeline.duration_ms();
@@ -280,6 +285,7 @@ async fn the_timeline_marks_prompts_and_errors() {
         PlayOptions {
             start: StartAt::End,
             speed: Speed::Times(1.0),
+            ..Default::default()
         },
     );
     let p = app.player.as_ref().unwrap();
@@ -322,6 +328,7 @@ async fn a_click_or_a_drag_on_the_timeline_seeks_there() {
         PlayOptions {
             start: StartAt::End,
             speed: Speed::Times(1.0),
+            ..Default::default()
         },
     );
     status_line(&mut app);
@@ -368,6 +375,7 @@ async fn a_recording_without_times_seeks_by_its_share_of_records() {
         PlayOptions {
             start: StartAt::End,
             speed: Speed::Times(1.0),
+            ..Default::default()
         },
     );
     let len = app.player.as_ref().unwrap().timeline.len();
@@ -390,6 +398,7 @@ async fn the_timeline_keeps_its_place_on_narrow_terminals() {
     let options = IndexOptions {
         max_gap: Duration::from_secs(5),
         spacing: Some(50),
+        reading_step: None,
     };
     let bytes = demo_bytes();
     let opened = Timeline::index(Backing::Memory(bytes.into()), options).unwrap();
@@ -398,6 +407,7 @@ async fn the_timeline_keeps_its_place_on_narrow_terminals() {
     app.play = PlayOptions {
         start: StartAt::End,
         speed: Speed::Times(1.0),
+        ..Default::default()
     };
     app.on_source(SourceMsg::Indexed(Box::new(opened)));
     let mut lines = Vec::new();

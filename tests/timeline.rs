@@ -76,6 +76,7 @@ fn idle_gaps_are_capped_on_the_play_clock() {
     let options = IndexOptions {
         max_gap: std::time::Duration::from_secs(1),
         spacing: None,
+        reading_step: None,
     };
     let bytes = lines.join("\n").into_bytes();
     let t = Timeline::index(Backing::Memory(bytes.into()), options)
@@ -86,6 +87,48 @@ fn idle_gaps_are_capped_on_the_play_clock() {
     assert_eq!(t.duration_ms(), 1_300);
     assert_eq!(t.count_due_by(249), 2);
     assert_eq!(t.count_due_by(1_250), 4);
+}
+
+/// The demo at its reading pace: every new part comes at least a reading
+/// step after the one before, a new turn two, and nothing else moves
+/// closer together than it was recorded.
+#[test]
+fn the_demo_reading_pace_spaces_every_step() {
+    use ocview::source::timeline::Marks;
+    let step = std::time::Duration::from_millis(1200);
+    let open_at = |reading_step| {
+        let options = IndexOptions {
+            reading_step,
+            ..Default::default()
+        };
+        Timeline::open(&demo(), options).unwrap().timeline
+    };
+    let recorded = open_at(None);
+    let read = open_at(Some(step));
+    let mut last_step: Option<i64> = None;
+    for i in 0..read.len() {
+        let (a, b) = (read.time_of(i).unwrap(), recorded.time_of(i).unwrap());
+        assert!(a >= b, "record {i} moved earlier");
+        if i > 0 {
+            let gap = a - read.time_of(i - 1).unwrap();
+            let was = b - recorded.time_of(i - 1).unwrap();
+            assert!(gap >= was, "record {i}: {gap} ms apart, recorded {was}");
+        }
+        let marks = read.marks_of(i);
+        if marks.contains(Marks::PART) || marks.contains(Marks::TURN) {
+            let want = if marks.contains(Marks::TURN) { 2400 } else { 1200 };
+            if let Some(last) = last_step {
+                assert!(a - last >= want, "step {i} only {} ms after the last", a - last);
+            }
+            last_step = Some(a);
+        }
+    }
+    eprintln!(
+        "demo: {} s recorded, {} s at the reading pace",
+        recorded.duration_ms() / 1000,
+        read.duration_ms() / 1000
+    );
+    assert!(read.duration_ms() > 2 * recorded.duration_ms());
 }
 
 /// The Durable Stream sample plays like a recording: its `timestamp`s are

@@ -14,6 +14,10 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ocview")
 }
 
+fn demo_file() -> String {
+    format!("{}/assets/demo.jsonl", env!("CARGO_MANIFEST_DIR"))
+}
+
 fn fixture_path(name: &str) -> PathBuf {
     common::fixtures_dir().join(name).join("event.jsonl")
 }
@@ -201,7 +205,9 @@ fn status(screen: &str) -> String {
 #[test]
 fn player_keys_pause_step_seek_and_change_speed() {
     let t = Tmux::start_sized("player", 140, 30);
-    t.line(&format!("{} demo --speed 0.25", bin()));
+    // The demo's recording as a file: the recorded pace (the demo itself
+    // plays at a reading pace).
+    t.line(&format!("{} replay {} --speed 0.25", bin(), demo_file()));
     t.wait_for("the demo playing", |s| status(s).contains("▶ 0.25×"));
 
     t.keys(&["P"]);
@@ -301,7 +307,7 @@ fn a_piped_run_renders_as_its_lines_arrive() {
 #[test]
 fn start_end_opens_the_finished_session_paused() {
     let t = Tmux::start_sized("start-end", 140, 30);
-    t.line(&format!("{} demo --start end", bin()));
+    t.line(&format!("{} replay {} --start end", bin(), demo_file()));
     let screen = t.wait_for("the end of the demo", |s| {
         status(s).contains("■ 1× 0:31/0:31") && status(s).contains("#1026/1026")
     });

@@ -130,9 +130,9 @@ fn the_list_folds_at_90_columns_and_its_key_shows_and_hides_it() {
 }
 
 #[test]
-fn the_demo_shows_cards_todos_and_prompts_with_no_key_pressed() {
+fn following_the_demo_shows_cards_todos_and_prompts_with_no_key_pressed() {
     let t = Tmux::start_sized("demofollow", 120, 40);
-    t.line(&format!("{} demo --speed 4", bin()));
+    t.line(&format!("{} demo --follow --speed 4", bin()));
     let mut saw_todos = false;
     let mut saw_tool = false;
     let mut saw_prompt = false;

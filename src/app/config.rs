@@ -42,7 +42,7 @@ pub struct Config {
     /// one the user has not seen.
     pub prompt_arming_ms: u64,
     /// Until you navigate, the turn view shows the session that asks for an
-    /// answer or was last active (`--follow`; on in the demo).
+    /// answer or was last active (`--follow`).
     pub follow_attention: bool,
     /// Show prompts but never answer them, nor stop a session, whatever
     /// the command (`--read-only`).

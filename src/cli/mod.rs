@@ -22,10 +22,10 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub theme: Option<String>,
     /// Follow attention: until you navigate, the turn view shows the
-    /// session that asks for an answer or was last active (on in the demo).
+    /// session that asks for an answer or was last active.
     #[arg(long, global = true, overrides_with = "no_follow")]
     pub follow: bool,
-    /// Do not follow attention, even in the demo.
+    /// Do not follow attention, even if the config turns it on.
     #[arg(long, global = true)]
     pub no_follow: bool,
     /// Also find servers announced on the local network (`opencode serve

@@ -52,7 +52,6 @@ impl Speed {
     }
 }
 
-/// Where the play head is and whether it moves.
 /// Recorded times turned into play time: ms since the first timed record,
 /// each idle gap shortened to `cap`. A time going backwards (concatenated
 /// recordings) adds nothing.
@@ -79,6 +78,44 @@ impl GapCappedTime {
         }
         self.last = Some(t);
         self.now
+    }
+}
+
+/// A pace a person can read at (the demo's): each new part comes at least
+/// `step` after the one before, each new turn at least twice that, and
+/// everything after a step moves later with it, so text still streams at
+/// its recorded pace between steps.
+#[derive(Debug, Clone)]
+pub struct ReadingPace {
+    step_ms: i64,
+    shift: i64,
+    last_step: Option<i64>,
+}
+
+impl ReadingPace {
+    pub fn new(step: std::time::Duration) -> Self {
+        ReadingPace {
+            step_ms: step.as_millis().min(i64::MAX as u128 / 4) as i64,
+            shift: 0,
+            last_step: None,
+        }
+    }
+
+    /// The play time of a record at play time `t` (the next in order),
+    /// given whether it starts a part or a turn.
+    pub fn at(&mut self, t: i64, starts_part: bool, starts_turn: bool) -> i64 {
+        let mut at = t + self.shift;
+        if starts_part || starts_turn {
+            let gap = if starts_turn { 2 * self.step_ms } else { self.step_ms };
+            if let Some(last) = self.last_step
+                && at < last + gap
+            {
+                self.shift += last + gap - at;
+                at = last + gap;
+            }
+            self.last_step = Some(at);
+        }
+        at
     }
 }
 
@@ -197,6 +234,18 @@ pub fn parse_seek(text: &str, duration_ms: i64) -> Result<i64, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_reading_pace_spaces_steps_and_moves_the_rest_with_them() {
+        let mut pace = super::ReadingPace::new(std::time::Duration::from_millis(1000));
+        // A turn, a part 100 ms later, a delta 50 ms after it, a part
+        // 3 s later (already far enough), and a turn right after.
+        assert_eq!(pace.at(0, false, true), 0);
+        assert_eq!(pace.at(100, true, false), 1000);
+        assert_eq!(pace.at(150, false, false), 1050);
+        assert_eq!(pace.at(3100, true, false), 4000);
+        assert_eq!(pace.at(3200, false, true), 6000);
+    }
+
     use super::*;
 
     #[test]

@@ -1,4 +1,4 @@
-//! Following attention (`--follow`, on in the demo): until the user
+//! Following attention (`--follow`): until the user
 //! navigates, the turn view shows the session that asks for an answer, or
 //! else the one where something last happened. The first navigation key
 //! hands the view over to the user for good.

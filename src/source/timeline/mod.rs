@@ -19,7 +19,7 @@ use std::time::Duration;
 
 mod span;
 
-use super::playback::GapCappedTime;
+use super::playback::{GapCappedTime, ReadingPace};
 
 use span::{Span, TOO_LONG, read_line_capped};
 
@@ -144,6 +144,9 @@ pub struct IndexOptions {
     pub max_gap: Duration,
     /// Checkpoint every this many records (default: a sixteenth of the file).
     pub spacing: Option<usize>,
+    /// Space new parts at least this far apart on the play clock (the
+    /// demo's reading pace); `None` keeps the recorded pace.
+    pub reading_step: Option<Duration>,
 }
 
 impl Default for IndexOptions {
@@ -151,6 +154,7 @@ impl Default for IndexOptions {
         IndexOptions {
             max_gap: Duration::from_secs(5),
             spacing: None,
+            reading_step: None,
         }
     }
 }
@@ -233,7 +237,7 @@ impl Timeline {
         };
         let mut store = Store::new();
         let mut stats = base;
-        timeline.first_pass(&mut store, &mut stats, options.max_gap)?;
+        timeline.first_pass(&mut store, &mut stats, options)?;
         Ok(Opened {
             timeline,
             store,
@@ -246,9 +250,10 @@ impl Timeline {
         &mut self,
         store: &mut Store,
         stats: &mut IngestStats,
-        max_gap: Duration,
+        options: IndexOptions,
     ) -> io::Result<()> {
-        let mut play_time = GapCappedTime::new(max_gap);
+        let mut play_time = GapCappedTime::new(options.max_gap);
+        let mut reading = options.reading_step.map(ReadingPace::new);
         let mut clock = 0i64;
         for i in 0..self.entries.len() {
             let record = self.read(i)?;
@@ -257,8 +262,16 @@ impl Timeline {
             }
             let marks = marks_of(&record, store, stats);
             apply_record(record, store, &mut NoObserver, stats);
+            let at = match reading.as_mut() {
+                Some(pace) => pace.at(
+                    clock,
+                    marks.contains(Marks::PART),
+                    marks.contains(Marks::TURN),
+                ),
+                None => clock,
+            };
             let e = &mut self.entries[i];
-            e.at_ms = clock;
+            e.at_ms = at;
             e.marks = marks;
             self.position = i + 1;
             if self.position.is_multiple_of(self.spacing) && self.position < self.entries.len() {

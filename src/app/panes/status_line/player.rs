@@ -34,6 +34,8 @@ pub enum StartAt {
 pub struct PlayOptions {
     pub start: StartAt,
     pub speed: Speed,
+    /// At the end, say what to try next (the demo).
+    pub end_hint: bool,
 }
 
 impl Default for PlayOptions {
@@ -41,6 +43,7 @@ impl Default for PlayOptions {
         PlayOptions {
             start: StartAt::Start,
             speed: Speed::Times(1.0),
+            end_hint: false,
         }
     }
 }
@@ -160,9 +163,27 @@ impl App {
             p.clock.pause(now);
             p.clock.set_head(now, end);
             self.source.state = SourceState::Ended;
+            if self.play.end_hint {
+                self.notice = Some(self.end_hint());
+            }
             changed = true;
         }
         changed
+    }
+
+    /// What the demo says when it has played: the keys to try next, from
+    /// the keymap.
+    pub fn end_hint(&self) -> String {
+        let key = |action| self.keymap.hint(action).unwrap_or_else(|| "?".into());
+        format!(
+            "demo over · {}/{}, {}: another session · {}, {}: again · {}: every key",
+            key(Action::Down),
+            key(Action::Up),
+            key(Action::Open),
+            key(Action::SeekStart),
+            key(Action::PlayPause),
+            key(Action::Help),
+        )
     }
 
     /// Apply records one by one up to `target` through the common path.
