@@ -546,6 +546,9 @@ fn plain(
         }
     }
     if printer.error.is_none() {
+        printer.finish(&store);
+    }
+    if printer.error.is_none() {
         let summary = stats.summary();
         let mut out = printer.into_inner();
         if let Err(e) = writeln!(out, "{summary}").and_then(|_| out.flush()) {

@@ -146,6 +146,39 @@ impl<W: Write> PlainPrinter<W> {
     }
 }
 
+impl<W: Write> PlainPrinter<W> {
+    /// The input ended: every tool still pending or running was left
+    /// unfinished, and says so (it printed nothing while it ran).
+    pub fn finish(&mut self, store: &crate::model::Store) {
+        for session in store.sessions().iter().rev() {
+            for message in &session.messages {
+                for (pi, part) in message.parts.iter().enumerate() {
+                    let PartBody::Tool(t) = &part.body else {
+                        continue;
+                    };
+                    if self.printed.contains(&part.id)
+                        || !session.left_unfinished(message, pi, true)
+                    {
+                        continue;
+                    }
+                    self.enter_session(&part.session_id);
+                    self.printed.insert(part.id.clone());
+                    let subject = crate::render::blocks::input_summary(part);
+                    self.line(
+                        YELLOW,
+                        &format!(
+                            "tool {} {subject} → {}, {}",
+                            t.tool,
+                            t.state.status.label(),
+                            crate::render::tools::UNFINISHED
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
 impl<W: Write> ReplyObserver for PlainPrinter<W> {
     fn message_updated(&mut self, info: &crate::model::MessageInfo) {
         if info.is_user() {

@@ -97,7 +97,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if let Some(c) = crate::model::entity::context::context_use(session, app.store.model_limits()) {
         extras.push(format::context(&c));
     }
-    extras.push(format::session_cost(session.info.cost));
+    let totals = session.totals();
+    extras.push(format::totals_cost(&totals));
+    let tokens = format::totals_tokens(&totals);
+    if !tokens.is_empty() {
+        extras.push(tokens);
+    }
     let fixed = wrap::width(&right) + wrap::width(&status) + 5;
     let mut room = (area.width as usize).saturating_sub(fixed + 24);
     for extra in extras {
