@@ -493,3 +493,35 @@ fn a_record_with_totals_is_shown_as_it_is_unmarked() {
         assert_eq!(t.token_count(), s.info.tokens.sum());
     }
 }
+
+#[test]
+fn the_sum_follows_removed_messages_and_loaded_pages() {
+    use ocview::model::{MessageInfo, NoObserver, Part};
+    let (mut store, _) = common::replay_bytes(&run_stream());
+    let removed = lines(&[event(
+        "message.removed",
+        json!({"sessionID": SES, "messageID": "msg_e2"}),
+    )]);
+    let mut reader = ocview::source::replay::ReplayReader::new(&removed[..]);
+    ocview::source::ingest(&mut reader, &mut store, &mut NoObserver).unwrap();
+    let t = store.session(SES).unwrap().totals();
+    assert_eq!(t.token_count(), 12_300, "{t:?}");
+    // The server's stored page replaces what streamed: its message's own
+    // figures now count, its steps no longer on top.
+    let info = serde_json::value::to_raw_value(&json!({"id": "msg_e1", "sessionID": SES,
+        "role": "assistant", "cost": 1.5,
+        "tokens": {"input": 40, "output": 2, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+        "time": {"created": 1, "completed": 2}}))
+    .unwrap();
+    let step = serde_json::value::to_raw_value(&json!({"id": "prt_e12", "messageID": "msg_e1",
+        "sessionID": SES, "type": "step-finish", "reason": "stop", "cost": 0.1234,
+        "tokens": {"input": 12_000, "output": 300, "reasoning": 0, "cache": {"read": 0, "write": 0}}}))
+    .unwrap();
+    let page = vec![(
+        MessageInfo::from_raw(&info).unwrap(),
+        vec![Part::from_raw(&step).unwrap()],
+    )];
+    store.finalize_session(SES, page, None, &mut NoObserver);
+    let t = store.session(SES).unwrap().totals();
+    assert_eq!((t.token_count(), t.cost), (42, 1.5), "{t:?}");
+}
