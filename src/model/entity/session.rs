@@ -34,9 +34,17 @@ pub struct CacheTokens {
 impl Tokens {
     /// The total opencode reports, or the sum of the parts when it gave none.
     pub fn sum(&self) -> u64 {
-        self.total.unwrap_or(
-            self.input + self.output + self.reasoning + self.cache.read + self.cache.write,
-        )
+        // Saturating: hostile figures must not overflow.
+        self.total.unwrap_or_else(|| {
+            [
+                self.output,
+                self.reasoning,
+                self.cache.read,
+                self.cache.write,
+            ]
+            .into_iter()
+            .fold(self.input, u64::saturating_add)
+        })
     }
 }
 
