@@ -180,6 +180,14 @@ fn a_message_with_an_unknown_or_missing_role_is_drawn_neutral_and_not_counted() 
         "{dump}"
     );
     assert!(dump.contains("cost Σ$0.5000 tokens Σ120"), "{dump}");
+    let file = temp_file("plain", &bytes);
+    let plain = ocview(&["replay", file.to_str().unwrap()]);
+    assert!(
+        plain.contains("system message: A note from a system role.")
+            && plain.contains("unknown role message: A message that names no role.")
+            && plain.contains("text: An assistant's answer."),
+        "{plain}"
+    );
     let md = export(&bytes, "md");
     assert!(
         md.contains("## Message (system)") && md.contains("## Message (unknown role)"),
