@@ -173,6 +173,9 @@ fn a_message_with_an_unknown_or_missing_role_is_drawn_neutral_and_not_counted() 
         "{screen}"
     );
     assert!(line_with(&screen, "tokens Σ").contains("tokens Σ120"));
+    let mut app = common::app_with(&bytes);
+    app.selected = Some(SES.into());
+    insta::assert_snapshot!("odd_roles_100x16", common::screen(&mut app, 100, 16));
 
     let dump = dump(&bytes);
     assert!(
@@ -299,6 +302,9 @@ fn a_tool_left_running_in_an_ended_turn_is_drawn_unfinished_everywhere() {
             "{line}"
         );
     }
+    let mut app = common::app_with(&bytes);
+    app.selected = Some(SES.into());
+    insta::assert_snapshot!("left_running_100x16", common::screen(&mut app, 100, 16));
 
     let dump = dump(&bytes);
     assert!(
