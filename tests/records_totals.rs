@@ -440,6 +440,16 @@ fn a_run_stream_shows_the_sum_of_its_steps_everywhere() {
 }
 
 #[test]
+fn json_export_keeps_a_run_streams_error() {
+    let mut bytes = run_stream();
+    let error = json!({"type": "error", "timestamp": 1_795_000_000_900i64, "sessionID": SES,
+        "error": {"name": "APIError", "data": {"message": "overloaded"}}});
+    bytes.extend(lines(&[error]));
+    let json: Value = serde_json::from_str(&export(&bytes, "json")).unwrap();
+    assert_eq!(json["errors"][0]["data"]["message"], "overloaded", "{json}");
+}
+
+#[test]
 fn the_same_step_again_is_counted_once() {
     // A reconnect sends a step again, and a message later reports its own
     // figures: neither adds a second time.
