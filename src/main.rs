@@ -562,6 +562,9 @@ fn plain(
     stats.form = reader.format().map(source::Format::label);
     stats.lines = reader.lines_read();
     if printer.error.is_none() {
+        printer.finish(&store);
+    }
+    if printer.error.is_none() {
         let summary = stats.summary();
         let mut out = printer.into_inner();
         if let Err(e) = writeln!(out, "{summary}").and_then(|_| out.flush()) {

@@ -52,6 +52,7 @@ fn render(
         store: None,
         pending_highlight: Default::default(),
         wall_clock: None,
+        ended: false,
     };
     let lines = blocks::part_lines(p, expanded, full, &ctx);
     let mut out = String::new();
@@ -409,6 +410,7 @@ fn an_assistant_error_shows_in_a_box() {
             store: None,
             pending_highlight: Default::default(),
             wall_clock: None,
+            ended: false,
         };
         for l in blocks::message_header(&message, &ctx) {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();

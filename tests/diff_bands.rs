@@ -245,6 +245,7 @@ fn ctx<'a>(theme: &'a Theme, hl: &'a Highlighter, awaiting: &'a HashSet<String>)
         store: None,
         pending_highlight: Default::default(),
         wall_clock: None,
+        ended: false,
     }
 }
 

@@ -373,6 +373,7 @@ impl App {
             store: Some(&self.store),
             pending_highlight: Default::default(),
             wall_clock: self.show_times.then(|| self.clock_ms()),
+            ended: self.source.state == crate::source::player::SourceState::Ended,
         }
     }
 

@@ -168,12 +168,14 @@ pub fn message(m: &Message) -> Content {
         text.push_str(&format!("Error: {}", e.summary()));
     }
     text.push('\n');
-    let who = match m.info.role {
-        crate::model::Role::User => "user message",
-        _ => "assistant message",
+    let who = match &m.info.role {
+        crate::model::Role::User => "user message".to_string(),
+        crate::model::Role::Assistant => "assistant message".to_string(),
+        _ if m.placeholder => "message".to_string(),
+        role => format!("{} message", sanitize::line(role.label())),
     };
     Content {
-        what: who.into(),
+        what: who,
         suffix: ".md".into(),
         text: sanitize::plain(&text).into_owned(),
     }

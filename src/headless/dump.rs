@@ -13,16 +13,23 @@ use crate::source::IngestStats;
 /// where they are written; a last pass catches the ids and names that were
 /// not, so nothing from the data can reach a terminal as a sequence.
 pub fn render(store: &Store, stats: &IngestStats) -> String {
-    let out = render_text(store, stats);
+    let out = render_text(store, stats, true);
     sanitize::block(&out).into_owned()
 }
 
-fn render_text(store: &Store, stats: &IngestStats) -> String {
+/// The dump of a live source, which may still go on: a tool is unfinished
+/// only once its turn is over, not because the dump was taken.
+pub fn render_live(store: &Store, stats: &IngestStats) -> String {
+    let out = render_text(store, stats, false);
+    sanitize::block(&out).into_owned()
+}
+
+fn render_text(store: &Store, stats: &IngestStats, ended: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "sessions: {}", store.sessions().len());
     session_tree(&mut out, store);
     for session in store.sessions() {
-        session_block(&mut out, store, session);
+        session_block(&mut out, store, session, ended);
     }
     let pending: Vec<_> = store.pending_prompts().collect();
     let _ = writeln!(out, "\npending prompts: {}", pending.len());
@@ -75,7 +82,17 @@ fn session_tree(out: &mut String, store: &Store) {
     }
 }
 
+/// The mark of a figure ocview summed (the record had none).
+fn mark(summed: bool) -> &'static str {
+    if summed {
+        crate::model::entity::totals::SUMMED_MARK
+    } else {
+        ""
+    }
+}
+
 fn tree_line(out: &mut String, session: &Session, depth: usize) {
+    let totals = session.totals();
     let indent = "  ".repeat(depth.min(MAX_INDENT));
     let deeper = if depth > MAX_INDENT {
         format!("[depth {depth}] ")
@@ -84,7 +101,7 @@ fn tree_line(out: &mut String, session: &Session, depth: usize) {
     };
     let _ = writeln!(
         out,
-        "{indent}{deeper}{} {:?} [{}]{} cost ${:.4} tokens {}",
+        "{indent}{deeper}{} {:?} [{}]{} cost {}${:.4} tokens {}{}",
         session.id(),
         sanitize::line(session.title()),
         session.status.label(),
@@ -93,12 +110,14 @@ fn tree_line(out: &mut String, session: &Session, depth: usize) {
         } else {
             ""
         },
-        session.info.cost,
-        session.info.tokens.sum(),
+        mark(totals.cost_summed),
+        totals.cost,
+        mark(totals.tokens_summed),
+        totals.token_count(),
     );
 }
 
-fn session_block(out: &mut String, store: &Store, session: &Session) {
+fn session_block(out: &mut String, store: &Store, session: &Session, ended: bool) {
     let _ = writeln!(
         out,
         "\n== session {} {:?}",
@@ -112,13 +131,13 @@ fn session_block(out: &mut String, store: &Store, session: &Session) {
         let _ = writeln!(out, "parent: {parent}");
     }
     let _ = writeln!(out, "status: {}", session.status.label());
-    if let Some(e) = &session.error {
+    for e in errors_of(session) {
         let _ = writeln!(out, "error: {}", sanitize::line(&e.summary()));
     }
     for (n, turn) in session.turns().iter().enumerate() {
         let _ = writeln!(out, "-- turn {}", n + 1);
         for message in turn.messages() {
-            message_block(out, message);
+            message_block(out, session, message, ended);
         }
     }
     if !session.todos.is_empty() {
@@ -176,12 +195,20 @@ fn session_block(out: &mut String, store: &Store, session: &Session) {
     }
 }
 
-fn message_block(out: &mut String, message: &Message) {
+/// The session's errors: every distinct one, or the latest when only that
+/// is known.
+fn errors_of(session: &Session) -> impl Iterator<Item = &crate::model::ErrorInfo> {
+    let latest = session.error.as_ref().filter(|_| session.errors.is_empty());
+    session.errors.iter().chain(latest)
+}
+
+fn message_block(out: &mut String, session: &Session, message: &Message, ended: bool) {
     let info = &message.info;
-    let role = match info.role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Unknown => "message",
+    let role = match &info.role {
+        Role::Unknown if message.placeholder => "message".into(),
+        // A role this version does not know is named as the record claims it.
+        Role::Other(claimed) => format!("role={:?}", sanitize::line(claimed)),
+        role => role.label().to_string(),
     };
     let mut line = format!("{role} {}", info.id);
     if let Some(agent) = &info.agent {
@@ -206,11 +233,14 @@ fn message_block(out: &mut String, message: &Message) {
         let _ = writeln!(out, "  error: {}", sanitize::line(&e.summary()));
     }
     for part in crate::model::entity::shown::shown_parts(message) {
-        part_block(out, &part);
+        let unfinished = message
+            .part_index(&part.id)
+            .is_ok_and(|pi| session.left_unfinished(message, pi, ended));
+        part_block(out, &part, unfinished);
     }
 }
 
-fn part_block(out: &mut String, part: &Part) {
+fn part_block(out: &mut String, part: &Part, unfinished: bool) {
     let stream_only = match part.source {
         Some(s) => format!(" [stream-only: {}]", s.name()),
         None => String::new(),
@@ -227,9 +257,10 @@ fn part_block(out: &mut String, part: &Part) {
         PartBody::Reasoning(r) => text_lines(out, "reasoning", &r.text),
         PartBody::Tool(t) => {
             let mut line = format!(
-                "  tool {} [{}]",
+                "  tool {} [{}{}]",
                 sanitize::line(&t.tool),
-                t.state.status.label()
+                t.state.status.label(),
+                if unfinished { ", unfinished" } else { "" }
             );
             if let Some(title) = t.state.title.as_deref().filter(|s| !s.is_empty()) {
                 let _ = write!(line, " {:?}", sanitize::line(title));

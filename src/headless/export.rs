@@ -105,7 +105,48 @@ pub fn normalised(s: &Session) -> Value {
             json!({"info": info, "parts": parts})
         })
         .collect();
-    json!({"info": info, "messages": messages, "todos": s.todos.iter().map(|t| json!({"content": t.content, "status": t.status.label(), "priority": t.priority})).collect::<Vec<_>>()})
+    let todos: Vec<Value> = s
+        .todos
+        .iter()
+        .map(|t| json!({"content": t.content, "status": t.status.label(), "priority": t.priority}))
+        .collect();
+    let mut out = json!({"info": info, "messages": messages, "todos": todos});
+    // The session's own errors (`session.error`), which no message holds.
+    let errors: Vec<Value> = errors_of(s)
+        .map(|e| {
+            e.raw
+                .as_ref()
+                .and_then(|r| serde_json::from_str(r.get()).ok())
+                .unwrap_or_else(|| json!({"name": e.name, "data": {"message": e.message}}))
+        })
+        .collect();
+    if !errors.is_empty() {
+        out["errors"] = Value::Array(errors);
+    }
+    // Figures the record lacks, summed from its messages and marked so.
+    let t = s.totals();
+    if t.cost_summed || t.tokens_summed {
+        let tokens = &t.tokens;
+        out["totals"] = json!({
+            "cost": t.cost,
+            "tokens": {
+                "total": t.token_count(),
+                "input": tokens.input,
+                "output": tokens.output,
+                "reasoning": tokens.reasoning,
+                "cache": {"read": tokens.cache.read, "write": tokens.cache.write},
+            },
+            "summed": {"cost": t.cost_summed, "tokens": t.tokens_summed},
+        });
+    }
+    out
+}
+
+/// A session's errors: every distinct one, or the latest when only that
+/// is known.
+fn errors_of(s: &Session) -> impl Iterator<Item = &crate::model::ErrorInfo> {
+    let latest = s.error.as_ref().filter(|_| s.errors.is_empty());
+    s.errors.iter().chain(latest)
 }
 
 fn fence(text: &str) -> &'static str {
@@ -119,13 +160,47 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
     if let Some(d) = &s.info.directory {
         let _ = writeln!(out, "- directory: `{}`", sanitize::line(d));
     }
-    if s.info.cost > 0.0 {
-        let _ = writeln!(out, "- cost: ${:.4}", s.info.cost);
+    let totals = s.totals();
+    let mark = |summed: bool| {
+        if summed {
+            crate::model::entity::totals::SUMMED_MARK
+        } else {
+            ""
+        }
+    };
+    if totals.cost > 0.0 {
+        let _ = writeln!(
+            out,
+            "- cost: {}${:.4}",
+            mark(totals.cost_summed),
+            totals.cost
+        );
+    }
+    if totals.token_count() > 0 {
+        let _ = writeln!(
+            out,
+            "- tokens: {}{}",
+            mark(totals.tokens_summed),
+            totals.token_count()
+        );
+    }
+    if totals.cost_summed || totals.tokens_summed {
+        let _ = writeln!(
+            out,
+            "- ({} summed from the messages: the record has no totals)",
+            crate::model::entity::totals::SUMMED_MARK
+        );
     }
     out.push('\n');
     for turn in s.turns() {
         if let Some(user) = turn.user {
-            out.push_str("## User\n\n");
+            // A message whose role is missing or unknown is named as it is.
+            let who = match &user.info.role {
+                crate::model::Role::User => "User".to_string(),
+                _ if user.placeholder => "Message".to_string(),
+                role => format!("Message ({})", sanitize::line(role.label())),
+            };
+            let _ = writeln!(out, "## {who}\n");
             for p in &user.parts {
                 if let Some(t) = p.text().filter(|t| !t.trim().is_empty()) {
                     let _ = writeln!(out, "{}\n", sanitize::block(t.trim_end()));
@@ -140,6 +215,9 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
             }
             // As the viewer shows them: one card per todowrite call.
             for p in crate::model::entity::shown::shown_parts(m) {
+                let unfinished = m
+                    .part_index(&p.id)
+                    .is_ok_and(|pi| s.left_unfinished(m, pi, true));
                 match &p.body {
                     PartBody::Text(t) if !t.text.trim().is_empty() => {
                         let _ = writeln!(out, "{}\n", sanitize::block(t.text.trim_end()));
@@ -152,13 +230,25 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
                     }
                     PartBody::Tool(t) => {
                         let status = match t.state.status {
-                            ToolStatus::Completed => "completed",
-                            ToolStatus::Error => "error",
-                            _ => t.state.status.label(),
+                            ToolStatus::Completed => "completed".to_string(),
+                            ToolStatus::Error => "error".to_string(),
+                            _ if unfinished => format!(
+                                "{}, {}",
+                                t.state.status.label(),
+                                crate::render::tools::UNFINISHED
+                            ),
+                            _ => t.state.status.label().to_string(),
                         };
                         let _ =
                             writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
-                        if let Some(Value::Object(input)) = p.tool_state_field("input") {
+                        let input = p.tool_state_field("input").unwrap_or(Value::Null);
+                        if crate::render::blocks::is_empty_input(&input)
+                            && let Some(title) =
+                                t.state.title.as_deref().filter(|t| !t.trim().is_empty())
+                        {
+                            let _ = writeln!(out, "- title: `{}`\n", sanitize::line(title));
+                        }
+                        if let Value::Object(input) = input {
                             for (k, v) in input {
                                 let v = v
                                     .as_str()
@@ -218,7 +308,7 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
         }
         out.push('\n');
     }
-    if let Some(e) = &s.error {
+    for e in errors_of(s) {
         let _ = writeln!(
             out,
             "> **Session error:** {}\n",

@@ -20,6 +20,9 @@ pub struct PlainPrinter<W: Write> {
     session: Option<String>,
     /// User messages: their text is the prompt, printed whole at once.
     user_messages: HashSet<String>,
+    /// Messages whose role is missing or unknown, with the role they
+    /// claim: their text is labelled so, never as the assistant's.
+    odd_roles: std::collections::HashMap<String, String>,
     /// The first write error (a closed pipe): printing stops.
     pub error: Option<std::io::Error>,
     todo_pairing: crate::model::entity::shown::TodoPairing,
@@ -40,6 +43,7 @@ impl<W: Write> PlainPrinter<W> {
             printed: HashSet::new(),
             session: None,
             user_messages: HashSet::new(),
+            odd_roles: Default::default(),
             error: None,
             todo_pairing: Default::default(),
         }
@@ -83,10 +87,12 @@ impl<W: Write> PlainPrinter<W> {
             PartBody::Text(t) if (part.is_final() || from_user) && !t.text.trim().is_empty() => {
                 self.enter_session(&part.session_id);
                 self.printed.insert(part.id.clone());
-                let prefix = match (from_user, t.synthetic) {
-                    (true, _) => "user",
-                    (false, true) => "text (synthetic)",
-                    (false, false) => "text",
+                let odd = self.odd_roles.get(&part.message_id);
+                let prefix = match (from_user, odd, t.synthetic) {
+                    (true, _, _) => "user".to_string(),
+                    (false, Some(role), _) => format!("{role} message"),
+                    (false, None, true) => "text (synthetic)".to_string(),
+                    (false, None, false) => "text".to_string(),
                 };
                 let mut first = true;
                 for l in t.text.trim_end().lines() {
@@ -146,10 +152,46 @@ impl<W: Write> PlainPrinter<W> {
     }
 }
 
+impl<W: Write> PlainPrinter<W> {
+    /// The input ended: every tool still pending or running was left
+    /// unfinished, and says so (it printed nothing while it ran).
+    pub fn finish(&mut self, store: &crate::model::Store) {
+        for session in store.sessions().iter().rev() {
+            for message in &session.messages {
+                for (pi, part) in message.parts.iter().enumerate() {
+                    let PartBody::Tool(t) = &part.body else {
+                        continue;
+                    };
+                    if self.printed.contains(&part.id)
+                        || !session.left_unfinished(message, pi, true)
+                    {
+                        continue;
+                    }
+                    self.enter_session(&part.session_id);
+                    self.printed.insert(part.id.clone());
+                    let subject = crate::render::blocks::input_summary(part);
+                    self.line(
+                        YELLOW,
+                        &format!(
+                            "tool {} {subject} → {}, {}",
+                            t.tool,
+                            t.state.status.label(),
+                            crate::render::tools::UNFINISHED
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
 impl<W: Write> ReplyObserver for PlainPrinter<W> {
     fn message_updated(&mut self, info: &crate::model::MessageInfo) {
         if info.is_user() {
             self.user_messages.insert(info.id.clone());
+        } else if !info.is_assistant() {
+            self.odd_roles
+                .insert(info.id.clone(), info.role.label().to_string());
         }
     }
 

@@ -74,6 +74,9 @@ pub struct RenderCtx<'a> {
     /// Show each message's wall-clock time; the moment that counts as
     /// today (the clock of the source).
     pub wall_clock: Option<i64>,
+    /// The source will tell nothing more (a replay that ended): a tool
+    /// still running is left unfinished.
+    pub ended: bool,
 }
 
 /// Left margin of message content.
@@ -150,6 +153,21 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
                 ctx.style(Role::Muted),
             ));
         }
+        if let (Some(today), Some(at)) = (ctx.wall_clock, info.created) {
+            spans.push(Span::styled(
+                format!("  {}", crate::render::clock::wall_clock(at, today)),
+                ctx.style(Role::Muted),
+            ));
+        }
+        out.push(Line::from(spans));
+    } else if !info.is_assistant() && !message.placeholder {
+        // A role missing or unknown to this version: neutral, named as the
+        // record claims it, never in the assistant's look.
+        out.push(Line::default());
+        let mut spans = vec![Span::styled(
+            format!("▌ {}", sanitize::line(info.role.label())),
+            ctx.style(Role::Muted),
+        )];
         if let (Some(today), Some(at)) = (ctx.wall_clock, info.created) {
             spans.push(Span::styled(
                 format!("  {}", crate::render::clock::wall_clock(at, today)),
@@ -369,9 +387,9 @@ fn reasoning(text: &str, expanded: bool, ctx: &RenderCtx) -> Vec<Line<'static>> 
 
 /// A one-line summary of a tool's input: its most telling field.
 pub fn input_summary(part: &Part) -> String {
-    let Some(input) = part.tool_state_field("input") else {
-        return String::new();
-    };
+    let input = part
+        .tool_state_field("input")
+        .unwrap_or(serde_json::Value::Null);
     for key in [
         "command",
         "filePath",
@@ -386,5 +404,23 @@ pub fn input_summary(part: &Part) -> String {
             return v.lines().next().unwrap_or("").to_string();
         }
     }
-    String::new()
+    // An input with nothing to show (a task stored with its input empty):
+    // the part's title says what the call was.
+    match part.tool() {
+        Some(t) if is_empty_input(&input) => t.state.title.clone().unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// An input that holds nothing: missing, null, `{}`, or only empty strings.
+pub fn is_empty_input(input: &serde_json::Value) -> bool {
+    match input {
+        serde_json::Value::Null => true,
+        serde_json::Value::Object(map) => map.values().all(|v| match v {
+            serde_json::Value::String(s) => s.trim().is_empty(),
+            serde_json::Value::Null => true,
+            _ => false,
+        }),
+        _ => false,
+    }
 }

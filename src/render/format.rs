@@ -53,6 +53,30 @@ pub fn session_cost(usd: f64) -> String {
     }
 }
 
+/// A figure ocview summed itself (the record had none), marked so:
+/// "Σ$0.42", "Σ12.3k".
+pub fn summed(figure: String, summed: bool) -> String {
+    if summed && !figure.is_empty() {
+        format!("{}{figure}", crate::model::entity::totals::SUMMED_MARK)
+    } else {
+        figure
+    }
+}
+
+/// A session's cost as the header and panels show it: "$0.00" at least,
+/// marked when summed.
+pub fn totals_cost(t: &crate::model::entity::totals::Totals) -> String {
+    summed(session_cost(t.cost), t.cost_summed)
+}
+
+/// A session's tokens, marked when summed ("Σ12.3k tok"); empty at zero.
+pub fn totals_tokens(t: &crate::model::entity::totals::Totals) -> String {
+    match t.token_count() {
+        0 => String::new(),
+        n => format!("{} tok", summed(tokens(n), t.tokens_summed)),
+    }
+}
+
 /// A model's limit: "200k", "1M", "128.5k".
 pub fn limit_tokens(n: u64) -> String {
     tokens(n).replace(".0k", "k").replace(".0M", "M")

@@ -191,7 +191,7 @@ pub async fn attach_dump(
     when: DumpWhen,
 ) -> anyhow::Result<String> {
     let app = attach_store(client, options, when).await?;
-    Ok(crate::headless::dump::render(&app.store, &app.stats))
+    Ok(crate::headless::dump::render_live(&app.store, &app.stats))
 }
 
 /// Ask the server for its health once, before a headless command starts:

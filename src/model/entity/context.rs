@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
+use super::part::PartBody;
 use super::session::Session;
 use crate::model::wire::lenient;
 
@@ -77,15 +78,24 @@ impl ContextUse {
 }
 
 /// From the newest message back to the first assistant message with
-/// tokens: a few steps, whatever the session's length.
+/// tokens: a few steps, whatever the session's length. A message that
+/// reported none (a run stream's) tells them by its last step.
 pub fn context_use(session: &Session, limits: &ModelLimits) -> Option<ContextUse> {
-    let message = session
+    let (message, t) = session
         .messages
         .iter()
         .rev()
-        .find(|m| m.info.is_assistant() && m.info.tokens.sum() > 0)?;
+        .filter(|m| m.info.is_assistant())
+        .find_map(|m| {
+            if m.info.tokens.sum() > 0 {
+                return Some((m, &m.info.tokens));
+            }
+            m.parts.iter().rev().find_map(|p| match &p.body {
+                PartBody::StepFinish(step) if step.tokens.sum() > 0 => Some((m, &step.tokens)),
+                _ => None,
+            })
+        })?;
     let info = &message.info;
-    let t = &info.tokens;
     let used = t.input + t.output + t.reasoning + t.cache.read + t.cache.write;
     let limit = info.model.as_ref().and_then(|m| {
         limits

@@ -26,9 +26,25 @@ pub struct FileDiff {
 pub enum Role {
     User,
     Assistant,
-    /// A role this version does not know, or a message known only from its parts.
+    /// A role this version does not know, as the record names it: shown
+    /// as what it claims, never as the assistant's.
+    Other(String),
+    /// No role at all, or a message known only from its parts.
     #[default]
     Unknown,
+}
+
+impl Role {
+    /// The role as a reader is told it: "user", "assistant", the role the
+    /// record claims, or "unknown role".
+    pub fn label(&self) -> &str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Other(claimed) => claimed,
+            Role::Unknown => "unknown role",
+        }
+    }
 }
 
 /// Provider and model of a message, normalised from the user and assistant shapes.
@@ -112,6 +128,7 @@ impl MessageInfo {
         let role = match w.role.as_deref() {
             Some("user") => Role::User,
             Some("assistant") => Role::Assistant,
+            Some(other) if !other.trim().is_empty() => Role::Other(other.to_string()),
             _ => Role::Unknown,
         };
         let model = w.model.or(match (w.provider_id, w.model_id) {
@@ -178,6 +195,8 @@ pub struct Message {
     pub placeholder: bool,
     pub revision: u64,
     pub(crate) last_event: crate::model::wire::event_mark::EventMark,
+    /// What this message adds to its session's summed totals, as last counted.
+    pub(crate) counted: super::totals::Usage,
 }
 
 impl Message {

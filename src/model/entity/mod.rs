@@ -10,4 +10,5 @@ pub mod prompt;
 pub mod search;
 pub mod session;
 pub mod shown;
+pub mod totals;
 pub mod turn;

@@ -34,9 +34,17 @@ pub struct CacheTokens {
 impl Tokens {
     /// The total opencode reports, or the sum of the parts when it gave none.
     pub fn sum(&self) -> u64 {
-        self.total.unwrap_or(
-            self.input + self.output + self.reasoning + self.cache.read + self.cache.write,
-        )
+        // Saturating: hostile figures must not overflow.
+        self.total.unwrap_or_else(|| {
+            [
+                self.output,
+                self.reasoning,
+                self.cache.read,
+                self.cache.write,
+            ]
+            .into_iter()
+            .fold(self.input, u64::saturating_add)
+        })
     }
 }
 
@@ -217,12 +225,19 @@ impl<'de> Deserialize<'de> for ErrorInfo {
     }
 }
 
+/// How many distinct session errors are kept: hostile input must not grow
+/// a session without bound.
+const MAX_SESSION_ERRORS: usize = 256;
+
 /// A session in the store: its info plus everything the stream told us about it.
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     pub info: SessionInfo,
     pub status: SessionStatus,
+    /// The latest error of the whole session (`session.error`).
     pub error: Option<ErrorInfo>,
+    /// Every distinct error of the whole session, oldest first (bounded).
+    pub errors: Vec<ErrorInfo>,
     /// Messages ordered by id (oldest first).
     pub messages: Vec<Message>,
     pub todos: Vec<Todo>,
@@ -239,6 +254,8 @@ pub struct Session {
     /// The part the stream last named in a `message.part.updated`
     /// (applied or not): (message id, part id).
     pub(crate) last_streamed_part: Option<(String, String)>,
+    /// The sum of its messages' usage, kept as events apply (`totals`).
+    pub(crate) tally: super::totals::Tally,
 }
 
 impl Session {
@@ -258,6 +275,20 @@ impl Session {
             self.diff.iter().for_each(&mut add);
         }
         files.into_iter().map(|(f, (a, d))| (f, a, d)).collect()
+    }
+
+    /// A `session.error`: the latest one shown, every distinct one kept
+    /// (the same error sent again, on a reconnect, is kept once).
+    pub(crate) fn note_error(&mut self, error: ErrorInfo) {
+        let raw = |e: &ErrorInfo| e.raw.as_ref().map(|r| r.get().to_string());
+        let seen = self
+            .errors
+            .iter()
+            .any(|e| raw(e) == raw(&error) && e.summary() == error.summary());
+        if !seen && self.errors.len() < MAX_SESSION_ERRORS {
+            self.errors.push(error.clone());
+        }
+        self.error = Some(error);
     }
 
     pub fn placeholder(id: &str) -> Self {
@@ -318,6 +349,29 @@ impl Session {
         if !same {
             self.last_streamed_part = Some((message.to_string(), part.to_string()));
         }
+    }
+
+    /// Whether a tool part of `message` that is still pending or running
+    /// was left unfinished: its turn is over (the message completed or
+    /// failed, the session is idle) or the source that told it ended
+    /// (`source_ended`). It will never finish, so it is shown as
+    /// unfinished, not as running.
+    pub fn left_unfinished(
+        &self,
+        message: &Message,
+        part_index: usize,
+        source_ended: bool,
+    ) -> bool {
+        let open = message.parts.get(part_index).is_some_and(|p| {
+            matches!(
+                &p.body,
+                super::part::PartBody::Tool(t) if !t.state.status.is_terminal()
+            )
+        });
+        open && (source_ended
+            || self.status == SessionStatus::Idle
+            || message.info.completed.is_some()
+            || message.info.error.is_some())
     }
 
     /// Turns in order: each user message with the assistant messages answering it.

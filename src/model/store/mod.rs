@@ -279,6 +279,10 @@ impl Store {
         session.revision += 1;
         if let Some(mi) = mi {
             session.messages[mi].revision += 1;
+            // The one place a message's change is noted: its share of the
+            // session's summed totals is taken again here (one message's
+            // parts, whatever the session's length).
+            session.recount_message(mi);
         }
     }
 }

@@ -87,7 +87,7 @@ impl Store {
                 match session_id {
                     Some(id) => {
                         let (si, created) = self.session_or_placeholder(&id);
-                        Arc::make_mut(&mut self.sessions[si]).error = Some(error);
+                        Arc::make_mut(&mut self.sessions[si]).note_error(error);
                         self.touch(si, None);
                         session_outcome(id, created)
                     }
@@ -121,7 +121,9 @@ impl Store {
                 });
                 match found {
                     Some((si, mi)) => {
-                        Arc::make_mut(&mut self.sessions[si]).messages.remove(mi);
+                        let session = Arc::make_mut(&mut self.sessions[si]);
+                        let gone = session.messages.remove(mi);
+                        session.tally.forget(&gone);
                         self.touch(si, None);
                         Outcome::applied(Change {
                             session: Some(session_id),

@@ -128,6 +128,9 @@ impl Store {
             None => session.messages.len(),
         };
         let replaced: Vec<Message> = session.messages.drain(split..end).collect();
+        for old in &replaced {
+            session.tally.forget(old);
+        }
         let mut keep: Vec<Part> = Vec::new();
         for old in &replaced {
             keep.extend(old.parts.iter().filter(|p| p.is_stream_only()).cloned());
@@ -170,7 +173,11 @@ impl Store {
         }
         // In place: the messages after it move once (a page put in front
         // of a long history must not copy the session twice).
+        let count = fetched.len();
         session.messages.splice(split..split, fetched);
+        for mi in split..split + count {
+            session.recount_message(mi);
+        }
         self.touch(si, None);
         Outcome::applied(Change {
             session: Some(session_id.to_string()),

@@ -118,6 +118,29 @@ pub fn ending(tool: &ToolPart, metadata: &Value) -> Option<Ending> {
     }
 }
 
+/// The label of a tool left unfinished.
+pub const UNFINISHED: &str = "unfinished";
+
+/// Whether a tool card is of a tool still pending or running that will
+/// never finish (`Session::left_unfinished`): drawn so, without a spinner.
+pub fn left_unfinished(part: &Part, ctx: &RenderCtx) -> bool {
+    if part.tool().is_none_or(|t| t.state.status.is_terminal()) {
+        return false;
+    }
+    if ctx.ended {
+        return true;
+    }
+    let Some(session) = ctx.store.and_then(|s| s.session(&part.session_id)) else {
+        return false;
+    };
+    let Some(message) = session.message(&part.message_id) else {
+        return false;
+    };
+    message
+        .part_index(&part.id)
+        .is_ok_and(|pi| session.left_unfinished(message, pi, false))
+}
+
 /// The card's lines: a header, and the body unless folded.
 pub fn card(
     part: &Part,
@@ -140,7 +163,9 @@ pub fn card(
     let renderer = renderer_for(&tool.tool);
 
     let awaiting = ctx.awaiting.contains(&tool.call_id);
+    let unfinished = left_unfinished(part, ctx);
     let (glyph, role, label): (String, Role, String) = match (&tool.state.status, end) {
+        (_, None) if unfinished => ("◌".into(), Role::Warning, UNFINISHED.into()),
         (_, Some(Ending::Completed)) => ("✓".into(), Role::Success, String::new()),
         (_, Some(Ending::Rejected)) => ("⊘".into(), Role::Warning, "rejected".into()),
         (_, Some(Ending::Aborted)) => ("◌".into(), Role::Muted, "aborted".into()),
@@ -158,7 +183,10 @@ pub fn card(
     };
     let timing = match (tool.state.time.start, tool.state.time.end) {
         (Some(a), Some(b)) if b >= a && a > 0 => format::duration(b - a),
-        (Some(a), None) if a > 0 && ctx.now_ms > a => format::duration(ctx.now_ms - a),
+        // A tool left unfinished is not timed on: it is not running.
+        (Some(a), None) if a > 0 && ctx.now_ms > a && !unfinished => {
+            format::duration(ctx.now_ms - a)
+        }
         _ => String::new(),
     };
     let marker = if expanded { "▾" } else { "▸" };

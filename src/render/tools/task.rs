@@ -35,6 +35,10 @@ impl ToolRenderer for Task {
     }
 
     fn subject(&self, v: &ToolView) -> String {
+        if crate::render::blocks::is_empty_input(&v.input) {
+            // Stored with its input empty: the part's title says what it was.
+            return v.tool.state.title.clone().unwrap_or_default();
+        }
         let agent = v.input_str("subagent_type").unwrap_or("agent");
         let desc = v.input_str("description").unwrap_or("");
         format!("@{agent}: {desc}")
@@ -48,8 +52,9 @@ impl ToolRenderer for Task {
         if let Some(child) = child {
             let (tools, current) = child_activity(child);
             let muted = v.ctx.theme.style(Role::Muted);
+            let unfinished = crate::render::tools::left_unfinished(v.part, v.ctx);
             match (&v.tool.state.status, current) {
-                (ToolStatus::Running, Some(cur)) => out.line(Line::styled(
+                (ToolStatus::Running, Some(cur)) if !unfinished => out.line(Line::styled(
                     format!("now: {cur}"),
                     v.ctx.theme.style(Role::Running),
                 )),

@@ -123,7 +123,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             SessionStatus::Retry { .. } => format::status_text(&s.status, app.now_ms),
             _ => format::relative(format::updated(s), now),
         };
-        let c = format::cost(s.info.cost);
+        let totals = s.totals();
+        let c = format::summed(format::cost(totals.cost), totals.cost_summed);
         if !c.is_empty() && width > 40 {
             right = format!("{c} {right}");
         }

@@ -49,13 +49,21 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
         }
         None => lines.push(Line::styled("Context", theme.style(Role::Title))),
     }
+    let totals = session.totals();
     lines.push(Line::styled(
-        format!(
-            "  cost {}",
-            crate::render::format::session_cost(session.info.cost)
-        ),
+        format!("  cost {}", crate::render::format::totals_cost(&totals)),
         theme.style(Role::Muted),
     ));
+    if totals.token_count() > 0 {
+        let n = crate::render::format::tokens(totals.token_count());
+        lines.push(Line::styled(
+            format!(
+                "  tokens {}",
+                crate::render::format::summed(n, totals.tokens_summed)
+            ),
+            theme.style(Role::Muted),
+        ));
+    }
     lines.push(Line::default());
     let done = session
         .todos

@@ -136,13 +136,14 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
             format::status_text(&s.status, app.now_ms)
         };
         rest.push_str(&format!(" │ {status}"));
-        let c = format::cost(s.info.cost);
+        let totals = s.totals();
+        let c = format::summed(format::cost(totals.cost), totals.cost_summed);
         if !c.is_empty() {
             rest.push_str(&format!(" {c}"));
         }
-        let t = s.info.tokens.sum();
-        if t > 0 {
-            rest.push_str(&format!(" {} tok", format::tokens(t)));
+        let t = format::totals_tokens(&totals);
+        if !t.is_empty() {
+            rest.push_str(&format!(" {t}"));
         }
     }
     let focus_hints = match app.focus {

@@ -97,16 +97,26 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if let Some(c) = crate::model::entity::context::context_use(session, app.store.model_limits()) {
         extras.push(format::context(&c));
     }
-    extras.push(format::session_cost(session.info.cost));
+    let totals = session.totals();
+    extras.push(format::totals_cost(&totals));
     let fixed = wrap::width(&right) + wrap::width(&status) + 5;
     let mut room = (area.width as usize).saturating_sub(fixed + 24);
+    let mut all_shown = true;
     for extra in extras {
         let w = wrap::width(&extra) + 3;
         if w > room {
+            all_shown = false;
             break;
         }
         room -= w;
         status.push_str(&format!(" · {extra}"));
+    }
+    // The tokens last, after the cost, and only where the whole title
+    // still fits.
+    let tokens = format::totals_tokens(&totals);
+    let title_over = wrap::width(&sanitize::line(session.title())).saturating_sub(24);
+    if all_shown && !tokens.is_empty() && wrap::width(&tokens) + 3 + title_over <= room {
+        status.push_str(&format!(" · {tokens}"));
     }
     let title_w =
         (area.width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);

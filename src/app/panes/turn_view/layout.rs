@@ -577,7 +577,10 @@ fn variant(part: &crate::model::Part, expanded: bool, full: bool, ctx: &blocks::
         if ctx.awaiting.contains(&t.call_id) {
             v |= 1 << 4;
         }
-        if matches!(
+        if crate::render::tools::left_unfinished(part, ctx) {
+            // Still, without a spinner: redrawn when that becomes so.
+            v |= 1 << 5;
+        } else if matches!(
             t.state.status,
             crate::model::ToolStatus::Running | crate::model::ToolStatus::Pending
         ) {
