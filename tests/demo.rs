@@ -56,7 +56,10 @@ fn the_demo_stays_on_its_first_session_while_others_arrive() {
     }
     // A session is renamed once, from its creation time to a summary; any
     // other change of the selected title is the view moving by itself.
-    let provisional = shown.iter().filter(|t| t.starts_with("New session")).count();
+    let provisional = shown
+        .iter()
+        .filter(|t| t.starts_with("New session"))
+        .count();
     let named = shown.len() - provisional;
     assert!(provisional <= 1 && named <= 1, "the view moved: {shown:?}");
     assert!(
@@ -75,9 +78,7 @@ fn the_demo_ends_paused_and_says_what_to_try_next() {
     let status = screen.lines().last().unwrap_or("");
     assert!(status.contains('■'), "ended and paused: {status}");
     assert!(
-        status.contains("j/k, enter: another session")
-            && status.contains("0, P: again")
-            && status.contains("?: every key"),
+        status.contains("demo over · j/k enter: another session · 0 P: again · ?: all keys"),
         "{status}"
     );
     // The hint's keys work: the next session opens.

@@ -116,9 +116,17 @@ fn the_demo_reading_pace_spaces_every_step() {
         }
         let marks = read.marks_of(i);
         if marks.contains(Marks::PART) || marks.contains(Marks::TURN) {
-            let want = if marks.contains(Marks::TURN) { 2400 } else { 1200 };
+            let want = if marks.contains(Marks::TURN) {
+                2400
+            } else {
+                1200
+            };
             if let Some(last) = last_step {
-                assert!(a - last >= want, "step {i} only {} ms after the last", a - last);
+                assert!(
+                    a - last >= want,
+                    "step {i} only {} ms after the last",
+                    a - last
+                );
             }
             last_step = Some(a);
         }

@@ -106,7 +106,11 @@ impl ReadingPace {
     pub fn at(&mut self, t: i64, starts_part: bool, starts_turn: bool) -> i64 {
         let mut at = t + self.shift;
         if starts_part || starts_turn {
-            let gap = if starts_turn { 2 * self.step_ms } else { self.step_ms };
+            let gap = if starts_turn {
+                2 * self.step_ms
+            } else {
+                self.step_ms
+            };
             if let Some(last) = self.last_step
                 && at < last + gap
             {

@@ -103,8 +103,13 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         hints_share = hints_share.max(5);
         (format!(" {} ", sanitize::line(&f.text)), f.error)
     });
+    // A notice is news: the hints, and the player's bar, give way to it.
+    let mut notice_w = 0;
     if let Some(notice) = &app.notice {
-        rest.push_str(&format!(" · {}", sanitize::line(notice)));
+        hints_share = hints_share.max(10);
+        let notice = format!(" · {}", sanitize::line(notice));
+        notice_w = wrap::width(&notice);
+        rest.push_str(&notice);
     }
     if let Some(why) = &app.recording_stopped {
         // Worth more than the hints: what is on screen is no longer saved.
@@ -182,7 +187,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     room -= wrap::width(&head);
     let mut bar = None;
     if app.player.is_some() {
-        let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(position_w));
+        let bar_w = timeline_bar::bar_width(width).min(room.saturating_sub(position_w + notice_w));
         if bar_w >= 8 {
             let x = area.x + wrap::width(&head) as u16;
             bar = Some(Rect::new(x, area.y, bar_w as u16, 1));

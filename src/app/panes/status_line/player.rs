@@ -176,7 +176,7 @@ impl App {
     pub fn end_hint(&self) -> String {
         let key = |action| self.keymap.hint(action).unwrap_or_else(|| "?".into());
         format!(
-            "demo over · {}/{}, {}: another session · {}, {}: again · {}: every key",
+            "demo over · {}/{} {}: another session · {} {}: again · {}: all keys",
             key(Action::Down),
             key(Action::Up),
             key(Action::Open),
