@@ -3,5 +3,8 @@
 
 pub mod answers;
 pub mod draw;
+pub mod draw_question;
 pub mod focus;
+pub mod questions;
+pub mod view;
 pub mod wait;
