@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 use tokio::time::Instant;
 
@@ -234,12 +234,12 @@ impl App {
             self.prompts.dropped_while_arming = true;
             return true;
         }
-        // Typing: the editor gets everything but its own exits (fixed
-        // keys: the editor is text input).
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // Typing: every key is text but the box's own two, enter (send
+        // the rejection, or done with the own answer) and esc (back,
+        // nothing changed); none reaches the bar's keys or a pane.
         if let Some(editor) = &mut self.prompts.editor {
             match (key.code, &request) {
-                (KeyCode::Esc, _) => self.close_editor(&request, true),
+                (KeyCode::Esc, _) => self.close_editor(&request, false),
                 (KeyCode::Enter, PromptRequest::Permission(p)) => {
                     let message = editor.lines().join("\n");
                     let id = p.id.clone();
@@ -249,9 +249,7 @@ impl App {
                         message: Some(message),
                     });
                 }
-                (KeyCode::Char('s'), PromptRequest::Question(_)) if ctrl => {
-                    self.close_editor(&request, true)
-                }
+                (KeyCode::Enter, PromptRequest::Question(_)) => self.close_editor(&request, true),
                 _ => {
                     editor.input(key);
                 }
@@ -287,7 +285,15 @@ impl App {
                 Some(Action::ListPageDown) => *scroll = scroll.saturating_add(20),
                 Some(Action::ListPageUp) => *scroll = scroll.saturating_sub(20),
                 Some(Action::ListClose) => self.overlay = None,
-                _ => return self.answer_key(action, key, &request),
+                _ => {
+                    let used = self.answer_key(action, key, &request);
+                    // What the answer asks next (a text to type, "always"
+                    // to confirm) is in the bar: the view makes way.
+                    if self.prompts.editor.is_some() || self.prompts.step != PermStep::Choose {
+                        self.overlay = None;
+                    }
+                    return used;
+                }
             }
             return true;
         }
@@ -401,7 +407,8 @@ impl App {
         self.prompts.editor = Some(editor);
     }
 
-    /// Leave the editor; for a question, keep what was typed for its own question.
+    /// Leave the text box; for a question, `keep` what was typed as the
+    /// own answer to the question it was opened on.
     fn close_editor(&mut self, request: &PromptRequest, keep: bool) {
         let Some(editor) = self.prompts.editor.take() else {
             return;
@@ -411,7 +418,7 @@ impl App {
             PromptRequest::Question(q) if keep => {
                 if let Some(d) = self.prompts.drafts.get_mut(&q.id) {
                     let tab = d.tab.min(d.typed.len().saturating_sub(1));
-                    d.typed[tab] = editor.lines().join("\n");
+                    d.typed_done(q, tab, editor.lines().join("\n"));
                 }
             }
             PromptRequest::Permission(_) => self.prompts.step = PermStep::Choose,

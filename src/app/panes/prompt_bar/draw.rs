@@ -7,22 +7,14 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::app::keymap::Action;
-use crate::app::panes::prompt_bar::answers::{PERM_CHOICES, PermStep};
+use crate::app::panes::prompt_bar::draw_permission;
 use crate::app::panes::prompt_bar::draw_question::question;
 use crate::app::{App, Focus};
-use crate::model::entity::prompt::{describe, meta, subject};
+use crate::model::PromptRequest;
+use crate::model::entity::prompt::describe;
 use crate::model::wire::sanitize;
-use crate::model::{PermissionRequest, PromptRequest};
-use crate::render::diff_lines::DiffLayout;
 use crate::render::theme::Role;
-use crate::render::tools::lang_of;
 use crate::render::wrap;
-
-/// A permission's diff starts this far in, and shows at most this many
-/// lines in the bar (`v` shows all).
-const DIFF_INDENT: &str = "   ";
-const DIFF_ROWS: usize = 8;
 
 /// "parent › child" for a subagent's session.
 pub(super) fn session_chain(app: &App, id: &str) -> String {
@@ -62,16 +54,13 @@ pub fn height(app: &App, screen: Rect) -> u16 {
     let want = match (&prompt.request, focused) {
         (_, false) => 3,
         (PromptRequest::Permission(p), true) => {
-            // Border, heading, subject, choices, keys, status; a diff (cut
-            // at 8 lines, and a line saying so) as laid out at this width;
+            // Border, heading, choices, keys, status; the subject and a diff
+            // as laid out at this width (each cut, and a line saying so);
             // the editor.
-            let diff = meta(p, "diff").map_or(0, |d| {
-                let width = (screen.width as usize).saturating_sub(DIFF_INDENT.len());
-                let rows = DiffLayout::new(d, "", width).len();
-                rows.min(DIFF_ROWS) + usize::from(rows > DIFF_ROWS)
-            });
+            let (subject, diff) = draw_permission::preview_size(p, screen.width as usize);
+            let preview = draw_permission::PreviewCut::new(subject, diff, None).rows();
             let editor = if app.prompts.editor.is_some() { 3 } else { 0 };
-            6 + diff as u16 + editor
+            5 + preview as u16 + editor
         }
         (PromptRequest::Question(q), true) => {
             let tab = app.prompts.drafts.get(&q.id).map_or(0, |d| d.tab);
@@ -131,10 +120,6 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         frame.render_widget(Paragraph::new(lines), inner);
         return;
     }
-    match &prompt.request {
-        PromptRequest::Permission(p) => permission(app, p, width, &mut lines),
-        PromptRequest::Question(q) => question(app, q, width, &mut lines),
-    }
     let status = if app.prompts.sending.contains(prompt.request.id()) {
         Some(("sending…".to_string(), Role::Running))
     } else if app.replies.is_some() && app.prompts.arming_shown {
@@ -158,17 +143,25 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     } else {
         None
     };
+    let editor_rows = if app.prompts.editor.is_some() { 3 } else { 0 };
+    let text_area = Rect {
+        height: inner.height.saturating_sub(editor_rows),
+        ..inner
+    };
+    // What the prompt is about shrinks to the rows left; its answer keys
+    // always keep theirs.
+    let rows =
+        (text_area.height as usize).saturating_sub(lines.len() + usize::from(status.is_some()));
+    lines.extend(match &prompt.request {
+        PromptRequest::Permission(p) => draw_permission::permission(app, p, width, rows),
+        PromptRequest::Question(q) => question(app, q, width, rows),
+    });
     if let Some((text, role)) = status {
         lines.push(Line::styled(
             wrap::truncate(&format!("   {}", sanitize::line(&text)), width),
             theme.style(role),
         ));
     }
-    let editor_rows = if app.prompts.editor.is_some() { 3 } else { 0 };
-    let text_area = Rect {
-        height: inner.height.saturating_sub(editor_rows),
-        ..inner
-    };
     frame.render_widget(Paragraph::new(lines), text_area);
     if let Some(editor) = &app.prompts.editor {
         let r = Rect {
@@ -181,120 +174,23 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
 }
 
-fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Line<'static>>) {
+/// The keys of the text box (fixed: the box is text input, every other
+/// key is typed): "enter send · esc cancel".
+pub(super) fn typing_keys(app: &App, enter_does: &str, width: usize) -> Line<'static> {
     let theme = &app.theme;
-    let text = theme.style(Role::Text);
+    let accent = theme.style(Role::Accent);
     let muted = theme.style(Role::Muted);
-    let what = subject(p);
-    let lead = if p.permission == "bash" { "$ " } else { "" };
-    for l in sanitize::block(&what).lines().take(3) {
-        lines.push(Line::styled(
-            wrap::truncate(&format!("   {lead}{l}"), width),
-            text,
-        ));
+    let text = format!("   enter {enter_does} · esc cancel");
+    if text.chars().count() > width {
+        return Line::styled(wrap::truncate(&text, width), muted);
     }
-    if let Some(diff) = meta(p, "diff")
-        && let Some(session) = app
-            .selected_session()
-            .or_else(|| app.store.session(&p.session_id))
-    {
-        let ctx = app.render_ctx(session, width as u16);
-        let layout = DiffLayout::new(
-            diff,
-            lang_of(&what),
-            width.saturating_sub(DIFF_INDENT.len()),
-        );
-        let total = layout.len();
-        for mut l in layout.lines(&ctx, 0..DIFF_ROWS) {
-            l.spans.insert(0, Span::raw(DIFF_INDENT));
-            lines.push(l);
-        }
-        if total > DIFF_ROWS {
-            lines.push(Line::styled(
-                format!(
-                    "{DIFF_INDENT}… {} more lines (v shows all)",
-                    total - DIFF_ROWS
-                ),
-                muted,
-            ));
-        }
-    }
-    match app.prompts.step {
-        PermStep::ConfirmAlways => {
-            let remembered = if p.always.is_empty() {
-                p.patterns.join(", ")
-            } else {
-                p.always.join(", ")
-            };
-            lines.push(Line::styled(
-                wrap::truncate(
-                    &format!(
-                        "   Always allow? The server will remember: {}",
-                        sanitize::line(&remembered)
-                    ),
-                    width,
-                ),
-                theme.style(Role::Warning),
-            ));
-            let k = |a| app.keymap.describe(a);
-            lines.push(keys_line(
-                app,
-                &[
-                    (&k(Action::Confirm), "confirm"),
-                    (&k(Action::Cancel), "back"),
-                ],
-                width,
-            ));
-        }
-        PermStep::RejectMessage => {
-            lines.push(keys_line(
-                app,
-                &[("enter", "reject with this message"), ("esc", "back")],
-                width,
-            ));
-        }
-        PermStep::Choose => {
-            let mut spans = vec![Span::raw("   ")];
-            let choice_keys = [
-                Action::AllowOnce,
-                Action::AllowAlways,
-                Action::Reject,
-                Action::RejectMessage,
-            ]
-            .map(|a| app.keymap.hint(a).unwrap_or_default());
-            for (i, ((_, label), k)) in PERM_CHOICES.iter().zip(&choice_keys).enumerate() {
-                let style = if app.prompts.chose && i == app.prompts.choice {
-                    theme.style(Role::SelectionFocus)
-                } else {
-                    text
-                };
-                spans.push(Span::styled(format!("[{k}]"), theme.style(Role::Accent)));
-                spans.push(Span::styled(format!(" {label}"), style));
-                spans.push(Span::raw("  "));
-            }
-            lines.push(Line::from(spans));
-            let k = |a| app.keymap.hint(a).unwrap_or_default();
-            let choose = format!(
-                "{}/{} then {}",
-                k(Action::ChoiceLeft),
-                k(Action::ChoiceRight),
-                k(Action::PromptEnter)
-            );
-            let view = format!("{}/{}", k(Action::PromptEnter), k(Action::PromptView));
-            let next = format!("{}/{}", k(Action::PromptNext), k(Action::PromptPrev));
-            lines.push(keys_line(
-                app,
-                &[
-                    (&choose, "choose"),
-                    (&view, "view"),
-                    (&next, "next/prev"),
-                    (&k(Action::PromptSession), "go to session"),
-                    (&k(Action::PromptLater), "later"),
-                ],
-                width,
-            ));
-        }
-    }
+    Line::from(vec![
+        Span::raw("   "),
+        Span::styled("enter", accent),
+        Span::styled(format!(" {enter_does} · "), muted),
+        Span::styled("esc", accent),
+        Span::styled(" cancel", muted),
+    ])
 }
 
 pub(super) fn keys_line(app: &App, keys: &[(&str, &str)], width: usize) -> Line<'static> {

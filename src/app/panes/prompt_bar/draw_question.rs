@@ -1,24 +1,30 @@
 //! The prompt bar showing a question: one tab per question and a review,
-//! the options with their numbers, and the own-answer row.
+//! the options with their numbers, and the own-answer row; the keys line
+//! always shows, the options scroll with the highlight when rows are short.
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
 use crate::app::keymap::Action;
-use crate::app::panes::prompt_bar::draw::keys_line;
+use crate::app::panes::prompt_bar::draw::{keys_line, typing_keys};
 use crate::app::panes::prompt_bar::questions::Draft;
 use crate::model::QuestionRequest;
 use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::wrap;
 
+/// The question's lines in at most `rows` rows.
 pub(super) fn question(
     app: &App,
     q: &QuestionRequest,
     width: usize,
-    lines: &mut Vec<Line<'static>>,
-) {
+    rows: usize,
+) -> Vec<Line<'static>> {
     let theme = &app.theme;
+    let mut lines = Vec::new();
+    // The options (or the review's answers): what shrinks.
+    let mut items = Vec::new();
     let fresh;
     let draft: &Draft = match app.prompts.drafts.get(&q.id) {
         Some(d) => d,
@@ -66,14 +72,14 @@ pub(super) fn question(
                 sanitize::line(&qq.question),
                 sanitize::line(&text)
             );
-            lines.push(Line::styled(
+            items.push(Line::styled(
                 wrap::truncate(&line, width),
                 theme.style(role),
             ));
         }
         let k = |a| app.keymap.hint(a).unwrap_or_default();
         let submit = format!("{}/{}", k(Action::PromptEnter), k(Action::QuestionReview));
-        lines.push(keys_line(
+        let keys = keys_line(
             app,
             &[
                 (&submit, "submit"),
@@ -82,8 +88,8 @@ pub(super) fn question(
                 (&k(Action::PromptLater), "later"),
             ],
             width,
-        ));
-        return;
+        );
+        return fit(lines, items, 0, keys, rows);
     }
     let qq = &q.questions[tab];
     let multi = if qq.multiple {
@@ -123,49 +129,81 @@ pub(super) fn question(
         } else {
             Style::default()
         };
-        lines.push(Line::styled(wrap::truncate(&line, width), style));
+        items.push(Line::styled(wrap::truncate(&line, width), style));
     }
-    if qq.custom != Some(false) {
-        let cursor = if draft.cursor == qq.options.len() {
-            "›"
-        } else {
-            " "
-        };
+    let custom = qq.custom != Some(false);
+    if custom {
+        // The own answer is numbered like the options, and marked picked
+        // once something is typed (on a single-choice question it then is
+        // the answer).
+        let own = qq.options.len();
+        let cursor = if draft.cursor == own { "›" } else { " " };
         let typed = draft.typed[tab].trim();
+        let mark = match (qq.multiple, typed.is_empty()) {
+            (true, false) => "[x]",
+            (true, true) => "[ ]",
+            (false, false) => "(•)",
+            (false, true) => "( )",
+        };
         let text = if typed.is_empty() {
             "type your own answer".to_string()
         } else {
             format!("your answer: {}", sanitize::line(typed))
         };
-        let style = if draft.cursor == qq.options.len() {
+        let style = if draft.cursor == own {
             theme.style(Role::Accent)
         } else {
             theme.style(Role::Muted)
         };
-        lines.push(Line::styled(
-            wrap::truncate(&format!(" {cursor}   ✎ {text}"), width),
+        items.push(Line::styled(
+            wrap::truncate(&format!(" {cursor} {} {mark} ✎ {text}", own + 1), width),
             style,
         ));
     }
+    if app.prompts.editor.is_some() {
+        let keys = typing_keys(app, "done", width);
+        return fit(lines, items, draft.cursor, keys, rows);
+    }
     let k = |a| app.keymap.hint(a).unwrap_or_default();
-    let owned: Vec<(String, &str)> = if app.prompts.editor.is_some() {
-        vec![("esc/ctrl-s".into(), "done typing")]
-    } else {
-        vec![
-            ("1-9".into(), "pick"),
-            (k(Action::OptionToggle), "toggle"),
-            (
-                format!("{}/{}", k(Action::OptionUp), k(Action::OptionDown)),
-                "move",
-            ),
-            (
-                format!("{}/{}", k(Action::ChoiceLeft), k(Action::ChoiceRight)),
-                "question",
-            ),
-            (k(Action::QuestionReview), "review"),
-            (k(Action::QuestionDismiss), "dismiss"),
-        ]
+    let numbers = match qq.options.len() + usize::from(custom) {
+        0 => String::new(),
+        1 => "1".into(),
+        n => format!("1-{}", n.min(9)),
     };
+    let mut owned: Vec<(String, &str)> = vec![
+        (numbers, "pick"),
+        (k(Action::OptionToggle), "toggle"),
+        (
+            format!("{}/{}", k(Action::OptionUp), k(Action::OptionDown)),
+            "move",
+        ),
+        (
+            format!("{}/{}", k(Action::ChoiceLeft), k(Action::ChoiceRight)),
+            "question",
+        ),
+        (k(Action::QuestionReview), "review"),
+        (k(Action::QuestionDismiss), "dismiss"),
+    ];
+    owned.retain(|(k, _)| !k.is_empty());
     let keys: Vec<(&str, &str)> = owned.iter().map(|(k, l)| (k.as_str(), *l)).collect();
-    lines.push(keys_line(app, &keys, width));
+    let keys = keys_line(app, &keys, width);
+    fit(lines, items, draft.cursor, keys, rows)
+}
+
+/// `top`, as many of `items` as fit around the one at `cursor`, and the
+/// keys line last: in `rows` rows when there are that many.
+fn fit(
+    mut top: Vec<Line<'static>>,
+    items: Vec<Line<'static>>,
+    cursor: usize,
+    keys: Line<'static>,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    let room = rows.saturating_sub(top.len() + 1).max(1);
+    let first = (cursor + 1)
+        .saturating_sub(room)
+        .min(items.len().saturating_sub(room));
+    top.extend(items.into_iter().skip(first).take(room));
+    top.push(keys);
+    top
 }

@@ -33,23 +33,45 @@ impl Draft {
         }
     }
 
-    /// The answers as the server wants them: labels picked, then typed text.
+    /// The answers as the server wants them, one list per question. A
+    /// single-choice question gets exactly one: the typed text replaces
+    /// the picked option. A multiple-choice one gets the labels picked,
+    /// then the typed text.
     pub fn answers(&self, q: &QuestionRequest) -> Vec<Vec<String>> {
         q.questions
             .iter()
             .enumerate()
             .map(|(i, question)| {
+                let typed = self.typed[i].trim();
+                if !question.multiple && !typed.is_empty() {
+                    return vec![typed.to_string()];
+                }
                 let mut a: Vec<String> = self.picked[i]
                     .iter()
                     .filter_map(|&o| question.options.get(o).map(|o| o.label.clone()))
                     .collect();
-                let typed = self.typed[i].trim();
                 if !typed.is_empty() {
                     a.push(typed.to_string());
                 }
                 a
             })
             .collect()
+    }
+
+    /// The own answer typed for the question on `tab` is done: on a
+    /// single-choice question it is the answer (no option stays picked)
+    /// and the next question comes, as after picking an option.
+    pub fn typed_done(&mut self, q: &QuestionRequest, tab: usize, text: String) {
+        let Some(question) = q.questions.get(tab) else {
+            return;
+        };
+        let answered = !text.trim().is_empty();
+        self.typed[tab] = text;
+        if answered && !question.multiple {
+            self.picked[tab].clear();
+            self.tab = (tab + 1).min(q.questions.len());
+            self.cursor = 0;
+        }
     }
 
     pub fn is_answered(&self, i: usize) -> bool {
@@ -92,7 +114,8 @@ impl App {
         let question = &q.questions[tab];
         let custom_allowed = question.custom != Some(false);
         let last = question.options.len() + usize::from(custom_allowed);
-        // Digits pick an option by its number: fixed, like the numbers shown.
+        // Digits pick an option by its number, the own answer's included:
+        // fixed, like the numbers shown.
         if let KeyCode::Char(c @ '1'..='9') = key.code
             && !key.modifiers.contains(KeyModifiers::CONTROL)
         {
@@ -104,6 +127,9 @@ impl App {
                     draft.tab = (tab + 1).min(review);
                     draft.cursor = 0;
                 }
+            } else if o == question.options.len() && custom_allowed {
+                draft.cursor = o;
+                self.open_own_answer(q, tab);
             }
             return true;
         }
@@ -129,11 +155,7 @@ impl App {
             }
             Some(Action::OptionToggle | Action::PromptEnter) => {
                 if draft.cursor == question.options.len() && custom_allowed {
-                    let mut editor =
-                        TextArea::new(draft.typed[tab].lines().map(str::to_string).collect());
-                    editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
-                    editor.move_cursor(ratatui_textarea::CursorMove::End);
-                    self.open_editor(&q.id, "your own answer", editor);
+                    self.open_own_answer(q, tab);
                 } else if draft.cursor < question.options.len() {
                     pick(draft, tab, draft.cursor, question.multiple);
                     if !question.multiple {
@@ -151,8 +173,27 @@ impl App {
         }
         true
     }
+
+    /// The text box for the own answer to the question on `tab`, holding
+    /// what was typed for it before. Every key is text until enter or esc
+    /// (`prompt_key` routes them).
+    fn open_own_answer(&mut self, q: &QuestionRequest, tab: usize) {
+        let typed = self
+            .prompts
+            .drafts
+            .get(&q.id)
+            .and_then(|d| d.typed.get(tab))
+            .cloned()
+            .unwrap_or_default();
+        let mut editor = TextArea::new(typed.lines().map(str::to_string).collect());
+        editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        editor.move_cursor(ratatui_textarea::CursorMove::End);
+        self.open_editor(&q.id, "your own answer", editor);
+    }
 }
 
+/// Pick an option; on a single-choice question it replaces the one picked
+/// before and any typed answer.
 fn pick(draft: &mut Draft, tab: usize, option: usize, multiple: bool) {
     let set = &mut draft.picked[tab];
     if multiple {
@@ -162,5 +203,6 @@ fn pick(draft: &mut Draft, tab: usize, option: usize, multiple: bool) {
     } else {
         set.clear();
         set.insert(option);
+        draft.typed[tab].clear();
     }
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::app::App;
 use crate::app::keymap::Action;
+use crate::app::panes::prompt_bar::answers::PERM_CHOICES;
 use crate::app::panes::prompt_bar::draw::session_chain;
 use crate::model::entity::prompt::{describe, meta, subject};
 use crate::model::wire::sanitize;
@@ -32,7 +33,7 @@ pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
             {
                 let k = |a| app.keymap.hint(a).unwrap_or_default();
                 format!(
-                    " Prompt ({}/{} scroll, {} or {} close; answer keys work here) ",
+                    " Prompt ({}/{} scroll, {} or {} close) ",
                     k(Action::ListDown),
                     k(Action::ListUp),
                     k(Action::PromptView),
@@ -40,6 +41,14 @@ pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
                 )
             },
             theme.style(Role::Title),
+        ))
+        .title_bottom(Line::styled(
+            answer_keys(
+                app,
+                &prompt.request,
+                screen.width.saturating_sub(4) as usize,
+            ),
+            theme.style(Role::Accent),
         ));
     let inner = block.inner(screen);
     frame.render_widget(block, screen);
@@ -48,6 +57,71 @@ pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
         Paragraph::new(lines).scroll((app.prompts.view_scroll, 0)),
         inner,
     );
+}
+
+/// " answer: y allow once · a allow always · n reject · m reject with a
+/// message ": the answer keys the view takes (the others scroll or close
+/// it), with short labels when the long ones do not fit in `width`.
+fn answer_keys(app: &App, request: &PromptRequest, width: usize) -> String {
+    let k = |a| app.keymap.hint(a).unwrap_or_default();
+    let (long, short): (Vec<(String, &str)>, Vec<(String, &str)>) = match request {
+        PromptRequest::Permission(_) => {
+            let keys = [
+                Action::AllowOnce,
+                Action::AllowAlways,
+                Action::Reject,
+                Action::RejectMessage,
+            ]
+            .map(k);
+            let short = ["once", "always", "reject", "message"];
+            (
+                keys.iter()
+                    .cloned()
+                    .zip(PERM_CHOICES.map(|(_, l)| l))
+                    .collect(),
+                keys.iter().cloned().zip(short).collect(),
+            )
+        }
+        PromptRequest::Question(q) => {
+            let most = q
+                .questions
+                .iter()
+                .map(|qq| qq.options.len() + usize::from(qq.custom != Some(false)))
+                .max()
+                .unwrap_or(0)
+                .clamp(1, 9);
+            let digits = if most == 1 {
+                "1".to_string()
+            } else {
+                format!("1-{most}")
+            };
+            let keys = vec![
+                (digits, "pick"),
+                (k(Action::PromptEnter), "take"),
+                (
+                    format!("{}/{}", k(Action::ChoiceLeft), k(Action::ChoiceRight)),
+                    "question",
+                ),
+                (k(Action::QuestionReview), "review, send"),
+                (k(Action::QuestionDismiss), "dismiss"),
+            ];
+            (keys.clone(), keys)
+        }
+    };
+    let join = |keys: &[(String, &str)]| {
+        let parts: Vec<String> = keys
+            .iter()
+            .filter(|(k, _)| !k.is_empty())
+            .map(|(k, l)| format!("{k} {l}"))
+            .collect();
+        format!(" answer: {} ", parts.join(" · "))
+    };
+    let text = join(&long);
+    if text.chars().count() <= width {
+        text
+    } else {
+        join(&short)
+    }
 }
 
 fn view_lines(app: &App, prompt: &Prompt, width: usize) -> Vec<Line<'static>> {
