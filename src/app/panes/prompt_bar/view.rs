@@ -102,10 +102,12 @@ fn answer_keys(app: &App, request: &PromptRequest, width: usize) -> String {
                     format!("{}/{}", k(Action::ChoiceLeft), k(Action::ChoiceRight)),
                     "question",
                 ),
-                (k(Action::QuestionReview), "review, send"),
+                (k(Action::QuestionReview), "review"),
                 (k(Action::QuestionDismiss), "dismiss"),
             ];
-            (keys.clone(), keys)
+            let mut short = keys.clone();
+            short.remove(2);
+            (keys, short)
         }
     };
     let join = |keys: &[(String, &str)]| {
