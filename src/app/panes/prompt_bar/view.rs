@@ -59,12 +59,15 @@ pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
     );
 }
 
+/// A key and what it does.
+type KeyLabel = (String, &'static str);
+
 /// " answer: y allow once · a allow always · n reject · m reject with a
 /// message ": the answer keys the view takes (the others scroll or close
 /// it), with short labels when the long ones do not fit in `width`.
 fn answer_keys(app: &App, request: &PromptRequest, width: usize) -> String {
     let k = |a| app.keymap.hint(a).unwrap_or_default();
-    let (long, short): (Vec<(String, &str)>, Vec<(String, &str)>) = match request {
+    let (long, short): (Vec<KeyLabel>, Vec<KeyLabel>) = match request {
         PromptRequest::Permission(_) => {
             let keys = [
                 Action::AllowOnce,
@@ -110,7 +113,7 @@ fn answer_keys(app: &App, request: &PromptRequest, width: usize) -> String {
             (keys, short)
         }
     };
-    let join = |keys: &[(String, &str)]| {
+    let join = |keys: &[KeyLabel]| {
         let parts: Vec<String> = keys
             .iter()
             .filter(|(k, _)| !k.is_empty())
