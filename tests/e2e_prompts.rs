@@ -224,7 +224,7 @@ async fn questions_are_answered_and_dismissed() {
     press(
         &mut v.app,
         &[
-            "down", "space", "m", "y", "-", "a", "p", "p", "esc", "s", "enter",
+            "down", "space", "m", "y", "-", "a", "p", "p", "enter", "enter",
         ],
     );
     server.wait_idle(&s, 60).await;
@@ -259,6 +259,67 @@ async fn questions_are_answered_and_dismissed() {
         })
     })
     .await;
+}
+
+/// A typed answer as meant: on a single-choice question it replaces the
+/// option picked before (the server receives exactly one answer, the
+/// text); on a multiple-choice question it is added to the options picked.
+/// The own answer opens by its number, after the options'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_answer_replaces_a_single_pick_and_adds_to_multiple_ones() {
+    let questions = json!({"questions": [
+        {"question": "Which runner?", "header": "Runner", "options": [{"label": "pytest", "description": "the usual"}, {"label": "unittest", "description": "stdlib"}]},
+        {"question": "Which checks?", "header": "Checks", "multiple": true, "options": [{"label": "lint", "description": ""}, {"label": "types", "description": ""}]}
+    ]});
+    let model = FakeModel::start(steps(vec![
+        Step::text("Questions.").then_tool("question", questions),
+        Step::text("Thanks."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let s = server.create_session().await;
+    let mut v = Viewer::attach(&server.url());
+    v.until("the session", 30, |a| a.store.session(&s).is_some())
+        .await;
+    server.prompt(&s, "set up").await;
+    v.until("the question", 60, has_prompt).await;
+    let screen = v.screen();
+    assert!(screen.contains("3 ( ) ✎ type your own answer"), "{screen}");
+    // Runner: pick pytest (the bar moves on), come back, type nose2 instead.
+    press(
+        &mut v.app,
+        &["1", "left", "3", "n", "o", "s", "e", "2", "enter"],
+    );
+    // Checks: toggle lint, then add a typed one.
+    press(&mut v.app, &["1", "3", "f", "m", "t", "enter", "s"]);
+    let screen = v.screen();
+    assert!(
+        screen.contains("Which runner?: nose2") && screen.contains("Which checks?: lint, fmt"),
+        "{screen}"
+    );
+    press(&mut v.app, &["enter"]);
+    server.wait_idle(&s, 60).await;
+    let part = server
+        .messages(&s)
+        .await
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap().clone())
+        .find(|p| p["tool"] == "question")
+        .unwrap();
+    assert_eq!(part["state"]["status"], "completed", "{part}");
+    assert_eq!(
+        part["state"]["metadata"]["answers"],
+        json!([["nose2"], ["lint", "fmt"]]),
+        "what the server recorded: {part}"
+    );
+    let output = part["state"]["output"].as_str().unwrap_or_default();
+    assert!(!output.contains("pytest"), "{output}");
+    // And what the model was told.
+    let last = model.requests().last().cloned().unwrap().to_string();
+    assert!(
+        last.contains("nose2") && last.contains("fmt") && !last.contains(r#"pytest, nose2"#),
+        "{last}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -173,10 +173,11 @@ fn a_question_step_by_step() {
     press(&mut app, &["1", "2", "down", "down", "space"]);
     press(&mut app, &["a", "l", "s", "o"]);
     both(&mut app, "question_typing");
-    press(&mut app, &["esc", "right"]);
-    // The third question has no options: its own answer is typed.
-    press(&mut app, &["space", "n", "o", "n", "e", "esc"]);
-    press(&mut app, &["s"]);
+    press(&mut app, &["enter", "right"]);
+    // The third question has no options: its own answer is typed, and
+    // Enter on a single-choice question's own answer moves on (here to the
+    // review), as picking does.
+    press(&mut app, &["space", "n", "o", "n", "e", "enter"]);
     both(&mut app, "question_review");
     press(&mut app, &["enter"]);
     assert_eq!(
@@ -198,7 +199,7 @@ fn typed_answers_stay_with_their_question_and_review_lists_the_unanswered() {
     screen(&mut app, 100, 30);
     press(
         &mut app,
-        &["down", "down", "space", "x", "y", "esc", "right", "right"],
+        &["down", "down", "space", "x", "y", "enter", "right"],
     );
     let s = screen(&mut app, 100, 30);
     assert!(

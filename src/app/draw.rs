@@ -172,7 +172,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
                 diff_view::draw(frame, app, areas.screen, &ctx);
             }
         }
-        Some(Overlay::PromptView) => prompt_bar::draw::draw_view(frame, app, areas.screen),
+        Some(Overlay::PromptView) => prompt_bar::view::draw_view(frame, app, areas.screen),
         Some(Overlay::Prompts) => jump_list::draw::draw(frame, app, areas.screen),
         Some(Overlay::Themes) => theme_picker::draw::draw(frame, app, areas.screen),
         None => {}

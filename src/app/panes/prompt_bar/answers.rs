@@ -3,17 +3,17 @@
 //! sees keys first while focused; answers are queued to the reply task and
 //! can never be sent twice.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 use tokio::time::Instant;
 
 use crate::app::keymap::{Action, Context, Key};
+use crate::app::panes::prompt_bar::questions::Draft;
 use crate::app::{App, Focus, Overlay};
-use crate::model::{PartBody, Prompt, PromptRequest, QuestionRequest};
+use crate::model::{PartBody, Prompt, PromptRequest};
 use crate::source::live::reply::{Reply, ReplyOutcome};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,52 +33,6 @@ pub const PERM_CHOICES: [(&str, &str); 4] = [
     ("n", "reject"),
     ("m", "reject with a message"),
 ];
-
-/// A question being answered: picks and typed text per question, kept
-/// apart so nothing typed for one leaks into another.
-#[derive(Debug, Clone, Default)]
-pub struct Draft {
-    /// The question shown; `questions.len()` is the review step.
-    pub tab: usize,
-    /// The highlighted option; `options.len()` is "type your own answer".
-    pub cursor: usize,
-    pub picked: Vec<BTreeSet<usize>>,
-    pub typed: Vec<String>,
-}
-
-impl Draft {
-    fn new(q: &QuestionRequest) -> Draft {
-        Draft {
-            tab: 0,
-            cursor: 0,
-            picked: vec![BTreeSet::new(); q.questions.len()],
-            typed: vec![String::new(); q.questions.len()],
-        }
-    }
-
-    /// The answers as the server wants them: labels picked, then typed text.
-    pub fn answers(&self, q: &QuestionRequest) -> Vec<Vec<String>> {
-        q.questions
-            .iter()
-            .enumerate()
-            .map(|(i, question)| {
-                let mut a: Vec<String> = self.picked[i]
-                    .iter()
-                    .filter_map(|&o| question.options.get(o).map(|o| o.label.clone()))
-                    .collect();
-                let typed = self.typed[i].trim();
-                if !typed.is_empty() {
-                    a.push(typed.to_string());
-                }
-                a
-            })
-            .collect()
-    }
-
-    pub fn is_answered(&self, i: usize) -> bool {
-        !self.picked[i].is_empty() || !self.typed[i].trim().is_empty()
-    }
-}
 
 #[derive(Default)]
 pub struct PromptUi {
@@ -223,7 +177,7 @@ impl App {
         self.refresh_prompts();
     }
 
-    fn send_reply(&mut self, reply: Reply) {
+    pub(super) fn send_reply(&mut self, reply: Reply) {
         let id = reply.request_id().to_string();
         let Some(tx) = &self.replies else {
             self.prompts.error = Some(
@@ -280,12 +234,12 @@ impl App {
             self.prompts.dropped_while_arming = true;
             return true;
         }
-        // Typing: the editor gets everything but its own exits (fixed
-        // keys: the editor is text input).
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // Typing: every key is text but the box's own two, enter (send
+        // the rejection, or done with the own answer) and esc (back,
+        // nothing changed); none reaches the bar's keys or a pane.
         if let Some(editor) = &mut self.prompts.editor {
             match (key.code, &request) {
-                (KeyCode::Esc, _) => self.close_editor(&request, true),
+                (KeyCode::Esc, _) => self.close_editor(&request, false),
                 (KeyCode::Enter, PromptRequest::Permission(p)) => {
                     let message = editor.lines().join("\n");
                     let id = p.id.clone();
@@ -295,9 +249,7 @@ impl App {
                         message: Some(message),
                     });
                 }
-                (KeyCode::Char('s'), PromptRequest::Question(_)) if ctrl => {
-                    self.close_editor(&request, true)
-                }
+                (KeyCode::Enter, PromptRequest::Question(_)) => self.close_editor(&request, true),
                 _ => {
                     editor.input(key);
                 }
@@ -333,7 +285,15 @@ impl App {
                 Some(Action::ListPageDown) => *scroll = scroll.saturating_add(20),
                 Some(Action::ListPageUp) => *scroll = scroll.saturating_sub(20),
                 Some(Action::ListClose) => self.overlay = None,
-                _ => return self.answer_key(action, key, &request),
+                _ => {
+                    let used = self.answer_key(action, key, &request);
+                    // What the answer asks next (a text to type, "always"
+                    // to confirm) is in the bar: the view makes way.
+                    if self.prompts.editor.is_some() || self.prompts.step != PermStep::Choose {
+                        self.overlay = None;
+                    }
+                    return used;
+                }
             }
             return true;
         }
@@ -433,97 +393,8 @@ impl App {
         true
     }
 
-    fn question_key(&mut self, action: Option<Action>, key: KeyEvent, q: &QuestionRequest) -> bool {
-        let draft = self
-            .prompts
-            .drafts
-            .entry(q.id.clone())
-            .or_insert_with(|| Draft::new(q));
-        let review = q.questions.len();
-        let tab = draft.tab.min(review);
-        if tab == review {
-            match action {
-                Some(Action::PromptEnter | Action::QuestionReview) => {
-                    let answers = draft.answers(q);
-                    self.send_reply(Reply::Answer {
-                        request_id: q.id.clone(),
-                        answers,
-                    });
-                }
-                Some(Action::ChoiceLeft) => draft.tab = review.saturating_sub(1),
-                Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
-                    request_id: q.id.clone(),
-                }),
-                Some(Action::PromptLater) => self.release_prompt_focus(),
-                _ => {}
-            }
-            return true;
-        }
-        let question = &q.questions[tab];
-        let custom_allowed = question.custom != Some(false);
-        let last = question.options.len() + usize::from(custom_allowed);
-        // Digits pick an option by its number: fixed, like the numbers shown.
-        if let KeyCode::Char(c @ '1'..='9') = key.code
-            && !key.modifiers.contains(KeyModifiers::CONTROL)
-        {
-            let o = (c as u8 - b'1') as usize;
-            if o < question.options.len() {
-                draft.cursor = o;
-                pick(draft, tab, o, question.multiple);
-                if !question.multiple {
-                    draft.tab = (tab + 1).min(review);
-                    draft.cursor = 0;
-                }
-            }
-            return true;
-        }
-        match action {
-            Some(Action::ChoiceRight) => {
-                draft.tab = (tab + 1).min(review);
-                draft.cursor = 0;
-            }
-            Some(Action::ChoiceLeft) => {
-                draft.tab = tab.saturating_sub(1);
-                draft.cursor = 0;
-            }
-            Some(Action::OptionDown) => {
-                draft.cursor = (draft.cursor + 1).min(last.saturating_sub(1))
-            }
-            Some(Action::OptionUp) => draft.cursor = draft.cursor.saturating_sub(1),
-            // Enter on a multiple-choice question confirms the picks and moves on.
-            Some(Action::PromptEnter)
-                if question.multiple && draft.cursor < question.options.len() =>
-            {
-                draft.tab = (tab + 1).min(review);
-                draft.cursor = 0;
-            }
-            Some(Action::OptionToggle | Action::PromptEnter) => {
-                if draft.cursor == question.options.len() && custom_allowed {
-                    let mut editor =
-                        TextArea::new(draft.typed[tab].lines().map(str::to_string).collect());
-                    editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
-                    editor.move_cursor(ratatui_textarea::CursorMove::End);
-                    self.open_editor(&q.id, "your own answer", editor);
-                } else if draft.cursor < question.options.len() {
-                    pick(draft, tab, draft.cursor, question.multiple);
-                    if !question.multiple {
-                        draft.tab = (tab + 1).min(review);
-                        draft.cursor = 0;
-                    }
-                }
-            }
-            Some(Action::QuestionReview) => draft.tab = review,
-            Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
-                request_id: q.id.clone(),
-            }),
-            Some(Action::PromptLater) => self.release_prompt_focus(),
-            _ => return false,
-        }
-        true
-    }
-
     /// Open the text box for a prompt, remembering which.
-    fn open_editor(&mut self, request_id: &str, what: &str, editor: TextArea<'static>) {
+    pub(super) fn open_editor(&mut self, request_id: &str, what: &str, editor: TextArea<'static>) {
         let subject = self
             .store
             .prompt(request_id)
@@ -536,7 +407,8 @@ impl App {
         self.prompts.editor = Some(editor);
     }
 
-    /// Leave the editor; for a question, keep what was typed for its own question.
+    /// Leave the text box; for a question, `keep` what was typed as the
+    /// own answer to the question it was opened on.
     fn close_editor(&mut self, request: &PromptRequest, keep: bool) {
         let Some(editor) = self.prompts.editor.take() else {
             return;
@@ -546,7 +418,7 @@ impl App {
             PromptRequest::Question(q) if keep => {
                 if let Some(d) = self.prompts.drafts.get_mut(&q.id) {
                     let tab = d.tab.min(d.typed.len().saturating_sub(1));
-                    d.typed[tab] = editor.lines().join("\n");
+                    d.typed_done(q, tab, editor.lines().join("\n"));
                 }
             }
             PromptRequest::Permission(_) => self.prompts.step = PermStep::Choose,
@@ -555,21 +427,9 @@ impl App {
     }
 
     /// Esc at the top of the bar: back to the panes, the prompt stays.
-    fn release_prompt_focus(&mut self) {
+    pub(super) fn release_prompt_focus(&mut self) {
         self.focus = self.prompts.prior_focus.unwrap_or(Focus::Sessions);
         // Still set: the bar does not grab focus again until the queue empties.
         self.prompts.prior_focus = Some(self.focus);
-    }
-}
-
-fn pick(draft: &mut Draft, tab: usize, option: usize, multiple: bool) {
-    let set = &mut draft.picked[tab];
-    if multiple {
-        if !set.remove(&option) {
-            set.insert(option);
-        }
-    } else {
-        set.clear();
-        set.insert(option);
     }
 }

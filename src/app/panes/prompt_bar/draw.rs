@@ -4,29 +4,20 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-use serde_json::Value;
 
-use crate::app::keymap::Action;
-use crate::app::panes::prompt_bar::answers::{Draft, PERM_CHOICES, PermStep};
+use crate::app::panes::prompt_bar::draw_permission;
+use crate::app::panes::prompt_bar::draw_question::question;
 use crate::app::{App, Focus};
-use crate::model::entity::prompt::{describe, meta, subject};
+use crate::model::PromptRequest;
+use crate::model::entity::prompt::describe;
 use crate::model::wire::sanitize;
-use crate::model::{PermissionRequest, Prompt, PromptRequest, QuestionRequest};
-use crate::render::diff_lines::{DiffLayout, diff_lines};
 use crate::render::theme::Role;
-use crate::render::tools::lang_of;
 use crate::render::wrap;
 
-/// A permission's diff starts this far in, and shows at most this many
-/// lines in the bar (`v` shows all).
-const DIFF_INDENT: &str = "   ";
-const DIFF_ROWS: usize = 8;
-
 /// "parent › child" for a subagent's session.
-fn session_chain(app: &App, id: &str) -> String {
+pub(super) fn session_chain(app: &App, id: &str) -> String {
     let mut names = Vec::new();
     let mut cur = Some(id.to_string());
     for _ in 0..8 {
@@ -63,16 +54,13 @@ pub fn height(app: &App, screen: Rect) -> u16 {
     let want = match (&prompt.request, focused) {
         (_, false) => 3,
         (PromptRequest::Permission(p), true) => {
-            // Border, heading, subject, choices, keys, status; a diff (cut
-            // at 8 lines, and a line saying so) as laid out at this width;
+            // Border, heading, choices, keys, status; the subject and a diff
+            // as laid out at this width (each cut, and a line saying so);
             // the editor.
-            let diff = meta(p, "diff").map_or(0, |d| {
-                let width = (screen.width as usize).saturating_sub(DIFF_INDENT.len());
-                let rows = DiffLayout::new(d, "", width).len();
-                rows.min(DIFF_ROWS) + usize::from(rows > DIFF_ROWS)
-            });
+            let (subject, diff) = draw_permission::preview_size(p, screen.width as usize);
+            let preview = draw_permission::PreviewCut::new(subject, diff, None).rows();
             let editor = if app.prompts.editor.is_some() { 3 } else { 0 };
-            6 + diff as u16 + editor
+            5 + preview as u16 + editor
         }
         (PromptRequest::Question(q), true) => {
             let tab = app.prompts.drafts.get(&q.id).map_or(0, |d| d.tab);
@@ -132,10 +120,6 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         frame.render_widget(Paragraph::new(lines), inner);
         return;
     }
-    match &prompt.request {
-        PromptRequest::Permission(p) => permission(app, p, width, &mut lines),
-        PromptRequest::Question(q) => question(app, q, width, &mut lines),
-    }
     let status = if app.prompts.sending.contains(prompt.request.id()) {
         Some(("sending…".to_string(), Role::Running))
     } else if app.replies.is_some() && app.prompts.arming_shown {
@@ -159,17 +143,25 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     } else {
         None
     };
+    let editor_rows = if app.prompts.editor.is_some() { 3 } else { 0 };
+    let text_area = Rect {
+        height: inner.height.saturating_sub(editor_rows),
+        ..inner
+    };
+    // What the prompt is about shrinks to the rows left; its answer keys
+    // always keep theirs.
+    let rows =
+        (text_area.height as usize).saturating_sub(lines.len() + usize::from(status.is_some()));
+    lines.extend(match &prompt.request {
+        PromptRequest::Permission(p) => draw_permission::permission(app, p, width, rows),
+        PromptRequest::Question(q) => question(app, q, width, rows),
+    });
     if let Some((text, role)) = status {
         lines.push(Line::styled(
             wrap::truncate(&format!("   {}", sanitize::line(&text)), width),
             theme.style(role),
         ));
     }
-    let editor_rows = if app.prompts.editor.is_some() { 3 } else { 0 };
-    let text_area = Rect {
-        height: inner.height.saturating_sub(editor_rows),
-        ..inner
-    };
     frame.render_widget(Paragraph::new(lines), text_area);
     if let Some(editor) = &app.prompts.editor {
         let r = Rect {
@@ -182,123 +174,26 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
 }
 
-fn permission(app: &App, p: &PermissionRequest, width: usize, lines: &mut Vec<Line<'static>>) {
+/// The keys of the text box (fixed: the box is text input, every other
+/// key is typed): "enter send · esc cancel".
+pub(super) fn typing_keys(app: &App, enter_does: &str, width: usize) -> Line<'static> {
     let theme = &app.theme;
-    let text = theme.style(Role::Text);
+    let accent = theme.style(Role::Accent);
     let muted = theme.style(Role::Muted);
-    let what = subject(p);
-    let lead = if p.permission == "bash" { "$ " } else { "" };
-    for l in sanitize::block(&what).lines().take(3) {
-        lines.push(Line::styled(
-            wrap::truncate(&format!("   {lead}{l}"), width),
-            text,
-        ));
+    let text = format!("   enter {enter_does} · esc cancel");
+    if text.chars().count() > width {
+        return Line::styled(wrap::truncate(&text, width), muted);
     }
-    if let Some(diff) = meta(p, "diff")
-        && let Some(session) = app
-            .selected_session()
-            .or_else(|| app.store.session(&p.session_id))
-    {
-        let ctx = app.render_ctx(session, width as u16);
-        let layout = DiffLayout::new(
-            diff,
-            lang_of(&what),
-            width.saturating_sub(DIFF_INDENT.len()),
-        );
-        let total = layout.len();
-        for mut l in layout.lines(&ctx, 0..DIFF_ROWS) {
-            l.spans.insert(0, Span::raw(DIFF_INDENT));
-            lines.push(l);
-        }
-        if total > DIFF_ROWS {
-            lines.push(Line::styled(
-                format!(
-                    "{DIFF_INDENT}… {} more lines (v shows all)",
-                    total - DIFF_ROWS
-                ),
-                muted,
-            ));
-        }
-    }
-    match app.prompts.step {
-        PermStep::ConfirmAlways => {
-            let remembered = if p.always.is_empty() {
-                p.patterns.join(", ")
-            } else {
-                p.always.join(", ")
-            };
-            lines.push(Line::styled(
-                wrap::truncate(
-                    &format!(
-                        "   Always allow? The server will remember: {}",
-                        sanitize::line(&remembered)
-                    ),
-                    width,
-                ),
-                theme.style(Role::Warning),
-            ));
-            let k = |a| app.keymap.describe(a);
-            lines.push(keys_line(
-                app,
-                &[
-                    (&k(Action::Confirm), "confirm"),
-                    (&k(Action::Cancel), "back"),
-                ],
-                width,
-            ));
-        }
-        PermStep::RejectMessage => {
-            lines.push(keys_line(
-                app,
-                &[("enter", "reject with this message"), ("esc", "back")],
-                width,
-            ));
-        }
-        PermStep::Choose => {
-            let mut spans = vec![Span::raw("   ")];
-            let choice_keys = [
-                Action::AllowOnce,
-                Action::AllowAlways,
-                Action::Reject,
-                Action::RejectMessage,
-            ]
-            .map(|a| app.keymap.hint(a).unwrap_or_default());
-            for (i, ((_, label), k)) in PERM_CHOICES.iter().zip(&choice_keys).enumerate() {
-                let style = if app.prompts.chose && i == app.prompts.choice {
-                    theme.style(Role::SelectionFocus)
-                } else {
-                    text
-                };
-                spans.push(Span::styled(format!("[{k}]"), theme.style(Role::Accent)));
-                spans.push(Span::styled(format!(" {label}"), style));
-                spans.push(Span::raw("  "));
-            }
-            lines.push(Line::from(spans));
-            let k = |a| app.keymap.hint(a).unwrap_or_default();
-            let choose = format!(
-                "{}/{} then {}",
-                k(Action::ChoiceLeft),
-                k(Action::ChoiceRight),
-                k(Action::PromptEnter)
-            );
-            let view = format!("{}/{}", k(Action::PromptEnter), k(Action::PromptView));
-            let next = format!("{}/{}", k(Action::PromptNext), k(Action::PromptPrev));
-            lines.push(keys_line(
-                app,
-                &[
-                    (&choose, "choose"),
-                    (&view, "view"),
-                    (&next, "next/prev"),
-                    (&k(Action::PromptSession), "go to session"),
-                    (&k(Action::PromptLater), "later"),
-                ],
-                width,
-            ));
-        }
-    }
+    Line::from(vec![
+        Span::raw("   "),
+        Span::styled("enter", accent),
+        Span::styled(format!(" {enter_does} · "), muted),
+        Span::styled("esc", accent),
+        Span::styled(" cancel", muted),
+    ])
 }
 
-fn keys_line(app: &App, keys: &[(&str, &str)], width: usize) -> Line<'static> {
+pub(super) fn keys_line(app: &App, keys: &[(&str, &str)], width: usize) -> Line<'static> {
     let theme = &app.theme;
     let mut spans = vec![Span::raw("   ")];
     let mut used = 3;
@@ -315,261 +210,4 @@ fn keys_line(app: &App, keys: &[(&str, &str)], width: usize) -> Line<'static> {
         used += w;
     }
     Line::from(spans)
-}
-
-fn question(app: &App, q: &QuestionRequest, width: usize, lines: &mut Vec<Line<'static>>) {
-    let theme = &app.theme;
-    let fresh;
-    let draft: &Draft = match app.prompts.drafts.get(&q.id) {
-        Some(d) => d,
-        None => {
-            fresh = Draft {
-                tab: 0,
-                cursor: 0,
-                picked: vec![Default::default(); q.questions.len()],
-                typed: vec![String::new(); q.questions.len()],
-            };
-            &fresh
-        }
-    };
-    let review = q.questions.len();
-    let tab = draft.tab.min(review);
-    // Tabs: one per question (its header), then the review.
-    let mut spans = vec![Span::raw("   ")];
-    for (i, qq) in q.questions.iter().enumerate() {
-        let mark = if draft.is_answered(i) { "✓ " } else { "" };
-        let label = if qq.header.is_empty() {
-            format!("Q{}", i + 1)
-        } else {
-            sanitize::line(&qq.header).into_owned()
-        };
-        let style = if i == tab {
-            theme.style(Role::SelectionFocus)
-        } else {
-            theme.style(Role::Muted)
-        };
-        spans.push(Span::styled(format!(" {mark}{label} "), style));
-        spans.push(Span::raw(" "));
-    }
-    let style = if tab == review {
-        theme.style(Role::SelectionFocus)
-    } else {
-        theme.style(Role::Muted)
-    };
-    spans.push(Span::styled(" Review ", style));
-    lines.push(Line::from(spans));
-    if tab == review {
-        for (i, qq) in q.questions.iter().enumerate() {
-            let answer = draft.answers(q).get(i).cloned().unwrap_or_default();
-            let (text, role) = if answer.is_empty() {
-                ("(unanswered)".to_string(), Role::Warning)
-            } else {
-                (answer.join(", "), Role::Success)
-            };
-            let line = format!(
-                "   {}: {}",
-                sanitize::line(&qq.question),
-                sanitize::line(&text)
-            );
-            lines.push(Line::styled(
-                wrap::truncate(&line, width),
-                theme.style(role),
-            ));
-        }
-        let k = |a| app.keymap.hint(a).unwrap_or_default();
-        let submit = format!("{}/{}", k(Action::PromptEnter), k(Action::QuestionReview));
-        lines.push(keys_line(
-            app,
-            &[
-                (&submit, "submit"),
-                (&k(Action::ChoiceLeft), "back"),
-                (&k(Action::QuestionDismiss), "dismiss"),
-                (&k(Action::PromptLater), "later"),
-            ],
-            width,
-        ));
-        return;
-    }
-    let qq = &q.questions[tab];
-    let multi = if qq.multiple {
-        "  (several answers)"
-    } else {
-        ""
-    };
-    lines.push(Line::styled(
-        wrap::truncate(
-            &format!("   {}{multi}", sanitize::line(&qq.question)),
-            width,
-        ),
-        theme.style(Role::Text),
-    ));
-    for (o, opt) in qq.options.iter().enumerate() {
-        let picked = draft.picked[tab].contains(&o);
-        let mark = match (qq.multiple, picked) {
-            (true, true) => "[x]",
-            (true, false) => "[ ]",
-            (false, true) => "(•)",
-            (false, false) => "( )",
-        };
-        let cursor = if draft.cursor == o { "›" } else { " " };
-        let desc = if opt.description.is_empty() {
-            String::new()
-        } else {
-            format!(" — {}", opt.description)
-        };
-        let line = format!(
-            " {cursor} {} {mark} {}{}",
-            o + 1,
-            sanitize::line(&opt.label),
-            sanitize::line(&desc)
-        );
-        let style = if draft.cursor == o {
-            theme.style(Role::Accent)
-        } else {
-            Style::default()
-        };
-        lines.push(Line::styled(wrap::truncate(&line, width), style));
-    }
-    if qq.custom != Some(false) {
-        let cursor = if draft.cursor == qq.options.len() {
-            "›"
-        } else {
-            " "
-        };
-        let typed = draft.typed[tab].trim();
-        let text = if typed.is_empty() {
-            "type your own answer".to_string()
-        } else {
-            format!("your answer: {}", sanitize::line(typed))
-        };
-        let style = if draft.cursor == qq.options.len() {
-            theme.style(Role::Accent)
-        } else {
-            theme.style(Role::Muted)
-        };
-        lines.push(Line::styled(
-            wrap::truncate(&format!(" {cursor}   ✎ {text}"), width),
-            style,
-        ));
-    }
-    let k = |a| app.keymap.hint(a).unwrap_or_default();
-    let owned: Vec<(String, &str)> = if app.prompts.editor.is_some() {
-        vec![("esc/ctrl-s".into(), "done typing")]
-    } else {
-        vec![
-            ("1-9".into(), "pick"),
-            (k(Action::OptionToggle), "toggle"),
-            (
-                format!("{}/{}", k(Action::OptionUp), k(Action::OptionDown)),
-                "move",
-            ),
-            (
-                format!("{}/{}", k(Action::ChoiceLeft), k(Action::ChoiceRight)),
-                "question",
-            ),
-            (k(Action::QuestionReview), "review"),
-            (k(Action::QuestionDismiss), "dismiss"),
-        ]
-    };
-    let keys: Vec<(&str, &str)> = owned.iter().map(|(k, l)| (k.as_str(), *l)).collect();
-    lines.push(keys_line(app, &keys, width));
-}
-
-/// The whole prompt, full screen: every line of a long command or diff.
-pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
-    let theme = &app.theme;
-    let Some((_, _, prompt)) = app.current_prompt() else {
-        return;
-    };
-    frame.render_widget(Clear, screen);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.style(Role::Warning))
-        .title(Line::styled(
-            {
-                let k = |a| app.keymap.hint(a).unwrap_or_default();
-                format!(
-                    " Prompt ({}/{} scroll, {} or {} close; answer keys work here) ",
-                    k(Action::ListDown),
-                    k(Action::ListUp),
-                    k(Action::PromptView),
-                    k(Action::ListClose)
-                )
-            },
-            theme.style(Role::Title),
-        ));
-    let inner = block.inner(screen);
-    frame.render_widget(block, screen);
-    let lines = view_lines(app, prompt, inner.width as usize);
-    frame.render_widget(
-        Paragraph::new(lines).scroll((app.prompts.view_scroll, 0)),
-        inner,
-    );
-}
-
-fn view_lines(app: &App, prompt: &Prompt, width: usize) -> Vec<Line<'static>> {
-    let theme = &app.theme;
-    let mut out = Vec::new();
-    let (kind, _) = describe(&prompt.request);
-    out.push(Line::styled(
-        format!(
-            "{kind} — {}",
-            sanitize::line(&session_chain(app, prompt.request.session_id()))
-        ),
-        theme.style(Role::Warning),
-    ));
-    match &prompt.request {
-        PromptRequest::Permission(p) => {
-            for l in sanitize::block(&subject(p)).lines() {
-                out.extend(wrap::wrap_text(l, theme.style(Role::Text), width, "  "));
-            }
-            if !p.patterns.is_empty() {
-                out.push(Line::styled(
-                    format!("patterns: {}", sanitize::line(&p.patterns.join(", "))),
-                    theme.style(Role::Muted),
-                ));
-            }
-            if let Some(diff) = meta(p, "diff")
-                && let Some(session) = app
-                    .store
-                    .session(&p.session_id)
-                    .or_else(|| app.selected_session())
-            {
-                let ctx = app.render_ctx(session, width as u16);
-                out.extend(diff_lines(diff, lang_of(&subject(p)), &ctx, width));
-            } else if let Value::Object(map) = &p.metadata {
-                for (k, v) in map {
-                    let v = v
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| v.to_string());
-                    out.extend(wrap::wrap_text(
-                        &sanitize::block(&format!("{k}: {v}")),
-                        theme.style(Role::Muted),
-                        width,
-                        "  ",
-                    ));
-                }
-            }
-        }
-        PromptRequest::Question(q) => {
-            for qq in &q.questions {
-                out.extend(wrap::wrap_text(
-                    &sanitize::block(&format!("{}: {}", qq.header, qq.question)),
-                    theme.style(Role::Text),
-                    width,
-                    "  ",
-                ));
-                for o in &qq.options {
-                    out.extend(wrap::wrap_text(
-                        &sanitize::block(&format!("  • {} — {}", o.label, o.description)),
-                        theme.style(Role::Muted),
-                        width,
-                        "    ",
-                    ));
-                }
-            }
-        }
-    }
-    out
 }

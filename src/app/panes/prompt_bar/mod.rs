@@ -3,5 +3,9 @@
 
 pub mod answers;
 pub mod draw;
+pub mod draw_permission;
+pub mod draw_question;
 pub mod focus;
+pub mod questions;
+pub mod view;
 pub mod wait;

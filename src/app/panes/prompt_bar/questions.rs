@@ -1,0 +1,208 @@
+//! Questions: what has been picked and typed for each, the answers as the
+//! server takes them, and the keys that answer.
+
+use std::collections::BTreeSet;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
+
+use crate::app::App;
+use crate::app::keymap::Action;
+use crate::model::QuestionRequest;
+use crate::source::live::reply::Reply;
+
+/// A question being answered: picks and typed text per question, kept
+/// apart so nothing typed for one leaks into another.
+#[derive(Debug, Clone, Default)]
+pub struct Draft {
+    /// The question shown; `questions.len()` is the review step.
+    pub tab: usize,
+    /// The highlighted option; `options.len()` is "type your own answer".
+    pub cursor: usize,
+    pub picked: Vec<BTreeSet<usize>>,
+    pub typed: Vec<String>,
+}
+
+impl Draft {
+    pub fn new(q: &QuestionRequest) -> Draft {
+        Draft {
+            tab: 0,
+            cursor: 0,
+            picked: vec![BTreeSet::new(); q.questions.len()],
+            typed: vec![String::new(); q.questions.len()],
+        }
+    }
+
+    /// The answers as the server wants them, one list per question. A
+    /// single-choice question gets exactly one: the typed text replaces
+    /// the picked option. A multiple-choice one gets the labels picked,
+    /// then the typed text.
+    pub fn answers(&self, q: &QuestionRequest) -> Vec<Vec<String>> {
+        q.questions
+            .iter()
+            .enumerate()
+            .map(|(i, question)| {
+                let typed = self.typed[i].trim();
+                if !question.multiple && !typed.is_empty() {
+                    return vec![typed.to_string()];
+                }
+                let mut a: Vec<String> = self.picked[i]
+                    .iter()
+                    .filter_map(|&o| question.options.get(o).map(|o| o.label.clone()))
+                    .collect();
+                if !typed.is_empty() {
+                    a.push(typed.to_string());
+                }
+                a
+            })
+            .collect()
+    }
+
+    /// The own answer typed for the question on `tab` is done: on a
+    /// single-choice question it is the answer (no option stays picked)
+    /// and the next question comes, as after picking an option.
+    pub fn typed_done(&mut self, q: &QuestionRequest, tab: usize, text: String) {
+        let Some(question) = q.questions.get(tab) else {
+            return;
+        };
+        let answered = !text.trim().is_empty();
+        self.typed[tab] = text;
+        if answered && !question.multiple {
+            self.picked[tab].clear();
+            self.tab = (tab + 1).min(q.questions.len());
+            self.cursor = 0;
+        }
+    }
+
+    pub fn is_answered(&self, i: usize) -> bool {
+        !self.picked[i].is_empty() || !self.typed[i].trim().is_empty()
+    }
+}
+
+impl App {
+    pub(super) fn question_key(
+        &mut self,
+        action: Option<Action>,
+        key: KeyEvent,
+        q: &QuestionRequest,
+    ) -> bool {
+        let draft = self
+            .prompts
+            .drafts
+            .entry(q.id.clone())
+            .or_insert_with(|| Draft::new(q));
+        let review = q.questions.len();
+        let tab = draft.tab.min(review);
+        if tab == review {
+            match action {
+                Some(Action::PromptEnter | Action::QuestionReview) => {
+                    let answers = draft.answers(q);
+                    self.send_reply(Reply::Answer {
+                        request_id: q.id.clone(),
+                        answers,
+                    });
+                }
+                Some(Action::ChoiceLeft) => draft.tab = review.saturating_sub(1),
+                Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
+                    request_id: q.id.clone(),
+                }),
+                Some(Action::PromptLater) => self.release_prompt_focus(),
+                _ => {}
+            }
+            return true;
+        }
+        let question = &q.questions[tab];
+        let custom_allowed = question.custom != Some(false);
+        let last = question.options.len() + usize::from(custom_allowed);
+        // Digits pick an option by its number, the own answer's included:
+        // fixed, like the numbers shown.
+        if let KeyCode::Char(c @ '1'..='9') = key.code
+            && !key.modifiers.contains(KeyModifiers::CONTROL)
+        {
+            let o = (c as u8 - b'1') as usize;
+            if o < question.options.len() {
+                draft.cursor = o;
+                pick(draft, tab, o, question.multiple);
+                if !question.multiple {
+                    draft.tab = (tab + 1).min(review);
+                    draft.cursor = 0;
+                }
+            } else if o == question.options.len() && custom_allowed {
+                draft.cursor = o;
+                self.open_own_answer(q, tab);
+            }
+            return true;
+        }
+        match action {
+            Some(Action::ChoiceRight) => {
+                draft.tab = (tab + 1).min(review);
+                draft.cursor = 0;
+            }
+            Some(Action::ChoiceLeft) => {
+                draft.tab = tab.saturating_sub(1);
+                draft.cursor = 0;
+            }
+            Some(Action::OptionDown) => {
+                draft.cursor = (draft.cursor + 1).min(last.saturating_sub(1))
+            }
+            Some(Action::OptionUp) => draft.cursor = draft.cursor.saturating_sub(1),
+            // Enter on a multiple-choice question confirms the picks and moves on.
+            Some(Action::PromptEnter)
+                if question.multiple && draft.cursor < question.options.len() =>
+            {
+                draft.tab = (tab + 1).min(review);
+                draft.cursor = 0;
+            }
+            Some(Action::OptionToggle | Action::PromptEnter) => {
+                if draft.cursor == question.options.len() && custom_allowed {
+                    self.open_own_answer(q, tab);
+                } else if draft.cursor < question.options.len() {
+                    pick(draft, tab, draft.cursor, question.multiple);
+                    if !question.multiple {
+                        draft.tab = (tab + 1).min(review);
+                        draft.cursor = 0;
+                    }
+                }
+            }
+            Some(Action::QuestionReview) => draft.tab = review,
+            Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
+                request_id: q.id.clone(),
+            }),
+            Some(Action::PromptLater) => self.release_prompt_focus(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The text box for the own answer to the question on `tab`, holding
+    /// what was typed for it before. Every key is text until enter or esc
+    /// (`prompt_key` routes them).
+    fn open_own_answer(&mut self, q: &QuestionRequest, tab: usize) {
+        let typed = self
+            .prompts
+            .drafts
+            .get(&q.id)
+            .and_then(|d| d.typed.get(tab))
+            .cloned()
+            .unwrap_or_default();
+        let mut editor = TextArea::new(typed.lines().map(str::to_string).collect());
+        editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        editor.move_cursor(ratatui_textarea::CursorMove::End);
+        self.open_editor(&q.id, "your own answer", editor);
+    }
+}
+
+/// Pick an option; on a single-choice question it replaces the one picked
+/// before and any typed answer.
+fn pick(draft: &mut Draft, tab: usize, option: usize, multiple: bool) {
+    let set = &mut draft.picked[tab];
+    if multiple {
+        if !set.remove(&option) {
+            set.insert(option);
+        }
+    } else {
+        set.clear();
+        set.insert(option);
+        draft.typed[tab].clear();
+    }
+}
