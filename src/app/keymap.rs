@@ -76,7 +76,7 @@ macro_rules! actions {
 actions! {
     Quit => "quit", Global, "quit", ["q", "ctrl-c"];
     Suspend => "suspend", Global, "suspend to the shell; fg resumes", ["ctrl-z"];
-    Help => "help", Global, "show or hide this help", ["?"];
+    Help => "help", Global, "show or hide this help", ["?", "f1"];
     FocusNext => "focus_next", Global, "switch focus between the list and the turns", ["tab", "backtab"];
     Filter => "filter", Global, "find sessions by title or content, with hit counts", ["/"];
     ToggleList => "session_list", Global, "show or hide the session list (a one-line bar when hidden or narrow)", ["s"];

@@ -7,7 +7,7 @@
 use crossterm::event::KeyEvent;
 use tokio::time::Instant;
 
-use crate::app::keymap::{Context, Key};
+use crate::app::keymap::{Action, Context, Key};
 use crate::app::{App, Focus, Overlay};
 
 /// What takes the keys now, topmost first.
@@ -100,8 +100,10 @@ impl App {
     /// A key typed no earlier than `typed_at` (a key that waited while a
     /// frame was drawn may be as old as that frame).
     pub fn on_key_typed_at(&mut self, key: KeyEvent, typed_at: Instant) {
-        // What a verb said stays until the next key.
+        // What a verb said stays until the next key; so does a notice that
+        // asked for one.
         self.verbs.feedback = None;
+        self.unpin_notice();
         let handed_down = match self.top_layer() {
             Layer::ConfirmAbort => {
                 self.confirm_abort_key(key);
@@ -151,8 +153,13 @@ impl App {
         let Some(k) = Key::from_event(&key) else {
             return;
         };
-        if let Some(action) = self.keymap.action(self.context(), k) {
-            self.act(action);
+        match self.keymap.action(self.context(), k) {
+            Some(action) => self.act(action),
+            None => {
+                // Said once, in passing: the notice leaves by itself.
+                let help = self.keymap.hint(Action::Help).unwrap_or_default();
+                self.notice = Some(format!("{k} does nothing here ({help} for help)"));
+            }
         }
     }
 }

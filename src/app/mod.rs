@@ -14,6 +14,7 @@ pub mod keymap;
 pub mod launch;
 pub mod layers;
 pub mod look;
+pub mod notice;
 pub mod overlays;
 pub mod paging;
 pub mod panes;
@@ -125,8 +126,10 @@ pub struct App {
     pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
     pub prompts: crate::app::panes::prompt_bar::answers::PromptUi,
     pub attention: attention::Attention,
-    /// The last problem a source reported without failing.
+    /// The last problem a source reported without failing, or what a key
+    /// did in passing; it leaves after a while (`notice.rs`).
     pub notice: Option<String>,
+    pub notice_clock: notice::NoticeClock,
     /// The selected session's modified files, and the revision they are of.
     pub files: (String, u64, Vec<(String, u64, u64)>),
     /// The diff view's own state: the chosen file and its scroll.
@@ -176,6 +179,7 @@ impl App {
             config,
             keymap,
             notice: fallback.or_else(|| look::warning_notice(&theme)),
+            notice_clock: Default::default(),
             theme,
             look,
             theme_picker: None,

@@ -148,6 +148,7 @@ where
         let deadline = gate.deadline();
         let tick = app.animating().then(|| now + ANIMATION_TICK);
         let play_due = app.player_due();
+        let notice_due = app.notice_expiry(now);
         tokio::select! {
             biased;
             _ = &mut shutdown => return Ok(Exit::Shutdown),
@@ -205,6 +206,11 @@ where
             Some(d) = done.recv() => {
                 app.on_done(d);
                 gate.request_now(Instant::now());
+            }
+            _ = sleep_until_opt(notice_due), if notice_due.is_some() => {
+                if app.expire_notice(Instant::now()) {
+                    gate.request(Instant::now());
+                }
             }
             _ = &mut highlight_ready => {}
             _ = sleep_until_opt(deadline), if deadline.is_some() => {}

@@ -33,8 +33,8 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     };
     let key_w = widest(|r| wrap::width(&r.0)).min(22);
     let name_w = widest(|r| wrap::width(r.2));
-    // On a narrow screen the descriptions give way: the keys and the names
-    // (what the config rebinds) stay whole.
+    // On a narrow screen the descriptions wrap: the keys and the names
+    // (what the config rebinds) stay whole on the first line.
     let help_room = (screen.width as usize).saturating_sub(key_w + name_w + 7);
     let help_w = widest(|r| wrap::width(r.1)).min(help_room.max(12));
     let mut lines = Vec::new();
@@ -46,19 +46,22 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         for (keys, help, name) in rows {
             let keys = wrap::truncate(keys, key_w);
             let pad = key_w.saturating_sub(wrap::width(&keys));
-            let help = wrap::truncate(help, help_w);
-            let help_pad = help_w.saturating_sub(wrap::width(&help));
-            lines.push(Line::from(vec![
-                Span::styled(
-                    format!("  {keys}{} ", " ".repeat(pad)),
-                    theme.style(Role::Accent),
-                ),
-                Span::styled(
-                    format!("{help}{}  ", " ".repeat(help_pad)),
-                    theme.style(Role::Text),
-                ),
-                Span::styled(*name, theme.style(Role::Muted)),
-            ]));
+            let text = theme.style(Role::Text);
+            let wrapped = wrap::wrap_text(help, text, help_w, "");
+            for (i, help_line) in wrapped.into_iter().enumerate() {
+                let help: String = help_line.spans.iter().map(|s| s.content.as_ref()).collect();
+                let help_pad = help_w.saturating_sub(wrap::width(&help));
+                let (keys, name) = if i == 0 {
+                    (format!("  {keys}{} ", " ".repeat(pad)), *name)
+                } else {
+                    (" ".repeat(key_w + 3), "")
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(keys, theme.style(Role::Accent)),
+                    Span::styled(format!("{help}{}  ", " ".repeat(help_pad)), text),
+                    Span::styled(name, theme.style(Role::Muted)),
+                ]));
+            }
         }
     }
     // Keys, what they do, and the action's name for the config.

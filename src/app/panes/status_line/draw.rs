@@ -15,24 +15,20 @@ use crate::render::theme::Role;
 use crate::render::wrap;
 use crate::source::player::SourceState;
 
-/// The hints shown per focus, most useful first; cut to fit.
-const SESSION_HINTS: &[Action] = &[
-    Action::Open,
-    Action::Filter,
-    Action::ToggleTree,
-    Action::Help,
-    Action::Quit,
-];
-const PROMPT_HINTS: &[Action] = &[Action::FocusNext, Action::Help];
+/// The hints shown per focus, most useful first; cut to fit, and the
+/// first to give way to news.
+const SESSION_HINTS: &[Action] = &[Action::Open, Action::Filter, Action::ToggleTree];
+const PROMPT_HINTS: &[Action] = &[Action::FocusNext];
 const PLAYER_HINTS: &[Action] = &[Action::PlayPause, Action::SeekTo];
 const TURN_HINTS: &[Action] = &[
     Action::NextCard,
     Action::ToggleCard,
     Action::Bottom,
     Action::Back,
-    Action::Help,
-    Action::Quit,
 ];
+/// Always shown, at any width and whatever else is said: how to learn the
+/// rest, and how to leave.
+const ESSENTIAL_HINTS: &[Action] = &[Action::Help, Action::Quit];
 
 /// The status line's pieces at a width: the source and player state, the
 /// timeline bar's place (when there is room), the rest, and the hints. Laid
@@ -103,10 +99,11 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         hints_share = hints_share.max(5);
         (format!(" {} ", sanitize::line(&f.text)), f.error)
     });
-    // A notice is news: the hints, and the player's bar, give way to it.
+    // A notice is news: the optional hints, and the player's bar, give way
+    // to it.
     let mut notice_w = 0;
     if let Some(notice) = &app.notice {
-        hints_share = hints_share.max(10);
+        hints_share = usize::MAX;
         let notice = format!(" · {}", sanitize::line(notice));
         notice_w = wrap::width(&notice);
         rest.push_str(&notice);
@@ -161,22 +158,26 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     } else {
         &[]
     };
-    // Hints keep up to half the line (a third with a player); the source
-    // and session text gets the rest.
-    let mut hints = Vec::new();
-    let mut hints_w = 0;
-    for &action in player_hints.iter().chain(focus_hints) {
-        let Some(k) = app.keymap.hint(action) else {
-            continue;
-        };
+    // The essential hints always; the others keep up to half the line (a
+    // third with a player) and the source and session text gets the rest.
+    let hint = |action: Action| {
+        let k = app.keymap.hint(action)?;
         let label = short_label(action);
         let w = wrap::width(&k) + wrap::width(label) + 2;
+        Some((k, label, w))
+    };
+    let essentials: Vec<_> = ESSENTIAL_HINTS.iter().filter_map(|&a| hint(a)).collect();
+    let mut hints_w: usize = essentials.iter().map(|(_, _, w)| w).sum();
+    let mut hints = Vec::new();
+    let optional = player_hints.iter().chain(focus_hints);
+    for (k, label, w) in optional.filter_map(|&a| hint(a)) {
         if hints_w + w > width / hints_share {
             break;
         }
         hints.push((k, label));
         hints_w += w;
     }
+    hints.extend(essentials.into_iter().map(|(k, label, _)| (k, label)));
     let mut room = width.saturating_sub(hints_w + 1);
     let said = said.map(|(text, error)| {
         let text = wrap::truncate(&text, room.saturating_sub(12).max(room / 2));

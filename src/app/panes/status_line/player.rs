@@ -164,7 +164,7 @@ impl App {
             p.clock.set_head(now, end);
             self.source.state = SourceState::Ended;
             if self.play.end_hint {
-                self.notice = Some(self.end_hint());
+                self.pin_notice(self.end_hint());
             }
             changed = true;
         }
