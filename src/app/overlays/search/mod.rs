@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::overlays::search::worker::{Found, Job, SearchWorker};
-use crate::app::view::Jump;
+use crate::app::view::{Jump, thousands};
 use crate::app::{App, Focus};
 use crate::model::entity::search::{Hit, MAX_QUERY_CHARS, Query};
 
@@ -66,6 +66,8 @@ pub struct ListSearch {
     searched: u64,
     searched_at: Option<Instant>,
     pub counts: HashMap<String, usize>,
+    /// Sessions searched and to search, as the worker last said.
+    progress: (usize, usize),
 }
 
 impl SessionSearch {
@@ -295,11 +297,24 @@ impl App {
                 }
                 true
             }
-            Found::Sessions { generation, counts } => {
+            Found::Sessions {
+                generation,
+                counts,
+                searched,
+                total,
+            } => {
                 if self.search.list.generation != generation {
                     return false;
                 }
                 self.search.list.counts = counts.into_iter().collect();
+                self.search.list.progress = (searched, total);
+                // The selection follows the hits when it is no longer listed.
+                if self.focus == Focus::Sessions
+                    && !self.list.filter.is_empty()
+                    && !self.is_listed(self.selected.as_deref())
+                {
+                    self.select_first_hit();
+                }
                 true
             }
         }
@@ -323,6 +338,8 @@ impl App {
         list.generation = self.search.worker.generation();
         list.searched = self.store.revision();
         list.searched_at = Some(Instant::now());
+        // A search that starts again keeps what it found until it is done.
+        list.progress = (0, self.store.sessions().len());
         self.search.worker.submit(Job::Sessions {
             generation: list.generation,
             sessions: self.store.sessions().to_vec(),
@@ -359,9 +376,97 @@ impl App {
         }
     }
 
+    /// While the list's filter is searching the sessions' content: how far
+    /// it got ("searching… 3 of 12 sessions"), or whose history is still
+    /// loading. `None` once every session was searched whole.
+    pub fn list_search_progress(&self) -> Option<String> {
+        let list = &self.search.list;
+        if self.list.filter.is_empty() || list.query.is_none() {
+            return None;
+        }
+        let (searched, total) = list.progress;
+        if searched < total {
+            return Some(format!(
+                "searching… {} of {} sessions",
+                thousands(searched),
+                thousands(total)
+            ));
+        }
+        let loading = self
+            .histories
+            .values()
+            .filter(|h| h.loading_whole())
+            .count();
+        match loading {
+            0 => None,
+            1 => Some("searching… loading 1 session's history".into()),
+            n => Some(format!("searching… loading {n} sessions' history")),
+        }
+    }
+
+    /// Whether a session is a hit of the list's filter: in its title or in
+    /// its content.
+    fn is_list_hit(&self, id: Option<&str>) -> bool {
+        let Some(session) = id.and_then(|id| self.store.session(id)) else {
+            return false;
+        };
+        self.search
+            .list
+            .counts
+            .contains_key(session.info.id.as_str())
+            || session
+                .title()
+                .to_lowercase()
+                .contains(&self.list.filter.to_lowercase())
+    }
+
+    /// The ids of the sessions the filtered list shows, in order.
+    fn listed(&self) -> Vec<String> {
+        let rows = crate::app::panes::session_list::tree::rows(
+            &self.store,
+            &self.list.folded,
+            &self.list.filter,
+            &self.search.list.counts,
+        );
+        let sessions = self.store.sessions();
+        rows.iter()
+            .filter(|r| r.header.is_none())
+            .map(|r| sessions[r.index].info.id.clone())
+            .collect()
+    }
+
+    fn is_listed(&self, id: Option<&str>) -> bool {
+        id.is_some_and(|id| self.listed().iter().any(|l| l == id))
+    }
+
+    /// Select the first session the list shows that is a hit (not an
+    /// ancestor shown only for a hit below it). Returns whether one was.
+    fn select_first_hit(&mut self) -> bool {
+        let hit = self
+            .listed()
+            .into_iter()
+            .find(|id| self.is_list_hit(Some(id)));
+        let found = hit.is_some();
+        if let Some(id) = hit {
+            self.selected = Some(id);
+        }
+        found
+    }
+
     /// Enter on a session found by the list's filter: open it at its first
-    /// hit, with the filter as the session's search.
+    /// hit, with the filter as the session's search. The selection is kept
+    /// only when it is a hit; else the first hit listed is opened.
     pub(crate) fn open_at_first_hit(&mut self) {
+        if !self.list.filter.is_empty()
+            && !self.is_listed(self.selected.as_deref())
+            && !self.select_first_hit()
+        {
+            self.notice = Some(match self.list_search_progress() {
+                Some(progress) => format!("{progress}: nothing found yet"),
+                None => "no session matches".into(),
+            });
+            return;
+        }
         // A fleet's heading has nothing to open.
         let Some(id) = self.selected_session_id() else {
             return;
@@ -393,8 +498,18 @@ impl App {
         if self.selected.as_deref() != Some(search.session_id.as_str()) {
             return None;
         }
+        let loading = self
+            .history(&search.session_id)
+            .is_some_and(|h| h.loading_whole());
         let count = if search.input.is_empty() {
             String::new()
+        } else if search.hits.is_empty() && loading {
+            // Not "no match" while older pages are still to be searched.
+            let loaded = self
+                .store
+                .session(&search.session_id)
+                .map_or(0, |s| s.messages.len());
+            format!("searching… {} messages loaded", thousands(loaded))
         } else {
             search.position_text()
         };
