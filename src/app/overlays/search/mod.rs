@@ -380,17 +380,34 @@ impl App {
     /// it got ("searching… 3 of 12 sessions"), or whose history is still
     /// loading. `None` once every session was searched whole.
     pub fn list_search_progress(&self) -> Option<String> {
+        self.list_search_progress_in(false)
+    }
+
+    /// The same, short, for the filter's line: "searching… 3/12".
+    pub fn list_search_progress_short(&self) -> Option<String> {
+        self.list_search_progress_in(true)
+    }
+
+    fn list_search_progress_in(&self, short: bool) -> Option<String> {
         let list = &self.search.list;
         if self.list.filter.is_empty() || list.query.is_none() {
             return None;
         }
         let (searched, total) = list.progress;
         if searched < total {
-            return Some(format!(
-                "searching… {} of {} sessions",
-                thousands(searched),
-                thousands(total)
-            ));
+            let (searched, total) = (thousands(searched), thousands(total));
+            return Some(if short {
+                format!("searching… {searched}/{total}")
+            } else {
+                format!("searching… {searched} of {total} sessions")
+            });
+        }
+        if short {
+            return self
+                .histories
+                .values()
+                .any(|h| h.loading_whole())
+                .then(|| "searching…".into());
         }
         let loading = self
             .histories

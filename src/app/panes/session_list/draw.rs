@@ -48,7 +48,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 theme.style(Role::Text),
             ),
         ];
-        if let Some(progress) = app.list_search_progress() {
+        if let Some(progress) = app.list_search_progress_short() {
             spans.push(Span::styled(
                 format!("  {progress}"),
                 theme.style(Role::Muted),
@@ -173,11 +173,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if app.list.rows.is_empty() {
         // Never "no match" before every session was searched.
         let text = if app.list.filter.is_empty() {
-            "no sessions yet"
-        } else if app.list_search_progress().is_some() {
-            "searching…"
+            "no sessions yet".to_string()
         } else {
-            "no session matches"
+            app.list_search_progress()
+                .unwrap_or_else(|| "no session matches".to_string())
         };
         lines.push(Line::styled(text, theme.style(Role::Muted)));
     }
