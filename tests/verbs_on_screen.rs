@@ -113,6 +113,30 @@ fn enter_on_a_content_only_hit_opens_its_session_at_the_hit() {
     assert!(!s.contains("filler answer 29"), "{s}");
 }
 
+#[test]
+fn enter_before_the_search_found_anything_opens_the_first_hit_found() {
+    let mut app = app(&a_word_in_one_session());
+    app.focus = Focus::Sessions;
+    screen(&mut app, 110, 20);
+    let beta = session_id(&app, "Beta plans");
+    app.selected = Some(session_id(&app, "Alpha notes"));
+    press(&mut app, &["/"]);
+    typed_before_the_answer(&mut app, "zanzibar");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    // Not the session that was selected: nothing opens before a hit.
+    assert_eq!(app.focus, Focus::Sessions);
+    assert_eq!(
+        app.notice.as_deref(),
+        Some("searching… the first session found opens")
+    );
+    app.on_search_results();
+    assert_eq!(app.selected.as_deref(), Some(beta.as_str()));
+    assert_eq!(app.focus, Focus::Turns);
+    let s = screen(&mut app, 110, 20);
+    assert!(s.contains("The ship sails to zanzibar at dawn."), "{s}");
+    assert_eq!(app.notice, None);
+}
+
 /// Cells drawn with a role's background, as text per row.
 fn common_cells_with_bg(app: &mut App, role: Role, width: u16, height: u16) -> Vec<String> {
     use ratatui::Terminal;

@@ -20,6 +20,8 @@ use crate::model::entity::search::{Hit, MAX_QUERY_CHARS, Query};
 const SESSION_REFRESH: Duration = Duration::from_millis(300);
 /// The same for the hit counts of every session.
 const LIST_REFRESH: Duration = Duration::from_secs(1);
+/// Enter on the list while its search has found nothing yet.
+const OPENS_WHEN_FOUND: &str = "searching… the first session found opens";
 
 pub struct Search {
     pub worker: SearchWorker,
@@ -68,6 +70,8 @@ pub struct ListSearch {
     pub counts: HashMap<String, usize>,
     /// Sessions searched and to search, as the worker last said.
     progress: (usize, usize),
+    /// Enter came before any hit was found: open the first one found.
+    open_when_found: bool,
 }
 
 impl SessionSearch {
@@ -308,6 +312,16 @@ impl App {
                 }
                 self.search.list.counts = counts.into_iter().collect();
                 self.search.list.progress = (searched, total);
+                if self.search.list.open_when_found {
+                    self.search.list.open_when_found = false;
+                    self.open_at_first_hit();
+                    if self.focus == Focus::Turns
+                        && self.notice.as_deref() == Some(OPENS_WHEN_FOUND)
+                    {
+                        self.notice = None;
+                    }
+                    return true;
+                }
                 // The selection follows the hits when it is no longer listed.
                 if self.focus == Focus::Sessions
                     && !self.list.filter.is_empty()
@@ -322,6 +336,7 @@ impl App {
 
     /// The list's filter changed: count hits in every session's content.
     pub(crate) fn list_requery(&mut self) {
+        self.search.list.open_when_found = false;
         self.search.list.query = Query::new(&self.list.filter);
         self.search.list.counts.clear();
         self.submit_list_search();
@@ -478,9 +493,13 @@ impl App {
             && !self.is_listed(self.selected.as_deref())
             && !self.select_first_hit()
         {
-            self.notice = Some(match self.list_search_progress() {
-                Some(progress) => format!("{progress}: nothing found yet"),
-                None => "no session matches".into(),
+            // Still searching: the first hit found opens.
+            let searching = self.list_search_progress().is_some();
+            self.search.list.open_when_found = searching;
+            self.notice = Some(if searching {
+                OPENS_WHEN_FOUND.into()
+            } else {
+                "no session matches".into()
             });
             return;
         }
