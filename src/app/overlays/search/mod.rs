@@ -534,9 +534,15 @@ impl App {
         if self.selected.as_deref() != Some(search.session_id.as_str()) {
             return None;
         }
+        // Older pages still to come, or pages come since the last search
+        // (searched again shortly): not "no match" yet.
         let loading = self
             .history(&search.session_id)
-            .is_some_and(|h| h.loading_whole());
+            .is_some_and(|h| h.loading_whole())
+            || self
+                .store
+                .session(&search.session_id)
+                .is_some_and(|s| s.revision != search.searched);
         let count = if search.input.is_empty() {
             String::new()
         } else if search.hits.is_empty() && loading {
