@@ -184,7 +184,7 @@ async fn g_reaches_the_first_message_of_a_long_imported_session() {
     let screen = wait_screen(&t, "the first message", 60, |s| {
         s.contains("FIRST-PROMPT-MARKER") && s.contains("beginning of session")
     });
-    assert!(screen.contains("msg 1/2000"), "{screen}");
+    assert!(screen.contains("msg 1/2,000"), "{screen}");
     assert_no_error(&screen);
     t.keys(&["q"]);
     t.assert_terminal_restored();

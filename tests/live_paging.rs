@@ -269,3 +269,94 @@ async fn a_search_from_the_list_loads_whole_histories_and_finds_the_first_messag
     assert!(screen.lines().last().unwrap().contains("1/1"), "{screen}");
     assert_eq!(server.counts.bad_requests.load(Ordering::Relaxed), 0);
 }
+
+/// A search in a live session whose older pages are still coming says
+/// "searching…" with what is loaded, never "no match", until the hit in
+/// the first page is found.
+#[tokio::test]
+async fn a_search_says_searching_while_older_pages_load_never_no_match() {
+    let server = HistoryServer::start(1_234).await;
+    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+    // Results answered at once, read below after each batch of pages.
+    v.app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
+    v.until("the newest page", 10, |a| {
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 100)
+    })
+    .await;
+    v.app.focus = Focus::Turns;
+    v.frame();
+    let keys: Vec<String> = "/FIRST-PROMPT".chars().map(String::from).collect();
+    v.press(&keys.iter().map(String::as_str).collect::<Vec<_>>());
+    v.app.on_search_results();
+    let status = |v: &LiveViewer| v.app.search_status().map(|(t, _)| t).unwrap_or_default();
+    assert!(
+        status(&v).contains("searching… 100 messages loaded"),
+        "{}",
+        status(&v)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !status(&v).contains("1/1") {
+        assert!(!status(&v).contains("no match"), "{}", status(&v));
+        assert!(std::time::Instant::now() < deadline, "{}", status(&v));
+        v.pump(std::time::Duration::from_millis(100)).await;
+        v.app.on_search_results();
+    }
+    assert_eq!(v.loaded(SESSION), 1_234);
+    assert!(v.frame().contains(FIRST_TEXT));
+}
+
+/// `Y` on a live session of many pages: the status line says how far the
+/// history has loaded, and the copy holds every message, not the newest
+/// page.
+#[tokio::test]
+async fn capital_y_loads_the_whole_history_with_progress_then_copies_it_all() {
+    use ocview::app::verbs::Request;
+    // Three pages, within what one OSC 52 carries.
+    let n = 300;
+    let server = HistoryServer::start(n).await;
+    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+    v.until("the newest page", 10, |a| {
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 100)
+    })
+    .await;
+    v.press(&["Y"]);
+    let said = v
+        .app
+        .verbs
+        .feedback
+        .clone()
+        .map(|f| f.text)
+        .unwrap_or_default();
+    assert!(
+        said.contains("loading history… 100 messages so far"),
+        "{said}"
+    );
+    assert!(
+        v.app.verbs.request.is_none(),
+        "nothing copied before it is whole"
+    );
+    let mut progress = vec![said];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let request = loop {
+        if let Some(r) = v.app.verbs.request.take() {
+            break r;
+        }
+        if let Some(f) = &v.app.verbs.feedback {
+            progress.push(f.text.clone());
+        }
+        assert!(std::time::Instant::now() < deadline, "{progress:?}");
+        v.pump(std::time::Duration::from_millis(50)).await;
+    };
+    let text = match request {
+        Request::Write(bytes) => support::osc52::osc52_payloads(&bytes).concat(),
+        Request::Clipboard { content, .. } => content.text,
+        other => panic!("{other:?}"),
+    };
+    assert!(text.contains(FIRST_TEXT));
+    assert_eq!(text.matches("Question number ").count(), n / 2 - 1);
+    assert_eq!(server.counts.bad_requests.load(Ordering::Relaxed), 0);
+}

@@ -7,7 +7,7 @@
 use crossterm::event::KeyEvent;
 use tokio::time::Instant;
 
-use crate::app::keymap::{Action, Context, Key};
+use crate::app::keymap::{Action, Key};
 use crate::app::{App, Focus, Overlay};
 
 /// What takes the keys now, topmost first.
@@ -119,11 +119,7 @@ impl App {
                 false
             }
             Layer::Overlay(Overlay::Prompts) => {
-                if let Some(action) =
-                    Key::from_event(&key).and_then(|k| self.keymap.only(Context::List, k))
-                {
-                    self.jump_list_act(action);
-                }
+                self.jump_list_key(key);
                 false
             }
             Layer::Overlay(Overlay::Themes) => {

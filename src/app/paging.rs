@@ -31,10 +31,23 @@ pub struct History {
     whole: bool,
 }
 
+impl History {
+    /// Every page is wanted and the first message is not in yet.
+    pub fn loading_whole(&self) -> bool {
+        self.whole && !self.complete
+    }
+}
+
 impl App {
     /// How far back a session's history is loaded (live only).
     pub fn history(&self, session: &str) -> Option<&History> {
         self.histories.get(session)
+    }
+
+    /// Every message of a session is in the store: always for a file or a
+    /// recording; for a live session once its first message is loaded.
+    pub fn history_whole(&self, session: &str) -> bool {
+        self.live.is_none() || self.histories.get(session).is_some_and(|h| h.complete)
     }
 
     /// Apply a page of the server's stored messages.
@@ -72,6 +85,8 @@ impl App {
         if again && (pinned || whole) {
             self.ask_older(session_id);
         }
+        self.on_history_page(session_id);
+        self.refresh_jump_list(session_id);
     }
 
     /// An older page covers the stored messages up to its own newest one:
@@ -142,7 +157,8 @@ impl App {
         }
     }
 
-    fn load_whole(&mut self, id: &str) {
+    /// Load a session's whole history, one page after the other.
+    pub(crate) fn load_whole(&mut self, id: &str) {
         let Some(live) = &self.live else { return };
         if self.requested.insert(id.to_string()) {
             // The newest page first; older ones follow once it is in.

@@ -24,3 +24,27 @@ pub enum Jump {
         ordinal: usize,
     },
 }
+
+/// A count as people read it: `5,700`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_are_grouped_by_commas() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(5_700), "5,700");
+        assert_eq!(super::thousands(1_234_567), "1,234,567");
+    }
+}

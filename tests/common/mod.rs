@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod built;
 pub mod frame_probe;
 
 use std::path::{Path, PathBuf};

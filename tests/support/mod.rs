@@ -9,6 +9,7 @@ pub mod header_server;
 pub mod history_server;
 pub mod live_viewer;
 pub mod opencode;
+pub mod osc52;
 pub mod proc_status;
 pub mod pty;
 pub mod stand_in;

@@ -69,6 +69,9 @@ pub struct Verbs {
     pub confirm_abort: Option<String>,
     /// Sessions whose abort is on its way.
     pub aborting: HashSet<String>,
+    /// `Y` on a live session not loaded whole: the session to copy once
+    /// its first message is in.
+    pub copy_when_whole: Option<String>,
     done_tx: mpsc::UnboundedSender<Done>,
     done_rx: Option<mpsc::UnboundedReceiver<Done>>,
 }
@@ -83,6 +86,7 @@ impl Verbs {
             pick: None,
             confirm_abort: None,
             aborting: HashSet::new(),
+            copy_when_whole: None,
             done_tx,
             done_rx: Some(done_rx),
         }
@@ -116,13 +120,39 @@ impl Verbs {
     }
 }
 
+/// The first card (a tool or reasoning part that is shown) in the view's
+/// rows, from the top: (message id, part id).
+fn top_card(
+    session: &crate::model::Session,
+    state: &crate::app::panes::turn_view::layout::TurnState,
+) -> Option<(String, String)> {
+    state.rows.iter().find_map(|r| {
+        let m = session.messages.get(r.pos.message)?;
+        let pi = r.pos.part()?;
+        let part = m.parts.get(pi)?;
+        (crate::render::blocks::is_card(part)
+            && !matches!(shown(m, pi), crate::model::entity::shown::Shown::Hidden))
+        .then(|| (m.info.id.clone(), part.id.clone()))
+    })
+}
+
 impl App {
-    /// The selected card's whole content, or else the message at the
-    /// bottom of the view (the newest one shown); its code blocks.
+    /// What `y`, `o` and `e` act on: the selected card while it is on
+    /// screen; scrolled away, the card at the top of the view; with no
+    /// card selected, the message at the bottom of the view (the newest
+    /// one shown). Its whole content and its code blocks.
     pub fn verb_target(&self) -> Option<(Content, Vec<CodeBlock>)> {
         let session = self.selected_session()?;
         let state = self.turn_state();
-        if let Some((mid, pid)) = state.and_then(|t| t.selected.as_ref())
+        let on_screen = |mid: &str, pid: &str| {
+            state.is_none_or(|t| t.rows.is_empty() || t.is_visible(session, mid, pid))
+        };
+        let card = match state.and_then(|t| t.selected.as_ref()) {
+            Some((mid, pid)) if on_screen(mid, pid) => Some((mid.clone(), pid.clone())),
+            Some(_) => state.and_then(|t| top_card(session, t)),
+            None => None,
+        };
+        if let Some((mid, pid)) = &card
             && let Some(m) = session.message(mid)
             && let Some(pi) = m.parts.iter().position(|p| &p.id == pid)
             && let Some(part) = shown(m, pi).resolve(&m.parts[pi])
@@ -158,14 +188,50 @@ impl App {
         }
     }
 
-    /// `Y`: the whole session as Markdown.
+    /// `Y`: the whole session as Markdown. A live session whose older
+    /// pages are not all loaded is loaded first (its progress in the status
+    /// line), then copied: never only the newest page.
     pub fn copy_session(&mut self) {
-        let Some(session) = self.selected_session() else {
+        let Some(id) = self.selected_session().map(|s| s.info.id.clone()) else {
             self.verbs.warn("no session selected");
             return;
         };
-        let c = content::session(session);
-        self.copy(c);
+        if !self.history_whole(&id) {
+            self.verbs.copy_when_whole = Some(id.clone());
+            self.load_whole(&id);
+            self.say_loading(&id);
+            return;
+        }
+        self.copy_whole(&id);
+    }
+
+    fn copy_whole(&mut self, id: &str) {
+        if let Some(session) = self.store.session(id) {
+            let c = content::session(session);
+            self.copy(c);
+        }
+    }
+
+    fn say_loading(&mut self, id: &str) {
+        let loaded = self.store.session(id).map_or(0, |s| s.messages.len());
+        self.verbs.say(format!(
+            "loading history… {} messages so far; the copy follows",
+            crate::app::view::thousands(loaded)
+        ));
+    }
+
+    /// A page of a session's history came in: a copy waiting for it goes
+    /// out once the session is whole, and says how far it got until then.
+    pub(crate) fn on_history_page(&mut self, session_id: &str) {
+        if self.verbs.copy_when_whole.as_deref() != Some(session_id) {
+            return;
+        }
+        if self.history_whole(session_id) {
+            self.verbs.copy_when_whole = None;
+            self.copy_whole(session_id);
+        } else {
+            self.say_loading(session_id);
+        }
     }
 
     /// Keys while code blocks are offered: the copy key again (or Enter)

@@ -31,22 +31,38 @@ pub fn rows(screen: Rect) -> usize {
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let theme = &app.theme;
     let list = &app.jump_list;
-    let area = area(screen, list.entries.len());
-    let rows = (area.height.saturating_sub(2) as usize).max(1);
+    // Older prompts on their way: a row above the oldest one says so.
+    let loading = app.jump_list_loading();
+    let area = area(screen, list.entries.len() + loading as usize);
     let inner_w = area.width.saturating_sub(2) as usize;
+    let mut lines = Vec::new();
+    if loading {
+        lines.push(Line::styled(
+            wrap::truncate("loading older…", inner_w),
+            theme.style(Role::Muted),
+        ));
+    }
+    let rows = (area.height.saturating_sub(2) as usize)
+        .saturating_sub(lines.len())
+        .max(1);
     // Keep the chosen entry in view, a third of the way down when it can.
     let first = list
         .selected
         .saturating_sub(rows / 3)
         .min(list.entries.len().saturating_sub(rows));
     let today = app.clock_ms();
-    let mut lines = Vec::with_capacity(rows);
+    if list.entries.is_empty() && !list.filter.is_empty() {
+        lines.push(Line::styled(
+            "no prompt holds the filter",
+            theme.style(Role::Muted),
+        ));
+    }
     for (i, entry) in list.entries.iter().enumerate().skip(first).take(rows) {
         let time = entry
             .created
             .map(|t| clock::wall_clock(t, today))
             .unwrap_or_default();
-        let number = format!("{:>4} ", i + 1);
+        let number = format!("{:>4} ", entry.number);
         let time = format!("{time:>12}  ");
         let room = inner_w.saturating_sub(wrap::width(&number) + wrap::width(&time));
         let text = wrap::truncate(&sanitize::line(&entry.text), room);
@@ -64,9 +80,18 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         ]));
     }
     let key = |a: Action| app.keymap.hint(a).unwrap_or_default();
+    let at = if list.entries.is_empty() {
+        0
+    } else {
+        list.selected + 1
+    };
+    let filter = match (list.typing, list.filter.is_empty()) {
+        (true, _) => format!("/{}▏ · ", sanitize::line(&list.filter)),
+        (false, false) => format!("/{} · ", sanitize::line(&list.filter)),
+        (false, true) => "/ filter · ".to_string(),
+    };
     let title = format!(
-        " Prompts {}/{} · {} go · {} close ",
-        list.selected + 1,
+        " Prompts {at}/{} · {filter}{} go · {} close ",
         list.entries.len(),
         key(Action::ListChoose),
         key(Action::ListClose)

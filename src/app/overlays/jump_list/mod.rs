@@ -1,16 +1,23 @@
-//! The prompt jump list (`i`): the session's user prompts with their
-//! times; enter puts the chosen one at the top of the turn view. Built when
-//! opened (one walk over the messages), drawn a screen at a time.
+//! The prompt jump list (`i`): every user prompt of the session with its
+//! time; enter puts the chosen one at the top of the turn view. A live
+//! session's older pages are asked for when it opens and their prompts join
+//! the list as they come (a "loading older…" row says so meanwhile); `/`
+//! filters it as you type. Built when opened and when a page arrives (one
+//! walk over the messages), drawn a screen at a time.
 
 pub mod draw;
 
-use crate::app::keymap::Action;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::app::keymap::{Action, Context, Key};
 use crate::app::view::Jump;
 use crate::app::{App, Overlay};
 use crate::model::{PartBody, Session};
 
 /// Characters of a prompt kept for its entry.
 const ENTRY_CHARS: usize = 200;
+/// Characters of a filter.
+const FILTER_CHARS: usize = 200;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptEntry {
@@ -18,15 +25,47 @@ pub struct PromptEntry {
     pub created: Option<i64>,
     /// The prompt's first non-empty line.
     pub text: String,
+    /// Its place among the session's loaded prompts, from 1.
+    pub number: usize,
 }
 
 #[derive(Debug, Default)]
 pub struct JumpList {
     pub session_id: String,
+    /// Every prompt loaded.
+    all: Vec<PromptEntry>,
+    /// The prompts the filter keeps (all of them without one).
     pub entries: Vec<PromptEntry>,
     pub selected: usize,
     /// Rows the list showed last (for page keys), set when drawn.
     pub page: usize,
+    /// What `/` typed: entries hold it (case-insensitive).
+    pub filter: String,
+    /// Keys go to the filter.
+    pub typing: bool,
+}
+
+impl JumpList {
+    /// Keep the entries the filter holds, the chosen one chosen still.
+    fn refilter(&mut self, keep: Option<String>) {
+        let needle = self.filter.to_lowercase();
+        self.entries = self
+            .all
+            .iter()
+            .filter(|e| needle.is_empty() || e.text.to_lowercase().contains(&needle))
+            .cloned()
+            .collect();
+        self.selected = keep
+            .and_then(|id| self.entries.iter().position(|e| e.message_id == id))
+            .unwrap_or(self.selected)
+            .min(self.entries.len().saturating_sub(1));
+    }
+
+    fn chosen_id(&self) -> Option<String> {
+        self.entries
+            .get(self.selected)
+            .map(|e| e.message_id.clone())
+    }
 }
 
 /// The user prompts of a session, oldest first.
@@ -35,7 +74,8 @@ pub fn prompt_entries(session: &Session) -> Vec<PromptEntry> {
         .messages
         .iter()
         .filter(|m| m.info.is_user())
-        .map(|m| {
+        .enumerate()
+        .map(|(i, m)| {
             let text = m
                 .parts
                 .iter()
@@ -53,19 +93,23 @@ pub fn prompt_entries(session: &Session) -> Vec<PromptEntry> {
                 message_id: m.info.id.clone(),
                 created: m.info.created,
                 text,
+                number: i + 1,
             }
         })
         .collect()
 }
 
 impl App {
-    /// Open the jump list on the prompt the view shows.
+    /// Open the jump list on the prompt the view shows; a live session's
+    /// older pages are asked for.
     pub(crate) fn open_jump_list(&mut self) {
         let Some(session) = self.selected_session() else {
             return;
         };
+        let id = session.info.id.clone();
         let entries = prompt_entries(session);
-        if entries.is_empty() {
+        let whole = self.history_whole(&id);
+        if entries.is_empty() && whole {
             self.verbs.say("no prompts in this session");
             return;
         }
@@ -77,15 +121,80 @@ impl App {
                 .iter()
                 .rposition(|e| e.message_id <= id)
                 .unwrap_or(0),
-            None => entries.len() - 1,
+            None => entries.len().saturating_sub(1),
         };
         self.jump_list = JumpList {
-            session_id: session.info.id.clone(),
+            session_id: id.clone(),
+            all: entries.clone(),
             entries,
             selected,
             page: self.jump_list.page.max(1),
+            ..Default::default()
         };
         self.overlay = Some(Overlay::Prompts);
+        if !whole {
+            self.load_whole(&id);
+        }
+    }
+
+    /// Older prompts still to come: the session is not loaded whole.
+    pub fn jump_list_loading(&self) -> bool {
+        !self.history_whole(&self.jump_list.session_id)
+    }
+
+    /// A page of `session_id` came in: its prompts join the open list.
+    pub(crate) fn refresh_jump_list(&mut self, session_id: &str) {
+        if self.overlay != Some(Overlay::Prompts) || self.jump_list.session_id != session_id {
+            return;
+        }
+        let Some(session) = self.store.session(session_id) else {
+            return;
+        };
+        let keep = self.jump_list.chosen_id();
+        self.jump_list.all = prompt_entries(session);
+        self.jump_list.refilter(keep);
+    }
+
+    /// A key while the jump list is open: the filter's while it is typed
+    /// (`/` starts it), else the list context's.
+    pub(crate) fn jump_list_key(&mut self, key: KeyEvent) {
+        let list = &mut self.jump_list;
+        if list.typing {
+            let keep = list.chosen_id();
+            match key.code {
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    if list.filter.chars().count() < FILTER_CHARS {
+                        list.filter.push(c);
+                    }
+                    list.refilter(keep);
+                    return;
+                }
+                KeyCode::Backspace => {
+                    list.filter.pop();
+                    list.refilter(keep);
+                    return;
+                }
+                KeyCode::Esc => {
+                    list.typing = false;
+                    list.filter.clear();
+                    list.refilter(keep);
+                    return;
+                }
+                _ => {}
+            }
+        } else if key.code == KeyCode::Char('/') {
+            list.typing = true;
+            return;
+        } else if key.code == KeyCode::Esc && !list.filter.is_empty() {
+            let keep = list.chosen_id();
+            list.filter.clear();
+            list.refilter(keep);
+            return;
+        }
+        if let Some(action) = Key::from_event(&key).and_then(|k| self.keymap.only(Context::List, k))
+        {
+            self.jump_list_act(action);
+        }
     }
 
     /// A key of the list context while the jump list is open.
@@ -101,10 +210,7 @@ impl App {
             Action::ListTop => list.selected = 0,
             Action::ListBottom => list.selected = last,
             Action::ListChoose => {
-                let chosen = list
-                    .entries
-                    .get(list.selected)
-                    .map(|e| e.message_id.clone());
+                let chosen = list.chosen_id();
                 let session = list.session_id.clone();
                 self.overlay = None;
                 if let Some(mid) = chosen

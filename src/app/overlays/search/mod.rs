@@ -3,6 +3,7 @@
 //! content). The searching itself runs on the worker's thread; this side
 //! keeps what was asked for and what was found, and moves the view.
 
+pub mod list;
 pub mod worker;
 
 use std::collections::HashMap;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::overlays::search::worker::{Found, Job, SearchWorker};
-use crate::app::view::Jump;
+use crate::app::view::{Jump, thousands};
 use crate::app::{App, Focus};
 use crate::model::entity::search::{Hit, MAX_QUERY_CHARS, Query};
 
@@ -66,6 +67,10 @@ pub struct ListSearch {
     searched: u64,
     searched_at: Option<Instant>,
     pub counts: HashMap<String, usize>,
+    /// Sessions searched and to search, as the worker last said.
+    progress: (usize, usize),
+    /// Enter came before any hit was found: open the first one found.
+    open_when_found: bool,
 }
 
 impl SessionSearch {
@@ -295,39 +300,19 @@ impl App {
                 }
                 true
             }
-            Found::Sessions { generation, counts } => {
+            Found::Sessions {
+                generation,
+                counts,
+                searched,
+                total,
+            } => {
                 if self.search.list.generation != generation {
                     return false;
                 }
-                self.search.list.counts = counts.into_iter().collect();
+                self.apply_list_counts(counts, searched, total);
                 true
             }
         }
-    }
-
-    /// The list's filter changed: count hits in every session's content.
-    pub(crate) fn list_requery(&mut self) {
-        self.search.list.query = Query::new(&self.list.filter);
-        self.search.list.counts.clear();
-        self.submit_list_search();
-        if self.search.list.query.is_some() {
-            self.want_every_session();
-        }
-    }
-
-    fn submit_list_search(&mut self) {
-        let Some(query) = self.search.list.query.clone() else {
-            return;
-        };
-        let list = &mut self.search.list;
-        list.generation = self.search.worker.generation();
-        list.searched = self.store.revision();
-        list.searched_at = Some(Instant::now());
-        self.search.worker.submit(Job::Sessions {
-            generation: list.generation,
-            sessions: self.store.sessions().to_vec(),
-            query,
-        });
     }
 
     /// Before a frame: search again what changed since it was searched
@@ -359,42 +344,30 @@ impl App {
         }
     }
 
-    /// Enter on a session found by the list's filter: open it at its first
-    /// hit, with the filter as the session's search.
-    pub(crate) fn open_at_first_hit(&mut self) {
-        // A fleet's heading has nothing to open.
-        let Some(id) = self.selected_session_id() else {
-            return;
-        };
-        self.focus = Focus::Turns;
-        if self.list.filter.is_empty() {
-            return;
-        }
-        self.search.session = Some(SessionSearch {
-            session_id: id,
-            input: self.list.filter.clone(),
-            ..Default::default()
-        });
-        self.want_whole_history();
-        // From the start: the first hit of the session.
-        if let Some(t) = self.turn_state_mut() {
-            t.jump(Jump::Top);
-        }
-        if let Some(search) = self.search.session.as_mut() {
-            search.query = Query::new(&search.input);
-            search.jump_pending = true;
-        }
-        self.submit_session_search(0);
-    }
-
     /// The search line for the status bar, when a search is on.
     pub fn search_status(&self) -> Option<(String, bool)> {
         let search = self.search.session.as_ref()?;
         if self.selected.as_deref() != Some(search.session_id.as_str()) {
             return None;
         }
+        // Older pages still to come, or pages come since the last search
+        // (searched again shortly): not "no match" yet.
+        let loading = self
+            .history(&search.session_id)
+            .is_some_and(|h| h.loading_whole())
+            || self
+                .store
+                .session(&search.session_id)
+                .is_some_and(|s| s.revision != search.searched);
         let count = if search.input.is_empty() {
             String::new()
+        } else if search.hits.is_empty() && loading {
+            // Not "no match" while older pages are still to be searched.
+            let loaded = self
+                .store
+                .session(&search.session_id)
+                .map_or(0, |s| s.messages.len());
+            format!("searching… {} messages loaded", thousands(loaded))
         } else {
             search.position_text()
         };

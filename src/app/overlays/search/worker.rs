@@ -7,10 +7,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
+use std::time::{Duration, Instant};
+
 use tokio::sync::Notify;
 
 use crate::model::Session;
 use crate::model::entity::search::{Hit, Query, Scan, TextCache, count_in_session};
+
+/// How often a search across sessions reports its progress.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 pub enum Job {
     /// Prepare a session's searchable text while the query is typed (a
@@ -45,9 +50,13 @@ pub enum Found {
         generation: u64,
         hits: Vec<Hit>,
     },
+    /// Hit counts of the sessions searched so far (every one when
+    /// `searched == total`).
     Sessions {
         generation: u64,
         counts: Vec<(String, usize)>,
+        searched: usize,
+        total: usize,
     },
 }
 
@@ -229,13 +238,28 @@ fn run(shared: &Shared, job: Job, cache: &mut TextCache) {
             query,
         } => {
             let mut counts = Vec::new();
-            for session in &sessions {
+            let total = sessions.len();
+            let mut told = Instant::now();
+            for (i, session) in sessions.iter().enumerate() {
                 if shared.latest_sessions.load(Ordering::SeqCst) != generation {
                     return;
                 }
                 let n = count_in_session(session, &query, cache);
                 if n > 0 {
                     counts.push((session.info.id.clone(), n));
+                }
+                // A long search says how far it got, and what it found so far.
+                if told.elapsed() >= PROGRESS_EVERY && i + 1 < total {
+                    told = Instant::now();
+                    post(
+                        shared,
+                        Found::Sessions {
+                            generation,
+                            counts: counts.clone(),
+                            searched: i + 1,
+                            total,
+                        },
+                    );
                 }
             }
             // Keep the texts of what is still there, drop the rest.
@@ -247,7 +271,15 @@ fn run(shared: &Shared, job: Job, cache: &mut TextCache) {
             if cache.len() > live.len() * 2 {
                 cache.retain(|id| live.contains(id));
             }
-            post(shared, Found::Sessions { generation, counts });
+            post(
+                shared,
+                Found::Sessions {
+                    generation,
+                    counts,
+                    searched: total,
+                    total,
+                },
+            );
         }
     }
 }

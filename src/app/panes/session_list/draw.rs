@@ -41,13 +41,20 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let width = area.width.saturating_sub(1) as usize;
     let header = if app.list.filtering || !app.list.filter.is_empty() {
         let cursor = if app.list.filtering { "▏" } else { "" };
-        Line::from(vec![
+        let mut spans = vec![
             Span::styled("/", theme.style(Role::Accent)),
             Span::styled(
                 format!("{}{cursor}", sanitize::line(&app.list.filter)),
                 theme.style(Role::Text),
             ),
-        ])
+        ];
+        if let Some(progress) = app.list_search_progress_short() {
+            spans.push(Span::styled(
+                format!("  {progress}"),
+                theme.style(Role::Muted),
+            ));
+        }
+        Line::from(spans)
     } else {
         let n = app.store.sessions().len();
         Line::from(vec![
@@ -165,10 +172,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         lines.push(Line::from(spans));
     }
     if app.list.rows.is_empty() {
+        // Never "no match" before every session was searched.
         let text = if app.list.filter.is_empty() {
-            "no sessions yet"
+            "no sessions yet".to_string()
         } else {
-            "no session matches"
+            app.list_search_progress()
+                .unwrap_or_else(|| "no session matches".to_string())
         };
         lines.push(Line::styled(text, theme.style(Role::Muted)));
     }

@@ -58,7 +58,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if let Some(t) = state {
         let (first, count) = t.position;
         if count > 0 {
-            right.push(format!("msg {}/{count}", (first + 1).min(count)));
+            right.push(crate::app::panes::turn_view::positions::position_text(
+                first,
+                count,
+                app.history_whole(&session.info.id),
+            ));
         }
         // At the top of a live session: is there more before it?
         if t.lines_above == 0

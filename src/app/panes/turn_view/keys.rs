@@ -32,9 +32,13 @@ impl App {
         };
         let default_state = Default::default();
         let state = self.turn_state().unwrap_or(&default_state);
-        let start = state
+        // The selection counts only while it is on screen: scrolled away,
+        // the next card is the one after the top of what is visible.
+        let selected = state
             .selected
             .as_ref()
+            .filter(|(m, p)| state.rows.is_empty() || state.is_visible(session, m, p));
+        let start = selected
             .and_then(|(m, p)| crate::app::panes::turn_view::layout::find_pos(session, m, Some(p)))
             .or_else(|| state.rows.first().map(|r| r.pos))
             .or_else(|| {
@@ -59,7 +63,7 @@ impl App {
             })
         };
         // With nothing selected yet, a card at the start itself counts.
-        let mut cur = if state.selected.is_none() && is_card_at(start) {
+        let mut cur = if selected.is_none() && is_card_at(start) {
             Some(start)
         } else {
             step(start)
@@ -84,10 +88,25 @@ impl App {
     }
 
     pub(crate) fn toggle_selected_card(&mut self) {
-        if let Some(t) = self.turn_state_mut()
-            && let Some((_, part)) = t.selected.clone()
-        {
-            t.toggle(&part);
+        let Some((mid, pid)) = self.turn_state().and_then(|t| t.selected.clone()) else {
+            return;
+        };
+        self.fold_or_unfold(&mid, &pid);
+    }
+
+    /// Fold an open card (however it was opened), unfold a folded one.
+    fn fold_or_unfold(&mut self, message_id: &str, part_id: &str) {
+        let (collapse, detail) = (self.config.collapse_reasoning, self.detail);
+        let Some(part) = self
+            .selected_session()
+            .and_then(|s| s.message(message_id))
+            .and_then(|m| m.part(part_id))
+            .cloned()
+        else {
+            return;
+        };
+        if let Some(t) = self.turn_state_mut() {
+            t.fold_or_unfold(&part, collapse, detail);
         }
     }
 
@@ -143,8 +162,9 @@ impl App {
             session.messages[pos.message].info.id.clone(),
             part.id.clone(),
         );
-        let t = self.turn_state_mut().expect("a session is selected");
-        t.toggle(&ids.1);
-        t.selected = Some(ids);
+        self.fold_or_unfold(&ids.0, &ids.1);
+        if let Some(t) = self.turn_state_mut() {
+            t.selected = Some(ids);
+        }
     }
 }

@@ -53,9 +53,9 @@ pub struct TurnState {
     /// The selected card: (message id, part id).
     pub selected: Option<(String, String)>,
     /// Parts whose fold differs from their default.
-    toggled: HashSet<String>,
+    pub(super) toggled: HashSet<String>,
     /// Parts shown whole (untrimmed output).
-    full: HashSet<String>,
+    pub(super) full: HashSet<String>,
     /// Result of the last `prepare`.
     pub rows: Vec<Row>,
     /// Index of the first visible message, and the message count.

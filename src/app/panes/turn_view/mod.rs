@@ -2,6 +2,7 @@
 //! time from the render cache.
 
 pub mod draw;
+pub mod fold;
 pub mod keys;
 pub mod layout;
 pub mod positions;

@@ -1,7 +1,20 @@
 //! Places in a session's turn view: a message and a slot in it (its
 //! header, or one of its parts), and walking from one to the next.
 
+use crate::app::view::thousands;
 use crate::model::{Message, Session};
+
+/// Where the view is, in words that do not pass the loaded messages off
+/// as the whole session: `msg 91/5,700` when every message is loaded,
+/// `msg 91 of 100 loaded, more before` while older pages are not.
+pub fn position_text(first: usize, loaded: usize, whole: bool) -> String {
+    let at = thousands((first + 1).min(loaded));
+    if whole {
+        format!("msg {at}/{}", thousands(loaded))
+    } else {
+        format!("msg {at} of {} loaded, more before", thousands(loaded))
+    }
+}
 
 /// A block: a message header (`slot` 0) or its part `slot - 1`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -89,4 +102,18 @@ pub fn find_pos(session: &Session, message_id: &str, part_id: Option<&str>) -> O
         },
     };
     Some(Pos { message: mi, slot })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::position_text;
+
+    #[test]
+    fn the_position_says_when_older_messages_are_not_loaded() {
+        assert_eq!(position_text(90, 5_700, true), "msg 91/5,700");
+        assert_eq!(
+            position_text(90, 100, false),
+            "msg 91 of 100 loaded, more before"
+        );
+    }
 }
