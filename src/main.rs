@@ -519,7 +519,7 @@ fn attach_viewer(
             "standard output is not a terminal; use --dump-when-idle or --dump-after for a plain transcript"
         );
     }
-    let app = App::new(config, format!("live {url}"), false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let app = App::new(config, url.to_string(), false).map_err(|e| anyhow::anyhow!("{e}"))?;
     let rt = runtime()?;
     let outcome = rt.block_on(launch::attach_tui(app, client, options, read_only, record));
     rt.shutdown_background();

@@ -157,6 +157,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     status_line::draw::draw(frame, app, areas.status);
     match app.overlay {
         Some(Overlay::Help) => help::draw(frame, app, areas.screen),
+        Some(Overlay::BadRecord) => {
+            crate::app::overlays::bad_record::draw(frame, app, areas.screen)
+        }
         Some(Overlay::SidePanel) => {
             let w = SIDE_WIDTH.min(areas.turns.width);
             let r = Rect {

@@ -59,6 +59,7 @@ impl App {
                 self.overlay = Some(Overlay::Help);
                 self.help.scroll = 0;
             }
+            Action::BadRecord => self.show_bad_record(),
             Action::FocusNext => {
                 let prompt = self.current_prompt().is_some();
                 self.focus = match self.focus {

@@ -44,6 +44,7 @@ impl Layer {
             Layer::Overlay(Overlay::Diffs) => "the diff view",
             Layer::Overlay(Overlay::Prompts) => "the jump list",
             Layer::Overlay(Overlay::Themes) => "the theme picker",
+            Layer::Overlay(Overlay::BadRecord) => "the bad record",
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => return None,
             Layer::Filter => "the filter",
             Layer::Search => "the search",
@@ -124,6 +125,10 @@ impl App {
             }
             Layer::Overlay(Overlay::Themes) => {
                 self.theme_picker_key(key);
+                false
+            }
+            Layer::Overlay(Overlay::BadRecord) => {
+                self.bad_record_key(key);
                 false
             }
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => true,

@@ -62,6 +62,8 @@ pub enum Overlay {
     Prompts,
     /// The theme list, previewing the highlighted one.
     Themes,
+    /// The last record a source could not use.
+    BadRecord,
 }
 
 /// Where the events come from, for the status line.
@@ -126,6 +128,10 @@ pub struct App {
     pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
     pub prompts: crate::app::panes::prompt_bar::answers::PromptUi,
     pub attention: attention::Attention,
+    /// A recording in progress: the bytes written so far.
+    pub recording: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Its size as last shown ("1.4 KB").
+    pub recording_drawn: Option<String>,
     /// The last problem a source reported without failing, or what a key
     /// did in passing; it leaves after a while (`notice.rs`).
     pub notice: Option<String>,
@@ -180,6 +186,8 @@ impl App {
             keymap,
             notice: fallback.or_else(|| look::warning_notice(&theme)),
             notice_clock: Default::default(),
+            recording: None,
+            recording_drawn: None,
             theme,
             look,
             theme_picker: None,
@@ -419,5 +427,15 @@ impl App {
     /// Whether the side panel shows beside the turns at this width.
     pub fn side_panel_docked(&self, width: u16) -> bool {
         width >= self.config.side_panel_min_width
+    }
+}
+
+impl App {
+    /// The size of the recording in progress, as the status line shows it.
+    pub fn recording_size_shown(&self) -> Option<String> {
+        let bytes = self.recording.as_ref()?;
+        Some(crate::render::format::bytes(
+            bytes.load(std::sync::atomic::Ordering::Relaxed),
+        ))
     }
 }

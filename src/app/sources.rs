@@ -83,6 +83,11 @@ impl App {
                 self.recording_stopped = Some(why);
                 true
             }
+            // A frame only when the size as shown changes.
+            SourceMsg::RecordingGrew => {
+                let shown = self.recording_size_shown();
+                std::mem::replace(&mut self.recording_drawn, shown.clone()) != shown
+            }
             SourceMsg::Form { form, lines } => {
                 self.stats.form = Some(form.label());
                 self.stats.lines = lines;

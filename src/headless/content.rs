@@ -239,14 +239,7 @@ pub fn code_blocks(markdown: &str) -> Vec<CodeBlock> {
 /// "12 lines, 1.4 KB".
 pub fn size(text: &str) -> String {
     let lines = text.lines().count();
-    let bytes = text.len();
-    let b = if bytes < 1024 {
-        format!("{bytes} B")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1} KB", bytes as f64 / 1024.0)
-    } else {
-        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
-    };
+    let b = crate::render::format::bytes(text.len() as u64);
     let l = if lines == 1 { "line" } else { "lines" };
     format!("{lines} {l}, {b}")
 }

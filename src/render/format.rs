@@ -83,6 +83,17 @@ pub fn limit_tokens(n: u64) -> String {
 }
 
 /// "950", "12.3k", "4.1M".
+/// A size: "812 B", "1.4 KB", "3.2 MB".
+pub fn bytes(n: u64) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else if n < 1024 * 1024 {
+        format!("{:.1} KB", n as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+    }
+}
+
 pub fn tokens(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),

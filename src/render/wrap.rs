@@ -156,6 +156,43 @@ pub fn truncate_start(s: &str, max: usize) -> String {
     out
 }
 
+/// Cut an address to at most `max` columns in its middle, keeping a
+/// trailing `:port` (and what follows it, as a `)`) whole: two servers on
+/// one host differ by their port alone. Too narrow even for the port, it
+/// is cut at its start like a path.
+pub fn truncate_address(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    let port_at = s.rfind(':').filter(|&i| {
+        let rest = s[i + 1..].trim_end_matches(')');
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+    });
+    let Some(i) = port_at else {
+        return truncate_middle(s, max);
+    };
+    let (host, port) = s.split_at(i);
+    if width(port) + 2 > max {
+        return truncate_start(s, max);
+    }
+    format!("{}{port}", truncate_middle(host, max - width(port)))
+}
+
+/// Cut to at most `max` columns by taking out the middle: `long…name`.
+pub fn truncate_middle(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max < 3 {
+        return truncate(s, max);
+    }
+    let head = truncate(s, (max - 1).div_ceil(2) + 1);
+    let head = head.trim_end_matches('…');
+    let tail = truncate_start(s, (max - 1) / 2 + 1);
+    let tail = tail.trim_start_matches('…');
+    format!("{head}…{tail}")
+}
+
 /// Styled pieces cut to at most `max` columns, ending with `…` (in the
 /// style of the piece it cuts) when cut: the spans and their width.
 pub fn truncate_pieces(pieces: &[(String, Style)], max: usize) -> (Vec<Span<'static>>, usize) {
@@ -191,6 +228,25 @@ pub fn truncate_pieces(pieces: &[(String, Style)], max: usize) -> (Vec<Span<'sta
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_address_keeps_its_port_whole_and_loses_its_middle() {
+        let name = "build-server.internal.example.com:4096";
+        assert_eq!(truncate_address(name, 80), name);
+        let cut = truncate_address(name, 20);
+        assert_eq!(width(&cut), 20);
+        assert!(
+            cut.starts_with("build-") && cut.ends_with("com:4096"),
+            "{cut}"
+        );
+        assert!(cut.contains('…'));
+        // A named server: "name (host:port)".
+        let cut = truncate_address("ci (ci-runner-7.example.org:41000)", 24);
+        assert!(cut.ends_with(":41000)") && width(&cut) == 24, "{cut}");
+        // Without a port the middle goes all the same.
+        assert_eq!(truncate_address("abcdefghij", 5), "ab…ij");
+        assert_eq!(width(&truncate_address("h:4096", 3)), 3);
+    }
+
     use super::*;
 
     #[test]

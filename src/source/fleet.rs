@@ -377,8 +377,10 @@ pub fn scope_msg(msg: SourceMsg, key: &str) -> SourceMsg {
     let scoped = |id: &str| fleet::scoped(id, key);
     match msg {
         SourceMsg::Record(mut record) => {
-            if let Ok(Decoded::Event(env)) = &mut record.item {
-                fleet::scope_event(&mut env.event, key);
+            match &mut record.item {
+                Ok(Decoded::Event(env)) => fleet::scope_event(&mut env.event, key),
+                Err(e) => e.server = Some(key.to_string()),
+                Ok(_) => {}
             }
             SourceMsg::Record(record)
         }

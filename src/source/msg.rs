@@ -76,6 +76,8 @@ pub enum SourceMsg {
     Notice(String),
     /// `attach --record` could not write: the viewer goes on unrecorded.
     RecordingStopped(String),
+    /// The recording's file grew (its size is in the shared counter).
+    RecordingGrew,
     /// What became of an abort the user asked for.
     Aborted {
         session_id: String,

@@ -58,7 +58,15 @@ const RUN_TYPES: [&str; 6] = [
 pub struct RecordError {
     pub fault: Fault,
     pub message: String,
+    /// The record's own text (its start, at most [`RAW_KEPT`] bytes), to
+    /// show on request; untrusted, sanitised where shown.
+    pub raw: Option<String>,
+    /// In a fleet, the server whose stream carried it.
+    pub server: Option<String>,
 }
+
+/// How much of a bad record's text is kept to show.
+pub const RAW_KEPT: usize = 4096;
 
 /// The kinds of fault a record can have; the ignored records are counted
 /// by these (see [`RecordError::reason`]).
@@ -90,6 +98,8 @@ impl RecordError {
         RecordError {
             fault: Fault::NotJson,
             message: message.into(),
+            raw: None,
+            server: None,
         }
     }
 
@@ -97,6 +107,8 @@ impl RecordError {
         RecordError {
             fault: Fault::Shape,
             message: message.into(),
+            raw: None,
+            server: None,
         }
     }
 
@@ -104,6 +116,8 @@ impl RecordError {
         RecordError {
             fault: Fault::Truncated,
             message: message.into(),
+            raw: None,
+            server: None,
         }
     }
 
@@ -111,6 +125,8 @@ impl RecordError {
         RecordError {
             fault: Fault::TooLong,
             message: message.into(),
+            raw: None,
+            server: None,
         }
     }
 

@@ -53,6 +53,8 @@ pub struct Recorder {
     line: Vec<u8>,
     /// Events written.
     pub events: u64,
+    /// Bytes written (the header included).
+    pub bytes: u64,
 }
 
 impl Recorder {
@@ -81,6 +83,7 @@ impl Recorder {
             frames: Vec::new(),
             line: Vec::new(),
             events: 0,
+            bytes: 0,
         })
     }
 
@@ -103,6 +106,7 @@ impl Recorder {
                 tracing::warn!("cannot make {} private: {e}", self.path.display());
             }
             file.write_all(self.header.as_bytes())?;
+            self.bytes += self.header.len() as u64;
             self.file = Some(file);
         }
         Ok(self.file.as_mut().expect("opened above"))
@@ -185,6 +189,7 @@ impl Recorder {
         self.line = line;
         written?;
         self.events += 1;
+        self.bytes += self.line.len() as u64;
         Ok(())
     }
 }

@@ -354,6 +354,13 @@ pub fn decode_record(bytes: &[u8], line: u64, terminated: bool) -> Record {
         let detail = e.message.strip_prefix("truncated: ").unwrap_or(&e.message);
         *e = RecordError::truncated(format!("truncated last line ({detail})"));
     }
+    if let Err(e) = &mut item {
+        let mut end = text.len().min(record::RAW_KEPT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        e.raw = Some(text[..end].to_string());
+    }
     Record {
         line,
         repaired,

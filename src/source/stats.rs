@@ -70,6 +70,18 @@ pub struct IngestStats {
     pub stream_session: Option<String>,
     problems: Vec<Problem>,
     dropped_problems: u64,
+    /// The last record that could not be used, to show on request.
+    pub last_bad: Option<BadRecord>,
+}
+
+/// A record that could not be used: where it came from, why, and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRecord {
+    pub server: Option<String>,
+    pub line: u64,
+    pub reason: String,
+    /// The record's start (untrusted: sanitise before showing).
+    pub text: String,
 }
 
 impl IngestStats {
@@ -114,6 +126,12 @@ impl IngestStats {
             self.first_reason = Some(reason.clone());
         }
         self.count_reason(&reason);
+        self.last_bad = Some(BadRecord {
+            server: error.server.clone(),
+            line,
+            reason: error.to_string(),
+            text: error.raw.clone().unwrap_or_default(),
+        });
         self.note(line, ProblemKind::Malformed, error.to_string());
     }
 

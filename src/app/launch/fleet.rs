@@ -26,7 +26,7 @@ pub async fn fleet_tui(
         Some(path) => {
             let urls: Vec<&str> = servers.iter().map(|s| s.client.base()).collect();
             let recording = start_recording_of(&urls.join(" "), path, None)?;
-            Some(recording.feed_while_viewing(&tx))
+            Some(recording.feed_while_viewing(&mut app, &tx))
         }
         None => None,
     };

@@ -106,7 +106,7 @@ pub async fn attach_tui(
         Some(path) => {
             let version = server_version(client.health().await.ok().as_ref());
             let recording = start_recording(&client, path, version.as_deref())?;
-            Some(recording.feed_while_viewing(&tx))
+            Some(recording.feed_while_viewing(&mut app, &tx))
         }
         None => None,
     };
@@ -320,6 +320,10 @@ pub struct RecordingHandle {
     pub feed: mpsc::UnboundedSender<crate::source::recorder::Feed>,
     /// Events written so far.
     pub written: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Bytes written so far, for the status line's mark.
+    pub bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Told when the writer has caught up with what it was fed.
+    pub grew: std::sync::Arc<tokio::sync::Notify>,
     /// Why the writer stopped, if a write failed (a full disk).
     pub failed: tokio::sync::oneshot::Receiver<String>,
 }
@@ -329,8 +333,20 @@ impl RecordingHandle {
     /// and its status line says the recording stopped.
     pub fn feed_while_viewing(
         self,
+        app: &mut App,
         tx: &mpsc::Sender<SourceMsg>,
     ) -> mpsc::UnboundedSender<crate::source::recorder::Feed> {
+        app.recording = Some(self.bytes.clone());
+        let grew = self.grew.clone();
+        let sizes = tx.clone();
+        tokio::spawn(async move {
+            loop {
+                grew.notified().await;
+                if sizes.send(SourceMsg::RecordingGrew).await.is_err() {
+                    return;
+                }
+            }
+        });
         let notices = tx.clone();
         let failed = self.failed;
         tokio::spawn(async move {
@@ -365,6 +381,10 @@ pub fn start_recording_of(
     let (failed_tx, failed) = tokio::sync::oneshot::channel();
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let written = count.clone();
+    let size = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let bytes = size.clone();
+    let grew = std::sync::Arc::new(tokio::sync::Notify::new());
+    let caught_up = grew.clone();
     let shown = path.display().to_string();
     std::thread::Builder::new()
         .name("ocview-recorder".into())
@@ -376,11 +396,18 @@ pub fn start_recording_of(
                     return;
                 }
                 written.store(recorder.events, Ordering::SeqCst);
+                bytes.store(recorder.bytes, Ordering::Relaxed);
+                // One word per burst, not per event: when nothing waits.
+                if rx.is_empty() {
+                    caught_up.notify_one();
+                }
             }
         })?;
     Ok(RecordingHandle {
         feed: tx,
         written: count,
+        bytes: size,
+        grew,
         failed,
     })
 }

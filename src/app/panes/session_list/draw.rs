@@ -251,7 +251,7 @@ fn group_line(
     let name = if group.level == Level::Project {
         wrap::truncate_start(&name, room)
     } else {
-        wrap::truncate(&name, room)
+        wrap::truncate_address(&name, room)
     };
     let mut pieces = vec![
         (marker.to_string(), theme.style(Role::Accent)),

@@ -54,6 +54,13 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         None => (label.into_owned(), 2),
     };
     let mut head = format!(" {label}");
+    // A recording in progress, and how big it has grown; once a write
+    // failed the line says that instead.
+    if let Some(size) = app.recording_size_shown()
+        && app.recording_stopped.is_none()
+    {
+        head = format!(" ● rec {size} ·{head}");
+    }
     let mut rest = String::new();
     // The bar gives way to everything but the position.
     let mut position_w = 0;
@@ -121,14 +128,28 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         // The form, how many records and where the first is, and why.
         let n = app.stats.malformed;
         let records = if n == 1 { "record" } else { "records" };
-        let form = app.stats.form.unwrap_or("the input");
+        // A live server's stream is named by its server; a file by its form.
+        let form = match app
+            .stats
+            .last_bad
+            .as_ref()
+            .and_then(|b| b.server.as_deref())
+        {
+            Some(server) => format!("the stream of {server}"),
+            None => app.stats.form.unwrap_or("the input").to_string(),
+        };
+        let show = app
+            .keymap
+            .hint(Action::BadRecord)
+            .map(|k| format!(" ({k} shows it)"))
+            .unwrap_or_default();
         let first = match (app.stats.first_malformed(), &app.stats.first_reason) {
             (Some(p), Some(why)) => format!(": line {}, {why}", p.line),
             (Some(p), None) => format!(": line {}", p.line),
             _ => String::new(),
         };
         rest.push_str(&sanitize::line(&format!(
-            " · {n} bad {records} in {form}{first}"
+            " · {n} bad {records} in {form}{first}{show}"
         )));
     }
     if let Some(s) = app.selected_session() {

@@ -1,0 +1,68 @@
+//! The last record a source could not use, shown on request: which server
+//! sent it, where, why, and the start of its text (sanitised: it is
+//! untrusted, and it is broken by definition).
+
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use crate::app::keymap::{Action, Context, Key};
+use crate::app::{App, Overlay};
+use crate::model::wire::sanitize;
+use crate::render::theme::Role;
+use crate::render::wrap;
+
+impl App {
+    /// Open it, or say there is nothing to show.
+    pub(crate) fn show_bad_record(&mut self) {
+        if self.stats.last_bad.is_some() {
+            self.overlay = Some(Overlay::BadRecord);
+        } else {
+            self.notice = Some("every record so far could be read".into());
+        }
+    }
+
+    /// It takes every key; its own key or the list's close key closes it.
+    pub(crate) fn bad_record_key(&mut self, key: KeyEvent) {
+        let Some(k) = Key::from_event(&key) else {
+            return;
+        };
+        let own = self.keymap.action(self.context(), k) == Some(Action::BadRecord);
+        if own || self.keymap.only(Context::List, k) == Some(Action::ListClose) {
+            self.overlay = None;
+        }
+    }
+}
+
+pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
+    let Some(bad) = &app.stats.last_bad else {
+        return;
+    };
+    let theme = &app.theme;
+    let width = screen.width.saturating_sub(4).min(100);
+    let inner = width.saturating_sub(2) as usize;
+    let from = match &bad.server {
+        Some(server) => format!("from {}, ", sanitize::line(server)),
+        None => String::new(),
+    };
+    let mut lines = vec![
+        Line::styled(format!("{from}line {}", bad.line), theme.style(Role::Muted)),
+        Line::styled(
+            sanitize::line(&bad.reason).into_owned(),
+            theme.style(Role::Error),
+        ),
+        Line::default(),
+    ];
+    let text = if bad.text.is_empty() {
+        "(its text was not kept)".to_string()
+    } else {
+        sanitize::block(&bad.text).into_owned()
+    };
+    lines.extend(wrap::wrap_text(&text, theme.style(Role::Text), inner, ""));
+    let height = (lines.len() as u16 + 2).min(screen.height);
+    let close = app.keymap.hint(Action::ListClose).unwrap_or_default();
+    let title = format!(" A record that could not be read ({close} close) ");
+    let area = crate::app::draw::centred(screen, width, height);
+    crate::app::draw::overlay_box(frame, theme, area, title, lines, 0);
+}
