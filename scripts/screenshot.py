@@ -301,27 +301,34 @@ def capture(binary, width, height, keys, settle):
         command += [str(binary), "--config", str(config), "demo", "--start", "end"]
         tmux(server, "new-session", "-d", "-s", "shot", "-x", str(width), "-y", str(height),
              " ".join("'%s'" % c.replace("'", "'\\''") for c in command))
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
+
+        def steady():
+            """The screen once it has stopped changing: the same capture
+            `settle` seconds apart, three times in a row (records still
+            being applied, highlighting landing a moment after the first
+            frame, a key's effect)."""
+            same, last = 0, None
+            while same < 2:
+                if time.monotonic() > deadline:
+                    sys.exit("screenshot: the screen kept changing for 60 s")
+                time.sleep(settle)
+                now = tmux(server, "capture-pane", "-p", "-e", "-t", "shot", check=False)
+                same = same + 1 if now == last else 0
+                last = now
+            return last
+
         screen = ""
         while "Sessions" not in screen:
             if time.monotonic() > deadline:
-                sys.exit("screenshot: the demo did not show its session list in 30 s:\n" + screen)
+                sys.exit("screenshot: the demo did not show its session list in 60 s:\n" + screen)
             time.sleep(0.1)
             screen = tmux(server, "capture-pane", "-p", "-t", "shot", check=False)
+        steady()
         for key in keys:
             tmux(server, "send-keys", "-t", "shot", key)
             time.sleep(0.2)
-        # Highlighting lands a moment after the first frame: wait until two
-        # captures a while apart agree.
-        last = None
-        while True:
-            time.sleep(settle)
-            styled = tmux(server, "capture-pane", "-p", "-e", "-t", "shot")
-            if styled == last:
-                return styled
-            if time.monotonic() > deadline:
-                sys.exit("screenshot: the screen kept changing for 30 s")
-            last = styled
+        return steady()
     finally:
         tmux(server, "kill-server", check=False)
         shutil.rmtree(home, ignore_errors=True)
@@ -334,7 +341,7 @@ def main():
     parser.add_argument("--out", default=str(ROOT / "assets" / "screen.svg"))
     parser.add_argument("--width", type=int, default=120)
     parser.add_argument("--height", type=int, default=36)
-    parser.add_argument("--keys", default="j j j j j",
+    parser.add_argument("--keys", default="g j j j j j",
                         help="tmux key names to press before the capture, space separated (default: down to the session that edits and writes files)")
     parser.add_argument("--settle", type=float, default=1.0,
                         help="seconds between the captures that must agree")
