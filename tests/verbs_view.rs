@@ -65,6 +65,10 @@ fn times_and_the_context_gauge() {
     let mut app = app();
     let before = screen(&mut app, 200, 40);
     assert!(before.contains("ctx 2.3k/200k 1% · $0.00"), "{before}");
+    // At 1% the side panel shows only when asked for.
+    assert!(!before.contains("Context 1%"), "{before}");
+    press(&mut app, &["t"]);
+    let before = screen(&mut app, 200, 40);
     assert!(before.contains("Context 1%") && before.contains("2.3k of 200k tokens"));
     press(&mut app, &["w"]);
     let after = screen(&mut app, 200, 40);

@@ -24,10 +24,13 @@ pub struct Config {
     pub colors: crate::app::terminal::color_depth::ColorSetting,
     /// Mouse support: wheel scrolling and clicks.
     pub mouse: bool,
-    /// At this many columns or more the side panel sits beside the turns;
-    /// below it, it is an overlay toggled with its key.
+    /// At this many columns or more the side panel sits beside the turns
+    /// (by itself when it has something to show and the turns keep 80
+    /// columns; always when asked for with its key); below it, it is an
+    /// overlay toggled with its key.
     pub side_panel_min_width: u16,
-    /// Width of the session list, in columns.
+    /// The most columns the session list takes (it is as narrow as the
+    /// titles in view allow, and at most a third of the screen).
     pub session_list_width: u16,
     /// Fold reasoning parts to one line by default.
     pub collapse_reasoning: bool,

@@ -29,6 +29,10 @@ pub struct Areas {
 /// Columns of the docked side panel.
 const SIDE_WIDTH: u16 = 38;
 
+/// The turns keep at least this many columns before the side panel docks
+/// by itself beside them (asked for with its key, it docks anyway).
+pub const TURNS_MIN_WIDTH: u16 = 80;
+
 pub fn layout(area: Rect, app: &App) -> Areas {
     let prompt_rows = prompt_bar::draw::height(app, area);
     let [main, prompt, status] = Layout::vertical([
@@ -41,15 +45,21 @@ pub fn layout(area: Rect, app: &App) -> Areas {
     let [sessions, rest] = if list_bar {
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main)
     } else {
-        let list_w = app
-            .config
-            .session_list_width
-            .min(main.width / 3)
-            .max(12.min(main.width));
+        // As wide as the titles in view need, up to the configured width
+        // and a third of the screen.
+        let limit = app.config.session_list_width.min(main.width / 3);
+        let height = list_inner(main).height as usize;
+        let offset = session_list::width::offset_keeping(
+            app.selected_row(),
+            app.list.offset,
+            app.list.rows.len(),
+            height,
+        );
+        let list_w =
+            session_list::width::wanted(app, offset, height, limit).max(12.min(main.width));
         Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main)
     };
-    let docked = app.side_panel_docked(area.width) && !app.side_panel_hidden;
-    let (turns, side) = if docked {
+    let (turns, side) = if side_panel_beside(app, area.width, rest.width) {
         let [t, s] =
             Layout::horizontal([Constraint::Min(1), Constraint::Length(SIDE_WIDTH)]).areas(rest);
         (t, Some(s))
@@ -66,6 +76,22 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         timeline: status_line::draw::compose(app, status).bar,
         list_bar,
     }
+}
+
+/// Whether the side panel sits beside the turns: where the screen is wide
+/// enough for it to dock, when asked for with its key (and not when hidden
+/// with it), else by itself when it has something to show and the turns
+/// keep `TURNS_MIN_WIDTH` columns beside it.
+pub fn side_panel_beside(app: &App, screen_width: u16, beside_list: u16) -> bool {
+    if !app.side_panel_docked(screen_width) {
+        return false;
+    }
+    app.side_panel_shown.unwrap_or_else(|| {
+        beside_list >= TURNS_MIN_WIDTH + SIDE_WIDTH
+            && app
+                .selected_session()
+                .is_some_and(|s| side_panel::has_something(app, s))
+    })
 }
 
 /// The theme's own background and text colour under everything drawn

@@ -84,7 +84,8 @@ impl App {
             }
             Action::ToggleSidePanel => {
                 if self.side_panel_docked(self.areas.screen.width) {
-                    self.side_panel_hidden = !self.side_panel_hidden;
+                    // Whatever it did by itself, the key turns it over.
+                    self.side_panel_shown = Some(self.areas.side.is_none());
                 } else if self.overlay == Some(Overlay::SidePanel) {
                     self.overlay = None;
                 } else {

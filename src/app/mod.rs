@@ -90,8 +90,10 @@ pub struct App {
     pub overlay: Option<Overlay>,
     /// The help overlay's own state.
     pub help: overlays::help::HelpState,
-    /// The user hid the docked side panel.
-    pub side_panel_hidden: bool,
+    /// The side panel asked for (`Some(true)`) or hidden (`Some(false)`)
+    /// with its key; `None`: it shows when it has something
+    /// (`crate::app::draw::side_panel_beside`).
+    pub side_panel_shown: Option<bool>,
     /// The selected session's id, or in a fleet a heading's fold key
     /// (`crate::app::panes::session_list::fleet_tree::is_group_key`).
     pub selected: Option<String>,
@@ -198,7 +200,7 @@ impl App {
             },
             focus: Focus::Sessions,
             overlay: None,
-            side_panel_hidden: false,
+            side_panel_shown: None,
             help: Default::default(),
             selected: None,
             history: Vec::new(),
@@ -305,6 +307,7 @@ impl App {
             &self.list.filter,
             &self.search.list.counts,
         );
+        self.refresh_modified_files();
         self.areas = draw::layout(area, self);
         self.note_prompt_visible(tokio::time::Instant::now());
         self.jump_list.page = overlays::jump_list::draw::rows(area);
@@ -323,12 +326,6 @@ impl App {
         else {
             return;
         };
-        if let Some(session) = self.store.session(&id)
-            && (self.files.0 != id || self.files.1 != session.revision)
-        {
-            // Only when the session changed: it walks every message.
-            self.files = (id.clone(), session.revision, session.modified_files());
-        }
         // Taken out for the layout, which reads everything else.
         let mut state = self.turns.remove(&id).unwrap_or_default();
         let mut cache = std::mem::take(&mut self.cache);
@@ -344,6 +341,20 @@ impl App {
         self.cache = cache;
         self.turns.insert(id, state);
         self.request_loads();
+    }
+
+    /// The selected session's modified files, before the layout (the side
+    /// panel shows when there are some).
+    fn refresh_modified_files(&mut self) {
+        let Some(id) = self.selected.as_deref() else {
+            return;
+        };
+        if let Some(session) = self.store.session(id)
+            && (self.files.0 != id || self.files.1 != session.revision)
+        {
+            // Only when the session changed: it walks every message.
+            self.files = (id.to_string(), session.revision, session.modified_files());
+        }
     }
 
     /// The search matches to mark in a session's turn view.
@@ -391,16 +402,12 @@ impl App {
 
     fn keep_selection_visible(&mut self) {
         let height = draw::list_inner(self.areas.sessions).height as usize;
-        let Some(i) = self.selected_row() else { return };
-        if i < self.list.offset {
-            self.list.offset = i;
-        } else if height > 0 && i >= self.list.offset + height {
-            self.list.offset = i + 1 - height;
-        }
-        self.list.offset = self
-            .list
-            .offset
-            .min(self.list.rows.len().saturating_sub(height.max(1)));
+        self.list.offset = crate::app::panes::session_list::width::offset_keeping(
+            self.selected_row(),
+            self.list.offset,
+            self.list.rows.len(),
+            height,
+        );
     }
 
     pub fn selected_row(&self) -> Option<usize> {

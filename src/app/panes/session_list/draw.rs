@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::app::panes::session_list::fleet_tree::{Counts, Group, Level};
 use crate::app::panes::session_list::tree::SessionRow;
+use crate::app::panes::session_list::width as row_width;
 use crate::app::{App, Focus};
 use crate::model::SessionStatus;
 use crate::model::store::fleet::ServerState;
@@ -74,10 +75,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let inner = crate::app::draw::list_inner(area);
     let sessions = app.store.sessions();
     let selected = app.selected_row();
-    let now = app.clock_ms();
     // In a fleet, sessions sit a column in from their project's heading,
     // as it does from its server's.
-    let fleet = app.list.rows.iter().any(|r| r.group.is_some());
+    let fleet = row_width::is_fleet_list(&app.list.rows);
     let mut lines = Vec::new();
     for (i, row) in app
         .list
@@ -99,11 +99,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             continue;
         }
         let s = &sessions[row.index];
-        let indent = format!(
-            "{}{}",
-            if fleet { "  " } else { "" },
-            "  ".repeat(row.depth as usize)
-        );
+        let indent = row_width::indent(fleet, row.depth);
         let is_sel = Some(i) == selected;
         let fold = match (row.has_children, row.folded) {
             (true, true) => "▸",
@@ -126,23 +122,10 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         } else {
             ""
         };
-        let mut right = match &s.status {
-            SessionStatus::Retry { .. } => format::status_text(&s.status, app.now_ms),
-            _ => format::relative(format::updated(s), now),
-        };
-        let totals = s.totals();
-        let c = format::summed(format::cost(totals.cost), totals.cost_summed);
-        if !c.is_empty() && width > 40 {
-            right = format!("{c} {right}");
-        }
+        let right = row_width::right_text(app, s, width > row_width::COST_FROM);
         // Hits of the filter in this session's content.
-        let hits = match app.search.list.counts.get(s.info.id.as_str()) {
-            Some(n) if !app.list.filter.is_empty() => {
-                format!(" {n} hit{} ", if *n == 1 { "" } else { "s" })
-            }
-            _ => String::new(),
-        };
-        let left_w = wrap::width(&indent) + 4 + if badge.is_empty() { 0 } else { 2 };
+        let hits = row_width::hits_text(app, s);
+        let left_w = row_width::left_width(&indent, !badge.is_empty());
         let title_w = width.saturating_sub(left_w + wrap::width(&right) + wrap::width(&hits) + 1);
         let title = wrap::truncate(&sanitize::line(s.title()), title_w);
         let pad = width.saturating_sub(

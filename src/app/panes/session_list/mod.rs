@@ -6,6 +6,7 @@ pub mod fleet_heading;
 pub mod fleet_tree;
 pub mod keys;
 pub mod tree;
+pub mod width;
 
 use std::collections::HashSet;
 

@@ -11,6 +11,30 @@ use crate::model::wire::sanitize;
 use crate::render::theme::Role;
 use crate::render::wrap;
 
+/// From this share of its model's context window on, a session's context
+/// use is worth the panel's columns: the session nears compaction. Below
+/// it, and for the cost and token totals, the turn view's header says
+/// enough.
+pub const CONTEXT_WORTH_PERCENT: u64 = 70;
+
+/// Whether the panel has something to show for `session` by itself: todos,
+/// modified files, or a context use of `CONTEXT_WORTH_PERCENT` or more.
+/// An empty panel ("Todos 0/0 none") takes no columns from the turns.
+pub fn has_something(app: &App, session: &crate::model::Session) -> bool {
+    let files = if app.files.0 == session.info.id {
+        !app.files.2.is_empty()
+    } else {
+        // Not cached for this session: not worth a walk of every message
+        // each frame; `App::prepare` caches the selected session's.
+        false
+    };
+    !session.todos.is_empty()
+        || files
+        || crate::model::entity::context::context_use(session, app.store.model_limits())
+            .and_then(|c| c.percent())
+            .is_some_and(|p| p >= CONTEXT_WORTH_PERCENT)
+}
+
 pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
     let theme = &app.theme;
     if overlay {
