@@ -155,6 +155,9 @@ pub struct App {
     pub last_active: Option<String>,
     /// Copy, open and abort: their requests to the loop and what they did.
     pub verbs: verbs::Verbs,
+    /// Live sessions' message counts from opencode's database on this
+    /// machine (`launch` starts its reader when the server is local).
+    pub message_totals: crate::source::opencode_db::totals::MessageTotals,
 }
 
 impl App {
@@ -229,6 +232,7 @@ impl App {
             navigated: false,
             last_active: None,
             verbs: verbs::Verbs::new(clipboard),
+            message_totals: Default::default(),
         })
     }
 
@@ -315,6 +319,10 @@ impl App {
         else {
             return;
         };
+        // The database's count of the session on screen (a send, no wait).
+        if self.live.is_some() {
+            self.message_totals.watch(&id);
+        }
         if let Some(session) = self.store.session(&id)
             && (self.files.0 != id || self.files.1 != session.revision)
         {
