@@ -29,8 +29,16 @@ fn export_document(project_id: &str, directory: &str) -> (String, Value) {
     let mut messages = Vec::new();
     let mut parent = String::new();
     for i in 0..MESSAGES {
-        let id = format!("msg_{:012x}Total{:09}", 0x2028_fa44_f001u64 + i as u64 * 16, i);
-        let part = format!("prt_{:012x}Total{:09}", 0x2028_fa44_f002u64 + i as u64 * 16, i);
+        let id = format!(
+            "msg_{:012x}Total{:09}",
+            0x2028_fa44_f001u64 + i as u64 * 16,
+            i
+        );
+        let part = format!(
+            "prt_{:012x}Total{:09}",
+            0x2028_fa44_f002u64 + i as u64 * 16,
+            i
+        );
         let time = t0 + i as i64 * 1000;
         let (info, text) = if i % 2 == 0 {
             parent = id.clone();
@@ -93,10 +101,15 @@ async fn the_position_names_the_sessions_whole_length_from_the_local_database() 
     v.count_from_database(database_of(&server));
     let sid = session.clone();
     v.until("the newest page", 30, |a| {
-        a.store.session(&sid).is_some_and(|s| s.messages.len() >= 100)
+        a.store
+            .session(&sid)
+            .is_some_and(|s| s.messages.len() >= 100)
     })
     .await;
-    assert!(v.loaded(&session) < MESSAGES, "the whole session came at once");
+    assert!(
+        v.loaded(&session) < MESSAGES,
+        "the whole session came at once"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     let screen = loop {
         let screen = v.frame();
@@ -129,7 +142,10 @@ async fn the_position_names_the_sessions_whole_length_from_the_local_database() 
         if screen.contains(&want) {
             break;
         }
-        assert!(Instant::now() < deadline, "the total did not follow:\n{screen}");
+        assert!(
+            Instant::now() < deadline,
+            "the total did not follow:\n{screen}"
+        );
         v.pump(Duration::from_millis(200)).await;
     }
 
@@ -163,7 +179,9 @@ async fn a_session_the_local_database_does_not_hold_gets_no_total() {
     v.count_from_database(database_of(&other));
     let sid = session.clone();
     v.until("the newest page", 30, |a| {
-        a.store.session(&sid).is_some_and(|s| s.messages.len() >= 100)
+        a.store
+            .session(&sid)
+            .is_some_and(|s| s.messages.len() >= 100)
     })
     .await;
     v.pump(Duration::from_secs(3)).await;

@@ -45,8 +45,20 @@ async fn the_real_database_is_where_ocview_looks_and_reads_while_the_server_runs
     // Read while the server is up (it holds the file open, WAL mode).
     let db = Db::open(&path).unwrap();
     let schema = db.schema();
-    for table in ["session", "message", "part", "todo", "project", "event", "migration"] {
-        assert!(schema.has_table(table), "no {table} table: {:?}", schema.tables.keys());
+    for table in [
+        "session",
+        "message",
+        "part",
+        "todo",
+        "project",
+        "event",
+        "migration",
+    ] {
+        assert!(
+            schema.has_table(table),
+            "no {table} table: {:?}",
+            schema.tables.keys()
+        );
     }
     for column in [
         "id",
@@ -85,14 +97,20 @@ async fn the_real_database_is_where_ocview_looks_and_reads_while_the_server_runs
 
     // The session the server made, read back from the file.
     let rows = db.sessions(100, None).unwrap();
-    let row = rows.iter().find(|r| r.id == session).expect("the session is listed");
+    let row = rows
+        .iter()
+        .find(|r| r.id == session)
+        .expect("the session is listed");
     assert_eq!(row.title.as_deref(), info["title"].as_str());
     assert_eq!(row.version.as_deref(), Some("1.18.33"));
     assert_eq!(row.directory.as_deref(), info["directory"].as_str());
     assert_eq!(row.project_id.as_deref(), info["projectID"].as_str());
     assert_eq!(row.time_created, info["time"]["created"].as_i64());
     assert!(row.totals.is_some());
-    assert_eq!(db.message_count(&session).unwrap(), Some(messages.len() as u64));
+    assert_eq!(
+        db.message_count(&session).unwrap(),
+        Some(messages.len() as u64)
+    );
 
     // The credential tables are refused on the real file too.
     for sql in ["SELECT * FROM credential", "SELECT count(*) FROM account"] {
@@ -128,7 +146,11 @@ async fn opencode_db_moves_the_database_as_ocview_expects() {
             ..env_of(&server)
         };
         let expected = env.database().unwrap();
-        assert!(expected.exists(), "OPENCODE_DB={value}: nothing at {}", expected.display());
+        assert!(
+            expected.exists(),
+            "OPENCODE_DB={value}: nothing at {}",
+            expected.display()
+        );
         let db = Db::open(&expected).unwrap();
         assert_eq!(db.session_count().unwrap(), 0);
     }

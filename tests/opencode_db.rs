@@ -99,7 +99,8 @@ fn no_statement_can_read_a_credential_table() {
     }
     // Other tables still read.
     assert_eq!(
-        db.query_strings("SELECT id FROM session ORDER BY id").unwrap(),
+        db.query_strings("SELECT id FROM session ORDER BY id")
+            .unwrap(),
         ["ses_0", "ses_1", "ses_2"]
     );
 }
@@ -146,7 +147,10 @@ fn sessions_and_message_counts_read_from_whatever_schema_is_there() {
     assert_eq!(rows[0].parent_id.as_deref(), Some("ses_0"));
     assert_eq!(rows[0].title.as_deref(), Some("Title 2"));
     let totals = rows[0].totals.clone().unwrap();
-    assert_eq!((totals.cost, totals.input, totals.cache_write), (0.25, 100, 5));
+    assert_eq!(
+        (totals.cost, totals.input, totals.cache_write),
+        (0.25, 100, 5)
+    );
     let cursor = ocview::source::opencode_db::sessions::SessionCursor {
         time_updated: rows[1].time_updated.unwrap(),
         id: rows[1].id.clone(),
@@ -158,7 +162,12 @@ fn sessions_and_message_counts_read_from_whatever_schema_is_there() {
     assert_eq!(db.message_count("ses_1").unwrap(), Some(10));
     // A session this database does not hold: no count, not zero.
     assert_eq!(db.message_count("ses_elsewhere").unwrap(), None);
-    assert!(db.schema().unreadable().iter().all(|w| !w.contains("totals")));
+    assert!(
+        db.schema()
+            .unreadable()
+            .iter()
+            .all(|w| !w.contains("totals"))
+    );
 
     // An older schema: no totals columns, no part table; still listed.
     let old = Db::open(&make_db(dir.path(), "old.db", false, 20, false)).unwrap();
@@ -178,7 +187,10 @@ fn sessions_and_message_counts_read_from_whatever_schema_is_there() {
     let db = Db::open(&renamed).unwrap();
     let rows = db.sessions(10, None).unwrap();
     assert_eq!(rows.len(), 3);
-    assert!(rows.iter().all(|r| r.title.is_none() && r.directory.is_some()));
+    assert!(
+        rows.iter()
+            .all(|r| r.title.is_none() && r.directory.is_some())
+    );
     assert_eq!(db.message_count("ses_2").unwrap(), Some(15));
 
     // A newer schema than ocview knows: read as far as known, and said.
@@ -215,7 +227,9 @@ fn bad_files_get_a_clear_one_line_message() {
     let other = d.join("other.db");
     Connection::open(&other)
         .unwrap()
-        .execute_batch("CREATE TABLE notes (id INTEGER, text TEXT); INSERT INTO notes VALUES (1, 'x');")
+        .execute_batch(
+            "CREATE TABLE notes (id INTEGER, text TEXT); INSERT INTO notes VALUES (1, 'x');",
+        )
         .unwrap();
     let e = Db::open(&other).err().unwrap();
     assert!(one_line(&e).contains("not opencode's"), "{e}");
@@ -266,7 +280,9 @@ fn a_database_locked_by_a_writer_is_reported_locked_quickly() {
     let writer = Connection::open(&path).unwrap();
     writer.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let start = Instant::now();
-    let e = db.message_count("ses_1").err().expect("read through an exclusive lock");
+    let e = db
+        .message_count("ses_1")
+        .expect_err("read through an exclusive lock");
     let took = start.elapsed();
     assert!(matches!(e, DbError::Locked(_)), "{e}");
     assert!(one_line(&e).contains("locked"), "{e}");
@@ -288,11 +304,18 @@ fn a_writer_in_wal_mode_is_read_beside_without_waiting() {
     let v0 = db.data_version().unwrap();
     writer.execute_batch("BEGIN IMMEDIATE").unwrap();
     writer
-        .execute("INSERT INTO message VALUES ('msg_new', 'ses_0', 9, 9, '{}')", [])
+        .execute(
+            "INSERT INTO message VALUES ('msg_new', 'ses_0', 9, 9, '{}')",
+            [],
+        )
         .unwrap();
     // The writer's open transaction is not seen, and does not block.
     assert_eq!(db.message_count("ses_0").unwrap(), Some(5));
     writer.execute_batch("COMMIT").unwrap();
     assert_eq!(db.message_count("ses_0").unwrap(), Some(6));
-    assert_ne!(db.data_version().unwrap(), v0, "a commit changes data_version");
+    assert_ne!(
+        db.data_version().unwrap(),
+        v0,
+        "a commit changes data_version"
+    );
 }

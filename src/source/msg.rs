@@ -88,5 +88,8 @@ pub enum SourceMsg {
     },
     /// How many messages a session has in opencode's database on this
     /// machine (the server's pages give no total).
-    MessageTotal { session_id: String, total: u64 },
+    MessageTotal {
+        session_id: String,
+        total: u64,
+    },
 }

@@ -43,7 +43,9 @@ pub fn open(path: &Path) -> Result<Connection, DbError> {
         }
         Err(e) => return Err(DbError::Other(format!("{shown}: {e}"))),
         Ok(m) if m.is_dir() => {
-            return Err(DbError::Other(format!("{shown} is a folder, not a database")));
+            return Err(DbError::Other(format!(
+                "{shown} is a folder, not a database"
+            )));
         }
         Ok(m) if m.len() == 0 => return Err(DbError::Empty(shown)),
         Ok(_) => {}
@@ -112,10 +114,7 @@ fn authorize(ctx: AuthContext<'_>) -> Authorization {
 
 /// Run `f` (one short read), trying again briefly while the database is
 /// busy; then report it locked. Never waits long: opencode comes first.
-pub fn with_retry<T>(
-    path: &str,
-    mut f: impl FnMut() -> rusqlite::Result<T>,
-) -> Result<T, DbError> {
+pub fn with_retry<T>(path: &str, mut f: impl FnMut() -> rusqlite::Result<T>) -> Result<T, DbError> {
     let mut tries = 0;
     loop {
         match f() {

@@ -46,7 +46,10 @@ impl std::fmt::Display for DbError {
             DbError::NotSqlite(p) => write!(f, "{p} is not an SQLite database"),
             DbError::Corrupt(p) => write!(f, "{p} is damaged (SQLite reports it malformed)"),
             DbError::NotOpencode(p) => {
-                write!(f, "{p} is an SQLite database but not opencode's (no session table)")
+                write!(
+                    f,
+                    "{p} is an SQLite database but not opencode's (no session table)"
+                )
             }
             DbError::Locked(p) => {
                 write!(f, "{p} is locked by another program; try again in a moment")
@@ -70,9 +73,7 @@ impl DbError {
             Some(ErrorCode::DatabaseCorrupt) => DbError::Corrupt(p),
             Some(ErrorCode::CannotOpen) => DbError::Other(format!("{p}: cannot be opened")),
             Some(ErrorCode::AuthorizationForStatementDenied) => {
-                DbError::Denied(
-                    "ocview only reads, and never opencode's credential tables".into(),
-                )
+                DbError::Denied("ocview only reads, and never opencode's credential tables".into())
             }
             _ => {
                 // One line, whatever SQLite said.
@@ -118,8 +119,7 @@ impl Db {
     /// while it stays the same.
     pub fn data_version(&self) -> Result<i64, DbError> {
         guard::with_retry(&self.shown, || {
-            self.conn
-                .query_row("PRAGMA data_version", [], |r| r.get(0))
+            self.conn.query_row("PRAGMA data_version", [], |r| r.get(0))
         })
     }
 

@@ -123,7 +123,10 @@ mod tests {
             p(env(None, Some("rel"))).as_deref(),
             Some("/home/u/.local/share/opencode/opencode.db")
         );
-        assert_eq!(p(env(Some("/a/b.db"), Some("/x"))).as_deref(), Some("/a/b.db"));
+        assert_eq!(
+            p(env(Some("/a/b.db"), Some("/x"))).as_deref(),
+            Some("/a/b.db")
+        );
         assert_eq!(
             p(env(Some("b.db"), Some("/x"))).as_deref(),
             Some("/x/opencode/b.db")

@@ -63,7 +63,10 @@ impl Schema {
             };
             tables.insert(name, columns);
         }
-        if !tables.get("session").is_some_and(|c| c.iter().any(|c| c == "id")) {
+        if !tables
+            .get("session")
+            .is_some_and(|c| c.iter().any(|c| c == "id"))
+        {
             return Err(DbError::NotOpencode(path.to_string()));
         }
         let mut schema = Schema {

@@ -26,7 +26,11 @@ pub fn position_text(first: usize, loaded: usize, whole: bool, total: Option<u64
                 thousands(loaded)
             )
         }
-        None => format!("msg {} of {} loaded, more before", thousands(at), thousands(loaded)),
+        None => format!(
+            "msg {} of {} loaded, more before",
+            thousands(at),
+            thousands(loaded)
+        ),
     }
 }
 
