@@ -86,6 +86,15 @@ async fn the_real_database_is_where_ocview_looks_and_reads_while_the_server_runs
         ("event", "aggregate_id"),
         ("event", "type"),
         ("event", "data"),
+        ("event", "seq"),
+        ("todo", "session_id"),
+        ("todo", "content"),
+        ("todo", "status"),
+        ("todo", "priority"),
+        ("todo", "position"),
+        ("project", "id"),
+        ("project", "worktree"),
+        ("migration", "id"),
     ] {
         assert!(schema.has(table, column), "{table}.{column} missing");
     }
@@ -110,6 +119,61 @@ async fn the_real_database_is_where_ocview_looks_and_reads_while_the_server_runs
     assert_eq!(
         db.message_count(&session).unwrap(),
         Some(messages.len() as u64)
+    );
+
+    // The event log has no time column; ids carry the time: the first 12
+    // hex digits are ms × 0x1000 modulo 2^48.
+    assert!(!schema.has("event", "time_created") && !schema.has("event", "time"));
+    let types = db
+        .query_strings(&format!(
+            "SELECT DISTINCT type FROM event WHERE aggregate_id = '{session}' ORDER BY type"
+        ))
+        .unwrap();
+    eprintln!("event types: {types:?}");
+    assert!(!types.is_empty(), "no event rows for the session");
+    let event_ids = db
+        .query_strings(&format!(
+            "SELECT id FROM event WHERE aggregate_id = '{session}'"
+        ))
+        .unwrap();
+    assert!(
+        event_ids.iter().all(|id| id.starts_with("evt_")),
+        "{event_ids:?}"
+    );
+    assert!(
+        types
+            .iter()
+            .all(|t| t.contains("updated") || t.contains("created")),
+        "{types:?}"
+    );
+    assert!(
+        !types
+            .iter()
+            .any(|t| t.contains("delta") || t.contains("status")),
+        "{types:?}"
+    );
+    let ids = db
+        .query_strings(&format!(
+            "SELECT id || ' ' || time_created FROM message WHERE session_id = '{session}'"
+        ))
+        .unwrap();
+    for row in &ids {
+        let (id, created) = row.split_once(' ').unwrap();
+        let stamp = u64::from_str_radix(&id[4..16], 16).unwrap() / 0x1000;
+        let created: u64 = created.parse().unwrap();
+        let diff = (stamp as i64 - (created % (1 << 36)) as i64).abs();
+        assert!(diff < 5_000, "{id}: {stamp} vs {created}");
+    }
+    // A message's data is its info without the ids.
+    let data = db
+        .query_strings(&format!(
+            "SELECT data FROM message WHERE session_id = '{session}' LIMIT 1"
+        ))
+        .unwrap();
+    let data: serde_json::Value = serde_json::from_str(&data[0]).unwrap();
+    assert!(
+        data.get("role").is_some() && data.get("id").is_none() && data.get("sessionID").is_none(),
+        "{data}"
     );
 
     // The credential tables are refused on the real file too.
