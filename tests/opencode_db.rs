@@ -319,3 +319,66 @@ fn a_writer_in_wal_mode_is_read_beside_without_waiting() {
         "a commit changes data_version"
     );
 }
+
+/// The next total the reader sends within `within`, if any.
+async fn next_total(
+    rx: &mut tokio::sync::mpsc::Receiver<ocview::source::msg::SourceMsg>,
+    within: Duration,
+) -> Option<(String, u64)> {
+    match tokio::time::timeout(within, rx.recv()).await {
+        Ok(Some(ocview::source::msg::SourceMsg::MessageTotal { session_id, total })) => {
+            Some((session_id, total))
+        }
+        Ok(Some(other)) => panic!("not a total: {other:?}"),
+        Ok(None) | Err(_) => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reader_counts_the_watched_session_and_follows_new_messages() {
+    use ocview::source::opencode_db::totals::{MessageTotals, REFRESH};
+    let dir = tempfile::tempdir().unwrap();
+    let path = make_db(dir.path(), "w.db", true, 38, true);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let mut totals = MessageTotals::spawn(path.clone(), tx);
+    totals.watch("ses_1");
+    assert_eq!(
+        next_total(&mut rx, Duration::from_secs(5)).await,
+        Some(("ses_1".into(), 10))
+    );
+    // Asked again each frame: no new read, no new message.
+    totals.watch("ses_1");
+    assert_eq!(next_total(&mut rx, REFRESH + REFRESH / 2).await, None);
+    // opencode commits a message: the count follows within a refresh.
+    let writer = Connection::open(&path).unwrap();
+    writer
+        .execute(
+            "INSERT INTO message VALUES ('msg_new', 'ses_1', 99, 99, '{}')",
+            [],
+        )
+        .unwrap();
+    let start = Instant::now();
+    assert_eq!(
+        next_total(&mut rx, REFRESH * 3).await,
+        Some(("ses_1".into(), 11))
+    );
+    assert!(start.elapsed() <= REFRESH + Duration::from_millis(500));
+    // A session this database does not hold: nothing, never a zero.
+    totals.watch("ses_elsewhere");
+    assert_eq!(next_total(&mut rx, REFRESH + REFRESH / 2).await, None);
+
+    // A fleet: only the servers on this machine, their ids as scoped.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let mut fleet = MessageTotals::spawn_for_fleet(
+        path.clone(),
+        tx,
+        ["here:4096".to_string()].into_iter().collect(),
+    );
+    fleet.watch("ses_2@far:4096");
+    assert_eq!(next_total(&mut rx, REFRESH + REFRESH / 2).await, None);
+    fleet.watch("ses_2@here:4096");
+    assert_eq!(
+        next_total(&mut rx, Duration::from_secs(5)).await,
+        Some(("ses_2@here:4096".into(), 15))
+    );
+}

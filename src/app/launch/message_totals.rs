@@ -23,6 +23,20 @@ pub fn for_server(base_url: &str, tx: mpsc::Sender<SourceMsg>) -> MessageTotals 
     }
 }
 
+/// The reader for a fleet, given each member's URL and key: the sessions
+/// of its members on this machine are counted.
+pub fn for_fleet(members: &[(String, String)], tx: mpsc::Sender<SourceMsg>) -> MessageTotals {
+    let local: std::collections::HashSet<String> = members
+        .iter()
+        .filter(|(url, _)| is_loopback(url))
+        .map(|(_, key)| key.clone())
+        .collect();
+    match DbEnv::from_process().database() {
+        Some(path) if !local.is_empty() => MessageTotals::spawn_for_fleet(path, tx, local),
+        _ => MessageTotals::default(),
+    }
+}
+
 /// The database a server at `base_url` would write, when it is local.
 pub fn local_database(base_url: &str, env: &DbEnv) -> Option<PathBuf> {
     is_loopback(base_url).then(|| env.database()).flatten()

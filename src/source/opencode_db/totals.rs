@@ -4,9 +4,11 @@
 //! a failure), counts the watched session's messages when it is chosen and
 //! then, while opencode commits, at most every `REFRESH`, and sends the
 //! count to the app as a source message when it changed. The session must
-//! be in this database (its id is looked up, never assumed).
+//! be in this database (its id is looked up, never assumed). In a fleet,
+//! only sessions of the servers on this machine are looked up, by the id
+//! their server knows them by.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
@@ -14,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::mpsc as tokio_mpsc;
 
 use super::Db;
+use crate::model::store::fleet;
 use crate::source::msg::SourceMsg;
 
 /// At most this often a watched session is counted again.
@@ -26,6 +29,9 @@ pub struct MessageTotals {
     counts: HashMap<String, u64>,
     reader: Option<Sender<String>>,
     watching: Option<String>,
+    /// In a fleet, the keys of the servers on this machine (`None`: one
+    /// server, on this machine).
+    local_servers: Option<HashSet<String>>,
 }
 
 impl MessageTotals {
@@ -46,10 +52,29 @@ impl MessageTotals {
         }
     }
 
+    /// The same for a fleet: only sessions of the servers `local` (their
+    /// keys) are counted; the others may be in no database here.
+    pub fn spawn_for_fleet(
+        path: PathBuf,
+        tx: tokio_mpsc::Sender<SourceMsg>,
+        local: HashSet<String>,
+    ) -> MessageTotals {
+        MessageTotals {
+            local_servers: Some(local),
+            ..MessageTotals::spawn(path, tx)
+        }
+    }
+
     /// The session on screen (called each frame; sends only on a change,
     /// never waits).
     pub fn watch(&mut self, session: &str) {
         if self.watching.as_deref() == Some(session) {
+            return;
+        }
+        self.watching = Some(session.to_string());
+        if let Some(local) = &self.local_servers
+            && !fleet::server_of(session).is_some_and(|key| local.contains(key))
+        {
             return;
         }
         if let Some(reader) = &self.reader
@@ -57,7 +82,6 @@ impl MessageTotals {
         {
             self.reader = None;
         }
-        self.watching = Some(session.to_string());
     }
 
     pub fn set(&mut self, session: String, total: u64) {
@@ -112,7 +136,8 @@ fn run(path: PathBuf, watch: Receiver<String>, tx: tokio_mpsc::Sender<SourceMsg>
         if counted.as_ref() == Some(&(id.clone(), version)) {
             continue;
         }
-        match open.message_count(&id) {
+        // A fleet's id names its server too; the database knows it bare.
+        match open.message_count(fleet::bare(&id)) {
             Ok(Some(n)) => {
                 counted = Some((id.clone(), version));
                 if sent.get(&id) != Some(&n) {
