@@ -163,6 +163,9 @@ pub struct App {
     pub last_active: Option<String>,
     /// Copy, open and abort: their requests to the loop and what they did.
     pub verbs: verbs::Verbs,
+    /// Live sessions' message counts from opencode's database on this
+    /// machine (`launch` starts its reader when the server is local).
+    pub message_totals: crate::source::opencode_db::totals::MessageTotals,
 }
 
 impl App {
@@ -239,6 +242,7 @@ impl App {
             navigated: false,
             last_active: None,
             verbs: verbs::Verbs::new(clipboard),
+            message_totals: Default::default(),
         })
     }
 
@@ -326,6 +330,10 @@ impl App {
         else {
             return;
         };
+        // The database's count of the session on screen (a send, no wait).
+        if self.live.is_some() {
+            self.message_totals.watch(&id);
+        }
         // Taken out for the layout, which reads everything else.
         let mut state = self.turns.remove(&id).unwrap_or_default();
         let mut cache = std::mem::take(&mut self.cache);

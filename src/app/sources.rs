@@ -73,6 +73,11 @@ impl App {
                 self.select_first_if_none();
                 true
             }
+            SourceMsg::MessageTotal { session_id, total } => {
+                let changed = self.message_totals.total(&session_id) != Some(total);
+                self.message_totals.set(session_id, total);
+                changed
+            }
             SourceMsg::Notice(text) => {
                 tracing::warn!("source: {text}");
                 self.notice = Some(text);

@@ -10,6 +10,7 @@ pub mod json_values;
 pub mod lines;
 pub mod live;
 pub mod msg;
+pub mod opencode_db;
 pub mod playback;
 pub mod player;
 pub mod record;

@@ -88,4 +88,10 @@ pub enum SourceMsg {
         request_id: String,
         outcome: super::live::reply::ReplyOutcome,
     },
+    /// How many messages a session has in opencode's database on this
+    /// machine (the server's pages give no total).
+    MessageTotal {
+        session_id: String,
+        total: u64,
+    },
 }

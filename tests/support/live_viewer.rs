@@ -23,6 +23,8 @@ pub struct LiveViewer {
     /// What the source handed the recorder.
     pub raw: mpsc::UnboundedReceiver<Feed>,
     terminal: Terminal<TestBackend>,
+    /// The source channel, for readers started beside the live source.
+    tx: mpsc::Sender<SourceMsg>,
 }
 
 impl LiveViewer {
@@ -33,7 +35,7 @@ impl LiveViewer {
         app.live = Some(live::spawn(
             Client::new(url, None),
             options,
-            tx,
+            tx.clone(),
             Some(raw_tx),
         ));
         LiveViewer {
@@ -43,7 +45,15 @@ impl LiveViewer {
             notices: Vec::new(),
             raw,
             terminal: Terminal::new(TestBackend::new(120, 40)).unwrap(),
+            tx,
         }
+    }
+
+    /// Count the sessions' messages from opencode's database at `path`, as
+    /// `attach` does for a server on this machine.
+    pub fn count_from_database(&mut self, path: std::path::PathBuf) {
+        self.app.message_totals =
+            ocview::source::opencode_db::totals::MessageTotals::spawn(path, self.tx.clone());
     }
 
     fn apply(&mut self, msg: SourceMsg) {

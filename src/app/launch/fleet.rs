@@ -34,6 +34,7 @@ pub async fn fleet_tui(
         .iter()
         .map(|s| (s.client.base().to_string(), s.key.clone()))
         .collect();
+    app.message_totals = crate::app::launch::message_totals::for_fleet(&members, tx.clone());
     let handle = fleet::spawn(servers, tx, read_only, raw);
     if let Some((watch, pinned)) = watch {
         fleet_watch::spawn(watch, members, pinned, handle.control.clone());

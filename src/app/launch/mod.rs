@@ -3,6 +3,7 @@
 
 pub mod fleet;
 pub mod logging;
+pub mod message_totals;
 
 use std::io::BufRead;
 
@@ -110,6 +111,7 @@ pub async fn attach_tui(
         }
         None => None,
     };
+    app.message_totals = message_totals::for_server(client.base(), tx.clone());
     app.live = Some(live::spawn(client, options, tx, raw));
     tui(app, rx).await
 }

@@ -62,6 +62,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 first,
                 count,
                 app.history_whole(&session.info.id),
+                app.message_totals.total(&session.info.id),
             ));
         }
         // At the top of a live session: is there more before it?

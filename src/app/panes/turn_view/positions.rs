@@ -5,14 +5,32 @@ use crate::app::view::thousands;
 use crate::model::{Message, Session};
 
 /// Where the view is, in words that do not pass the loaded messages off
-/// as the whole session: `msg 91/5,700` when every message is loaded,
-/// `msg 91 of 100 loaded, more before` while older pages are not.
-pub fn position_text(first: usize, loaded: usize, whole: bool) -> String {
-    let at = thousands((first + 1).min(loaded));
+/// as the whole session: `msg 91/5,700` when every message is loaded;
+/// while older pages are not, `msg 5,691 of 5,700 (100 loaded)` when the
+/// session's total is known (the loaded messages are its newest), else
+/// `msg 91 of 100 loaded, more before`.
+pub fn position_text(first: usize, loaded: usize, whole: bool, total: Option<u64>) -> String {
+    let at = (first + 1).min(loaded);
     if whole {
-        format!("msg {at}/{}", thousands(loaded))
-    } else {
-        format!("msg {at} of {} loaded, more before", thousands(loaded))
+        return format!("msg {}/{}", thousands(at), thousands(loaded));
+    }
+    match total {
+        // A count read just before new messages streamed in can be behind.
+        Some(total) => {
+            let total = (total as usize).max(loaded);
+            let at = total - loaded + at;
+            format!(
+                "msg {} of {} ({} loaded)",
+                thousands(at),
+                thousands(total),
+                thousands(loaded)
+            )
+        }
+        None => format!(
+            "msg {} of {} loaded, more before",
+            thousands(at),
+            thousands(loaded)
+        ),
     }
 }
 
@@ -110,10 +128,23 @@ mod tests {
 
     #[test]
     fn the_position_says_when_older_messages_are_not_loaded() {
-        assert_eq!(position_text(90, 5_700, true), "msg 91/5,700");
+        assert_eq!(position_text(90, 5_700, true, None), "msg 91/5,700");
         assert_eq!(
-            position_text(90, 100, false),
+            position_text(90, 100, false, None),
             "msg 91 of 100 loaded, more before"
+        );
+    }
+
+    #[test]
+    fn the_position_counts_in_the_whole_session_when_its_total_is_known() {
+        assert_eq!(
+            position_text(90, 100, false, Some(5_700)),
+            "msg 5,691 of 5,700 (100 loaded)"
+        );
+        // A total read before the newest messages streamed in.
+        assert_eq!(
+            position_text(0, 100, false, Some(90)),
+            "msg 1 of 100 (100 loaded)"
         );
     }
 }

@@ -1,0 +1,145 @@
+//! OpenCode's own SQLite database, read directly and safely: where it is
+//! (`path`), opened read-only behind an authorizer that keeps the
+//! credential tables out of reach (`guard`), its schema read from the file
+//! (`schema`), the reads the app needs (`sessions`), and a reader thread
+//! that keeps a live session's message count fresh (`totals`).
+//!
+//! Every read is one short statement (no long transaction: a long reader
+//! stops opencode's WAL checkpoints), on a thread of its own, never on the
+//! async runtime's.
+
+pub mod guard;
+pub mod path;
+pub mod schema;
+pub mod sessions;
+pub mod totals;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, ErrorCode};
+
+pub use path::DbEnv;
+pub use schema::Schema;
+pub use sessions::{SessionRow, SessionTotals};
+
+/// Why the database cannot be read: each says so in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbError {
+    Missing(String),
+    Empty(String),
+    NotSqlite(String),
+    Corrupt(String),
+    NotOpencode(String),
+    Locked(String),
+    /// A statement the authorizer refused (a credential table).
+    Denied(String),
+    /// The schema lacks what a read needs (the feature is missing).
+    Unsupported(String),
+    Other(String),
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbError::Missing(p) => write!(f, "no opencode database at {p}"),
+            DbError::Empty(p) => write!(f, "{p} is empty: not an opencode database"),
+            DbError::NotSqlite(p) => write!(f, "{p} is not an SQLite database"),
+            DbError::Corrupt(p) => write!(f, "{p} is damaged (SQLite reports it malformed)"),
+            DbError::NotOpencode(p) => {
+                write!(
+                    f,
+                    "{p} is an SQLite database but not opencode's (no session table)"
+                )
+            }
+            DbError::Locked(p) => {
+                write!(f, "{p} is locked by another program; try again in a moment")
+            }
+            DbError::Denied(why) => write!(f, "refused: {why}"),
+            DbError::Unsupported(what) => write!(f, "this database has no {what}"),
+            DbError::Other(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+impl std::error::Error for DbError {}
+
+impl DbError {
+    /// Name an SQLite failure for the user; `path` as shown.
+    pub fn from_sqlite(path: &str, e: rusqlite::Error) -> DbError {
+        let p = path.to_string();
+        match e.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbError::Locked(p),
+            Some(ErrorCode::NotADatabase) => DbError::NotSqlite(p),
+            Some(ErrorCode::DatabaseCorrupt) => DbError::Corrupt(p),
+            Some(ErrorCode::CannotOpen) => DbError::Other(format!("{p}: cannot be opened")),
+            Some(ErrorCode::AuthorizationForStatementDenied) => {
+                DbError::Denied("ocview only reads, and never opencode's credential tables".into())
+            }
+            _ => {
+                // One line, whatever SQLite said.
+                let text = e.to_string().replace(['\n', '\r'], " ");
+                DbError::Other(format!("{p}: {text}"))
+            }
+        }
+    }
+}
+
+/// An open, guarded database and what its schema holds.
+pub struct Db {
+    conn: Connection,
+    schema: Schema,
+    path: PathBuf,
+    shown: String,
+}
+
+impl Db {
+    /// Open read-only and read the schema; a file that is not opencode's
+    /// (or is missing, locked, damaged) fails with its reason.
+    pub fn open(path: &Path) -> Result<Db, DbError> {
+        let conn = guard::open(path)?;
+        let shown = path.display().to_string();
+        let schema = Schema::read(&conn, &shown)?;
+        Ok(Db {
+            conn,
+            schema,
+            path: path.to_path_buf(),
+            shown,
+        })
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Changes each time another connection commits: nothing to read again
+    /// while it stays the same.
+    pub fn data_version(&self) -> Result<i64, DbError> {
+        guard::with_retry(&self.shown, || {
+            self.conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+        })
+    }
+
+    /// Run any read-only statement through the guards (for callers that
+    /// need more than the reads below, and for the authorizer's tests):
+    /// the rows' first columns as text.
+    pub fn query_strings(&self, sql: &str) -> Result<Vec<String>, DbError> {
+        guard::with_retry(&self.shown, || {
+            let mut st = self.conn.prepare(sql)?;
+            st.query_map([], |r| {
+                r.get_ref(0).map(|v| match v {
+                    rusqlite::types::ValueRef::Null => String::new(),
+                    rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+                    rusqlite::types::ValueRef::Real(f) => f.to_string(),
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                })
+            })?
+            .collect()
+        })
+    }
+}
