@@ -67,9 +67,8 @@ fn a_fleet_heading_keeps_a_long_servers_port_whole() {
         format!(
             r#"{{"server":"{key}","type":"session.created","properties":{{"info":{{"id":"ses_1","title":"Deploy","directory":"/srv/app","time":{{"created":1,"updated":1}}}}}}}}"#
         ),
-        format!(
-            r#"{{"server":"127.0.0.1:4096","type":"ocview.server","properties":{{"url":"http://127.0.0.1:4096","state":"live","directory":"/srv/b"}}}}"#
-        ),
+        r#"{"server":"127.0.0.1:4096","type":"ocview.server","properties":{"url":"http://127.0.0.1:4096","state":"live","directory":"/srv/b"}}"#
+            .to_string(),
     ];
     let mut app = app_with(lines.join("\n").as_bytes());
     // The list at its narrowest beside the turns.
