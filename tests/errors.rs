@@ -531,9 +531,11 @@ fn the_viewer_goes_on_when_its_recording_stops() {
     // Still live: the session is there and the viewer answers keys.
     assert!(screen.contains("Busy for ever"), "{screen}");
     t.keys(&["?"]);
-    t.wait_for("the help", |s| s.contains("quit"));
+    t.wait_for("the help", |s| s.contains("Keys ("));
     t.keys(&["Escape"]);
-    let screen = t.wait_for("the status line again", |s| s.contains("recording stopped"));
+    let screen = t.wait_for("the status line again", |s| {
+        !s.contains("Keys (") && s.contains("recording stopped")
+    });
     assert!(screen.contains(" live"), "{screen}");
     t.keys(&["q"]);
     t.assert_terminal_restored();
