@@ -136,10 +136,7 @@ fn main() -> ExitCode {
         } if urls.len() > 1 => resolve_auth(&auth)
             .and_then(|auth| fleet_members::from_urls(&urls, auth, all))
             .and_then(|fleet| {
-                let viewer = Viewer {
-                    read_only,
-                    session,
-                };
+                let viewer = Viewer { read_only, session };
                 fleet_viewer(config, fleet, viewer, record.as_deref(), None)
             }),
         Command::Attach { urls, .. } if urls.len() > 1 => {
@@ -172,10 +169,7 @@ fn main() -> ExitCode {
             match when {
                 Some(when) => attach_dump(client, options, when),
                 None => {
-                    let viewer = Viewer {
-                        read_only,
-                        session,
-                    };
+                    let viewer = Viewer { read_only, session };
                     attach_viewer(config, &url, client, options, viewer, record.as_deref())
                 }
             }

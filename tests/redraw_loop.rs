@@ -364,7 +364,8 @@ async fn heartbeats_and_a_status_said_again_draw_nothing() {
         format!(
             r#"{{"type":"session.created","properties":{{"info":{{"id":"ses_1","title":"quiet","time":{{"created":{now},"updated":{now}}}}}}}}}"#
         ),
-        r#"{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"idle"}}}"#.into(),
+        r#"{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"idle"}}}"#
+            .into(),
     ];
     let frames = live_frames(lines, Duration::from_secs(50)).await;
     let after_first: Vec<_> = frames

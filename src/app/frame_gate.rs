@@ -130,7 +130,11 @@ mod tests {
         let mut gate = FrameGate::default();
         let t0 = Instant::now();
         let soon = t0 + Duration::from_secs(2);
-        assert_eq!(gate.ages_due(soon), soon, "the first age change draws when due");
+        assert_eq!(
+            gate.ages_due(soon),
+            soon,
+            "the first age change draws when due"
+        );
         gate.request_for_ages(soon);
         let next = soon + Duration::from_secs(5);
         assert_eq!(gate.ages_due(next), soon + AGES_INTERVAL);

@@ -60,7 +60,15 @@ impl App {
             SourceMsg::State(state) => {
                 let mut changed = self.source.state != state;
                 if state == SourceState::Live {
-                    changed |= self.notice.take().is_some();
+                    // What went wrong before is over; what `--session`
+                    // found (said as the sessions came) stays.
+                    let wanted_said = self
+                        .notice
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with(WANTED_MISSED));
+                    if !wanted_said {
+                        changed |= self.notice.take().is_some();
+                    }
                     changed |= self.retry_pages_now();
                 }
                 self.source.state = state;
@@ -273,25 +281,20 @@ impl App {
     /// Say in the status line why `--session` opened nothing.
     fn say_wanted_missed(&mut self, miss: Lookup) {
         use crate::model::wire::sanitize;
-        let wanted = sanitize::line(self.wanted_session.as_deref().unwrap_or_default()).into_owned();
+        let wanted =
+            sanitize::line(self.wanted_session.as_deref().unwrap_or_default()).into_owned();
         let named = |ids: &[String]| {
+            // Ids only: the status line is one line.
             ids.iter()
-                .map(|id| match self.store.session(id) {
-                    Some(s) if !s.info.title.is_empty() => {
-                        let title = crate::render::wrap::truncate(&sanitize::line(s.title()), 30);
-                        format!("{} ({title})", sanitize::line(id))
-                    }
-                    _ => sanitize::line(id).into_owned(),
-                })
+                .map(|id| sanitize::line(id).into_owned())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         self.notice = Some(match miss {
             Lookup::Found(_) => return,
-            Lookup::Ambiguous { count, ids } => format!(
-                "{WANTED_MISSED} {wanted}: {count} sessions start with it: {}",
-                named(&ids)
-            ),
+            Lookup::Ambiguous { count, ids } => {
+                format!("{WANTED_MISSED} {wanted} matches {count}: {}", named(&ids))
+            }
             Lookup::Unknown { near } if near.is_empty() => {
                 format!("{WANTED_MISSED} {wanted}: no such session")
             }

@@ -364,13 +364,24 @@ mod tests {
     fn session_is_taken_by_the_viewers() {
         let cli = Cli::try_parse_from(["ocview", "--session", "ses_1"]).unwrap();
         assert_eq!(cli.session.as_deref(), Some("ses_1"));
-        let cli = Cli::try_parse_from(["ocview", "replay", "f.jsonl", "--session", "ses_1"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Replay { session: Some(s), .. }) if s == "ses_1"));
-        let cli = Cli::try_parse_from(["ocview", "attach", "http://h:1", "--session", "ses_1"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Attach { session: Some(s), .. }) if s == "ses_1"));
+        let cli =
+            Cli::try_parse_from(["ocview", "replay", "f.jsonl", "--session", "ses_1"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Replay { session: Some(s), .. }) if s == "ses_1")
+        );
+        let cli =
+            Cli::try_parse_from(["ocview", "attach", "http://h:1", "--session", "ses_1"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Attach { session: Some(s), .. }) if s == "ses_1")
+        );
         // The export's own --session is still its own.
-        let cli = Cli::try_parse_from(["ocview", "export", "f.jsonl", "--session", "ses_1"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Export { session: Some(s), .. }) if s == "ses_1"));
-        assert!(Cli::try_parse_from(["ocview", "replay", "f", "--dump", "--session", "x"]).is_err());
+        let cli =
+            Cli::try_parse_from(["ocview", "export", "f.jsonl", "--session", "ses_1"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Export { session: Some(s), .. }) if s == "ses_1")
+        );
+        assert!(
+            Cli::try_parse_from(["ocview", "replay", "f", "--dump", "--session", "x"]).is_err()
+        );
     }
 }

@@ -56,7 +56,11 @@ impl Store {
                 .take_while(|(a, b)| a == b)
                 .count()
         };
-        let longest = sessions.iter().map(|s| shared(&s.info.id)).max().unwrap_or(0);
+        let longest = sessions
+            .iter()
+            .map(|s| shared(&s.info.id))
+            .max()
+            .unwrap_or(0);
         // "ses_" alone is shared by every id: no nearer than any other.
         let mut near: Vec<String> = if longest > "ses_".len() {
             sessions
