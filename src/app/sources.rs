@@ -190,10 +190,7 @@ impl App {
         let was_busy = !matches!(session.status, SessionStatus::Idle);
         if watched && (was_busy || what == "failed") {
             let key = format!("{sid}:{what}:{}", session.revision);
-            let server = crate::model::store::fleet::server_of(sid)
-                .map(|key| format!("{key}: "))
-                .unwrap_or_default();
-            let text = format!("ocview: {server}{} {what}", session.title());
+            let text = crate::app::attention::about(&self.store, sid, what);
             self.attention.raise(&key, text);
         }
     }
