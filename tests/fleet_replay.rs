@@ -236,7 +236,10 @@ fn a_fleet_without_sessions_says_where_each_server_stands() {
 
 /// Two servers, each with a busy session; then beta goes, at `t` 5.
 fn two_busy_servers_then_beta_goes() -> Vec<u8> {
-    let mut lines = vec![report("alpha:4096", 0, "live"), report("beta:4097", 0, "live")];
+    let mut lines = vec![
+        report("alpha:4096", 0, "live"),
+        report("beta:4097", 0, "live"),
+    ];
     for (key, id, title) in [
         ("alpha:4096", "ses_a", "Alpha work"),
         ("beta:4097", "ses_b", "Beta work"),
@@ -245,7 +248,10 @@ fn two_busy_servers_then_beta_goes() -> Vec<u8> {
             {"id": id, "title": title, "directory": format!("/srv/{key}"), "time": {"created": 1, "updated": 1}}}});
         let busy = json!({"type": "session.status", "properties": {"sessionID": id, "status": {"type": "busy"}}});
         for (t, event) in [(1, created), (2, busy)] {
-            lines.push((t, json!({"t": t, "server": key, "event": event}).to_string()));
+            lines.push((
+                t,
+                json!({"t": t, "server": key, "event": event}).to_string(),
+            ));
         }
     }
     lines.push(report("beta:4097", 5, "gone"));
@@ -281,13 +287,16 @@ fn a_gone_servers_busy_sessions_stop() {
     let (beta_row, alpha_row) = (row("Beta work"), row("Alpha work"));
     let spinners = ["⣾", "⣽", "⣻", "⢿", "⡿", "⣟", "⣯", "⣷"];
     assert!(!spinners.iter().any(|s| beta_row.contains(s)), "{beta_row}");
-    assert!(spinners.iter().any(|s| alpha_row.contains(s)), "{alpha_row}");
+    assert!(
+        spinners.iter().any(|s| alpha_row.contains(s)),
+        "{alpha_row}"
+    );
     assert!(!screen.contains("2 busy"), "{screen}");
 
     // A live viewer fed the same lines shows the same: the report is what
     // stops the session, and the recording holds it.
-    let mut live = ocview::app::App::new(ocview::app::config::Config::default(), "fleet", false)
-        .unwrap();
+    let mut live =
+        ocview::app::App::new(ocview::app::config::Config::default(), "fleet", false).unwrap();
     let text = String::from_utf8(two_busy_servers_then_beta_goes()).unwrap();
     for (i, line) in text.lines().enumerate().skip(1) {
         let record = ocview::source::replay::decode_record(line.as_bytes(), i as u64 + 1, true);
