@@ -81,3 +81,82 @@ impl Store {
         Lookup::Unknown { near }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Envelope, Event, NoObserver};
+
+    fn store(sessions: &[(&str, &str)]) -> Store {
+        let mut store = Store::default();
+        for (id, title) in sessions {
+            let props = serde_json::value::RawValue::from_string(format!(
+                r#"{{"info":{{"id":"{id}","title":"{title}"}}}}"#
+            ))
+            .unwrap();
+            let event = Event::parse("session.updated", Some(&props)).unwrap();
+            store.apply(Envelope::new(event), &mut NoObserver);
+        }
+        store
+    }
+
+    #[test]
+    fn a_whole_id_or_a_start_only_one_has() {
+        let s = store(&[
+            ("ses_abc1", "One"),
+            ("ses_abc12", "Two"),
+            ("ses_b9", "Three"),
+        ]);
+        // The whole id wins though it starts another.
+        assert_eq!(s.find_session("ses_abc1"), Lookup::Found("ses_abc1".into()));
+        assert_eq!(s.find_session("ses_b"), Lookup::Found("ses_b9".into()));
+        assert_eq!(
+            s.find_session("ses_abc"),
+            Lookup::Ambiguous {
+                count: 2,
+                ids: vec!["ses_abc1".into(), "ses_abc12".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn a_fleets_ids_are_matched_without_their_server() {
+        let s = store(&[("ses_x1@alpha:1", "A"), ("ses_y2@beta:2", "B")]);
+        assert_eq!(
+            s.find_session("ses_y"),
+            Lookup::Found("ses_y2@beta:2".into())
+        );
+        assert_eq!(
+            s.find_session("ses_x1"),
+            Lookup::Found("ses_x1@alpha:1".into())
+        );
+        assert_eq!(
+            s.find_session("ses_y2@beta:2"),
+            Lookup::Found("ses_y2@beta:2".into())
+        );
+    }
+
+    #[test]
+    fn a_miss_lists_the_ids_nearest_it_and_titles_holding_it() {
+        let s = store(&[
+            ("ses_abc1", "Fix the build"),
+            ("ses_abd2", "Write docs"),
+            ("ses_zz", "Build cache"),
+        ]);
+        assert_eq!(
+            s.find_session("ses_abx"),
+            Lookup::Unknown {
+                near: vec!["ses_abc1".into(), "ses_abd2".into()]
+            }
+        );
+        assert_eq!(
+            s.find_session("build"),
+            Lookup::Unknown {
+                near: vec!["ses_abc1".into(), "ses_zz".into()]
+            }
+        );
+        // Only "ses_" in common is no nearness.
+        assert_eq!(s.find_session("ses_q"), Lookup::Unknown { near: vec![] });
+        assert_eq!(s.find_session(""), Lookup::Unknown { near: vec![] });
+    }
+}
