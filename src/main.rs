@@ -63,7 +63,7 @@ fn main() -> ExitCode {
     // The flag or the setting: either one keeps every answer unsent.
     let read_only = cli.read_only || config.read_only;
     let Some(mut command) = cli.command else {
-        return finish(discover_and_attach(config, network, read_only));
+        return finish(discover_and_attach(config, network, read_only, cli.session));
     };
     // Two spellings of one address (localhost and 127.0.0.1) are one server.
     if let Command::Attach { urls, .. } | Command::Record { urls, .. } = &mut command {
@@ -112,27 +112,33 @@ fn main() -> ExitCode {
             file,
             dump: false,
             pace,
+            session,
         } => {
             let label = label_of(&file);
             if file.as_os_str() == "-" {
-                viewer(config, &label, Input::Stdin, pace)
+                viewer(config, &label, Input::Stdin, pace, session)
             } else {
                 // Named at once when it cannot be read, before any terminal.
-                open_recording(&file).and_then(|_| viewer(config, &label, Input::File(file), pace))
+                open_recording(&file)
+                    .and_then(|_| viewer(config, &label, Input::File(file), pace, session))
             }
         }
-        Command::Demo { dump: false, pace } => viewer(config, "demo", Input::Demo, pace),
+        Command::Demo { dump: false, pace } => viewer(config, "demo", Input::Demo, pace, None),
         Command::Attach {
             urls,
             all,
             auth,
             record,
+            session,
             dump_after: None,
             dump_when_idle: false,
             ..
         } if urls.len() > 1 => resolve_auth(&auth)
             .and_then(|auth| fleet_members::from_urls(&urls, auth, all))
-            .and_then(|fleet| fleet_viewer(config, fleet, read_only, record.as_deref(), None)),
+            .and_then(|fleet| {
+                let viewer = Viewer { read_only, session };
+                fleet_viewer(config, fleet, viewer, record.as_deref(), None)
+            }),
         Command::Attach { urls, .. } if urls.len() > 1 => {
             Err(Usage("--dump-after and --dump-when-idle take one server".into()).into())
         }
@@ -141,6 +147,7 @@ fn main() -> ExitCode {
             all,
             auth,
             record,
+            session,
             dump_after,
             dump_when_idle,
             timeout,
@@ -161,7 +168,10 @@ fn main() -> ExitCode {
             };
             match when {
                 Some(when) => attach_dump(client, options, when),
-                None => attach_viewer(config, &url, client, options, read_only, record.as_deref()),
+                None => {
+                    let viewer = Viewer { read_only, session };
+                    attach_viewer(config, &url, client, options, viewer, record.as_deref())
+                }
             }
         }),
     };
@@ -269,7 +279,13 @@ fn label_of(file: &Path) -> String {
     }
 }
 
-fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::Result<ExitCode> {
+fn viewer(
+    config: Config,
+    label: &str,
+    input: Input,
+    pace: PaceArgs,
+    session: Option<String>,
+) -> anyhow::Result<ExitCode> {
     if pace.plain || !std::io::stdout().is_terminal() {
         let (reader, path): (Box<dyn BufRead + Send>, &Path) = match &input {
             Input::Stdin => (open_recording(Path::new("-"))?, Path::new("-")),
@@ -302,6 +318,7 @@ fn viewer(config: Config, label: &str, input: Input, pace: PaceArgs) -> anyhow::
         },
     };
     let mut app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
+    app.wanted_session = session;
     app.play = PlayOptions {
         start,
         speed,
@@ -425,7 +442,12 @@ fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::
 /// `ocview` alone: watch every server found and configured, in one
 /// fleet, and keep looking for more; with none, say how to start one
 /// (exit 1).
-fn discover_and_attach(config: Config, network: bool, read_only: bool) -> anyhow::Result<ExitCode> {
+fn discover_and_attach(
+    config: Config,
+    network: bool,
+    read_only: bool,
+    session: Option<String>,
+) -> anyhow::Result<ExitCode> {
     let auth = resolve_auth(&cli::AuthArgs::default())?;
     let configured = fleet_members::from_config(&config.fleet)?;
     let options = discovered::options(network, &config.servers, &configured, auth)?;
@@ -457,24 +479,37 @@ fn discover_and_attach(config: Config, network: bool, read_only: bool) -> anyhow
             )
         }),
     };
-    fleet_viewer(config, fleet, read_only, None, Some((watch, pinned)))
+    let viewer = Viewer { read_only, session };
+    fleet_viewer(config, fleet, viewer, None, Some((watch, pinned)))
+}
+
+/// What the live viewers take from the command line besides the servers.
+struct Viewer {
+    read_only: bool,
+    /// `--session ID`: opened once known.
+    session: Option<String>,
 }
 
 /// The viewer on a fleet of servers.
 fn fleet_viewer(
     config: Config,
     fleet: Vec<ocview::source::fleet::FleetServer>,
-    read_only: bool,
+    viewer: Viewer,
     record: Option<&Path>,
     watch: Option<(fleet_watch::Watch, std::collections::HashSet<String>)>,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("standard output is not a terminal; the fleet viewer needs one");
     }
-    let app = App::new(config, "fleet", false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut app = App::new(config, "fleet", false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    app.wanted_session = viewer.session;
     let rt = runtime()?;
     let outcome = rt.block_on(ocview::app::launch::fleet::fleet_tui(
-        app, fleet, read_only, record, watch,
+        app,
+        fleet,
+        viewer.read_only,
+        record,
+        watch,
     ));
     rt.shutdown_background();
     Ok(match outcome? {
@@ -511,7 +546,7 @@ fn attach_viewer(
     url: &str,
     client: Client,
     options: LiveOptions,
-    read_only: bool,
+    viewer: Viewer,
     record: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     if !std::io::stdout().is_terminal() {
@@ -519,9 +554,16 @@ fn attach_viewer(
             "standard output is not a terminal; use --dump-when-idle or --dump-after for a plain transcript"
         );
     }
-    let app = App::new(config, url.to_string(), false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut app = App::new(config, url.to_string(), false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    app.wanted_session = viewer.session;
     let rt = runtime()?;
-    let outcome = rt.block_on(launch::attach_tui(app, client, options, read_only, record));
+    let outcome = rt.block_on(launch::attach_tui(
+        app,
+        client,
+        options,
+        viewer.read_only,
+        record,
+    ));
     rt.shutdown_background();
     Ok(match outcome? {
         Outcome::Done => ExitCode::SUCCESS,

@@ -233,3 +233,75 @@ fn a_fleet_without_sessions_says_where_each_server_stands() {
     );
     assert!(screen.contains("2 servers: 1 reconnecting · 1 auth failed"));
 }
+
+/// Two servers, each with a busy session; then beta goes, at `t` 5.
+fn two_busy_servers_then_beta_goes() -> Vec<u8> {
+    let mut lines = vec![
+        report("alpha:4096", 0, "live"),
+        report("beta:4097", 0, "live"),
+    ];
+    for (key, id, title) in [
+        ("alpha:4096", "ses_a", "Alpha work"),
+        ("beta:4097", "ses_b", "Beta work"),
+    ] {
+        let created = json!({"type": "session.created", "properties": {"info":
+            {"id": id, "title": title, "directory": format!("/srv/{key}"), "time": {"created": 1, "updated": 1}}}});
+        let busy = json!({"type": "session.status", "properties": {"sessionID": id, "status": {"type": "busy"}}});
+        for (t, event) in [(1, created), (2, busy)] {
+            lines.push((
+                t,
+                json!({"t": t, "server": key, "event": event}).to_string(),
+            ));
+        }
+    }
+    lines.push(report("beta:4097", 5, "gone"));
+    lines.sort_by_key(|(t, _)| *t);
+    let mut out = String::from("{\"ocview_recording\":1}\n");
+    for (_, line) in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// A gone server runs nothing: its busy session stops spinning and is no
+/// longer counted busy (list, heading, totals); the live one still is.
+#[test]
+fn a_gone_servers_busy_sessions_stop() {
+    use ocview::model::SessionStatus;
+    let mut app = common::app_with(&two_busy_servers_then_beta_goes());
+    let status = |app: &ocview::app::App, id: &str| app.store.session(id).unwrap().status.clone();
+    assert_eq!(status(&app, "ses_a@alpha:4096"), SessionStatus::Busy);
+    assert_eq!(status(&app, "ses_b@beta:4097"), SessionStatus::Idle);
+    assert!(app.animating(), "alpha's session still spins");
+    let screen = common::screen(&mut app, 140, 30);
+    // The list's rows: the left column.
+    let row = |title: &str| {
+        screen
+            .lines()
+            .map(|l| l.split('│').next().unwrap_or(""))
+            .find(|l| l.contains(title))
+            .unwrap_or_else(|| panic!("{screen}"))
+            .to_string()
+    };
+    let (beta_row, alpha_row) = (row("Beta work"), row("Alpha work"));
+    let spinners = ["⣾", "⣽", "⣻", "⢿", "⡿", "⣟", "⣯", "⣷"];
+    assert!(!spinners.iter().any(|s| beta_row.contains(s)), "{beta_row}");
+    assert!(
+        spinners.iter().any(|s| alpha_row.contains(s)),
+        "{alpha_row}"
+    );
+    assert!(!screen.contains("2 busy"), "{screen}");
+
+    // A live viewer fed the same lines shows the same: the report is what
+    // stops the session, and the recording holds it.
+    let mut live =
+        ocview::app::App::new(ocview::app::config::Config::default(), "fleet", false).unwrap();
+    let text = String::from_utf8(two_busy_servers_then_beta_goes()).unwrap();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let record = ocview::source::replay::decode_record(line.as_bytes(), i as u64 + 1, true);
+        live.on_source(SourceMsg::Record(Box::new(record)));
+    }
+    assert_eq!(status(&live, "ses_b@beta:4097"), SessionStatus::Idle);
+    assert_eq!(status(&live, "ses_a@alpha:4096"), SessionStatus::Busy);
+}

@@ -304,3 +304,106 @@ async fn code_drawn_plain_is_drawn_again_when_its_colours_arrive() {
         buf[(x, y)].style()
     );
 }
+
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Run a live viewer over `lines` sent at once, then `quiet` with the
+/// source open and a heartbeat every 10 s; the times of its frames.
+async fn live_frames(lines: Vec<String>, quiet: Duration) -> Vec<Instant> {
+    let app = App::new(Config::default(), "live test", false).unwrap();
+    let frames = Arc::new(Mutex::new(Vec::new()));
+    let noted = frames.clone();
+    let backend = FrameProbe::new(100, 30, move |_| noted.lock().unwrap().push(Instant::now()));
+    let (mut app, mut terminal) = (app, Terminal::new(backend).unwrap());
+    let (tx, rx) = mpsc::channel(64);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        tx.send(record(r#"{"type":"server.connected","properties":{}}"#))
+            .await
+            .unwrap();
+        for line in lines {
+            tx.send(record(&line)).await.unwrap();
+        }
+        let end = Instant::now() + quiet;
+        while Instant::now() + Duration::from_secs(10) <= end {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            tx.send(record(r#"{"type":"server.heartbeat","properties":{}}"#))
+                .await
+                .unwrap();
+        }
+        tokio::time::sleep_until(end).await;
+        let _ = stop_tx.send(());
+        drop(tx);
+    });
+    run(
+        &mut app,
+        &mut terminal,
+        futures_util::stream::pending,
+        rx,
+        async {
+            let _ = stop_rx.await;
+        },
+    )
+    .await
+    .unwrap();
+    frames.lock().unwrap().clone()
+}
+
+/// A busy session says busy again (opencode repeats it), then heartbeats
+/// for a minute: nothing changes on screen, so nothing is drawn.
+#[tokio::test(start_paused = true)]
+async fn heartbeats_and_a_status_said_again_draw_nothing() {
+    let start = Instant::now();
+    let now = wall_ms();
+    let lines = vec![
+        format!(
+            r#"{{"type":"session.created","properties":{{"info":{{"id":"ses_1","title":"quiet","time":{{"created":{now},"updated":{now}}}}}}}}}"#
+        ),
+        r#"{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"idle"}}}"#
+            .into(),
+    ];
+    let frames = live_frames(lines, Duration::from_secs(50)).await;
+    let after_first: Vec<_> = frames
+        .iter()
+        .filter(|t| **t > start + Duration::from_millis(500))
+        .collect();
+    assert!(
+        after_first.is_empty(),
+        "{} frames after the first: {:?}",
+        after_first.len(),
+        after_first.iter().map(|t| **t - start).collect::<Vec<_>>()
+    );
+}
+
+/// Ages on screen move the screen at most once a minute: sessions updated
+/// 50 s, 40 s and 30 s ago turn "1m" at 10, 20 and 30 s from now, and
+/// then minutes; over five minutes that is one frame a minute at most.
+#[tokio::test(start_paused = true)]
+async fn ages_redraw_at_most_once_a_minute() {
+    let start = Instant::now();
+    let now = wall_ms();
+    let lines = (1..=3)
+        .map(|i| {
+            let t = now - 60_000 + i * 10_000;
+            format!(
+                r#"{{"type":"session.created","properties":{{"info":{{"id":"ses_{i}","title":"s{i}","time":{{"created":{t},"updated":{t}}}}}}}}}"#
+            )
+        })
+        .collect();
+    let frames = live_frames(lines, Duration::from_secs(300)).await;
+    let later: Vec<Duration> = frames
+        .iter()
+        .filter(|t| **t > start + Duration::from_millis(500))
+        .map(|t| *t - start)
+        .collect();
+    assert!(!later.is_empty(), "an age that changed was never drawn");
+    assert!(later[0] <= Duration::from_secs(11), "{later:?}");
+    for pair in later.windows(2) {
+        assert!(pair[1] - pair[0] >= Duration::from_secs(60), "{later:?}");
+    }
+}

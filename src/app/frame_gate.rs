@@ -10,11 +10,16 @@ use tokio::time::Instant;
 /// At most one frame per this interval while events stream.
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(100);
 
+/// Ages on screen move at most this often: an idle viewer stays quiet.
+pub const AGES_INTERVAL: Duration = Duration::from_secs(60);
+
 #[derive(Debug, Clone)]
 pub struct FrameGate {
     interval: Duration,
     last_draw: Option<Instant>,
     due: Option<Instant>,
+    /// The last frame asked for because an age on screen changed.
+    last_ages: Option<Instant>,
 }
 
 impl Default for FrameGate {
@@ -29,6 +34,7 @@ impl FrameGate {
             interval,
             last_draw: None,
             due: None,
+            last_ages: None,
         }
     }
 
@@ -50,6 +56,19 @@ impl FrameGate {
 
     pub fn should_draw(&self, now: Instant) -> bool {
         self.due.is_some_and(|d| d <= now)
+    }
+
+    /// When to draw for an age that changes at `changes_at`: then, but
+    /// never sooner than a minute after the last frame drawn for ages.
+    pub fn ages_due(&self, changes_at: Instant) -> Instant {
+        self.last_ages
+            .map_or(changes_at, |t| changes_at.max(t + AGES_INTERVAL))
+    }
+
+    /// An age changed: draw, and note it for [`FrameGate::ages_due`].
+    pub fn request_for_ages(&mut self, now: Instant) {
+        self.last_ages = Some(now);
+        self.request(now);
     }
 
     pub fn drawn(&mut self, now: Instant) {
@@ -104,6 +123,23 @@ mod tests {
         assert_eq!(gate.deadline(), Some(t0 + FRAME_INTERVAL));
         gate.request_now(t1);
         assert!(gate.should_draw(t1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ages_draw_at_most_once_a_minute() {
+        let mut gate = FrameGate::default();
+        let t0 = Instant::now();
+        let soon = t0 + Duration::from_secs(2);
+        assert_eq!(
+            gate.ages_due(soon),
+            soon,
+            "the first age change draws when due"
+        );
+        gate.request_for_ages(soon);
+        let next = soon + Duration::from_secs(5);
+        assert_eq!(gate.ages_due(next), soon + AGES_INTERVAL);
+        let later = soon + Duration::from_secs(90);
+        assert_eq!(gate.ages_due(later), later);
     }
 
     #[tokio::test(start_paused = true)]

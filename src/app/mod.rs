@@ -5,6 +5,7 @@
 //! state. Handlers never draw: they mark the app dirty, and the loop's frame
 //! gate decides when `prepare` and `draw::draw` run.
 
+pub mod ages;
 pub mod attention;
 pub mod config;
 pub mod draw;
@@ -161,6 +162,8 @@ pub struct App {
     pub navigated: bool,
     /// The session whose messages changed last.
     pub last_active: Option<String>,
+    /// `--session ID`: the session to open once it is known.
+    pub wanted_session: Option<String>,
     /// Copy, open and abort: their requests to the loop and what they did.
     pub verbs: verbs::Verbs,
     /// Live sessions' message counts from opencode's database on this
@@ -241,6 +244,7 @@ impl App {
             list_shown: None,
             navigated: false,
             last_active: None,
+            wanted_session: None,
             verbs: verbs::Verbs::new(clipboard),
             message_totals: Default::default(),
         })

@@ -102,10 +102,13 @@ impl App {
     }
 
     /// A new connection: failed pages may be asked for again at once.
-    pub(super) fn retry_pages_now(&mut self) {
+    /// Returns whether a load was waiting to retry (a frame sends it).
+    pub(super) fn retry_pages_now(&mut self) -> bool {
+        let mut waiting = false;
         for history in self.histories.values_mut() {
-            history.retry_at = None;
+            waiting |= history.retry_at.take().is_some();
         }
+        waiting
     }
 
     /// Queue the loads the view needs from a live source: the open

@@ -115,6 +115,8 @@ where
     let mut input_ended = false;
     gate.request_now(Instant::now());
     let search_found = app.search.worker.waker();
+    // When an age on screen next changes (taken after each frame).
+    let mut ages_due: Option<Instant> = None;
     loop {
         let now = Instant::now();
         // A finished highlight asks for a frame: the code is drawn plain
@@ -131,6 +133,10 @@ where
             let frame_start = Instant::now();
             draw_frame(app, terminal)?;
             gate.drawn(now);
+            ages_due = app.ages_change_at().map(|at| {
+                let wait = Duration::from_millis((at - app.now_ms).max(0) as u64);
+                gate.ages_due(Instant::now() + wait)
+            });
             // Keys that came in while the frame was drawn may have been
             // typed as it began: they count from then, not from now (a
             // slow frame must not look like a pause in typing, nor let a
@@ -216,6 +222,10 @@ where
             _ = sleep_until_opt(deadline), if deadline.is_some() => {}
             _ = sleep_until_opt(tick), if tick.is_some() && deadline.is_none() => {
                 gate.request(Instant::now());
+            }
+            _ = sleep_until_opt(ages_due), if ages_due.is_some() && deadline.is_none() => {
+                ages_due = None;
+                gate.request_for_ages(Instant::now());
             }
         }
         if app.quit {

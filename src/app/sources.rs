@@ -1,10 +1,14 @@
 //! What source messages do to the app: records go through the one reducer;
 //! states, pages, notices and answers change what the panes show.
 
-use crate::app::App;
+use crate::app::{App, Focus};
+use crate::model::store::lookup::Lookup;
 use crate::model::{Effect, NoObserver, SessionStatus};
 use crate::source::player::{SourceMsg, SourceState};
 use crate::source::replay::apply_record;
+
+/// How a `--session` that opened nothing is said.
+const WANTED_MISSED: &str = "--session";
 
 impl App {
     /// Apply one source message. Returns whether anything visible changed.
@@ -19,7 +23,24 @@ impl App {
     pub(crate) fn apply_source(&mut self, msg: SourceMsg) -> bool {
         match msg {
             SourceMsg::Indexed(opened) => {
+                // The whole recording's sessions, before it rewinds.
+                let lookup = self
+                    .wanted_session
+                    .as_deref()
+                    .map(|w| opened.store.find_session(w));
                 self.install_player(*opened, tokio::time::Instant::now());
+                match lookup {
+                    // Opened now, or when the player reaches it.
+                    Some(Lookup::Found(id)) => {
+                        self.wanted_session = Some(id);
+                        self.open_wanted_session(false);
+                    }
+                    Some(miss) => {
+                        self.say_wanted_missed(miss);
+                        self.wanted_session = None;
+                    }
+                    None => {}
+                }
                 true
             }
             SourceMsg::Aborted {
@@ -37,12 +58,21 @@ impl App {
                 true
             }
             SourceMsg::State(state) => {
+                let mut changed = self.source.state != state;
                 if state == SourceState::Live {
-                    self.notice = None;
-                    self.retry_pages_now();
+                    // What went wrong before is over; what `--session`
+                    // found (said as the sessions came) stays.
+                    let wanted_said = self
+                        .notice
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with(WANTED_MISSED));
+                    if !wanted_said {
+                        changed |= self.notice.take().is_some();
+                    }
+                    changed |= self.retry_pages_now();
                 }
                 self.source.state = state;
-                true
+                changed
             }
             SourceMsg::Messages {
                 session_id,
@@ -60,8 +90,9 @@ impl App {
                 pending_prompts,
             } => {
                 let server = server.as_deref();
-                self.store.retain_sessions(server, &sessions);
-                self.store.settle_missing_prompts(server, &pending_prompts);
+                let kept = self.store.retain_sessions(server, &sessions);
+                let settled = self.store.settle_missing_prompts(server, &pending_prompts);
+                let selected = self.selected.clone();
                 // What the other servers of a fleet list is not in `sessions`:
                 // the store says what is gone.
                 if self.selected.as_ref().is_some_and(|s| {
@@ -71,7 +102,13 @@ impl App {
                     self.selected = None;
                 }
                 self.select_first_if_none();
-                true
+                // The server's sessions are all known now: a miss is said.
+                let wanted = self.open_wanted_session(true);
+                // A reconnect that finds everything as it was draws nothing.
+                wanted
+                    || !kept.change.is_empty()
+                    || !settled.change.is_empty()
+                    || self.selected != selected
             }
             SourceMsg::MessageTotal { session_id, total } => {
                 let changed = self.message_totals.total(&session_id) != Some(total);
@@ -106,7 +143,8 @@ impl App {
                 else {
                     return false;
                 };
-                if outcome.effect != Effect::Applied {
+                // A heartbeat, or a status said again, shows nothing new.
+                if outcome.effect != Effect::Applied || outcome.change.is_empty() {
                     return false;
                 }
                 if let Some(sid) = outcome.change.session.clone() {
@@ -123,6 +161,9 @@ impl App {
                     self.event_clock_ms = self.event_clock_ms.max(t);
                 }
                 self.select_first_if_none();
+                if outcome.change.session_list {
+                    self.open_wanted_session(false);
+                }
                 // Every applied change shows somewhere: the list always shows
                 // each session's status, time and cost.
                 true
@@ -159,10 +200,7 @@ impl App {
         let was_busy = !matches!(session.status, SessionStatus::Idle);
         if watched && (was_busy || what == "failed") {
             let key = format!("{sid}:{what}:{}", session.revision);
-            let server = crate::model::store::fleet::server_of(sid)
-                .map(|key| format!("{key}: "))
-                .unwrap_or_default();
-            let text = format!("ocview: {server}{} {what}", session.title());
+            let text = crate::app::attention::about(&self.store, sid, what);
             self.attention.raise(&key, text);
         }
     }
@@ -206,6 +244,72 @@ impl App {
         } else if !ours {
             self.notice = Some("a prompt was answered in another client".into());
         }
+    }
+
+    /// `--session ID`: open the session in the turn view once the store
+    /// has it. `settled`: the source has listed every session it holds, so
+    /// a miss is said (and, live, the wish kept: a session made later may
+    /// be it). Returns whether anything visible changed.
+    pub(crate) fn open_wanted_session(&mut self, settled: bool) -> bool {
+        let Some(wanted) = self.wanted_session.as_deref() else {
+            return false;
+        };
+        match self.store.find_session(wanted) {
+            Lookup::Found(id) => {
+                self.wanted_session = None;
+                if let Some(cur) = self.selected.replace(id) {
+                    self.history.retain(|h| *h != cur);
+                }
+                self.focus = Focus::Turns;
+                self.navigated = true;
+                if self
+                    .notice
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with(WANTED_MISSED))
+                {
+                    self.notice = None;
+                }
+                true
+            }
+            Lookup::Ambiguous { .. } if settled => {
+                let miss = self.store.find_session(wanted);
+                self.say_wanted_missed(miss);
+                self.wanted_session = None;
+                true
+            }
+            miss @ Lookup::Unknown { .. } if settled => {
+                self.say_wanted_missed(miss);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Say in the status line why `--session` opened nothing.
+    fn say_wanted_missed(&mut self, miss: Lookup) {
+        use crate::model::wire::sanitize;
+        let wanted =
+            sanitize::line(self.wanted_session.as_deref().unwrap_or_default()).into_owned();
+        let named = |ids: &[String]| {
+            // Ids only: the status line is one line.
+            ids.iter()
+                .map(|id| sanitize::line(id).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        self.notice = Some(match miss {
+            Lookup::Found(_) => return,
+            Lookup::Ambiguous { count, ids } => {
+                format!("{WANTED_MISSED} {wanted} matches {count}: {}", named(&ids))
+            }
+            Lookup::Unknown { near } if near.is_empty() => {
+                format!("{WANTED_MISSED} {wanted}: no such session")
+            }
+            Lookup::Unknown { near } => format!(
+                "{WANTED_MISSED} {wanted}: no such session; near: {}",
+                named(&near)
+            ),
+        });
     }
 
     pub(crate) fn select_first_if_none(&mut self) {

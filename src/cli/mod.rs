@@ -38,6 +38,10 @@ pub struct Cli {
     /// replays and recordings never send anything anyway.
     #[arg(long, global = true)]
     pub read_only: bool,
+    /// Open this session at once (its id, or the start of it when only one
+    /// session has that start).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     /// None: find the servers (`discover`) and attach to the first.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -52,6 +56,10 @@ pub enum Command {
         /// Print a plain-text transcript of the final state instead of the viewer.
         #[arg(long)]
         dump: bool,
+        /// Open this session (its id, or the start of it when only one
+        /// session has that start); it shows once the recording reaches it.
+        #[arg(long, value_name = "ID", conflicts_with = "dump")]
+        session: Option<String>,
         #[command(flatten)]
         pace: PaceArgs,
     },
@@ -72,6 +80,10 @@ pub enum Command {
         /// Also record every event received to this file (replayable).
         #[arg(long, value_name = "FILE")]
         record: Option<PathBuf>,
+        /// Open this session at once (its id, or the start of it when only
+        /// one session has that start).
+        #[arg(long, value_name = "ID", conflicts_with_all = ["dump_after", "dump_when_idle"])]
+        session: Option<String>,
         /// No terminal: print the synced state after this many seconds.
         #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
         dump_after: Option<f64>,
@@ -346,5 +358,30 @@ mod tests {
             assert!(cli.read_only, "{args:?}");
         }
         assert!(!Cli::try_parse_from(["ocview"]).unwrap().read_only);
+    }
+
+    #[test]
+    fn session_is_taken_by_the_viewers() {
+        let cli = Cli::try_parse_from(["ocview", "--session", "ses_1"]).unwrap();
+        assert_eq!(cli.session.as_deref(), Some("ses_1"));
+        let cli =
+            Cli::try_parse_from(["ocview", "replay", "f.jsonl", "--session", "ses_1"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Replay { session: Some(s), .. }) if s == "ses_1")
+        );
+        let cli =
+            Cli::try_parse_from(["ocview", "attach", "http://h:1", "--session", "ses_1"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Attach { session: Some(s), .. }) if s == "ses_1")
+        );
+        // The export's own --session is still its own.
+        let cli =
+            Cli::try_parse_from(["ocview", "export", "f.jsonl", "--session", "ses_1"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Export { session: Some(s), .. }) if s == "ses_1")
+        );
+        assert!(
+            Cli::try_parse_from(["ocview", "replay", "f", "--dump", "--session", "x"]).is_err()
+        );
     }
 }

@@ -9,19 +9,31 @@ pub fn spinner(now_ms: i64) -> &'static str {
     SPINNER[(now_ms.max(0) / 250) as usize % SPINNER.len()]
 }
 
-/// "now", "42s", "5m", "3h", "2d" since `then`.
+/// "now", "5m", "3h", "2d" since `then`. Under a minute is "now": an age
+/// that counted seconds would redraw the screen every second while idle.
 pub fn relative(then_ms: Option<i64>, now_ms: i64) -> String {
     let Some(then) = then_ms else {
         return String::new();
     };
     let secs = ((now_ms - then) / 1000).max(0);
     match secs {
-        0..=4 => "now".into(),
-        5..=59 => format!("{secs}s"),
+        0..=59 => "now".into(),
         60..=3599 => format!("{}m", secs / 60),
         3600..=86_399 => format!("{}h", secs / 3600),
         _ => format!("{}d", secs / 86_400),
     }
+}
+
+/// When [`relative`] of `then_ms` will next read differently, after
+/// `now_ms` (both in ms).
+pub fn relative_changes_at(then_ms: i64, now_ms: i64) -> i64 {
+    let age = (now_ms - then_ms).max(0);
+    let step: i64 = match age {
+        ..3_600_000 => 60_000,
+        3_600_000..86_400_000 => 3_600_000,
+        _ => 86_400_000,
+    };
+    then_ms + (age / step + 1) * step
 }
 
 /// "$0.12", "$1.50", "<$0.01"; empty for zero.
@@ -145,6 +157,8 @@ mod tests {
         assert_eq!(relative(Some(0), 125_000), "2m");
         assert_eq!(relative(Some(0), 2 * 86_400_000), "2d");
         assert_eq!(relative(None, 5), "");
+        assert_eq!(relative(Some(0), 59_999), "now");
+        assert_eq!(relative(Some(0), 60_000), "1m");
         assert_eq!(cost(0.0), "");
         assert_eq!(cost(0.004), "<$0.01");
         assert_eq!(cost(1.5), "$1.50");
@@ -158,5 +172,26 @@ mod tests {
         };
         assert_eq!(status_text(&retry, 8_000), "retry #2 in 3s");
         assert_eq!(status_text(&retry, 11_000), "retry #2");
+    }
+
+    #[test]
+    fn an_age_changes_at_the_next_minute_hour_or_day() {
+        for (age, next) in [
+            (0, 60_000),
+            (59_999, 60_000),
+            (60_000, 120_000),
+            (3_599_999, 3_600_000),
+            (3_600_000, 7_200_000),
+            (86_400_000, 172_800_000),
+        ] {
+            let then = 1_000;
+            let at = relative_changes_at(then, then + age);
+            assert_eq!(at - then, next, "age {age}");
+            assert_ne!(
+                relative(Some(then), at - 1),
+                relative(Some(then), at),
+                "age {age}"
+            );
+        }
     }
 }

@@ -4,6 +4,8 @@
 //! the terminal reports focus. Live sessions only: a replay never rings.
 
 mod follow;
+#[cfg(test)]
+mod tests_about;
 
 use std::collections::HashSet;
 
@@ -64,6 +66,23 @@ impl Attention {
     /// Whether a bell is due (once).
     pub fn take_bell(&mut self) -> bool {
         std::mem::take(&mut self.bell)
+    }
+}
+
+/// A notification's words: the server (in a fleet), the session by its
+/// title, and what happened there (`ocview: alpha:4096 · Fix the build:
+/// permission: bash`). Several sessions may ask at once: the server alone
+/// would not say which.
+pub fn about(store: &crate::model::Store, session_id: &str, what: &str) -> String {
+    use crate::model::store::fleet;
+    let title = store
+        .session(session_id)
+        .map(|s| s.title().to_string())
+        .unwrap_or_else(|| fleet::bare(session_id).to_string());
+    let title = crate::render::wrap::truncate(&title, 60);
+    match fleet::server_of(session_id) {
+        Some(key) => format!("ocview: {key} · {title}: {what}"),
+        None => format!("ocview: {title}: {what}"),
     }
 }
 

@@ -257,6 +257,7 @@ impl super::Store {
             return Outcome::with(Effect::Ignored);
         }
         let gone = report.state == ServerState::Gone;
+        let key = report.key.clone();
         let entry = ServerEntry {
             key: report.key,
             url: report.url,
@@ -286,6 +287,7 @@ impl super::Store {
             self.prompts
                 .retain(|p| p.resolution.is_some() || !of_gone(p.request.session_id()));
             prompts = self.prompts.len() != before;
+            self.stop_sessions_of(&key);
         }
         self.revision += 1;
         Outcome::applied(Change {
@@ -293,6 +295,20 @@ impl super::Store {
             prompts,
             ..Default::default()
         })
+    }
+
+    /// A gone server runs nothing: its busy (or retrying) sessions stop,
+    /// so they neither spin nor count as busy. Were it to come back, its
+    /// snapshot says again what runs.
+    fn stop_sessions_of(&mut self, key: &str) {
+        use crate::model::entity::session::SessionStatus;
+        for session in &mut self.sessions {
+            if server_of(&session.info.id) == Some(key)
+                && !matches!(session.status, SessionStatus::Idle)
+            {
+                std::sync::Arc::make_mut(session).status = SessionStatus::Idle;
+            }
+        }
     }
 
     /// Forget a server and everything it sent (the user dismissed it).

@@ -7,6 +7,7 @@
 //! observer protocol the reducer calls back through.
 
 pub mod fleet;
+pub mod lookup;
 pub mod observer;
 pub mod reconcile;
 mod reducer;
@@ -43,6 +44,15 @@ pub struct Change {
     pub part: Option<String>,
     /// Pending prompts changed.
     pub prompts: bool,
+    /// Models' context limits changed (the context shares shown).
+    pub models: bool,
+}
+
+impl Change {
+    /// Nothing the screen shows changed: a heartbeat, a status said again.
+    pub fn is_empty(&self) -> bool {
+        *self == Change::default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -47,6 +47,7 @@ impl Store {
             return Outcome::with(Effect::Ignored);
         }
         match env.event {
+            // Neither shows on screen: the change is empty, so no frame.
             Event::ServerConnected => {
                 self.connected += 1;
                 Outcome::applied(Change::default())
@@ -211,7 +212,10 @@ impl Store {
                         .map(|m| ((m.provider_id.clone(), m.model_id.clone()), m)),
                 );
                 self.revision += 1;
-                Outcome::with(Effect::Applied)
+                Outcome::applied(Change {
+                    models: true,
+                    ..Default::default()
+                })
             }
             Event::Server(report) => self.report_server(*report),
             Event::PendingPrompts { server, ids } => {

@@ -133,13 +133,10 @@ impl App {
                 .iter()
                 .map(|p| {
                     let (kind, subject) = crate::model::entity::prompt::describe(&p.request);
-                    let server = crate::model::store::fleet::server_of(p.request.id())
-                        .map(|key| format!("{key}: "))
-                        .unwrap_or_default();
-                    (
-                        p.request.id().to_string(),
-                        format!("ocview: {server}{kind}: {subject}"),
-                    )
+                    let what = format!("{kind}: {subject}");
+                    let session = p.request.session_id();
+                    let text = crate::app::attention::about(&self.store, session, &what);
+                    (p.request.id().to_string(), text)
                 })
                 .collect();
             for (id, text) in arrived {
