@@ -153,12 +153,7 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
                 ctx.style(Role::Muted),
             ));
         }
-        if let (Some(today), Some(at)) = (ctx.wall_clock, info.created) {
-            spans.push(Span::styled(
-                format!("  {}", crate::render::clock::wall_clock(at, today)),
-                ctx.style(Role::Muted),
-            ));
-        }
+        spans.extend(wall_clock_span(ctx, info.created));
         out.push(Line::from(spans));
     } else if !info.is_assistant() && !message.placeholder {
         // A role missing or unknown to this version: neutral, named as the
@@ -168,12 +163,7 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
             format!("▌ {}", sanitize::line(info.role.label())),
             ctx.style(Role::Muted),
         )];
-        if let (Some(today), Some(at)) = (ctx.wall_clock, info.created) {
-            spans.push(Span::styled(
-                format!("  {}", crate::render::clock::wall_clock(at, today)),
-                ctx.style(Role::Muted),
-            ));
-        }
+        spans.extend(wall_clock_span(ctx, info.created));
         out.push(Line::from(spans));
     } else {
         let mut label = info
@@ -214,6 +204,15 @@ pub fn message_header(message: &Message, ctx: &RenderCtx) -> Vec<Line<'static>> 
 }
 
 /// An error in a box, so it cannot be mistaken for output.
+/// "  14:02:11" after a message's label, when wall-clock times are on.
+fn wall_clock_span(ctx: &RenderCtx, created: Option<i64>) -> Option<Span<'static>> {
+    let (today, at) = (ctx.wall_clock?, created?);
+    Some(Span::styled(
+        format!("  {}", crate::render::clock::wall_clock(at, today)),
+        ctx.style(Role::Muted),
+    ))
+}
+
 fn error_box(text: &str, ctx: &RenderCtx) -> Vec<Line<'static>> {
     let style = ctx.style(Role::Error);
     let inner = ctx.inner_width().saturating_sub(4).max(4);
