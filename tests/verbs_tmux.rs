@@ -53,7 +53,10 @@ fn viewer_on_the_bash_card(t: &Tmux, env: &str) {
         s.contains("Sessions") && s.contains("ls -la")
     });
     t.keys(&["Tab", "J"]);
-    t.wait_for("the bash card selected", |s| s.contains("} card"));
+    // A selected card has `›` in the turn view's first column.
+    t.wait_for("the bash card selected", |s| {
+        s.lines().any(|l| l.contains("│ › ") && l.contains("bash"))
+    });
 }
 
 fn wait_file(path: &Path, what: &str) -> String {
