@@ -261,6 +261,10 @@ fn ocview_roles(theme: &str, dark: bool, url: &str) -> Roles {
     t.wait_for("the subagent's turns", |s| {
         s.contains("hello colour check") && s.contains("in colour")
     });
+    // The side panel shows only when asked for or when it has something:
+    // `t` brings it, and its border is drawn in the unfocused `border` role.
+    t.keys(&["t"]);
+    t.wait_for("the side panel", |s| s.contains("Context"));
     std::thread::sleep(std::time::Duration::from_millis(300));
     let screen = Screen::parse(&t.capture_styled());
     Roles {
