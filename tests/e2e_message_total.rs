@@ -13,73 +13,35 @@ use std::time::{Duration, Instant};
 use ocview::app::launch::message_totals::local_database;
 use ocview::source::live::LiveOptions;
 use ocview::source::opencode_db::DbEnv;
-use serde_json::{Value, json};
+
 use support::fake_model::{FakeModel, Step, steps};
 use support::live_viewer::LiveViewer;
-use support::opencode::{Server, binary};
+use support::long_session::LongSession;
+use support::opencode::Server;
 use support::tmux::Tmux;
 
 const MESSAGES: usize = 600;
 
-/// An `opencode export`-shaped session of `MESSAGES` messages, user and
-/// assistant alternating, ids ascending.
-fn export_document(project_id: &str, directory: &str) -> (String, Value) {
-    let session = "ses_dfd705bd5ffeTotalsLongSess".to_string();
-    let t0: i64 = 1_795_339_297_871;
-    let mut messages = Vec::new();
-    let mut parent = String::new();
-    for i in 0..MESSAGES {
-        let id = format!(
-            "msg_{:012x}Total{:09}",
-            0x2028_fa44_f001u64 + i as u64 * 16,
-            i
-        );
-        let part = format!(
-            "prt_{:012x}Total{:09}",
-            0x2028_fa44_f002u64 + i as u64 * 16,
-            i
-        );
-        let time = t0 + i as i64 * 1000;
-        let (info, text) = if i % 2 == 0 {
-            parent = id.clone();
-            let info = json!({"role": "user", "time": {"created": time}, "agent": "build",
-                "model": {"providerID": "mock", "modelID": "mock-1"}, "id": id, "sessionID": session});
-            (info, format!("Question {i}"))
-        } else {
-            let info = json!({"parentID": parent, "role": "assistant", "mode": "build", "agent": "build",
-                "path": {"cwd": directory, "root": directory}, "cost": 0,
-                "tokens": {"input": 10, "output": 20, "reasoning": 0, "cache": {"read": 0, "write": 0}},
-                "modelID": "mock-1", "providerID": "mock", "finish": "stop",
-                "time": {"created": time, "completed": time + 500}, "id": id, "sessionID": session});
-            (info, format!("Answer {i}"))
-        };
-        messages.push(json!({"info": info, "parts": [
-            {"type": "text", "text": text, "id": part, "sessionID": session, "messageID": id}
-        ]}));
-    }
-    let info = json!({"id": session, "slug": "totals", "projectID": project_id,
-        "directory": directory, "title": "A long session to count", "version": "1.18.33",
-        "time": {"created": t0, "updated": t0 + MESSAGES as i64 * 1000}});
-    (session, json!({"info": info, "messages": messages}))
-}
+const SESSION: &str = "ses_dfd705bd5ffeTotalsLongSess";
 
+/// A session of `MESSAGES` messages, imported; its id.
 async fn import_long_session(server: &Server) -> String {
-    let project = server.get("/project/current").await;
-    let directory = server.project.display().to_string();
-    let (session, doc) = export_document(project["id"].as_str().unwrap(), &directory);
-    let file = server.home.join("totals-export.json");
-    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
-    let out = server
-        .command(&binary())
-        .args(["import", &file.display().to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "opencode import: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    session
+    LongSession {
+        session: SESSION,
+        title: "A long session to count",
+        messages: MESSAGES,
+        id_tail: &|i| format!("Total{i:09}"),
+        text: &|i| {
+            if i % 2 == 0 {
+                format!("Question {i}")
+            } else {
+                format!("Answer {i}")
+            }
+        },
+    }
+    .import(server)
+    .await;
+    SESSION.to_string()
 }
 
 fn database_of(server: &Server) -> std::path::PathBuf {

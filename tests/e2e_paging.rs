@@ -11,10 +11,11 @@ use ocview::app::Focus;
 use ocview::model::PartBody;
 use ocview::source::live::LiveOptions;
 use ocview::source::player::SourceState;
-use serde_json::{Value, json};
+
 use support::fake_model::{FakeModel, steps};
 use support::live_viewer::LiveViewer;
-use support::opencode::{Server, binary};
+use support::long_session::LongSession;
+use support::opencode::Server;
 use support::tmux::Tmux;
 
 const MESSAGES: usize = 2_000;
@@ -33,78 +34,25 @@ fn tail(i: usize) -> String {
         .collect()
 }
 
-/// An `opencode export`-shaped document: `{info, messages: [{info, parts}]}`,
-/// user and assistant messages alternating, ids ascending.
-fn export_document(project_id: &str, directory: &str) -> (String, Vec<String>, Value) {
-    let session = format!("ses_dfd705bd5ffe{}", tail(999_999));
-    let t0: i64 = 1_795_339_297_871;
-    let mut ids = Vec::new();
-    let mut messages = Vec::new();
-    let mut parent = String::new();
-    for i in 0..MESSAGES {
-        let id = format!(
-            "msg_{:012x}{}",
-            0x2028_fa44_f001u64 + i as u64 * 16,
-            tail(i)
-        );
-        let part = format!(
-            "prt_{:012x}{}",
-            0x2028_fa44_f002u64 + i as u64 * 16,
-            tail(i + 500_000)
-        );
-        let time = t0 + i as i64 * 1000;
-        let (info, text) = if i % 2 == 0 {
-            parent = id.clone();
-            let text = if i == 0 {
-                FIRST.to_string()
-            } else {
-                format!("Question {i}: and then?")
-            };
-            let info = json!({"role": "user", "time": {"created": time}, "agent": "build",
-                "model": {"providerID": "mock", "modelID": "mock-1"}, "id": id, "sessionID": session});
-            (info, text)
-        } else {
-            let info = json!({"parentID": parent, "role": "assistant", "mode": "build", "agent": "build",
-                "path": {"cwd": directory, "root": directory}, "cost": 0,
-                "tokens": {"input": 10, "output": 20, "reasoning": 0, "cache": {"read": 0, "write": 0}},
-                "modelID": "mock-1", "providerID": "mock", "finish": "stop",
-                "time": {"created": time, "completed": time + 500}, "id": id, "sessionID": session});
-            (
-                info,
-                format!(
-                    "Answer {i}: step {i} is done.\n\nNext comes step {}.",
-                    i + 1
-                ),
-            )
-        };
-        messages.push(json!({"info": info, "parts": [
-            {"type": "text", "text": text, "id": part, "sessionID": session, "messageID": id}
-        ]}));
-        ids.push(id);
-    }
-    let info = json!({"id": session, "slug": "long-session", "projectID": project_id,
-        "directory": directory, "title": "A long imported session", "version": "1.18.33",
-        "time": {"created": t0, "updated": t0 + MESSAGES as i64 * 1000}});
-    (session, ids, json!({"info": info, "messages": messages}))
-}
-
 /// Import a long session into the server's project; its id and message ids.
 async fn import_long_session(server: &Server) -> (String, Vec<String>) {
-    let project = server.get("/project/current").await;
-    let directory = server.project.display().to_string();
-    let (session, ids, doc) = export_document(project["id"].as_str().unwrap(), &directory);
-    let file = server.home.join("long-export.json");
-    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
-    let out = server
-        .command(&binary())
-        .args(["import", &file.display().to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "opencode import: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let session = format!("ses_dfd705bd5ffe{}", tail(999_999));
+    let ids = LongSession {
+        session: &session,
+        title: "A long imported session",
+        messages: MESSAGES,
+        id_tail: &tail,
+        text: &|i| match i {
+            0 => FIRST.to_string(),
+            i if i % 2 == 0 => format!("Question {i}: and then?"),
+            i => format!(
+                "Answer {i}: step {i} is done.\n\nNext comes step {}.",
+                i + 1
+            ),
+        },
+    }
+    .import(server)
+    .await;
     let newest = server
         .get(&format!("/session/{session}/message?limit=1"))
         .await;

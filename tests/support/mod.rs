@@ -8,6 +8,7 @@ pub mod fleet_server;
 pub mod header_server;
 pub mod history_server;
 pub mod live_viewer;
+pub mod long_session;
 pub mod opencode;
 pub mod osc52;
 pub mod proc_status;
