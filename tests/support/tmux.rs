@@ -166,8 +166,12 @@ impl Tmux {
             s.trim_end().ends_with(PROMPT)
         });
         self.line("clear; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|isig)$'");
+        // Wait for stty's own lines: the typed command names the flags too,
+        // so a screen that only echoes it must not count as the answer.
+        let flag_line =
+            |s: &str, flag: &str| s.lines().any(|l| l.trim().trim_start_matches('-') == flag);
         let screen = self.wait_for("stty output", |s| {
-            s.contains("icanon") && s.contains("isig")
+            flag_line(s, "icanon") && flag_line(s, "echo") && flag_line(s, "isig")
         });
         for flag in ["icanon", "echo", "isig"] {
             assert!(
