@@ -73,6 +73,13 @@ fn main() -> ExitCode {
         }
     }
     let result = match command {
+        Command::Stats(args) => match cli::stats::run(&args) {
+            Ok(text) => {
+                print!("{text}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => Err(anyhow::anyhow!(e)),
+        },
         Command::Discover { json } => resolve_auth(&cli::AuthArgs::default())
             .and_then(|auth| discovered::options(network, &config.servers, &[], auth))
             .and_then(|options| discovered::list(&options, json)),

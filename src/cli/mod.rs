@@ -3,6 +3,7 @@
 
 pub mod discovered;
 pub mod fleet_members;
+pub mod stats;
 
 use std::path::PathBuf;
 
@@ -138,6 +139,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What opencode's sessions cost, read from its database (no server
+    /// needed): the figures `opencode stats` prints, by project and agent
+    /// too; --json or --csv for scripts.
+    Stats(stats::StatsArgs),
     /// Watch the built-in demo recording (no server needed).
     Demo {
         /// Print the demo's final state as text instead.

@@ -6,3 +6,4 @@ pub mod content;
 pub mod dump;
 pub mod export;
 pub mod plain;
+pub mod stats;

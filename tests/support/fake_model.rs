@@ -30,6 +30,8 @@ pub struct Step {
     /// After this step's text, hold the stream open this long before
     /// finishing: the session stays busy (to be aborted).
     pub stall: Option<Duration>,
+    /// The usage chunk to report (default: 1000 prompt, 50 completion).
+    pub usage: Option<Value>,
 }
 
 impl Step {
@@ -54,6 +56,11 @@ impl Step {
             name: name.into(),
             args,
         });
+        self
+    }
+    /// Report this usage (an OpenAI `usage` object) for the step.
+    pub fn usage(mut self, usage: Value) -> Step {
+        self.usage = Some(usage);
         self
     }
     pub fn reasoning(mut self, r: &str) -> Step {
@@ -297,8 +304,11 @@ async fn serve(
     } else {
         let finish = if tools > 0 { "tool_calls" } else { "stop" };
         send.push(chunk(json!({}), json!(finish)));
+        let usage = step.usage.clone().unwrap_or_else(
+            || json!({"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}),
+        );
         send.push(json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock-1", "choices": [],
-        "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}}));
+        "usage": usage}));
     }
     for c in send {
         sock.write_all(format!("data: {c}\n\n").as_bytes()).await?;

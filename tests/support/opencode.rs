@@ -54,7 +54,13 @@ fn once(dir: &Path, done: impl Fn() -> bool, f: impl FnOnce()) {
 
 /// The opencode binary, installed with npm on first use.
 pub fn binary() -> PathBuf {
-    let dir = target_dir().join(format!("opencode-{VERSION}"));
+    binary_of(VERSION)
+}
+
+/// The binary of another release of `opencode-ai` (an older one, to make
+/// a database with its schema), installed the same way into target/.
+pub fn binary_of(version: &str) -> PathBuf {
+    let dir = target_dir().join(format!("opencode-{version}"));
     let find = || {
         let modules = dir.join("node_modules");
         let arch = if cfg!(target_arch = "aarch64") {
@@ -77,10 +83,10 @@ pub fn binary() -> PathBuf {
             let status = Command::new("npm")
                 .args(["install", "--no-audit", "--no-fund", "--prefix"])
                 .arg(&dir)
-                .arg(format!("opencode-ai@{VERSION}"))
+                .arg(format!("opencode-ai@{version}"))
                 .status()
                 .expect("npm is needed for the end-to-end tests");
-            assert!(status.success(), "npm install opencode-ai@{VERSION} failed");
+            assert!(status.success(), "npm install opencode-ai@{version} failed");
         },
     );
     find().expect("the opencode binary after npm install")
@@ -255,7 +261,12 @@ impl Server {
 
     /// Start (or restart, with the same data) the server and wait until healthy.
     pub async fn launch(&mut self) {
-        let bin = binary();
+        self.launch_binary(&binary()).await;
+    }
+
+    /// The same with another release's binary (`binary_of`).
+    pub async fn launch_binary(&mut self, bin: &Path) {
+        let bin = bin.to_path_buf();
         let log = std::fs::File::create(self.home.join("server.log")).unwrap();
         let mut c = self.command(&bin);
         let port = self.port.to_string();

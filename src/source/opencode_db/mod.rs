@@ -13,6 +13,7 @@ pub mod path;
 pub mod schema;
 pub mod sessions;
 pub mod totals;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,523 @@
+//! What it cost: cost and tokens over a range of days, by day, by model,
+//! by project and by agent, the sessions and messages counted, and the
+//! costliest sessions. The same choice of sessions and the same figures as
+//! `opencode stats` (1.18.33): a session counts when it was updated in the
+//! range (and is of the chosen project); its totals are the ones opencode
+//! stored, or, where this schema has none (older versions), the sum of its
+//! assistant messages and, for a message that reported nothing, its
+//! `step-finish` parts. Models, agents and days come from the assistant
+//! messages of the chosen sessions. A few short statements, aggregated by
+//! SQLite; the caller runs them off the UI thread.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rusqlite::Row;
+use rusqlite::types::ValueRef;
+
+use super::schema::{TOTALS_COLUMNS, quote};
+use super::{Db, DbError, guard};
+
+pub const DAY_MS: i64 = 86_400_000;
+
+/// Which sessions count.
+#[derive(Debug, Clone, Default)]
+pub struct UsageQuery {
+    /// Sessions updated at or after this time (ms); `None`: all time.
+    pub since_ms: Option<i64>,
+    /// Only this project's sessions (its id).
+    pub project: Option<String>,
+    /// How many of the costliest sessions to keep.
+    pub costliest: usize,
+    /// Count tool calls too (a pass over every part: `ocview stats` only).
+    pub tools: bool,
+    /// Added to a time before it is cut into days: the local offset from
+    /// UTC, so a day is the viewer's day.
+    pub day_offset_ms: i64,
+}
+
+/// Cost and the five kinds of tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Figures {
+    pub cost: f64,
+    pub input: u64,
+    pub output: u64,
+    pub reasoning: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Figures {
+    pub fn add(&mut self, o: &Figures) {
+        self.cost += o.cost;
+        self.input += o.input;
+        self.output += o.output;
+        self.reasoning += o.reasoning;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+    }
+
+    /// Every token, of all five kinds.
+    pub fn tokens(&self) -> u64 {
+        self.input + self.output + self.reasoning + self.cache_read + self.cache_write
+    }
+
+    fn is_empty(&self) -> bool {
+        self.cost == 0.0 && self.tokens() == 0
+    }
+}
+
+/// One group's figures (a day, a model, a project, an agent).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Group {
+    pub name: String,
+    /// Sessions (projects) or assistant messages (days, models, agents).
+    pub count: u64,
+    pub figures: Figures,
+}
+
+/// A session, for the costliest list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostlySession {
+    pub id: String,
+    pub title: String,
+    pub directory: String,
+    pub time_updated: i64,
+    pub figures: Figures,
+    /// Its totals were summed by ocview (no stored totals).
+    pub summed: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub sessions: u64,
+    pub messages: u64,
+    pub totals: Figures,
+    /// Sessions whose totals ocview summed (their figures are marked Σ).
+    pub summed_sessions: u64,
+    /// Earliest and latest session time, as opencode stats takes them
+    /// (created, or updated when a range is chosen; latest updated).
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    /// Each session's tokens, ascending (for the median).
+    pub session_tokens: Vec<u64>,
+    /// Day number (days since the epoch, local) → figures of that day's
+    /// assistant messages; only days that had any.
+    pub by_day: BTreeMap<i64, Group>,
+    /// `provider/model`, most messages first.
+    pub by_model: Vec<Group>,
+    /// Costliest first.
+    pub by_project: Vec<Group>,
+    pub by_agent: Vec<Group>,
+    pub costliest: Vec<CostlySession>,
+    /// Tool name → calls, most first (when asked for).
+    pub tools: Vec<(String, u64)>,
+}
+
+impl Usage {
+    /// The median of the sessions' token totals (opencode's rule: the mean
+    /// of the middle two for an even count).
+    pub fn median_tokens(&self) -> f64 {
+        let t = &self.session_tokens;
+        match t.len() {
+            0 => 0.0,
+            n if n % 2 == 0 => (t[n / 2 - 1] as f64 + t[n / 2] as f64) / 2.0,
+            n => t[n / 2] as f64,
+        }
+    }
+}
+
+struct SessionFacts {
+    project: String,
+    title: String,
+    directory: String,
+    time_updated: i64,
+    stored: Option<Figures>,
+}
+
+impl Db {
+    /// Everything the usage view and `ocview stats` show, for `q`.
+    pub fn usage(&self, q: &UsageQuery) -> Result<Usage, DbError> {
+        let s = &self.schema;
+        if !s.has("session", "id") {
+            return Err(DbError::Unsupported("session table".into()));
+        }
+        let (filter, params) = self.session_filter(q);
+        let stored = s.has_totals();
+        let mut cols: Vec<String> = [
+            "id",
+            "project_id",
+            "title",
+            "directory",
+            "time_created",
+            "time_updated",
+        ]
+        .iter()
+        .map(|c| s.column_or_null("session", c))
+        .collect();
+        if stored {
+            cols.extend(TOTALS_COLUMNS.iter().map(|c| quote(c)));
+        }
+        let sql = format!("SELECT {} FROM session WHERE {filter}", cols.join(", "));
+        let mut usage = Usage::default();
+        let mut sessions: HashMap<String, SessionFacts> = HashMap::new();
+        let ranged = q.since_ms.is_some();
+        guard::with_retry(&self.shown, || {
+            let mut st = self.conn.prepare(&sql)?;
+            let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+            sessions.clear();
+            let (mut first, mut last) = (None::<i64>, None::<i64>);
+            while let Some(r) = rows.next()? {
+                let id = text(r, 0).unwrap_or_default();
+                let created = int(r, 4).unwrap_or(0);
+                let updated = int(r, 5).unwrap_or(created);
+                let early = if ranged { updated } else { created };
+                first = Some(first.map_or(early, |f| f.min(early)));
+                last = Some(last.map_or(updated, |l| l.max(updated)));
+                let facts = SessionFacts {
+                    project: text(r, 1).unwrap_or_default(),
+                    title: text(r, 2).unwrap_or_default(),
+                    directory: text(r, 3).unwrap_or_default(),
+                    time_updated: updated,
+                    stored: stored.then(|| figures_at(r, 6)),
+                };
+                sessions.insert(id, facts);
+            }
+            usage.first_ms = first;
+            usage.last_ms = last;
+            Ok(())
+        })?;
+        usage.sessions = sessions.len() as u64;
+        if s.has("message", "session_id") {
+            usage.messages = guard::with_retry(&self.shown, || {
+                let sql = format!(
+                    "SELECT count(*) FROM message WHERE session_id IN \
+                     (SELECT id FROM session WHERE {filter})"
+                );
+                self.conn
+                    .query_row(&sql, rusqlite::params_from_iter(params.iter()), |r| {
+                        r.get::<_, i64>(0)
+                    })
+            })?
+            .max(0) as u64;
+        }
+        // The assistant messages, grouped: the days, models and agents, and
+        // each session's sum where opencode stored none.
+        let mut summed: HashMap<String, Figures> = HashMap::new();
+        let mut models: HashMap<String, Group> = HashMap::new();
+        let mut agents: HashMap<String, Group> = HashMap::new();
+        for row in self.message_groups(q, &filter, &params)? {
+            let day = usage.by_day.entry(row.day).or_default();
+            day.count += row.messages;
+            day.figures.add(&row.figures);
+            let model = models.entry(row.model.clone()).or_default();
+            model.count += row.messages;
+            model.figures.add(&row.figures);
+            let agent = agents.entry(row.agent.clone()).or_default();
+            agent.count += row.messages;
+            agent.figures.add(&row.figures);
+            summed.entry(row.session).or_default().add(&row.figures);
+        }
+        let names = self.project_names();
+        let mut projects: HashMap<String, Group> = HashMap::new();
+        let mut costly = Vec::with_capacity(sessions.len());
+        for (id, facts) in sessions {
+            let (figures, was_summed) = match facts.stored {
+                Some(f) => (f, false),
+                None => (summed.get(&id).copied().unwrap_or_default(), true),
+            };
+            if was_summed && !figures.is_empty() {
+                usage.summed_sessions += 1;
+            }
+            usage.totals.add(&figures);
+            usage.session_tokens.push(figures.tokens());
+            let name = names
+                .get(&facts.project)
+                .cloned()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| {
+                    if facts.project.is_empty() {
+                        "(no project)".into()
+                    } else {
+                        facts.project.clone()
+                    }
+                });
+            let p = projects.entry(name).or_default();
+            p.count += 1;
+            p.figures.add(&figures);
+            costly.push(CostlySession {
+                id,
+                title: facts.title,
+                directory: facts.directory,
+                time_updated: facts.time_updated,
+                figures,
+                summed: was_summed,
+            });
+        }
+        usage.session_tokens.sort_unstable();
+        costly.sort_by(|a, b| {
+            b.figures
+                .cost
+                .total_cmp(&a.figures.cost)
+                .then(b.figures.tokens().cmp(&a.figures.tokens()))
+                .then(a.id.cmp(&b.id))
+        });
+        costly.truncate(q.costliest);
+        usage.costliest = costly;
+        usage.by_model = ranked(models, |a, b| b.count.cmp(&a.count));
+        usage.by_agent = ranked(agents, |a, b| b.figures.cost.total_cmp(&a.figures.cost));
+        usage.by_project = ranked(projects, |a, b| b.figures.cost.total_cmp(&a.figures.cost));
+        for (day, g) in usage.by_day.iter_mut() {
+            g.name = day.to_string();
+        }
+        if q.tools {
+            usage.tools = self.tool_counts(&filter, &params)?;
+        }
+        Ok(usage)
+    }
+
+    /// The `WHERE` of the chosen sessions, and its parameters.
+    fn session_filter(&self, q: &UsageQuery) -> (String, Vec<rusqlite::types::Value>) {
+        use rusqlite::types::Value;
+        let s = &self.schema;
+        let mut filter = vec!["1".to_string()];
+        let mut params = Vec::new();
+        if let Some(since) = q.since_ms {
+            let updated = s.column_or_null("session", "time_updated");
+            params.push(Value::Integer(since));
+            filter.push(format!("{updated} >= ?{}", params.len()));
+        }
+        if let Some(project) = &q.project {
+            let column = s.column_or_null("session", "project_id");
+            params.push(Value::Text(project.clone()));
+            filter.push(format!("{column} = ?{}", params.len()));
+        }
+        (filter.join(" AND "), params)
+    }
+
+    /// Assistant messages of the chosen sessions, grouped by session, day,
+    /// model and agent; where a session has no stored totals, a message
+    /// that reported nothing adds its `step-finish` parts instead.
+    fn message_groups(
+        &self,
+        q: &UsageQuery,
+        filter: &str,
+        params: &[rusqlite::types::Value],
+    ) -> Result<Vec<MessageGroup>, DbError> {
+        let s = &self.schema;
+        if !s.has("message", "data") || !s.has("message", "session_id") {
+            return Ok(Vec::new());
+        }
+        let time = if s.has("message", "time_created") {
+            "m.time_created".to_string()
+        } else {
+            "json_extract(m.data, '$.time.created')".to_string()
+        };
+        // The day, floored (SQLite may lack floor()).
+        let x = format!("CAST(coalesce({time}, 0) AS INTEGER) + {}", q.day_offset_ms);
+        let keys = format!(
+            "m.session_id, \
+             (({x}) - ((({x}) % {DAY_MS}) + {DAY_MS}) % {DAY_MS}) / {DAY_MS}, \
+             coalesce(json_extract(m.data, '$.providerID'), '') || '/' || \
+               coalesce(json_extract(m.data, '$.modelID'), ''), \
+             coalesce(json_extract(m.data, '$.agent'), json_extract(m.data, '$.mode'), '')"
+        );
+        let chosen = format!("m.session_id IN (SELECT id FROM session WHERE {filter})");
+        let assistant = "json_extract(m.data, '$.role') = 'assistant'";
+        let sums = |src: &str| {
+            format!(
+                "count(DISTINCT m.id), \
+                 total(json_extract({src}, '$.cost')), \
+                 total(json_extract({src}, '$.tokens.input')), \
+                 total(json_extract({src}, '$.tokens.output')), \
+                 total(json_extract({src}, '$.tokens.reasoning')), \
+                 total(json_extract({src}, '$.tokens.cache.read')), \
+                 total(json_extract({src}, '$.tokens.cache.write'))"
+            )
+        };
+        let mut statements = vec![format!(
+            "SELECT {keys}, {} FROM message m WHERE {chosen} AND {assistant} GROUP BY 1, 2, 3, 4",
+            sums("m.data")
+        )];
+        let can_step = s.has("part", "data") && s.has("part", "message_id");
+        if !s.has_totals() && can_step {
+            // Steps of messages that reported no figures; those messages
+            // are already counted above.
+            let silent = "coalesce(json_extract(m.data, '$.cost'), 0) = 0 \
+                 AND coalesce(json_extract(m.data, '$.tokens.input'), 0) = 0 \
+                 AND coalesce(json_extract(m.data, '$.tokens.output'), 0) = 0 \
+                 AND coalesce(json_extract(m.data, '$.tokens.reasoning'), 0) = 0 \
+                 AND coalesce(json_extract(m.data, '$.tokens.cache.read'), 0) = 0 \
+                 AND coalesce(json_extract(m.data, '$.tokens.cache.write'), 0) = 0";
+            statements.push(format!(
+                "SELECT {keys}, {} FROM message m JOIN part p ON p.message_id = m.id \
+                 WHERE {chosen} AND {assistant} AND {silent} \
+                 AND json_extract(p.data, '$.type') = 'step-finish' GROUP BY 1, 2, 3, 4",
+                sums("p.data")
+            ));
+        }
+        let mut out = Vec::new();
+        for (i, sql) in statements.iter().enumerate() {
+            let steps = i > 0;
+            let rows: Vec<MessageGroup> = guard::with_retry(&self.shown, || {
+                let mut st = self.conn.prepare(sql)?;
+                let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+                rows.mapped(|r| {
+                    Ok(MessageGroup {
+                        session: text(r, 0).unwrap_or_default(),
+                        day: int(r, 1).unwrap_or(0),
+                        model: text(r, 2).unwrap_or_default(),
+                        agent: text(r, 3)
+                            .filter(|a| !a.is_empty())
+                            .unwrap_or_else(|| "(none)".into()),
+                        // A step adds figures, not another message.
+                        messages: if steps { 0 } else { count(r, 4) },
+                        figures: figures_at(r, 5),
+                    })
+                })
+                .collect()
+            })?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    /// Tool calls by tool, most first (ties by name).
+    fn tool_counts(
+        &self,
+        filter: &str,
+        params: &[rusqlite::types::Value],
+    ) -> Result<Vec<(String, u64)>, DbError> {
+        if !self.schema.has("part", "data") || !self.schema.has("part", "session_id") {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT json_extract(data, '$.tool'), count(*) FROM part \
+             WHERE session_id IN (SELECT id FROM session WHERE {filter}) \
+             AND json_extract(data, '$.type') = 'tool' \
+             AND coalesce(json_extract(data, '$.tool'), '') != '' GROUP BY 1"
+        );
+        let mut tools: Vec<(String, u64)> = guard::with_retry(&self.shown, || {
+            let mut st = self.conn.prepare(&sql)?;
+            let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+            rows.mapped(|r| Ok((text(r, 0).unwrap_or_default(), count(r, 1))))
+                .collect()
+        })?;
+        tools.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(tools)
+    }
+
+    /// Project id → a name people know: its name, else its folder.
+    fn project_names(&self) -> HashMap<String, String> {
+        let s = &self.schema;
+        if !s.has("project", "id") {
+            return HashMap::new();
+        }
+        let name = s.column_or_null("project", "name");
+        let worktree = s.column_or_null("project", "worktree");
+        let sql = format!("SELECT id, coalesce(nullif({name}, ''), {worktree}) FROM project");
+        guard::with_retry(&self.shown, || {
+            let mut st = self.conn.prepare(&sql)?;
+            let rows = st.query([])?;
+            rows.mapped(|r| {
+                Ok((
+                    text(r, 0).unwrap_or_default(),
+                    text(r, 1).unwrap_or_default(),
+                ))
+            })
+            .collect()
+        })
+        .unwrap_or_default()
+    }
+}
+
+struct MessageGroup {
+    session: String,
+    day: i64,
+    model: String,
+    agent: String,
+    messages: u64,
+    figures: Figures,
+}
+
+fn ranked(
+    groups: HashMap<String, Group>,
+    by: impl Fn(&Group, &Group) -> std::cmp::Ordering,
+) -> Vec<Group> {
+    let mut out: Vec<Group> = groups
+        .into_iter()
+        .map(|(name, g)| Group { name, ..g })
+        .collect();
+    out.sort_by(|a, b| by(a, b).then(a.name.cmp(&b.name)));
+    out
+}
+
+/// Cost and tokens in six columns from `at`.
+fn figures_at(r: &Row<'_>, at: usize) -> Figures {
+    Figures {
+        cost: real(r, at).unwrap_or(0.0),
+        input: count(r, at + 1),
+        output: count(r, at + 2),
+        reasoning: count(r, at + 3),
+        cache_read: count(r, at + 4),
+        cache_write: count(r, at + 5),
+    }
+}
+
+fn text(r: &Row<'_>, i: usize) -> Option<String> {
+    match r.get_ref(i).ok()? {
+        ValueRef::Null => None,
+        ValueRef::Integer(n) => Some(n.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+    }
+}
+
+fn real(r: &Row<'_>, i: usize) -> Option<f64> {
+    match r.get_ref(i).ok()? {
+        ValueRef::Integer(n) => Some(n as f64),
+        ValueRef::Real(f) if f.is_finite() => Some(f),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn int(r: &Row<'_>, i: usize) -> Option<i64> {
+    match r.get_ref(i).ok()? {
+        ValueRef::Integer(n) => Some(n),
+        ValueRef::Real(f) if f.is_finite() => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A count: negative, absent or not a number reads as zero.
+fn count(r: &Row<'_>, i: usize) -> u64 {
+    real(r, i)
+        .filter(|f| *f > 0.0)
+        .map_or(0, |f| f.round() as u64)
+}
+
+/// The start of a range of `days` as `opencode stats --days` takes it:
+/// `days` × 24 h back from `now_ms`, or with 0 today's local midnight.
+pub fn since_for_days(days: u32, now_ms: i64) -> i64 {
+    if days == 0 {
+        let off = local_offset_ms(now_ms);
+        ((now_ms + off).div_euclid(DAY_MS)) * DAY_MS - off
+    } else {
+        now_ms - i64::from(days) * DAY_MS
+    }
+}
+
+/// The local time zone's offset from UTC at `at_ms`, in ms (0 when the
+/// system cannot say).
+pub fn local_offset_ms(at_ms: i64) -> i64 {
+    let secs = at_ms.div_euclid(1000) as libc::time_t;
+    // SAFETY: localtime_r writes only into `tm`, which lives here.
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&secs, &mut tm).is_null() {
+            return 0;
+        }
+        tm.tm_gmtoff * 1000
+    }
+}
