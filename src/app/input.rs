@@ -94,6 +94,7 @@ impl App {
             }
             Action::Back => self.back(),
             Action::Themes => self.open_theme_picker(),
+            Action::Usage => self.open_usage(),
             Action::Up => self.move_selection(-1),
             Action::Down => self.move_selection(1),
             Action::First => self.move_selection(i64::MIN / 2),

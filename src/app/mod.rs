@@ -65,6 +65,8 @@ pub enum Overlay {
     Themes,
     /// The last record a source could not use.
     BadRecord,
+    /// What the sessions in opencode's database cost, drawn.
+    Usage,
 }
 
 /// Where the events come from, for the status line.
@@ -169,6 +171,8 @@ pub struct App {
     /// Live sessions' message counts from opencode's database on this
     /// machine (`launch` starts its reader when the server is local).
     pub message_totals: crate::source::opencode_db::totals::MessageTotals,
+    /// The usage view: opencode's database and the view while open.
+    pub usage: crate::app::overlays::usage::UsageState,
 }
 
 impl App {
@@ -247,6 +251,7 @@ impl App {
             wanted_session: None,
             verbs: verbs::Verbs::new(clipboard),
             message_totals: Default::default(),
+            usage: crate::app::overlays::usage::UsageState::from_process(),
         })
     }
 
@@ -264,6 +269,7 @@ impl App {
     /// Something animates (a spinner, a retry countdown): the loop ticks.
     pub fn animating(&self) -> bool {
         self.player.as_ref().is_some_and(|p| p.clock.playing())
+            || self.usage_loading()
             || self.prompt_arming(tokio::time::Instant::now())
             || self
                 .store
@@ -308,6 +314,7 @@ impl App {
     pub fn prepare(&mut self, area: Rect) {
         self.prepare_player(tokio::time::Instant::now());
         self.refresh_searches();
+        self.poll_usage();
         self.follow_attention();
         self.list.rows = crate::app::panes::session_list::tree::rows(
             &self.store,

@@ -1,7 +1,20 @@
 //! What the panes and overlays ask of each other, through the app that
 //! owns them all: a pane never names another one.
 
+use crate::app::App;
 use crate::model::entity::search::Query;
+
+impl App {
+    /// Open the session `id` in the turn view (the usage view's costly
+    /// sessions): at once when the store has it, else once it arrives.
+    pub(crate) fn request_open_session(&mut self, id: &str) {
+        self.wanted_session = Some(id.to_string());
+        if !self.open_wanted_session(false) {
+            let shown = crate::model::wire::sanitize::line(id).into_owned();
+            self.notice = Some(format!("session {shown} is not loaded here yet"));
+        }
+    }
+}
 
 /// A request to move the turn view (from its keys, the jump list, a search
 /// hit, an opened card).

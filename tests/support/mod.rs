@@ -15,3 +15,4 @@ pub mod proc_status;
 pub mod pty;
 pub mod stand_in;
 pub mod tmux;
+pub mod usage_db;

@@ -1,6 +1,6 @@
 //! What opens over the panes and takes every key while open: help, the
 //! prompt jump list, the theme picker, the confirmation, the diff view,
-//! search, and the last record that could not be read.
+//! search, the last record that could not be read, and the usage view.
 
 pub mod bad_record;
 pub mod confirm;
@@ -9,3 +9,4 @@ pub mod help;
 pub mod jump_list;
 pub mod search;
 pub mod theme_picker;
+pub mod usage;

@@ -105,6 +105,8 @@ pub struct Usage {
     pub by_day: BTreeMap<i64, Group>,
     /// `provider/model`, most messages first.
     pub by_model: Vec<Group>,
+    /// `provider/model` → day → tokens (for a sparkline per model).
+    pub model_days: HashMap<String, BTreeMap<i64, u64>>,
     /// Costliest first.
     pub by_project: Vec<Group>,
     pub by_agent: Vec<Group>,
@@ -209,6 +211,12 @@ impl Db {
             let day = usage.by_day.entry(row.day).or_default();
             day.count += row.messages;
             day.figures.add(&row.figures);
+            *usage
+                .model_days
+                .entry(row.model.clone())
+                .or_default()
+                .entry(row.day)
+                .or_default() += row.figures.tokens();
             let model = models.entry(row.model.clone()).or_default();
             model.count += row.messages;
             model.figures.add(&row.figures);

@@ -1,0 +1,211 @@
+//! The usage view (`u`): what opencode's sessions cost, over a chosen
+//! range (7, 30, 90, 365 days, all), drawn: bars per day, a sparkline per
+//! model, a calendar of activity, totals by project and by agent, and the
+//! costliest sessions, one of which enter opens. The database is read on
+//! a thread of its own; until it answers the view says "loading…".
+
+pub mod draw;
+
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use crate::app::keymap::{Action, Context, Key};
+use crate::app::{App, Overlay};
+use crate::source::opencode_db::usage::{self, Usage, UsageQuery};
+use crate::source::opencode_db::{Db, DbEnv};
+
+/// The ranges, in days (`None`: all time); digits 1-5 pick one.
+pub const RANGES: [Option<u32>; 5] = [Some(7), Some(30), Some(90), Some(365), None];
+/// Costliest sessions kept for the list.
+const COSTLIEST: usize = 50;
+
+/// Where the database is, and the view while open.
+#[derive(Default)]
+pub struct UsageState {
+    /// opencode's database (`None`: none on this machine).
+    pub db: Option<PathBuf>,
+    pub view: Option<UsageView>,
+}
+
+impl UsageState {
+    /// The database opencode on this machine uses.
+    pub fn from_process() -> UsageState {
+        UsageState {
+            db: DbEnv::from_process().database(),
+            view: None,
+        }
+    }
+}
+
+pub enum Answer {
+    Loading,
+    Ready(Box<Usage>),
+    Failed(String),
+}
+
+pub struct UsageView {
+    /// Index into `RANGES`.
+    pub range: usize,
+    pub answer: Answer,
+    /// The highlighted costly session.
+    pub selected: usize,
+    /// When the answer was asked for (the view's "today").
+    pub now_ms: i64,
+    reply: Option<Receiver<Result<Usage, String>>>,
+}
+
+impl UsageView {
+    pub fn loading(&self) -> bool {
+        matches!(self.answer, Answer::Loading)
+    }
+
+    pub fn days(&self) -> Option<u32> {
+        RANGES[self.range]
+    }
+}
+
+/// Ask the database on a thread of its own; the answer comes on the
+/// returned channel.
+fn ask(db: PathBuf, days: Option<u32>, now_ms: i64) -> Receiver<Result<Usage, String>> {
+    let (tx, rx) = channel();
+    let spawned = std::thread::Builder::new()
+        .name("ocview-usage".into())
+        .spawn(move || {
+            let query = UsageQuery {
+                since_ms: days.map(|d| usage::since_for_days(d, now_ms)),
+                project: None,
+                costliest: COSTLIEST,
+                tools: false,
+                day_offset_ms: usage::local_offset_ms(now_ms),
+            };
+            let answer = Db::open(&db)
+                .and_then(|db| db.usage(&query))
+                .map_err(|e| e.to_string());
+            let _ = tx.send(answer);
+        });
+    if let Err(e) = spawned {
+        let (tx, rx) = channel();
+        let _ = tx.send(Err(format!("usage: no thread to read the database: {e}")));
+        return rx;
+    }
+    rx
+}
+
+impl App {
+    /// `u`: open the view on the last range chosen (30 days at first).
+    pub fn open_usage(&mut self) {
+        let range = self.usage.view.as_ref().map_or(1, |v| v.range);
+        self.overlay = Some(Overlay::Usage);
+        self.usage_range(range);
+    }
+
+    /// Read the figures for `RANGES[range]` again.
+    fn usage_range(&mut self, range: usize) {
+        let now_ms = if self.now_ms > 0 {
+            self.now_ms
+        } else {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64)
+        };
+        let (answer, reply) = match &self.usage.db {
+            None => (
+                Answer::Failed("no opencode database on this machine (no home folder)".into()),
+                None,
+            ),
+            Some(db) => (
+                Answer::Loading,
+                Some(ask(db.clone(), RANGES[range], now_ms)),
+            ),
+        };
+        self.usage.view = Some(UsageView {
+            range,
+            answer,
+            selected: 0,
+            now_ms,
+            reply,
+        });
+    }
+
+    /// Take the reader's answer when it has come (each frame).
+    pub(crate) fn poll_usage(&mut self) {
+        let Some(view) = self.usage.view.as_mut() else {
+            return;
+        };
+        let Some(reply) = &view.reply else { return };
+        match reply.try_recv() {
+            Ok(Ok(usage)) => view.answer = Answer::Ready(Box::new(usage)),
+            Ok(Err(e)) => view.answer = Answer::Failed(e),
+            Err(TryRecvError::Empty) => return,
+            Err(TryRecvError::Disconnected) => {
+                view.answer = Answer::Failed("usage: the reader stopped".into())
+            }
+        }
+        view.reply = None;
+    }
+
+    /// Still waiting for the reader: the loop ticks until it answers.
+    pub(crate) fn usage_loading(&self) -> bool {
+        self.overlay == Some(Overlay::Usage)
+            && self.usage.view.as_ref().is_some_and(|v| v.loading())
+    }
+
+    /// The view's keys: 1-5 (or ←/→) pick the range, the list keys move
+    /// through the costliest sessions, enter opens one, esc closes.
+    pub(crate) fn usage_key(&mut self, key: KeyEvent) {
+        let Some(view) = self.usage.view.as_mut() else {
+            self.overlay = None;
+            return;
+        };
+        let range = match key.code {
+            KeyCode::Char(c @ '1'..='5') => Some(c as usize - '1' as usize),
+            KeyCode::Left | KeyCode::Char('h') => Some(view.range.saturating_sub(1)),
+            KeyCode::Right | KeyCode::Char('l') => Some((view.range + 1).min(RANGES.len() - 1)),
+            _ => None,
+        };
+        if let Some(range) = range {
+            if range != view.range {
+                self.usage_range(range);
+            }
+            return;
+        }
+        let k = Key::from_event(&key);
+        let own = k.is_some_and(|k| self.keymap.keys(Action::Usage).contains(&k));
+        let action = match k.and_then(|k| self.keymap.only(Context::List, k)) {
+            _ if own => Action::ListClose,
+            Some(a) => a,
+            None => return,
+        };
+        let count = match &view.answer {
+            Answer::Ready(u) => u.costliest.len(),
+            _ => 0,
+        };
+        let last = count.saturating_sub(1);
+        view.selected = match action {
+            Action::ListDown => (view.selected + 1).min(last),
+            Action::ListUp => view.selected.saturating_sub(1),
+            Action::ListPageDown => (view.selected + 10).min(last),
+            Action::ListPageUp => view.selected.saturating_sub(10),
+            Action::ListTop => 0,
+            Action::ListBottom => last,
+            Action::ListChoose => {
+                let chosen = match &view.answer {
+                    Answer::Ready(u) => u.costliest.get(view.selected).map(|s| s.id.clone()),
+                    _ => None,
+                };
+                if let Some(id) = chosen {
+                    self.overlay = None;
+                    self.request_open_session(&id);
+                }
+                return;
+            }
+            Action::ListClose => {
+                self.overlay = None;
+                return;
+            }
+            _ => return,
+        };
+    }
+}
