@@ -27,6 +27,8 @@ pub fn generate(
     let _ = std::fs::remove_file(path);
     let mut conn = Connection::open(path).unwrap();
     conn.execute_batch(SCHEMA).unwrap();
+    // Sessions go in after their messages (their totals are the sums).
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
     let tx = conn.transaction().unwrap();
     for (i, (pid, dir)) in [
         ("prj_alpha", "/home/dev/alpha"),
