@@ -269,7 +269,6 @@ impl App {
     /// Something animates (a spinner, a retry countdown): the loop ticks.
     pub fn animating(&self) -> bool {
         self.player.as_ref().is_some_and(|p| p.clock.playing())
-            || self.usage_loading()
             || self.prompt_arming(tokio::time::Instant::now())
             || self
                 .store

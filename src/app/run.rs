@@ -115,6 +115,7 @@ where
     let mut input_ended = false;
     gate.request_now(Instant::now());
     let search_found = app.search.worker.waker();
+    let usage_answered = app.usage.answered.clone();
     // When an age on screen next changes (taken after each frame).
     let mut ages_due: Option<Instant> = None;
     loop {
@@ -219,6 +220,8 @@ where
                 }
             }
             _ = &mut highlight_ready => {}
+            // The usage view's figures: taken in the next frame's prepare.
+            _ = usage_answered.notified() => gate.request_now(Instant::now()),
             _ = sleep_until_opt(deadline), if deadline.is_some() => {}
             _ = sleep_until_opt(tick), if tick.is_some() && deadline.is_none() => {
                 gate.request(Instant::now());

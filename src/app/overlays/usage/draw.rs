@@ -78,18 +78,23 @@ fn draw_usage(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, are
     .areas(area);
     let summed = u.summed_sessions > 0;
     let t = &u.totals;
-    let totals = format!(
-        "{} · {} tok (in {} out {} reasoning {} cache {}/{}) · {} sessions · {} messages",
-        format::summed(format::cost(t.cost), summed),
+    let counts = format!("{} sessions · {} messages", u.sessions, u.messages);
+    let cost = format::summed(format::cost(t.cost), summed);
+    let full = format!(
+        "{cost} · {} tok (in {} out {} reasoning {} cache {}/{}) · {counts}",
         format::tokens(t.tokens()),
         format::tokens(t.input),
         format::tokens(t.output),
         format::tokens(t.reasoning),
         format::tokens(t.cache_read),
         format::tokens(t.cache_write),
-        u.sessions,
-        u.messages
     );
+    // Where the breakdown does not fit, the counts still do.
+    let totals = if wrap::width(&full) <= top.width as usize {
+        full
+    } else {
+        format!("{cost} · {} tok · {counts}", format::tokens(t.tokens()))
+    };
     frame.render_widget(
         Paragraph::new(Line::styled(
             wrap::truncate(&totals, top.width as usize),
@@ -190,14 +195,36 @@ fn draw_calendar(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, 
         };
         events.add(d, theme.style(role));
     }
-    let block = titled(theme, " activity ".into());
+    // Every week of the month must show: where the rows are short, the
+    // month's name moves into the title, then the weekday row goes.
+    let weeks = month_weeks(date);
+    let rows = area.height.saturating_sub(1);
+    let month_header = rows >= weeks + 2;
+    let weekday_header = rows > weeks;
+    let title = if month_header {
+        " activity ".to_string()
+    } else {
+        format!(" activity · {} {} ", date.month(), date.year())
+    };
+    let block = titled(theme, title);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let calendar = Monthly::new(date, events)
-        .show_month_header(theme.style(Role::Heading))
-        .show_weekdays_header(theme.style(Role::Muted))
-        .default_style(theme.style(Role::Text));
+    let mut calendar = Monthly::new(date, events).default_style(theme.style(Role::Text));
+    if month_header {
+        calendar = calendar.show_month_header(theme.style(Role::Heading));
+    }
+    if weekday_header {
+        calendar = calendar.show_weekdays_header(theme.style(Role::Muted));
+    }
     frame.render_widget(calendar, inner);
+}
+
+/// The rows a month takes in a calendar whose weeks start on Sunday.
+fn month_weeks(date: time::Date) -> u16 {
+    let first = date.replace_day(1).unwrap_or(date);
+    let lead = u16::from(first.weekday().number_days_from_sunday());
+    let days = u16::from(date.month().length(date.year()));
+    (lead + days).div_ceil(7)
 }
 
 fn date_of(day: i64) -> Option<time::Date> {
@@ -333,5 +360,21 @@ fn draw_costliest(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage,
         );
     } else {
         frame.render_widget(Paragraph::new(lines), inner);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::month_weeks;
+    use time::{Date, Month};
+
+    #[test]
+    fn a_month_takes_the_weeks_its_days_span() {
+        // May 2026 starts on a Friday: 5 + 31 days run into a sixth week.
+        let may = Date::from_calendar_date(2026, Month::May, 17).unwrap();
+        assert_eq!(month_weeks(may), 6);
+        // February 2026 starts on a Sunday and fills exactly four.
+        let feb = Date::from_calendar_date(2026, Month::February, 3).unwrap();
+        assert_eq!(month_weeks(feb), 4);
     }
 }

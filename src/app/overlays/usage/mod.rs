@@ -7,7 +7,10 @@
 pub mod draw;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
+
+use tokio::sync::Notify;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -27,6 +30,9 @@ pub struct UsageState {
     /// opencode's database (`None`: none on this machine).
     pub db: Option<PathBuf>,
     pub view: Option<UsageView>,
+    /// Notified when the reader has answered, for the loop to select on
+    /// (a permit is kept if nobody waits): the loop never ticks for it.
+    pub answered: Arc<Notify>,
 }
 
 impl UsageState {
@@ -34,7 +40,7 @@ impl UsageState {
     pub fn from_process() -> UsageState {
         UsageState {
             db: DbEnv::from_process().database(),
-            view: None,
+            ..UsageState::default()
         }
     }
 }
@@ -67,8 +73,13 @@ impl UsageView {
 }
 
 /// Ask the database on a thread of its own; the answer comes on the
-/// returned channel.
-fn ask(db: PathBuf, days: Option<u32>, now_ms: i64) -> Receiver<Result<Usage, String>> {
+/// returned channel, and `answered` is notified when it is there.
+fn ask(
+    db: PathBuf,
+    days: Option<u32>,
+    now_ms: i64,
+    answered: Arc<Notify>,
+) -> Receiver<Result<Usage, String>> {
     let (tx, rx) = channel();
     let spawned = std::thread::Builder::new()
         .name("ocview-usage".into())
@@ -84,6 +95,7 @@ fn ask(db: PathBuf, days: Option<u32>, now_ms: i64) -> Receiver<Result<Usage, St
                 .and_then(|db| db.usage(&query))
                 .map_err(|e| e.to_string());
             let _ = tx.send(answer);
+            answered.notify_one();
         });
     if let Err(e) = spawned {
         let (tx, rx) = channel();
@@ -117,7 +129,12 @@ impl App {
             ),
             Some(db) => (
                 Answer::Loading,
-                Some(ask(db.clone(), RANGES[range], now_ms)),
+                Some(ask(
+                    db.clone(),
+                    RANGES[range],
+                    now_ms,
+                    self.usage.answered.clone(),
+                )),
             ),
         };
         self.usage.view = Some(UsageView {
@@ -144,12 +161,6 @@ impl App {
             }
         }
         view.reply = None;
-    }
-
-    /// Still waiting for the reader: the loop ticks until it answers.
-    pub(crate) fn usage_loading(&self) -> bool {
-        self.overlay == Some(Overlay::Usage)
-            && self.usage.view.as_ref().is_some_and(|v| v.loading())
     }
 
     /// The view's keys: 1-5 (or ←/→) pick the range, the list keys move
