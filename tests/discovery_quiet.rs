@@ -63,7 +63,9 @@ fn a_known_streaming_server_is_sent_nothing_and_servers_come_and_go() {
     t.wait_for_secs("the newcomer live", 20, |sc| {
         sc.contains("2 servers: 2 live")
     });
-    wait_until("the newcomer's stream", 10, || newcomer.count("/event") == 1);
+    wait_until("the newcomer's stream", 10, || {
+        newcomer.count("/event") == 1
+    });
     let remaining = QUIET.saturating_sub(window.elapsed());
     std::thread::sleep(remaining);
 

@@ -349,7 +349,11 @@ async fn a_restart_that_lost_a_session_replays_as_the_live_view_ended() {
         let msg = tokio::time::timeout_at(deadline, rx.recv()).await;
         live.on_source(msg.expect("the lost session goes").unwrap());
     }
-    assert_eq!(counts.streams.load(Ordering::Relaxed), 2, "reconnected once");
+    assert_eq!(
+        counts.streams.load(Ordering::Relaxed),
+        2,
+        "reconnected once"
+    );
     // Whatever is still on its way is the live view's too.
     tokio::time::sleep(Duration::from_millis(500)).await;
     while let Ok(msg) = rx.try_recv() {

@@ -110,7 +110,9 @@ pub fn spawn(
     control: mpsc::UnboundedSender<Control>,
 ) {
     let mut watcher = Watcher::new(members, &pinned, &watch.found, watch.interval);
-    watcher.named.extend(watch.options.env_url.iter().map(|n| (n.clone(), Via::Env)));
+    watcher
+        .named
+        .extend(watch.options.env_url.iter().map(|n| (n.clone(), Via::Env)));
     watcher.named.extend(
         watch
             .options
@@ -456,7 +458,10 @@ mod tests {
             assert!(changes.is_empty() && unknown.is_empty(), "{unknown:?}");
         }
         let (changes, unknown) = w.sight(vec![], now);
-        assert!(changes.is_empty() && unknown.is_empty(), "one miss is not gone");
+        assert!(
+            changes.is_empty() && unknown.is_empty(),
+            "one miss is not gone"
+        );
         let (changes, _) = w.sight(vec![], now);
         assert_eq!(names(&changes), ["gone a:1"], "the pinned one stays");
         assert!(w.sight(vec![], now).0.is_empty(), "gone once");
@@ -476,7 +481,12 @@ mod tests {
         let mut w = watcher();
         w.members[1].key = "127.0.0.1:2".into();
         let now = Instant::now();
-        let round = || vec![local("http://127.0.0.1:1", 10), local("http://127.0.0.1:2", 20)];
+        let round = || {
+            vec![
+                local("http://127.0.0.1:1", 10),
+                local("http://127.0.0.1:2", 20),
+            ]
+        };
         let (changes, unknown) = w.sight(round(), now);
         assert!(changes.is_empty());
         assert_eq!(asked(&unknown), ["http://127.0.0.1:2"]);
@@ -496,7 +506,12 @@ mod tests {
     fn what_does_not_answer_is_asked_again_further_apart_then_left_alone() {
         let mut w = watcher();
         let t0 = Instant::now();
-        let round = || vec![local("http://127.0.0.1:1", 10), local("http://127.0.0.1:5", 50)];
+        let round = || {
+            vec![
+                local("http://127.0.0.1:1", 10),
+                local("http://127.0.0.1:5", 50),
+            ]
+        };
         let mut asked_at = Vec::new();
         for tick in 0..200u32 {
             let now = t0 + TICK * tick;
@@ -529,10 +544,16 @@ mod tests {
         let (_, unknown) = w.sight(vec![local("http://10.0.0.5:9", 90)], now);
         let mut both = server("http://127.0.0.1:9", None);
         both.also.push("http://10.0.0.5:9".into());
-        assert!(w.settle(&unknown, vec![both], now).is_empty(), "no newcomer");
+        assert!(
+            w.settle(&unknown, vec![both], now).is_empty(),
+            "no newcomer"
+        );
         assert!(w.unplaced_named().is_empty(), "its process is known now");
         let (changes, unknown) = w.sight(
-            vec![local("http://10.0.0.5:9", 90), local("http://127.0.0.1:1", 10)],
+            vec![
+                local("http://10.0.0.5:9", 90),
+                local("http://127.0.0.1:1", 10),
+            ],
             now,
         );
         assert!(changes.is_empty() && unknown.is_empty());

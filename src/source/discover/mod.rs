@@ -244,8 +244,7 @@ impl Prober {
                 .map(|c| c.via.clone())
                 .collect();
             let key = fingerprint(&url, &identity);
-            if let Some((known, _)) = servers.iter_mut().find(|(_, k)| k.is_some() && *k == key)
-            {
+            if let Some((known, _)) = servers.iter_mut().find(|(_, k)| k.is_some() && *k == key) {
                 known.also.push(url);
                 for via in found_by {
                     if !known.found_by.contains(&via) {
