@@ -475,6 +475,7 @@ fn discover_and_attach(
     let watch = fleet_watch::Watch {
         options,
         interval: fleet_watch::WATCH_INTERVAL,
+        found: found.servers.clone(),
         // Only a named server comes with credentials (discovery's word).
         member: Box::new(move |server, key| {
             fleet_members::member(

@@ -305,3 +305,72 @@ fn a_gone_servers_busy_sessions_stop() {
     assert_eq!(status(&live, "ses_b@beta:4097"), SessionStatus::Idle);
     assert_eq!(status(&live, "ses_a@alpha:4096"), SessionStatus::Busy);
 }
+
+/// The real fleet source, recording: the server restarts and has lost a
+/// session. The live view drops it (the resync's reconcile); the recording
+/// says so (`ocview.sessions`), so its replay ends with the same list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_that_lost_a_session_replays_as_the_live_view_ended() {
+    use ocview::source::fleet::{self, FleetServer};
+    use ocview::source::live::{Client, LiveOptions};
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+    use support::fleet_server::{FakeFleet, session_id};
+
+    let fake = FakeFleet::start(1, 3, 0.0);
+    let url = fake.urls[0].clone();
+    let server = FleetServer {
+        key: fleet::key_of(&url),
+        client: Client::new(&url, None),
+        options: LiveOptions::default(),
+        directory: None,
+    };
+    let (feed_tx, mut feed_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let _handle = fleet::spawn(vec![server], tx, true, Some(feed_tx));
+    let mut live =
+        ocview::app::App::new(ocview::app::config::Config::default(), "fleet", false).unwrap();
+    let ids = |store: &ocview::model::store::Store| {
+        let mut ids: Vec<String> = store.sessions().iter().map(|s| s.info.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while live.store.sessions().len() < 3 {
+        let msg = tokio::time::timeout_at(deadline, rx.recv()).await;
+        live.on_source(msg.expect("the three sessions load").unwrap());
+    }
+    // The server restarts without session 1.
+    let counts = &fake.counts[0];
+    counts.lost.lock().unwrap().push(session_id(1));
+    counts.restarts.fetch_add(1, Ordering::Relaxed);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while live.store.sessions().len() > 2 {
+        let msg = tokio::time::timeout_at(deadline, rx.recv()).await;
+        live.on_source(msg.expect("the lost session goes").unwrap());
+    }
+    assert_eq!(
+        counts.streams.load(Ordering::Relaxed),
+        2,
+        "reconnected once"
+    );
+    // Whatever is still on its way is the live view's too.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    while let Ok(msg) = rx.try_recv() {
+        live.on_source(msg);
+    }
+    let seen = ids(&live.store);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(!seen.iter().any(|id| id.starts_with(&session_id(1))));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.jsonl");
+    let mut recorder = ocview::source::recorder::Recorder::create(&path, &url, None).unwrap();
+    while let Ok(feed) = feed_rx.try_recv() {
+        recorder.feed(feed).unwrap();
+    }
+    drop(recorder);
+    let (replayed, stats) = common::replay_file(&path);
+    assert_eq!(stats.malformed, 0, "{stats:?}");
+    assert_eq!(ids(&replayed), seen, "the replay ends as the live view did");
+}

@@ -276,7 +276,8 @@ fn a_discovered_server_is_never_sent_the_password() {
     assert_eq!(found_by(s), ["env", "local"], "{s}");
     assert_eq!(found_by(entry(&list, &found.url).unwrap()), ["local"]);
 
-    // The fleet: both watched, the found one re-probed every 2 s.
+    // The fleet: both watched (re-discovery reads /proc and asks neither
+    // again: tests/discovery_quiet.rs).
     let t = Tmux::start_sized("own-auth", 140, 30);
     t.line(&format!(
         "OCVIEW_DISCOVER_PROC={} OPENCODE_SERVER_URL={named_as} OPENCODE_SERVER_PASSWORD=named-secret {}",
@@ -286,12 +287,8 @@ fn a_discovered_server_is_never_sent_the_password() {
     t.wait_for_secs("both servers live", 30, |sc| {
         sc.contains("2 servers: 2 live")
     });
-    let probes = found.count("/global/health");
-    let start = Instant::now();
-    while found.count("/global/health") < probes + 2 {
-        assert!(start.elapsed() < Duration::from_secs(20), "no re-discovery");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // A few rounds of re-discovery.
+    std::thread::sleep(Duration::from_secs(5));
     t.keys(&["q"]);
     t.assert_terminal_restored();
 

@@ -35,6 +35,11 @@ pub struct ServerCounts {
     pub pages: AtomicUsize,
     /// Events written to its streams (not counting `server.connected`).
     pub events: AtomicUsize,
+    /// Bumped by a test: a restart (the open streams end; the server lists
+    /// no session in `lost` from then on).
+    pub restarts: AtomicUsize,
+    /// Sessions a restart lost (bare ids).
+    pub lost: Mutex<Vec<String>>,
 }
 
 pub struct FakeFleet {
@@ -363,8 +368,12 @@ impl Server {
             "/session" => {
                 self.counts.listed.fetch_add(1, Ordering::Relaxed);
                 let scripts = self.scripts.lock().unwrap();
-                let list: Vec<String> =
-                    scripts.iter().map(|s| s.session_json(self.index)).collect();
+                let lost = self.counts.lost.lock().unwrap().clone();
+                let list: Vec<String> = scripts
+                    .iter()
+                    .filter(|s| !lost.contains(&s.id))
+                    .map(|s| s.session_json(self.index))
+                    .collect();
                 ok(format!("[{}]", list.join(",")))
             }
             "/session/status" => ok("{}".into()),
@@ -395,6 +404,7 @@ impl Server {
     /// sessions, a heartbeat every 10 s.
     async fn stream(self: Arc<Self>, mut stream: TcpStream) {
         self.counts.streams.fetch_add(1, Ordering::Relaxed);
+        let generation = self.counts.restarts.load(Ordering::Relaxed);
         if stream
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\ndata: {\"type\":\"server.connected\",\"properties\":{}}\n\n")
             .await
@@ -409,6 +419,9 @@ impl Server {
         let mut out = String::new();
         loop {
             ticker.tick().await;
+            if self.counts.restarts.load(Ordering::Relaxed) != generation {
+                return;
+            }
             out.clear();
             let due = (start.elapsed().as_secs_f64() * self.rate) as usize;
             if self.paused.load(Ordering::Relaxed) {

@@ -74,7 +74,7 @@ pub fn scope_event(event: &mut Event, key: &str) {
         | Event::QuestionReplied { request_id, .. }
         | Event::QuestionRejected { request_id, .. } => scope(request_id, key),
         Event::Server(report) => report.key = key.to_string(),
-        Event::PendingPrompts { server, ids } => {
+        Event::PendingPrompts { server, ids } | Event::SessionList { server, ids } => {
             ids.iter_mut().for_each(|id| scope(id, key));
             *server = Some(key.to_string());
         }

@@ -4,10 +4,11 @@
 //! forgotten. Everything the snapshot does list is applied through the
 //! reducer as usual (idempotent by id).
 //!
-//! A recording keeps the prompts' part of it as an event of ocview's own,
-//! `ocview.pending-prompts`, written after the snapshot: a prompt answered
-//! elsewhere (or whose run died) while the stream was away leaves the
-//! replay where it left the live view.
+//! A recording keeps both as events of ocview's own, written after the
+//! snapshot: `ocview.sessions` (a session deleted, or lost in a server's
+//! restart, while the stream was away) and `ocview.pending-prompts` (a
+//! prompt answered elsewhere, or whose run died): the replay ends where
+//! the live view did.
 
 use std::collections::HashSet;
 
@@ -15,6 +16,16 @@ use super::{Change, Outcome, Store};
 
 /// The event type that lists the prompts a (re)load found pending.
 pub const PENDING_PROMPTS_EVENT: &str = "ocview.pending-prompts";
+
+/// The event type that lists every session a (re)load found.
+pub const SESSIONS_EVENT: &str = "ocview.sessions";
+
+/// The `ocview.sessions` event for a recording (ids sorted).
+pub fn sessions_event(listed: &HashSet<String>) -> serde_json::Value {
+    let mut ids: Vec<&String> = listed.iter().collect();
+    ids.sort();
+    serde_json::json!({"type": SESSIONS_EVENT, "properties": {"ids": ids}})
+}
 
 /// The `ocview.pending-prompts` event for a recording (ids sorted, so a
 /// recording does not depend on a hash order).

@@ -222,6 +222,10 @@ impl Store {
                 let ids: std::collections::HashSet<String> = ids.into_iter().collect();
                 self.settle_missing_prompts(server.as_deref(), &ids)
             }
+            Event::SessionList { server, ids } => {
+                let ids: std::collections::HashSet<String> = ids.into_iter().collect();
+                self.retain_sessions(server.as_deref(), &ids)
+            }
             Event::Other(kind) => {
                 *self.ignored.entry(kind).or_default() += 1;
                 Outcome::with(Effect::Ignored)

@@ -87,6 +87,14 @@ pub enum Event {
         server: Option<String>,
         ids: Vec<String>,
     },
+    /// ocview's own: every session a (re)load found; every other session
+    /// of that server is gone from it (deleted while the stream was away,
+    /// or lost in a restart).
+    SessionList {
+        /// In a fleet, the server that listed them.
+        server: Option<String>,
+        ids: Vec<String>,
+    },
     /// Any other event type: counted, then ignored.
     Other(String),
 }
@@ -473,6 +481,16 @@ impl Event {
                     ids: PendingProps::deserialize(d)?.ids,
                 }
             }
+            crate::model::store::reconcile::SESSIONS_EVENT => {
+                #[derive(Deserialize)]
+                struct SessionsProps {
+                    ids: Vec<String>,
+                }
+                Event::SessionList {
+                    server: None,
+                    ids: SessionsProps::deserialize(d)?.ids,
+                }
+            }
             other => {
                 IgnoredAny::deserialize(d)?;
                 Event::Other(other.to_string())
@@ -508,6 +526,7 @@ impl Event {
             Event::ModelLimits(_) => crate::model::entity::context::MODEL_LIMITS_EVENT,
             Event::Server(_) => crate::model::store::fleet::SERVER_EVENT,
             Event::PendingPrompts { .. } => crate::model::store::reconcile::PENDING_PROMPTS_EVENT,
+            Event::SessionList { .. } => crate::model::store::reconcile::SESSIONS_EVENT,
             Event::Other(kind) => kind,
         }
     }

@@ -137,11 +137,42 @@ pub struct Discovery {
     pub took: Duration,
 }
 
-struct Candidate {
-    url: String,
-    via: Via,
+/// An address to confirm, and how it was found.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub url: String,
+    pub via: Via,
     /// Only a named candidate's.
-    auth: Option<Auth>,
+    pub auth: Option<Auth>,
+}
+
+impl Candidate {
+    /// A server the person named.
+    pub fn named(n: &Named, via: Via) -> Candidate {
+        Candidate {
+            url: n.url.trim_end_matches('/').to_string(),
+            via,
+            auth: n.auth.clone(),
+        }
+    }
+
+    /// A socket an opencode process of this machine listens on.
+    pub fn local(l: &local::Listener) -> Candidate {
+        Candidate {
+            url: url_of(l.addr),
+            via: Via::Local { pid: l.pid },
+            auth: None,
+        }
+    }
+
+    /// An address announced over mDNS.
+    pub fn announced(a: mdns::Announced) -> Candidate {
+        Candidate {
+            url: url_of(a.addr),
+            via: Via::Mdns { name: a.name },
+            auth: None,
+        }
+    }
 }
 
 /// An address probed: its one spelling, the URL asked, the credentials sent.
@@ -149,6 +180,100 @@ struct Probed {
     key: String,
     url: String,
     auth: Option<Auth>,
+}
+
+/// Confirms candidates concurrently as they are added (an address given
+/// twice, in any spelling, is asked once), then merges what answered: one
+/// server reached at several addresses is one entry.
+pub struct Prober {
+    timeout: Duration,
+    candidates: Vec<Candidate>,
+    probed: Vec<Probed>,
+    probes: tokio::task::JoinSet<(String, Option<Identity>)>,
+}
+
+impl Prober {
+    pub fn new(timeout: Duration) -> Prober {
+        Prober {
+            timeout,
+            candidates: Vec::new(),
+            probed: Vec::new(),
+            probes: tokio::task::JoinSet::new(),
+        }
+    }
+
+    /// Start confirming `c` (unless its address is asked already).
+    pub fn add(&mut self, c: Candidate) {
+        let key = canonical(&c.url);
+        if !self.probed.iter().any(|p| p.key == key) {
+            let (url, auth, timeout) = (c.url.clone(), c.auth.clone(), self.timeout);
+            self.probed.push(Probed {
+                key: key.clone(),
+                url: url.clone(),
+                auth: auth.clone(),
+            });
+            self.probes.spawn(async move {
+                let identity = probe::confirm(&url, auth, timeout).await;
+                (key, identity)
+            });
+        }
+        self.candidates.push(c);
+    }
+
+    /// The servers that answered, in the order their addresses were added.
+    pub async fn finish(self) -> Vec<Server> {
+        let Prober {
+            candidates,
+            probed,
+            probes,
+            ..
+        } = self;
+        let answers: Vec<(String, Option<Identity>)> = probes.join_all().await;
+        let mut servers: Vec<(Server, Option<Fingerprint>)> = Vec::new();
+        for Probed { key, url, auth } in probed {
+            let Some(Some(identity)) = answers
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, i)| i.clone())
+            else {
+                continue;
+            };
+            let found_by: Vec<Via> = candidates
+                .iter()
+                .filter(|c| canonical(&c.url) == key)
+                .map(|c| c.via.clone())
+                .collect();
+            let key = fingerprint(&url, &identity);
+            if let Some((known, _)) = servers.iter_mut().find(|(_, k)| k.is_some() && *k == key) {
+                known.also.push(url);
+                for via in found_by {
+                    if !known.found_by.contains(&via) {
+                        known.found_by.push(via);
+                    }
+                }
+                continue;
+            }
+            let Identity {
+                version,
+                directory,
+                needs_password,
+                ..
+            } = identity;
+            servers.push((
+                Server {
+                    url,
+                    also: Vec::new(),
+                    found_by,
+                    version,
+                    directory,
+                    needs_password,
+                    auth,
+                },
+                key,
+            ));
+        }
+        servers.into_iter().map(|(s, _)| s).collect()
+    }
 }
 
 /// Look everywhere `options` says, confirm every candidate concurrently
@@ -163,60 +288,25 @@ pub async fn discover(options: &Options) -> Discovery {
         .mdns
         .map(|within| tokio::spawn(mdns::browse(within, announce)));
     let listeners = match &options.proc_root {
-        Some(root) => {
-            let (root, owner) = (root.clone(), options.owner);
-            tokio::task::spawn_blocking(move || local::opencode_listeners(&root, owner))
-                .await
-                .unwrap_or_default()
-        }
+        Some(root) => local_listeners(root.clone(), options.owner).await,
         None => Vec::new(),
     };
-    let named = |n: &Named, via: Via| Candidate {
-        url: n.url.trim_end_matches('/').to_string(),
-        via,
-        auth: n.auth.clone(),
-    };
-    // The named first: an address named and found is probed as named.
-    let mut candidates = Vec::new();
-    candidates.extend(options.env_url.iter().map(|n| named(n, Via::Env)));
-    candidates.extend(options.configured.iter().map(|n| named(n, Via::Config)));
-    for l in listeners {
-        candidates.push(Candidate {
-            url: url_of(l.addr),
-            via: Via::Local { pid: l.pid },
-            auth: None,
-        });
+    // The named first: an address named and found is probed as named; the
+    // servers come out in the order found: `$OPENCODE_SERVER_URL`, the
+    // config's, this machine, the network.
+    let mut prober = Prober::new(options.probe_timeout);
+    if let Some(n) = &options.env_url {
+        prober.add(Candidate::named(n, Via::Env));
     }
-    let mut probed: Vec<Probed> = Vec::new();
-    let mut probes = tokio::task::JoinSet::new();
-    let mut probe = |c: &Candidate, probed: &mut Vec<Probed>| {
-        let key = canonical(&c.url);
-        if probed.iter().any(|p| p.key == key) {
-            return;
-        }
-        let (url, auth, timeout) = (c.url.clone(), c.auth.clone(), options.probe_timeout);
-        probed.push(Probed {
-            key: key.clone(),
-            url: url.clone(),
-            auth: auth.clone(),
-        });
-        probes.spawn(async move {
-            let identity = probe::confirm(&url, auth, timeout).await;
-            (key, identity)
-        });
-    };
-    for c in &candidates {
-        probe(c, &mut probed);
+    for n in &options.configured {
+        prober.add(Candidate::named(n, Via::Config));
+    }
+    for l in &listeners {
+        prober.add(Candidate::local(l));
     }
     // Ends when the browse does (it holds the sender), at once without one.
     while let Some(a) = announced.recv().await {
-        let c = Candidate {
-            url: url_of(a.addr),
-            via: Via::Mdns { name: a.name },
-            auth: None,
-        };
-        probe(&c, &mut probed);
-        candidates.push(c);
+        prober.add(Candidate::announced(a));
     }
     if let Some(browse) = browse {
         match browse.await {
@@ -225,61 +315,22 @@ pub async fn discover(options: &Options) -> Discovery {
             Err(e) => problems.push(format!("mDNS browse failed: {e}")),
         }
     }
-    let answers: Vec<(String, Option<Identity>)> = probes.join_all().await;
-    let mut servers: Vec<(Server, Option<Fingerprint>)> = Vec::new();
-    // In the order found: `$OPENCODE_SERVER_URL`, the config's, this
-    // machine, the network.
-    for Probed { key, url, auth } in probed {
-        let Some(Some(identity)) = answers
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, i)| i.clone())
-        else {
-            continue;
-        };
-        let found_by: Vec<Via> = candidates
-            .iter()
-            .filter(|c| canonical(&c.url) == key)
-            .map(|c| c.via.clone())
-            .collect();
-        let key = fingerprint(&url, &identity);
-        if let Some((known, _)) = servers.iter_mut().find(|(_, k)| k.is_some() && *k == key) {
-            known.also.push(url);
-            for via in found_by {
-                if !known.found_by.contains(&via) {
-                    known.found_by.push(via);
-                }
-            }
-            continue;
-        }
-        let Identity {
-            version,
-            directory,
-            needs_password,
-            ..
-        } = identity;
-        servers.push((
-            Server {
-                url,
-                also: Vec::new(),
-                found_by,
-                version,
-                directory,
-                needs_password,
-                auth,
-            },
-            key,
-        ));
-    }
     Discovery {
-        servers: servers.into_iter().map(|(s, _)| s).collect(),
+        servers: prober.finish().await,
         problems,
         took: started.elapsed(),
     }
 }
 
+/// The opencode listeners of this machine, read off the async runtime.
+pub async fn local_listeners(root: PathBuf, owner: u32) -> Vec<local::Listener> {
+    tokio::task::spawn_blocking(move || local::opencode_listeners(&root, owner))
+        .await
+        .unwrap_or_default()
+}
+
 /// `http://127.0.0.1:4096`, `http://[::1]:4096`.
-fn url_of(addr: std::net::SocketAddr) -> String {
+pub fn url_of(addr: std::net::SocketAddr) -> String {
     format!("http://{addr}")
 }
 

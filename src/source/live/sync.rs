@@ -236,7 +236,13 @@ impl Sync {
         for event in snap.wire {
             self.recording(|| Feed::Loaded(event));
         }
-        // The prompts settled below, as the recording keeps them.
+        // The sessions kept and the prompts settled below, as the
+        // recording keeps them (a replay drops what the live view drops).
+        self.recording(|| {
+            Feed::Loaded(crate::model::store::reconcile::sessions_event(
+                &snap.session_ids,
+            ))
+        });
         self.recording(|| {
             Feed::Loaded(crate::model::store::reconcile::pending_prompts_event(
                 &snap.pending_prompts,
