@@ -115,6 +115,9 @@ fn memory_after_opening_a_session_is_lean_and_code_is_still_highlighted() {
     });
     // Let highlighting go idle (it keeps its grammars 3 s after the last
     // block), then read.
+    // Every block on screen is asked for by then; the others finish
+    // meanwhile.
+    std::thread::sleep(Duration::from_secs(4));
     let code = settle(pid, 10, |m| m.anon <= plain.anon + 5.0);
     eprintln!(
         "after opening: without code {:.1} MiB ({:.1} own), with code {:.1} MiB ({:.1} own)",
