@@ -176,9 +176,15 @@ fn a_light_terminal_background_picks_the_light_variant() {
         &t,
         &demo("COLORTERM=truecolor TERM=xterm-256color", "opencode"),
     );
-    // The OpenCode default theme's light background, painted.
-    assert!(raw.contains("48;2;255;255;255"), "light background painted");
-    assert!(!raw.contains("48;2;10;10;10"), "not the dark one");
+    // The OpenCode default theme's light background, painted last: the
+    // first frame goes out before the answer (in the default, dark
+    // variant), and the answer repaints it.
+    let light = raw.rfind("48;2;255;255;255");
+    assert!(light.is_some(), "light background painted");
+    assert!(
+        light > raw.rfind("48;2;10;10;10"),
+        "the dark one was not painted over"
+    );
 
     // And a dark pane keeps the dark variant.
     let t = Tmux::start("themedark");
@@ -237,12 +243,12 @@ fn a_terminal_that_never_answers_delays_start_up_by_less_than_100_ms() {
     let asked = best(&["demo"]);
     let delay = asked.saturating_sub(fixed);
     eprintln!("first frame: {fixed:?} without the question, {asked:?} with it");
+    // The question comes after the first frame now (tests/lean_start.rs
+    // shows it is still asked): it may cost the frame nothing at all.
     assert!(
         delay < Duration::from_millis(100),
         "the unanswered question cost {delay:?}"
     );
-    // The question was asked: it waited for the answer at all.
-    assert!(asked > fixed, "{asked:?} vs {fixed:?}");
 }
 
 /// `--plain` on a terminal colours its transcript, except with NO_COLOR.

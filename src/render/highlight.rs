@@ -5,6 +5,12 @@
 //! `fancy-regex` engine: no C toolchain in the build, and its slower first
 //! use of a grammar (a few hundred ms for TypeScript) happens on the worker,
 //! never in a frame.
+//!
+//! The grammars cost little to load (about 1 MB) but each one compiles its
+//! regexes as it is used, and those stay: three languages highlighted were
+//! 30 MB. So the worker thread starts with the first block, loads its own
+//! grammars, and ends (its grammars, regexes and stack given back) once no
+//! block has asked for a while; a later block starts another.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -36,57 +42,128 @@ struct Shared {
     ready: Notify,
 }
 
+type Job = (Key, String);
+
+/// Where jobs go: the running worker's channel, if one runs.
+struct Worker {
+    slot: Mutex<Option<mpsc::Sender<Job>>>,
+    idle: std::time::Duration,
+}
+
 #[derive(Clone)]
 pub struct Highlighter {
     shared: Arc<Shared>,
     /// `None`: highlight synchronously (tests, headless output).
-    jobs: Option<mpsc::Sender<(Key, String)>>,
+    jobs: Option<Arc<Worker>>,
     theme: SyntaxTheme,
 }
 
-/// The grammars, loaded once, on first use (on the worker thread).
-pub fn syntaxes() -> &'static SyntaxSet {
+/// How long the worker (with its grammars and their compiled regexes)
+/// stays after the last job. A streamed block asks again with each delta, well
+/// within this, so a stream never loads them twice.
+pub const IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The grammars, for the blocking highlighter (dumps, tests): loaded once,
+/// on first use, and kept.
+fn syntaxes() -> &'static SyntaxSet {
     static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
-    SYNTAXES.get_or_init(|| {
-        let start = std::time::Instant::now();
-        let set = two_face::syntax::extra_newlines();
-        tracing::info!(
-            "{} grammars loaded in {:?}",
-            set.syntaxes().len(),
-            start.elapsed()
-        );
-        set
-    })
+    SYNTAXES.get_or_init(load_syntaxes)
+}
+
+fn load_syntaxes() -> SyntaxSet {
+    let start = std::time::Instant::now();
+    let set = two_face::syntax::extra_newlines();
+    tracing::info!(
+        "{} grammars loaded in {:?}",
+        set.syntaxes().len(),
+        start.elapsed()
+    );
+    set
+}
+
+/// Hand a job to the running worker, or start one for it. Under the
+/// slot's lock, so a worker that is ending takes no job with it.
+fn send(worker: &Arc<Worker>, shared: &Arc<Shared>, theme: &SyntaxTheme, job: Job) -> bool {
+    let mut slot = worker.slot.lock().expect("highlight worker");
+    let job = match slot.as_ref() {
+        Some(tx) => match tx.send(job) {
+            Ok(()) => return true,
+            Err(mpsc::SendError(job)) => job,
+        },
+        None => job,
+    };
+    let (tx, rx) = mpsc::channel::<Job>();
+    let (w, sh, th) = (worker.clone(), shared.clone(), theme.clone());
+    let spawned = std::thread::Builder::new()
+        .name("ocview-highlight".into())
+        .spawn(move || work(rx, w, sh, th));
+    if let Err(e) = spawned {
+        tracing::warn!("no highlighting: cannot start its thread: {e}");
+        return false;
+    }
+    let sent = tx.send(job).is_ok();
+    *slot = Some(tx);
+    sent
+}
+
+/// The worker's loop: grammars loaded on the first job; after `idle`
+/// without one, the thread ends and gives its memory back.
+fn work(rx: mpsc::Receiver<Job>, worker: Arc<Worker>, shared: Arc<Shared>, theme: SyntaxTheme) {
+    let mut grammars: Option<SyntaxSet> = None;
+    loop {
+        let (key, code) = match rx.recv_timeout(worker.idle) {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let mut slot = worker.slot.lock().expect("highlight worker");
+                match rx.try_recv() {
+                    // Sent just before the lock: done before ending.
+                    Ok(job) => job,
+                    Err(_) => {
+                        *slot = None;
+                        break;
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let set = grammars.get_or_insert_with(load_syntaxes);
+        let result = highlight_now(set, &key.0, &code, &theme).map(Arc::new);
+        store(&shared, key, result);
+        shared.generation.fetch_add(1, Ordering::SeqCst);
+        // One waiter (the loop); a result that comes while it is busy
+        // drawing leaves a permit, so none is missed.
+        shared.ready.notify_one();
+    }
+    drop(grammars);
+    give_back_freed_memory();
+    tracing::debug!("highlighting idle: its thread and grammars let go");
+}
+
+/// Freed heap goes back to the system (glibc keeps it otherwise, in the
+/// worker thread's own arena).
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages; no pointer is involved.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 impl Highlighter {
     /// A highlighter with its own worker thread.
     pub fn spawn(theme: &SyntaxTheme) -> Highlighter {
-        let shared = Arc::new(Shared {
-            done: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashSet::new()),
-            generation: AtomicU64::new(0),
-            ready: Notify::new(),
-        });
-        let (tx, rx) = mpsc::channel::<(Key, String)>();
-        let worker = shared.clone();
-        let syntax_theme = theme.clone();
-        let spawned = std::thread::Builder::new()
-            .name("ocview-highlight".into())
-            .spawn(move || {
-                while let Ok((key, code)) = rx.recv() {
-                    let result = highlight_now(&key.0, &code, &syntax_theme).map(Arc::new);
-                    store(&worker, key, result);
-                    worker.generation.fetch_add(1, Ordering::SeqCst);
-                    // One waiter (the loop); a result that comes while it
-                    // is busy drawing leaves a permit, so none is missed.
-                    worker.ready.notify_one();
-                }
-            });
+        Highlighter::spawn_releasing_after(theme, IDLE_RELEASE)
+    }
+
+    /// `spawn`, the worker ending after `idle` without a job.
+    pub fn spawn_releasing_after(theme: &SyntaxTheme, idle: std::time::Duration) -> Highlighter {
+        let worker = Worker {
+            slot: Mutex::new(None),
+            idle,
+        };
         Highlighter {
-            shared,
-            jobs: spawned.is_ok().then_some(tx),
-            theme: theme.clone(),
+            jobs: Some(Arc::new(worker)),
+            ..Highlighter::blocking(theme)
         }
     }
 
@@ -139,19 +216,27 @@ impl Highlighter {
         }
         match &self.jobs {
             None => {
-                let result = highlight_now(&key.0, code, &self.theme).map(Arc::new);
+                let result = highlight_now(syntaxes(), &key.0, code, &self.theme).map(Arc::new);
                 store(&self.shared, key, result.clone());
                 result.map_or(Lookup::Plain, Lookup::Ready)
             }
-            Some(tx) => {
-                if self
+            Some(worker) => {
+                let queued = self
                     .shared
                     .pending
                     .lock()
                     .expect("highlight queue")
-                    .insert(key.clone())
+                    .insert(key.clone());
+                if queued
+                    && !send(
+                        worker,
+                        &self.shared,
+                        &self.theme,
+                        (key.clone(), code.to_string()),
+                    )
                 {
-                    let _ = tx.send((key, code.to_string()));
+                    store(&self.shared, key, None);
+                    return Lookup::Plain;
                 }
                 Lookup::Pending
             }
@@ -182,8 +267,12 @@ fn hash(code: &str) -> u64 {
     h.finish()
 }
 
-fn highlight_now(lang: &str, code: &str, theme: &SyntaxTheme) -> Option<Highlighted> {
-    let syntaxes = syntaxes();
+fn highlight_now(
+    syntaxes: &SyntaxSet,
+    lang: &str,
+    code: &str,
+    theme: &SyntaxTheme,
+) -> Option<Highlighted> {
     let syntax = syntaxes
         .find_syntax_by_token(lang)
         .or_else(|| syntaxes.find_syntax_by_extension(lang))?;
@@ -285,6 +374,30 @@ mod tests {
                 _ => panic!("{lang} has no grammar"),
             }
         }
+    }
+
+    #[test]
+    fn a_worker_that_let_its_grammars_go_highlights_the_next_block() {
+        let h = Highlighter::spawn_releasing_after(
+            &crate::render::theme::Theme::default().syntax,
+            std::time::Duration::from_millis(20),
+        );
+        let ready = |code: &str| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            loop {
+                match h.lookup("rust", code) {
+                    Lookup::Ready(lines) => return lines,
+                    Lookup::Plain => panic!("rust is known"),
+                    Lookup::Pending => {}
+                }
+                assert!(std::time::Instant::now() < deadline, "never answered");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        assert!(ready("fn a() {}\n")[0].len() > 1);
+        // Well past the idle time: the grammars were let go.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(ready("fn b() { let x = 1; }\n")[0].len() > 1);
     }
 
     #[test]

@@ -120,16 +120,26 @@ pub(crate) async fn tui(
     mut app: App,
     rx: mpsc::Receiver<crate::source::player::SourceMsg>,
 ) -> anyhow::Result<Outcome> {
-    // Asked before raw mode and the alternate screen, so the answer is not
-    // read as a key.
-    let background = app
-        .look
-        .wants_terminal_mode()
-        .then(crate::app::look::terminal_mode)
-        .flatten();
     let depth = crate::app::terminal::color_depth::ColorDepth::from_env(app.config.colors);
-    app.adapt_to_terminal(background, depth);
+    app.adapt_to_terminal(None, depth);
     let mut term = terminal::enter(app.config.mouse, depth)?;
+    // The first frame goes out before the terminal is asked for its
+    // background: a terminal that never answers would hold it for the
+    // whole timeout. The answer, if it changes the variant, repaints.
+    if let Err(e) = crate::app::run::draw_frame(&mut app, &mut term) {
+        terminal::restore();
+        // As below: a dropped terminal would write to a terminal that failed.
+        std::mem::forget(term);
+        tracing::warn!("terminal error: {e}");
+        return Ok(Outcome::Interrupted(1));
+    }
+    tracing::info!("first frame drawn");
+    if app.look.wants_terminal_mode() {
+        // Asked before the loop reads input, so the answer is not read as
+        // a key.
+        let background = crate::app::look::terminal_mode();
+        app.adapt_to_terminal(background, depth);
+    }
     crate::app::terminal::job_control::watch(app.verbs.done_sender());
     spawn_test_panic();
     // Why the loop was told to stop: the exit code follows from it.

@@ -172,6 +172,40 @@ fn nearest_16(r: u8, g: u8, b: u8) -> Color {
 pub struct DepthBackend<B> {
     pub inner: B,
     pub depth: ColorDepth,
+    /// Colours already converted. Finding the nearest of 256 compares with
+    /// each of them: done for every cell of a whole frame, that was most of
+    /// the first frame's time (250 ms of a debug build in tmux). A screen
+    /// holds a few dozen colours.
+    converted: std::collections::HashMap<Color, Color>,
+}
+
+/// Converted colours kept at most (a tool's 24-bit output could bring
+/// many); beyond it the memo starts again.
+const MAX_CONVERTED: usize = 4096;
+
+impl<B> DepthBackend<B> {
+    pub fn new(inner: B, depth: ColorDepth) -> DepthBackend<B> {
+        DepthBackend {
+            inner,
+            depth,
+            converted: Default::default(),
+        }
+    }
+
+    fn convert(&mut self, color: Color) -> Color {
+        if matches!(color, Color::Reset) {
+            return self.depth.convert(color);
+        }
+        if let Some(c) = self.converted.get(&color) {
+            return *c;
+        }
+        if self.converted.len() >= MAX_CONVERTED {
+            self.converted.clear();
+        }
+        let c = self.depth.convert(color);
+        self.converted.insert(color, c);
+        c
+    }
 }
 
 impl<B: Backend> Backend for DepthBackend<B> {
@@ -184,13 +218,12 @@ impl<B: Backend> Backend for DepthBackend<B> {
         if self.depth == ColorDepth::TrueColor {
             return self.inner.draw(content);
         }
-        let depth = self.depth;
         let cells: Vec<(u16, u16, Cell)> = content
             .map(|(x, y, cell)| {
                 let mut cell = cell.clone();
-                cell.fg = depth.convert(cell.fg);
-                cell.bg = depth.convert(cell.bg);
-                cell.underline_color = depth.convert(cell.underline_color);
+                cell.fg = self.convert(cell.fg);
+                cell.bg = self.convert(cell.bg);
+                cell.underline_color = self.convert(cell.underline_color);
                 (x, y, cell)
             })
             .collect();
@@ -306,10 +339,7 @@ mod tests {
     #[test]
     fn the_backend_converts_every_cell() {
         use ratatui::backend::TestBackend;
-        let mut b = DepthBackend {
-            inner: TestBackend::new(2, 1),
-            depth: ColorDepth::Ansi256,
-        };
+        let mut b = DepthBackend::new(TestBackend::new(2, 1), ColorDepth::Ansi256);
         let mut cell = Cell::default();
         cell.set_symbol("x")
             .set_fg(Color::Rgb(255, 0, 0))

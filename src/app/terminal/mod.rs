@@ -76,10 +76,7 @@ pub fn enter(mouse: bool, depth: ColorDepth) -> io::Result<Screen> {
         restore();
         return Err(e);
     }
-    let backend = DepthBackend {
-        inner: CrosstermBackend::new(io::stdout()),
-        depth,
-    };
+    let backend = DepthBackend::new(CrosstermBackend::new(io::stdout()), depth);
     match Terminal::new(backend) {
         Ok(t) => Ok(t),
         Err(e) => {
