@@ -97,7 +97,7 @@ mod tests {
     fn pages_walk_back_until_a_page_without_a_cursor() {
         let p = Paging::default();
         assert_eq!(p.older("s"), Older::Unknown);
-        p.newest_loaded("s", Some("c1".into()), Some("m9"));
+        p.newest_loaded("s", Some("c1".into()), Some("m09"));
         assert_eq!(p.older("s"), Older::Cursor("c1".into()));
         p.older_loaded("s", Some("c2".into()));
         // The newest page again (finalisation, a reconnect): the history

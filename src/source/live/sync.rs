@@ -14,9 +14,9 @@ use tokio::sync::mpsc;
 
 use super::client::{ApiError, Client, Page};
 use super::paging::{Older, Paging};
-use super::walk::Walker;
 use super::snapshot::{self, PAGE, PAGE_ALL};
 use super::stream::{self, IDLE_TIMEOUT, StreamItem};
+use super::walk::Walker;
 use crate::model::Event;
 use crate::source::msg::{SourceMsg, SourceState};
 use crate::source::record::Decoded;
@@ -387,7 +387,8 @@ impl Sync {
             };
             if pages.is_empty() {
                 let newest = message_id(page.messages.last());
-                self.paging.newest_loaded(session, page.older.clone(), newest);
+                self.paging
+                    .newest_loaded(session, page.older.clone(), newest);
             } else {
                 self.paging.older_loaded(session, page.older.clone());
             }

@@ -125,13 +125,11 @@ impl Walker {
         let (path, body) = head.body().await.map_err(|e| e.to_string())?;
         let recording = self.record.is_some();
         tokio::task::spawn_blocking(move || {
+            if !recording {
+                return Ok((decode_messages(&path, &body)?, Vec::new()));
+            }
             let list = decode_list(&path, &body).map_err(|e| e.to_string())?;
-            let events = if recording {
-                snapshot::message_events(&list)
-            } else {
-                Vec::new()
-            };
-            Ok((snapshot::messages(&list), events))
+            Ok((snapshot::messages(&list), snapshot::message_events(&list)))
         })
         .await
         .map_err(|e| e.to_string())?
@@ -159,5 +157,74 @@ impl Walker {
             })
             .await
             .is_ok()
+    }
+}
+
+/// One item of a page, its info and parts left as raw JSON.
+#[derive(serde::Deserialize)]
+struct RawItem<'a> {
+    #[serde(borrow)]
+    info: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow, default)]
+    parts: Vec<&'a serde_json::value::RawValue>,
+}
+
+/// A page's body straight to messages, oldest first, in one pass (no
+/// `Value` in between): what `snapshot::messages` makes of the same list.
+fn decode_messages(path: &str, body: &[u8]) -> Result<Vec<(MessageInfo, Vec<Part>)>, String> {
+    let items: Vec<RawItem> =
+        serde_json::from_slice(body).map_err(|e| format!("{path}: invalid JSON: {e}"))?;
+    let mut out: Vec<(MessageInfo, Vec<Part>)> = items
+        .into_iter()
+        .filter_map(|item| {
+            let info = MessageInfo::from_raw(item.info?).ok()?;
+            if info.id.is_empty() {
+                return None;
+            }
+            let parts = item
+                .parts
+                .into_iter()
+                .filter_map(|raw| Part::from_raw(raw).ok())
+                .collect();
+            Some((info, parts))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_pass_decoding_makes_what_the_value_path_makes() {
+        let body = br#"[{"info":{"id":"msg_2","sessionID":"s","role":"user","time":{"created":2}},
+            "parts":[{"id":"prt_2","sessionID":"s","messageID":"msg_2","type":"text","text":"b"}]},
+            {"info":{"id":"msg_1","sessionID":"s","role":"user","time":{"created":1}},
+            "parts":[{"id":"prt_1","sessionID":"s","messageID":"msg_1","type":"text","text":"a \u001b[2J"}]},
+            {"parts":[]}, {"info":{"id":""}}]"#;
+        let list = decode_list("/p", body).unwrap();
+        let by_value = snapshot::messages(&list);
+        let direct = decode_messages("/p", body).unwrap();
+        assert_eq!(direct.len(), 2);
+        // The same messages and parts (the raw JSON's key order aside).
+        let brief = |list: &[(MessageInfo, Vec<Part>)]| {
+            list.iter()
+                .map(|(i, ps)| {
+                    let parts: Vec<String> = ps
+                        .iter()
+                        .map(|p| format!("{} {:?}", p.id, p.body))
+                        .collect();
+                    format!("{} {:?} {:?} {parts:?}", i.id, i.role, i.created)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(brief(&direct), brief(&by_value));
+        assert!(
+            decode_messages("/p", b"{")
+                .unwrap_err()
+                .contains("invalid JSON")
+        );
     }
 }

@@ -396,16 +396,17 @@ impl App {
             .store
             .session(session_id)
             .map_or(0, |s| s.messages.len());
-        let more = self
-            .history(session_id)
-            .is_some_and(|h| h.loading_whole());
+        let more = self.history(session_id).is_some_and(|h| h.loading_whole());
         match self.message_totals.total(session_id) {
             Some(total) if total as usize >= loaded => format!(
                 "searching… {} of {} messages loaded",
                 thousands(loaded),
                 thousands(total as usize)
             ),
-            _ if more => format!("searching… {} messages loaded, more before", thousands(loaded)),
+            _ if more => format!(
+                "searching… {} messages loaded, more before",
+                thousands(loaded)
+            ),
             _ => format!("searching… {} messages loaded", thousands(loaded)),
         }
     }
