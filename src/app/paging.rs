@@ -2,10 +2,12 @@
 //! session is opened, then older pages ahead of the reader, until the page
 //! that holds the session's first message.
 //!
-//! The app only says "older, please" (`LiveCommand::Older`); the live
+//! The app only says "older, please" (`LiveCommand::Older`), or "every
+//! older page" (`LiveCommand::AllOlder`: `g`, a search), which the source
+//! answers a page at a time as fast as the server serves them; the live
 //! source keeps the server's cursor and says when the beginning is reached
-//! (`complete`). One older page is asked for at a time per session. An
-//! older page covers the stored messages up to its own newest message.
+//! (`complete`). One request is out at a time per session. An older page
+//! covers the stored messages up to its own newest message.
 
 use std::time::{Duration, Instant};
 
@@ -21,8 +23,10 @@ const RETRY_AFTER: Duration = Duration::from_secs(2);
 /// How far back one session's history is loaded.
 #[derive(Debug, Default, Clone)]
 pub struct History {
-    /// An older page is asked for and not answered yet.
+    /// An older page (or every older page) is asked for and not all in yet.
     pub asking: bool,
+    /// What is asked for is every older page: many pages answer it.
+    walking: bool,
     /// The session's first message is loaded.
     pub complete: bool,
     /// After a failed page: not before this.
@@ -62,10 +66,14 @@ impl App {
         history.complete |= complete;
         let again;
         if older {
-            history.asking = false;
+            // A walk ends at the first message, or at a page that failed.
+            if !history.walking || history.complete || messages.is_empty() {
+                history.asking = false;
+                history.walking = false;
+            }
             history.retry_at =
                 (messages.is_empty() && !complete).then(|| Instant::now() + RETRY_AFTER);
-            again = !messages.is_empty() && !history.complete;
+            again = !messages.is_empty() && !history.complete && !history.asking;
         } else {
             // The newest page of a session searched whole: go on back.
             again = history.whole && !history.complete;
@@ -77,13 +85,10 @@ impl App {
         };
         self.store
             .finalize_session(session_id, messages, before.as_deref(), &mut NoObserver);
-        // Pinned to the top (`g`), or searched: the next page at once, not
-        // a frame later.
-        let whole = self.histories.get(session_id).is_some_and(|h| h.whole);
-        let pinned = self.selected.as_deref() == Some(session_id)
-            && self.turns.get(session_id).is_some_and(|t| t.pinned_top);
-        if again && (pinned || whole) {
-            self.ask_older(session_id);
+        // Pinned to the top (`g`), or searched: every older page, at once,
+        // not a frame later.
+        if again && self.wants_all(session_id) {
+            self.ask_older(session_id, true);
         }
         self.on_history_page(session_id);
         self.refresh_jump_list(session_id);
@@ -128,7 +133,17 @@ impl App {
         if state.rows.is_empty() || state.lines_above >= AHEAD_SCREENS * height {
             return;
         }
-        self.ask_older(&id);
+        let all = self.wants_all(&id);
+        self.ask_older(&id, all);
+    }
+
+    /// Every older page is wanted: the view is pinned to the top (`g`), or
+    /// the session is searched.
+    fn wants_all(&self, id: &str) -> bool {
+        let whole = self.histories.get(id).is_some_and(|h| h.whole);
+        let pinned = self.selected.as_deref() == Some(id)
+            && self.turns.get(id).is_some_and(|t| t.pinned_top);
+        whole || pinned
     }
 
     /// A search of the open session: load its whole history.
@@ -170,10 +185,11 @@ impl App {
             return;
         }
         self.histories.entry(id.to_string()).or_default().whole = true;
-        self.ask_older(id);
+        self.ask_older(id, true);
     }
 
-    fn ask_older(&mut self, id: &str) {
+    /// The page before the oldest loaded, or (`all`) every older page.
+    fn ask_older(&mut self, id: &str, all: bool) {
         let Some(live) = &self.live else { return };
         let history = self.histories.entry(id.to_string()).or_default();
         if history.complete
@@ -183,6 +199,11 @@ impl App {
             return;
         }
         history.asking = true;
-        let _ = live.send(LiveCommand::Older(id.to_string()));
+        history.walking = all;
+        let _ = live.send(if all {
+            LiveCommand::AllOlder(id.to_string())
+        } else {
+            LiveCommand::Older(id.to_string())
+        });
     }
 }

@@ -222,6 +222,7 @@ impl Supervisor {
         let (id, bare_cmd): (&str, fn(String) -> LiveCommand) = match &cmd {
             LiveCommand::Open(id) => (id, LiveCommand::Open),
             LiveCommand::Older(id) => (id, LiveCommand::Older),
+            LiveCommand::AllOlder(id) => (id, LiveCommand::AllOlder),
         };
         if let Some((running, bare)) = self.target(id)
             && running.commands.send(bare_cmd(bare.to_string())).is_ok()
@@ -229,7 +230,7 @@ impl Supervisor {
             return;
         }
         // An older page is always answered: the app waits for it.
-        if let LiveCommand::Older(id) = cmd {
+        if let LiveCommand::Older(id) | LiveCommand::AllOlder(id) = cmd {
             let _ = self
                 .tx
                 .send(SourceMsg::Messages {

@@ -32,6 +32,11 @@ pub struct Counts {
     /// When not 0: a stream opened sends one data line of this many bytes,
     /// then a whole frame announcing the session `ses_after_the_flood`.
     pub flood_bytes: AtomicUsize,
+    /// The newest this many messages are not there yet (set to 0: they
+    /// came, as while a viewer was disconnected).
+    pub hide_newest: AtomicUsize,
+    /// Each message page is answered this many milliseconds late.
+    pub page_delay_ms: AtomicUsize,
 }
 
 pub struct HistoryServer {
@@ -182,13 +187,20 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
     }
     let messages_path = format!("/session/{SESSION}/message");
     let (status, headers, body) = if path == messages_path {
+        let delay = counts.page_delay_ms.load(Ordering::Relaxed);
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay as u64)).await;
+        }
         let limit = param("limit")
             .and_then(|l| l.parse::<usize>().ok())
             .unwrap_or(usize::MAX);
+        let there = history.ids.len() - counts.hide_newest.load(Ordering::Relaxed);
+        let ids = &history.ids[..there];
         let end = match param("before") {
-            None => Some(history.ids.len()),
-            Some(cursor) => cursor_id(&cursor)
-                .map(|id| history.ids.partition_point(|m| m.as_str() < id.as_str())),
+            None => Some(there),
+            Some(cursor) => {
+                cursor_id(&cursor).map(|id| ids.partition_point(|m| m.as_str() < id.as_str()))
+            }
         };
         match end {
             None => {

@@ -78,6 +78,35 @@ pub struct Page {
     pub older: Option<String>,
 }
 
+/// A page whose headers are in and whose body is not read yet.
+pub struct PageHead {
+    /// The cursor of the page before this one (`None`: the first page).
+    pub older: Option<String>,
+    path: String,
+    resp: reqwest::Response,
+}
+
+impl PageHead {
+    /// The body, undecoded, with the request's path (for errors).
+    pub async fn body(self) -> Result<(String, bytes::Bytes), ApiError> {
+        let bytes = self
+            .resp
+            .bytes()
+            .await
+            .map_err(|e| Client::transport_error(&self.path, &e))?;
+        Ok((self.path, bytes))
+    }
+}
+
+/// A page's body as its list of messages.
+pub fn decode_list(path: &str, body: &[u8]) -> Result<Vec<Value>, ApiError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| ApiError::Transport {
+        path: path.to_string(),
+        message: format!("invalid JSON: {e}"),
+    })?;
+    array(value)
+}
+
 #[derive(Clone)]
 pub struct Client {
     base: String,
@@ -269,19 +298,43 @@ impl Client {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<Page, ApiError> {
+        let head = self.page_head(session, limit, cursor).await?;
+        let older = head.older.clone();
+        let (path, body) = head.body().await?;
+        Ok(Page {
+            messages: decode_list(&path, &body)?,
+            older,
+        })
+    }
+
+    /// A page's request, answered as far as its headers: the cursor of the
+    /// page before it is known before its body is read, so the next
+    /// request can go out while this one's body is read and decoded.
+    pub async fn page_head(
+        &self,
+        session: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<PageHead, ApiError> {
         let mut path = format!("/session/{}/message?limit={limit}", enc(session));
         if let Some(c) = cursor {
             path.push_str("&before=");
             path.push_str(&query_value(c));
         }
-        let (headers, text) = self.send_full(Method::GET, &path, None).await?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| ApiError::Transport {
-            path: path.clone(),
-            message: format!("invalid JSON: {e}"),
-        })?;
-        Ok(Page {
-            messages: array(value)?,
-            older: next_cursor(&headers),
+        let resp = self
+            .request(Method::GET, &path, Some(REQUEST_TIMEOUT))
+            .send()
+            .await
+            .map_err(|e| Client::transport_error(&path, &e))?;
+        let status = resp.status();
+        if !status.is_success() {
+            let text = resp.text().await.unwrap_or_default();
+            return Err(self.error_for(&path, status, &text));
+        }
+        Ok(PageHead {
+            older: next_cursor(resp.headers()),
+            path,
+            resp,
         })
     }
 

@@ -7,6 +7,7 @@ pub mod snapshot;
 pub mod stream;
 pub mod sync;
 pub mod url;
+pub mod walk;
 
 pub use client::{ApiError, Auth, Client};
 pub use sync::{LiveCommand, LiveOptions, spawn};

@@ -16,6 +16,7 @@ use super::client::{ApiError, Client, Page};
 use super::paging::{Older, Paging};
 use super::snapshot::{self, PAGE, PAGE_ALL};
 use super::stream::{self, IDLE_TIMEOUT, StreamItem};
+use super::walk::Walker;
 use crate::model::Event;
 use crate::source::msg::{SourceMsg, SourceState};
 use crate::source::record::Decoded;
@@ -50,6 +51,10 @@ pub enum LiveCommand {
     /// The reader nears the oldest message loaded: load the page before it.
     /// Answered by exactly one `SourceMsg::Messages` with `older` set.
     Older(String),
+    /// Every older page, back to the first message (`g`, a search): one
+    /// `SourceMsg::Messages` with `older` set a page, the last `complete`
+    /// (or empty, when a page failed).
+    AllOlder(String),
 }
 
 /// The backoff before reconnect attempt `n` (1-based): 250 ms doubling to
@@ -93,7 +98,8 @@ struct Sync {
     tx: mpsc::Sender<SourceMsg>,
     /// Sessions whose messages are loaded (and kept up to date).
     opened: HashSet<String>,
-    /// How far back each session's history is loaded, on this connection.
+    /// How far back each session's history is loaded (kept across
+    /// reconnects), shared with whole-history walks.
     paging: Paging,
     /// The recorder, when recording.
     record: Option<mpsc::UnboundedSender<Feed>>,
@@ -219,6 +225,13 @@ impl Sync {
                         }
                     }
                     Some(LiveCommand::Older(id)) => self.load_older(&id).await?,
+                    Some(LiveCommand::AllOlder(id)) => Walker {
+                        client: self.client.clone(),
+                        paging: self.paging.clone(),
+                        tx: self.tx.clone(),
+                        record: self.record.clone(),
+                    }
+                    .spawn(id),
                 },
             }
         }
@@ -227,8 +240,6 @@ impl Sync {
     /// Load everything a fresh attach shows and reconcile with it. The
     /// inner result is a REST failure (the connection is retried).
     async fn resync(&mut self) -> Result<Result<(), ApiError>, Stop> {
-        // Cursors are of the connection: page again from the newest page.
-        self.paging.clear();
         let snap = match snapshot::load(&self.client, self.options.all_projects).await {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
@@ -295,7 +306,14 @@ impl Sync {
 
     /// Load one page (recording it); a failure is a notice and `None`.
     async fn fetch(&self, session: &str, cursor: Option<&str>) -> Result<Option<Page>, Stop> {
-        match self.client.page(session, self.page_size(), cursor).await {
+        let mut answer = self.client.page(session, self.page_size(), cursor).await;
+        if cursor.is_some() && answer.as_ref().is_err_and(|e| e.status() == Some(400)) {
+            // A kept cursor the server no longer takes: from the newest
+            // page again.
+            self.paging.forget(session);
+            answer = self.client.page(session, self.page_size(), None).await;
+        }
+        match answer {
             Ok(page) => {
                 if self.record.is_some() {
                     for event in snapshot::message_events(&page.messages) {
@@ -326,13 +344,26 @@ impl Sync {
         .await
     }
 
-    /// The newest page: it replaces what streamed, from its oldest message on.
+    /// The newest page: it replaces what streamed, from its oldest message
+    /// on. After a reconnect, the pages back to the newest message loaded
+    /// before (what the gap may have brought); the older pages stay.
     async fn load_newest(&mut self, session: &str) -> Result<(), Stop> {
         let Some(page) = self.fetch(session, None).await? else {
             return Ok(());
         };
-        self.paging.newest_loaded(session, page.older);
-        self.send_page(session, &page.messages, false).await
+        let (mut list, mut older) = (page.messages, page.older);
+        while let (Some(known), Some(cursor)) = (self.paging.newest(session), older.clone())
+            && message_id(list.first()).is_some_and(|oldest| oldest > known.as_str())
+        {
+            let Some(page) = self.fetch(session, Some(&cursor)).await? else {
+                break;
+            };
+            older = page.older;
+            list.splice(0..0, page.messages);
+        }
+        self.paging
+            .newest_loaded(session, older, message_id(list.last()));
+        self.send_page(session, &list, false).await
     }
 
     /// The page before the oldest one loaded, through the server's cursor.
@@ -360,12 +391,14 @@ impl Sync {
             let Some(page) = self.fetch(session, cursor.as_deref()).await? else {
                 break;
             };
-            pages.push(page.messages);
-            if pages.len() == 1 {
-                self.paging.newest_loaded(session, page.older.clone());
+            if pages.is_empty() {
+                let newest = message_id(page.messages.last());
+                self.paging
+                    .newest_loaded(session, page.older.clone(), newest);
             } else {
                 self.paging.older_loaded(session, page.older.clone());
             }
+            pages.push(page.messages);
             match page.older {
                 Some(c) => cursor = Some(c),
                 None => break,
@@ -397,6 +430,11 @@ impl Sync {
             Err(e) => self.send(SourceMsg::Notice(e.to_string())).await,
         }
     }
+}
+
+/// A page item's message id.
+fn message_id(m: Option<&serde_json::Value>) -> Option<&str> {
+    m?.get("info")?.get("id")?.as_str()
 }
 
 enum FollowUp {

@@ -57,6 +57,9 @@ pub struct SessionSearch {
     pub current: Option<usize>,
     /// Go to the first hit as soon as it is found (a new query).
     jump_pending: bool,
+    /// The worker answered the last search asked of it (until then, no
+    /// "no match": it may still be searching pages that just came).
+    answered: bool,
 }
 
 /// Hit counts per session for the list's filter.
@@ -152,6 +155,7 @@ impl App {
         search.hits.clear();
         search.current = None;
         search.counted = search.query.is_none();
+        search.answered = search.query.is_none();
         search.jump_pending = true;
         self.submit_session_search(from);
     }
@@ -169,6 +173,7 @@ impl App {
         search.generation = self.search.worker.generation();
         search.searched = session.revision;
         search.searched_at = Some(Instant::now());
+        search.answered = false;
         self.search.worker.submit(Job::Session {
             generation: search.generation,
             session,
@@ -272,6 +277,7 @@ impl App {
                     None => {
                         search.hits.clear();
                         search.counted = true;
+                        search.answered = true;
                     }
                 }
                 true
@@ -294,6 +300,7 @@ impl App {
                 let reveal = search.jump_pending && search.current.is_some() && current.is_none();
                 search.hits = hits;
                 search.counted = true;
+                search.answered = true;
                 search.jump_pending &= search.hits.is_empty();
                 if reveal {
                     self.reveal_hit();
@@ -352,9 +359,11 @@ impl App {
         }
         // Older pages still to come, or pages come since the last search
         // (searched again shortly): not "no match" yet.
-        let loading = self
+        let older_coming = self
             .history(&search.session_id)
-            .is_some_and(|h| h.loading_whole())
+            .is_some_and(|h| h.loading_whole());
+        let loading = older_coming
+            || !search.answered
             || self
                 .store
                 .session(&search.session_id)
@@ -363,15 +372,42 @@ impl App {
             String::new()
         } else if search.hits.is_empty() && loading {
             // Not "no match" while older pages are still to be searched.
-            let loaded = self
-                .store
-                .session(&search.session_id)
-                .map_or(0, |s| s.messages.len());
-            format!("searching… {} messages loaded", thousands(loaded))
+            self.history_progress(&search.session_id)
+        } else if older_coming {
+            // The hits in the pages loaded, at once, and how far the
+            // history has come.
+            format!(
+                "{}  {}",
+                search.position_text(),
+                self.history_progress(&search.session_id)
+            )
         } else {
             search.position_text()
         };
         let cursor = if search.typing { "▏" } else { "" };
         Some((format!("/{}{cursor}  {count}", search.input), search.typing))
+    }
+
+    /// How much of a session's history the search has: "searching… 3,100
+    /// of 28,500 messages loaded" when the whole count is known (opencode's
+    /// database on this machine), else the count loaded and "more before".
+    fn history_progress(&self, session_id: &str) -> String {
+        let loaded = self
+            .store
+            .session(session_id)
+            .map_or(0, |s| s.messages.len());
+        let more = self.history(session_id).is_some_and(|h| h.loading_whole());
+        match self.message_totals.total(session_id) {
+            Some(total) if total as usize >= loaded => format!(
+                "searching… {} of {} messages loaded",
+                thousands(loaded),
+                thousands(total as usize)
+            ),
+            _ if more => format!(
+                "searching… {} messages loaded, more before",
+                thousands(loaded)
+            ),
+            _ => format!("searching… {} messages loaded", thousands(loaded)),
+        }
     }
 }
