@@ -6,3 +6,5 @@ pub mod content;
 pub mod dump;
 pub mod export;
 pub mod plain;
+pub mod server_export;
+pub mod spool;

@@ -10,6 +10,7 @@ pub mod history_server;
 pub mod live_viewer;
 pub mod long_session;
 pub mod opencode;
+pub mod peak;
 pub mod osc52;
 pub mod proc_status;
 pub mod pty;
