@@ -463,9 +463,15 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let text = rt.block_on(launch::attach_dump(client, options, when));
+    let app = rt.block_on(launch::attach_store(client, options, when));
     rt.shutdown_background();
-    write_stdout(&text?)
+    let app = app?;
+    // Written as it is made, never held whole.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match ocview::headless::dump::write_live(&app.store, &app.stats, &mut out) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => write_failed(e),
+    }
 }
 
 /// `ocview` alone: watch every server found and configured, in one

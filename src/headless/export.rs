@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::model::wire::sanitize;
 use crate::model::entity::totals::Totals;
+use crate::model::wire::sanitize;
 use crate::model::{FileDiff, Message, PartBody, Session, Store, ToolStatus};
 
 /// Lines of tool output kept in Markdown before "… N more lines".
@@ -265,8 +265,7 @@ pub fn markdown_turn(
                         ),
                         _ => t.state.status.label().to_string(),
                     };
-                    let _ =
-                        writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
+                    let _ = writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
                     let input = p.tool_state_field("input").unwrap_or(Value::Null);
                     if crate::render::blocks::is_empty_input(&input)
                         && let Some(title) =
@@ -306,8 +305,7 @@ pub fn markdown_turn(
                             let _ = writeln!(out, "{l}");
                         }
                         if lines.len() > OUTPUT_LINES {
-                            let _ =
-                                writeln!(out, "… {} more lines", lines.len() - OUTPUT_LINES);
+                            let _ = writeln!(out, "… {} more lines", lines.len() - OUTPUT_LINES);
                         }
                         let _ = writeln!(out, "{f}\n");
                     }

@@ -134,9 +134,8 @@ impl Spooled {
         let bytes = self.spool.get(self.entries[i].slot).map_err(scratch)?;
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| ExportError::Other(format!("scratch file: {e}")))?;
-        let (info, parts) = typed(&value).ok_or_else(|| {
-            ExportError::Other(format!("scratch file: message {} unreadable", i))
-        })?;
+        let (info, parts) = typed(&value)
+            .ok_or_else(|| ExportError::Other(format!("scratch file: message {} unreadable", i)))?;
         Ok(message(info, parts))
     }
 }
@@ -219,9 +218,10 @@ fn turns(entries: &[Entry]) -> Vec<Turn> {
     for (i, e) in entries.iter().enumerate() {
         if e.assistant {
             let parent = e.parent.as_deref();
-            let found = turns.iter_mut().rev().find(|t| {
-                parent.is_some() && t.user.map(|u| entries[u].id.as_str()) == parent
-            });
+            let found = turns
+                .iter_mut()
+                .rev()
+                .find(|t| parent.is_some() && t.user.map(|u| entries[u].id.as_str()) == parent);
             match found {
                 Some(turn) => turn.assistants.push(i),
                 None => turns.push(Turn {
@@ -285,7 +285,9 @@ fn json(
     let text = indented(&pretty(&head)?, depth);
     let needle = format!("\"messages\": \"{MESSAGES_MARK}\"");
     let Some((before, after)) = text.split_once(&needle) else {
-        return Err(ExportError::Other("export: no place for the messages".into()));
+        return Err(ExportError::Other(
+            "export: no place for the messages".into(),
+        ));
     };
     out.write_all(sanitize::json(before).as_bytes())?;
     out.write_all(b"\"messages\": ")?;
@@ -358,11 +360,7 @@ mod tests {
             t.into_iter().map(|t| (t.user, t.assistants)).collect();
         assert_eq!(
             shape,
-            vec![
-                (Some(0), vec![1, 3]),
-                (Some(2), vec![5]),
-                (None, vec![4]),
-            ]
+            vec![(Some(0), vec![1, 3]), (Some(2), vec![5]), (None, vec![4]),]
         );
     }
 

@@ -1,9 +1,11 @@
-//! The exact peak resident memory of a child process, from the kernel's
-//! own count when it ends (`wait4`'s `ru_maxrss`): no sampling, so a peak
-//! reached in the last milliseconds before exit is not missed.
+//! The peak resident memory of a child process, sampled from its
+//! `/proc/PID/status` (VmHWM) every 2 ms until it exits. (`wait4`'s
+//! `ru_maxrss` cannot be used: it counts the spawning test process's own
+//! memory, which the child had until its `exec`.)
 #![allow(dead_code)]
 
 use std::process::Command;
+use std::time::Duration;
 
 /// What a run of a command left: its peak memory and its exit code.
 pub struct Run {
@@ -16,18 +18,18 @@ pub struct Run {
 /// Run `cmd` to its end and return its peak memory. Give it files (or
 /// nothing) for its output: a pipe nobody reads would stall it.
 pub fn run(cmd: &mut Command) -> Run {
-    let child = cmd.spawn().expect("the command starts");
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: plain C structs for the kernel to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(got, pid, "wait4: {}", std::io::Error::last_os_error());
-    // Reaped here, not by `Child` (which neither waits nor kills on drop).
-    drop(child);
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let mut child = cmd.spawn().expect("the command starts");
+    let pid = child.id();
+    let mut peak = 0;
+    // Until it exits: a process that has ended but is not yet reaped has
+    // no memory figures left, and its status stays readable until `wait`.
+    while let Some(kib) = super::proc_status::kib(Some(pid), "VmHWM") {
+        peak = peak.max(kib as u64);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let status = child.wait().unwrap();
     Run {
-        peak_kib: usage.ru_maxrss as u64,
-        code,
+        peak_kib: peak,
+        code: status.code(),
     }
 }
