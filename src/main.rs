@@ -389,47 +389,76 @@ fn export(
     auth: Option<Auth>,
 ) -> anyhow::Result<ExitCode> {
     use ocview::headless::export::{self, ExportFormat};
-    let store = if source_arg.contains("://") {
-        let url = server_url(source_arg, None)?;
-        let rt = runtime()?;
-        let options = LiveOptions {
-            load_all_messages: true,
-            ..Default::default()
-        };
-        let when = DumpWhen::Idle {
-            timeout: Duration::from_secs_f64(timeout.max(1.0)),
-        };
-        let app = rt.block_on(launch::attach_store(Client::new(&url, auth), options, when));
-        rt.shutdown_background();
-        app?.store
-    } else {
-        let path = Path::new(source_arg);
-        // `host:4096` is a server without its scheme, unless such a file exists.
-        if !path.exists()
-            && source_arg.contains(':')
-            && ocview::source::live::url::check_url(&format!("http://{source_arg}")).is_ok()
-        {
-            return Err(Usage(format!(
-                "{source_arg:?} is neither a file nor a server URL: did you mean http://{source_arg}?"
-            ))
-            .into());
-        }
-        let input = open_recording(path)?;
-        let mut store = Store::new();
-        let stats = source::ingest(&mut ReplayReader::new(input), &mut store, &mut NoObserver)
-            .map_err(|e| anyhow::anyhow!("cannot read {source_arg}: {e}"))?;
-        if stats.events == 0 {
-            return Err(no_events(path, &stats));
-        }
-        store
-    };
-    let sessions = export::pick(&store, session).map_err(anyhow::Error::msg)?;
     let format = match format {
         ExportArg::Md => ExportFormat::Markdown,
         ExportArg::Json => ExportFormat::Json,
     };
+    if source_arg.contains("://") {
+        let url = server_url(source_arg, None)?;
+        return export_server(&url, session, format, reasoning, timeout, auth);
+    }
+    let path = Path::new(source_arg);
+    // `host:4096` is a server without its scheme, unless such a file exists.
+    if !path.exists()
+        && source_arg.contains(':')
+        && ocview::source::live::url::check_url(&format!("http://{source_arg}")).is_ok()
+    {
+        return Err(Usage(format!(
+            "{source_arg:?} is neither a file nor a server URL: did you mean http://{source_arg}?"
+        ))
+        .into());
+    }
+    let input = open_recording(path)?;
+    let mut store = Store::new();
+    let stats = source::ingest(&mut ReplayReader::new(input), &mut store, &mut NoObserver)
+        .map_err(|e| anyhow::anyhow!("cannot read {source_arg}: {e}"))?;
+    if stats.events == 0 {
+        return Err(no_events(path, &stats));
+    }
+    let sessions = export::pick(&store, session).map_err(anyhow::Error::msg)?;
     let text = export::render(&sessions, format, reasoning);
     write_stdout(&text)
+}
+
+/// `export URL`: once the server's sessions are idle, each written page
+/// by page as the server gives them, never the whole session in memory.
+fn export_server(
+    url: &str,
+    session: Option<&str>,
+    format: ocview::headless::export::ExportFormat,
+    reasoning: bool,
+    timeout: f64,
+    auth: Option<Auth>,
+) -> anyhow::Result<ExitCode> {
+    use ocview::headless::server_export::{self, ExportError};
+    let client = Client::new(url, auth);
+    let rt = runtime()?;
+    let when = DumpWhen::Idle {
+        timeout: Duration::from_secs_f64(timeout.max(1.0)),
+    };
+    // The sessions, their statuses and errors; no messages yet.
+    let app = rt.block_on(launch::attach_store(
+        client.clone(),
+        LiveOptions::default(),
+        when,
+    ));
+    let mut store = match app {
+        Ok(app) => app.store,
+        Err(e) => {
+            rt.shutdown_background();
+            return Err(e);
+        }
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = rt.block_on(server_export::write(
+        &client, &mut store, session, format, reasoning, &mut out,
+    ));
+    rt.shutdown_background();
+    match written {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(ExportError::Write(e)) => write_failed(e),
+        Err(ExportError::Other(e)) => Err(anyhow::anyhow!("{e}")),
+    }
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -441,9 +470,15 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let text = rt.block_on(launch::attach_dump(client, options, when));
+    let app = rt.block_on(launch::attach_store(client, options, when));
     rt.shutdown_background();
-    write_stdout(&text?)
+    let app = app?;
+    // Written as it is made, never held whole.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match ocview::headless::dump::write_live(&app.store, &app.stats, &mut out) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => write_failed(e),
+    }
 }
 
 /// `ocview` alone: watch every server found and configured, in one

@@ -25,10 +25,42 @@ pub fn render_live(store: &Store, stats: &IngestStats) -> String {
 }
 
 fn render_text(store: &Store, stats: &IngestStats, ended: bool) -> String {
+    let mut out = Vec::new();
+    // Writing to memory cannot fail.
+    let _ = write_text(store, stats, ended, &mut |chunk: &str| {
+        out.extend_from_slice(chunk.as_bytes());
+        Ok(())
+    });
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The dump of a live source written as it is made, one session at a
+/// time, each piece sanitised as it goes: the whole transcript is never
+/// held (issue 26: a dump held it twice, once sanitised).
+pub fn write_live(
+    store: &Store,
+    stats: &IngestStats,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    write_text(store, stats, false, &mut |chunk: &str| {
+        out.write_all(sanitize::block(chunk).as_bytes())
+    })?;
+    out.flush()
+}
+
+/// The transcript in pieces that each end a line, handed to `emit`.
+fn write_text(
+    store: &Store,
+    stats: &IngestStats,
+    ended: bool,
+    emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut out = String::new();
     let _ = writeln!(out, "sessions: {}", store.sessions().len());
     session_tree(&mut out, store);
     for session in store.sessions() {
+        emit(&out)?;
+        out.clear();
         session_block(&mut out, store, session, ended);
     }
     let pending: Vec<_> = store.pending_prompts().collect();
@@ -55,7 +87,7 @@ fn render_text(store: &Store, stats: &IngestStats, ended: bool) -> String {
     }
     let _ = writeln!(out, "{}", stats.form_line());
     let _ = writeln!(out, "{}", stats.summary());
-    out
+    emit(&out)
 }
 
 /// Indentation stops growing here; deeper sessions say their depth, so the

@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use crate::model::entity::totals::Totals;
 use crate::model::wire::sanitize;
-use crate::model::{FileDiff, PartBody, Session, Store, ToolStatus};
+use crate::model::{FileDiff, Message, PartBody, Session, Store, ToolStatus};
 
 /// Lines of tool output kept in Markdown before "… N more lines".
 const OUTPUT_LINES: usize = 20;
@@ -79,38 +80,45 @@ pub fn render(sessions: &[&Session], format: ExportFormat, reasoning: bool) -> S
 /// `{info, messages: [{info, parts}]}`, the shape `opencode export` uses,
 /// with streamed text folded into its parts and todos alongside.
 pub fn normalised(s: &Session) -> Value {
+    let mut out = session_value(s, &s.totals());
+    out["messages"] = Value::Array(s.messages.iter().map(message_value).collect());
+    out
+}
+
+/// One message of [`normalised`]'s `messages`: `{info, parts}`.
+pub fn message_value(m: &Message) -> Value {
+    let info = m
+        .info
+        .raw
+        .as_ref()
+        .and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_else(|| json!({"id": m.info.id}));
+    // Stream-only parts are ours, not the server's: the todos go alongside.
+    let parts: Vec<Value> = m
+        .parts
+        .iter()
+        .filter(|p| !p.is_stream_only())
+        .map(|p| p.to_value())
+        .collect();
+    json!({"info": info, "parts": parts})
+}
+
+/// [`normalised`] without its `messages` (an empty list), with `totals`
+/// as the session's totals: a page-by-page export writes the messages
+/// itself.
+pub fn session_value(s: &Session, totals: &Totals) -> Value {
     let info = s
         .info
         .raw
         .as_ref()
         .and_then(|r| serde_json::from_str(r.get()).ok())
         .unwrap_or_else(|| json!({"id": s.info.id, "title": s.info.title}));
-    let messages: Vec<Value> = s
-        .messages
-        .iter()
-        .map(|m| {
-            let info = m
-                .info
-                .raw
-                .as_ref()
-                .and_then(|r| serde_json::from_str(r.get()).ok())
-                .unwrap_or_else(|| json!({"id": m.info.id}));
-            // Stream-only parts are ours, not the server's: the todos go alongside.
-            let parts: Vec<Value> = m
-                .parts
-                .iter()
-                .filter(|p| !p.is_stream_only())
-                .map(|p| p.to_value())
-                .collect();
-            json!({"info": info, "parts": parts})
-        })
-        .collect();
     let todos: Vec<Value> = s
         .todos
         .iter()
         .map(|t| json!({"content": t.content, "status": t.status.label(), "priority": t.priority}))
         .collect();
-    let mut out = json!({"info": info, "messages": messages, "todos": todos});
+    let mut out = json!({"info": info, "messages": [], "todos": todos});
     // The session's own errors (`session.error`), which no message holds.
     let errors: Vec<Value> = errors_of(s)
         .map(|e| {
@@ -124,7 +132,7 @@ pub fn normalised(s: &Session) -> Value {
         out["errors"] = Value::Array(errors);
     }
     // Figures the record lacks, summed from its messages and marked so.
-    let t = s.totals();
+    let t = totals;
     if t.cost_summed || t.tokens_summed {
         let tokens = &t.tokens;
         out["totals"] = json!({
@@ -155,12 +163,21 @@ fn fence(text: &str) -> &'static str {
 
 pub fn markdown(s: &Session, reasoning: bool) -> String {
     let mut out = String::new();
+    markdown_head(&mut out, s, &s.totals());
+    for turn in s.turns() {
+        markdown_turn(&mut out, s, turn.user, &turn.assistants, reasoning);
+    }
+    markdown_tail(&mut out, s, s.messages.iter().flat_map(|m| &m.info.diffs));
+    out
+}
+
+/// The title and the figures, before the turns.
+pub fn markdown_head(out: &mut String, s: &Session, totals: &Totals) {
     let _ = writeln!(out, "# {}\n", sanitize::line(s.title()));
     let _ = writeln!(out, "- session: `{}`", sanitize::line(&s.info.id));
     if let Some(d) = &s.info.directory {
         let _ = writeln!(out, "- directory: `{}`", sanitize::line(d));
     }
-    let totals = s.totals();
     let mark = |summed: bool| {
         if summed {
             crate::model::entity::totals::SUMMED_MARK
@@ -192,105 +209,120 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
         );
     }
     out.push('\n');
-    for turn in s.turns() {
-        if let Some(user) = turn.user {
-            // A message whose role is missing or unknown is named as it is.
-            let who = match &user.info.role {
-                crate::model::Role::User => "User".to_string(),
-                _ if user.placeholder => "Message".to_string(),
-                role => format!("Message ({})", sanitize::line(role.label())),
-            };
-            let _ = writeln!(out, "## {who}\n");
-            for p in &user.parts {
-                if let Some(t) = p.text().filter(|t| !t.trim().is_empty()) {
-                    let _ = writeln!(out, "{}\n", sanitize::block(t.trim_end()));
-                }
-            }
-        }
-        for m in &turn.assistants {
-            let who = m.info.agent.clone().unwrap_or_else(|| "assistant".into());
-            let _ = writeln!(out, "## Assistant ({})\n", sanitize::line(&who));
-            if let Some(e) = &m.info.error {
-                let _ = writeln!(out, "> **Error:** {}\n", sanitize::line(&e.summary()));
-            }
-            // As the viewer shows them: one card per todowrite call.
-            for p in crate::model::entity::shown::shown_parts(m) {
-                let unfinished = m
-                    .part_index(&p.id)
-                    .is_ok_and(|pi| s.left_unfinished(m, pi, true));
-                match &p.body {
-                    PartBody::Text(t) if !t.text.trim().is_empty() => {
-                        let _ = writeln!(out, "{}\n", sanitize::block(t.text.trim_end()));
-                    }
-                    PartBody::Reasoning(r) if reasoning && !r.text.trim().is_empty() => {
-                        for l in sanitize::block(r.text.trim()).lines() {
-                            let _ = writeln!(out, "> {l}");
-                        }
-                        out.push('\n');
-                    }
-                    PartBody::Tool(t) => {
-                        let status = match t.state.status {
-                            ToolStatus::Completed => "completed".to_string(),
-                            ToolStatus::Error => "error".to_string(),
-                            _ if unfinished => format!(
-                                "{}, {}",
-                                t.state.status.label(),
-                                crate::render::tools::UNFINISHED
-                            ),
-                            _ => t.state.status.label().to_string(),
-                        };
-                        let _ =
-                            writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
-                        let input = p.tool_state_field("input").unwrap_or(Value::Null);
-                        if crate::render::blocks::is_empty_input(&input)
-                            && let Some(title) =
-                                t.state.title.as_deref().filter(|t| !t.trim().is_empty())
-                        {
-                            let _ = writeln!(out, "- title: `{}`\n", sanitize::line(title));
-                        }
-                        if let Value::Object(input) = input {
-                            for (k, v) in input {
-                                let v = v
-                                    .as_str()
-                                    .map(str::to_string)
-                                    .unwrap_or_else(|| v.to_string());
-                                let first = v.lines().next().unwrap_or("");
-                                let more = if v.lines().count() > 1 { " …" } else { "" };
-                                let _ = writeln!(
-                                    out,
-                                    "- {}: `{}`{more}",
-                                    sanitize::line(k.as_str()),
-                                    sanitize::line(first).replace('`', "'")
-                                );
-                            }
-                            out.push('\n');
-                        }
-                        let body = t
-                            .state
-                            .output
-                            .as_deref()
-                            .or(t.state.error.as_deref())
-                            .unwrap_or("");
-                        if !body.trim().is_empty() {
-                            let clean = sanitize::block(body.trim_end());
-                            let lines: Vec<&str> = clean.lines().collect();
-                            let f = fence(&clean);
-                            let _ = writeln!(out, "{f}");
-                            for l in lines.iter().take(OUTPUT_LINES) {
-                                let _ = writeln!(out, "{l}");
-                            }
-                            if lines.len() > OUTPUT_LINES {
-                                let _ =
-                                    writeln!(out, "… {} more lines", lines.len() - OUTPUT_LINES);
-                            }
-                            let _ = writeln!(out, "{f}\n");
-                        }
-                    }
-                    _ => {}
-                }
+}
+
+/// One turn: the user's message, then each assistant message answering it.
+pub fn markdown_turn(
+    out: &mut String,
+    s: &Session,
+    user: Option<&Message>,
+    assistants: &[&Message],
+    reasoning: bool,
+) {
+    if let Some(user) = user {
+        // A message whose role is missing or unknown is named as it is.
+        let who = match &user.info.role {
+            crate::model::Role::User => "User".to_string(),
+            _ if user.placeholder => "Message".to_string(),
+            role => format!("Message ({})", sanitize::line(role.label())),
+        };
+        let _ = writeln!(out, "## {who}\n");
+        for p in &user.parts {
+            if let Some(t) = p.text().filter(|t| !t.trim().is_empty()) {
+                let _ = writeln!(out, "{}\n", sanitize::block(t.trim_end()));
             }
         }
     }
+    for m in assistants {
+        let who = m.info.agent.clone().unwrap_or_else(|| "assistant".into());
+        let _ = writeln!(out, "## Assistant ({})\n", sanitize::line(&who));
+        if let Some(e) = &m.info.error {
+            let _ = writeln!(out, "> **Error:** {}\n", sanitize::line(&e.summary()));
+        }
+        // As the viewer shows them: one card per todowrite call.
+        for p in crate::model::entity::shown::shown_parts(m) {
+            let unfinished = m
+                .part_index(&p.id)
+                .is_ok_and(|pi| s.left_unfinished(m, pi, true));
+            match &p.body {
+                PartBody::Text(t) if !t.text.trim().is_empty() => {
+                    let _ = writeln!(out, "{}\n", sanitize::block(t.text.trim_end()));
+                }
+                PartBody::Reasoning(r) if reasoning && !r.text.trim().is_empty() => {
+                    for l in sanitize::block(r.text.trim()).lines() {
+                        let _ = writeln!(out, "> {l}");
+                    }
+                    out.push('\n');
+                }
+                PartBody::Tool(t) => {
+                    let status = match t.state.status {
+                        ToolStatus::Completed => "completed".to_string(),
+                        ToolStatus::Error => "error".to_string(),
+                        _ if unfinished => format!(
+                            "{}, {}",
+                            t.state.status.label(),
+                            crate::render::tools::UNFINISHED
+                        ),
+                        _ => t.state.status.label().to_string(),
+                    };
+                    let _ = writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
+                    let input = p.tool_state_field("input").unwrap_or(Value::Null);
+                    if crate::render::blocks::is_empty_input(&input)
+                        && let Some(title) =
+                            t.state.title.as_deref().filter(|t| !t.trim().is_empty())
+                    {
+                        let _ = writeln!(out, "- title: `{}`\n", sanitize::line(title));
+                    }
+                    if let Value::Object(input) = input {
+                        for (k, v) in input {
+                            let v = v
+                                .as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string());
+                            let first = v.lines().next().unwrap_or("");
+                            let more = if v.lines().count() > 1 { " …" } else { "" };
+                            let _ = writeln!(
+                                out,
+                                "- {}: `{}`{more}",
+                                sanitize::line(k.as_str()),
+                                sanitize::line(first).replace('`', "'")
+                            );
+                        }
+                        out.push('\n');
+                    }
+                    let body = t
+                        .state
+                        .output
+                        .as_deref()
+                        .or(t.state.error.as_deref())
+                        .unwrap_or("");
+                    if !body.trim().is_empty() {
+                        let clean = sanitize::block(body.trim_end());
+                        let lines: Vec<&str> = clean.lines().collect();
+                        let f = fence(&clean);
+                        let _ = writeln!(out, "{f}");
+                        for l in lines.iter().take(OUTPUT_LINES) {
+                            let _ = writeln!(out, "{l}");
+                        }
+                        if lines.len() > OUTPUT_LINES {
+                            let _ = writeln!(out, "… {} more lines", lines.len() - OUTPUT_LINES);
+                        }
+                        let _ = writeln!(out, "{f}\n");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Todos, the session's errors and its changes, after the turns;
+/// `message_diffs` are its messages' diffs in order.
+pub fn markdown_tail<'a>(
+    out: &mut String,
+    s: &'a Session,
+    message_diffs: impl Iterator<Item = &'a FileDiff>,
+) {
     if !s.todos.is_empty() {
         out.push_str("## Todos\n\n");
         for t in &s.todos {
@@ -318,7 +350,7 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
     // The session's diff, when the server sent one, is the whole change;
     // otherwise each turn's, once per file and patch.
     let sent: Vec<&FileDiff> = match s.diff.is_empty() {
-        true => s.messages.iter().flat_map(|m| &m.info.diffs).collect(),
+        true => message_diffs.collect(),
         false => s.diff.iter().collect(),
     };
     let mut diffs: Vec<&FileDiff> = Vec::new();
@@ -343,5 +375,4 @@ pub fn markdown(s: &Session, reasoning: bool) -> String {
             }
         }
     }
-    out
 }

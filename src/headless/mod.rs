@@ -6,4 +6,6 @@ pub mod content;
 pub mod dump;
 pub mod export;
 pub mod plain;
+pub mod server_export;
+pub mod spool;
 pub mod stats;

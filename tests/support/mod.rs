@@ -11,6 +11,7 @@ pub mod live_viewer;
 pub mod long_session;
 pub mod opencode;
 pub mod osc52;
+pub mod peak;
 pub mod proc_status;
 pub mod pty;
 pub mod stand_in;

@@ -26,6 +26,12 @@ pub struct Usage {
     cache_write: i128,
 }
 
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.add(&o);
+    }
+}
+
 /// Any one figure is kept below this, so no sum of them can overflow.
 const MAX_FIGURE: f64 = 1e30;
 
@@ -170,7 +176,13 @@ impl Session {
     /// The session's totals, marked where they are summed. Cheap: the sum
     /// is kept as events apply.
     pub fn totals(&self) -> Totals {
-        let sum = self.tally.sum();
+        self.totals_with(self.tally.sum())
+    }
+
+    /// The totals as [`Session::totals`] gives them, with `sum` as the sum
+    /// of the messages: for a reader that holds the messages one page at a
+    /// time (`export URL`) and adds their [`message_usage`] itself.
+    pub fn totals_with(&self, sum: Usage) -> Totals {
         let record_cost = self.info.cost.is_finite() && self.info.cost != 0.0;
         let cost_summed = !record_cost && sum.has_cost();
         let tokens_summed = self.info.tokens.sum() == 0 && sum.has_tokens();

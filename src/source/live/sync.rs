@@ -385,7 +385,9 @@ impl Sync {
 
     /// Every message, page by page to the first one (headless dumps).
     async fn load_whole(&mut self, session: &str) -> Result<(), Stop> {
-        let mut pages: Vec<Vec<serde_json::Value>> = Vec::new();
+        // Each page typed as it comes: the parsed JSON of a whole session
+        // is many times its size (issue 26: 460 MB for a 36 MB session).
+        let mut pages: Vec<Vec<(crate::model::MessageInfo, Vec<crate::model::Part>)>> = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
             let Some(page) = self.fetch(session, cursor.as_deref()).await? else {
@@ -398,7 +400,7 @@ impl Sync {
             } else {
                 self.paging.older_loaded(session, page.older.clone());
             }
-            pages.push(page.messages);
+            pages.push(snapshot::messages(&page.messages));
             match page.older {
                 Some(c) => cursor = Some(c),
                 None => break,
@@ -407,8 +409,16 @@ impl Sync {
         if pages.is_empty() {
             return Ok(());
         }
-        let list: Vec<serde_json::Value> = pages.into_iter().rev().flatten().collect();
-        self.send_page(session, &list, false).await
+        let mut messages: Vec<_> = pages.into_iter().rev().flatten().collect();
+        // Stable, as `snapshot::messages` sorts a single list.
+        messages.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+        self.send(SourceMsg::Messages {
+            session_id: session.to_string(),
+            messages,
+            older: false,
+            complete: self.paging.older(session) == Older::None,
+        })
+        .await
     }
 
     /// A session's todos, as the event that says the same (recorded too).
