@@ -1,8 +1,9 @@
 //! Back to the lean start (issue 26, point 6), on the real binary: the
 //! grammars cost nothing until a code block needs them and are let go once
 //! highlighting is idle, the first code block is still coloured, and the
-//! first frame goes out without waiting for the terminal's colour answer
-//! (tmux, which answers, and a pty of our own, which never does).
+//! first frame goes out before the terminal is asked for its colours (on a
+//! pty of our own that never answers). How soon, in milliseconds, is the
+//! bench's to measure (benches/lean.rs), not a test's.
 
 mod support;
 
@@ -148,54 +149,8 @@ fn memory_after_opening_a_session_is_lean_and_code_is_still_highlighted() {
     });
 }
 
-/// Seconds since midnight (UTC) of a `HH:MM:SS.fraction` time.
-fn seconds_of_day(hms: &str) -> f64 {
-    let mut parts = hms.trim().split(':');
-    let mut next = || parts.next().unwrap().parse::<f64>().unwrap();
-    next() * 3600.0 + next() * 60.0 + next()
-}
-
 /// The end of a frame (synchronized output closes each one).
 const FRAME_END: &[u8] = b"\x1b[?2026l";
-
-/// In tmux, from the start of the process to its first frame written,
-/// best of three: ≤ 50 ms. The shell notes the time just before it starts
-/// ocview, whose log notes when the first frame was flushed.
-#[test]
-fn the_first_frame_in_tmux_comes_within_50_ms() {
-    let t = Tmux::start("leanfirst");
-    let log = t.home().join("ocview/ocview.log");
-    let mut best = f64::MAX;
-    for round in 0..3 {
-        let start = t.home().join(format!("start-{round}"));
-        t.line(&format!(
-            "date -u +%T.%N > {}; env TERM=xterm-256color {} demo",
-            start.display(),
-            bin()
-        ));
-        t.wait_for("the demo", |s| s.contains("Sessions"));
-        t.keys(&["q"]);
-        t.wait_for("the shell again", |s| {
-            s.trim_end().ends_with(support::tmux::PROMPT)
-        });
-        let started = seconds_of_day(&std::fs::read_to_string(&start).unwrap());
-        let text = std::fs::read_to_string(&log).unwrap();
-        let line = text
-            .lines()
-            .filter(|l| l.contains("first frame drawn"))
-            .nth(round)
-            .expect("the first frame is logged");
-        // `2026-11-24T22:21:06.781853Z  INFO …`
-        let at = line.split('T').nth(1).unwrap().split('Z').next().unwrap();
-        let mut ms = (seconds_of_day(at) - started) * 1000.0;
-        if ms < 0.0 {
-            ms += 86_400_000.0;
-        }
-        best = best.min(ms);
-    }
-    eprintln!("first frame in tmux: {best:.1} ms");
-    assert!(best <= 50.0, "first frame after {best:.1} ms");
-}
 
 /// On a pty that answers nothing (not the OSC 11 question, not the
 /// device-attributes one after it): the time to the first whole frame,
@@ -254,9 +209,7 @@ fn a_terminal_that_never_answers_the_colour_question_does_not_delay_the_first_fr
             .expect("the background was asked for");
         assert!(asked > frame, "the question came before the first frame");
     }
+    // How soon is for the bench (benches/lean.rs) to say, as a figure:
+    // here only the order, which no load on the machine can change.
     eprintln!("first frame on a silent terminal: {best:?}");
-    assert!(
-        best <= Duration::from_millis(50),
-        "the first frame took {best:?}"
-    );
 }
