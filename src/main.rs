@@ -479,7 +479,10 @@ fn discover_and_attach(
     if fleet.is_empty() {
         // No server, but opencode's database is here: its sessions.
         if let Some(db) = db_replay::local_database() {
-            eprintln!("ocview: no server found; showing the sessions in {}", db.display());
+            eprintln!(
+                "ocview: no server found; showing the sessions in {}",
+                db.display()
+            );
             return db_replay::history(config, Some(db));
         }
         eprintln!("{}", ocview::source::discover::NOTHING_FOUND);

@@ -64,7 +64,11 @@ pub fn replay(
 
 /// A whole session id, or the one that starts with `wanted`.
 fn resolve(db: &Db, wanted: &str) -> anyhow::Result<String> {
-    if db.session(wanted).map_err(|e| anyhow::anyhow!("{e}"))?.is_some() {
+    if db
+        .session(wanted)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .is_some()
+    {
         return Ok(wanted.to_string());
     }
     let safe = wanted

@@ -393,10 +393,10 @@ mod tests {
             matches!(cli.command, Some(Command::Export { session: Some(s), .. }) if s == "ses_1")
         );
         // Parsed: a database takes both; `main` refuses it for a recording.
-        assert!(
-            Cli::try_parse_from(["ocview", "replay", "f", "--dump", "--session", "x"]).is_ok()
-        );
+        assert!(Cli::try_parse_from(["ocview", "replay", "f", "--dump", "--session", "x"]).is_ok());
         let cli = Cli::try_parse_from(["ocview", "history", "x.db"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::History { db: Some(p) }) if p.ends_with("x.db")));
+        assert!(
+            matches!(cli.command, Some(Command::History { db: Some(p) }) if p.ends_with("x.db"))
+        );
     }
 }

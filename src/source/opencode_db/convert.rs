@@ -90,7 +90,8 @@ fn with_ids(kind: &str, row: &ContentRow, ids: &[(&str, &str)]) -> Result<Box<Ra
         text.pop();
     }
     text.push_str(rest);
-    RawValue::from_string(text).map_err(|e| format!("{kind} {}: its data is not JSON ({e})", row.id))
+    RawValue::from_string(text)
+        .map_err(|e| format!("{kind} {}: its data is not JSON ({e})", row.id))
 }
 
 /// A `message` row as a message's info.
@@ -121,7 +122,12 @@ pub fn part(row: &ContentRow) -> Result<Part, RecordError> {
 
 fn bad(message: String, row: &ContentRow) -> RecordError {
     let mut e = RecordError::shape(message);
-    e.raw = Some(row.data.chars().take(crate::source::record::RAW_KEPT).collect());
+    e.raw = Some(
+        row.data
+            .chars()
+            .take(crate::source::record::RAW_KEPT)
+            .collect(),
+    );
     e
 }
 
@@ -210,10 +216,17 @@ mod tests {
             ..row("msg_1", r#"{"role":"user","time":{"created":5}}"#)
         })
         .unwrap();
-        assert_eq!((info.id.as_str(), info.session_id.as_str()), ("msg_1", "ses_1"));
+        assert_eq!(
+            (info.id.as_str(), info.session_id.as_str()),
+            ("msg_1", "ses_1")
+        );
         let part = part(&row("prt_1", r#"{"type":"text","text":"hi"}"#)).unwrap();
         assert_eq!(
-            (part.id.as_str(), part.message_id.as_str(), part.session_id.as_str()),
+            (
+                part.id.as_str(),
+                part.message_id.as_str(),
+                part.session_id.as_str()
+            ),
             ("prt_1", "msg_1", "ses_1")
         );
         assert!(super::part(&row("prt_2", "{}")).is_ok());
@@ -228,7 +241,11 @@ mod tests {
             ("42", "not a JSON object"),
         ] {
             let e = part(&row("prt_9", data)).unwrap_err();
-            assert!(e.message.contains("part prt_9") && e.message.contains(why), "{}", e.message);
+            assert!(
+                e.message.contains("part prt_9") && e.message.contains(why),
+                "{}",
+                e.message
+            );
         }
         let e = part(&row("prt_9", "{\"type\":")).unwrap_err();
         assert!(e.message.contains("not JSON"), "{}", e.message);

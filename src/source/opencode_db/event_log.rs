@@ -55,19 +55,27 @@ pub fn recording(db: &Db, session: &str) -> Result<Vec<u8>, DbError> {
         let t = row.time_created.unwrap_or(near);
         let info = session_info(&row);
         let n = lines.len();
-        lines.push((t - 1, n, json!({"type": "session.created", "properties": {"sessionID": session, "info": info}})));
+        lines.push((
+            t - 1,
+            n,
+            json!({"type": "session.created", "properties": {"sessionID": session, "info": info}}),
+        ));
     }
     fill(db, session, &messages_seen, &parts_seen, &mut lines)?;
     // The stored row and todos last: totals and the list as they are now.
     let end = lines.iter().map(|l| l.0).max().unwrap_or(near);
-    let mut closing = vec![json!({"type": "session.updated", "properties": {"sessionID": session, "info": session_info(&row)}})];
+    let mut closing = vec![
+        json!({"type": "session.updated", "properties": {"sessionID": session, "info": session_info(&row)}}),
+    ];
     let todos = db.todos(session)?;
     if !todos.is_empty() {
         let list: Vec<Value> = todos
             .iter()
             .map(|t| json!({"content": t.content, "status": t.status, "priority": t.priority}))
             .collect();
-        closing.push(json!({"type": "todo.updated", "properties": {"sessionID": session, "todos": list}}));
+        closing.push(
+            json!({"type": "todo.updated", "properties": {"sessionID": session, "todos": list}}),
+        );
     }
     for event in closing {
         let n = lines.len();
@@ -95,7 +103,9 @@ fn unversioned(kind: &str) -> &str {
 fn session_info(row: &super::SessionRow) -> Value {
     convert::session_event(row, None)
         .and_then(|env| match env.event {
-            crate::model::Event::SessionUpdated(info) => info.raw.as_ref().map(|r| r.get().to_string()),
+            crate::model::Event::SessionUpdated(info) => {
+                info.raw.as_ref().map(|r| r.get().to_string())
+            }
             _ => None,
         })
         .and_then(|text| serde_json::from_str(&text).ok())
@@ -135,11 +145,18 @@ fn fill(
             }
             let Some(part) = with_ids(
                 p,
-                &[("id", &p.id), ("messageID", &p.message_id), ("sessionID", &p.session_id)],
+                &[
+                    ("id", &p.id),
+                    ("messageID", &p.message_id),
+                    ("sessionID", &p.session_id),
+                ],
             ) else {
                 continue;
             };
-            let owner = page.iter().find(|m| m.id == p.message_id).map_or(0, |m| m.time_created);
+            let owner = page
+                .iter()
+                .find(|m| m.id == p.message_id)
+                .map_or(0, |m| m.time_created);
             let t = part["time"]["start"]
                 .as_i64()
                 .or_else(|| part["state"]["time"]["start"].as_i64())
@@ -172,7 +189,10 @@ mod tests {
 
     #[test]
     fn the_version_suffix_is_dropped() {
-        assert_eq!(unversioned("message.part.updated.1"), "message.part.updated");
+        assert_eq!(
+            unversioned("message.part.updated.1"),
+            "message.part.updated"
+        );
         assert_eq!(unversioned("session.updated.12"), "session.updated");
         assert_eq!(unversioned("session.updated"), "session.updated");
     }

@@ -179,7 +179,11 @@ impl Reader {
             repaired: None,
             item: Ok(crate::source::record::Decoded::Event(env)),
         };
-        if self.tx.blocking_send(SourceMsg::Record(Box::new(record))).is_err() {
+        if self
+            .tx
+            .blocking_send(SourceMsg::Record(Box::new(record)))
+            .is_err()
+        {
             self.closed = true;
         }
     }
@@ -316,13 +320,16 @@ impl Reader {
             return;
         }
         let Some(db) = &self.db else { return };
-        let page = db.message_page(&id, MESSAGE_PAGE, None).and_then(|messages| {
-            let ids: Vec<&str> = messages.iter().map(|m| m.id.as_str()).collect();
-            let parts = db.parts_of(&ids)?;
-            let todos = db.todos(&id)?;
-            Ok((messages, parts, todos))
-        });
-        let (messages, parts, todos) = match page {
+        let page = db
+            .message_page(&id, MESSAGE_PAGE, None)
+            .and_then(|messages| {
+                let ids: Vec<&str> = messages.iter().map(|m| m.id.as_str()).collect();
+                let parts = db.parts_of(&ids)?;
+                let todos = db.todos(&id)?;
+                let total = db.message_count(&id).ok().flatten();
+                Ok((messages, parts, todos, total))
+            });
+        let (messages, parts, todos, total) = match page {
             Ok(p) => p,
             Err(e) => return self.failed(e),
         };
@@ -333,6 +340,16 @@ impl Reader {
         let complete = messages.len() < MESSAGE_PAGE;
         self.opened.insert(id.clone(), opened);
         self.send_page(&id, &messages, &parts, false, complete);
+        if let Some(total) = total {
+            // The page gives no total: the turn view counts in the whole session.
+            let msg = SourceMsg::MessageTotal {
+                session_id: crate::model::store::fleet::scoped(&id, HISTORY_KEY),
+                total,
+            };
+            if self.tx.blocking_send(msg).is_err() {
+                self.closed = true;
+            }
+        }
         if !todos.is_empty()
             && let Some(env) = convert::todo_event(&id, &todos)
         {

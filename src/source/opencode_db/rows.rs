@@ -135,7 +135,10 @@ impl Db {
         since: i64,
     ) -> Result<(Vec<ContentRow>, Vec<ContentRow>), DbError> {
         self.need("message", &["id", "session_id", "data", "time_updated"])?;
-        self.need("part", &["id", "message_id", "session_id", "data", "time_updated"])?;
+        self.need(
+            "part",
+            &["id", "message_id", "session_id", "data", "time_updated"],
+        )?;
         let read = |sql: &str| {
             guard::with_retry(&self.shown, || {
                 let mut st = self.conn.prepare(sql)?;
@@ -210,10 +213,7 @@ impl Db {
 
     /// One session's row, when the database holds it.
     pub fn session(&self, id: &str) -> Result<Option<super::SessionRow>, DbError> {
-        Ok(self
-            .sessions_where("id = ?1", &[id], 1)?
-            .into_iter()
-            .next())
+        Ok(self.sessions_where("id = ?1", &[id], 1)?.into_iter().next())
     }
 
     /// Sessions updated after `since` (ms), newest first: a follower's
@@ -227,7 +227,11 @@ impl Db {
             return Ok(Vec::new());
         }
         let since = since.to_string();
-        self.sessions_where("time_updated > CAST(?1 AS INTEGER)", &[since.as_str()], limit)
+        self.sessions_where(
+            "time_updated > CAST(?1 AS INTEGER)",
+            &[since.as_str()],
+            limit,
+        )
     }
 }
 

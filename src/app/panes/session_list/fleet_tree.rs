@@ -243,7 +243,9 @@ pub fn group(
     for server in servers {
         if server.key == HISTORY_KEY && server.projects.iter().all(|p| p.rows.is_empty()) {
             // Nothing there, or all shown live: no empty heading.
-            if server.projects.iter().all(|p| p.counts.sessions == 0) && server.state.as_ref().is_none_or(|s| s.is_live()) {
+            if server.projects.iter().all(|p| p.counts.sessions == 0)
+                && server.state.as_ref().is_none_or(|s| s.is_live())
+            {
                 continue;
             }
         }
@@ -259,7 +261,7 @@ pub fn group(
         let name = if server.key.is_empty() {
             "(no server)".to_string()
         } else if server.key == HISTORY_KEY {
-            "history (opencode's database)".to_string()
+            "history".to_string()
         } else {
             server.key.clone()
         };
@@ -519,5 +521,33 @@ pub(crate) mod tests {
                 .to_string(),
         ]);
         assert!(!is_fleet(&s));
+    }
+
+    #[test]
+    fn database_sessions_come_after_the_servers_and_once_when_live() {
+        let s = store(&[
+            server("history", r#""state":"live""#),
+            server("a:1", r#""state":"live""#),
+            session("history", "ses_1", "/p", None),
+            session("history", "ses_2", "/p", None),
+            session("history", "ses_3", "/p", Some("ses_2")),
+            session("a:1", "ses_2", "/p", None),
+        ]);
+        let rows = all(&s, &HashSet::new(), "");
+        // ses_2 is served live: its database copy is not listed (nor
+        // counted); the history heading comes last whatever joined first.
+        assert_eq!(
+            shown(&s, &rows),
+            [
+                "S a:1",
+                "P /p",
+                "ses_2@a:1",
+                "S history",
+                "P /p",
+                "ses_1@history"
+            ]
+        );
+        let history = heading(&rows, "history");
+        assert_eq!(history.group.as_ref().unwrap().counts.sessions, 2);
     }
 }
