@@ -5,6 +5,7 @@
 //! (`fixtures/opencode-1.18.33/database-schema.sql`, read from its own file).
 
 mod common;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -273,4 +274,64 @@ fn a_bad_database_says_why_and_the_list_stays() {
         t.contains("not an SQLite database")
     });
     assert!(text.contains("history"), "{text}");
+}
+
+/// `ocview history` on a terminal: the database's sessions by project,
+/// one opened, no server anywhere.
+#[test]
+fn tmux_history_with_no_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let t = support::tmux::Tmux::start_sized("history", 120, 30);
+    t.line(&format!(
+        "OPENCODE_DB={} {} history",
+        db.display(),
+        env!("CARGO_BIN_EXE_ocview")
+    ));
+    let list = t.wait_for("the history listed", |s| {
+        s.contains("Parent session title") && s.contains("/work/alpha")
+    });
+    assert!(list.contains("history"), "{list}");
+    // From the first row down to the parent session (headings come first).
+    t.keys(&["g"]);
+    for _ in 0..4 {
+        if t.capture()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .contains("Parent session title")
+        {
+            break;
+        }
+        t.keys(&["j"]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    t.keys(&["Enter"]);
+    t.wait_for("the session opened", |s| {
+        s.contains("Please list the files") && s.contains("Here are the files")
+    });
+    t.keys(&["q"]);
+}
+
+/// `ocview replay DB --session ID`: the player on the event log; seek to
+/// the end shows what opening the session shows, back to the start hides it.
+#[test]
+fn tmux_replay_of_a_history_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let t = support::tmux::Tmux::start_sized("dbreplay", 120, 30);
+    t.line(&format!(
+        "{} replay {} --session ses_par --speed 0.25",
+        env!("CARGO_BIN_EXE_ocview"),
+        db.display()
+    ));
+    t.wait_for("the player", |s| s.contains("▶") || s.contains("❚❚"));
+    t.keys(&["$"]);
+    let end = t.wait_for("the end", |s| {
+        s.contains("Please list the files") && s.contains("Here are the files")
+    });
+    assert!(end.contains("Parent session title"), "{end}");
+    t.keys(&["0"]);
+    t.wait_for("the start", |s| !s.contains("Here are the files"));
+    t.keys(&["q"]);
 }
