@@ -149,7 +149,17 @@ fn pump(
 }
 
 fn history_app(rt: &tokio::runtime::Runtime, db: &Path) -> (App, mpsc::Receiver<SourceMsg>) {
-    let mut app = App::new(ocview::app::config::Config::default(), "history", false).unwrap();
+    history_app_with(rt, db, false)
+}
+
+/// `clocked`: ages counted from the newest session, not the wall clock (a
+/// snapshot that does not change with the day it runs).
+fn history_app_with(
+    rt: &tokio::runtime::Runtime,
+    db: &Path,
+    clocked: bool,
+) -> (App, mpsc::Receiver<SourceMsg>) {
+    let mut app = App::new(ocview::app::config::Config::default(), "history", clocked).unwrap();
     let (tx, rx) = mpsc::channel(8192);
     let handle = history::spawn(db.to_path_buf(), tx);
     let _guard = rt.enter();
@@ -261,6 +271,19 @@ fn the_event_log_replays_to_what_opening_shows() {
     assert_eq!(opened.len(), 2);
     let s = replayed.session("ses_parent").unwrap();
     assert!(format!("{:?}", s.todos).contains("Write the tests"));
+}
+
+#[test]
+fn snapshots_of_the_history_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (mut app, mut rx) = history_app_with(&rt, &db, true);
+    pump(&rt, &mut app, &mut rx, |t| t.contains("Child task"));
+    app.selected = Some("ses_parent@history".into());
+    pump(&rt, &mut app, &mut rx, |t| t.contains("Here are the files"));
+    insta::assert_snapshot!("history_list_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("history_list_200x50", screen(&mut app, 200, 50));
 }
 
 #[test]
