@@ -79,7 +79,11 @@ fn database(sessions: usize, parts: usize) -> PathBuf {
                                part_n: &mut usize,
                                parts_each: usize| {
             let mid = format!("msg_{session}_{n:06}");
-            let role = if n % 2 == 0 { "user" } else { "assistant" };
+            let role = if n.is_multiple_of(2) {
+                "user"
+            } else {
+                "assistant"
+            };
             let data = format!(
                 r#"{{"role":"{role}","time":{{"created":{t}}},"agent":"build","modelID":"m","providerID":"p"}}"#
             );
