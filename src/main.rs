@@ -20,7 +20,7 @@ use ocview::source::timeline::IndexOptions;
 use ocview::source::{self, ReplayReader};
 
 mod cli;
-use cli::{Cli, Command, ExportArg, PaceArgs, StartArg, discovered, fleet_members};
+use cli::{Cli, Command, ExportArg, PaceArgs, StartArg, db_replay, discovered, fleet_members};
 
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
 /// markdown, todos, a subagent, a permission, a question, edits and diffs).
@@ -34,6 +34,8 @@ enum Input {
     Stdin,
     File(PathBuf),
     Demo,
+    /// Made in memory (a database session's event log), named by the label.
+    Bytes(bytes::Bytes),
 }
 
 fn main() -> ExitCode {
@@ -110,8 +112,25 @@ fn main() -> ExitCode {
             )
         }),
         Command::Replay {
+            file,
+            session,
+            dump,
+            pace,
+        } if db_replay::is_database(&file) => db_replay::replay(config, &file, session, dump, pace),
+        Command::Replay {
+            file,
+            dump: true,
+            session: Some(_),
+            ..
+        } => Err(Usage(format!(
+            "--session with --dump takes an opencode database, and {} is a recording",
+            file.display()
+        ))
+        .into()),
+        Command::Replay {
             file, dump: true, ..
         } => dump_replay(&file),
+        Command::History { db } => db_replay::history(config, db),
         Command::Demo { dump: true, .. } => {
             dump_input(Box::new(Cursor::new(DEMO)), Path::new("demo"))
         }
@@ -298,6 +317,7 @@ fn viewer(
             Input::Stdin => (open_recording(Path::new("-"))?, Path::new("-")),
             Input::File(path) => (open_recording(path)?, path),
             Input::Demo => (Box::new(Cursor::new(DEMO)), Path::new("demo")),
+            Input::Bytes(b) => (Box::new(Cursor::new(b.clone())), Path::new(label)),
         };
         let max_gap = Duration::from_secs_f64(config.replay_max_gap_secs);
         let pace = pace.speed.filter(|_| !pace.instant).map(|speed| Pace {
@@ -352,6 +372,9 @@ fn viewer(
             }
             Input::Demo => {
                 let bytes = bytes::Bytes::from_static(DEMO);
+                launch::play_tui(app, Recording::Bytes(bytes), index, stream_pace).await
+            }
+            Input::Bytes(bytes) => {
                 launch::play_tui(app, Recording::Bytes(bytes), index, stream_pace).await
             }
         }
@@ -496,6 +519,14 @@ fn discover_and_attach(
     let found = discovered::run(&options)?;
     let (fleet, pinned) = fleet_members::with_discovered(configured, &found.servers);
     if fleet.is_empty() {
+        // No server, but opencode's database is here: its sessions.
+        if let Some(db) = db_replay::local_database() {
+            eprintln!(
+                "ocview: no server found; showing the sessions in {}",
+                db.display()
+            );
+            return db_replay::history(config, Some(db));
+        }
         eprintln!("{}", ocview::source::discover::NOTHING_FOUND);
         return Ok(ExitCode::FAILURE);
     }

@@ -106,6 +106,7 @@ impl App {
             }
             Action::ToggleTree => self.toggle_fold(),
             Action::DismissServer => self.dismiss_server(),
+            Action::ReplayHistory => self.replay_history(),
             Action::ScrollUp => self.scroll(-1),
             Action::ScrollDown => self.scroll(1),
             Action::HalfPageUp => self.scroll(-(page / 2).max(1)),

@@ -261,6 +261,19 @@ where
                         None => return Ok(Exit::Shutdown),
                     }
                 }
+                Request::Run { argv, what } => {
+                    drop(input);
+                    let mut command = std::process::Command::new(&argv[0]);
+                    command.args(&argv[1..]);
+                    let ran = run_handed_over(terminal, command, shutdown.as_mut()).await;
+                    input = new_input();
+                    match ran? {
+                        Some(Ok(s)) if s.success() => app.on_opened(Ok(format!("{what} closed"))),
+                        Some(Ok(s)) => app.on_opened(Err(format!("{what} failed: {s}"))),
+                        Some(Err(e)) => app.on_opened(Err(format!("cannot run {what}: {e}"))),
+                        None => return Ok(Exit::Shutdown),
+                    }
+                }
                 Request::Suspend(job) => crate::app::terminal::job_control::suspend(terminal, job)?,
             }
             gate.request_now(Instant::now());
@@ -291,8 +304,29 @@ where
         Ok(f) => f,
         Err(e) => return Ok(Some(Err(format!("cannot write a temporary file: {e}")))),
     };
+    let command = handover::command(program, &shell, &file.path);
+    let Some(status) = run_handed_over(terminal, command, shutdown).await? else {
+        return Ok(None);
+    };
+    drop(file);
+    Ok(Some(handover::outcome(program, &shell, content, status)))
+}
+
+/// Run `command` with the terminal handed over, then take the terminal
+/// back and mark it for a whole redraw. `None`: the viewer was told to
+/// shut down meanwhile (the program was stopped).
+async fn run_handed_over<B, S>(
+    terminal: &mut Terminal<B>,
+    mut command: std::process::Command,
+    shutdown: std::pin::Pin<&mut S>,
+) -> io::Result<Option<io::Result<std::process::ExitStatus>>>
+where
+    B: FrameSink,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    S: Future<Output = ()>,
+{
     terminal.backend_mut().suspend()?;
-    let status = match handover::command(program, &shell, &file.path).spawn() {
+    let status = match command.spawn() {
         Ok(mut child) => {
             let _keyboard_signals_are_its = crate::app::terminal::KeyboardSignalsIgnored::new();
             let pid = child.id() as libc::pid_t;
@@ -314,14 +348,13 @@ where
         }
         Err(e) => Err(e),
     };
-    drop(file);
     terminal.backend_mut().resume()?;
     // A whole redraw: a clear screen, and a blank frame so the next one
     // differs from it everywhere. (`Terminal::clear` would ask the terminal
     // where its cursor is, and read the answer as input.)
     terminal.backend_mut().clear().map_err(io::Error::other)?;
     terminal.draw(|_| {}).map_err(io::Error::other)?;
-    Ok(Some(handover::outcome(program, &shell, content, status)))
+    Ok(Some(status))
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {

@@ -1,6 +1,7 @@
 //! The command line: subcommands, their flags and how each value is
 //! checked. Parsing only; `main` acts on it.
 
+pub mod db_replay;
 pub mod discovered;
 pub mod fleet_members;
 pub mod stats;
@@ -50,16 +51,19 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Play back a recorded event stream (JSONL, SSE or /global/event form).
+    /// Play back a recorded event stream (JSONL, SSE or /global/event form),
+    /// or a session from opencode's database (`opencode.db --session ID`):
+    /// its event log, with the stored rows where the log has gaps.
     Replay {
-        /// The recording; `-` reads standard input.
+        /// The recording, or opencode's database; `-` reads standard input.
         file: PathBuf,
         /// Print a plain-text transcript of the final state instead of the viewer.
         #[arg(long)]
         dump: bool,
         /// Open this session (its id, or the start of it when only one
         /// session has that start); it shows once the recording reaches it.
-        #[arg(long, value_name = "ID", conflicts_with = "dump")]
+        /// From a database: the session to play (with --dump too).
+        #[arg(long, value_name = "ID")]
         session: Option<String>,
         #[command(flatten)]
         pace: PaceArgs,
@@ -143,6 +147,14 @@ pub enum Command {
     /// needed): the figures `opencode stats` prints, by project and agent
     /// too; --json or --csv for scripts.
     Stats(stats::StatsArgs),
+    /// Every session in opencode's database on this machine ($OPENCODE_DB,
+    /// else $XDG_DATA_HOME/opencode/opencode.db), no server needed: newest
+    /// first, by project; a session still being written is followed.
+    History {
+        /// Another database file than the one opencode uses here.
+        #[arg(value_name = "DB")]
+        db: Option<PathBuf>,
+    },
     /// Watch the built-in demo recording (no server needed).
     Demo {
         /// Print the demo's final state as text instead.
@@ -385,8 +397,11 @@ mod tests {
         assert!(
             matches!(cli.command, Some(Command::Export { session: Some(s), .. }) if s == "ses_1")
         );
+        // Parsed: a database takes both; `main` refuses it for a recording.
+        assert!(Cli::try_parse_from(["ocview", "replay", "f", "--dump", "--session", "x"]).is_ok());
+        let cli = Cli::try_parse_from(["ocview", "history", "x.db"]).unwrap();
         assert!(
-            Cli::try_parse_from(["ocview", "replay", "f", "--dump", "--session", "x"]).is_err()
+            matches!(cli.command, Some(Command::History { db: Some(p) }) if p.ends_with("x.db"))
         );
     }
 }

@@ -35,13 +35,18 @@ pub async fn fleet_tui(
         .map(|s| (s.client.base().to_string(), s.key.clone()))
         .collect();
     app.message_totals = crate::app::launch::message_totals::for_fleet(&members, tx.clone());
+    let tx_history = tx.clone();
     let handle = fleet::spawn(servers, tx, read_only, raw);
     if let Some((watch, pinned)) = watch {
         fleet_watch::spawn(watch, members, pinned, handle.control.clone());
     }
     // Each server's state is on its heading; the source as a whole is live.
     app.source.state = SourceState::Live;
-    app.live = Some(handle.commands);
+    // Every session in opencode's database, beside the servers'.
+    app.live = Some(match crate::app::launch::history::spawn(tx_history) {
+        Some(history) => crate::app::launch::history::route(Some(handle.commands), history),
+        None => handle.commands,
+    });
     app.replies = handle.replies;
     let outcome = tui(app, rx).await;
     drop(handle.control);

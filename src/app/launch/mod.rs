@@ -2,6 +2,7 @@
 //! terminal afterwards.
 
 pub mod fleet;
+pub mod history;
 pub mod logging;
 pub mod message_totals;
 

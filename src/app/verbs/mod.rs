@@ -30,6 +30,12 @@ pub enum Request {
     Clipboard { argv: Vec<String>, content: Content },
     /// Hand the terminal to the pager or the editor.
     Open(Program, Content),
+    /// Hand the terminal to a program of ocview's own (a history session
+    /// replayed in the player): its arguments, and what it is, in words.
+    Run {
+        argv: Vec<std::ffi::OsString>,
+        what: String,
+    },
     /// Job control: give the terminal back and stop, or take it again.
     Suspend(crate::app::terminal::job_control::Job),
 }

@@ -1,15 +1,22 @@
 //! OpenCode's own SQLite database, read directly and safely: where it is
 //! (`path`), opened read-only behind an authorizer that keeps the
 //! credential tables out of reach (`guard`), its schema read from the file
-//! (`schema`), the reads the app needs (`sessions`), and a reader thread
-//! that keeps a live session's message count fresh (`totals`).
+//! (`schema`), the reads the app needs (`sessions`, `rows`), rows turned
+//! into the events the reducer knows (`convert`), a reader thread that
+//! keeps a live session's message count fresh (`totals`), one that lists
+//! and opens every session in the file and follows what is written
+//! (`history`), and a session's event log as a recording (`event_log`).
 //!
 //! Every read is one short statement (no long transaction: a long reader
 //! stops opencode's WAL checkpoints), on a thread of its own, never on the
 //! async runtime's.
 
+pub mod convert;
+pub mod event_log;
 pub mod guard;
+pub mod history;
 pub mod path;
+pub mod rows;
 pub mod schema;
 pub mod sessions;
 pub mod totals;

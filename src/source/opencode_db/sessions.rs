@@ -63,6 +63,36 @@ impl Db {
         limit: usize,
         after: Option<&SessionCursor>,
     ) -> Result<Vec<SessionRow>, DbError> {
+        let order = self.session_order();
+        match after {
+            Some(c) => {
+                let t = c.time_updated.to_string();
+                self.sessions_where(
+                    &format!("({order}, id) < (CAST(?1 AS INTEGER), ?2)"),
+                    &[t.as_str(), c.id.as_str()],
+                    limit,
+                )
+            }
+            None => self.sessions_where("1", &[], limit),
+        }
+    }
+
+    fn session_order(&self) -> &'static str {
+        if self.schema.has("session", "time_updated") {
+            "coalesce(time_updated, 0)"
+        } else {
+            "0"
+        }
+    }
+
+    /// Sessions matching `filter` (with `params`), most recently updated
+    /// first, up to `limit`. Uses the columns this schema has.
+    pub(super) fn sessions_where(
+        &self,
+        filter: &str,
+        params: &[&str],
+        limit: usize,
+    ) -> Result<Vec<SessionRow>, DbError> {
         let s = &self.schema;
         let mut cols: Vec<String> = ROW_COLUMNS
             .iter()
@@ -72,22 +102,14 @@ impl Db {
         if totals {
             cols.extend(TOTALS_COLUMNS.iter().map(|c| quote(c)));
         }
-        let order = if s.has("session", "time_updated") {
-            "coalesce(time_updated, 0)"
-        } else {
-            "0"
-        };
-        let mut sql = format!("SELECT {} FROM session", cols.join(", "));
-        if after.is_some() {
-            sql.push_str(&format!(" WHERE ({order}, id) < (?1, ?2)"));
-        }
-        sql.push_str(&format!(" ORDER BY {order} DESC, id DESC LIMIT {limit}"));
+        let order = self.session_order();
+        let sql = format!(
+            "SELECT {} FROM session WHERE {filter} ORDER BY {order} DESC, id DESC LIMIT {limit}",
+            cols.join(", ")
+        );
         guard::with_retry(&self.shown, || {
             let mut st = self.conn.prepare(&sql)?;
-            let rows = match after {
-                Some(c) => st.query(rusqlite::params![c.time_updated, c.id])?,
-                None => st.query([])?,
-            };
+            let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
             rows.mapped(|r| Ok(session_row(r, totals))).collect()
         })
     }

@@ -6,6 +6,7 @@
 use crate::app::panes::session_list::tree::SessionRow;
 use crate::model::store::fleet::{self, ServerState};
 use crate::model::{Session, SessionStatus, Store};
+use crate::source::opencode_db::history::HISTORY_KEY;
 
 /// What the sessions of a group are doing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,6 +91,27 @@ pub fn is_fleet(store: &Store) -> bool {
             .sessions()
             .iter()
             .any(|s| fleet::server_of(&s.info.id).is_some())
+}
+
+/// The sessions listed from opencode's database that a live server of
+/// the fleet also serves (the same bare id): they show once, live.
+pub fn shadowed(store: &Store) -> std::collections::HashSet<usize> {
+    let sessions = store.sessions();
+    let from_db = |s: &Session| fleet::server_of(&s.info.id) == Some(HISTORY_KEY);
+    if !sessions.iter().any(|s| from_db(s)) {
+        return Default::default();
+    }
+    let live: std::collections::HashSet<&str> = sessions
+        .iter()
+        .filter(|s| !from_db(s))
+        .map(|s| fleet::bare(&s.info.id))
+        .collect();
+    sessions
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| from_db(s) && live.contains(fleet::bare(&s.info.id)))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 struct ServerGroup {
@@ -180,10 +202,15 @@ pub fn group(
         })
         .collect();
     let sessions = store.sessions();
+    let hidden = shadowed(store);
     let mut place = Vec::with_capacity(sessions.len());
-    for s in sessions {
+    for (i, s) in sessions.iter().enumerate() {
         let (key, dir) = home(store, s);
         let (a, b) = slot(&mut servers, &key, &dir);
+        if hidden.contains(&i) {
+            place.push((a, b));
+            continue;
+        }
         let counts = &mut servers[a].projects[b].counts;
         counts.sessions += 1;
         if matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }) {
@@ -210,8 +237,18 @@ pub fn group(
         }
     }
 
+    // The database's sessions after every live server's.
+    servers.sort_by_key(|s| s.key == HISTORY_KEY);
     let mut out = Vec::new();
     for server in servers {
+        if server.key == HISTORY_KEY && server.projects.iter().all(|p| p.rows.is_empty()) {
+            // Nothing there, or all shown live: no empty heading.
+            if server.projects.iter().all(|p| p.counts.sessions == 0)
+                && server.state.as_ref().is_none_or(|s| s.is_live())
+            {
+                continue;
+            }
+        }
         if filtering && server.projects.iter().all(|p| p.rows.is_empty()) {
             continue;
         }
@@ -223,6 +260,8 @@ pub fn group(
         let server_folded = !filtering && folded.contains(&key);
         let name = if server.key.is_empty() {
             "(no server)".to_string()
+        } else if server.key == HISTORY_KEY {
+            "history".to_string()
         } else {
             server.key.clone()
         };
@@ -482,5 +521,33 @@ pub(crate) mod tests {
                 .to_string(),
         ]);
         assert!(!is_fleet(&s));
+    }
+
+    #[test]
+    fn database_sessions_come_after_the_servers_and_once_when_live() {
+        let s = store(&[
+            server("history", r#""state":"live""#),
+            server("a:1", r#""state":"live""#),
+            session("history", "ses_1", "/p", None),
+            session("history", "ses_2", "/p", None),
+            session("history", "ses_3", "/p", Some("ses_2")),
+            session("a:1", "ses_2", "/p", None),
+        ]);
+        let rows = all(&s, &HashSet::new(), "");
+        // ses_2 is served live: its database copy is not listed (nor
+        // counted); the history heading comes last whatever joined first.
+        assert_eq!(
+            shown(&s, &rows),
+            [
+                "S a:1",
+                "P /p",
+                "ses_2@a:1",
+                "S history",
+                "P /p",
+                "ses_1@history"
+            ]
+        );
+        let history = heading(&rows, "history");
+        assert_eq!(history.group.as_ref().unwrap().counts.sessions, 2);
     }
 }

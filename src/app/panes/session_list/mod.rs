@@ -4,6 +4,7 @@
 pub mod draw;
 pub mod fleet_heading;
 pub mod fleet_tree;
+pub mod history_replay;
 pub mod keys;
 pub mod tree;
 pub mod width;

@@ -125,7 +125,8 @@ pub fn rows(
 
     let mut out = Vec::new();
     let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
-    let mut seen = HashSet::new();
+    // A database session that a live server also serves shows once, live.
+    let mut seen = crate::app::panes::session_list::fleet_tree::shadowed(store);
     while let Some((i, depth)) = stack.pop() {
         if !seen.insert(i) || keep.as_ref().is_some_and(|k| !k.contains(&i)) {
             continue;
