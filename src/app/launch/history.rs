@@ -34,13 +34,14 @@ pub fn route(
     tokio::spawn(async move {
         while let Some(cmd) = rx.recv().await {
             let id = match &cmd {
-                LiveCommand::Open(id) | LiveCommand::Older(id) => id,
+                LiveCommand::Open(id) | LiveCommand::Older(id) | LiveCommand::AllOlder(id) => id,
             };
             if fleet::server_of(id) == Some(HISTORY_KEY) {
                 let bare = fleet::bare(id).to_string();
                 let cmd = match cmd {
                     LiveCommand::Open(_) => LiveCommand::Open(bare),
                     LiveCommand::Older(_) => LiveCommand::Older(bare),
+                    LiveCommand::AllOlder(_) => LiveCommand::AllOlder(bare),
                 };
                 history.send(cmd);
             } else if let Some(live) = &live {

@@ -311,7 +311,11 @@ impl Reader {
     fn command(&mut self, cmd: LiveCommand) {
         match cmd {
             LiveCommand::Open(id) => self.open_session(id),
-            LiveCommand::Older(id) => self.older(id),
+            LiveCommand::Older(id) => {
+                self.older(id);
+            }
+            // Page after page (each its own answer), to the first message.
+            LiveCommand::AllOlder(id) => while !self.older(id.clone()) && !self.closed {},
         }
     }
 
@@ -357,7 +361,9 @@ impl Reader {
         }
     }
 
-    fn older(&mut self, id: String) {
+    /// The page before the oldest loaded; true when no page comes after
+    /// it (the first message was reached, or nothing could be read).
+    fn older(&mut self, id: String) -> bool {
         let before = self.opened.get(&id).and_then(|o| o.oldest.clone());
         let read = match (&self.db, &before) {
             (Some(db), Some(before)) => db
@@ -379,13 +385,18 @@ impl Reader {
                     o.oldest = Some(message_cursor(first));
                 }
                 self.send_page(&id, &messages, &parts, true, complete);
+                complete
             }
             // Nothing loaded before, or nothing readable: an empty, final
             // answer (the app waits for exactly one).
-            Ok(None) => self.send_page(&id, &[], &[], true, true),
+            Ok(None) => {
+                self.send_page(&id, &[], &[], true, true);
+                true
+            }
             Err(e) => {
                 self.send_page(&id, &[], &[], true, false);
                 self.failed(e);
+                true
             }
         }
     }
