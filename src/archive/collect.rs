@@ -29,6 +29,8 @@ pub struct Collector {
     messages: BTreeSet<(String, String)>,
     /// (session, message, part) touched.
     parts: BTreeSet<(String, String, String)>,
+    /// Sessions whose todo list changed: the store made a part of it.
+    todos: BTreeSet<String>,
     /// The time of the last event, for "newer state wins".
     clock: i64,
 }
@@ -44,6 +46,7 @@ impl Collector {
             sessions: BTreeSet::new(),
             messages: BTreeSet::new(),
             parts: BTreeSet::new(),
+            todos: BTreeSet::new(),
             clock: 0,
         }
     }
@@ -63,10 +66,12 @@ impl Collector {
             sessions,
             messages,
             parts,
+            todos,
             clock,
             ..
         } = self;
-        let mut tap = |env: &Envelope| note(env, events, seen, sessions, messages, parts, clock);
+        let mut tap =
+            |env: &Envelope| note(env, events, seen, sessions, messages, parts, todos, clock);
         apply_record_tapped(record, store, &mut NoObserver, stats, &mut tap);
     }
 
@@ -79,6 +84,7 @@ impl Collector {
             &mut self.sessions,
             &mut self.messages,
             &mut self.parts,
+            &mut self.todos,
             &mut self.clock,
         );
         self.store.apply(env, &mut NoObserver);
@@ -97,6 +103,18 @@ impl Collector {
 
     /// Everything collected since the last take.
     pub fn take(&mut self) -> Batch {
+        // The parts the store made of todo lists (named by the store).
+        for sid in std::mem::take(&mut self.todos) {
+            let Some(session) = self.store.session(&sid) else {
+                continue;
+            };
+            for m in &session.messages {
+                for p in m.parts.iter().filter(|p| p.source.is_some()) {
+                    self.parts
+                        .insert((sid.clone(), m.info.id.clone(), p.id.clone()));
+                }
+            }
+        }
         let store = &self.store;
         let clock = self.clock;
         let sessions = std::mem::take(&mut self.sessions)
@@ -134,6 +152,7 @@ fn note(
     sessions: &mut BTreeSet<String>,
     messages: &mut BTreeSet<(String, String)>,
     parts: &mut BTreeSet<(String, String, String)>,
+    todos: &mut BTreeSet<String>,
     clock: &mut i64,
 ) {
     let Some(session) = encode::session_of(&env.event) else {
@@ -146,6 +165,9 @@ fn note(
     match &env.event {
         Event::MessageUpdated(info) => {
             messages.insert((session.clone(), info.id.clone()));
+        }
+        Event::TodoUpdated { .. } => {
+            todos.insert(session.clone());
         }
         Event::PartUpdated(part) => {
             messages.insert((session.clone(), part.message_id.clone()));

@@ -139,7 +139,17 @@ fn status_json(status: &SessionStatus) -> Value {
 /// One line of the log: the event, with its project directory (a
 /// `/global/event` wrapper's) when it had one.
 fn wrap(kind: &str, properties: &str, env: &Envelope) -> String {
-    let event = format!("{{\"type\":{},\"properties\":{properties}}}", json!(kind));
+    // The event's position in its stream is kept in an id of the same form
+    // (a todo list becomes a part only when streamed, at a position).
+    let id = if env.seq != 0 && env.seq < 1 << 48 {
+        format!("\"id\":\"evt_{:012x}{:016x}\",", env.seq, env.tag)
+    } else {
+        String::new()
+    };
+    let event = format!(
+        "{{{id}\"type\":{},\"properties\":{properties}}}",
+        json!(kind)
+    );
     match &env.directory {
         Some(dir) => format!("{{\"directory\":{},\"payload\":{event}}}", json!(dir)),
         None => event,

@@ -78,15 +78,25 @@ impl PgArchive {
     fn prepare(&mut self) -> Result<(), ArchiveError> {
         let place = self.place.clone();
         let err = |e: tokio_postgres::Error| classify(&place, &e);
-        let version: i64 = self
+        let exists: bool = self
             .rt
             .block_on(self.client.query_one(
-                "SELECT CASE WHEN to_regclass('ocview_schema') IS NULL THEN 0
-                   ELSE (SELECT coalesce(max(version), 0) FROM ocview_schema) END",
+                "SELECT to_regclass('ocview_schema') IS NOT NULL",
                 &[],
             ))
             .map_err(err)?
             .get(0);
+        let version: i64 = if exists {
+            self.rt
+                .block_on(self.client.query_one(
+                    "SELECT coalesce(max(version), 0) FROM ocview_schema",
+                    &[],
+                ))
+                .map_err(err)?
+                .get(0)
+        } else {
+            0
+        };
         if version > schema::LATEST {
             self.read_only = Some(format!(
                 "written by a newer ocview (schema {version}, this one knows {}): read-only",
@@ -327,7 +337,7 @@ impl Engine for PgArchive {
                            host = coalesce(sessions.host, excluded.host),
                            file = coalesce(sessions.file, excluded.file), created = excluded.created,
                            updated = excluded.updated, raw = excluded.raw
-                         WHERE excluded.updated >= sessions.updated
+                         WHERE excluded.updated > sessions.updated OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
                          RETURNING id",
                     )
                     .await?;
@@ -379,7 +389,7 @@ impl Engine for PgArchive {
                          ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
                            role = excluded.role, model = excluded.model, agent = excluded.agent,
                            created = excluded.created, updated = excluded.updated, raw = excluded.raw
-                         WHERE excluded.updated >= messages.updated",
+                         WHERE excluded.updated > messages.updated OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
                     )
                     .await?;
                 for m in &batch.messages {
@@ -406,7 +416,7 @@ impl Engine for PgArchive {
                            session_id = excluded.session_id, kind = excluded.kind,
                            tool = excluded.tool, state = excluded.state, time = excluded.time,
                            updated = excluded.updated, raw = excluded.raw
-                         WHERE excluded.updated >= parts.updated
+                         WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
                          RETURNING id",
                     )
                     .await?;
@@ -566,9 +576,10 @@ impl Engine for PgArchive {
         let rows = self
             .rt
             .block_on(self.client.query(
-                "SELECT 'm' AS k, id AS o, raw FROM messages WHERE session_id = $1
-                 UNION ALL SELECT 'p', message_id || ' ' || id, raw FROM parts WHERE session_id = $1
-                 ORDER BY 2 COLLATE \"C\", 1",
+                "SELECT k, o, raw FROM (
+                   SELECT 'm' AS k, id AS o, raw FROM messages WHERE session_id = $1
+                   UNION ALL SELECT 'p', message_id || ' ' || id, raw FROM parts WHERE session_id = $1
+                 ) items ORDER BY o COLLATE \"C\", k",
                 &[&session_id],
             ))
             .map_err(err)?;

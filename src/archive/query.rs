@@ -73,7 +73,9 @@ impl Query {
         (!parts.is_empty()).then(|| parts.join(" "))
     }
 
-    /// The words as a PostgreSQL `to_tsquery('simple', …)` text.
+    /// The words as a PostgreSQL `to_tsquery('simple', …)` text. The index
+    /// splits paths and names at their punctuation (as FTS5 does), so a
+    /// word is the phrase of its pieces.
     pub fn tsquery(&self) -> Option<String> {
         let words = self.words();
         let n = words.len();
@@ -81,8 +83,28 @@ impl Query {
             .into_iter()
             .enumerate()
             .map(|(i, w)| {
-                let star = if self.prefix && i + 1 == n { ":*" } else { "" };
-                format!("'{}'{star}", w.replace('\\', "").replace('\'', "''"))
+                let pieces: Vec<&str> = w
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                let last = pieces.len() - 1;
+                let phrase: Vec<String> = pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(j, p)| {
+                        let star = if self.prefix && i + 1 == n && j == last {
+                            ":*"
+                        } else {
+                            ""
+                        };
+                        format!("'{p}'{star}")
+                    })
+                    .collect();
+                if phrase.len() == 1 {
+                    phrase.into_iter().next().unwrap_or_default()
+                } else {
+                    format!("({})", phrase.join(" <-> "))
+                }
             })
             .collect();
         (!parts.is_empty()).then(|| parts.join(" & "))
@@ -225,7 +247,7 @@ mod tests {
         );
         assert_eq!(
             q.tsquery().unwrap(),
-            "'billing.rs' & 'OR' & 'x' & 'NEARa' & 'drop':*"
+            "('billing' <-> 'rs') & 'OR' & 'x' & 'NEARa' & 'drop':*"
         );
         assert!(Query::new("  \" * ").fts5().is_none());
     }

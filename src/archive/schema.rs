@@ -124,8 +124,10 @@ pub const POSTGRES: &[(i64, &str)] = &[(
         model TEXT,
         agent TEXT,
         body TEXT NOT NULL,
-        tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', body)) STORED
+        tsv TSVECTOR GENERATED ALWAYS AS
+            (to_tsvector('simple', translate(body, './-_:@', '      '))) STORED
     );
+    -- Paths and names are found by their pieces, as FTS5 finds them.
     CREATE INDEX search_tsv ON search USING GIN (tsv);
     CREATE INDEX search_time ON search (time DESC);",
 )];

@@ -203,7 +203,7 @@ impl Engine for SqliteArchive {
                        server = coalesce(server, excluded.server), host = coalesce(host, excluded.host),
                        file = coalesce(file, excluded.file), created = excluded.created,
                        updated = excluded.updated, raw = excluded.raw
-                     WHERE excluded.updated >= sessions.updated
+                     WHERE excluded.updated > sessions.updated OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
                      RETURNING pk",
                 )
                 .map_err(err)?;
@@ -261,7 +261,7 @@ impl Engine for SqliteArchive {
                      ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, role = excluded.role,
                        model = excluded.model, agent = excluded.agent, created = excluded.created,
                        updated = excluded.updated, raw = excluded.raw
-                     WHERE excluded.updated >= messages.updated",
+                     WHERE excluded.updated > messages.updated OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
                 )
                 .map_err(err)?;
             for m in &batch.messages {
@@ -279,7 +279,7 @@ impl Engine for SqliteArchive {
                        session_id = excluded.session_id, kind = excluded.kind, tool = excluded.tool,
                        state = excluded.state, time = excluded.time, updated = excluded.updated,
                        raw = excluded.raw
-                     WHERE excluded.updated >= parts.updated
+                     WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
                      RETURNING pk",
                 )
                 .map_err(err)?;
