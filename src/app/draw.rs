@@ -204,6 +204,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(Overlay::PromptView) => prompt_bar::view::draw_view(frame, app, areas.screen),
         Some(Overlay::Prompts) => jump_list::draw::draw(frame, app, areas.screen),
         Some(Overlay::Themes) => theme_picker::draw::draw(frame, app, areas.screen),
+        Some(Overlay::ArchiveSearch) => {
+            crate::app::overlays::archive_search::draw::draw(frame, app, areas.screen)
+        }
         None => {}
     }
     // A prompt waiting behind the overlay says so on its last row.

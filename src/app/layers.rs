@@ -45,6 +45,7 @@ impl Layer {
             Layer::Overlay(Overlay::Prompts) => "the jump list",
             Layer::Overlay(Overlay::Themes) => "the theme picker",
             Layer::Overlay(Overlay::BadRecord) => "the bad record",
+            Layer::Overlay(Overlay::ArchiveSearch) => "the archive search",
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => return None,
             Layer::Filter => "the filter",
             Layer::Search => "the search",
@@ -129,6 +130,10 @@ impl App {
             }
             Layer::Overlay(Overlay::BadRecord) => {
                 self.bad_record_key(key);
+                false
+            }
+            Layer::Overlay(Overlay::ArchiveSearch) => {
+                self.archive_search_key(key);
                 false
             }
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => true,

@@ -65,6 +65,8 @@ pub enum Overlay {
     Themes,
     /// The last record a source could not use.
     BadRecord,
+    /// Search across the archive.
+    ArchiveSearch,
 }
 
 /// Where the events come from, for the status line.
@@ -138,6 +140,8 @@ pub struct App {
     /// The last problem a source reported without failing, or what a key
     /// did in passing; it leaves after a while (`notice.rs`).
     pub notice: Option<String>,
+    /// The archive: where, its writer, its search overlay.
+    pub archive: overlays::archive_search::ArchiveState,
     pub notice_clock: notice::NoticeClock,
     /// The selected session's modified files, and the revision they are of.
     pub files: (String, u64, Vec<(String, u64, u64)>),
@@ -194,6 +198,7 @@ impl App {
             keymap,
             notice: fallback.or_else(|| look::warning_notice(&theme)),
             notice_clock: Default::default(),
+            archive: Default::default(),
             recording: None,
             recording_drawn: None,
             theme,

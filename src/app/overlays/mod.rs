@@ -1,7 +1,8 @@
 //! What opens over the panes and takes every key while open: help, the
 //! prompt jump list, the theme picker, the confirmation, the diff view,
-//! search, and the last record that could not be read.
+//! search, the archive's search, and the last record that could not be read.
 
+pub mod archive_search;
 pub mod bad_record;
 pub mod confirm;
 pub mod diff_view;
