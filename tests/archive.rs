@@ -68,7 +68,9 @@ fn store_of_file(path: &Path) -> Store {
 
 /// What a session shows, in a form two stores can be compared by.
 fn fingerprint(store: &Store, id: &str) -> String {
-    let s = store.session(id).unwrap_or_else(|| panic!("no session {id}"));
+    let s = store
+        .session(id)
+        .unwrap_or_else(|| panic!("no session {id}"));
     let mut out = format!(
         "{} {:?} parent {:?}\n",
         s.info.id, s.info.title, s.info.parent_id
@@ -199,13 +201,20 @@ fn every_format_imports_and_twice_adds_nothing(engines: &mut dyn Fresh) {
         );
     }
     let counts = archive.counts().unwrap();
-    assert!(counts.sessions >= 9 && counts.parts > 50 && counts.events > 100, "{counts:?}");
+    assert!(
+        counts.sessions >= 9 && counts.parts > 50 && counts.events > 100,
+        "{counts:?}"
+    );
     for f in &files {
         let again = import(&mut *archive, f);
         assert_eq!(again.written.events, 0, "{}: events doubled", f.display());
         assert_eq!(again.written.parts, 0, "{}: parts rewritten", f.display());
     }
-    assert_eq!(archive.counts().unwrap(), counts, "a second import added rows");
+    assert_eq!(
+        archive.counts().unwrap(),
+        counts,
+        "a second import added rows"
+    );
 }
 
 fn archived_sessions_replay_to_the_original_state(engines: &mut dyn Fresh) {
@@ -214,7 +223,10 @@ fn archived_sessions_replay_to_the_original_state(engines: &mut dyn Fresh) {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         // One form per scenario (the others hold the same sessions), plus
         // the forms that are not bus events.
-        if !(name == "event.jsonl" || name == "run.ndjson" || !f.starts_with(fixtures().join("opencode-1.18.33"))) {
+        if !(name == "event.jsonl"
+            || name == "run.ndjson"
+            || !f.starts_with(fixtures().join("opencode-1.18.33")))
+        {
             continue;
         }
         // Each file alone: two forms of one scenario are one session.
@@ -225,9 +237,19 @@ fn archived_sessions_replay_to_the_original_state(engines: &mut dyn Fresh) {
             let id = session.id();
             let want = fingerprint(&original, id);
             let replayed = store_of(&lines(&archive.events(id).unwrap()));
-            assert_eq!(fingerprint(&replayed, id), want, "{}: replayed {id}", f.display());
+            assert_eq!(
+                fingerprint(&replayed, id),
+                want,
+                "{}: replayed {id}",
+                f.display()
+            );
             let opened = store_of(&lines(&archive.snapshot(id).unwrap()));
-            assert_eq!(fingerprint(&opened, id), want, "{}: opened {id}", f.display());
+            assert_eq!(
+                fingerprint(&opened, id),
+                want,
+                "{}: opened {id}",
+                f.display()
+            );
             checked += 1;
         }
     }
@@ -247,7 +269,10 @@ const TWO_SESSIONS: &str = r#"{"type":"session.updated","properties":{"info":{"i
 
 fn write_two_sessions(archive: &mut dyn Engine) {
     // Each from its own server, as two attached servers would.
-    for (server, id) in [("http://alpha-box:4096", "ses_alpha"), ("http://beta-box:4096", "ses_beta")] {
+    for (server, id) in [
+        ("http://alpha-box:4096", "ses_alpha"),
+        ("http://beta-box:4096", "ses_beta"),
+    ] {
         let mut collector = Collector::new(Origin {
             server: Some(server.into()),
             host: "testhost".into(),
@@ -288,18 +313,50 @@ fn search_finds_by_every_filter(engines: &mut dyn Fresh) {
     // Newest first: beta's parts are later than alpha's.
     assert_eq!(
         found(a, &q(&|_| {})),
-        ["ses_beta/prt_b2", "ses_beta/prt_b1", "ses_alpha/prt_a2", "ses_alpha/prt_a1"]
+        [
+            "ses_beta/prt_b2",
+            "ses_beta/prt_b1",
+            "ses_alpha/prt_a2",
+            "ses_alpha/prt_a1"
+        ]
     );
-    assert_eq!(found(a, &q(&|q| q.project = Some("alpha".into()))), ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]);
-    assert_eq!(found(a, &q(&|q| q.server = Some("beta-box".into()))), ["ses_beta/prt_b2", "ses_beta/prt_b1"]);
-    assert_eq!(found(a, &q(&|q| q.since = Some(1_705_000_000_000))), ["ses_beta/prt_b2", "ses_beta/prt_b1"]);
-    assert_eq!(found(a, &q(&|q| q.until = Some(1_705_000_000_000))), ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]);
-    assert_eq!(found(a, &q(&|q| q.model = Some("claude".into()))), ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]);
-    assert_eq!(found(a, &q(&|q| q.agent = Some("plan".into()))), ["ses_beta/prt_b2", "ses_beta/prt_b1"]);
-    assert_eq!(found(a, &q(&|q| q.tool = Some("bash".into()))), ["ses_alpha/prt_a2"]);
-    assert_eq!(found(a, &q(&|q| q.state = Some("error".into()))), ["ses_beta/prt_b2"]);
+    assert_eq!(
+        found(a, &q(&|q| q.project = Some("alpha".into()))),
+        ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.server = Some("beta-box".into()))),
+        ["ses_beta/prt_b2", "ses_beta/prt_b1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.since = Some(1_705_000_000_000))),
+        ["ses_beta/prt_b2", "ses_beta/prt_b1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.until = Some(1_705_000_000_000))),
+        ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.model = Some("claude".into()))),
+        ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.agent = Some("plan".into()))),
+        ["ses_beta/prt_b2", "ses_beta/prt_b1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.tool = Some("bash".into()))),
+        ["ses_alpha/prt_a2"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.state = Some("error".into()))),
+        ["ses_beta/prt_b2"]
+    );
     // Titles, tool inputs (paths) and errors; a prefix while typing.
-    assert_eq!(found(a, &Query::new("billing")), ["ses_alpha/prt_a2", "ses_alpha/"]);
+    assert_eq!(
+        found(a, &Query::new("billing")),
+        ["ses_alpha/prt_a2", "ses_alpha/"]
+    );
     assert_eq!(found(a, &Query::new("README.md")), ["ses_beta/prt_b2"]);
     let typing = Query {
         prefix: true,
@@ -316,7 +373,8 @@ fn search_finds_by_every_filter(engines: &mut dyn Fresh) {
     assert_eq!(hit.host.as_deref(), Some("testhost"));
     // Query syntax is never the engine's.
     for nasty in ["\"", "*", "NEAR(", "a OR", "'", "\\", ":*", "&|!"] {
-        a.search(&Query::new(nasty)).unwrap_or_else(|e| panic!("{nasty}: {e}"));
+        a.search(&Query::new(nasty))
+            .unwrap_or_else(|e| panic!("{nasty}: {e}"));
     }
 }
 
@@ -412,7 +470,10 @@ fn a_corrupt_file_is_said_in_one_line() {
     let e = Setting::Sqlite(path.clone()).open().err().expect("refused");
     assert_eq!(e.trouble, Trouble::Corrupt, "{e}");
     let line = e.to_string();
-    assert!(line.contains("not an archive") && line.contains("archive.db"), "{line}");
+    assert!(
+        line.contains("not an archive") && line.contains("archive.db"),
+        "{line}"
+    );
     assert!(!line.contains('\n'));
 }
 
@@ -471,7 +532,10 @@ fn the_writer_says_what_is_wrong_and_gives_up_quietly() {
     let line = rx
         .recv_timeout(std::time::Duration::from_secs(5))
         .expect("a message");
-    assert!(line.contains("not an archive") && line.ends_with("ocview goes on without it"), "{line}");
+    assert!(
+        line.contains("not an archive") && line.ends_with("ocview goes on without it"),
+        "{line}"
+    );
     // Sends cost nothing afterwards, and never block.
     let env = ocview::model::Envelope::new(ocview::model::Event::SessionIdle {
         session_id: "s".into(),

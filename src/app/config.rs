@@ -250,12 +250,18 @@ mod tests {
             Some(ConfigValue::On(false))
         );
         assert_eq!(
-            Config::parse("archive = \"postgres://me@db/arch\"").unwrap().archive,
+            Config::parse("archive = \"postgres://me@db/arch\"")
+                .unwrap()
+                .archive,
             Some(ConfigValue::At("postgres://me@db/arch".into()))
         );
         let e = Config::parse("archive = \"postgres://me:hunter2@db/arch\"").unwrap_err();
         assert!(e.contains("password") && !e.contains("hunter2"), "{e}");
-        assert!(Config::parse("archive = 3").unwrap_err().contains("archive"));
+        assert!(
+            Config::parse("archive = 3")
+                .unwrap_err()
+                .contains("archive")
+        );
     }
 
     #[test]

@@ -21,6 +21,12 @@ pub struct Collector {
     pub store: Store,
     pub stats: IngestStats,
     origin: Origin,
+    touched: Touched,
+}
+
+/// What came since the last batch.
+#[derive(Default)]
+struct Touched {
     events: Vec<EventRow>,
     /// How often each hashed event came before (identical deltas).
     seen: HashMap<u64, u32>,
@@ -41,52 +47,31 @@ impl Collector {
             store: Store::new(),
             stats: IngestStats::default(),
             origin,
-            events: Vec::new(),
-            seen: HashMap::new(),
-            sessions: BTreeSet::new(),
-            messages: BTreeSet::new(),
-            parts: BTreeSet::new(),
-            todos: BTreeSet::new(),
-            clock: 0,
+            touched: Touched::default(),
         }
     }
 
     /// Events and touched rows waiting for `take`.
     pub fn pending(&self) -> usize {
-        self.events.len() + self.parts.len()
+        self.touched.events.len() + self.touched.parts.len()
     }
 
     /// A record of a file (any form the replay reader reads).
     pub fn record(&mut self, record: Record) {
-        let Collector {
-            store,
-            stats,
-            events,
-            seen,
-            sessions,
-            messages,
-            parts,
-            todos,
-            clock,
-            ..
-        } = self;
-        let mut tap =
-            |env: &Envelope| note(env, events, seen, sessions, messages, parts, todos, clock);
-        apply_record_tapped(record, store, &mut NoObserver, stats, &mut tap);
+        let touched = &mut self.touched;
+        let mut tap = |env: &Envelope| touched.note(env);
+        apply_record_tapped(
+            record,
+            &mut self.store,
+            &mut NoObserver,
+            &mut self.stats,
+            &mut tap,
+        );
     }
 
     /// An event received live.
     pub fn envelope(&mut self, env: Envelope) {
-        note(
-            &env,
-            &mut self.events,
-            &mut self.seen,
-            &mut self.sessions,
-            &mut self.messages,
-            &mut self.parts,
-            &mut self.todos,
-            &mut self.clock,
-        );
+        self.touched.note(&env);
         self.store.apply(env, &mut NoObserver);
     }
 
@@ -104,31 +89,32 @@ impl Collector {
     /// Everything collected since the last take.
     pub fn take(&mut self) -> Batch {
         // The parts the store made of todo lists (named by the store).
-        for sid in std::mem::take(&mut self.todos) {
+        for sid in std::mem::take(&mut self.touched.todos) {
             let Some(session) = self.store.session(&sid) else {
                 continue;
             };
             for m in &session.messages {
                 for p in m.parts.iter().filter(|p| p.source.is_some()) {
-                    self.parts
+                    self.touched
+                        .parts
                         .insert((sid.clone(), m.info.id.clone(), p.id.clone()));
                 }
             }
         }
         let store = &self.store;
-        let clock = self.clock;
-        let sessions = std::mem::take(&mut self.sessions)
+        let clock = self.touched.clock;
+        let sessions = std::mem::take(&mut self.touched.sessions)
             .into_iter()
             .filter_map(|id| store.session(&id).map(session_row))
             .collect();
-        let messages = std::mem::take(&mut self.messages)
+        let messages = std::mem::take(&mut self.touched.messages)
             .into_iter()
             .filter_map(|(sid, mid)| {
                 let m = store.session(&sid)?.message(&mid)?;
                 (!m.placeholder).then(|| message_row(m, clock))
             })
             .collect();
-        let parts = std::mem::take(&mut self.parts)
+        let parts = std::mem::take(&mut self.touched.parts)
             .into_iter()
             .filter_map(|(sid, mid, pid)| {
                 let m = store.session(&sid)?.message(&mid)?;
@@ -137,7 +123,7 @@ impl Collector {
             .collect();
         Batch {
             origin: self.origin.clone(),
-            events: std::mem::take(&mut self.events),
+            events: std::mem::take(&mut self.touched.events),
             sessions,
             messages,
             parts,
@@ -145,65 +131,67 @@ impl Collector {
     }
 }
 
-fn note(
-    env: &Envelope,
-    events: &mut Vec<EventRow>,
-    seen: &mut HashMap<u64, u32>,
-    sessions: &mut BTreeSet<String>,
-    messages: &mut BTreeSet<(String, String)>,
-    parts: &mut BTreeSet<(String, String, String)>,
-    todos: &mut BTreeSet<String>,
-    clock: &mut i64,
-) {
-    let Some(session) = encode::session_of(&env.event) else {
-        return;
-    };
-    if let Some(at) = env.received_ms {
-        *clock = (*clock).max(at);
-    }
-    let session = session.to_string();
-    match &env.event {
-        Event::MessageUpdated(info) => {
-            messages.insert((session.clone(), info.id.clone()));
+impl Touched {
+    fn note(&mut self, env: &Envelope) {
+        let Touched {
+            events,
+            seen,
+            sessions,
+            messages,
+            parts,
+            todos,
+            clock,
+        } = self;
+        let Some(session) = encode::session_of(&env.event) else {
+            return;
+        };
+        if let Some(at) = env.received_ms {
+            *clock = (*clock).max(at);
         }
-        Event::TodoUpdated { .. } => {
-            todos.insert(session.clone());
+        let session = session.to_string();
+        match &env.event {
+            Event::MessageUpdated(info) => {
+                messages.insert((session.clone(), info.id.clone()));
+            }
+            Event::TodoUpdated { .. } => {
+                todos.insert(session.clone());
+            }
+            Event::PartUpdated(part) => {
+                messages.insert((session.clone(), part.message_id.clone()));
+                parts.insert((session.clone(), part.message_id.clone(), part.id.clone()));
+            }
+            Event::PartDelta {
+                message_id,
+                part_id,
+                ..
+            } => {
+                parts.insert((session.clone(), message_id.clone(), part_id.clone()));
+            }
+            _ => {}
         }
-        Event::PartUpdated(part) => {
-            messages.insert((session.clone(), part.message_id.clone()));
-            parts.insert((session.clone(), part.message_id.clone(), part.id.clone()));
-        }
-        Event::PartDelta {
-            message_id,
-            part_id,
-            ..
-        } => {
-            parts.insert((session.clone(), message_id.clone(), part_id.clone()));
-        }
-        _ => {}
-    }
-    if let Some(json) = encode::encode(env) {
-        let occurrence = if env.tag == 0 {
-            let n = seen.entry(encode::fnv(json.as_bytes())).or_default();
-            *n += 1;
-            // Only identical deltas repeat by right: a state said twice is
-            // the same state.
-            if matches!(env.event, Event::PartDelta { .. }) {
-                *n - 1
+        if let Some(json) = encode::encode(env) {
+            let occurrence = if env.tag == 0 {
+                let n = seen.entry(encode::fnv(json.as_bytes())).or_default();
+                *n += 1;
+                // Only identical deltas repeat by right: a state said twice is
+                // the same state.
+                if matches!(env.event, Event::PartDelta { .. }) {
+                    *n - 1
+                } else {
+                    0
+                }
             } else {
                 0
-            }
-        } else {
-            0
-        };
-        events.push(EventRow {
-            key: encode::key(env, &json, occurrence),
-            session_id: session.clone(),
-            time_ms: env.received_ms.unwrap_or(0),
-            json,
-        });
+            };
+            events.push(EventRow {
+                key: encode::key(env, &json, occurrence),
+                session_id: session.clone(),
+                time_ms: env.received_ms.unwrap_or(0),
+                json,
+            });
+        }
+        sessions.insert(session);
     }
-    sessions.insert(session);
 }
 
 fn session_row(s: &crate::model::Session) -> SessionRow {
@@ -255,7 +243,13 @@ fn message_row(m: &Message, clock: i64) -> MessageRow {
 fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
     let mut raw: Value = serde_json::from_str(part.raw.get()).unwrap_or(Value::Null);
     let (kind, tool, state, start, mut text) = match &part.body {
-        PartBody::Text(t) => ("text", None, None, t.time.as_ref().and_then(|t| t.start), t.text.clone()),
+        PartBody::Text(t) => (
+            "text",
+            None,
+            None,
+            t.time.as_ref().and_then(|t| t.start),
+            t.text.clone(),
+        ),
         PartBody::Reasoning(r) => (
             "reasoning",
             None,
@@ -276,7 +270,13 @@ fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
                 strings(input, &mut text);
             }
             let state = Some(t.state.status.label().to_string());
-            ("tool", Some(t.tool.clone()), state, t.state.time.start, text)
+            (
+                "tool",
+                Some(t.tool.clone()),
+                state,
+                t.state.time.start,
+                text,
+            )
         }
         PartBody::File(f) => {
             let mut text = f.filename.clone().unwrap_or_default();

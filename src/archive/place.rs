@@ -192,7 +192,10 @@ mod tests {
             redact("postgres://me:s3cret@db:5432/arch?sslmode=require&password=x"),
             "postgres://me@db:5432/arch?sslmode=require"
         );
-        assert_eq!(origin_url("http://opencode:pw@10.0.0.5:4096/"), "http://10.0.0.5:4096/");
+        assert_eq!(
+            origin_url("http://opencode:pw@10.0.0.5:4096/"),
+            "http://10.0.0.5:4096/"
+        );
         assert_eq!(origin_url("http://10.0.0.5:4096"), "http://10.0.0.5:4096");
         assert!(has_password("postgres://me:pw@h/db"));
         assert!(has_password("postgres://me@h/db?password=pw"));

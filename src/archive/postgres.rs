@@ -80,18 +80,18 @@ impl PgArchive {
         let err = |e: tokio_postgres::Error| classify(&place, &e);
         let exists: bool = self
             .rt
-            .block_on(self.client.query_one(
-                "SELECT to_regclass('ocview_schema') IS NOT NULL",
-                &[],
-            ))
+            .block_on(
+                self.client
+                    .query_one("SELECT to_regclass('ocview_schema') IS NOT NULL", &[]),
+            )
             .map_err(err)?
             .get(0);
         let version: i64 = if exists {
             self.rt
-                .block_on(self.client.query_one(
-                    "SELECT coalesce(max(version), 0) FROM ocview_schema",
-                    &[],
-                ))
+                .block_on(
+                    self.client
+                        .query_one("SELECT coalesce(max(version), 0) FROM ocview_schema", &[]),
+                )
                 .map_err(err)?
                 .get(0)
         } else {
@@ -202,7 +202,12 @@ fn password_for(config: &Config, passfile: Option<&Path>) -> Option<String> {
         Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
         _ => "localhost".into(),
     };
-    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
     let user = config.get_user().unwrap_or_default().to_string();
     let db = config.get_dbname().unwrap_or(&user).to_string();
     let want = [host.as_str(), port.as_str(), db.as_str(), user.as_str()];
@@ -490,7 +495,11 @@ impl Engine for PgArchive {
             sql.push_str(&clause.replace('?', &format!("${}", args.len())));
         };
         if let Some(p) = &q.project {
-            filter(&mut sql, " AND strpos(s.directory, ?) > 0", Box::new(p.clone()));
+            filter(
+                &mut sql,
+                " AND strpos(s.directory, ?) > 0",
+                Box::new(p.clone()),
+            );
         }
         if let Some(v) = &q.server {
             filter(

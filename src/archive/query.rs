@@ -283,8 +283,15 @@ mod tests {
     fn dates_ages_and_millis() {
         assert_eq!(parse_time("1970-01-02", 0).unwrap(), 86_400_000);
         assert_eq!(parse_time("2024-03-01", 0).unwrap(), 1_709_251_200_000);
-        assert_eq!(parse_time("2d", 200_000_000).unwrap(), 200_000_000 - 172_800_000);
+        assert_eq!(
+            parse_time("2d", 200_000_000).unwrap(),
+            200_000_000 - 172_800_000
+        );
         assert_eq!(parse_time("1234", 0).unwrap(), 1234);
-        assert!(parse_time("yesterday", 0).unwrap_err().contains("not a date"));
+        assert!(
+            parse_time("yesterday", 0)
+                .unwrap_err()
+                .contains("not a date")
+        );
     }
 }

@@ -146,7 +146,9 @@ pub fn default_path() -> Option<PathBuf> {
 fn classify(place: &str, e: &rusqlite::Error) -> ArchiveError {
     let code = e.sqlite_error_code();
     let (trouble, what) = match code {
-        Some(ErrorCode::NotADatabase) => (Trouble::Corrupt, "not an archive (not an SQLite database)"),
+        Some(ErrorCode::NotADatabase) => {
+            (Trouble::Corrupt, "not an archive (not an SQLite database)")
+        }
         Some(ErrorCode::DatabaseCorrupt) => (Trouble::Corrupt, "damaged (SQLite says corrupt)"),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
             (Trouble::Locked, "locked by another program")
@@ -267,7 +269,14 @@ impl Engine for SqliteArchive {
             for m in &batch.messages {
                 message
                     .execute(params![
-                        m.id, m.session_id, m.role, m.model, m.agent, m.created, m.updated, m.raw
+                        m.id,
+                        m.session_id,
+                        m.role,
+                        m.model,
+                        m.agent,
+                        m.created,
+                        m.updated,
+                        m.raw
                     ])
                     .map_err(err)?;
             }
@@ -404,9 +413,7 @@ impl Engine for SqliteArchive {
             .conn
             .prepare("SELECT json FROM events WHERE session_id = ?1 ORDER BY pk")
             .map_err(err)?;
-        let rows = stmt
-            .query_map([session_id], |r| r.get(0))
-            .map_err(err)?;
+        let rows = stmt.query_map([session_id], |r| r.get(0)).map_err(err)?;
         rows.collect::<Result<Vec<String>, _>>().map_err(err)
     }
 
@@ -415,9 +422,11 @@ impl Engine for SqliteArchive {
         let mut out = Vec::new();
         let info: Option<String> = self
             .conn
-            .query_row("SELECT raw FROM sessions WHERE id = ?1", [session_id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT raw FROM sessions WHERE id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(err)?;
         let Some(info) = info else {

@@ -245,10 +245,7 @@ pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Byt
     let found = archive.find_sessions(session).map_err(|e| e.to_string())?;
     let id = match found.as_slice() {
         [] => {
-            return Err(format!(
-                "no archived session {}",
-                sanitize::line(session)
-            ));
+            return Err(format!("no archived session {}", sanitize::line(session)));
         }
         [one, ..] if one == session || found.len() == 1 => one.clone(),
         many => {

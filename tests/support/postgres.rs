@@ -29,9 +29,11 @@ impl Postgres {
     /// Start one, or say why it cannot be (no PostgreSQL installed).
     pub fn start() -> Result<Postgres, String> {
         if !found("initdb") || !found("pg_ctl") {
-            return Err("initdb/pg_ctl not found: install the Debian package postgresql \
+            return Err(
+                "initdb/pg_ctl not found: install the Debian package postgresql \
                         (.ci/run does)"
-                .into());
+                    .into(),
+            );
         }
         let as_root = is_root();
         if as_root && !found("runuser") {

@@ -23,7 +23,10 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let mut lines = vec![Line::from(vec![
         Span::styled("› ", theme.style(Role::Accent)),
         Span::styled(
-            format!("{}▏", wrap::truncate(&sanitize::line(&view.input), inner.saturating_sub(3))),
+            format!(
+                "{}▏",
+                wrap::truncate(&sanitize::line(&view.input), inner.saturating_sub(3))
+            ),
             theme.style(Role::Text),
         ),
     ])];
@@ -57,7 +60,10 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         let from = hit
             .server
             .as_deref()
-            .or(hit.file.as_deref().map(|f| f.rsplit('/').next().unwrap_or(f)))
+            .or(hit
+                .file
+                .as_deref()
+                .map(|f| f.rsplit('/').next().unwrap_or(f)))
             .or(hit.host.as_deref())
             .unwrap_or("");
         let project = hit

@@ -88,9 +88,7 @@ fn serve(
             result: archive.search(&query).map_err(|e| e.to_string()),
         }),
         Request::Open(hit) => {
-            let result = archive
-                .snapshot(&hit.session_id)
-                .map_err(|e| e.to_string());
+            let result = archive.snapshot(&hit.session_id).map_err(|e| e.to_string());
             answer(Reply::Opened {
                 hit: Box::new(hit),
                 result,
