@@ -140,3 +140,79 @@ fn snippets_from_the_archive_are_inert() {
     let pieces = app.archive.view.hits[0].pieces();
     assert_eq!(pieces.iter().filter(|(_, m)| *m).count(), 1, "{pieces:?}");
 }
+
+#[test]
+fn a_live_sources_events_reach_the_archive_through_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    let mut app = app_with(b"");
+    app.archive.tap = Some(ocview::archive::writer::spawn(
+        Setting::Sqlite(path.clone()),
+        ocview::archive::Origin {
+            server: Some("http://box:4096".into()),
+            host: "h".into(),
+            file: None,
+        },
+        Box::new(|line| panic!("{line}")),
+    ));
+    common::feed(&mut app, &fixture("f_reasoning_markdown", "event.jsonl"));
+    app.archive.tap = None; // writes what is queued
+    let mut archive = Setting::Sqlite(path).open().unwrap().unwrap();
+    let hits = archive
+        .search(&ocview::archive::Query::new("headings"))
+        .unwrap();
+    assert!(!hits.is_empty());
+    assert_eq!(hits[0].server.as_deref(), Some("http://box:4096"));
+}
+
+#[test]
+fn the_command_line_imports_and_searches_for_scripts() {
+    // The test environment keeps no archive unless told (.cargo/config.toml).
+    assert_eq!(std::env::var("OCVIEW_ARCHIVE").as_deref(), Ok("off"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .arg("--archive")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let file = common::fixtures_dir().join("a_bash_permission_once/event.jsonl");
+    let file = file.to_str().unwrap();
+    let out = run(&["archive", "import", file]);
+    assert!(out.status.success(), "{out:?}");
+    let again = run(&["archive", "import", file]);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("0 new events"),
+        "{again:?}"
+    );
+    let out = run(&["search", "files", "--tool", "bash", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hit = &hits[0];
+    assert_eq!(hit["session_id"], "ses_dfd705bd5ffeOV3U02UYpF0oDi");
+    assert_eq!(hit["title"], "List project files");
+    assert_eq!(hit["kind"], "tool");
+    assert!(hit["file"].as_str().unwrap().ends_with("event.jsonl"));
+    let snippet = hit["snippet"].as_str().unwrap();
+    let mark = &hit["marks"][0];
+    let (a, b) = (mark[0].as_u64().unwrap() as usize, mark[1].as_u64().unwrap() as usize);
+    let marked: String = snippet.chars().skip(a).take(b - a).collect();
+    assert_eq!(marked.to_lowercase(), "files");
+    let plain = run(&["search", "files"]);
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("«files»"));
+    let none = run(&["search", "zzzqqq"]);
+    assert_eq!(none.status.code(), Some(1));
+    let dump = run(&["archive", "replay", "ses_dfd705", "--dump"]);
+    assert!(
+        String::from_utf8_lossy(&dump.stdout).contains("List project files"),
+        "{dump:?}"
+    );
+    let off = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["search", "files"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&off.stderr).contains("the archive is off"));
+}
