@@ -198,7 +198,10 @@ fn the_command_line_imports_and_searches_for_scripts() {
     assert!(hit["file"].as_str().unwrap().ends_with("event.jsonl"));
     let snippet = hit["snippet"].as_str().unwrap();
     let mark = &hit["marks"][0];
-    let (a, b) = (mark[0].as_u64().unwrap() as usize, mark[1].as_u64().unwrap() as usize);
+    let (a, b) = (
+        mark[0].as_u64().unwrap() as usize,
+        mark[1].as_u64().unwrap() as usize,
+    );
     let marked: String = snippet.chars().skip(a).take(b - a).collect();
     assert_eq!(marked.to_lowercase(), "files");
     let plain = run(&["search", "files"]);
