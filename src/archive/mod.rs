@@ -12,6 +12,7 @@ pub mod collect;
 pub mod encode;
 pub mod engine;
 pub mod import;
+pub mod pgpass;
 pub mod place;
 pub mod postgres;
 pub mod query;
