@@ -4,9 +4,11 @@
 //! messages, parts, the reducer), `source` (live servers, recordings, files),
 //! `render` (content to lines at a width: markdown, highlighting, diffs,
 //! tool cards, themes, the render cache), then `headless` (dump, plain,
-//! export) and `app` (the panes, the overlays and the loop).
+//! export), `archive` (every session seen, kept and searchable: SQLite or
+//! PostgreSQL) and `app` (the panes, the overlays and the loop).
 
 pub mod app;
+pub mod archive;
 pub mod headless;
 pub mod model;
 pub mod render;

@@ -20,7 +20,11 @@ use ocview::source::timeline::IndexOptions;
 use ocview::source::{self, ReplayReader};
 
 mod cli;
+use cli::archive::ArchiveCommand;
 use cli::{Cli, Command, ExportArg, PaceArgs, StartArg, db_replay, discovered, fleet_members};
+use ocview::app::overlays::archive_search::Reply;
+use ocview::app::verbs::Done;
+use ocview::archive::{Origin, Setting};
 
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
 /// markdown, todos, a subagent, a permission, a question, edits and diffs).
@@ -61,6 +65,12 @@ fn main() -> ExitCode {
     } else if cli.no_follow {
         config.follow_attention = false;
     }
+    match cli.archive.setting(config.archive.as_ref()) {
+        Ok(setting) => {
+            let _ = ARCHIVE.set(setting);
+        }
+        Err(e) => return finish(Err(Usage(e).into())),
+    }
     let network = cli.discover;
     // The flag or the setting: either one keeps every answer unsent.
     let read_only = cli.read_only || config.read_only;
@@ -82,6 +92,10 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(anyhow::anyhow!(e)),
         },
+        Command::Search(args) => {
+            cli::archive::search(&args, &archive_setting()).map_err(anyhow::Error::msg)
+        }
+        Command::Archive { command } => archive_command(config, command),
         Command::Discover { json } => resolve_auth(&cli::AuthArgs::default())
             .and_then(|auth| discovered::options(network, &config.servers, &[], auth))
             .and_then(|options| discovered::list(&options, json)),
@@ -202,6 +216,91 @@ fn main() -> ExitCode {
         }),
     };
     finish(result)
+}
+
+/// The archive, as the flags, the environment and the config set it.
+static ARCHIVE: std::sync::OnceLock<Setting> = std::sync::OnceLock::new();
+
+fn archive_setting() -> Setting {
+    ARCHIVE.get().cloned().unwrap_or(Setting::Off)
+}
+
+fn archive_command(config: Config, command: ArchiveCommand) -> anyhow::Result<ExitCode> {
+    let setting = archive_setting();
+    match command {
+        ArchiveCommand::Import { files } => {
+            cli::archive::import(&files, &setting).map_err(anyhow::Error::msg)
+        }
+        ArchiveCommand::Stats { json } => {
+            cli::archive::stats(json, &setting).map_err(anyhow::Error::msg)
+        }
+        ArchiveCommand::Replay {
+            session,
+            dump,
+            pace,
+        } => {
+            let (id, bytes) =
+                cli::archive::recording(&session, &setting).map_err(anyhow::Error::msg)?;
+            let label = format!("archive {id}");
+            if dump {
+                dump_input(Box::new(Cursor::new(bytes)), Path::new(&label))
+            } else {
+                viewer(config, &label, Input::Bytes(bytes), pace, Some(id))
+            }
+        }
+    }
+}
+
+/// The archive for a viewer: searchable (`F`), and for a live source
+/// written with what it receives, from `live`.
+fn connect_archive(app: &mut App, live: Option<Origin>) {
+    let setting = archive_setting();
+    if setting == Setting::Off {
+        return;
+    }
+    app.archive.setting = Some(setting.clone());
+    if let Some(origin) = live {
+        app.archive.tap = Some(ocview::archive::writer::spawn(
+            setting,
+            origin,
+            say_archive(app),
+        ));
+    }
+}
+
+/// How the archive's threads reach the status line.
+fn say_archive(app: &App) -> Box<dyn Fn(String) + Send> {
+    let done = app.verbs.done_sender();
+    Box::new(move |line| {
+        let _ = done.send(Done::Archive(Reply::Said(line)));
+    })
+}
+
+/// A file the viewer replays goes into the archive, on a thread of its own.
+fn archive_file(app: &App, path: &Path) {
+    let setting = archive_setting();
+    if setting == Setting::Off {
+        return;
+    }
+    let say = say_archive(app);
+    let path = path.to_path_buf();
+    let spawned = std::thread::Builder::new()
+        .name("archive-import".into())
+        .spawn(move || {
+            let result = match setting.open() {
+                Ok(Some(mut engine)) if engine.read_only().is_none() => {
+                    ocview::archive::import::import_file(&mut *engine, &path).map(drop)
+                }
+                Ok(_) => Ok(()),
+                Err(e) => Err(format!("{e}: ocview goes on without it")),
+            };
+            if let Err(e) = result {
+                say(e);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("archive: no import thread: {e}");
+    }
 }
 
 /// The exit code for a command's result, its error said on stderr.
@@ -346,6 +445,10 @@ fn viewer(
     };
     let mut app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
     app.wanted_session = session;
+    connect_archive(&mut app, None);
+    if let Input::File(path) = &input {
+        archive_file(&app, path);
+    }
     app.play = PlayOptions {
         start,
         speed,
@@ -577,6 +680,16 @@ fn fleet_viewer(
     }
     let mut app = App::new(config, "fleet", false).map_err(|e| anyhow::anyhow!("{e}"))?;
     app.wanted_session = viewer.session;
+    // Each server's sessions keep their own id; the origin names this
+    // machine (the servers' own names are round two's).
+    connect_archive(
+        &mut app,
+        Some(Origin {
+            server: None,
+            host: ocview::archive::place::hostname(),
+            file: None,
+        }),
+    );
     let rt = runtime()?;
     let outcome = rt.block_on(ocview::app::launch::fleet::fleet_tui(
         app,
@@ -630,6 +743,14 @@ fn attach_viewer(
     }
     let mut app = App::new(config, url.to_string(), false).map_err(|e| anyhow::anyhow!("{e}"))?;
     app.wanted_session = viewer.session;
+    connect_archive(
+        &mut app,
+        Some(Origin {
+            server: Some(ocview::archive::place::origin_url(url)),
+            host: ocview::archive::place::hostname(),
+            file: None,
+        }),
+    );
     let rt = runtime()?;
     let outcome = rt.block_on(launch::attach_tui(
         app,

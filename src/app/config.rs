@@ -63,6 +63,10 @@ pub struct Config {
     /// How `y` copies: `auto` (the system clipboard's program when one is
     /// reachable, else OSC 52), `osc52`, `off`. `OCVIEW_CLIPBOARD` wins.
     pub clipboard: crate::app::verbs::clipboard::ClipboardMode,
+    /// The archive of every session seen: `true` (the default,
+    /// `$XDG_DATA_HOME/ocview/archive.db`), `false`, a file, or a
+    /// `postgres://` URL (no password in it: ~/.pgpass or $PGPASSWORD).
+    pub archive: Option<crate::archive::place::ConfigValue>,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -91,6 +95,7 @@ impl Default for Config {
             fleet: Vec::new(),
             session_list_fold_width: 100,
             clipboard: Default::default(),
+            archive: None,
             keys: BTreeMap::new(),
             path: None,
         }
@@ -180,6 +185,9 @@ impl Config {
             e.to_string().trim().replace('\n', " ")
         })?;
         config.keymap()?;
+        if let Some(crate::archive::place::ConfigValue::At(value)) = &config.archive {
+            crate::archive::place::parse(value, "archive")?;
+        }
         if !(0.0..=3600.0).contains(&config.replay_max_gap_secs) {
             return Err("replay_max_gap_secs: must be between 0 and 3600".into());
         }
@@ -231,6 +239,29 @@ mod tests {
         assert!(!Config::parse("").unwrap().read_only);
         let e = Config::parse("read_only = \"yes\"").unwrap_err();
         assert!(e.contains("read_only"), "{e}");
+    }
+
+    #[test]
+    fn archive_is_on_off_a_file_or_a_server_without_password() {
+        use crate::archive::place::ConfigValue;
+        assert_eq!(Config::parse("").unwrap().archive, None);
+        assert_eq!(
+            Config::parse("archive = false").unwrap().archive,
+            Some(ConfigValue::On(false))
+        );
+        assert_eq!(
+            Config::parse("archive = \"postgres://me@db/arch\"")
+                .unwrap()
+                .archive,
+            Some(ConfigValue::At("postgres://me@db/arch".into()))
+        );
+        let e = Config::parse("archive = \"postgres://me:hunter2@db/arch\"").unwrap_err();
+        assert!(e.contains("password") && !e.contains("hunter2"), "{e}");
+        assert!(
+            Config::parse("archive = 3")
+                .unwrap_err()
+                .contains("archive")
+        );
     }
 
     #[test]

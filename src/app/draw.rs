@@ -205,6 +205,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(Overlay::Prompts) => jump_list::draw::draw(frame, app, areas.screen),
         Some(Overlay::Themes) => theme_picker::draw::draw(frame, app, areas.screen),
         Some(Overlay::Usage) => crate::app::overlays::usage::draw::draw(frame, app, areas.screen),
+        Some(Overlay::ArchiveSearch) => {
+            crate::app::overlays::archive_search::draw::draw(frame, app, areas.screen)
+        }
         None => {}
     }
     // A prompt waiting behind the overlay says so on its last row.

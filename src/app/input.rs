@@ -60,6 +60,7 @@ impl App {
                 self.help.scroll = 0;
             }
             Action::BadRecord => self.show_bad_record(),
+            Action::ArchiveSearch => self.open_archive_search(),
             Action::FocusNext => {
                 let prompt = self.current_prompt().is_some();
                 self.focus = match self.focus {

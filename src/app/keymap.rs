@@ -120,6 +120,7 @@ actions! {
     Abort => "abort", Global, "stop the selected session's run (asks first)", ["X"];
     Themes => "themes", Global, "choose a theme (previewed; enter keeps it)", ["T"];
     Usage => "usage", Global, "what the sessions cost: by day, model, project, agent (1-5: range)", ["u"];
+    ArchiveSearch => "archive_search", Sessions, "search every archived session, from every server and file", ["F"];
     BadRecord => "bad_record", Global, "show the last record that could not be read", ["!"];
     PlayPause => "play_pause", Player, "play or pause", ["P"];
     Faster => "faster", Player, "faster: 0.25× … 64×, then instant", ["+", "="];

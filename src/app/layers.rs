@@ -46,6 +46,7 @@ impl Layer {
             Layer::Overlay(Overlay::Themes) => "the theme picker",
             Layer::Overlay(Overlay::BadRecord) => "the bad record",
             Layer::Overlay(Overlay::Usage) => "the usage view",
+            Layer::Overlay(Overlay::ArchiveSearch) => "the archive search",
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => return None,
             Layer::Filter => "the filter",
             Layer::Search => "the search",
@@ -134,6 +135,10 @@ impl App {
             }
             Layer::Overlay(Overlay::Usage) => {
                 self.usage_key(key);
+                false
+            }
+            Layer::Overlay(Overlay::ArchiveSearch) => {
+                self.archive_search_key(key);
                 false
             }
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => true,

@@ -67,6 +67,8 @@ pub enum Overlay {
     BadRecord,
     /// What the sessions in opencode's database cost, drawn.
     Usage,
+    /// Search across the archive.
+    ArchiveSearch,
 }
 
 /// Where the events come from, for the status line.
@@ -140,6 +142,8 @@ pub struct App {
     /// The last problem a source reported without failing, or what a key
     /// did in passing; it leaves after a while (`notice.rs`).
     pub notice: Option<String>,
+    /// The archive: where, its writer, its search overlay.
+    pub archive: overlays::archive_search::ArchiveState,
     pub notice_clock: notice::NoticeClock,
     /// The selected session's modified files, and the revision they are of.
     pub files: (String, u64, Vec<(String, u64, u64)>),
@@ -198,6 +202,7 @@ impl App {
             keymap,
             notice: fallback.or_else(|| look::warning_notice(&theme)),
             notice_clock: Default::default(),
+            archive: Default::default(),
             recording: None,
             recording_drawn: None,
             theme,

@@ -5,7 +5,7 @@ use crate::app::{App, Focus};
 use crate::model::store::lookup::Lookup;
 use crate::model::{Effect, NoObserver, SessionStatus};
 use crate::source::player::{SourceMsg, SourceState};
-use crate::source::replay::apply_record;
+use crate::source::replay::apply_record_tapped;
 
 /// How a `--session` that opened nothing is said.
 const WANTED_MISSED: &str = "--session";
@@ -80,6 +80,9 @@ impl App {
                 older,
                 complete,
             } => {
+                if let Some(tap) = &self.archive.tap {
+                    tap.loaded(&messages);
+                }
                 self.apply_page(&session_id, messages, older, complete);
                 self.select_first_if_none();
                 true
@@ -138,9 +141,20 @@ impl App {
             SourceMsg::Record(record) => {
                 self.note_answered_elsewhere(&record);
                 self.watch(&record);
-                let Some(outcome) =
-                    apply_record(*record, &mut self.store, &mut NoObserver, &mut self.stats)
-                else {
+                // A live source's events are kept in the archive too.
+                let archive = self.archive.tap.as_ref();
+                let mut keep = |env: &crate::model::Envelope| {
+                    if let Some(tap) = archive {
+                        tap.event(env);
+                    }
+                };
+                let Some(outcome) = apply_record_tapped(
+                    *record,
+                    &mut self.store,
+                    &mut NoObserver,
+                    &mut self.stats,
+                    &mut keep,
+                ) else {
                     return false;
                 };
                 // A heartbeat, or a status said again, shows nothing new.

@@ -38,6 +38,31 @@ pub enum Jump {
     },
 }
 
+impl crate::app::App {
+    /// Open a session at a part (an archive search's hit): select it, put
+    /// the turns on it, the part in view.
+    pub(crate) fn show_hit(&mut self, hit: &crate::archive::Hit) {
+        if self.store.session(&hit.session_id).is_none() {
+            self.notice = Some("that session is no longer in the archive".into());
+            return;
+        }
+        if let Some(cur) = self.selected.replace(hit.session_id.clone()) {
+            self.history.retain(|h| *h != cur);
+            self.history.push(cur);
+        }
+        self.focus = crate::app::Focus::Turns;
+        self.navigated = true;
+        let jump = match (&hit.message_id, &hit.part_id) {
+            (Some(m), Some(p)) => Some(Jump::Reveal(m.clone(), p.clone())),
+            (Some(m), None) => Some(Jump::ToMessage(m.clone())),
+            _ => None,
+        };
+        if let (Some(jump), Some(t)) = (jump, self.turn_state_mut()) {
+            t.jump(jump);
+        }
+    }
+}
+
 /// A count as people read it: `5,700`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();

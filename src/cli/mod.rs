@@ -1,6 +1,7 @@
 //! The command line: subcommands, their flags and how each value is
 //! checked. Parsing only; `main` acts on it.
 
+pub mod archive;
 pub mod db_replay;
 pub mod discovered;
 pub mod fleet_members;
@@ -44,6 +45,8 @@ pub struct Cli {
     /// session has that start).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    #[command(flatten)]
+    pub archive: archive::ArchiveFlags,
     /// None: find the servers (`discover`) and attach to the first.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -154,6 +157,14 @@ pub enum Command {
         /// Another database file than the one opencode uses here.
         #[arg(value_name = "DB")]
         db: Option<PathBuf>,
+    },
+    /// Search every session the archive keeps: newest first, each with its
+    /// session, time, project, server and the words marked.
+    Search(archive::SearchArgs),
+    /// The archive: import files, replay a session from it, what it holds.
+    Archive {
+        #[command(subcommand)]
+        command: archive::ArchiveCommand,
     },
     /// Watch the built-in demo recording (no server needed).
     Demo {

@@ -390,6 +390,18 @@ pub fn apply_record(
     obs: &mut dyn ReplyObserver,
     stats: &mut IngestStats,
 ) -> Option<Outcome> {
+    apply_record_tapped(record, store, obs, stats, &mut |_| {})
+}
+
+/// `apply_record`, showing `tap` each event before the store takes it
+/// (the archive keeps them: every form read becomes these events).
+pub fn apply_record_tapped(
+    record: Record,
+    store: &mut Store,
+    obs: &mut dyn ReplyObserver,
+    stats: &mut IngestStats,
+    tap: &mut dyn FnMut(&crate::model::Envelope),
+) -> Option<Outcome> {
     if let Some(why) = record.repaired
         && record.item.is_ok()
     {
@@ -397,6 +409,7 @@ pub fn apply_record(
     }
     let events = match record.item {
         Ok(Decoded::Event(env)) => {
+            tap(&env);
             let outcome = store.apply(env, obs);
             stats.count(record.line, &outcome);
             return Some(outcome);
@@ -415,6 +428,7 @@ pub fn apply_record(
     };
     let mut last = None;
     for env in events {
+        tap(&env);
         let outcome = store.apply(env, obs);
         stats.count(record.line, &outcome);
         last = Some(outcome);

@@ -1,7 +1,9 @@
 //! What opens over the panes and takes every key while open: help, the
 //! prompt jump list, the theme picker, the confirmation, the diff view,
-//! search, the last record that could not be read, and the usage view.
+//! search, the archive's search, the last record that could not be read,
+//! and the usage view.
 
+pub mod archive_search;
 pub mod bad_record;
 pub mod confirm;
 pub mod diff_view;

@@ -50,6 +50,8 @@ pub enum Done {
     },
     /// A job-control signal (SIGTSTP, SIGCONT) for the loop.
     Job(crate::app::terminal::job_control::Job),
+    /// What the archive's threads answer.
+    Archive(crate::app::overlays::archive_search::Reply),
 }
 
 /// A line in the status line saying what a verb did.
@@ -344,6 +346,7 @@ impl App {
                 self.copy_osc52(content, screen, Some(e));
             }
             Done::Job(job) => self.verbs.request = Some(Request::Suspend(job)),
+            Done::Archive(reply) => self.on_archive(reply),
         }
     }
 

@@ -1,0 +1,114 @@
+//! The archive search over the screen: what is typed, then each hit in two
+//! rows (when, title, project, where from; the snippet with the words in
+//! the match role). Only the hits that fit are formatted; every string
+//! from the archive is sanitised (snippets when they arrive, the rest here).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::app::App;
+use crate::app::keymap::Action;
+use crate::model::wire::sanitize;
+use crate::render::theme::Role;
+use crate::render::{clock, wrap};
+
+pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
+    let theme = &app.theme;
+    let view = &app.archive.view;
+    let width = screen.width.saturating_sub(4).clamp(1, 120);
+    let height = screen.height.saturating_sub(2).max(3.min(screen.height));
+    let area = crate::app::draw::centred(screen, width, height);
+    let inner = area.width.saturating_sub(2) as usize;
+    let mut lines = vec![Line::from(vec![
+        Span::styled("› ", theme.style(Role::Accent)),
+        Span::styled(
+            format!(
+                "{}▏",
+                wrap::truncate(&sanitize::line(&view.input), inner.saturating_sub(3))
+            ),
+            theme.style(Role::Text),
+        ),
+    ])];
+    let note = if view.waiting {
+        Some("searching…".to_string())
+    } else {
+        view.status.clone()
+    };
+    if let Some(note) = note {
+        lines.push(Line::styled(
+            wrap::truncate(&sanitize::line(&note), inner),
+            theme.style(Role::Muted),
+        ));
+    } else {
+        lines.push(Line::default());
+    }
+    let rows = (area.height.saturating_sub(2) as usize).saturating_sub(lines.len()) / 2;
+    let first = view
+        .selected
+        .saturating_sub(rows.saturating_sub(1))
+        .min(view.hits.len().saturating_sub(rows.max(1)));
+    let today = app.clock_ms();
+    for (i, hit) in view.hits.iter().enumerate().skip(first).take(rows) {
+        let chosen = i == view.selected;
+        let base = if chosen {
+            theme.style(Role::SelectionFocus)
+        } else {
+            theme.style(Role::Text)
+        };
+        let when = format!("{:>12}  ", clock::wall_clock(hit.time, today));
+        let from = hit
+            .server
+            .as_deref()
+            .or(hit
+                .file
+                .as_deref()
+                .map(|f| f.rsplit('/').next().unwrap_or(f)))
+            .or(hit.host.as_deref())
+            .unwrap_or("");
+        let project = hit
+            .project
+            .as_deref()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+            .unwrap_or("");
+        let tail = format!("  {}  {}", sanitize::line(project), sanitize::line(from));
+        let room = inner.saturating_sub(wrap::width(&when) + wrap::width(&tail));
+        let title = wrap::truncate(&sanitize::line(&hit.title), room);
+        let pad = room.saturating_sub(wrap::width(&title));
+        lines.push(Line::from(vec![
+            Span::styled(when, theme.style(Role::Muted).patch(base)),
+            Span::styled(format!("{title}{}", " ".repeat(pad)), base),
+            Span::styled(
+                wrap::truncate(&tail, inner.saturating_sub(room)),
+                theme.style(Role::Muted).patch(base),
+            ),
+        ]));
+        let mut spans = vec![Span::styled(
+            format!("{:>12}  ", sanitize::line(&hit.kind)),
+            theme.style(Role::Muted),
+        )];
+        let mut left = inner.saturating_sub(14);
+        for (piece, matched) in hit.pieces() {
+            if left == 0 {
+                break;
+            }
+            let piece = wrap::truncate(&piece, left);
+            left = left.saturating_sub(wrap::width(&piece));
+            let role = if matched { Role::Match } else { Role::Text };
+            spans.push(Span::styled(piece, theme.style(role)));
+        }
+        lines.push(Line::from(spans));
+    }
+    let key = |a: Action| app.keymap.hint(a).unwrap_or_default();
+    let at = if view.hits.is_empty() {
+        0
+    } else {
+        view.selected + 1
+    };
+    let title = format!(
+        " Archive {at}/{} · tool: project: state: … filter · {} open · esc close ",
+        view.hits.len(),
+        key(Action::ListChoose),
+    );
+    crate::app::draw::overlay_box(frame, theme, area, title, lines, 0);
+}

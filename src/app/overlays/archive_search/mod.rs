@@ -1,0 +1,257 @@
+//! Search across the archive (`F` in the list): every session ocview ever
+//! kept, from every server and file. Results come while typing: each key
+//! sends the query to the archive's reader thread (`reader.rs`), whose
+//! answers come back as messages; enter opens the hit's session at the
+//! hit, loading it from the archive when the viewer does not have it.
+//!
+//! Filters are typed with the words: `project:api tool:bash state:error
+//! model:claude agent:plan server:box since:3d until:2026-01-01`.
+
+pub mod draw;
+pub mod reader;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::app::keymap::{Action, Context, Key};
+use crate::app::{App, Overlay};
+use crate::archive::{Hit, Query, Setting};
+
+/// What the archive's threads tell the loop.
+#[derive(Debug)]
+pub enum Reply {
+    /// A one-line message for the status line (a bad archive, a write
+    /// that failed).
+    Said(String),
+    /// The answer to query number `generation`.
+    Found {
+        generation: u64,
+        result: Result<Vec<Hit>, String>,
+    },
+    /// A session's latest state, as bus events, to open at a hit.
+    Opened {
+        hit: Box<Hit>,
+        result: Result<Vec<String>, String>,
+    },
+}
+
+/// The archive as the app holds it: where it is, its writer (live
+/// sources), and the search overlay's state.
+#[derive(Default)]
+pub struct ArchiveState {
+    pub setting: Option<Setting>,
+    /// The writer, for live sources.
+    pub tap: Option<crate::archive::writer::Tap>,
+    reader: Option<reader::Reader>,
+    pub view: SearchView,
+}
+
+#[derive(Debug, Default)]
+pub struct SearchView {
+    pub input: String,
+    pub hits: Vec<Hit>,
+    pub selected: usize,
+    /// Why there are no hits, or that some are on their way.
+    pub status: Option<String>,
+    /// The query sent last; older answers are dropped.
+    generation: u64,
+    pub waiting: bool,
+}
+
+/// The words and filters of what was typed.
+pub fn parse(input: &str, now_ms: i64) -> Result<Query, String> {
+    let mut q = Query {
+        prefix: true,
+        limit: 100,
+        ..Default::default()
+    };
+    let mut words = Vec::new();
+    for token in input.split_whitespace() {
+        let Some((key, value)) = token.split_once(':') else {
+            words.push(token);
+            continue;
+        };
+        let value = Some(value.to_string()).filter(|v| !v.is_empty());
+        let time = |v: &Option<String>| {
+            v.as_deref()
+                .map(|t| crate::archive::query::parse_time(t, now_ms))
+                .transpose()
+        };
+        match key {
+            "project" => q.project = value,
+            "server" => q.server = value,
+            "model" => q.model = value,
+            "agent" => q.agent = value,
+            "tool" => q.tool = value,
+            "state" => q.state = value,
+            "since" => q.since = time(&value)?,
+            "until" => q.until = time(&value)?,
+            _ => words.push(token),
+        }
+    }
+    q.text = words.join(" ");
+    Ok(q)
+}
+
+impl App {
+    /// `F`: open the search, or say why there is no archive.
+    pub(crate) fn open_archive_search(&mut self) {
+        match &self.archive.setting {
+            None | Some(Setting::Off) => {
+                self.notice = Some(
+                    "no archive (--no-archive, archive = false or OCVIEW_ARCHIVE=off): nothing to search"
+                        .into(),
+                );
+            }
+            Some(_) => {
+                self.overlay = Some(Overlay::ArchiveSearch);
+                if self.archive.view.input.is_empty() {
+                    self.archive.view.status = Some("type to search every archived session".into());
+                }
+            }
+        }
+    }
+
+    pub(crate) fn archive_search_key(&mut self, key: KeyEvent) {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char(c) if plain => {
+                self.archive.view.input.push(c);
+                self.send_archive_query();
+                return;
+            }
+            KeyCode::Backspace => {
+                self.archive.view.input.pop();
+                self.send_archive_query();
+                return;
+            }
+            KeyCode::Esc => {
+                self.overlay = None;
+                return;
+            }
+            _ => {}
+        }
+        let Some(k) = Key::from_event(&key) else {
+            return;
+        };
+        let view = &mut self.archive.view;
+        let last = view.hits.len().saturating_sub(1);
+        match self.keymap.only(Context::List, k) {
+            Some(Action::ListUp) => view.selected = view.selected.saturating_sub(1),
+            Some(Action::ListDown) => view.selected = (view.selected + 1).min(last),
+            Some(Action::ListPageUp) => view.selected = view.selected.saturating_sub(10),
+            Some(Action::ListPageDown) => view.selected = (view.selected + 10).min(last),
+            Some(Action::ListChoose) => {
+                if let Some(hit) = view.hits.get(view.selected).cloned() {
+                    self.overlay = None;
+                    self.open_archived(hit);
+                }
+            }
+            Some(Action::ListClose) => self.overlay = None,
+            _ => {}
+        }
+    }
+
+    fn reader(&mut self) -> Option<&reader::Reader> {
+        let setting = self.archive.setting.clone()?;
+        if self.archive.reader.is_none() {
+            let done = self.verbs.done_sender();
+            self.archive.reader = Some(reader::Reader::spawn(
+                setting,
+                Box::new(move |reply| {
+                    let _ = done.send(crate::app::verbs::Done::Archive(reply));
+                }),
+            ));
+        }
+        self.archive.reader.as_ref()
+    }
+
+    fn send_archive_query(&mut self) {
+        let query = parse(&self.archive.view.input, self.clock_ms());
+        let view = &mut self.archive.view;
+        view.generation += 1;
+        let generation = view.generation;
+        match query {
+            Err(e) => {
+                view.status = Some(e);
+                view.waiting = false;
+            }
+            Ok(q) if q.words().is_empty() => {
+                view.hits.clear();
+                view.selected = 0;
+                view.waiting = false;
+                view.status = Some("type to search every archived session".into());
+            }
+            Ok(q) => {
+                view.waiting = true;
+                if let Some(reader) = self.reader() {
+                    reader.search(generation, q);
+                }
+            }
+        }
+    }
+
+    /// Open a hit's session: at once when the viewer has it, else loaded
+    /// from the archive first.
+    fn open_archived(&mut self, hit: Hit) {
+        if self.store.session(&hit.session_id).is_some() {
+            self.show_hit(&hit);
+        } else if let Some(reader) = self.reader() {
+            reader.open(hit);
+            self.notice = Some("opening the archived session…".into());
+        }
+    }
+
+    /// An answer from the archive's threads.
+    pub(crate) fn on_archive(&mut self, reply: Reply) {
+        match reply {
+            Reply::Said(text) => {
+                tracing::warn!("{text}");
+                self.notice = Some(crate::model::wire::sanitize::line(&text).into_owned());
+            }
+            Reply::Found { generation, result } => {
+                let view = &mut self.archive.view;
+                if generation != view.generation {
+                    return;
+                }
+                view.waiting = false;
+                match result {
+                    Ok(hits) => {
+                        view.status = hits.is_empty().then(|| "nothing found".to_string());
+                        view.hits = hits;
+                        view.selected = view.selected.min(view.hits.len().saturating_sub(1));
+                    }
+                    Err(e) => {
+                        view.hits.clear();
+                        view.status = Some(e);
+                    }
+                }
+            }
+            Reply::Opened { hit, result } => match result {
+                Ok(lines) => {
+                    self.load_archived(&lines);
+                    if self.notice.as_deref() == Some("opening the archived session…") {
+                        self.notice = None;
+                    }
+                    self.show_hit(&hit);
+                }
+                Err(e) => self.notice = Some(e),
+            },
+        }
+    }
+
+    /// A session's state from the archive, through the one reducer.
+    fn load_archived(&mut self, lines: &[String]) {
+        use crate::source::replay::{apply_record, decode_record};
+        for (i, line) in lines.iter().enumerate() {
+            let record = decode_record(line.as_bytes(), i as u64 + 1, true);
+            apply_record(
+                record,
+                &mut self.store,
+                &mut crate::model::NoObserver,
+                &mut self.stats,
+            );
+        }
+    }
+}

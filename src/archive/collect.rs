@@ -1,0 +1,352 @@
+//! From events to a batch: each event is encoded for the log and applied to
+//! a store of the collector's own (the one reducer), and the sessions,
+//! messages and parts it touched are read back from that store as their
+//! latest state when the batch is taken.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::encode;
+use super::rows::{Batch, EventRow, MessageRow, Origin, PartRow, SessionRow};
+use crate::model::{Envelope, Event, Message, NoObserver, Part, PartBody, Store};
+use crate::source::IngestStats;
+use crate::source::replay::{Record, apply_record_tapped};
+
+/// The most text of one part the index keeps (a tool output of megabytes is
+/// found by its start).
+const INDEXED_TEXT_MAX: usize = 64 * 1024;
+
+pub struct Collector {
+    pub store: Store,
+    pub stats: IngestStats,
+    origin: Origin,
+    touched: Touched,
+}
+
+/// What came since the last batch.
+#[derive(Default)]
+struct Touched {
+    events: Vec<EventRow>,
+    /// How often each hashed event came before (identical deltas).
+    seen: HashMap<u64, u32>,
+    sessions: BTreeSet<String>,
+    /// (session, message) touched.
+    messages: BTreeSet<(String, String)>,
+    /// (session, message, part) touched.
+    parts: BTreeSet<(String, String, String)>,
+    /// Sessions whose todo list changed: the store made a part of it.
+    todos: BTreeSet<String>,
+    /// The time of the last event, for "newer state wins".
+    clock: i64,
+}
+
+impl Collector {
+    pub fn new(origin: Origin) -> Self {
+        Collector {
+            store: Store::new(),
+            stats: IngestStats::default(),
+            origin,
+            touched: Touched::default(),
+        }
+    }
+
+    /// Events and touched rows waiting for `take`.
+    pub fn pending(&self) -> usize {
+        self.touched.events.len() + self.touched.parts.len()
+    }
+
+    /// A record of a file (any form the replay reader reads).
+    pub fn record(&mut self, record: Record) {
+        let touched = &mut self.touched;
+        let mut tap = |env: &Envelope| touched.note(env);
+        apply_record_tapped(
+            record,
+            &mut self.store,
+            &mut NoObserver,
+            &mut self.stats,
+            &mut tap,
+        );
+    }
+
+    /// An event received live.
+    pub fn envelope(&mut self, env: Envelope) {
+        self.touched.note(&env);
+        self.store.apply(env, &mut NoObserver);
+    }
+
+    /// A session's stored messages, loaded over REST: the same as the
+    /// events that say each of them.
+    pub fn loaded(&mut self, messages: Vec<(crate::model::MessageInfo, Vec<Part>)>) {
+        for (info, parts) in messages {
+            self.envelope(Envelope::new(Event::MessageUpdated(Box::new(info))));
+            for part in parts {
+                self.envelope(Envelope::new(Event::PartUpdated(Box::new(part))));
+            }
+        }
+    }
+
+    /// Everything collected since the last take.
+    pub fn take(&mut self) -> Batch {
+        // The parts the store made of todo lists (named by the store).
+        for sid in std::mem::take(&mut self.touched.todos) {
+            let Some(session) = self.store.session(&sid) else {
+                continue;
+            };
+            for m in &session.messages {
+                for p in m.parts.iter().filter(|p| p.source.is_some()) {
+                    self.touched
+                        .parts
+                        .insert((sid.clone(), m.info.id.clone(), p.id.clone()));
+                }
+            }
+        }
+        let store = &self.store;
+        let clock = self.touched.clock;
+        let sessions = std::mem::take(&mut self.touched.sessions)
+            .into_iter()
+            .filter_map(|id| store.session(&id).map(session_row))
+            .collect();
+        let messages = std::mem::take(&mut self.touched.messages)
+            .into_iter()
+            .filter_map(|(sid, mid)| {
+                let m = store.session(&sid)?.message(&mid)?;
+                (!m.placeholder).then(|| message_row(m, clock))
+            })
+            .collect();
+        let parts = std::mem::take(&mut self.touched.parts)
+            .into_iter()
+            .filter_map(|(sid, mid, pid)| {
+                let m = store.session(&sid)?.message(&mid)?;
+                Some(part_row(m, m.part(&pid)?, clock))
+            })
+            .collect();
+        Batch {
+            origin: self.origin.clone(),
+            events: std::mem::take(&mut self.touched.events),
+            sessions,
+            messages,
+            parts,
+        }
+    }
+}
+
+impl Touched {
+    fn note(&mut self, env: &Envelope) {
+        let Touched {
+            events,
+            seen,
+            sessions,
+            messages,
+            parts,
+            todos,
+            clock,
+        } = self;
+        let Some(session) = encode::session_of(&env.event) else {
+            return;
+        };
+        if let Some(at) = env.received_ms {
+            *clock = (*clock).max(at);
+        }
+        let session = session.to_string();
+        match &env.event {
+            Event::MessageUpdated(info) => {
+                messages.insert((session.clone(), info.id.clone()));
+            }
+            Event::TodoUpdated { .. } => {
+                todos.insert(session.clone());
+            }
+            Event::PartUpdated(part) => {
+                messages.insert((session.clone(), part.message_id.clone()));
+                parts.insert((session.clone(), part.message_id.clone(), part.id.clone()));
+            }
+            Event::PartDelta {
+                message_id,
+                part_id,
+                ..
+            } => {
+                parts.insert((session.clone(), message_id.clone(), part_id.clone()));
+            }
+            _ => {}
+        }
+        if let Some(json) = encode::encode(env) {
+            let occurrence = if env.tag == 0 {
+                let n = seen.entry(encode::fnv(json.as_bytes())).or_default();
+                *n += 1;
+                // Only identical deltas repeat by right: a state said twice is
+                // the same state.
+                if matches!(env.event, Event::PartDelta { .. }) {
+                    *n - 1
+                } else {
+                    0
+                }
+            } else {
+                0
+            };
+            events.push(EventRow {
+                key: encode::key(env, &json, occurrence),
+                session_id: session.clone(),
+                time_ms: env.received_ms.unwrap_or(0),
+                json,
+            });
+        }
+        sessions.insert(session);
+    }
+}
+
+fn session_row(s: &crate::model::Session) -> SessionRow {
+    let info = &s.info;
+    SessionRow {
+        id: info.id.clone(),
+        parent_id: info.parent_id.clone(),
+        title: info.title.clone(),
+        directory: info
+            .directory
+            .clone()
+            .or_else(|| s.project_directory.clone()),
+        created: info.time.created.unwrap_or(0),
+        updated: info.time.updated.or(info.time.created).unwrap_or(0),
+        raw: info
+            .raw
+            .as_ref()
+            .map(|r| r.get().to_string())
+            .unwrap_or_else(|| serde_json::json!({"id": info.id, "title": info.title}).to_string()),
+    }
+}
+
+fn model_of(m: &Message) -> Option<String> {
+    m.info
+        .model
+        .as_ref()
+        .map(|r| format!("{}/{}", r.provider_id, r.model_id))
+}
+
+fn message_row(m: &Message, clock: i64) -> MessageRow {
+    let created = m.info.created.unwrap_or(0);
+    MessageRow {
+        id: m.info.id.clone(),
+        session_id: m.info.session_id.clone(),
+        role: m.info.role.label().to_string(),
+        model: model_of(m),
+        agent: m.info.agent.clone(),
+        created,
+        updated: clock.max(m.info.completed.unwrap_or(created)),
+        raw: m
+            .info
+            .raw
+            .as_ref()
+            .map(|r| r.get().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
+    let mut raw: Value = serde_json::from_str(part.raw.get()).unwrap_or(Value::Null);
+    let (kind, tool, state, start, mut text) = match &part.body {
+        PartBody::Text(t) => (
+            "text",
+            None,
+            None,
+            t.time.as_ref().and_then(|t| t.start),
+            t.text.clone(),
+        ),
+        PartBody::Reasoning(r) => (
+            "reasoning",
+            None,
+            None,
+            r.time.as_ref().and_then(|t| t.start),
+            r.text.clone(),
+        ),
+        PartBody::Tool(t) => {
+            let mut text = format!("{}\n", t.tool);
+            for s in [&t.state.title, &t.state.output, &t.state.error]
+                .into_iter()
+                .flatten()
+            {
+                text.push_str(s);
+                text.push('\n');
+            }
+            if let Some(input) = raw.pointer("/state/input") {
+                strings(input, &mut text);
+            }
+            let state = Some(t.state.status.label().to_string());
+            (
+                "tool",
+                Some(t.tool.clone()),
+                state,
+                t.state.time.start,
+                text,
+            )
+        }
+        PartBody::File(f) => {
+            let mut text = f.filename.clone().unwrap_or_default();
+            if !f.url.starts_with("data:") {
+                text.push('\n');
+                text.push_str(&f.url);
+            }
+            ("file", None, None, None, text)
+        }
+        PartBody::Patch(p) => ("patch", None, None, None, p.files.join("\n")),
+        PartBody::Subtask(s) => (
+            "subtask",
+            None,
+            None,
+            None,
+            format!("{}\n{}", s.description, s.prompt),
+        ),
+        PartBody::Agent(a) => ("agent", None, None, None, a.name.clone()),
+        _ => (kind_of(&raw), None, None, None, String::new()),
+    };
+    // The streamed text lives in the body, not in the raw object.
+    if let (PartBody::Text(_) | PartBody::Reasoning(_), Value::Object(map)) = (&part.body, &mut raw)
+    {
+        map.insert("text".into(), Value::String(text.clone()));
+    }
+    if text.len() > INDEXED_TEXT_MAX {
+        let mut end = INDEXED_TEXT_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    let time = start.or(m.info.created).unwrap_or(0);
+    PartRow {
+        id: part.id.clone(),
+        message_id: part.message_id.clone(),
+        session_id: part.session_id.clone(),
+        kind: kind.to_string(),
+        tool,
+        state,
+        model: model_of(m),
+        agent: m.info.agent.clone(),
+        time,
+        updated: clock.max(time),
+        text,
+        raw: raw.to_string(),
+    }
+}
+
+fn kind_of(raw: &Value) -> &'static str {
+    match raw.get("type").and_then(Value::as_str) {
+        Some("step-start") => "step-start",
+        Some("step-finish") => "step-finish",
+        Some("snapshot") => "snapshot",
+        Some("retry") => "retry",
+        Some("compaction") => "compaction",
+        _ => "other",
+    }
+}
+
+/// Every string inside a JSON value (a tool's input: paths, commands,
+/// patterns, todos), one a line.
+fn strings(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}

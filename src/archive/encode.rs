@@ -1,0 +1,230 @@
+//! An event as the archive's event log keeps it: the bus event's JSON
+//! (`{"type":…,"properties":…}`), which the replay reader reads back like
+//! any recording line. Every form ocview reads (SSE, run streams, durable
+//! logs, exports) becomes these same events on the way into the store, so
+//! the log holds one form whatever the source was.
+
+use serde_json::{Value, json};
+
+use crate::model::{Envelope, Event, SessionStatus};
+
+/// The session an event belongs to, if it names one.
+pub fn session_of(event: &Event) -> Option<&str> {
+    let id = match event {
+        Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
+            info.id.as_str()
+        }
+        Event::SessionStatus { session_id, .. }
+        | Event::SessionIdle { session_id }
+        | Event::SessionCompacted { session_id }
+        | Event::SessionDiff { session_id, .. }
+        | Event::MessageRemoved { session_id, .. }
+        | Event::PartRemoved { session_id, .. }
+        | Event::PartDelta { session_id, .. }
+        | Event::TodoUpdated { session_id, .. }
+        | Event::PermissionReplied { session_id, .. }
+        | Event::QuestionReplied { session_id, .. }
+        | Event::QuestionRejected { session_id, .. } => session_id.as_str(),
+        Event::SessionError { session_id, .. } => session_id.as_deref()?,
+        Event::MessageUpdated(info) => info.session_id.as_str(),
+        Event::PartUpdated(part) => part.session_id.as_str(),
+        Event::PermissionAsked(p) => p.session_id.as_str(),
+        Event::QuestionAsked(q) => q.session_id.as_str(),
+        _ => return None,
+    };
+    (!id.is_empty()).then_some(id)
+}
+
+/// The event's JSON for the log, or `None` for what the log does not keep:
+/// events of no session (heartbeats, a fleet's reports), and prompts, whose
+/// answer an archived session cannot give (their outcome is in the tool
+/// parts).
+pub fn encode(env: &Envelope) -> Option<String> {
+    let kind = env.event.kind();
+    let properties = match &env.event {
+        Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
+            let info = match &info.raw {
+                Some(raw) => raw.get().to_string(),
+                None => json!({"id": info.id, "title": info.title}).to_string(),
+            };
+            return Some(wrap(kind, &format!("{{\"info\":{info}}}"), env));
+        }
+        Event::SessionStatus { session_id, status } => {
+            json!({"sessionID": session_id, "status": status_json(status)})
+        }
+        Event::SessionIdle { session_id } | Event::SessionCompacted { session_id } => {
+            json!({ "sessionID": session_id })
+        }
+        Event::SessionError { session_id, error } => {
+            let error: Value = match &error.raw {
+                Some(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+                None => json!({"name": error.name, "data": {"message": error.message}}),
+            };
+            json!({"sessionID": session_id, "error": error})
+        }
+        Event::MessageUpdated(info) => {
+            let raw = info.raw.as_ref()?;
+            return Some(wrap(
+                kind,
+                &format!(
+                    "{{\"sessionID\":{},\"info\":{}}}",
+                    json!(info.session_id),
+                    raw.get()
+                ),
+                env,
+            ));
+        }
+        Event::MessageRemoved {
+            session_id,
+            message_id,
+        } => json!({"sessionID": session_id, "messageID": message_id}),
+        Event::PartUpdated(part) => {
+            return Some(wrap(
+                kind,
+                &format!(
+                    "{{\"sessionID\":{},\"part\":{}}}",
+                    json!(part.session_id),
+                    part.raw.get()
+                ),
+                env,
+            ));
+        }
+        Event::PartRemoved {
+            session_id,
+            message_id,
+            part_id,
+        } => json!({"sessionID": session_id, "messageID": message_id, "partID": part_id}),
+        Event::PartDelta {
+            session_id,
+            message_id,
+            part_id,
+            field,
+            delta,
+        } => json!({"sessionID": session_id, "messageID": message_id, "partID": part_id,
+                    "field": field, "delta": delta}),
+        Event::TodoUpdated {
+            session_id,
+            raw_todos,
+            ..
+        } => {
+            return Some(wrap(
+                kind,
+                &format!(
+                    "{{\"sessionID\":{},\"todos\":{}}}",
+                    json!(session_id),
+                    raw_todos.get()
+                ),
+                env,
+            ));
+        }
+        _ => return None,
+    };
+    session_of(&env.event)?;
+    Some(wrap(kind, &properties.to_string(), env))
+}
+
+fn status_json(status: &SessionStatus) -> Value {
+    match status {
+        SessionStatus::Idle => json!({"type": "idle"}),
+        SessionStatus::Busy => json!({"type": "busy"}),
+        SessionStatus::Retry {
+            attempt,
+            message,
+            next,
+        } => json!({"type": "retry", "attempt": attempt, "message": message, "next": next}),
+        SessionStatus::Other(kind) => json!({ "type": kind }),
+    }
+}
+
+/// One line of the log: the event, with its project directory (a
+/// `/global/event` wrapper's) when it had one.
+fn wrap(kind: &str, properties: &str, env: &Envelope) -> String {
+    // The event's position in its stream is kept in an id of the same form
+    // (a todo list becomes a part only when streamed, at a position).
+    let id = if env.seq != 0 && env.seq < 1 << 48 {
+        format!("\"id\":\"evt_{:012x}{:016x}\",", env.seq, env.tag)
+    } else {
+        String::new()
+    };
+    let event = format!(
+        "{{{id}\"type\":{},\"properties\":{properties}}}",
+        json!(kind)
+    );
+    match &env.directory {
+        Some(dir) => format!("{{\"directory\":{},\"payload\":{event}}}", json!(dir)),
+        None => event,
+    }
+}
+
+/// The event's key in the log: its `evt_` id's position and hash when it
+/// had one, else a hash of its JSON. `occurrence` tells apart identical
+/// deltas of one stream (the same word typed twice): it counts how often
+/// this JSON came before in the same source.
+pub fn key(env: &Envelope, json: &str, occurrence: u32) -> String {
+    if env.tag != 0 {
+        return format!("e{:x}.{:x}", env.seq, env.tag);
+    }
+    let hash = fnv(json.as_bytes());
+    if occurrence == 0 {
+        format!("h{hash:016x}")
+    } else {
+        format!("h{hash:016x}.{occurrence}")
+    }
+}
+
+/// A stable 64-bit hash (FNV-1a): the same text gives the same key in every
+/// process and version, which `std`'s hasher does not promise.
+pub fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::record::{Decoded, decode};
+
+    fn event(line: &str) -> Envelope {
+        match decode(line).unwrap() {
+            Decoded::Event(env) => env,
+            _ => panic!("not an event: {line}"),
+        }
+    }
+
+    #[test]
+    fn encoded_events_decode_to_the_same_event() {
+        for line in [
+            r#"{"type":"session.updated","properties":{"info":{"id":"ses_1","title":"hi","time":{"created":1,"updated":2}}}}"#,
+            r#"{"type":"message.part.updated","properties":{"part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_1","type":"text","text":"hello"}}}"#,
+            r#"{"type":"message.part.delta","properties":{"sessionID":"ses_1","messageID":"msg_1","partID":"prt_1","field":"text","delta":" world"}}"#,
+            r#"{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}}}"#,
+            r#"{"type":"todo.updated","properties":{"sessionID":"ses_1","todos":[{"content":"a","status":"pending","priority":"high","id":"1"}]}}"#,
+            r#"{"directory":"/p","payload":{"type":"session.idle","properties":{"sessionID":"ses_1"}}}"#,
+        ] {
+            let env = event(line);
+            let json = encode(&env).unwrap();
+            let again = event(&json);
+            assert_eq!(again.event.kind(), env.event.kind(), "{json}");
+            assert_eq!(again.directory, env.directory, "{json}");
+            assert_eq!(encode(&again).unwrap(), json);
+        }
+        let beat = event(r#"{"type":"server.heartbeat","properties":{}}"#);
+        assert!(encode(&beat).is_none());
+    }
+
+    #[test]
+    fn keys_are_ids_or_hashes() {
+        let env = event(
+            r#"{"id":"evt_0123456789abXYZ","type":"session.idle","properties":{"sessionID":"s"}}"#,
+        );
+        assert!(key(&env, "x", 0).starts_with('e'));
+        let env = event(r#"{"type":"session.idle","properties":{"sessionID":"s"}}"#);
+        assert_eq!(key(&env, "x", 0), key(&env, "x", 0));
+        assert_ne!(key(&env, "x", 0), key(&env, "x", 1));
+        assert_ne!(key(&env, "x", 0), key(&env, "y", 0));
+    }
+}

@@ -1,0 +1,80 @@
+//! The one interface both engines give, and how what goes wrong is said.
+
+use super::query::{Hit, Query};
+use super::rows::{Batch, Written};
+
+/// What kind of trouble an archive is in: each is said in one line, and
+/// ocview goes on without the archive (or, read-only, without writing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trouble {
+    /// Not a database, or a damaged one.
+    Corrupt,
+    /// Another program holds it.
+    Locked,
+    /// The disk (or the server's) is full.
+    Full,
+    /// It may be read but not written (a file's mode, a database role, a
+    /// schema newer than this ocview).
+    ReadOnly,
+    /// The server cannot be reached or refused us.
+    Unreachable,
+    /// Anything else.
+    Failed,
+}
+
+/// One line: what went wrong with which archive, never a password (URLs
+/// are redacted before they get here).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("archive {place}: {message}")]
+pub struct ArchiveError {
+    pub trouble: Trouble,
+    /// The file or the redacted server URL.
+    pub place: String,
+    pub message: String,
+}
+
+impl ArchiveError {
+    pub fn new(trouble: Trouble, place: &str, message: impl Into<String>) -> Self {
+        let message: String = message.into();
+        ArchiveError {
+            trouble,
+            place: crate::model::wire::sanitize::line(place).into_owned(),
+            message: crate::model::wire::sanitize::line(&message.replace('\n', " ")).into_owned(),
+        }
+    }
+}
+
+/// How many things the archive holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    pub sessions: u64,
+    pub messages: u64,
+    pub parts: u64,
+    pub events: u64,
+}
+
+/// An archive: SQLite or PostgreSQL. Calls block; callers keep them off
+/// the UI's thread (`super::writer`, `super::reader`).
+pub trait Engine: Send {
+    /// The file or the redacted server, for messages.
+    fn place(&self) -> &str;
+    /// Why it cannot be written, when it cannot.
+    fn read_only(&self) -> Option<&str>;
+    /// Add a batch in one transaction: new events, newer states.
+    fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError>;
+    fn search(&mut self, query: &Query) -> Result<Vec<Hit>, ArchiveError>;
+    /// A session's event log in the order it was written: bus events'
+    /// JSON, one a line, for the player.
+    fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError>;
+    /// A session's latest state as bus events (the session, then each
+    /// message and its parts): opening it does not replay its log.
+    fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError>;
+    /// Sessions whose id is `id` or starts with it (at most a few).
+    fn find_sessions(&mut self, id: &str) -> Result<Vec<String>, ArchiveError>;
+    fn counts(&mut self) -> Result<Counts, ArchiveError>;
+}
+
+/// The error a read-only archive gives to a write.
+pub fn refuse_write(place: &str, why: &str) -> ArchiveError {
+    ArchiveError::new(Trouble::ReadOnly, place, format!("not written: {why}"))
+}

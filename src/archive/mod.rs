@@ -1,0 +1,28 @@
+//! The archive: every session ocview sees, from every server and file,
+//! kept and searchable. One interface (`engine::Engine`), two engines:
+//! SQLite (the default, a private file) and PostgreSQL (a team's).
+//!
+//! Events go in as the bus events they are (`encode`), keyed so that the
+//! same one twice is one row; the latest state of sessions, messages and
+//! parts sits beside the log (`collect` reads it from a store of its own)
+//! with a full-text index over it. Writing happens off the UI's thread
+//! (`writer`), as does reading (`reader`).
+
+pub mod collect;
+pub mod encode;
+pub mod engine;
+pub mod import;
+pub mod pgpass;
+pub mod place;
+pub mod postgres;
+pub mod query;
+pub mod rows;
+pub mod schema;
+pub mod snapshot;
+pub mod sqlite;
+pub mod writer;
+
+pub use engine::{ArchiveError, Engine, Trouble};
+pub use place::Setting;
+pub use query::{Hit, Query};
+pub use rows::Origin;

@@ -1,0 +1,526 @@
+//! The team's engine: a PostgreSQL database (tokio-postgres, TLS through
+//! rustls when the server offers it), searched through a `tsvector` column
+//! with a GIN index. Calls block on a runtime of the engine's own, so the
+//! engine lives on a thread of its own like the SQLite one.
+//!
+//! The password never comes from the command line: `passfile=` in the URL,
+//! `$PGPASSWORD`, `$PGPASSFILE` or `~/.pgpass` (as libpq reads them).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Config};
+
+use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
+use super::place::redact;
+use super::query::{Hit, MARK_END, MARK_START, Query, indexable};
+use super::rows::{Batch, Written};
+use super::schema;
+
+pub struct PgArchive {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+    place: String,
+    read_only: Option<String>,
+}
+
+/// Migrations of two processes at once take turns on this lock.
+const MIGRATION_LOCK: i64 = 0x6f63_7669_6577; // "ocview"
+
+impl PgArchive {
+    pub fn open(url: &str) -> Result<PgArchive, ArchiveError> {
+        let place = redact(url);
+        let fail = |trouble, m: String| ArchiveError::new(trouble, &place, m);
+        let (url, passfile) = super::pgpass::take_passfile(url);
+        let mut config: Config = url
+            .parse()
+            .map_err(|e| fail(Trouble::Failed, format!("not a PostgreSQL URL: {e}")))?;
+        if config.get_user().is_none() {
+            let user = std::env::var("PGUSER")
+                .or_else(|_| std::env::var("USER"))
+                .unwrap_or_else(|_| "postgres".into());
+            config.user(&user);
+        }
+        if config.get_password().is_none()
+            && let Some(password) = super::pgpass::password_for(&config, passfile.as_deref())
+        {
+            config.password(password);
+        }
+        config.application_name("ocview");
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(5));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail(Trouble::Failed, e.to_string()))?;
+        let (client, connection) = rt
+            .block_on(config.connect(tls()))
+            .map_err(|e| classify(&place, &e))?;
+        rt.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!("archive connection: {e}");
+            }
+        });
+        let mut archive = PgArchive {
+            rt,
+            client,
+            place,
+            read_only: None,
+        };
+        archive.prepare()?;
+        Ok(archive)
+    }
+
+    fn prepare(&mut self) -> Result<(), ArchiveError> {
+        let place = self.place.clone();
+        let err = |e: tokio_postgres::Error| classify(&place, &e);
+        let exists: bool = self
+            .rt
+            .block_on(
+                self.client
+                    .query_one("SELECT to_regclass('ocview_schema') IS NOT NULL", &[]),
+            )
+            .map_err(err)?
+            .get(0);
+        let version: i64 = if exists {
+            self.rt
+                .block_on(
+                    self.client
+                        .query_one("SELECT coalesce(max(version), 0) FROM ocview_schema", &[]),
+                )
+                .map_err(err)?
+                .get(0)
+        } else {
+            0
+        };
+        if version > schema::LATEST {
+            self.read_only = Some(format!(
+                "written by a newer ocview (schema {version}, this one knows {}): read-only",
+                schema::LATEST
+            ));
+            return Ok(());
+        }
+        if version < schema::LATEST {
+            match self.migrate(version) {
+                Ok(()) => {}
+                Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) && version > 0 => {}
+                Err(e) => return Err(err(e)),
+            }
+        }
+        let may_write: bool = self
+            .rt
+            .block_on(self.client.query_one(
+                "SELECT has_table_privilege(current_user, 'events', 'INSERT')",
+                &[],
+            ))
+            .map_err(err)?
+            .get(0);
+        if !may_write {
+            let user: String = self
+                .rt
+                .block_on(self.client.query_one("SELECT current_user::text", &[]))
+                .map_err(err)?
+                .get(0);
+            self.read_only = Some(format!(
+                "the database user {} may only read: search and replay work, nothing is written",
+                crate::model::wire::sanitize::line(&user)
+            ));
+        }
+        Ok(())
+    }
+
+    fn migrate(&mut self, from: i64) -> Result<(), tokio_postgres::Error> {
+        self.rt.block_on(async {
+            let tx = self.client.transaction().await?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+                .await?;
+            tx.batch_execute("CREATE TABLE IF NOT EXISTS ocview_schema (version BIGINT NOT NULL)")
+                .await?;
+            // Another process may have migrated while we waited for the lock.
+            let now: i64 = tx
+                .query_one("SELECT coalesce(max(version), 0) FROM ocview_schema", &[])
+                .await?
+                .get(0);
+            for (to, sql) in schema::POSTGRES.iter().filter(|(v, _)| *v > from.max(now)) {
+                tx.batch_execute(sql).await?;
+                tx.execute("INSERT INTO ocview_schema (version) VALUES ($1)", &[to])
+                    .await?;
+            }
+            tx.commit().await
+        })
+    }
+}
+
+/// TLS through rustls with the web's root certificates; a server without
+/// TLS is reached in the clear only when the URL's `sslmode` allows it
+/// (`prefer`, the default, does).
+fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tokio_postgres_rustls::MakeRustlsConnect::new(config)
+}
+
+fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
+    let (trouble, what) = match e.code() {
+        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => (Trouble::ReadOnly, "not allowed"),
+        Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => {
+            (Trouble::ReadOnly, "the server is read-only")
+        }
+        Some(c) if *c == SqlState::DISK_FULL => (Trouble::Full, "the server's disk is full"),
+        Some(c) if *c == SqlState::INVALID_PASSWORD => (Trouble::Unreachable, "refused"),
+        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => (Trouble::Locked, "locked"),
+        Some(_) => (Trouble::Failed, "failed"),
+        None => (Trouble::Unreachable, "cannot be reached"),
+    };
+    let detail = match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => e.to_string(),
+    };
+    ArchiveError::new(trouble, place, format!("{what}: {detail}"))
+}
+
+/// Text as PostgreSQL stores it: no NUL character.
+fn pg_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        s.replace('\0', "").into()
+    } else {
+        s.into()
+    }
+}
+
+impl Engine for PgArchive {
+    fn place(&self) -> &str {
+        &self.place
+    }
+
+    fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError> {
+        if let Some(why) = &self.read_only {
+            return Err(refuse_write(&self.place, why));
+        }
+        let place = self.place.clone();
+        let err = |e: tokio_postgres::Error| classify(&place, &e);
+        self.rt
+            .block_on(async {
+                let tx = self.client.transaction().await?;
+                let mut written = Written::default();
+                let event = tx
+                    .prepare(
+                        "INSERT INTO events (key, session_id, time, json) VALUES ($1, $2, $3, $4)
+                         ON CONFLICT (key) DO NOTHING",
+                    )
+                    .await?;
+                for e in &batch.events {
+                    written.events += tx
+                        .execute(&event, &[&e.key, &e.session_id, &e.time_ms, &pg_text(&e.json)])
+                        .await?;
+                }
+                let o = &batch.origin;
+                let session = tx
+                    .prepare(
+                        "INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
+                           title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),
+                           server = coalesce(sessions.server, excluded.server),
+                           host = coalesce(sessions.host, excluded.host),
+                           file = coalesce(sessions.file, excluded.file), created = excluded.created,
+                           updated = excluded.updated, raw = excluded.raw
+                         WHERE excluded.updated > sessions.updated OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
+                         RETURNING id",
+                    )
+                    .await?;
+                let doc = tx
+                    .prepare(
+                        "INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                         ON CONFLICT (doc) DO UPDATE SET session_id = excluded.session_id,
+                           message_id = excluded.message_id, part_id = excluded.part_id,
+                           kind = excluded.kind, time = excluded.time, tool = excluded.tool,
+                           state = excluded.state, model = excluded.model, agent = excluded.agent,
+                           body = excluded.body",
+                    )
+                    .await?;
+                let none: Option<&str> = None;
+                for s in &batch.sessions {
+                    let title = pg_text(&s.title);
+                    let rows = tx
+                        .query(
+                            &session,
+                            &[
+                                &s.id,
+                                &s.parent_id,
+                                &title,
+                                &s.directory.as_deref().map(pg_text),
+                                &o.server,
+                                &o.host,
+                                &o.file.as_deref().map(pg_text),
+                                &s.created,
+                                &s.updated,
+                                &pg_text(&s.raw),
+                            ],
+                        )
+                        .await?;
+                    if !rows.is_empty() {
+                        let key = format!("t:{}", s.id);
+                        let body = indexable(&title).into_owned();
+                        let params: [&(dyn ToSql + Sync); 11] = [
+                            &key, &s.id, &none, &none, &"title", &s.updated, &none, &none,
+                            &none, &none, &body,
+                        ];
+                        tx.execute(&doc, &params).await?;
+                    }
+                }
+                let message = tx
+                    .prepare(
+                        "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                         ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
+                           role = excluded.role, model = excluded.model, agent = excluded.agent,
+                           created = excluded.created, updated = excluded.updated, raw = excluded.raw
+                         WHERE excluded.updated > messages.updated OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
+                    )
+                    .await?;
+                for m in &batch.messages {
+                    tx.execute(
+                        &message,
+                        &[
+                            &m.id,
+                            &m.session_id,
+                            &m.role,
+                            &m.model,
+                            &m.agent,
+                            &m.created,
+                            &m.updated,
+                            &pg_text(&m.raw),
+                        ],
+                    )
+                    .await?;
+                }
+                let part = tx
+                    .prepare(
+                        "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                         ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
+                           session_id = excluded.session_id, kind = excluded.kind,
+                           tool = excluded.tool, state = excluded.state, time = excluded.time,
+                           updated = excluded.updated, raw = excluded.raw
+                         WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
+                         RETURNING id",
+                    )
+                    .await?;
+                let undoc = tx.prepare("DELETE FROM search WHERE doc = $1").await?;
+                for p in &batch.parts {
+                    let rows = tx
+                        .query(
+                            &part,
+                            &[
+                                &p.id,
+                                &p.message_id,
+                                &p.session_id,
+                                &p.kind,
+                                &p.tool,
+                                &p.state,
+                                &p.time,
+                                &p.updated,
+                                &pg_text(&p.raw),
+                            ],
+                        )
+                        .await?;
+                    if rows.is_empty() {
+                        continue;
+                    }
+                    written.parts += 1;
+                    let key = format!("p:{}", p.id);
+                    if p.text.trim().is_empty() {
+                        tx.execute(&undoc, &[&key]).await?;
+                        continue;
+                    }
+                    let body = pg_text(&indexable(&p.text)).into_owned();
+                    let params: [&(dyn ToSql + Sync); 11] = [
+                        &key,
+                        &p.session_id,
+                        &p.message_id,
+                        &p.id,
+                        &p.kind,
+                        &p.time,
+                        &p.tool,
+                        &p.state,
+                        &p.model,
+                        &p.agent,
+                        &body,
+                    ];
+                    tx.execute(&doc, &params).await?;
+                }
+                tx.commit().await?;
+                Ok(written)
+            })
+            .map_err(err)
+    }
+
+    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
+        let Some(matching) = q.tsquery() else {
+            return Ok(Vec::new());
+        };
+        let options = format!(
+            "StartSel=\"{MARK_START}\", StopSel=\"{MARK_END}\", MaxFragments=1, MaxWords=24, MinWords=8, FragmentDelimiter=\"…\""
+        );
+        let mut sql = String::from(
+            "SELECT d.session_id, coalesce(s.title, ''), d.time, s.directory, s.server, s.host, s.file,
+                    d.message_id, d.part_id, d.kind, ts_headline('simple', d.body, q, $2)
+             FROM search d LEFT JOIN sessions s ON s.id = d.session_id,
+                  to_tsquery('simple', $1) q
+             WHERE d.tsv @@ q",
+        );
+        let mut args: Vec<Box<dyn ToSql + Sync + Send>> =
+            vec![Box::new(matching), Box::new(options)];
+        let mut filter = |sql: &mut String, clause: &str, value: Box<dyn ToSql + Sync + Send>| {
+            args.push(value);
+            sql.push_str(&clause.replace('?', &format!("${}", args.len())));
+        };
+        if let Some(p) = &q.project {
+            filter(
+                &mut sql,
+                " AND strpos(s.directory, ?) > 0",
+                Box::new(p.clone()),
+            );
+        }
+        if let Some(v) = &q.server {
+            filter(
+                &mut sql,
+                " AND (strpos(s.server, ?) > 0 OR strpos(s.host, ?) > 0)",
+                Box::new(v.clone()),
+            );
+        }
+        if let Some(t) = q.since {
+            filter(&mut sql, " AND d.time >= ?", Box::new(t));
+        }
+        if let Some(t) = q.until {
+            filter(&mut sql, " AND d.time < ?", Box::new(t));
+        }
+        if let Some(v) = &q.model {
+            filter(&mut sql, " AND strpos(d.model, ?) > 0", Box::new(v.clone()));
+        }
+        if let Some(v) = &q.agent {
+            filter(&mut sql, " AND d.agent = ?", Box::new(v.clone()));
+        }
+        if let Some(v) = &q.tool {
+            filter(&mut sql, " AND d.tool = ?", Box::new(v.clone()));
+        }
+        if let Some(v) = &q.state {
+            filter(&mut sql, " AND d.state = ?", Box::new(v.clone()));
+        }
+        sql.push_str(&format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1)));
+        let params: Vec<&(dyn ToSql + Sync)> = args
+            .iter()
+            .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let rows = self
+            .rt
+            .block_on(self.client.query(&sql, &params))
+            .map_err(|e| classify(&self.place, &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let mut hit = Hit {
+                    session_id: r.get(0),
+                    title: r.get(1),
+                    time: r.get(2),
+                    project: r.get(3),
+                    server: r.get(4),
+                    host: r.get(5),
+                    file: r.get(6),
+                    message_id: r.get(7),
+                    part_id: r.get(8),
+                    kind: r.get(9),
+                    snippet: String::new(),
+                };
+                hit.set_snippet(r.get::<_, &str>(10));
+                hit
+            })
+            .collect())
+    }
+
+    fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
+        let rows = self
+            .rt
+            .block_on(self.client.query(
+                "SELECT json FROM events WHERE session_id = $1 ORDER BY pk",
+                &[&session_id],
+            ))
+            .map_err(|e| classify(&self.place, &e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
+        let place = self.place.clone();
+        let err = |e: tokio_postgres::Error| classify(&place, &e);
+        let info = self
+            .rt
+            .block_on(
+                self.client
+                    .query_opt("SELECT raw FROM sessions WHERE id = $1", &[&session_id]),
+            )
+            .map_err(err)?;
+        let Some(info) = info else {
+            return Ok(Vec::new());
+        };
+        let mut out = vec![super::snapshot::session_event(info.get(0))];
+        let rows = self
+            .rt
+            .block_on(self.client.query(
+                "SELECT k, o, raw FROM (
+                   SELECT 'm' AS k, id AS o, raw FROM messages WHERE session_id = $1
+                   UNION ALL SELECT 'p', message_id || ' ' || id, raw FROM parts WHERE session_id = $1
+                 ) items ORDER BY o COLLATE \"C\", k",
+                &[&session_id],
+            ))
+            .map_err(err)?;
+        for r in &rows {
+            out.push(super::snapshot::item_event(r.get(0), session_id, r.get(2)));
+        }
+        Ok(out)
+    }
+
+    fn find_sessions(&mut self, id: &str) -> Result<Vec<String>, ArchiveError> {
+        let rows = self
+            .rt
+            .block_on(self.client.query(
+                "SELECT id FROM sessions WHERE starts_with(id, $1)
+                 ORDER BY id = $1 DESC, id LIMIT 5",
+                &[&id],
+            ))
+            .map_err(|e| classify(&self.place, &e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn counts(&mut self) -> Result<Counts, ArchiveError> {
+        let row = self
+            .rt
+            .block_on(self.client.query_one(
+                "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
+                        (SELECT count(*) FROM parts), (SELECT count(*) FROM events)",
+                &[],
+            ))
+            .map_err(|e| classify(&self.place, &e))?;
+        let n = |i: usize| row.get::<_, i64>(i) as u64;
+        Ok(Counts {
+            sessions: n(0),
+            messages: n(1),
+            parts: n(2),
+            events: n(3),
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! What one write to the archive holds: new events for the log, and the
+//! latest state of the sessions, messages and parts they touched. Both
+//! engines take the same batch, in one transaction.
+
+/// Where a session was seen: never a credential (URLs lose their userinfo
+/// before they get here, `super::place::redact`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The server it streamed from, without credentials.
+    pub server: Option<String>,
+    /// The machine ocview ran on.
+    pub host: String,
+    /// The file it was read from.
+    pub file: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EventRow {
+    /// Unique in the log: the same event imported twice is one row.
+    pub key: String,
+    pub session_id: String,
+    /// When it was received or happened (ms), 0 when unknown.
+    pub time_ms: i64,
+    /// The bus event's JSON (`super::encode`).
+    pub json: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub title: String,
+    pub directory: Option<String>,
+    pub created: i64,
+    pub updated: i64,
+    /// The session's info object as last sent.
+    pub raw: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct MessageRow {
+    pub id: String,
+    pub session_id: String,
+    pub role: String,
+    pub model: Option<String>,
+    pub agent: Option<String>,
+    pub created: i64,
+    /// Newer state wins: the time of the last event that changed it.
+    pub updated: i64,
+    pub raw: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct PartRow {
+    pub id: String,
+    pub message_id: String,
+    pub session_id: String,
+    /// The part's type (`text`, `tool`, …).
+    pub kind: String,
+    pub tool: Option<String>,
+    /// A tool's state (`completed`, `error`, …).
+    pub state: Option<String>,
+    pub model: Option<String>,
+    pub agent: Option<String>,
+    /// When it happened (ms): its start, else its message's creation.
+    pub time: i64,
+    /// Newer state wins: the time of the last event that changed it.
+    pub updated: i64,
+    /// What search finds it by.
+    pub text: String,
+    /// The part object with its streamed text, as the store holds it.
+    pub raw: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    pub origin: Origin,
+    pub events: Vec<EventRow>,
+    pub sessions: Vec<SessionRow>,
+    pub messages: Vec<MessageRow>,
+    pub parts: Vec<PartRow>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+            && self.sessions.is_empty()
+            && self.messages.is_empty()
+            && self.parts.is_empty()
+    }
+}
+
+/// What a write added.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Events new to the log (a duplicate adds none).
+    pub events: u64,
+    pub parts: u64,
+}

@@ -1,0 +1,133 @@
+//! The archive's schema, versioned: each engine's migrations in order, the
+//! version after each. An archive at a version above `LATEST` was written
+//! by a newer ocview: it is opened read-only, never migrated down.
+//!
+//! A small runner of our own rather than a migration crate: the maintained
+//! ones (rusqlite_migration 2.6, refinery 0.10) accept rusqlite up to 0.40
+//! only, and ocview uses 0.43; one runner for both engines keeps them in
+//! step. SQLite keeps its version in `PRAGMA user_version`, PostgreSQL in
+//! the table `ocview_schema`.
+
+/// The schema this ocview writes.
+pub const LATEST: i64 = 1;
+
+/// SQLite: (version, SQL run in the transaction that reaches it).
+pub const SQLITE: &[(i64, &str)] = &[(
+    1,
+    "CREATE TABLE sessions (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        parent_id TEXT,
+        title TEXT NOT NULL,
+        directory TEXT,
+        server TEXT,
+        host TEXT,
+        file TEXT,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        model TEXT,
+        agent TEXT,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages(session_id, id);
+    CREATE TABLE parts (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        message_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tool TEXT,
+        state TEXT,
+        time INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE INDEX parts_by_message ON parts(session_id, message_id, id);
+    CREATE TABLE events (
+        pk INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        json TEXT NOT NULL
+    );
+    CREATE INDEX events_by_session ON events(session_id, pk);
+    CREATE VIRTUAL TABLE search USING fts5(
+        body, session_id UNINDEXED, message_id UNINDEXED, part_id UNINDEXED,
+        kind UNINDEXED, time UNINDEXED, tool UNINDEXED, state UNINDEXED,
+        model UNINDEXED, agent UNINDEXED, tokenize = 'unicode61'
+    );",
+)];
+
+/// PostgreSQL: (version, SQL run in the transaction that reaches it).
+pub const POSTGRES: &[(i64, &str)] = &[(
+    1,
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT,
+        title TEXT NOT NULL,
+        directory TEXT,
+        server TEXT,
+        host TEXT,
+        file TEXT,
+        created BIGINT NOT NULL,
+        updated BIGINT NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        model TEXT,
+        agent TEXT,
+        created BIGINT NOT NULL,
+        updated BIGINT NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages(session_id, id);
+    CREATE TABLE parts (
+        id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tool TEXT,
+        state TEXT,
+        time BIGINT NOT NULL,
+        updated BIGINT NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE INDEX parts_by_message ON parts(session_id, message_id, id);
+    CREATE TABLE events (
+        pk BIGSERIAL PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        time BIGINT NOT NULL,
+        json TEXT NOT NULL
+    );
+    CREATE INDEX events_by_session ON events(session_id, pk);
+    CREATE TABLE search (
+        doc TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        message_id TEXT,
+        part_id TEXT,
+        kind TEXT NOT NULL,
+        time BIGINT NOT NULL,
+        tool TEXT,
+        state TEXT,
+        model TEXT,
+        agent TEXT,
+        body TEXT NOT NULL,
+        tsv TSVECTOR GENERATED ALWAYS AS
+            (to_tsvector('simple', translate(body, './-_:@', '      '))) STORED
+    );
+    -- Paths and names are found by their pieces, as FTS5 finds them.
+    CREATE INDEX search_tsv ON search USING GIN (tsv);
+    CREATE INDEX search_time ON search (time DESC);",
+)];

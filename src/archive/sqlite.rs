@@ -1,0 +1,487 @@
+//! The embedded engine: one SQLite file (WAL), created mode 0600 in a
+//! folder of mode 0700, searched through FTS5.
+
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::types::Value;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+
+use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
+use super::query::{Hit, Query, indexable};
+use super::rows::{Batch, Written};
+use super::schema;
+
+/// How long a write waits for another writer before the archive is "locked".
+const BUSY_WAIT: Duration = Duration::from_millis(1500);
+
+pub struct SqliteArchive {
+    conn: Connection,
+    place: String,
+    read_only: Option<String>,
+}
+
+impl SqliteArchive {
+    /// Open (creating it, private, if need be) the archive at `path`.
+    pub fn open(path: &Path) -> Result<SqliteArchive, ArchiveError> {
+        let place = path.display().to_string();
+        let fail = |trouble, m: String| ArchiveError::new(trouble, &place, m);
+        let mut read_only = None;
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(fail(Trouble::Failed, "it is a directory".into()));
+            }
+            Ok(meta) => {
+                let mode = meta.permissions().mode();
+                if mode & 0o200 == 0 {
+                    // Root may write anyway: the mode says what is meant.
+                    read_only = Some(format!("the file is read-only (mode {:03o})", mode & 0o777));
+                } else if mode & 0o077 != 0 {
+                    let private = std::fs::Permissions::from_mode(0o600);
+                    if let Err(e) = std::fs::set_permissions(path, private) {
+                        tracing::warn!("archive: cannot make {place} private: {e}");
+                    }
+                }
+            }
+            Err(_) => create_private(path).map_err(|e| fail(Trouble::Failed, e))?,
+        }
+        let flags = if read_only.is_some() {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(&place, &e))?;
+        conn.busy_timeout(BUSY_WAIT)
+            .map_err(|e| classify(&place, &e))?;
+        let mut archive = SqliteArchive {
+            conn,
+            place,
+            read_only,
+        };
+        archive.prepare(path)?;
+        Ok(archive)
+    }
+
+    fn prepare(&mut self, path: &Path) -> Result<(), ArchiveError> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| classify(&self.place, &e))?;
+        if version > schema::LATEST {
+            let why = format!(
+                "written by a newer ocview (schema {version}, this one knows {}): read-only",
+                schema::LATEST
+            );
+            if self.read_only.is_none() {
+                self.conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+                    .map_err(|e| classify(&self.place, &e))?;
+            }
+            self.read_only = Some(why);
+            return Ok(());
+        }
+        if self.read_only.is_some() {
+            return if version == 0 {
+                Err(ArchiveError::new(
+                    Trouble::ReadOnly,
+                    &self.place,
+                    "read-only and empty: nothing to search",
+                ))
+            } else {
+                Ok(())
+            };
+        }
+        let c = &mut self.conn;
+        let place = &self.place;
+        c.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| classify(place, &e))?;
+        c.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| classify(place, &e))?;
+        if version < schema::LATEST {
+            let tx = c
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(|e| classify(place, &e))?;
+            for (to, sql) in schema::SQLITE.iter().filter(|(v, _)| *v > version) {
+                tx.execute_batch(sql).map_err(|e| classify(place, &e))?;
+                tx.pragma_update(None, "user_version", to)
+                    .map_err(|e| classify(place, &e))?;
+            }
+            tx.commit().map_err(|e| classify(place, &e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The archive's folder (mode 0700) and file (mode 0600), made before
+/// SQLite opens it, so it is never readable by others for a moment.
+fn create_private(path: &Path) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create its folder: {e}"))?;
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map(drop)
+        .map_err(|e| format!("cannot create it: {e}"))
+}
+
+/// The default place: `$XDG_DATA_HOME/ocview/archive.db`.
+pub fn default_path() -> Option<PathBuf> {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".local").join("share")))
+        .map(|d| d.join("ocview").join("archive.db"))
+}
+
+/// An SQLite error said as the trouble it is.
+fn classify(place: &str, e: &rusqlite::Error) -> ArchiveError {
+    let code = e.sqlite_error_code();
+    let (trouble, what) = match code {
+        Some(ErrorCode::NotADatabase) => {
+            (Trouble::Corrupt, "not an archive (not an SQLite database)")
+        }
+        Some(ErrorCode::DatabaseCorrupt) => (Trouble::Corrupt, "damaged (SQLite says corrupt)"),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            (Trouble::Locked, "locked by another program")
+        }
+        Some(ErrorCode::DiskFull) => (Trouble::Full, "the disk is full"),
+        Some(ErrorCode::ReadOnly) => (Trouble::ReadOnly, "cannot be written (read-only)"),
+        Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
+            (Trouble::Failed, "cannot be opened")
+        }
+        _ => (Trouble::Failed, "failed"),
+    };
+    ArchiveError::new(trouble, place, format!("{what}: {e}"))
+}
+
+impl Engine for SqliteArchive {
+    fn place(&self) -> &str {
+        &self.place
+    }
+
+    fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError> {
+        if let Some(why) = &self.read_only {
+            return Err(refuse_write(&self.place, why));
+        }
+        let place = self.place.clone();
+        let err = |e: rusqlite::Error| classify(&place, &e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let mut written = Written::default();
+        {
+            let mut event = tx
+                .prepare(
+                    "INSERT INTO events (key, session_id, time, json) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (key) DO NOTHING",
+                )
+                .map_err(err)?;
+            for e in &batch.events {
+                written.events += event
+                    .execute(params![e.key, e.session_id, e.time_ms, e.json])
+                    .map_err(err)? as u64;
+            }
+            let o = &batch.origin;
+            let mut session = tx
+                .prepare(
+                    "INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                     ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
+                       title = excluded.title, directory = coalesce(excluded.directory, directory),
+                       server = coalesce(server, excluded.server), host = coalesce(host, excluded.host),
+                       file = coalesce(file, excluded.file), created = excluded.created,
+                       updated = excluded.updated, raw = excluded.raw
+                     WHERE excluded.updated > sessions.updated OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
+                     RETURNING pk",
+                )
+                .map_err(err)?;
+            let mut unindex = tx
+                .prepare("DELETE FROM search WHERE rowid = ?1")
+                .map_err(err)?;
+            let mut index = tx
+                .prepare(
+                    "INSERT INTO search (rowid, body, session_id, message_id, part_id, kind, time, tool, state, model, agent)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .map_err(err)?;
+            for s in &batch.sessions {
+                let pk: Option<i64> = session
+                    .query_row(
+                        params![
+                            s.id,
+                            s.parent_id,
+                            s.title,
+                            s.directory,
+                            o.server,
+                            o.host,
+                            o.file,
+                            s.created,
+                            s.updated,
+                            s.raw
+                        ],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(err)?;
+                if let Some(pk) = pk {
+                    unindex.execute([-pk]).map_err(err)?;
+                    index
+                        .execute(params![
+                            -pk,
+                            indexable(&s.title),
+                            s.id,
+                            None::<String>,
+                            None::<String>,
+                            "title",
+                            s.updated,
+                            None::<String>,
+                            None::<String>,
+                            None::<String>,
+                            None::<String>
+                        ])
+                        .map_err(err)?;
+                }
+            }
+            let mut message = tx
+                .prepare(
+                    "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                     ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, role = excluded.role,
+                       model = excluded.model, agent = excluded.agent, created = excluded.created,
+                       updated = excluded.updated, raw = excluded.raw
+                     WHERE excluded.updated > messages.updated OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
+                )
+                .map_err(err)?;
+            for m in &batch.messages {
+                message
+                    .execute(params![
+                        m.id,
+                        m.session_id,
+                        m.role,
+                        m.model,
+                        m.agent,
+                        m.created,
+                        m.updated,
+                        m.raw
+                    ])
+                    .map_err(err)?;
+            }
+            let mut part = tx
+                .prepare(
+                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                     ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
+                       session_id = excluded.session_id, kind = excluded.kind, tool = excluded.tool,
+                       state = excluded.state, time = excluded.time, updated = excluded.updated,
+                       raw = excluded.raw
+                     WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
+                     RETURNING pk",
+                )
+                .map_err(err)?;
+            for p in &batch.parts {
+                let pk: Option<i64> = part
+                    .query_row(
+                        params![
+                            p.id,
+                            p.message_id,
+                            p.session_id,
+                            p.kind,
+                            p.tool,
+                            p.state,
+                            p.time,
+                            p.updated,
+                            p.raw
+                        ],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(err)?;
+                let Some(pk) = pk else { continue };
+                written.parts += 1;
+                unindex.execute([pk]).map_err(err)?;
+                if p.text.trim().is_empty() {
+                    continue;
+                }
+                index
+                    .execute(params![
+                        pk,
+                        indexable(&p.text),
+                        p.session_id,
+                        p.message_id,
+                        p.id,
+                        p.kind,
+                        p.time,
+                        p.tool,
+                        p.state,
+                        p.model,
+                        p.agent
+                    ])
+                    .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(written)
+    }
+
+    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
+        let Some(matching) = q.fts5() else {
+            return Ok(Vec::new());
+        };
+        let mut sql = String::from(
+            "SELECT f.session_id, coalesce(s.title, ''), f.time, s.directory, s.server, s.host, s.file,
+                    f.message_id, f.part_id, f.kind,
+                    snippet(search, 0, char(2), char(3), '…', 16)
+             FROM search f LEFT JOIN sessions s ON s.id = f.session_id
+             WHERE search MATCH ?1",
+        );
+        let mut args: Vec<Value> = vec![Value::Text(matching)];
+        let mut filter = |sql: &mut String, clause: &str, value: Value| {
+            args.push(value);
+            sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
+        };
+        let text = |s: &String| Value::Text(s.clone());
+        if let Some(p) = &q.project {
+            filter(&mut sql, " AND instr(s.directory, ?) > 0", text(p));
+        }
+        if let Some(v) = &q.server {
+            filter(
+                &mut sql,
+                " AND (instr(s.server, ?) > 0 OR instr(s.host, ?) > 0)",
+                text(v),
+            );
+        }
+        if let Some(t) = q.since {
+            filter(&mut sql, " AND f.time >= ?", Value::Integer(t));
+        }
+        if let Some(t) = q.until {
+            filter(&mut sql, " AND f.time < ?", Value::Integer(t));
+        }
+        if let Some(v) = &q.model {
+            filter(&mut sql, " AND instr(f.model, ?) > 0", text(v));
+        }
+        if let Some(v) = &q.agent {
+            filter(&mut sql, " AND f.agent = ?", text(v));
+        }
+        if let Some(v) = &q.tool {
+            filter(&mut sql, " AND f.tool = ?", text(v));
+        }
+        if let Some(v) = &q.state {
+            filter(&mut sql, " AND f.state = ?", text(v));
+        }
+        sql.push_str(&format!(" ORDER BY f.time DESC LIMIT {}", q.limit.max(1)));
+        let err = |e: rusqlite::Error| classify(&self.place, &e);
+        let mut stmt = self.conn.prepare(&sql).map_err(err)?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                let mut hit = Hit {
+                    session_id: r.get(0)?,
+                    title: r.get(1)?,
+                    time: r.get(2)?,
+                    project: r.get(3)?,
+                    server: r.get(4)?,
+                    host: r.get(5)?,
+                    file: r.get(6)?,
+                    message_id: r.get(7)?,
+                    part_id: r.get(8)?,
+                    kind: r.get(9)?,
+                    snippet: String::new(),
+                };
+                hit.set_snippet(&r.get::<_, String>(10)?);
+                Ok(hit)
+            })
+            .map_err(err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+    }
+
+    fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
+        let err = |e: rusqlite::Error| classify(&self.place, &e);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT json FROM events WHERE session_id = ?1 ORDER BY pk")
+            .map_err(err)?;
+        let rows = stmt.query_map([session_id], |r| r.get(0)).map_err(err)?;
+        rows.collect::<Result<Vec<String>, _>>().map_err(err)
+    }
+
+    fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
+        let err = |e: rusqlite::Error| classify(&self.place, &e);
+        let mut out = Vec::new();
+        let info: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT raw FROM sessions WHERE id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        let Some(info) = info else {
+            return Ok(out);
+        };
+        out.push(super::snapshot::session_event(&info));
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT 'm', id, raw FROM messages WHERE session_id = ?1
+                 UNION ALL SELECT 'p', message_id || ' ' || id, raw FROM parts WHERE session_id = ?1
+                 ORDER BY 2, 1",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([session_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(2)?))
+            })
+            .map_err(err)?;
+        for row in rows {
+            let (kind, raw) = row.map_err(err)?;
+            out.push(super::snapshot::item_event(&kind, session_id, &raw));
+        }
+        Ok(out)
+    }
+
+    fn find_sessions(&mut self, id: &str) -> Result<Vec<String>, ArchiveError> {
+        let err = |e: rusqlite::Error| classify(&self.place, &e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM sessions WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1
+                 ORDER BY id = ?1 DESC, id LIMIT 5",
+            )
+            .map_err(err)?;
+        let rows = stmt.query_map([id], |r| r.get(0)).map_err(err)?;
+        rows.collect::<Result<Vec<String>, _>>().map_err(err)
+    }
+
+    fn counts(&mut self) -> Result<Counts, ArchiveError> {
+        let err = |e: rusqlite::Error| classify(&self.place, &e);
+        self.conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
+                        (SELECT count(*) FROM parts), (SELECT count(*) FROM events)",
+                [],
+                |r| {
+                    Ok(Counts {
+                        sessions: r.get::<_, i64>(0)? as u64,
+                        messages: r.get::<_, i64>(1)? as u64,
+                        parts: r.get::<_, i64>(2)? as u64,
+                        events: r.get::<_, i64>(3)? as u64,
+                    })
+                },
+            )
+            .map_err(err)
+    }
+}

@@ -1,0 +1,168 @@
+//! The background writer: what ocview receives live reaches the archive on
+//! a thread of its own. The loop hands it copies of events through a
+//! bounded queue without ever waiting (a full queue drops and counts, and
+//! says so); the thread batches them, a transaction at a time.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use super::collect::Collector;
+use super::encode;
+use super::place::Setting;
+use super::rows::Origin;
+use crate::model::{Envelope, MessageInfo, Part};
+
+/// Items the queue holds before a send is dropped instead of waiting.
+const QUEUE: usize = 16 * 1024;
+/// A batch is written when it holds this many events or parts…
+const BATCH: usize = 2000;
+/// …or when its first item has waited this long.
+const BATCH_WAIT: Duration = Duration::from_millis(250);
+/// How long quitting waits for the last batch.
+const FINAL_WAIT: Duration = Duration::from_secs(3);
+
+enum Item {
+    Event(Envelope),
+    Loaded(Vec<(MessageInfo, Vec<Part>)>),
+}
+
+/// The loop's end of the writer. Dropping it writes what is queued (waiting
+/// a few seconds at most).
+pub struct Tap {
+    tx: Option<SyncSender<Item>>,
+    /// Set once the archive is off for this run (it failed, or is read-only):
+    /// sends cost nothing then.
+    off: Arc<AtomicBool>,
+    dropped: Arc<AtomicU64>,
+    finished: Option<Receiver<()>>,
+}
+
+impl Tap {
+    /// An event as received (copied only if the archive is on and the
+    /// event belongs to a session).
+    pub fn event(&self, env: &Envelope) {
+        if !self.off.load(Ordering::Relaxed) && encode::session_of(&env.event).is_some() {
+            self.send(Item::Event(env.clone()));
+        }
+    }
+
+    /// A session's messages, loaded over REST.
+    pub fn loaded(&self, messages: &[(MessageInfo, Vec<Part>)]) {
+        if !self.off.load(Ordering::Relaxed) && !messages.is_empty() {
+            self.send(Item::Loaded(messages.to_vec()));
+        }
+    }
+
+    fn send(&self, item: Item) {
+        if let Some(tx) = &self.tx
+            && let Err(TrySendError::Full(_)) = tx.try_send(item)
+        {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(done) = self.finished.take() {
+            let _ = done.recv_timeout(FINAL_WAIT);
+        }
+    }
+}
+
+/// Start the writer for `setting`; `say` tells the person, in one line,
+/// when the archive cannot be used or falls behind (from the writer's
+/// thread).
+pub fn spawn(setting: Setting, origin: Origin, say: Box<dyn Fn(String) + Send>) -> Tap {
+    let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let off = Arc::new(AtomicBool::new(false));
+    let dropped = Arc::new(AtomicU64::new(0));
+    let (off2, dropped2) = (off.clone(), dropped.clone());
+    let spawned = std::thread::Builder::new()
+        .name("archive-writer".into())
+        .spawn(move || {
+            run(&setting, origin, &rx, &off2, &dropped2, &*say);
+            off2.store(true, Ordering::Relaxed);
+            drop(rx);
+            let _ = done_tx.send(());
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("archive: no writer thread: {e}");
+        off.store(true, Ordering::Relaxed);
+    }
+    Tap {
+        tx: Some(tx),
+        off,
+        dropped,
+        finished: Some(done_rx),
+    }
+}
+
+fn run(
+    setting: &Setting,
+    origin: Origin,
+    rx: &Receiver<Item>,
+    off: &AtomicBool,
+    dropped: &AtomicU64,
+    say: &dyn Fn(String),
+) {
+    let mut engine = match setting.open() {
+        Ok(Some(engine)) => engine,
+        Ok(None) => return,
+        Err(e) => {
+            say(format!("{e}: ocview goes on without it"));
+            return;
+        }
+    };
+    if let Some(why) = engine.read_only() {
+        say(format!("archive {}: {why}", engine.place()));
+        return;
+    }
+    let mut collector = Collector::new(origin);
+    let mut first: Option<Instant> = None;
+    let mut said_dropped = 0;
+    loop {
+        let wait = first.map_or(Duration::from_secs(3600), |t| {
+            BATCH_WAIT.saturating_sub(t.elapsed())
+        });
+        let closed = match rx.recv_timeout(wait) {
+            Ok(item) => {
+                match item {
+                    Item::Event(env) => collector.envelope(env),
+                    Item::Loaded(messages) => collector.loaded(messages),
+                }
+                first.get_or_insert_with(Instant::now);
+                false
+            }
+            Err(RecvTimeoutError::Timeout) => false,
+            Err(RecvTimeoutError::Disconnected) => true,
+        };
+        let due = first.is_some_and(|t| t.elapsed() >= BATCH_WAIT);
+        if closed || due || collector.pending() >= BATCH {
+            first = None;
+            let batch = collector.take();
+            if !batch.is_empty()
+                && let Err(e) = engine.write(&batch)
+            {
+                off.store(true, Ordering::Relaxed);
+                say(format!("{e}: ocview goes on without it"));
+                return;
+            }
+            let lost = dropped.load(Ordering::Relaxed);
+            if lost > said_dropped {
+                said_dropped = lost;
+                say(format!(
+                    "archive {}: {lost} events not kept (the writer fell behind)",
+                    engine.place()
+                ));
+            }
+        }
+        if closed {
+            return;
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! `ocview search` and `ocview archive …`, and the `--archive` /
+//! `--no-archive` flags every command takes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use ocview::archive::place::{self, ConfigValue};
+use ocview::archive::{Engine, Query, Setting};
+use ocview::model::wire::sanitize;
+
+/// Where the archive is, or that there is none.
+#[derive(Args, Clone, Default)]
+pub struct ArchiveFlags {
+    /// The archive: an SQLite file or a postgres:// URL (its password from
+    /// ~/.pgpass, $PGPASSFILE, passfile= in the URL or $PGPASSWORD, never
+    /// from here). Default: the config's `archive`, else
+    /// $XDG_DATA_HOME/ocview/archive.db.
+    #[arg(long, global = true, value_name = "FILE|URL")]
+    pub archive: Option<String>,
+    /// Keep nothing and search nothing (also `archive = false`).
+    #[arg(long, global = true, conflicts_with = "archive")]
+    pub no_archive: bool,
+}
+
+impl ArchiveFlags {
+    pub fn setting(&self, config: Option<&ConfigValue>) -> Result<Setting, String> {
+        place::resolve(self.archive.as_deref(), self.no_archive, config)
+    }
+}
+
+#[derive(Subcommand)]
+pub enum ArchiveCommand {
+    /// Add recordings and saved sessions (every form `replay` reads) to the
+    /// archive; a file imported twice adds nothing.
+    Import {
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Play an archived session from its event log, as `replay` plays a file.
+    Replay {
+        /// The session (its id, or the start of it).
+        session: String,
+        /// Print a plain-text transcript of its final state instead.
+        #[arg(long)]
+        dump: bool,
+        #[command(flatten)]
+        pace: super::PaceArgs,
+    },
+    /// How much the archive holds.
+    Stats {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `ocview search QUERY`: the archive's hits, newest first.
+#[derive(Args)]
+pub struct SearchArgs {
+    /// The words; all must match (paths and names match by their pieces).
+    #[arg(value_name = "WORD", required = true)]
+    pub words: Vec<String>,
+    /// A JSON array for scripts: session_id, title, time, project, server,
+    /// host, file, message_id, part_id, kind, snippet, marks.
+    #[arg(long)]
+    pub json: bool,
+    /// Only sessions whose project directory contains this.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only sessions seen from a server (URL) or machine containing this.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// From this date on: YYYY-MM-DD, ms since 1970, or an age (3d, 12h).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Before this date (same forms as --since).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only messages of a model containing this (provider/model).
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Only parts of this tool (bash, edit, read, …).
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only tool parts in this state: pending, running, completed, error.
+    #[arg(long)]
+    pub state: Option<String>,
+    /// The most hits shown.
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+}
+
+impl SearchArgs {
+    pub fn query(&self, now_ms: i64) -> Result<Query, String> {
+        let time = |t: &Option<String>| {
+            t.as_deref()
+                .map(|t| ocview::archive::query::parse_time(t, now_ms))
+                .transpose()
+        };
+        Ok(Query {
+            text: self.words.join(" "),
+            prefix: false,
+            project: self.project.clone(),
+            server: self.server.clone(),
+            since: time(&self.since)?,
+            until: time(&self.until)?,
+            model: self.model.clone(),
+            agent: self.agent.clone(),
+            tool: self.tool.clone(),
+            state: self.state.clone(),
+            limit: self.limit.clamp(1, 10_000),
+        })
+    }
+}
+
+/// `2026-11-22 14:03`, local time.
+fn date(ms: i64) -> String {
+    match ocview::render::clock::local(ms) {
+        Some(t) => format!(
+            "{}-{:02}-{:02} {:02}:{:02}",
+            t.year, t.month, t.day, t.hour, t.minute
+        ),
+        None => "unknown time".into(),
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The archive, open, or why not (off, or the trouble it is in).
+pub fn open(setting: &Setting) -> Result<Box<dyn Engine>, String> {
+    match setting.open() {
+        Ok(Some(engine)) => Ok(engine),
+        Ok(None) => Err(
+            "the archive is off (--no-archive, archive = false in the config, or OCVIEW_ARCHIVE=off): \
+             give one with --archive FILE|URL"
+                .into(),
+        ),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> {
+    let query = args.query(now_ms())?;
+    if query.words().is_empty() {
+        return Err("nothing to search for: give a word with a letter or digit in it".into());
+    }
+    let mut archive = open(setting)?;
+    let hits = archive.search(&query).map_err(|e| e.to_string())?;
+    let text = if args.json {
+        let items: Vec<serde_json::Value> = hits
+            .iter()
+            .map(|h| {
+                let mut v = serde_json::to_value(h).unwrap_or_default();
+                let mut snippet = String::new();
+                let mut marks = Vec::new();
+                for (piece, hit) in h.pieces() {
+                    let start = snippet.chars().count();
+                    snippet.push_str(&piece);
+                    if hit {
+                        marks.push([start, snippet.chars().count()]);
+                    }
+                }
+                v["snippet"] = snippet.into();
+                v["marks"] = serde_json::json!(marks);
+                v
+            })
+            .collect();
+        format!("{}\n", serde_json::Value::Array(items))
+    } else {
+        let mut out = String::new();
+        for h in &hits {
+            let when = date(h.time);
+            let from = h
+                .server
+                .as_deref()
+                .or(h.file.as_deref())
+                .or(h.host.as_deref())
+                .unwrap_or("");
+            out.push_str(&format!(
+                "{}  {}  {}  {}\n  {}  {}\n  {}: {}\n",
+                when,
+                sanitize::line(&h.session_id),
+                sanitize::line(&h.title),
+                sanitize::line(h.project.as_deref().unwrap_or("")),
+                sanitize::line(from),
+                sanitize::line(h.host.as_deref().unwrap_or("")),
+                sanitize::line(&h.kind),
+                h.plain_snippet()
+            ));
+        }
+        if hits.is_empty() {
+            eprintln!("ocview: nothing found");
+        }
+        out
+    };
+    print(&text)?;
+    Ok(if hits.is_empty() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> {
+    let mut archive = open(setting)?;
+    if let Some(why) = archive.read_only() {
+        return Err(format!("archive {}: {why}", archive.place()));
+    }
+    let mut failed = false;
+    for file in files {
+        let shown = sanitize::line(&file.display().to_string()).into_owned();
+        match ocview::archive::import::import_file(&mut *archive, file) {
+            Ok(done) => eprintln!(
+                "ocview: {shown}: {} sessions, {} new events, {} parts written ({})",
+                done.sessions,
+                done.written.events,
+                done.written.parts,
+                done.form.unwrap_or("empty")
+            ),
+            Err(e) => {
+                eprintln!("ocview: {e}");
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A session's event log as a recording (JSON lines), found by its id or
+/// the start of it.
+pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Bytes), String> {
+    let mut archive = open(setting)?;
+    let found = archive.find_sessions(session).map_err(|e| e.to_string())?;
+    let id = match found.as_slice() {
+        [] => {
+            return Err(format!("no archived session {}", sanitize::line(session)));
+        }
+        [one, ..] if one == session || found.len() == 1 => one.clone(),
+        many => {
+            return Err(format!(
+                "{} names several archived sessions: {}",
+                sanitize::line(session),
+                many.iter()
+                    .map(|s| sanitize::line(s).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    };
+    let events = archive.events(&id).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    for e in events {
+        text.push_str(&e);
+        text.push('\n');
+    }
+    Ok((id, bytes::Bytes::from(text)))
+}
+
+pub fn stats(json: bool, setting: &Setting) -> Result<ExitCode, String> {
+    let mut archive = open(setting)?;
+    let counts = archive.counts().map_err(|e| e.to_string())?;
+    let text = if json {
+        let mut v = serde_json::to_value(counts).unwrap_or_default();
+        v["archive"] = archive.place().into();
+        v["read_only"] = archive.read_only().into();
+        format!("{v}\n")
+    } else {
+        format!(
+            "{}: {} sessions, {} messages, {} parts, {} events{}\n",
+            archive.place(),
+            counts.sessions,
+            counts.messages,
+            counts.parts,
+            counts.events,
+            archive
+                .read_only()
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default()
+        )
+    };
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("cannot write: {e}")),
+    }
+}

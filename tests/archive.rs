@@ -1,0 +1,573 @@
+//! The archive, one suite run against both engines: SQLite in a temporary
+//! directory and a real PostgreSQL started here (tests/support/postgres.rs).
+//! Import of every fixture format, duplicates, search with each filter,
+//! replay of an archived session to the original's state, the newer-schema
+//! and read-only cases; then what only the file engine has (its modes, a
+//! corrupt, read-only or locked file).
+
+#[path = "support/postgres.rs"]
+mod postgres_support;
+
+use std::path::{Path, PathBuf};
+
+use ocview::archive::collect::Collector;
+use ocview::archive::{Engine, Origin, Query, Setting, Trouble};
+use ocview::model::{NoObserver, Store};
+use ocview::source::{self, ReplayReader};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Every file of every form the viewer reads.
+fn every_fixture_file() -> Vec<PathBuf> {
+    let mut files = vec![
+        fixtures().join("durable-stream.jsonl"),
+        fixtures().join("opencode-export.json"),
+        fixtures().join("opencode-run.ndjson"),
+    ];
+    let scenarios = fixtures().join("opencode-1.18.33");
+    let mut dirs: Vec<_> = std::fs::read_dir(&scenarios)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        for name in [
+            "event.jsonl",
+            "event.sse",
+            "global-event.jsonl",
+            "export.json",
+            "messages.json",
+            "run.ndjson",
+        ] {
+            let f = dir.join(name);
+            if f.exists() {
+                files.push(f);
+            }
+        }
+    }
+    files
+}
+
+fn store_of(text: &[u8]) -> Store {
+    let mut store = Store::new();
+    source::ingest(
+        &mut ReplayReader::new(std::io::Cursor::new(text.to_vec())),
+        &mut store,
+        &mut NoObserver,
+    )
+    .unwrap();
+    store
+}
+
+fn store_of_file(path: &Path) -> Store {
+    store_of(&std::fs::read(path).unwrap())
+}
+
+/// What a session shows, in a form two stores can be compared by.
+fn fingerprint(store: &Store, id: &str) -> String {
+    let s = store
+        .session(id)
+        .unwrap_or_else(|| panic!("no session {id}"));
+    let mut out = format!(
+        "{} {:?} parent {:?}\n",
+        s.info.id, s.info.title, s.info.parent_id
+    );
+    for m in &s.messages {
+        out.push_str(&format!(
+            "  {} {} {:?} {:?}\n",
+            m.info.id,
+            m.info.role.label(),
+            m.info.model,
+            m.info.error.as_ref().map(|e| e.summary())
+        ));
+        for p in &m.parts {
+            // A streamed todo list's part is named by its arrival count,
+            // which heartbeats (not archived) moved on.
+            let id = match p.id.split_once("~todo") {
+                Some((after, _)) => format!("{after}~todo"),
+                None => p.id.clone(),
+            };
+            out.push_str(&format!("    {id} {:?}\n", p.body));
+        }
+    }
+    out
+}
+
+fn lines(events: &[String]) -> Vec<u8> {
+    let mut text = Vec::new();
+    for e in events {
+        text.extend_from_slice(e.as_bytes());
+        text.push(b'\n');
+    }
+    text
+}
+
+fn import(engine: &mut dyn Engine, path: &Path) -> ocview::archive::import::Imported {
+    ocview::archive::import::import_file(engine, path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Opens a fresh, empty archive of one engine each time it is called.
+trait Fresh {
+    fn fresh(&mut self) -> Setting;
+    /// Make the archive look written by a newer ocview.
+    fn make_newer(&mut self, setting: &Setting);
+    /// The same archive as a user who may only read (PostgreSQL only).
+    fn reader(&mut self, setting: &Setting) -> Option<Setting>;
+}
+
+struct Files(tempfile::TempDir, u32);
+
+impl Fresh for Files {
+    fn fresh(&mut self) -> Setting {
+        self.1 += 1;
+        Setting::Sqlite(self.0.path().join(format!("a{}/archive.db", self.1)))
+    }
+    fn make_newer(&mut self, setting: &Setting) {
+        let Setting::Sqlite(path) = setting else {
+            unreachable!()
+        };
+        let c = rusqlite::Connection::open(path).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+    }
+    fn reader(&mut self, _: &Setting) -> Option<Setting> {
+        None
+    }
+}
+
+struct Server(postgres_support::Postgres, u32);
+
+impl Fresh for Server {
+    fn fresh(&mut self) -> Setting {
+        self.1 += 1;
+        Setting::Postgres(self.0.database(&format!("a{}", self.1)))
+    }
+    fn make_newer(&mut self, setting: &Setting) {
+        let db = db_of(setting);
+        self.0
+            .sql(&db, "INSERT INTO ocview_schema (version) VALUES (99)");
+    }
+    fn reader(&mut self, setting: &Setting) -> Option<Setting> {
+        let db = db_of(setting);
+        self.0.sql(
+            "postgres",
+            "DO $$ BEGIN CREATE ROLE reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+        );
+        self.0
+            .sql(&db, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader");
+        Some(Setting::Postgres(self.0.url(&db, "reader")))
+    }
+}
+
+fn db_of(setting: &Setting) -> String {
+    let Setting::Postgres(url) = setting else {
+        unreachable!()
+    };
+    let path = url.rsplit('/').next().unwrap();
+    path.split('?').next().unwrap().to_string()
+}
+
+fn open(setting: &Setting) -> Box<dyn Engine> {
+    setting
+        .open()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("on")
+}
+
+/// The whole suite, for one engine.
+fn suite(engines: &mut dyn Fresh) {
+    every_format_imports_and_twice_adds_nothing(engines);
+    archived_sessions_replay_to_the_original_state(engines);
+    search_finds_by_every_filter(engines);
+    a_newer_archive_opens_read_only(engines);
+    a_reader_searches_but_never_writes(engines);
+}
+
+fn every_format_imports_and_twice_adds_nothing(engines: &mut dyn Fresh) {
+    let setting = engines.fresh();
+    let mut archive = open(&setting);
+    let files = every_fixture_file();
+    assert!(files.len() >= 40, "{files:?}");
+    for f in &files {
+        let done = import(&mut *archive, f);
+        assert!(
+            done.sessions > 0,
+            "{}: no session ({:?})",
+            f.display(),
+            done.form
+        );
+    }
+    let counts = archive.counts().unwrap();
+    assert!(
+        counts.sessions >= 9 && counts.parts > 50 && counts.events > 100,
+        "{counts:?}"
+    );
+    for f in &files {
+        let again = import(&mut *archive, f);
+        assert_eq!(again.written.events, 0, "{}: events doubled", f.display());
+        assert_eq!(again.written.parts, 0, "{}: parts rewritten", f.display());
+    }
+    assert_eq!(
+        archive.counts().unwrap(),
+        counts,
+        "a second import added rows"
+    );
+}
+
+fn archived_sessions_replay_to_the_original_state(engines: &mut dyn Fresh) {
+    let mut checked = 0;
+    for f in every_fixture_file() {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        // One form per scenario (the others hold the same sessions), plus
+        // the forms that are not bus events.
+        if !(name == "event.jsonl"
+            || name == "run.ndjson"
+            || !f.starts_with(fixtures().join("opencode-1.18.33")))
+        {
+            continue;
+        }
+        // Each file alone: two forms of one scenario are one session.
+        let mut archive = open(&engines.fresh());
+        import(&mut *archive, &f);
+        let original = store_of_file(&f);
+        for session in original.sessions() {
+            let id = session.id();
+            let want = fingerprint(&original, id);
+            let replayed = store_of(&lines(&archive.events(id).unwrap()));
+            assert_eq!(
+                fingerprint(&replayed, id),
+                want,
+                "{}: replayed {id}",
+                f.display()
+            );
+            let opened = store_of(&lines(&archive.snapshot(id).unwrap()));
+            assert_eq!(
+                fingerprint(&opened, id),
+                want,
+                "{}: opened {id}",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked} sessions checked");
+}
+
+/// Two sessions that differ in every way a filter can tell.
+const TWO_SESSIONS: &str = r#"{"type":"session.updated","properties":{"info":{"id":"ses_alpha","title":"Billing fixes","directory":"/work/alpha","time":{"created":1700000000000,"updated":1700000000000}}}}
+{"type":"message.updated","properties":{"info":{"id":"msg_a1","sessionID":"ses_alpha","role":"assistant","agent":"build","providerID":"anthropic","modelID":"claude-x","time":{"created":1700000000000}}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_a1","messageID":"msg_a1","sessionID":"ses_alpha","type":"text","text":"The invoice total was wrong"}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_a2","messageID":"msg_a1","sessionID":"ses_alpha","type":"tool","tool":"bash","callID":"c1","state":{"status":"completed","input":{"command":"grep invoice src/billing.rs"},"output":"invoice.rs:12","title":"grep","metadata":{},"time":{"start":1700000001000,"end":1700000002000}}}}}
+{"type":"session.updated","properties":{"info":{"id":"ses_beta","title":"Docs pass","directory":"/work/beta","time":{"created":1710000000000,"updated":1710000000000}}}}
+{"type":"message.updated","properties":{"info":{"id":"msg_b1","sessionID":"ses_beta","role":"assistant","agent":"plan","providerID":"openai","modelID":"gpt-y","time":{"created":1710000000000}}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_b1","messageID":"msg_b1","sessionID":"ses_beta","type":"reasoning","text":"An invoice template needs docs"}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_b2","messageID":"msg_b1","sessionID":"ses_beta","type":"tool","tool":"edit","callID":"c2","state":{"status":"error","input":{"filePath":"/work/beta/README.md"},"error":"invoice section not found","time":{"start":1710000001000,"end":1710000002000}}}}}
+"#;
+
+fn write_two_sessions(archive: &mut dyn Engine) {
+    // Each from its own server, as two attached servers would.
+    for (server, id) in [
+        ("http://alpha-box:4096", "ses_alpha"),
+        ("http://beta-box:4096", "ses_beta"),
+    ] {
+        let mut collector = Collector::new(Origin {
+            server: Some(server.into()),
+            host: "testhost".into(),
+            file: None,
+        });
+        let mut reader = ReplayReader::new(std::io::Cursor::new(TWO_SESSIONS.as_bytes()));
+        while let Some(record) = reader.next_record().unwrap() {
+            collector.record(record);
+        }
+        let mut batch = collector.take();
+        batch.sessions.retain(|s| s.id == id);
+        batch.messages.retain(|m| m.session_id == id);
+        batch.parts.retain(|p| p.session_id == id);
+        batch.events.retain(|e| e.session_id == id);
+        archive.write(&batch).unwrap();
+    }
+}
+
+fn found(archive: &mut dyn Engine, q: &Query) -> Vec<String> {
+    archive
+        .search(q)
+        .unwrap_or_else(|e| panic!("{q:?}: {e}"))
+        .into_iter()
+        .map(|h| format!("{}/{}", h.session_id, h.part_id.unwrap_or_default()))
+        .collect()
+}
+
+fn search_finds_by_every_filter(engines: &mut dyn Fresh) {
+    let setting = engines.fresh();
+    let mut archive = open(&setting);
+    write_two_sessions(&mut *archive);
+    let q = |f: &dyn Fn(&mut Query)| {
+        let mut q = Query::new("invoice");
+        f(&mut q);
+        q
+    };
+    let a = &mut *archive;
+    // Newest first: beta's parts are later than alpha's.
+    assert_eq!(
+        found(a, &q(&|_| {})),
+        [
+            "ses_beta/prt_b2",
+            "ses_beta/prt_b1",
+            "ses_alpha/prt_a2",
+            "ses_alpha/prt_a1"
+        ]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.project = Some("alpha".into()))),
+        ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.server = Some("beta-box".into()))),
+        ["ses_beta/prt_b2", "ses_beta/prt_b1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.since = Some(1_705_000_000_000))),
+        ["ses_beta/prt_b2", "ses_beta/prt_b1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.until = Some(1_705_000_000_000))),
+        ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.model = Some("claude".into()))),
+        ["ses_alpha/prt_a2", "ses_alpha/prt_a1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.agent = Some("plan".into()))),
+        ["ses_beta/prt_b2", "ses_beta/prt_b1"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.tool = Some("bash".into()))),
+        ["ses_alpha/prt_a2"]
+    );
+    assert_eq!(
+        found(a, &q(&|q| q.state = Some("error".into()))),
+        ["ses_beta/prt_b2"]
+    );
+    // Titles, tool inputs (paths) and errors; a prefix while typing.
+    assert_eq!(
+        found(a, &Query::new("billing")),
+        ["ses_alpha/prt_a2", "ses_alpha/"]
+    );
+    assert_eq!(found(a, &Query::new("README.md")), ["ses_beta/prt_b2"]);
+    let typing = Query {
+        prefix: true,
+        ..Query::new("templ")
+    };
+    assert_eq!(found(a, &typing), ["ses_beta/prt_b1"]);
+    assert!(found(a, &Query::new("templ")).is_empty());
+    // Snippets mark the word, and say where it was found.
+    let hit = &a.search(&q(&|q| q.tool = Some("bash".into()))).unwrap()[0];
+    assert!(hit.plain_snippet().contains("«invoice»"), "{hit:?}");
+    assert_eq!(hit.title, "Billing fixes");
+    assert_eq!(hit.project.as_deref(), Some("/work/alpha"));
+    assert_eq!(hit.server.as_deref(), Some("http://alpha-box:4096"));
+    assert_eq!(hit.host.as_deref(), Some("testhost"));
+    // Query syntax is never the engine's.
+    for nasty in ["\"", "*", "NEAR(", "a OR", "'", "\\", ":*", "&|!"] {
+        a.search(&Query::new(nasty))
+            .unwrap_or_else(|e| panic!("{nasty}: {e}"));
+    }
+}
+
+fn a_newer_archive_opens_read_only(engines: &mut dyn Fresh) {
+    let setting = engines.fresh();
+    {
+        let mut archive = open(&setting);
+        write_two_sessions(&mut *archive);
+    }
+    engines.make_newer(&setting);
+    let mut archive = open(&setting);
+    let why = archive.read_only().expect("read-only").to_string();
+    assert!(why.contains("newer ocview") && !why.contains('\n'), "{why}");
+    assert_eq!(found(&mut *archive, &Query::new("billing")).len(), 2);
+    let e = archive.write(&Default::default()).unwrap_err();
+    assert_eq!(e.trouble, Trouble::ReadOnly, "{e}");
+}
+
+fn a_reader_searches_but_never_writes(engines: &mut dyn Fresh) {
+    let setting = engines.fresh();
+    {
+        let mut archive = open(&setting);
+        write_two_sessions(&mut *archive);
+    }
+    let Some(reader) = engines.reader(&setting) else {
+        return;
+    };
+    let mut archive = open(&reader);
+    let why = archive.read_only().expect("read-only").to_string();
+    assert!(why.contains("reader may only read"), "{why}");
+    assert_eq!(found(&mut *archive, &Query::new("docs")).len(), 2);
+    let mut batch = ocview::archive::rows::Batch::default();
+    batch.events.push(ocview::archive::rows::EventRow {
+        key: "x".into(),
+        session_id: "s".into(),
+        time_ms: 0,
+        json: "{}".into(),
+    });
+    let e = archive.write(&batch).unwrap_err();
+    assert_eq!(e.trouble, Trouble::ReadOnly, "{e}");
+    assert!(e.to_string().contains("not written"), "{e}");
+}
+
+#[test]
+fn sqlite_engine_passes_the_suite() {
+    suite(&mut Files(tempfile::tempdir().unwrap(), 0));
+}
+
+#[test]
+fn postgres_engine_passes_the_suite() {
+    let pg = match postgres_support::Postgres::start() {
+        Ok(pg) => pg,
+        Err(why) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIPPED: no PostgreSQL here: {why}");
+            return;
+        }
+        Err(why) => panic!("PostgreSQL is needed in CI: {why}"),
+    };
+    suite(&mut Server(pg, 0));
+}
+
+// What only the file engine has.
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn the_file_is_private_and_its_folder_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data/ocview/archive.db");
+    let mut archive = open(&Setting::Sqlite(path.clone()));
+    write_two_sessions(&mut *archive);
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    let wal = path.with_extension("db-wal");
+    assert!(wal.exists());
+    assert_eq!(mode(&wal), 0o600);
+    drop(archive);
+    // A file others could read is made private when opened.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    open(&Setting::Sqlite(path.clone()));
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[test]
+fn a_corrupt_file_is_said_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let e = Setting::Sqlite(path.clone()).open().err().expect("refused");
+    assert_eq!(e.trouble, Trouble::Corrupt, "{e}");
+    let line = e.to_string();
+    assert!(
+        line.contains("not an archive") && line.contains("archive.db"),
+        "{line}"
+    );
+    assert!(!line.contains('\n'));
+}
+
+#[test]
+fn a_read_only_file_is_searched_but_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    {
+        let mut archive = open(&Setting::Sqlite(path.clone()));
+        write_two_sessions(&mut *archive);
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let mut archive = open(&Setting::Sqlite(path.clone()));
+    let why = archive.read_only().expect("read-only").to_string();
+    assert!(why.contains("read-only (mode 400)"), "{why}");
+    assert_eq!(found(&mut *archive, &Query::new("billing")).len(), 2);
+    let e = archive.write(&Default::default()).unwrap_err();
+    assert_eq!(e.trouble, Trouble::ReadOnly);
+}
+
+#[test]
+fn a_locked_file_is_said_and_nothing_waits_long() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    let mut archive = open(&Setting::Sqlite(path.clone()));
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let started = std::time::Instant::now();
+    let mut batch = ocview::archive::rows::Batch::default();
+    batch.events.push(ocview::archive::rows::EventRow {
+        key: "k".into(),
+        session_id: "s".into(),
+        time_ms: 0,
+        json: "{}".into(),
+    });
+    let e = archive.write(&batch).unwrap_err();
+    assert_eq!(e.trouble, Trouble::Locked, "{e}");
+    assert!(e.to_string().contains("locked by another program"), "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn the_writer_says_what_is_wrong_and_gives_up_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tap = ocview::archive::writer::spawn(
+        Setting::Sqlite(path),
+        Origin::default(),
+        Box::new(move |line| {
+            let _ = tx.send(line);
+        }),
+    );
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("a message");
+    assert!(
+        line.contains("not an archive") && line.ends_with("ocview goes on without it"),
+        "{line}"
+    );
+    // Sends cost nothing afterwards, and never block.
+    let env = ocview::model::Envelope::new(ocview::model::Event::SessionIdle {
+        session_id: "s".into(),
+    });
+    for _ in 0..100_000 {
+        tap.event(&env);
+    }
+    drop(tap);
+}
+
+#[test]
+fn live_events_reach_the_archive_through_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    let tap = ocview::archive::writer::spawn(
+        Setting::Sqlite(path.clone()),
+        Origin {
+            server: Some("http://box:4096".into()),
+            host: "h".into(),
+            file: None,
+        },
+        Box::new(|line| panic!("{line}")),
+    );
+    let mut reader = ReplayReader::new(std::io::Cursor::new(TWO_SESSIONS.as_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        if let Ok(ocview::source::record::Decoded::Event(env)) = &record.item {
+            tap.event(env);
+        }
+    }
+    drop(tap); // writes what is queued
+    let mut archive = open(&Setting::Sqlite(path));
+    let hits = archive.search(&Query::new("invoice")).unwrap();
+    assert_eq!(hits.len(), 4);
+    assert_eq!(hits[0].server.as_deref(), Some("http://box:4096"));
+}

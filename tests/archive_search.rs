@@ -1,0 +1,221 @@
+//! The archive search overlay (`F` in the list): results while typing,
+//! a filter typed with the words, enter opening a hit's session (loaded
+//! from the archive when the viewer lacks it), at 80×24 and 200×50.
+
+mod common;
+
+use common::{app_with, fixture, press, screen};
+use ocview::app::Overlay;
+use ocview::archive::Setting;
+
+/// An archive holding every scenario's session; a viewer showing one.
+fn viewer_with_archive(dir: &std::path::Path) -> ocview::app::App {
+    let path = dir.join("archive.db");
+    let setting = Setting::Sqlite(path);
+    let mut archive = setting.open().unwrap().unwrap();
+    for f in common::scenarios() {
+        ocview::archive::import::import_file(&mut *archive, &f.join("event.jsonl")).unwrap();
+    }
+    let mut app = app_with(&fixture("a_bash_permission_once", "event.jsonl"));
+    app.archive.setting = Some(setting);
+    app
+}
+
+/// Wait for the archive's answer and hand it to the app, as the loop does.
+fn answered(
+    app: &mut ocview::app::App,
+    done: &mut tokio::sync::mpsc::UnboundedReceiver<ocview::app::verbs::Done>,
+) {
+    let started = std::time::Instant::now();
+    loop {
+        match done.try_recv() {
+            Ok(d) => {
+                app.on_done(d);
+                if !app.archive.view.waiting {
+                    return;
+                }
+            }
+            Err(_) if started.elapsed() < std::time::Duration::from_secs(10) => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            Err(e) => panic!("no answer from the archive: {e}"),
+        }
+    }
+}
+
+fn typed(app: &mut ocview::app::App, text: &str) {
+    let keys: Vec<String> = text.chars().map(|c| c.to_string()).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    press(app, &keys);
+}
+
+#[test]
+fn typing_finds_filters_and_opens_archived_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = viewer_with_archive(dir.path());
+    let mut done = app.verbs.take_done();
+    press(&mut app, &["F"]);
+    assert_eq!(app.overlay, Some(Overlay::ArchiveSearch));
+    insta::assert_snapshot!("archive_search_empty_80x24", screen(&mut app, 80, 24));
+
+    // Results while typing: "lis" already finds "list".
+    typed(&mut app, "lis");
+    answered(&mut app, &mut done);
+    assert!(
+        app.archive.view.hits.len() >= 3,
+        "{:?}",
+        app.archive.view.hits
+    );
+    insta::assert_snapshot!("archive_search_typing_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("archive_search_typing_200x50", screen(&mut app, 200, 50));
+
+    // A filter typed with the words.
+    typed(&mut app, "t tool:task");
+    answered(&mut app, &mut done);
+    let hits = &app.archive.view.hits;
+    assert!(
+        !hits.is_empty() && hits.iter().all(|h| h.kind == "tool"),
+        "{hits:?}"
+    );
+    insta::assert_snapshot!("archive_search_filtered_80x24", screen(&mut app, 80, 24));
+
+    // Enter: a session the viewer did not have is loaded and opened at the hit.
+    let hit = app.archive.view.hits[0].clone();
+    assert!(app.store.session(&hit.session_id).is_none());
+    press(&mut app, &["enter"]);
+    answered(&mut app, &mut done);
+    assert_eq!(app.overlay, None);
+    assert_eq!(app.selected.as_deref(), Some(hit.session_id.as_str()));
+    let shown = screen(&mut app, 200, 50);
+    assert!(shown.contains("Delegate util inspection"), "{shown}");
+    insta::assert_snapshot!("archive_search_opened_200x50", shown);
+}
+
+#[test]
+fn without_an_archive_the_key_says_so() {
+    let mut app = app_with(&fixture("a_bash_permission_once", "event.jsonl"));
+    press(&mut app, &["F"]);
+    assert_eq!(app.overlay, None);
+    assert!(
+        app.notice.as_deref().unwrap_or("").contains("no archive"),
+        "{:?}",
+        app.notice
+    );
+}
+
+#[test]
+fn snippets_from_the_archive_are_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    let evil = dir.path().join("evil.jsonl");
+    std::fs::write(
+        &evil,
+        concat!(
+            r#"{"type":"session.updated","properties":{"info":{"id":"ses_x","title":"evil \u001b]0;pwned\u0007 title","time":{"created":1795339297871,"updated":1795339297871}}}}"#,
+            "\n",
+            r#"{"type":"message.updated","properties":{"info":{"id":"msg_x","sessionID":"ses_x","role":"user","time":{"created":1795339297871}}}}"#,
+            "\n",
+            r#"{"type":"message.part.updated","properties":{"part":{"id":"prt_x","messageID":"msg_x","sessionID":"ses_x","type":"text","text":"needle \u001b[2J\u001b[31m red \u0002fake\u0003 mark"}}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let setting = Setting::Sqlite(path);
+    let mut archive = setting.open().unwrap().unwrap();
+    ocview::archive::import::import_file(&mut *archive, &evil).unwrap();
+    let mut app = app_with(&fixture("a_bash_permission_once", "event.jsonl"));
+    app.archive.setting = Some(setting);
+    let mut done = app.verbs.take_done();
+    press(&mut app, &["F"]);
+    typed(&mut app, "needle");
+    answered(&mut app, &mut done);
+    assert_eq!(app.archive.view.hits.len(), 1);
+    let shown = screen(&mut app, 120, 30);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("needle"), "{shown}");
+    // The text's own control characters never pass for the engine's marks.
+    let pieces = app.archive.view.hits[0].pieces();
+    assert_eq!(pieces.iter().filter(|(_, m)| *m).count(), 1, "{pieces:?}");
+}
+
+#[test]
+fn a_live_sources_events_reach_the_archive_through_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    let mut app = app_with(b"");
+    app.archive.tap = Some(ocview::archive::writer::spawn(
+        Setting::Sqlite(path.clone()),
+        ocview::archive::Origin {
+            server: Some("http://box:4096".into()),
+            host: "h".into(),
+            file: None,
+        },
+        Box::new(|line| panic!("{line}")),
+    ));
+    common::feed(&mut app, &fixture("f_reasoning_markdown", "event.jsonl"));
+    app.archive.tap = None; // writes what is queued
+    let mut archive = Setting::Sqlite(path).open().unwrap().unwrap();
+    let hits = archive
+        .search(&ocview::archive::Query::new("headings"))
+        .unwrap();
+    assert!(!hits.is_empty());
+    assert_eq!(hits[0].server.as_deref(), Some("http://box:4096"));
+}
+
+#[test]
+fn the_command_line_imports_and_searches_for_scripts() {
+    // The test environment keeps no archive unless told (.cargo/config.toml).
+    assert_eq!(std::env::var("OCVIEW_ARCHIVE").as_deref(), Ok("off"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .arg("--archive")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let file = common::fixtures_dir().join("a_bash_permission_once/event.jsonl");
+    let file = file.to_str().unwrap();
+    let out = run(&["archive", "import", file]);
+    assert!(out.status.success(), "{out:?}");
+    let again = run(&["archive", "import", file]);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("0 new events"),
+        "{again:?}"
+    );
+    let out = run(&["search", "files", "--tool", "bash", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hit = &hits[0];
+    assert_eq!(hit["session_id"], "ses_dfd705bd5ffeOV3U02UYpF0oDi");
+    assert_eq!(hit["title"], "List project files");
+    assert_eq!(hit["kind"], "tool");
+    assert!(hit["file"].as_str().unwrap().ends_with("event.jsonl"));
+    let snippet = hit["snippet"].as_str().unwrap();
+    let mark = &hit["marks"][0];
+    let (a, b) = (
+        mark[0].as_u64().unwrap() as usize,
+        mark[1].as_u64().unwrap() as usize,
+    );
+    let marked: String = snippet.chars().skip(a).take(b - a).collect();
+    assert_eq!(marked.to_lowercase(), "files");
+    let plain = run(&["search", "files"]);
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("«files»"));
+    let none = run(&["search", "zzzqqq"]);
+    assert_eq!(none.status.code(), Some(1));
+    let dump = run(&["archive", "replay", "ses_dfd705", "--dump"]);
+    assert!(
+        String::from_utf8_lossy(&dump.stdout).contains("List project files"),
+        "{dump:?}"
+    );
+    let off = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["search", "files"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&off.stderr).contains("the archive is off"));
+}

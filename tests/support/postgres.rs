@@ -1,0 +1,183 @@
+//! A real PostgreSQL server for the archive's tests, started in a temporary
+//! directory on a free local port (`initdb`, `pg_ctl`), stopped when
+//! dropped. initdb refuses to run as root: as root, the server runs as the
+//! `postgres` user, its data directory given to that user.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+pub struct Postgres {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    pub port: u16,
+    as_root: bool,
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn found(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl Postgres {
+    /// Start one, or say why it cannot be (no PostgreSQL installed).
+    pub fn start() -> Result<Postgres, String> {
+        if !found("initdb") || !found("pg_ctl") {
+            return Err(
+                "initdb/pg_ctl not found: install the Debian package postgresql \
+                        (.ci/run does)"
+                    .into(),
+            );
+        }
+        let as_root = is_root();
+        if as_root && !found("runuser") {
+            return Err("running as root without runuser: cannot start PostgreSQL".into());
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("ocview-pg")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        let data = dir.path().join("data");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let pg = Postgres {
+            data: data.clone(),
+            port,
+            as_root,
+            _dir: dir,
+        };
+        let base = data.parent().expect("in the temp dir").to_path_buf();
+        if as_root {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| e.to_string())?;
+            let ok = Command::new("chown")
+                .args(["postgres:", &base.display().to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                return Err("cannot give the data directory to the postgres user".into());
+            }
+        }
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                &data.display().to_string(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        )?;
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            base.display()
+        );
+        pg.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &data.display().to_string(),
+                "-o",
+                &options,
+                "-l",
+                &base.join("log").display().to_string(),
+                "-w",
+                "start",
+            ],
+        )?;
+        Ok(pg)
+    }
+
+    fn command(&self, program: &str) -> Command {
+        if self.as_root {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--", program]);
+            c
+        } else {
+            Command::new(program)
+        }
+    }
+
+    fn run(&self, program: &str, args: &[&str]) -> Result<(), String> {
+        let out = self
+            .command(program)
+            .args(args)
+            .current_dir("/")
+            .output()
+            .map_err(|e| format!("{program}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{program} failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    /// Run SQL as the superuser in `db`.
+    pub fn sql(&self, db: &str, sql: &str) {
+        self.run(
+            "psql",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                db,
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-c",
+                sql,
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// A new, empty database and its URL (as `user`).
+    pub fn database(&self, name: &str) -> String {
+        self.sql("postgres", &format!("CREATE DATABASE {name}"));
+        self.url(name, "postgres")
+    }
+
+    pub fn url(&self, db: &str, user: &str) -> String {
+        format!(
+            "postgres://{user}@127.0.0.1:{}/{db}?sslmode=disable",
+            self.port
+        )
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self
+            .command("pg_ctl")
+            .args([
+                "-D",
+                &self.data.display().to_string(),
+                "stop",
+                "-m",
+                "immediate",
+            ])
+            .current_dir("/")
+            .output();
+    }
+}
