@@ -203,7 +203,10 @@ fn main() -> ExitCode {
             };
             let options = LiveOptions {
                 all_projects: all,
-                load_all_messages: when.is_some(),
+                // `--dump-when-idle` pages each session itself, after the
+                // sync (`attach_dump`); `--dump-after` dumps what the store
+                // holds at that moment.
+                load_all_messages: matches!(when, Some(DumpWhen::After(_))),
                 ..Default::default()
             };
             match when {
@@ -596,11 +599,35 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 fn attach_dump(client: Client, options: LiveOptions, when: DumpWhen) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let app = rt.block_on(launch::attach_store(client, options, when));
-    rt.shutdown_background();
-    let app = app?;
+    let idle = matches!(when, DumpWhen::Idle { .. });
+    let app = rt.block_on(launch::attach_store(client.clone(), options, when));
+    let mut app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            rt.shutdown_background();
+            return Err(e);
+        }
+    };
     // Written as it is made, never held whole.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    if idle {
+        // Each session's pages through a scratch file, a turn at a time
+        // (issue 26: the store holding every message peaked at 9× the text).
+        use ocview::headless::server_export::ExportError;
+        let written = rt.block_on(ocview::headless::dump_pages::write(
+            &client,
+            &mut app.store,
+            &mut app.stats,
+            &mut out,
+        ));
+        rt.shutdown_background();
+        return match written {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(ExportError::Write(e)) => write_failed(e),
+            Err(ExportError::Other(e)) => Err(anyhow::anyhow!("{e}")),
+        };
+    }
+    rt.shutdown_background();
     match ocview::headless::dump::write_live(&app.store, &app.stats, &mut out) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => write_failed(e),

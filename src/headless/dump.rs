@@ -5,8 +5,9 @@ use std::fmt::Write;
 
 use crate::model::entity::part::PartBody;
 use crate::model::entity::prompt::TodoStatus;
+use crate::model::entity::totals::Totals;
 use crate::model::wire::sanitize;
-use crate::model::{Message, Part, PromptRequest, Resolution, Role, Session, Store};
+use crate::model::{FileDiff, Message, Part, PromptRequest, Resolution, Role, Session, Store};
 use crate::source::IngestStats;
 
 /// Render the whole store, then the ingest summary. Strings are sanitised
@@ -56,13 +57,29 @@ fn write_text(
     emit: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let mut out = String::new();
-    let _ = writeln!(out, "sessions: {}", store.sessions().len());
-    session_tree(&mut out, store);
+    head(&mut out, store, &|s| s.totals());
     for session in store.sessions() {
         emit(&out)?;
         out.clear();
-        session_block(&mut out, store, session, ended);
+        session_start(&mut out, session);
+        for (n, turn) in session.turns().iter().enumerate() {
+            turn_block(&mut out, session, n, turn.messages(), ended);
+        }
+        let diffs = session.messages.iter().flat_map(|m| &m.info.diffs);
+        session_end(&mut out, store, session, diffs);
     }
+    tail(&mut out, store, stats);
+    emit(&out)
+}
+
+/// The count of sessions and their tree, each with `totals` of it.
+pub(super) fn head(out: &mut String, store: &Store, totals: &dyn Fn(&Session) -> Totals) {
+    let _ = writeln!(out, "sessions: {}", store.sessions().len());
+    session_tree(out, store, totals);
+}
+
+/// After the sessions: pending prompts, errors, problems and the summary.
+pub(super) fn tail(out: &mut String, store: &Store, stats: &IngestStats) {
     let pending: Vec<_> = store.pending_prompts().collect();
     let _ = writeln!(out, "\npending prompts: {}", pending.len());
     for p in pending {
@@ -87,7 +104,6 @@ fn write_text(
     }
     let _ = writeln!(out, "{}", stats.form_line());
     let _ = writeln!(out, "{}", stats.summary());
-    emit(&out)
 }
 
 /// Indentation stops growing here; deeper sessions say their depth, so the
@@ -97,7 +113,7 @@ const MAX_INDENT: usize = 16;
 /// The session tree, depth first, without recursion (a chain of thousands
 /// of nested sessions must not exhaust the stack) and with each session's
 /// children found through one index rather than a scan per session.
-fn session_tree(out: &mut String, store: &Store) {
+fn session_tree(out: &mut String, store: &Store, totals: &dyn Fn(&Session) -> Totals) {
     let mut children: std::collections::HashMap<&str, Vec<&Session>> = Default::default();
     for s in store.sessions() {
         if let Some(parent) = s.info.parent_id.as_deref() {
@@ -107,7 +123,7 @@ fn session_tree(out: &mut String, store: &Store) {
     let mut stack: Vec<(&Session, usize)> = store.root_sessions().map(|s| (s, 1)).collect();
     stack.reverse();
     while let Some((session, depth)) = stack.pop() {
-        tree_line(out, session, depth);
+        tree_line(out, session, &totals(session), depth);
         if let Some(kids) = children.get(session.id()) {
             stack.extend(kids.iter().rev().map(|&c| (c, depth + 1)));
         }
@@ -123,8 +139,7 @@ fn mark(summed: bool) -> &'static str {
     }
 }
 
-fn tree_line(out: &mut String, session: &Session, depth: usize) {
-    let totals = session.totals();
+fn tree_line(out: &mut String, session: &Session, totals: &Totals, depth: usize) {
     let indent = "  ".repeat(depth.min(MAX_INDENT));
     let deeper = if depth > MAX_INDENT {
         format!("[depth {depth}] ")
@@ -149,7 +164,8 @@ fn tree_line(out: &mut String, session: &Session, depth: usize) {
     );
 }
 
-fn session_block(out: &mut String, store: &Store, session: &Session, ended: bool) {
+/// A session's heading: id, title, where, status and errors.
+pub(super) fn session_start(out: &mut String, session: &Session) {
     let _ = writeln!(
         out,
         "\n== session {} {:?}",
@@ -166,12 +182,30 @@ fn session_block(out: &mut String, store: &Store, session: &Session, ended: bool
     for e in errors_of(session) {
         let _ = writeln!(out, "error: {}", sanitize::line(&e.summary()));
     }
-    for (n, turn) in session.turns().iter().enumerate() {
-        let _ = writeln!(out, "-- turn {}", n + 1);
-        for message in turn.messages() {
-            message_block(out, session, message, ended);
-        }
+}
+
+/// Turn `n` (from 0) of `session`: its messages in order.
+pub(super) fn turn_block<'a>(
+    out: &mut String,
+    session: &Session,
+    n: usize,
+    messages: impl IntoIterator<Item = &'a Message>,
+    ended: bool,
+) {
+    let _ = writeln!(out, "-- turn {}", n + 1);
+    for message in messages {
+        message_block(out, session, message, ended);
     }
+}
+
+/// After a session's turns: its todos, the files its turns changed
+/// (`diffs`, the messages' own, in order) and its prompts.
+pub(super) fn session_end<'a>(
+    out: &mut String,
+    store: &Store,
+    session: &'a Session,
+    diffs: impl Iterator<Item = &'a FileDiff>,
+) {
     if !session.todos.is_empty() {
         let _ = writeln!(out, "todos:");
         for t in &session.todos {
@@ -189,11 +223,7 @@ fn session_block(out: &mut String, store: &Store, session: &Session, ended: bool
             );
         }
     }
-    let diffs: Vec<_> = session
-        .messages
-        .iter()
-        .flat_map(|m| &m.info.diffs)
-        .collect();
+    let diffs: Vec<_> = diffs.collect();
     if !diffs.is_empty() || !session.diff.is_empty() {
         let _ = writeln!(out, "files:");
         for d in diffs.iter().copied().chain(&session.diff) {

@@ -4,6 +4,7 @@
 
 pub mod content;
 pub mod dump;
+pub mod dump_pages;
 pub mod export;
 pub mod plain;
 pub mod server_export;

@@ -105,12 +105,12 @@ async fn load_todos(client: &Client, store: &mut Store, session: &str) {
 }
 
 /// What the index keeps of one message.
-struct Entry {
-    id: String,
+pub(super) struct Entry {
+    pub(super) id: String,
     assistant: bool,
     parent: Option<String>,
-    usage: Usage,
-    diffs: Vec<FileDiff>,
+    pub(super) usage: Usage,
+    pub(super) diffs: Vec<FileDiff>,
     slot: Slot,
 }
 
@@ -131,16 +131,23 @@ impl Spooled {
 
     /// Message `i`, as the store would hold it.
     fn message(&mut self, i: usize) -> Result<Message, ExportError> {
-        let bytes = self.spool.get(self.entries[i].slot).map_err(scratch)?;
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| ExportError::Other(format!("scratch file: {e}")))?;
-        let (info, parts) = typed(&value)
-            .ok_or_else(|| ExportError::Other(format!("scratch file: message {} unreadable", i)))?;
-        Ok(message(info, parts))
+        read_message(&mut self.spool, &self.entries[i])
     }
 }
 
-fn scratch(e: std::io::Error) -> ExportError {
+/// The message `entry` indexes, read back from `spool`, as the store would
+/// hold it.
+pub(super) fn read_message(spool: &mut Spool, entry: &Entry) -> Result<Message, ExportError> {
+    let bytes = spool.get(entry.slot).map_err(scratch)?;
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ExportError::Other(format!("scratch file: {e}")))?;
+    let (info, parts) = typed(&value).ok_or_else(|| {
+        ExportError::Other(format!("scratch file: message {} unreadable", entry.id))
+    })?;
+    Ok(message(info, parts))
+}
+
+pub(super) fn scratch(e: std::io::Error) -> ExportError {
     ExportError::Other(format!("scratch file: {e}"))
 }
 
@@ -163,6 +170,17 @@ fn message(info: MessageInfo, mut parts: Vec<Part>) -> Message {
 /// Every page of `session`, newest first, into a scratch file.
 async fn spool_session(client: &Client, session: &str) -> Result<Spooled, ExportError> {
     let mut spool = Spool::new().map_err(scratch)?;
+    let entries = spool_pages(client, session, &mut spool).await?;
+    Ok(Spooled { spool, entries })
+}
+
+/// Every page of `session`, newest first, into `spool`; the index of its
+/// messages, in id order.
+pub(super) async fn spool_pages(
+    client: &Client,
+    session: &str,
+    spool: &mut Spool,
+) -> Result<Vec<Entry>, ExportError> {
     let mut pages: Vec<Vec<Entry>> = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -201,19 +219,19 @@ async fn spool_session(client: &Client, session: &str) -> Result<Spooled, Export
     let mut entries: Vec<Entry> = pages.into_iter().rev().flatten().collect();
     entries.sort_by(|a, b| a.id.cmp(&b.id));
     entries.dedup_by(|a, b| a.id == b.id);
-    Ok(Spooled { spool, entries })
+    Ok(entries)
 }
 
 /// A turn, by index into the entries.
-struct Turn {
-    user: Option<usize>,
-    assistants: Vec<usize>,
+pub(super) struct Turn {
+    pub(super) user: Option<usize>,
+    pub(super) assistants: Vec<usize>,
 }
 
 /// The entries grouped as `model::entity::turn::group_turns` groups
 /// messages: an assistant message joins the latest turn whose user message
 /// is its parent; one without a known parent opens a turn of its own.
-fn turns(entries: &[Entry]) -> Vec<Turn> {
+pub(super) fn turns(entries: &[Entry]) -> Vec<Turn> {
     let mut turns: Vec<Turn> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         if e.assistant {
