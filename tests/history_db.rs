@@ -315,19 +315,26 @@ fn tmux_history_with_no_server() {
         s.contains("Parent session title") && s.contains("/work/alpha")
     });
     assert!(list.contains("history"), "{list}");
-    // From the first row down to the parent session (headings come first).
-    t.keys(&["g"]);
-    for _ in 0..4 {
-        if t.capture()
-            .lines()
-            .next()
+    // From the first row down to the parent session (headings come first):
+    // each step waits for the selection mark to move, so a slow frame
+    // never makes it overshoot.
+    let selected = |s: &str| {
+        s.lines()
+            .find(|l| l.trim_start().starts_with('›'))
             .unwrap_or("")
-            .contains("Parent session title")
-        {
+            .to_string()
+    };
+    t.keys(&["g"]);
+    t.wait_for("the first row selected", |s| {
+        selected(s).contains("history")
+    });
+    for _ in 0..4 {
+        let row = selected(&t.capture());
+        if row.contains("Parent session title") {
             break;
         }
         t.keys(&["j"]);
-        std::thread::sleep(Duration::from_millis(300));
+        t.wait_for("the selection moved", |s| selected(s) != row);
     }
     t.keys(&["Enter"]);
     t.wait_for("the session opened", |s| {
@@ -348,7 +355,11 @@ fn tmux_replay_of_a_history_session() {
         env!("CARGO_BIN_EXE_ocview"),
         db.display()
     ));
-    t.wait_for("the player", |s| s.contains("▶") || s.contains("❚❚"));
+    // The log spans well under a second: the player may already be at its
+    // end (■) by the first look.
+    t.wait_for("the player", |s| {
+        s.contains("replay ses_par") && (s.contains('▶') || s.contains("❚❚") || s.contains('■'))
+    });
     t.keys(&["$"]);
     let end = t.wait_for("the end", |s| {
         s.contains("Please list the files") && s.contains("Here are the files")
