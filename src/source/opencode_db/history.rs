@@ -83,6 +83,8 @@ struct Reader {
     listed_all: bool,
     /// The newest `time_updated` of the sessions read.
     newest: i64,
+    /// The session table's largest rowid read so far.
+    rowid: i64,
     /// Each listed session's `time_updated`.
     updated: HashMap<String, i64>,
     opened: HashMap<String, Opened>,
@@ -103,6 +105,7 @@ impl Reader {
             next_page: None,
             listed_all: false,
             newest: i64::MIN,
+            rowid: 0,
             updated: HashMap::new(),
             opened: HashMap::new(),
             version: None,
@@ -241,6 +244,7 @@ impl Reader {
         let first = self.version.is_none();
         self.version = Some(version);
         if first {
+            self.rowid = db.session_rowid_max().unwrap_or(0);
             match db.sessions(FIRST_PAGE, None) {
                 Ok(rows) => {
                     self.listed_all = rows.len() < FIRST_PAGE;
@@ -251,10 +255,26 @@ impl Reader {
             }
             return;
         }
-        let rows = match db.sessions_updated_since(self.newest, PAGE) {
+        let mut rows = match db.sessions_updated_since(self.newest, PAGE) {
             Ok(rows) => rows,
             Err(e) => return self.failed(e),
         };
+        // Sessions added with old times (an import): found by their rowid.
+        if let Ok(upto) = db.session_rowid_max()
+            && upto > self.rowid
+        {
+            match db.sessions_added(self.rowid, upto, PAGE) {
+                Ok(added) => {
+                    let added: Vec<SessionRow> = added
+                        .into_iter()
+                        .filter(|r| !rows.iter().any(|o| o.id == r.id))
+                        .collect();
+                    rows.extend(added);
+                }
+                Err(e) => return self.failed(e),
+            }
+            self.rowid = upto;
+        }
         if rows.iter().any(|r| {
             r.project_id
                 .as_ref()

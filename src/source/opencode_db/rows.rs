@@ -235,6 +235,34 @@ impl Db {
     }
 }
 
+impl super::Db {
+    /// The session table's largest rowid: a session imported while ocview
+    /// follows keeps its old times, so only its new rowid shows it is new.
+    pub fn session_rowid_max(&self) -> Result<i64, DbError> {
+        guard::with_retry(&self.shown, || {
+            self.conn
+                .query_row("SELECT coalesce(max(rowid), 0) FROM session", [], |r| {
+                    r.get(0)
+                })
+        })
+    }
+
+    /// Sessions added with a rowid in `(after, upto]`.
+    pub fn sessions_added(
+        &self,
+        after: i64,
+        upto: i64,
+        limit: usize,
+    ) -> Result<Vec<super::SessionRow>, DbError> {
+        let (a, u) = (after.to_string(), upto.to_string());
+        self.sessions_where(
+            "rowid > CAST(?1 AS INTEGER) AND rowid <= CAST(?2 AS INTEGER)",
+            &[a.as_str(), u.as_str()],
+            limit,
+        )
+    }
+}
+
 fn content_row(r: &Row<'_>) -> rusqlite::Result<ContentRow> {
     Ok(ContentRow {
         id: text(r, 0),
