@@ -228,6 +228,11 @@ fn archive_setting() -> Setting {
     ARCHIVE.get().cloned().unwrap_or(Setting::Off)
 }
 
+/// The archive's size cap and age limit, from the config.
+fn archive_limits(config: &Config) -> ocview::archive::Limits {
+    ocview::archive::Limits::from_settings(config.archive_max_mb, config.archive_max_age_days)
+}
+
 fn archive_command(config: Config, command: ArchiveCommand) -> anyhow::Result<ExitCode> {
     let setting = archive_setting();
     match command {
@@ -236,6 +241,13 @@ fn archive_command(config: Config, command: ArchiveCommand) -> anyhow::Result<Ex
         }
         ArchiveCommand::Stats { json } => {
             cli::archive::stats(json, &setting).map_err(anyhow::Error::msg)
+        }
+        ArchiveCommand::Prune => {
+            cli::archive::prune(&archive_limits(&config), &setting).map_err(anyhow::Error::msg)
+        }
+        ArchiveCommand::Vacuum => cli::archive::vacuum(&setting).map_err(anyhow::Error::msg),
+        ArchiveCommand::Export { session, file } => {
+            cli::archive::export(session.as_deref(), &file, &setting).map_err(anyhow::Error::msg)
         }
         ArchiveCommand::Replay {
             session,
@@ -263,9 +275,10 @@ fn connect_archive(app: &mut App, live: Option<Origin>) {
     }
     app.archive.setting = Some(setting.clone());
     if let Some(origin) = live {
-        app.archive.tap = Some(ocview::archive::writer::spawn(
+        app.archive.tap = Some(ocview::archive::writer::spawn_bounded(
             setting,
             origin,
+            archive_limits(&app.config),
             say_archive(app),
         ));
     }

@@ -67,6 +67,11 @@ pub struct Config {
     /// `$XDG_DATA_HOME/ocview/archive.db`), `false`, a file, or a
     /// `postgres://` URL (no password in it: ~/.pgpass or $PGPASSWORD).
     pub archive: Option<crate::archive::place::ConfigValue>,
+    /// The archive's size cap in MB (default 2048; 0: none) and age limit
+    /// in days (default 365; 0: none): past either, its least recently
+    /// updated sessions are pruned whole.
+    pub archive_max_mb: Option<u64>,
+    pub archive_max_age_days: Option<u64>,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -96,6 +101,8 @@ impl Default for Config {
             session_list_fold_width: 100,
             clipboard: Default::default(),
             archive: None,
+            archive_max_mb: None,
+            archive_max_age_days: None,
             keys: BTreeMap::new(),
             path: None,
         }

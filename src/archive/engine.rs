@@ -72,6 +72,24 @@ pub trait Engine: Send {
     /// Sessions whose id is `id` or starts with it (at most a few).
     fn find_sessions(&mut self, id: &str) -> Result<Vec<String>, ArchiveError>;
     fn counts(&mut self) -> Result<Counts, ArchiveError>;
+    /// Bytes the archive holds now (SQLite: its pages in use; PostgreSQL:
+    /// the rows of its tables): what the size cap is measured against, so
+    /// it drops as soon as sessions are deleted.
+    fn size(&mut self) -> Result<u64, ArchiveError>;
+    /// Sessions, least recently updated first, at most `limit`; only those
+    /// last updated before `before` when it is given: (id, updated ms).
+    fn oldest_sessions(
+        &mut self,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<(String, i64)>, ArchiveError>;
+    /// The oldest and newest session's last update, if any.
+    fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError>;
+    /// Whole sessions gone, in one transaction: their events, latest
+    /// state and index rows. How many sessions went.
+    fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError>;
+    /// Give freed space back (SQLite VACUUM, PostgreSQL VACUUM).
+    fn vacuum(&mut self) -> Result<(), ArchiveError>;
 }
 
 /// The error a read-only archive gives to a write.

@@ -11,18 +11,23 @@
 pub mod collect;
 pub mod encode;
 pub mod engine;
+pub mod export;
 pub mod import;
 pub mod pgpass;
 pub mod place;
 pub mod postgres;
+mod postgres_upkeep;
+pub mod prune;
 pub mod query;
 pub mod rows;
 pub mod schema;
 pub mod snapshot;
 pub mod sqlite;
+mod sqlite_upkeep;
 pub mod writer;
 
 pub use engine::{ArchiveError, Engine, Trouble};
 pub use place::Setting;
+pub use prune::Limits;
 pub use query::{Hit, Query};
 pub use rows::Origin;

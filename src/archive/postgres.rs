@@ -20,10 +20,10 @@ use super::rows::{Batch, Written};
 use super::schema;
 
 pub struct PgArchive {
-    rt: tokio::runtime::Runtime,
-    client: Client,
-    place: String,
-    read_only: Option<String>,
+    pub(super) rt: tokio::runtime::Runtime,
+    pub(super) client: Client,
+    pub(super) place: String,
+    pub(super) read_only: Option<String>,
 }
 
 /// Migrations of two processes at once take turns on this lock.
@@ -169,7 +169,7 @@ fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
     tokio_postgres_rustls::MakeRustlsConnect::new(config)
 }
 
-fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
+pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
     let (trouble, what) = match e.code() {
         Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => (Trouble::ReadOnly, "not allowed"),
         Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => {
@@ -522,5 +522,29 @@ impl Engine for PgArchive {
             parts: n(2),
             events: n(3),
         })
+    }
+
+    fn size(&mut self) -> Result<u64, ArchiveError> {
+        super::postgres_upkeep::size(self)
+    }
+
+    fn oldest_sessions(
+        &mut self,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<(String, i64)>, ArchiveError> {
+        super::postgres_upkeep::oldest_sessions(self, before, limit)
+    }
+
+    fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError> {
+        super::postgres_upkeep::span(self)
+    }
+
+    fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
+        super::postgres_upkeep::delete_sessions(self, ids)
+    }
+
+    fn vacuum(&mut self) -> Result<(), ArchiveError> {
+        super::postgres_upkeep::vacuum(self)
     }
 }

@@ -9,12 +9,13 @@
 //! the table `ocview_schema`.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 1;
+pub const LATEST: i64 = 2;
 
 /// SQLite: (version, SQL run in the transaction that reaches it).
-pub const SQLITE: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE sessions (
+pub const SQLITE: &[(i64, &str)] = &[
+    (
+        1,
+        "CREATE TABLE sessions (
         pk INTEGER PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
         parent_id TEXT,
@@ -64,12 +65,16 @@ pub const SQLITE: &[(i64, &str)] = &[(
         kind UNINDEXED, time UNINDEXED, tool UNINDEXED, state UNINDEXED,
         model UNINDEXED, agent UNINDEXED, tokenize = 'unicode61'
     );",
-)];
+    ),
+    // Pruning finds the oldest sessions without reading them all.
+    (2, "CREATE INDEX sessions_by_updated ON sessions(updated);"),
+];
 
 /// PostgreSQL: (version, SQL run in the transaction that reaches it).
-pub const POSTGRES: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE sessions (
+pub const POSTGRES: &[(i64, &str)] = &[
+    (
+        1,
+        "CREATE TABLE sessions (
         id TEXT PRIMARY KEY,
         parent_id TEXT,
         title TEXT NOT NULL,
@@ -130,4 +135,12 @@ pub const POSTGRES: &[(i64, &str)] = &[(
     -- Paths and names are found by their pieces, as FTS5 finds them.
     CREATE INDEX search_tsv ON search USING GIN (tsv);
     CREATE INDEX search_time ON search (time DESC);",
-)];
+    ),
+    // Pruning finds the oldest sessions, and a session's index rows,
+    // without reading them all.
+    (
+        2,
+        "CREATE INDEX sessions_by_updated ON sessions(updated);
+         CREATE INDEX search_by_session ON search(session_id);",
+    ),
+];

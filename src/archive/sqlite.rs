@@ -17,9 +17,9 @@ use super::schema;
 const BUSY_WAIT: Duration = Duration::from_millis(1500);
 
 pub struct SqliteArchive {
-    conn: Connection,
-    place: String,
-    read_only: Option<String>,
+    pub(super) conn: Connection,
+    pub(super) place: String,
+    pub(super) read_only: Option<String>,
 }
 
 impl SqliteArchive {
@@ -143,7 +143,7 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 /// An SQLite error said as the trouble it is.
-fn classify(place: &str, e: &rusqlite::Error) -> ArchiveError {
+pub(super) fn classify(place: &str, e: &rusqlite::Error) -> ArchiveError {
     let code = e.sqlite_error_code();
     let (trouble, what) = match code {
         Some(ErrorCode::NotADatabase) => {
@@ -483,5 +483,29 @@ impl Engine for SqliteArchive {
                 },
             )
             .map_err(err)
+    }
+
+    fn size(&mut self) -> Result<u64, ArchiveError> {
+        super::sqlite_upkeep::size(self)
+    }
+
+    fn oldest_sessions(
+        &mut self,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<(String, i64)>, ArchiveError> {
+        super::sqlite_upkeep::oldest_sessions(self, before, limit)
+    }
+
+    fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError> {
+        super::sqlite_upkeep::span(self)
+    }
+
+    fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
+        super::sqlite_upkeep::delete_sessions(self, ids)
+    }
+
+    fn vacuum(&mut self) -> Result<(), ArchiveError> {
+        super::sqlite_upkeep::vacuum(self)
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use super::collect::Collector;
 use super::encode;
 use super::place::Setting;
+use super::prune::{self, Limits};
 use super::rows::Origin;
 use crate::model::{Envelope, MessageInfo, Part};
 
@@ -20,6 +21,8 @@ const QUEUE: usize = 16 * 1024;
 const BATCH: usize = 2000;
 /// …or when its first item has waited this long.
 const BATCH_WAIT: Duration = Duration::from_millis(250);
+/// Batches written between two checks of the archive's limits.
+const PRUNE_EVERY: u32 = 200;
 /// How long quitting waits for the last batch.
 const FINAL_WAIT: Duration = Duration::from_secs(3);
 
@@ -73,10 +76,22 @@ impl Drop for Tap {
     }
 }
 
-/// Start the writer for `setting`; `say` tells the person, in one line,
-/// when the archive cannot be used or falls behind (from the writer's
-/// thread).
+/// Start the writer for `setting`, with no limits to keep; `say` tells the
+/// person, in one line, when the archive cannot be used or falls behind
+/// (from the writer's thread).
 pub fn spawn(setting: Setting, origin: Origin, say: Box<dyn Fn(String) + Send>) -> Tap {
+    spawn_bounded(setting, origin, Limits::NONE, say)
+}
+
+/// As `spawn`, keeping the archive within `limits`: checked when the
+/// writer starts and every `PRUNE_EVERY` batches, on the writer's thread;
+/// `say` tells when sessions were pruned.
+pub fn spawn_bounded(
+    setting: Setting,
+    origin: Origin,
+    limits: Limits,
+    say: Box<dyn Fn(String) + Send>,
+) -> Tap {
     let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let off = Arc::new(AtomicBool::new(false));
@@ -85,7 +100,7 @@ pub fn spawn(setting: Setting, origin: Origin, say: Box<dyn Fn(String) + Send>) 
     let spawned = std::thread::Builder::new()
         .name("archive-writer".into())
         .spawn(move || {
-            run(&setting, origin, &rx, &off2, &dropped2, &*say);
+            run(&setting, origin, limits, &rx, &off2, &dropped2, &*say);
             off2.store(true, Ordering::Relaxed);
             drop(rx);
             let _ = done_tx.send(());
@@ -105,6 +120,7 @@ pub fn spawn(setting: Setting, origin: Origin, say: Box<dyn Fn(String) + Send>) 
 fn run(
     setting: &Setting,
     origin: Origin,
+    limits: Limits,
     rx: &Receiver<Item>,
     off: &AtomicBool,
     dropped: &AtomicU64,
@@ -122,6 +138,22 @@ fn run(
         say(format!("archive {}: {why}", engine.place()));
         return;
     }
+    let keep_bounded = |engine: &mut dyn super::Engine| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        match prune::prune(engine, &limits, now) {
+            Ok(pruned) => {
+                if let Some(line) = pruned.summary(&limits) {
+                    say(format!("archive: {line}"));
+                }
+            }
+            // Not a reason to stop keeping what comes.
+            Err(e) => say(format!("{e}: not pruned")),
+        }
+    };
+    keep_bounded(&mut *engine);
+    let mut since_pruned = 0;
     let mut collector = Collector::new(origin);
     let mut first: Option<Instant> = None;
     let mut said_dropped = 0;
@@ -151,6 +183,11 @@ fn run(
                 off.store(true, Ordering::Relaxed);
                 say(format!("{e}: ocview goes on without it"));
                 return;
+            }
+            since_pruned += 1;
+            if since_pruned >= PRUNE_EVERY {
+                since_pruned = 0;
+                keep_bounded(&mut *engine);
             }
             let lost = dropped.load(Ordering::Relaxed);
             if lost > said_dropped {

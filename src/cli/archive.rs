@@ -2,12 +2,12 @@
 //! `--no-archive` flags every command takes.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use ocview::archive::place::{self, ConfigValue};
-use ocview::archive::{Engine, Query, Setting};
+use ocview::archive::{Engine, Limits, Query, Setting};
 use ocview::model::wire::sanitize;
 
 /// Where the archive is, or that there is none.
@@ -48,10 +48,26 @@ pub enum ArchiveCommand {
         #[command(flatten)]
         pace: super::PaceArgs,
     },
-    /// How much the archive holds.
+    /// How much the archive holds: its size, sessions, oldest and newest.
     Stats {
         #[arg(long)]
         json: bool,
+    },
+    /// Prune now to the size cap and age limit (archive_max_mb,
+    /// archive_max_age_days), saying what went.
+    Prune,
+    /// Give the space freed by pruning back (SQLite VACUUM, PostgreSQL
+    /// VACUUM).
+    Vacuum,
+    /// Write event logs as JSON lines, which `replay` plays and
+    /// `archive import` reads back.
+    Export {
+        /// Only this session (its id, or the start of it).
+        #[arg(long)]
+        session: Option<String>,
+        /// The file to write (`-`: standard output).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
     },
 }
 
@@ -242,6 +258,18 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
 /// the start of it.
 pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Bytes), String> {
     let mut archive = open(setting)?;
+    let id = session_id(&mut *archive, session)?;
+    let events = archive.events(&id).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    for e in events {
+        text.push_str(&e);
+        text.push('\n');
+    }
+    Ok((id, bytes::Bytes::from(text)))
+}
+
+/// The one archived session `session` names (its id or the start of it).
+fn session_id(archive: &mut dyn Engine, session: &str) -> Result<String, String> {
     let found = archive.find_sessions(session).map_err(|e| e.to_string())?;
     let id = match found.as_slice() {
         [] => {
@@ -259,27 +287,31 @@ pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Byt
             ));
         }
     };
-    let events = archive.events(&id).map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    for e in events {
-        text.push_str(&e);
-        text.push('\n');
-    }
-    Ok((id, bytes::Bytes::from(text)))
+    Ok(id)
 }
 
 pub fn stats(json: bool, setting: &Setting) -> Result<ExitCode, String> {
     let mut archive = open(setting)?;
     let counts = archive.counts().map_err(|e| e.to_string())?;
+    let size = archive.size().map_err(|e| e.to_string())?;
+    let span = archive.span().map_err(|e| e.to_string())?;
     let text = if json {
         let mut v = serde_json::to_value(counts).unwrap_or_default();
         v["archive"] = archive.place().into();
         v["read_only"] = archive.read_only().into();
+        v["bytes"] = size.into();
+        v["oldest"] = span.map(|s| s.0).into();
+        v["newest"] = span.map(|s| s.1).into();
         format!("{v}\n")
     } else {
+        let when = match span {
+            Some((oldest, newest)) => format!(", oldest {}, newest {}", date(oldest), date(newest)),
+            None => String::new(),
+        };
         format!(
-            "{}: {} sessions, {} messages, {} parts, {} events{}\n",
+            "{}: {}, {} sessions, {} messages, {} parts, {} events{when}{}\n",
             archive.place(),
+            ocview::archive::prune::bytes(size),
             counts.sessions,
             counts.messages,
             counts.parts,
@@ -291,6 +323,69 @@ pub fn stats(json: bool, setting: &Setting) -> Result<ExitCode, String> {
         )
     };
     print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ocview archive prune`: to the limits now.
+pub fn prune(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
+    let mut archive = open(setting)?;
+    if let Some(why) = archive.read_only() {
+        return Err(format!("archive {}: {why}", archive.place()));
+    }
+    let pruned = ocview::archive::prune::prune(&mut *archive, limits, now_ms())
+        .map_err(|e| e.to_string())?;
+    let size = |n| ocview::archive::prune::bytes(n);
+    let line = match pruned.summary(limits) {
+        Some(line) => format!(
+            "{line}: {} now holds {} (was {}); `ocview archive vacuum` gives the space back\n",
+            archive.place(),
+            size(pruned.bytes_after),
+            size(pruned.bytes_before)
+        ),
+        None => format!(
+            "{}: nothing to prune ({} held)\n",
+            archive.place(),
+            size(pruned.bytes_after)
+        ),
+    };
+    print(&line)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ocview archive vacuum`.
+pub fn vacuum(setting: &Setting) -> Result<ExitCode, String> {
+    let mut archive = open(setting)?;
+    let before = archive.size().map_err(|e| e.to_string())?;
+    archive.vacuum().map_err(|e| e.to_string())?;
+    eprintln!(
+        "ocview: {} vacuumed ({} held)",
+        archive.place(),
+        ocview::archive::prune::bytes(before)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ocview archive export [--session ID] FILE`.
+pub fn export(session: Option<&str>, file: &Path, setting: &Setting) -> Result<ExitCode, String> {
+    let mut archive = open(setting)?;
+    let id = match session {
+        Some(s) => Some(session_id(&mut *archive, s)?),
+        None => None,
+    };
+    let shown = sanitize::line(&file.display().to_string()).into_owned();
+    let done = if file.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        ocview::archive::export::export(&mut *archive, id.as_deref(), &mut out)?
+    } else {
+        let out = std::fs::File::create(file).map_err(|e| format!("cannot write {shown}: {e}"))?;
+        let mut out = std::io::BufWriter::new(out);
+        ocview::archive::export::export(&mut *archive, id.as_deref(), &mut out)
+            .map_err(|e| format!("{shown}: {e}"))?
+    };
+    eprintln!(
+        "ocview: {shown}: {} sessions, {} events",
+        done.sessions, done.events
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,83 @@
+//! Keeping the PostgreSQL archive bounded: its size, its oldest sessions,
+//! and deleting whole sessions (events, latest state, index rows).
+
+use super::engine::{ArchiveError, refuse_write};
+use super::postgres::{PgArchive, classify};
+
+/// The bytes of the rows the tables hold. Not the files' size: that
+/// drops only on VACUUM FULL, and a cap measured against it would prune
+/// again and again after a delete.
+pub(super) fn size(a: &mut PgArchive) -> Result<u64, ArchiveError> {
+    let row =
+        a.rt.block_on(a.client.query_one(
+            "SELECT ((SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM events t)
+                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM parts t)
+                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM messages t)
+                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM sessions t)
+                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM search t))::bigint",
+            &[],
+        ))
+        .map_err(|e| classify(&a.place, &e))?;
+    Ok(row.get::<_, i64>(0).max(0) as u64)
+}
+
+pub(super) fn oldest_sessions(
+    a: &mut PgArchive,
+    before: Option<i64>,
+    limit: u32,
+) -> Result<Vec<(String, i64)>, ArchiveError> {
+    let limit = i64::from(limit);
+    let rows =
+        a.rt.block_on(a.client.query(
+            "SELECT id, updated FROM sessions WHERE $1::bigint IS NULL OR updated < $1
+             ORDER BY updated, id LIMIT $2",
+            &[&before, &limit],
+        ))
+        .map_err(|e| classify(&a.place, &e))?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+pub(super) fn span(a: &mut PgArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
+    let row =
+        a.rt.block_on(
+            a.client
+                .query_one("SELECT min(updated), max(updated) FROM sessions", &[]),
+        )
+        .map_err(|e| classify(&a.place, &e))?;
+    let (oldest, newest): (Option<i64>, Option<i64>) = (row.get(0), row.get(1));
+    Ok(oldest.zip(newest))
+}
+
+pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, ArchiveError> {
+    if let Some(why) = &a.read_only {
+        return Err(refuse_write(&a.place, why));
+    }
+    let place = a.place.clone();
+    a.rt.block_on(async {
+        let tx = a.client.transaction().await?;
+        for table in ["search", "parts", "messages", "events"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
+                &[&ids],
+            )
+            .await?;
+        }
+        let gone = tx
+            .execute("DELETE FROM sessions WHERE id = ANY($1)", &[&ids])
+            .await?;
+        tx.commit().await?;
+        Ok(gone)
+    })
+    .map_err(|e: tokio_postgres::Error| classify(&place, &e))
+}
+
+pub(super) fn vacuum(a: &mut PgArchive) -> Result<(), ArchiveError> {
+    if let Some(why) = &a.read_only {
+        return Err(refuse_write(&a.place, why));
+    }
+    a.rt.block_on(
+        a.client
+            .batch_execute("VACUUM (ANALYZE) events, parts, messages, sessions, search"),
+    )
+    .map_err(|e| classify(&a.place, &e))
+}

@@ -1,0 +1,183 @@
+//! The archive, bounded: an age limit and a size cap, each pruning the
+//! least recently updated sessions whole. Run by the background writer
+//! (at start and every so many writes) and by `ocview archive prune`,
+//! never on the UI's thread.
+
+use super::engine::{ArchiveError, Engine};
+
+/// The defaults: 2 GB, a year.
+pub const DEFAULT_MAX_MB: u64 = 2048;
+pub const DEFAULT_MAX_AGE_DAYS: u64 = 365;
+/// Sessions deleted in one transaction at most (a writer's turn stays short).
+const ROUND: u32 = 500;
+const DAY_MS: i64 = 24 * 3600 * 1000;
+
+/// The limits; `None` is no limit (a setting of 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_bytes: Option<u64>,
+    pub max_age_days: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::from_settings(None, None)
+    }
+}
+
+impl Limits {
+    /// No limit at all.
+    pub const NONE: Limits = Limits {
+        max_bytes: None,
+        max_age_days: None,
+    };
+
+    /// From the config's `archive_max_mb` and `archive_max_age_days`
+    /// (unset: the defaults; 0: no limit).
+    pub fn from_settings(max_mb: Option<u64>, max_age_days: Option<u64>) -> Limits {
+        let mb = max_mb.unwrap_or(DEFAULT_MAX_MB);
+        let days = max_age_days.unwrap_or(DEFAULT_MAX_AGE_DAYS);
+        Limits {
+            max_bytes: (mb > 0).then(|| mb.saturating_mul(1024 * 1024)),
+            max_age_days: (days > 0).then_some(days),
+        }
+    }
+}
+
+/// What one pruning took away.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Sessions older than the age limit.
+    pub by_age: Vec<String>,
+    /// Sessions deleted, oldest first, to come under the size cap.
+    pub by_size: Vec<String>,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+impl Pruned {
+    pub fn sessions(&self) -> usize {
+        self.by_age.len() + self.by_size.len()
+    }
+
+    /// One line for the status line or the terminal, or `None` when
+    /// nothing went: "pruned 12 oldest sessions (size cap 2 GB)".
+    pub fn summary(&self, limits: &Limits) -> Option<String> {
+        if self.sessions() == 0 {
+            return None;
+        }
+        let mut why = Vec::new();
+        if let (false, Some(days)) = (self.by_age.is_empty(), limits.max_age_days) {
+            why.push(format!("older than {days} days"));
+        }
+        if let (false, Some(cap)) = (self.by_size.is_empty(), limits.max_bytes) {
+            why.push(format!("size cap {}", bytes(cap)));
+        }
+        let n = self.sessions();
+        Some(format!(
+            "pruned {n} oldest session{} ({})",
+            if n == 1 { "" } else { "s" },
+            why.join(", ")
+        ))
+    }
+}
+
+/// "2 GB", "512 MB", "40 KB": how a size is said.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || value >= 10.0 || value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Prune `engine` to `limits` as of `now_ms`. The newest session is never
+/// pruned for size: a cap below one session keeps that one.
+pub fn prune(
+    engine: &mut dyn Engine,
+    limits: &Limits,
+    now_ms: i64,
+) -> Result<Pruned, ArchiveError> {
+    let mut out = Pruned::default();
+    if engine.read_only().is_some() || *limits == Limits::NONE {
+        return Ok(out);
+    }
+    out.bytes_before = engine.size()?;
+    if let Some(days) = limits.max_age_days {
+        let before = now_ms.saturating_sub((days as i64).saturating_mul(DAY_MS));
+        loop {
+            let old: Vec<String> = engine
+                .oldest_sessions(Some(before), ROUND)?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            if old.is_empty() {
+                break;
+            }
+            engine.delete_sessions(&old)?;
+            out.by_age.extend(old);
+        }
+    }
+    let mut size = engine.size()?;
+    if let Some(cap) = limits.max_bytes {
+        while size > cap {
+            let held = engine.counts()?.sessions;
+            if held <= 1 {
+                break;
+            }
+            // The share of sessions the excess is of the whole, at least
+            // one: sessions differ in size, so the loop checks again.
+            let share = ((size - cap) as f64 / size as f64 * held as f64).ceil() as u64;
+            let take = share.clamp(1, held - 1).min(u64::from(ROUND)) as u32;
+            let old: Vec<String> = engine
+                .oldest_sessions(None, take)?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            if old.is_empty() {
+                break;
+            }
+            engine.delete_sessions(&old)?;
+            out.by_size.extend(old);
+            size = engine.size()?;
+        }
+    }
+    out.bytes_after = size;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_default_zero_is_none_and_sizes_are_said_short() {
+        assert_eq!(
+            Limits::default(),
+            Limits {
+                max_bytes: Some(2048 * 1024 * 1024),
+                max_age_days: Some(365)
+            }
+        );
+        assert_eq!(Limits::from_settings(Some(0), Some(0)), Limits::NONE);
+        assert_eq!(bytes(2048 * 1024 * 1024), "2 GB");
+        assert_eq!(bytes(1536 * 1024), "1.5 MB");
+        assert_eq!(bytes(300), "300 B");
+        let p = Pruned {
+            by_size: vec!["a".into(); 12],
+            ..Pruned::default()
+        };
+        assert_eq!(
+            p.summary(&Limits::default()).unwrap(),
+            "pruned 12 oldest sessions (size cap 2 GB)"
+        );
+        assert_eq!(Pruned::default().summary(&Limits::default()), None);
+    }
+}

@@ -1,0 +1,105 @@
+//! Keeping the SQLite archive bounded: its size, its oldest sessions, and
+//! deleting whole sessions (events, latest state, index rows).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::engine::{ArchiveError, refuse_write};
+use super::sqlite::{SqliteArchive, classify};
+
+/// The pages in use: the file less its free pages, so a delete shows at
+/// once (the file itself shrinks only on VACUUM).
+pub(super) fn size(a: &mut SqliteArchive) -> Result<u64, ArchiveError> {
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let pragma = |name: &str| -> Result<i64, ArchiveError> {
+        a.conn
+            .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .map_err(err)
+    };
+    let used = pragma("page_count")? - pragma("freelist_count")?;
+    Ok((used.max(0) as u64) * pragma("page_size")?.max(0) as u64)
+}
+
+pub(super) fn oldest_sessions(
+    a: &mut SqliteArchive,
+    before: Option<i64>,
+    limit: u32,
+) -> Result<Vec<(String, i64)>, ArchiveError> {
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let mut stmt = a
+        .conn
+        .prepare(
+            "SELECT id, updated FROM sessions WHERE ?1 IS NULL OR updated < ?1
+             ORDER BY updated, id LIMIT ?2",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map(params![before, limit], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(err)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(err)
+}
+
+pub(super) fn span(a: &mut SqliteArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let row: (Option<i64>, Option<i64>) = a
+        .conn
+        .query_row("SELECT min(updated), max(updated) FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .map_err(err)?;
+    Ok(row.0.zip(row.1))
+}
+
+pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u64, ArchiveError> {
+    if let Some(why) = &a.read_only {
+        return Err(refuse_write(&a.place, why));
+    }
+    let place = a.place.clone();
+    let err = |e: rusqlite::Error| classify(&place, &e);
+    let tx = a
+        .conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(err)?;
+    let mut gone = 0;
+    {
+        // The index rows are keyed by the part's pk, and by minus the
+        // session's pk for its title (see `write`): found through the
+        // indexed tables, never by scanning the index.
+        let mut steps = [
+            "DELETE FROM search WHERE rowid IN (SELECT pk FROM parts WHERE session_id = ?1)",
+            "DELETE FROM search WHERE rowid = (SELECT -pk FROM sessions WHERE id = ?1)",
+            "DELETE FROM parts WHERE session_id = ?1",
+            "DELETE FROM messages WHERE session_id = ?1",
+            "DELETE FROM events WHERE session_id = ?1",
+        ]
+        .map(|sql| tx.prepare(sql))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+        let mut session = tx
+            .prepare("DELETE FROM sessions WHERE id = ?1")
+            .map_err(err)?;
+        for id in ids {
+            for step in &mut steps {
+                step.execute([id]).map_err(err)?;
+            }
+            gone += session.execute([id]).map_err(err)? as u64;
+        }
+    }
+    tx.commit().map_err(err)?;
+    Ok(gone)
+}
+
+pub(super) fn vacuum(a: &mut SqliteArchive) -> Result<(), ArchiveError> {
+    if let Some(why) = &a.read_only {
+        return Err(refuse_write(&a.place, why));
+    }
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    a.conn.execute_batch("VACUUM").map_err(err)?;
+    // The WAL holds the copy VACUUM wrote: fold it back and truncate it.
+    let _: Option<i64> = a
+        .conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+        .optional()
+        .map_err(err)?;
+    Ok(())
+}
