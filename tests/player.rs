@@ -423,3 +423,38 @@ async fn the_timeline_keeps_its_place_on_narrow_terminals() {
     }
     insta::assert_snapshot!("narrow", lines.join("\n"));
 }
+
+/// Playing forward from the start takes over each checkpoint's store as it
+/// passes it: the viewer's sessions are the checkpoints' own (shared), not
+/// a second copy of everything played, and the state is the same.
+#[tokio::test(start_paused = true)]
+async fn playing_forward_shares_the_checkpoints_sessions() {
+    let lines: String = (0..200)
+        .map(|i| {
+            format!(
+                "{{\"type\":\"session.created\",\"properties\":{{\"info\":{{\"id\":\"ses_{i:04}shared\",\"title\":\"t{i}\",\"directory\":\"/p\",\"time\":{{\"created\":{i},\"updated\":{i}}}}}}}}}\n"
+            )
+        })
+        .collect();
+    let bytes = lines.into_bytes();
+    let mut app = player_app(
+        bytes.clone(),
+        PlayOptions {
+            speed: Speed::Instant,
+            ..Default::default()
+        },
+    );
+    assert_eq!(position(&app), 0);
+    app.on_play_tick(Instant::now());
+    assert!(app.player.as_ref().unwrap().at_end());
+    assert_eq!(dump(&app.store), straight(&bytes, usize::MAX));
+    let sessions = app.store.sessions();
+    assert_eq!(sessions.len(), 200);
+    // Checkpoints every 50 records, the last at 150: the sessions created
+    // before it are held by the checkpoints and the viewer alike.
+    let shared = sessions
+        .iter()
+        .filter(|s| std::sync::Arc::strong_count(s) > 1)
+        .count();
+    assert_eq!(shared, 150, "sessions shared with the checkpoints");
+}
