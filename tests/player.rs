@@ -423,3 +423,58 @@ async fn the_timeline_keeps_its_place_on_narrow_terminals() {
     }
     insta::assert_snapshot!("narrow", lines.join("\n"));
 }
+
+/// Playing forward from the start takes over each checkpoint's store as it
+/// passes it: the viewer's sessions are the checkpoints' own (shared), not
+/// a second copy of everything played, and the state is the same.
+#[tokio::test(start_paused = true)]
+async fn playing_forward_shares_the_checkpoints_sessions() {
+    let bytes = created_sessions(200);
+    let mut app = player_app(
+        bytes.clone(),
+        PlayOptions {
+            speed: Speed::Instant,
+            ..Default::default()
+        },
+    );
+    assert_eq!(position(&app), 0);
+    app.on_play_tick(Instant::now());
+    assert!(app.player.as_ref().unwrap().at_end());
+    assert_eq!(dump(&app.store), straight(&bytes, usize::MAX));
+    let sessions = app.store.sessions();
+    assert_eq!(sessions.len(), 200);
+    // Checkpoints every 50 records, the last at 150: the sessions created
+    // before it are held by the checkpoints and the viewer alike.
+    let shared = sessions
+        .iter()
+        .filter(|s| std::sync::Arc::strong_count(s) > 1)
+        .count();
+    assert_eq!(shared, 150, "sessions shared with the checkpoints");
+}
+
+/// A session taken in from elsewhere (the archive) while playing stays when
+/// play passes a checkpoint: the store has moved on from the checkpoint's.
+#[tokio::test(start_paused = true)]
+async fn a_session_taken_in_while_playing_stays_past_a_checkpoint() {
+    let mut app = player_app(created_sessions(200), PlayOptions::default());
+    app.seek_records(10, None);
+    common::feed(&mut app, &created_session("ses_9999archived", 9_999));
+    app.seek_records(120, None);
+    assert_eq!(position(&app), 120);
+    assert!(app.store.session("ses_9999archived").is_some());
+    assert_eq!(app.store.sessions().len(), 121);
+}
+
+fn created_session(id: &str, at: usize) -> Vec<u8> {
+    format!(
+        "{{\"type\":\"session.created\",\"properties\":{{\"info\":{{\"id\":\"{id}\",\"title\":\"t{at}\",\"directory\":\"/p\",\"time\":{{\"created\":{at},\"updated\":{at}}}}}}}}}\n"
+    )
+    .into_bytes()
+}
+
+/// A recording that creates `n` sessions, one a record.
+fn created_sessions(n: usize) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| created_session(&format!("ses_{i:04}shared"), i))
+        .collect()
+}

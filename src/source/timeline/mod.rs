@@ -300,6 +300,18 @@ impl Timeline {
         self.checkpoints.len() - 1
     }
 
+    /// The store as a checkpoint kept it after exactly `position` records.
+    /// A viewer playing forward takes it over on reaching that position:
+    /// the same state, but sharing its sessions with the checkpoints rather
+    /// than holding a second copy of everything played so far.
+    pub fn checkpoint_at(&self, position: usize) -> Option<&Store> {
+        let i = self
+            .checkpoints
+            .binary_search_by_key(&position, |(at, _, _)| *at)
+            .ok()?;
+        Some(&self.checkpoints[i].1)
+    }
+
     /// The play time of the whole recording, ms.
     pub fn duration_ms(&self) -> i64 {
         self.entries.last().map_or(0, |e| e.at_ms)

@@ -197,13 +197,34 @@ impl App {
                 return changed;
             }
             match p.timeline.next_record() {
-                Ok(Some(record)) => changed |= self.on_source(SourceMsg::Record(Box::new(record))),
+                Ok(Some(record)) => {
+                    changed |= self.on_source(SourceMsg::Record(Box::new(record)));
+                    self.share_checkpoint();
+                }
                 Ok(None) => return changed,
                 Err(e) => {
                     self.fail_player(e);
                     return true;
                 }
             }
+        }
+    }
+
+    /// At a checkpoint's position the store equals the checkpoint's (both
+    /// applied the same records the same way): take the checkpoint's,
+    /// whose sessions the other checkpoints share, and drop the copies
+    /// built since the last one. Playing from the start then holds about
+    /// one copy of the sessions, not two. A store that took in anything
+    /// else (a session opened from the archive) has moved on: it is kept.
+    fn share_checkpoint(&mut self) {
+        let Some(p) = self.player.as_ref() else {
+            return;
+        };
+        if let Some(saved) = p.timeline.checkpoint_at(p.timeline.position())
+            && saved.revision() == self.store.revision()
+            && saved.sessions().len() == self.store.sessions().len()
+        {
+            self.store = saved.clone();
         }
     }
 
