@@ -140,7 +140,7 @@ mod tests {
     use super::*;
     use ratatui::style::Color;
 
-    fn cell(s: &str, fg: Color) -> Cell {
+    fn cell(s: &'static str, fg: Color) -> Cell {
         let mut c = Cell::new(s);
         c.fg = fg;
         c
