@@ -228,3 +228,31 @@ fn each_frame_reaches_the_terminal_in_at_most_two_writes() {
     }
     assert!(big > 0, "some frames were larger than a line buffer");
 }
+
+/// The work a frame does while an answer streams follows what is on the
+/// screen, not how long the session is: blocks rendered and bytes written
+/// over the same stream, after 3 and after 300 earlier turns.
+#[test]
+fn streaming_work_does_not_grow_with_the_session() {
+    let cost = |earlier: usize| {
+        let mut app = streaming_app(earlier);
+        let out = Counting::default();
+        // Past the first frames, which lay out whatever is on screen.
+        stream(&mut app, &out, 10);
+        let renders = app.cache.renders;
+        let bytes = out.bytes();
+        stream(&mut app, &out, 60);
+        (app.cache.renders - renders, out.bytes() - bytes)
+    };
+    let (short_renders, short_bytes) = cost(3);
+    let (long_renders, long_bytes) = cost(300);
+    println!("renders {short_renders} / {long_renders}, bytes {short_bytes} / {long_bytes}");
+    assert!(
+        long_renders <= short_renders + 5,
+        "{long_renders} blocks rendered after 300 turns, {short_renders} after 3"
+    );
+    assert!(
+        long_bytes <= short_bytes + short_bytes / 5,
+        "{long_bytes} bytes after 300 turns, {short_bytes} after 3"
+    );
+}

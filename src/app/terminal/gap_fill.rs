@@ -92,7 +92,7 @@ impl Shadow {
         for x in from..to {
             let cell = self.get(x, y)?;
             let symbol = cell.symbol();
-            let narrow = symbol.width() == 1 && !symbol.chars().any(char::is_control);
+            let narrow = unambiguously_narrow(symbol);
             let same_style = cell.fg == last.fg
                 && cell.bg == last.bg
                 && cell.underline_color == last.underline_color
@@ -115,7 +115,7 @@ impl Shadow {
         for (x, y, cell) in changed {
             if let Some((lx, ly, last)) = out.last()
                 && *ly == y
-                && last.symbol().width() <= 1
+                && unambiguously_narrow(last.symbol())
                 && let Some(gap) = self.gap(last, lx + 1, x, y)
             {
                 let ly = *ly;
@@ -129,6 +129,12 @@ impl Shadow {
         }
         out
     }
+}
+
+/// One column wide in every terminal: a terminal that drew it wider would
+/// put the written gap a column off, where a cursor move puts it right.
+fn unambiguously_narrow(symbol: &str) -> bool {
+    symbol.width() == 1 && symbol.width_cjk() == 1 && !symbol.chars().any(char::is_control)
 }
 
 fn digits(n: u16) -> usize {
