@@ -177,6 +177,9 @@ pub struct DepthBackend<B> {
     /// the first frame's time (250 ms of a debug build in tmux). A screen
     /// holds a few dozen colours.
     converted: std::collections::HashMap<Color, Color>,
+    /// What the screen shows, to write short unchanged gaps instead of
+    /// moving the cursor over them.
+    shadow: crate::app::terminal::gap_fill::Shadow,
 }
 
 /// Converted colours kept at most (a tool's 24-bit output could bring
@@ -189,6 +192,7 @@ impl<B> DepthBackend<B> {
             inner,
             depth,
             converted: Default::default(),
+            shadow: Default::default(),
         }
     }
 
@@ -215,18 +219,19 @@ impl<B: Backend> Backend for DepthBackend<B> {
         &mut self,
         content: I,
     ) -> Result<(), Self::Error> {
-        if self.depth == ColorDepth::TrueColor {
-            return self.inner.draw(content);
-        }
+        let convert = self.depth != ColorDepth::TrueColor;
         let cells: Vec<(u16, u16, Cell)> = content
             .map(|(x, y, cell)| {
                 let mut cell = cell.clone();
-                cell.fg = self.convert(cell.fg);
-                cell.bg = self.convert(cell.bg);
-                cell.underline_color = self.convert(cell.underline_color);
+                if convert {
+                    cell.fg = self.convert(cell.fg);
+                    cell.bg = self.convert(cell.bg);
+                    cell.underline_color = self.convert(cell.underline_color);
+                }
                 (x, y, cell)
             })
             .collect();
+        let cells = self.shadow.fill(cells);
         self.inner.draw(cells.iter().map(|(x, y, c)| (*x, *y, c)))
     }
     fn hide_cursor(&mut self) -> Result<(), Self::Error> {
@@ -242,9 +247,14 @@ impl<B: Backend> Backend for DepthBackend<B> {
         self.inner.set_cursor_position(p)
     }
     fn clear(&mut self) -> Result<(), Self::Error> {
+        self.shadow.cleared();
         self.inner.clear()
     }
     fn clear_region(&mut self, t: ClearType) -> Result<(), Self::Error> {
+        match t {
+            ClearType::All => self.shadow.cleared(),
+            _ => self.shadow.forget(),
+        }
         self.inner.clear_region(t)
     }
     fn size(&self) -> Result<Size, Self::Error> {
@@ -269,6 +279,8 @@ impl<B: FrameSink> FrameSink for DepthBackend<B> {
         self.inner.alert(bytes)
     }
     fn suspend(&mut self) -> io::Result<()> {
+        // Another program takes the screen: what it shows is unknown.
+        self.shadow.forget();
         self.inner.suspend()
     }
     fn resume(&mut self) -> io::Result<()> {

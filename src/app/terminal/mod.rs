@@ -4,6 +4,7 @@
 //! from the panic hook (a panic in any task), and after a signal.
 
 pub mod color_depth;
+pub mod gap_fill;
 pub mod job_control;
 
 use std::io::{self, Stdout, Write};
@@ -51,7 +52,23 @@ pub async fn wait_for_panic() {
 
 /// The terminal ocview draws on: crossterm's, with every colour brought to
 /// the terminal's depth on the way.
-pub type Screen = Terminal<DepthBackend<CrosstermBackend<Stdout>>>;
+pub type Screen = Terminal<ScreenBackend<Stdout>>;
+
+/// The backend stack a `Screen` draws through, over any writer.
+pub type ScreenBackend<W> = DepthBackend<CrosstermBackend<io::BufWriter<W>>>;
+
+/// Bytes a frame may take before it is written out. Stdout alone writes
+/// every 1 KiB (a line buffer over a frame with no newline): a scrolled
+/// frame went out in several writes, each one a wake-up for the terminal.
+/// Frames end with a flush, so each reaches the terminal in one write.
+const FRAME_BUFFER: usize = 64 * 1024;
+
+pub fn screen_backend<W: io::Write>(out: W, depth: ColorDepth) -> ScreenBackend<W> {
+    DepthBackend::new(
+        CrosstermBackend::new(io::BufWriter::with_capacity(FRAME_BUFFER, out)),
+        depth,
+    )
+}
 
 pub fn enter(mouse: bool, depth: ColorDepth) -> io::Result<Screen> {
     install_panic_hook();
@@ -76,7 +93,7 @@ pub fn enter(mouse: bool, depth: ColorDepth) -> io::Result<Screen> {
         restore();
         return Err(e);
     }
-    let backend = DepthBackend::new(CrosstermBackend::new(io::stdout()), depth);
+    let backend = screen_backend(io::stdout(), depth);
     match Terminal::new(backend) {
         Ok(t) => Ok(t),
         Err(e) => {

@@ -1,0 +1,277 @@
+//! Lean beside OpenCode's own TUI (issue 26, point 6), on one real
+//! `opencode serve` whose fake model streams a long answer in many deltas
+//! (three words every 15 ms):
+//! (a) streaming CPU: ocview attached in tmux to a fresh session while the
+//!     answer streams, then `opencode attach URL --session ID` on another
+//!     fresh session with the same answer; CPU is utime + stime of each
+//!     one's process group from `/proc`, bytes what its pane was sent
+//!     (`pipe-pane`). Prints ocview ÷ OpenCode (goal ≤ 0.11), per delta too.
+//! (b) memory after opening the session: VmRSS, ocview ÷ OpenCode (goal ≤ 0.1).
+//! (c) ocview's first frame: from the shell's start of it to its log's
+//!     "first frame drawn".
+//!
+//! `OCVIEW_BENCH_WORDS` sets the answer's length (3,000 words: about 15 s of
+//! streaming). Prints FAIL (exit 1) when a goal is missed. CPU heavy: run it
+//! on a quiet machine with `cargo bench --bench lean`.
+
+#[path = "../tests/support/fake_model.rs"]
+#[allow(dead_code)]
+mod fake_model;
+#[path = "../tests/support/opencode.rs"]
+#[allow(dead_code)]
+mod opencode;
+#[path = "../tests/support/tmux.rs"]
+#[allow(dead_code)]
+mod tmux;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fake_model::{FakeModel, Step, steps};
+use opencode::Server;
+use tmux::Tmux;
+
+const WIDTH: u16 = 160;
+const HEIGHT: u16 = 45;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A long Markdown answer: paragraphs of prose with some emphasis and code.
+fn long_answer(words: usize) -> String {
+    const WORDS: [&str; 16] = [
+        "the", "server", "streams", "each", "answer", "in", "small", "pieces,", "and", "a",
+        "viewer", "draws", "them", "as", "they", "arrive;",
+    ];
+    let mut out = String::new();
+    for i in 0..words {
+        let w = WORDS[(i * 7 + i / 16) % WORDS.len()];
+        match i % 53 {
+            10 => out.push_str(&format!("**{w}** ")),
+            30 => out.push_str(&format!("`{w}` ")),
+            52 => out.push_str(&format!("{w}.\n\n")),
+            _ => {
+                out.push_str(w);
+                out.push(' ');
+            }
+        }
+    }
+    out
+}
+
+/// Clock ticks a second, as `/proc/PID/stat` counts them.
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
+/// The processes of process group `pgid`: (pid, its stat fields from 3 on).
+fn group(pgid: u32) -> Vec<(u32, Vec<u64>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The command name may hold spaces: the fields start after its `)`.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        // rest[0] is field 3 (state, not a number): kept as 0.
+        let f: Vec<u64> = rest
+            .split_whitespace()
+            .map(|v| v.parse().unwrap_or(0))
+            .collect();
+        // pgrp is field 5.
+        if f.get(2) == Some(&(pgid as u64)) {
+            out.push((pid, f));
+        }
+    }
+    out
+}
+
+/// CPU seconds (user + system, fields 14 and 15) of a process group.
+fn group_cpu(pgid: u32) -> f64 {
+    let ticks: u64 = group(pgid)
+        .iter()
+        .map(|(_, f)| f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0))
+        .sum();
+    ticks as f64 / ticks_per_second()
+}
+
+/// VmRSS of a process group, MiB.
+fn group_rss_mib(pgid: u32) -> f64 {
+    group(pgid)
+        .iter()
+        .filter_map(|(pid, _)| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .sum::<f64>()
+        / 1024.0
+}
+
+/// `K='V' …` for a shell line, from a command's environment.
+fn env_prefix(c: &Command) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    c.get_envs()
+        .filter_map(|(k, v)| Some(format!("{}={}", k.to_str()?, quote(v?.to_str()?))))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Seconds since midnight (UTC) of a `HH:MM:SS.fraction` time.
+fn seconds_of_day(hms: &str) -> f64 {
+    let mut parts = hms.trim().split(':');
+    let mut next = || parts.next().unwrap_or("0").parse::<f64>().unwrap_or(0.0);
+    next() * 3600.0 + next() * 60.0 + next()
+}
+
+struct Run {
+    cpu: f64,
+    bytes: u64,
+    rss_mib: f64,
+    secs: f64,
+}
+
+/// Prompt `session` while the viewer (process group `pgid`) in `t` watches;
+/// its CPU and the pane's bytes until the answer is finished and drawn.
+fn measure(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    session: &str,
+    t: &Tmux,
+    pgid: u32,
+    out: &Path,
+) -> Run {
+    let rss_mib = group_rss_mib(pgid);
+    let (cpu, bytes) = (group_cpu(pgid), file_len(out));
+    let start = Instant::now();
+    rt.block_on(async {
+        server.prompt(session, "Write a long answer.").await;
+        server.wait_idle(session, 600).await;
+    });
+    let secs = start.elapsed().as_secs_f64();
+    // The last frames (the finished message, the idle status).
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = t.capture();
+    Run {
+        cpu: group_cpu(pgid) - cpu,
+        bytes: file_len(out) - bytes,
+        rss_mib,
+        secs,
+    }
+}
+
+fn main() {
+    let words = env_number("OCVIEW_BENCH_WORDS", 3000) as usize;
+    let deltas = words.div_ceil(3);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let answer = long_answer(words);
+    let (_model, server) = rt.block_on(async {
+        let model = FakeModel::start(steps(vec![Step::text(&answer)])).await;
+        let server = Server::start(&model.url()).await;
+        (model, server)
+    });
+    let url = server.url();
+    println!("lean: a {words}-word answer in {deltas} deltas from {url}");
+
+    // (a, b, c) ocview.
+    let session = rt.block_on(server.create_session());
+    let t = Tmux::start_sized("lean-ocview", WIDTH, HEIGHT);
+    let out = t.home().join("ocview.bytes");
+    t.pipe_output_to(&out);
+    let start_file = t.home().join("start");
+    t.line(&format!(
+        "date -u +%T.%N > '{}'; TERM=xterm-256color {} attach {url} --session {session}",
+        start_file.display(),
+        env!("CARGO_BIN_EXE_ocview"),
+    ));
+    t.wait_for("ocview, live", |s| {
+        s.contains("live") && s.contains("Sessions")
+    });
+    let pid = t.ocview_pid();
+    let first_frame_ms = std::fs::read_to_string(t.home().join("ocview/ocview.log"))
+        .ok()
+        .and_then(|log| {
+            let line = log
+                .lines()
+                .find(|l| l.contains("first frame drawn"))?
+                .to_string();
+            let at = line.split('T').nth(1)?.split('Z').next()?.to_string();
+            let started = seconds_of_day(&std::fs::read_to_string(&start_file).ok()?);
+            let ms = (seconds_of_day(&at) - started) * 1000.0;
+            Some(if ms < 0.0 { ms + 86_400_000.0 } else { ms })
+        });
+    // Past highlighting's idle time, as tests/lean_start.rs reads memory.
+    std::thread::sleep(Duration::from_secs(4));
+    let ocview = measure(&rt, &server, &session, &t, pid, &out);
+    drop(t);
+
+    // OpenCode's own TUI on a fresh session of the same server.
+    let session = rt.block_on(server.create_session());
+    let t = Tmux::start_sized("lean-tui", WIDTH, HEIGHT);
+    let out = t.home().join("tui.bytes");
+    t.pipe_output_to(&out);
+    let bin = opencode::binary();
+    t.line(&format!(
+        "cd '{}' && env {} '{}' attach '{url}' --session {session}",
+        server.project.display(),
+        env_prefix(&server.command(&bin)),
+        bin.display(),
+    ));
+    // A TUI takes seconds to start and draw: let it settle.
+    std::thread::sleep(Duration::from_secs(15));
+    let tui_pid = t.ocview_pid();
+    let tui = measure(&rt, &server, &session, &t, tui_pid, &out);
+    drop(t);
+    drop(server);
+
+    let per = |r: &Run| (r.cpu * 1e6 / deltas as f64, r.bytes as f64 / deltas as f64);
+    for (name, r) in [("ocview", &ocview), ("OpenCode TUI", &tui)] {
+        let (us, b) = per(r);
+        println!(
+            "  {name}: {:.2} s CPU over {:.1} s of streaming ({us:.0} µs a delta), {} bytes to the terminal ({b:.0} a delta); {:.1} MiB after opening",
+            r.cpu, r.secs, r.bytes, r.rss_mib
+        );
+    }
+    let cpu_ratio = ocview.cpu / tui.cpu.max(f64::EPSILON);
+    let rss_ratio = ocview.rss_mib / tui.rss_mib.max(f64::EPSILON);
+    let verdict = |ok: bool| if ok { "ok" } else { "FAIL" };
+    println!(
+        "  streaming CPU, ocview ÷ OpenCode: {cpu_ratio:.3} (goal ≤ 0.11) {}",
+        verdict(cpu_ratio <= 0.11)
+    );
+    println!(
+        "  bytes written, ocview ÷ OpenCode: {:.3}",
+        ocview.bytes as f64 / (tui.bytes as f64).max(1.0)
+    );
+    println!(
+        "  memory after opening, ocview ÷ OpenCode: {rss_ratio:.3} (goal ≤ 0.1) {}",
+        verdict(rss_ratio <= 0.1)
+    );
+    match first_frame_ms {
+        Some(ms) => println!("  ocview's first frame: {ms:.1} ms"),
+        None => println!("  ocview's first frame: not found in its log"),
+    }
+    if cpu_ratio > 0.11 || rss_ratio > 0.1 {
+        std::process::exit(1);
+    }
+}
