@@ -25,10 +25,32 @@ fn found(program: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Where `program` is: on PATH, else in Debian's versioned folder
+/// (`/usr/lib/postgresql/N/bin`, which the `postgresql` package does not
+/// put on PATH), the newest version first.
+fn program_path(program: &str) -> Option<String> {
+    if found(program) {
+        return Some(program.to_string());
+    }
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("bin").join(program))
+        .filter(|p| p.is_file())
+        .collect();
+    dirs.sort_by_key(|p| {
+        p.components()
+            .nth(4)
+            .and_then(|c| c.as_os_str().to_str()?.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    dirs.pop().map(|p| p.display().to_string())
+}
+
 impl Postgres {
     /// Start one, or say why it cannot be (no PostgreSQL installed).
     pub fn start() -> Result<Postgres, String> {
-        if !found("initdb") || !found("pg_ctl") {
+        if program_path("initdb").is_none() || program_path("pg_ctl").is_none() {
             return Err(
                 "initdb/pg_ctl not found: install the Debian package postgresql \
                         (.ci/run does)"
@@ -102,6 +124,8 @@ impl Postgres {
     }
 
     fn command(&self, program: &str) -> Command {
+        let resolved = program_path(program);
+        let program = resolved.as_deref().unwrap_or(program);
         if self.as_root {
             let mut c = Command::new("runuser");
             c.args(["-u", "postgres", "--", program]);
