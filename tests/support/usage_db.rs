@@ -1,5 +1,5 @@
 //! A generated opencode database with the schema opencode 1.18.33 created
-//! (`tests/fixtures/opencode-1.18.33-schema.sql`, read from a real one):
+//! (`tests/fixtures/opencode-1.18.33/database-schema.sql`, read from a real one):
 //! sessions over a span of days, each with assistant messages of two
 //! models and two agents, their step-finish and tool parts, and the
 //! sessions' stored totals equal to their messages' sums.
@@ -9,7 +9,7 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 use serde_json::json;
 
-pub const SCHEMA: &str = include_str!("../fixtures/opencode-1.18.33-schema.sql");
+pub const SCHEMA: &str = include_str!("../fixtures/opencode-1.18.33/database-schema.sql");
 const DAY_MS: i64 = 86_400_000;
 
 /// `sessions` sessions spread over `days` days up to `now_ms`, each with
