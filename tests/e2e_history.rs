@@ -585,6 +585,12 @@ fn a_renamed_column_says_what_is_missing_and_shows_the_rest() {
         a.store.session(&key("ses_good")).is_some() && a.store.session(&key("ses_odd")).is_some()
     });
     eprintln!("{text}");
+    // What is lost is said, naming the column.
+    let said = app.notice.clone().unwrap_or_default();
+    assert!(
+        said.contains("session titles (no session.title column)"),
+        "{said}\n{text}"
+    );
     app.selected = Some(key("ses_good"));
     pump(&rt, &mut app, &mut rx, "its message", |_, t| {
         t.contains("A question that reads fine")

@@ -213,6 +213,12 @@ impl Reader {
         match Db::open(&self.path) {
             Ok(db) => {
                 self.worktrees = db.project_worktrees().unwrap_or_default();
+                // A schema this version does not fully know: say what is
+                // not shown rather than leave it silently blank.
+                if !db.schema().unreadable().is_empty() || db.schema().is_newer() {
+                    let summary = db.schema().summary();
+                    self.send(SourceMsg::Notice(format!("opencode's database: {summary}")));
+                }
                 self.db = Some(db);
                 if self.said.take().is_some() || self.version.is_none() {
                     self.report(ServerState::Live);

@@ -24,6 +24,18 @@ const USED_TABLES: [(&str, &str); 7] = [
     ("migration", "the schema's version"),
 ];
 
+/// Columns whose absence costs something visible: the table, the column,
+/// and what is lost without it.
+const USED_COLUMNS: [(&str, &str, &str); 7] = [
+    ("session", "title", "session titles"),
+    ("session", "parent_id", "the session tree"),
+    ("session", "directory", "project folders"),
+    ("session", "time_updated", "the newest-first order"),
+    ("message", "data", "message contents"),
+    ("part", "data", "part contents"),
+    ("part", "message_id", "which message a part belongs to"),
+];
+
 /// The per-session totals opencode stores (newer versions only).
 pub const TOTALS_COLUMNS: [&str; 6] = [
     "cost",
@@ -119,6 +131,12 @@ impl Schema {
             .filter(|(t, _)| !self.has_table(t))
             .map(|(t, what)| format!("{what} (no {t} table)"))
             .collect();
+        out.extend(
+            USED_COLUMNS
+                .iter()
+                .filter(|(t, c, _)| self.has_table(t) && !self.has(t, c))
+                .map(|(t, c, what)| format!("{what} (no {t}.{c} column)")),
+        );
         if self.has_table("session") && !self.has_totals() {
             out.push("stored session totals (summed from messages instead)".into());
         }
