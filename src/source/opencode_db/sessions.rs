@@ -167,7 +167,9 @@ fn session_row(r: &Row<'_>, totals: bool) -> SessionRow {
     }
 }
 
-fn lenient_text(r: &Row<'_>, i: usize) -> Option<String> {
+/// A cell read whatever SQLite type it holds (older schemas and hand
+/// edits store numbers as text and the other way round).
+pub(super) fn lenient_text(r: &Row<'_>, i: usize) -> Option<String> {
     match r.get_ref(i).ok()? {
         ValueRef::Null => None,
         ValueRef::Integer(n) => Some(n.to_string()),
@@ -176,7 +178,7 @@ fn lenient_text(r: &Row<'_>, i: usize) -> Option<String> {
     }
 }
 
-fn lenient_f64(r: &Row<'_>, i: usize) -> Option<f64> {
+pub(super) fn lenient_f64(r: &Row<'_>, i: usize) -> Option<f64> {
     match r.get_ref(i).ok()? {
         ValueRef::Integer(n) => Some(n as f64),
         ValueRef::Real(f) if f.is_finite() => Some(f),
@@ -185,7 +187,7 @@ fn lenient_f64(r: &Row<'_>, i: usize) -> Option<f64> {
     }
 }
 
-fn lenient_int(r: &Row<'_>, i: usize) -> Option<i64> {
+pub(super) fn lenient_int(r: &Row<'_>, i: usize) -> Option<i64> {
     match r.get_ref(i).ok()? {
         ValueRef::Integer(n) => Some(n),
         ValueRef::Real(f) if f.is_finite() => Some(f as i64),

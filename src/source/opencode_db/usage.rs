@@ -12,9 +12,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::Row;
-use rusqlite::types::ValueRef;
 
 use super::schema::{TOTALS_COLUMNS, quote};
+use super::sessions::{lenient_f64 as real, lenient_int as int, lenient_text as text};
 use super::{Db, DbError, guard};
 
 pub const DAY_MS: i64 = 86_400_000;
@@ -468,33 +468,6 @@ fn figures_at(r: &Row<'_>, at: usize) -> Figures {
         reasoning: count(r, at + 3),
         cache_read: count(r, at + 4),
         cache_write: count(r, at + 5),
-    }
-}
-
-fn text(r: &Row<'_>, i: usize) -> Option<String> {
-    match r.get_ref(i).ok()? {
-        ValueRef::Null => None,
-        ValueRef::Integer(n) => Some(n.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
-    }
-}
-
-fn real(r: &Row<'_>, i: usize) -> Option<f64> {
-    match r.get_ref(i).ok()? {
-        ValueRef::Integer(n) => Some(n as f64),
-        ValueRef::Real(f) if f.is_finite() => Some(f),
-        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-fn int(r: &Row<'_>, i: usize) -> Option<i64> {
-    match r.get_ref(i).ok()? {
-        ValueRef::Integer(n) => Some(n),
-        ValueRef::Real(f) if f.is_finite() => Some(f as i64),
-        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
-        _ => None,
     }
 }
 
