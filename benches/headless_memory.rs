@@ -22,23 +22,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use support::fake_model::{FakeModel, steps};
-use support::long_session::LongSession;
+use support::long_session::{LongSession, markdown_text};
 use support::opencode::Server;
-use support::tmux::Tmux;
+use support::tmux::{Tmux, player_position};
 
 const SESSION: &str = "ses_dfd705bd5ffeHeadlessBench0";
-
-/// About 1.26 KB per message, as in the 36 MB session the issue measured.
-fn text(i: usize) -> String {
-    let mut t = format!("Message {i}: ");
-    t.push_str(&"the quick brown fox jumps over the lazy dog; ".repeat(9));
-    t.push('\n');
-    t.push_str(&"- a point made in a list item, with `code`\n".repeat(10));
-    if i % 7 == 3 {
-        t.push_str("```rust\nfn main() {\n    println!(\"hello\");\n}\n```\n");
-    }
-    t
-}
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -65,14 +53,6 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
-fn position(screen: &str) -> Option<(u64, u64)> {
-    let at = screen.rfind('#')?;
-    let rest = &screen[at + 1..];
-    let (n, rest) = rest.split_once('/')?;
-    let total: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((n.parse().ok()?, total.parse().ok()?))
-}
-
 async fn server_ratios(messages: usize, dir: &std::path::Path) {
     let model = FakeModel::start(steps(vec![])).await;
     let server = Server::start(&model.url()).await;
@@ -84,7 +64,7 @@ async fn server_ratios(messages: usize, dir: &std::path::Path) {
         title: "A long session to export",
         messages,
         id_tail: &|i| format!("Bench{i:09}"),
-        text: &text,
+        text: &|i| markdown_text(i, 9),
     }
     .import(&server)
     .await;
@@ -128,7 +108,7 @@ fn instant_ratio(mb: usize, dir: &std::path::Path) {
     let mut peak = 0;
     t.wait_for_secs("played to the end", 600, |s| {
         peak = peak.max(hwm());
-        position(s).is_some_and(|(n, total)| n == total && total > 0)
+        player_position(s).is_some_and(|(n, total)| n == total && total > 0)
     });
     std::thread::sleep(Duration::from_millis(500));
     peak = peak.max(hwm());

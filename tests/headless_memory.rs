@@ -20,24 +20,11 @@ use ocview::headless::export::{self, ExportFormat};
 use ocview::source::live::{Client, LiveOptions};
 use serde_json::json;
 use support::fake_model::{FakeModel, Step, steps};
-use support::long_session::LongSession;
+use support::long_session::{LongSession, markdown_text};
 use support::opencode::Server;
-use support::tmux::Tmux;
+use support::tmux::{Tmux, player_position};
 
 const SESSION: &str = "ses_dfd705bd5ffeHeadlessMemory";
-
-/// About 1.2 KB of Markdown per message, like a real long session: prose
-/// over several lines, now and then a code block.
-fn text(i: usize) -> String {
-    let mut t = format!("Message {i}: ");
-    t.push_str(&"the quick brown fox jumps over the lazy dog; ".repeat(8));
-    t.push('\n');
-    t.push_str(&"- a point made in a list item, with `code`\n".repeat(10));
-    if i % 7 == 3 {
-        t.push_str("```rust\nfn main() {\n    println!(\"hello\");\n}\n```\n");
-    }
-    t
-}
 
 async fn import(server: &Server, messages: usize) {
     LongSession {
@@ -45,7 +32,7 @@ async fn import(server: &Server, messages: usize) {
         title: "A long session to export",
         messages,
         id_tail: &|i| format!("Headless{i:06}"),
-        text: &text,
+        text: &|i| markdown_text(i, 8),
     }
     .import(server)
     .await;
@@ -309,15 +296,6 @@ async fn dump_when_idle_stays_within_twice_the_text_it_prints() {
     );
 }
 
-/// The position text of the status line: `#n/total`.
-fn position(screen: &str) -> Option<(u64, u64)> {
-    let at = screen.rfind('#')?;
-    let rest = &screen[at + 1..];
-    let (n, rest) = rest.split_once('/')?;
-    let total: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((n.parse().ok()?, total.parse().ok()?))
-}
-
 fn vm_hwm(pid: u32) -> Option<u64> {
     support::proc_status::kib(Some(pid), "VmHWM").map(|k| k as u64)
 }
@@ -344,7 +322,7 @@ fn replay_instant_stays_within_1_3_times_the_dump() {
     let mut peak = 0;
     let screen = t.wait_for_secs("played to the end", 600, |s| {
         peak = peak.max(vm_hwm(pid).unwrap_or(0));
-        position(s).is_some_and(|(n, total)| n == total && total > 0)
+        player_position(s).is_some_and(|(n, total)| n == total && total > 0)
     });
     std::thread::sleep(Duration::from_millis(500));
     peak = peak.max(vm_hwm(pid).unwrap_or(0));

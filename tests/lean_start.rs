@@ -7,9 +7,9 @@
 
 mod support;
 
-use std::io::Read;
 use std::time::{Duration, Instant};
 
+use support::pty::{COLOUR_QUESTION, FRAME_END, first_frame_on_a_silent_terminal};
 use support::tmux::Tmux;
 
 fn bin() -> &'static str {
@@ -149,54 +149,15 @@ fn memory_after_opening_a_session_is_lean_and_code_is_still_highlighted() {
     });
 }
 
-/// The end of a frame (synchronized output closes each one).
-const FRAME_END: &[u8] = b"\x1b[?2026l";
-
-/// On a pty that answers nothing (not the OSC 11 question, not the
-/// device-attributes one after it): the time to the first whole frame,
-/// and every byte written up to then plus a while after.
-fn first_frame_on_a_silent_terminal(args: &[&str]) -> (Duration, Vec<u8>) {
-    let (master, slave) = support::pty::open(30, 100);
-    let mut cmd = std::process::Command::new(bin());
-    cmd.args(args)
-        .env("TERM", "xterm-256color")
-        .env("COLORTERM", "truecolor")
-        .env_remove("NO_COLOR")
-        .stderr(std::process::Stdio::null());
-    support::pty::attach(&mut cmd, &slave);
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    drop(slave);
-    let mut master = std::fs::File::from(master);
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    let mut first = None;
-    loop {
-        let n = master.read(&mut buf).unwrap_or(0);
-        assert!(n > 0, "ocview ended: {}", String::from_utf8_lossy(&seen));
-        seen.extend_from_slice(&buf[..n]);
-        if first.is_none() && seen.windows(FRAME_END.len()).any(|w| w == FRAME_END) {
-            first = Some(start.elapsed());
-        }
-        // The question, once asked, has its whole timeout to go unanswered.
-        if first.is_some() && start.elapsed() > first.unwrap() + Duration::from_millis(150) {
-            break;
-        }
-        if first.is_some() && seen.windows(5).any(|w| w == b"\x1b]11;") {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "no frame");
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    (first.unwrap(), seen)
-}
+/// The question comes this long after the first frame at the latest: the
+/// wait for it once the frame is out.
+const QUESTION_WAIT: Duration = Duration::from_millis(150);
 
 #[test]
 fn a_terminal_that_never_answers_the_colour_question_does_not_delay_the_first_frame() {
     let mut best = Duration::MAX;
     for _ in 0..3 {
-        let (first, seen) = first_frame_on_a_silent_terminal(&["demo"]);
+        let (first, seen) = first_frame_on_a_silent_terminal(bin(), &["demo"], QUESTION_WAIT);
         best = best.min(first);
         // The question is still asked, after the frame.
         let frame = seen
@@ -204,8 +165,8 @@ fn a_terminal_that_never_answers_the_colour_question_does_not_delay_the_first_fr
             .position(|w| w == FRAME_END)
             .unwrap();
         let asked = seen
-            .windows(5)
-            .position(|w| w == b"\x1b]11;")
+            .windows(COLOUR_QUESTION.len())
+            .position(|w| w == COLOUR_QUESTION)
             .expect("the background was asked for");
         assert!(asked > frame, "the question came before the first frame");
     }

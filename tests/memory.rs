@@ -12,7 +12,7 @@ mod recordings;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::tmux::Tmux;
+use support::tmux::{Tmux, player_position};
 
 /// VmHWM (peak resident memory) of a running process, in KiB.
 fn peak_kib(pid: u32) -> Option<u64> {
@@ -35,15 +35,6 @@ fn run_for_peak(mut child: Child) -> u64 {
         std::thread::sleep(Duration::from_millis(20));
     }
     peak
-}
-
-/// The position text of the status line: `#n/total`.
-fn position(screen: &str) -> Option<(u64, u64)> {
-    let at = screen.rfind('#')?;
-    let rest = &screen[at + 1..];
-    let (n, rest) = rest.split_once('/')?;
-    let total: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((n.parse().ok()?, total.parse().ok()?))
 }
 
 #[test]
@@ -76,7 +67,7 @@ fn replaying_a_long_recording_in_the_viewer_stays_within_twice_the_dump() {
         if let Some(p) = peak_kib(pid) {
             viewer_peak = viewer_peak.max(p);
         }
-        position(s).is_some_and(|(n, total)| n == total && total > 0)
+        player_position(s).is_some_and(|(n, total)| n == total && total > 0)
     });
     std::thread::sleep(Duration::from_millis(500));
     viewer_peak = viewer_peak.max(peak_kib(pid).unwrap_or(0));

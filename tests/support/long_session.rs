@@ -79,3 +79,16 @@ impl LongSession<'_> {
         ids
     }
 }
+
+/// About 1.2 KB of Markdown per message, as a real long session holds:
+/// `prose` sentences over a line, a list, and now and then a code block.
+pub fn markdown_text(i: usize, prose: usize) -> String {
+    let mut t = format!("Message {i}: ");
+    t.push_str(&"the quick brown fox jumps over the lazy dog; ".repeat(prose));
+    t.push('\n');
+    t.push_str(&"- a point made in a list item, with `code`\n".repeat(10));
+    if i % 7 == 3 {
+        t.push_str("```rust\nfn main() {\n    println!(\"hello\");\n}\n```\n");
+    }
+    t
+}

@@ -49,3 +49,59 @@ pub fn attach(cmd: &mut std::process::Command, slave: &OwnedFd) {
         });
     }
 }
+
+/// The end of a frame: synchronized output closes each one.
+pub const FRAME_END: &[u8] = b"\x1b[?2026l";
+
+/// The question a terminal is asked for its background colour (OSC 11).
+pub const COLOUR_QUESTION: &[u8] = b"\x1b]11;";
+
+/// Run `program args` on a pty that answers nothing (not the OSC 11
+/// question, not the device-attributes one after it): the time from the
+/// start to its first whole frame, and every byte it wrote up to then and
+/// after, until it asked for the background colour or `linger` passed.
+pub fn first_frame_on_a_silent_terminal(
+    program: &str,
+    args: &[&str],
+    linger: std::time::Duration,
+) -> (std::time::Duration, Vec<u8>) {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+    let (master, slave) = open(30, 100);
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args)
+        .env("TERM", "xterm-256color")
+        .env("COLORTERM", "truecolor")
+        .env_remove("NO_COLOR")
+        .stderr(std::process::Stdio::null());
+    attach(&mut cmd, &slave);
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    drop(slave);
+    let mut master = std::fs::File::from(master);
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut first: Option<Duration> = None;
+    let holds = |seen: &[u8], what: &[u8]| seen.windows(what.len()).any(|w| w == what);
+    loop {
+        let n = master.read(&mut buf).unwrap_or(0);
+        assert!(
+            n > 0,
+            "the program ended: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+        if first.is_none() && holds(&seen, FRAME_END) {
+            first = Some(start.elapsed());
+        }
+        if let Some(first) = first
+            && (holds(&seen, COLOUR_QUESTION) || start.elapsed() > first + linger)
+        {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no frame");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (first.unwrap(), seen)
+}

@@ -198,3 +198,12 @@ fn tmux_cmd(name: &str) -> Command {
     c.args(["-L", name]);
     c
 }
+
+/// The player's position on the status line, `#n/total`: (n, total).
+pub fn player_position(screen: &str) -> Option<(u64, u64)> {
+    let at = screen.rfind('#')?;
+    let rest = &screen[at + 1..];
+    let (n, rest) = rest.split_once('/')?;
+    let total: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((n.parse().ok()?, total.parse().ok()?))
+}
