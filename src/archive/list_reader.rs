@@ -44,10 +44,21 @@ pub fn is_archive_key(key: &str) -> bool {
     key.starts_with(ARCHIVE_PREFIX)
 }
 
-/// The fleet key (and heading) of an origin: `archive · host · server`,
-/// `archive · host · file`. Without `@`, which ends a scoped id.
+/// An archive origin's heading: its machine and server, or file.
+pub fn origin_heading(key: &str) -> Option<&str> {
+    key.strip_prefix(ARCHIVE_PREFIX)
+}
+
+/// The fleet key of an origin: `archive · host · server address`,
+/// `archive · host · file` (its heading: the key without `archive · `).
+/// Without `@`, which ends a scoped id.
 pub fn origin_key(host: Option<&str>, server: Option<&str>, file: Option<&str>) -> String {
     let host = host.filter(|h| !h.is_empty()).unwrap_or("unknown machine");
+    // A server by its address: the scheme says nothing here.
+    let server = server.map(|s| {
+        let s = s.split_once("://").map_or(s, |(_, rest)| rest);
+        s.strip_suffix('/').unwrap_or(s)
+    });
     let place = server.or(file).filter(|p| !p.is_empty());
     let key = match place {
         Some(p) => format!("{ARCHIVE_PREFIX}{host} · {p}"),

@@ -4,7 +4,7 @@
 //! selected, and folds.
 
 use crate::app::panes::session_list::tree::SessionRow;
-use crate::archive::list_reader::is_archive_key;
+use crate::archive::list_reader::{is_archive_key, origin_heading};
 use crate::model::store::fleet::{self, ServerState};
 use crate::model::{Session, SessionStatus, Store};
 use crate::source::opencode_db::history::HISTORY_KEY;
@@ -48,6 +48,16 @@ pub struct Group {
 }
 
 impl Group {
+    /// The state a server heading shows: an archive's origin is no server
+    /// to be live or not.
+    pub fn state_label(&self, state: &ServerState) -> String {
+        if self.server().is_some_and(is_archive_key) {
+            "archived".into()
+        } else {
+            state.label()
+        }
+    }
+
     /// The server a server heading stands for.
     pub fn server(&self) -> Option<&str> {
         self.key.strip_prefix(SERVER_KEY)
@@ -291,6 +301,8 @@ pub fn group(
             "(no server)".to_string()
         } else if server.key == HISTORY_KEY {
             "history".to_string()
+        } else if let Some(origin) = origin_heading(&server.key) {
+            origin.to_string()
         } else {
             server.key.clone()
         };
