@@ -316,7 +316,7 @@ fn a_teammates_session_appears_in_a_running_viewers_list() {
         written.elapsed()
     );
     assert!(
-        shown.contains("ana-lapt") && shown.contains("10.0.0.7:4096 archived"),
+        shown.contains(" ▾ ana-lapt…0.0.0.7:4096 archived"),
         "{shown}"
     );
     assert!(
