@@ -426,7 +426,7 @@ mod tests {
     fn origins_name_the_machine_and_the_server_or_file() {
         assert_eq!(
             origin_key(Some("box"), Some("http://10.0.0.5:4096"), None),
-            "archive · box · http://10.0.0.5:4096"
+            "archive · box · 10.0.0.5:4096"
         );
         assert_eq!(
             origin_key(Some("box"), None, Some("/r/me@x.jsonl")),
