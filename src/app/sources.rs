@@ -144,7 +144,9 @@ impl App {
                 // A live source's events are kept in the archive too.
                 let archive = self.archive.tap.as_ref();
                 let mut keep = |env: &crate::model::Envelope| {
-                    if let Some(tap) = archive {
+                    if let Some(tap) = archive
+                        && !from_archive(env)
+                    {
                         tap.event(env);
                     }
                 };
@@ -331,4 +333,12 @@ impl App {
             self.selected = self.store.root_sessions().next().map(|s| s.info.id.clone());
         }
     }
+}
+
+/// An event the archive's own list sent (`crate::archive::list_reader`):
+/// kept already, never written back.
+fn from_archive(env: &crate::model::Envelope) -> bool {
+    crate::archive::encode::session_of(&env.event)
+        .and_then(crate::model::store::fleet::server_of)
+        .is_some_and(crate::archive::list_reader::is_archive_key)
 }

@@ -33,25 +33,7 @@ impl PgArchive {
     pub fn open(url: &str) -> Result<PgArchive, ArchiveError> {
         let place = redact(url);
         let fail = |trouble, m: String| ArchiveError::new(trouble, &place, m);
-        let (url, passfile) = super::pgpass::take_passfile(url);
-        let mut config: Config = url
-            .parse()
-            .map_err(|e| fail(Trouble::Failed, format!("not a PostgreSQL URL: {e}")))?;
-        if config.get_user().is_none() {
-            let user = std::env::var("PGUSER")
-                .or_else(|_| std::env::var("USER"))
-                .unwrap_or_else(|_| "postgres".into());
-            config.user(&user);
-        }
-        if config.get_password().is_none()
-            && let Some(password) = super::pgpass::password_for(&config, passfile.as_deref())
-        {
-            config.password(password);
-        }
-        config.application_name("ocview");
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(5));
-        }
+        let config = config(url)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -154,10 +136,41 @@ impl PgArchive {
     }
 }
 
+/// How to connect to the archive at `url`: its user, its password (never
+/// from the URL itself), a connect timeout. Also the listener's
+/// (`super::notify`), on a connection of its own.
+pub(super) fn config(url: &str) -> Result<Config, ArchiveError> {
+    let place = redact(url);
+    let (url, passfile) = super::pgpass::take_passfile(url);
+    let mut config: Config = url.parse().map_err(|e| {
+        ArchiveError::new(
+            Trouble::Failed,
+            &place,
+            format!("not a PostgreSQL URL: {e}"),
+        )
+    })?;
+    if config.get_user().is_none() {
+        let user = std::env::var("PGUSER")
+            .or_else(|_| std::env::var("USER"))
+            .unwrap_or_else(|_| "postgres".into());
+        config.user(&user);
+    }
+    if config.get_password().is_none()
+        && let Some(password) = super::pgpass::password_for(&config, passfile.as_deref())
+    {
+        config.password(password);
+    }
+    config.application_name("ocview");
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(5));
+    }
+    Ok(config)
+}
+
 /// TLS through rustls with the web's root certificates; a server without
 /// TLS is reached in the clear only when the URL's `sslmode` allows it
 /// (`prefer`, the default, does).
-fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+pub(super) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -364,6 +377,8 @@ impl Engine for PgArchive {
                     ];
                     tx.execute(&doc, &params).await?;
                 }
+                // Delivered when the transaction commits, and only then.
+                super::notify::announce(&tx, batch).await?;
                 tx.commit().await?;
                 Ok(written)
             })

@@ -42,10 +42,15 @@ pub async fn fleet_tui(
     }
     // Each server's state is on its heading; the source as a whole is live.
     app.source.state = SourceState::Live;
-    // Every session in opencode's database, beside the servers'.
-    app.live = Some(match crate::app::launch::history::spawn(tx_history) {
-        Some(history) => crate::app::launch::history::route(Some(handle.commands), history),
-        None => handle.commands,
+    // Every session in opencode's database and in the archive, beside
+    // the servers'.
+    let archive =
+        crate::app::launch::archive_list::spawn(app.archive.setting.as_ref(), tx_history.clone());
+    let history = crate::app::launch::history::spawn(tx_history);
+    app.live = Some(if history.is_none() && archive.is_none() {
+        handle.commands
+    } else {
+        crate::app::launch::archive_list::route(Some(handle.commands), history, archive)
     });
     app.replies = handle.replies;
     let outcome = tui(app, rx).await;

@@ -208,7 +208,7 @@ fn group_line(
             } else {
                 Role::Title
             };
-            (Some((s.label(), role)), name)
+            (Some((group.state_label(s), role)), name)
         }
         Level::Server(None) => (None, Role::Title),
         Level::Project => (None, Role::Heading),

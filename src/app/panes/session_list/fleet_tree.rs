@@ -4,6 +4,7 @@
 //! selected, and folds.
 
 use crate::app::panes::session_list::tree::SessionRow;
+use crate::archive::list_reader::{is_archive_key, origin_heading};
 use crate::model::store::fleet::{self, ServerState};
 use crate::model::{Session, SessionStatus, Store};
 use crate::source::opencode_db::history::HISTORY_KEY;
@@ -47,6 +48,16 @@ pub struct Group {
 }
 
 impl Group {
+    /// The state a server heading shows: an archive's origin is no server
+    /// to be live or not.
+    pub fn state_label(&self, state: &ServerState) -> String {
+        if self.server().is_some_and(is_archive_key) {
+            "archived".into()
+        } else {
+            state.label()
+        }
+    }
+
     /// The server a server heading stands for.
     pub fn server(&self) -> Option<&str> {
         self.key.strip_prefix(SERVER_KEY)
@@ -93,23 +104,49 @@ pub fn is_fleet(store: &Store) -> bool {
             .any(|s| fleet::server_of(&s.info.id).is_some())
 }
 
+/// Where a session of the list comes from, in the order the list shows
+/// them: live servers, opencode's database, the archive.
+fn kind(id: &str) -> u8 {
+    fleet::server_of(id).map_or(0, key_kind)
+}
+
+fn key_kind(key: &str) -> u8 {
+    match key {
+        HISTORY_KEY => 1,
+        key if is_archive_key(key) => 2,
+        _ => 0,
+    }
+}
+
 /// The sessions listed from opencode's database that a live server of
-/// the fleet also serves (the same bare id): they show once, live.
+/// the fleet also serves (the same bare id), and those listed from the
+/// archive that a live server or the database also lists (the archive
+/// may keep a fleet's id whole, `ses_1@a:1`): they show once, live.
 pub fn shadowed(store: &Store) -> std::collections::HashSet<usize> {
     let sessions = store.sessions();
-    let from_db = |s: &Session| fleet::server_of(&s.info.id) == Some(HISTORY_KEY);
-    if !sessions.iter().any(|s| from_db(s)) {
+    if !sessions.iter().any(|s| kind(&s.info.id) > 0) {
         return Default::default();
     }
-    let live: std::collections::HashSet<&str> = sessions
-        .iter()
-        .filter(|s| !from_db(s))
-        .map(|s| fleet::bare(&s.info.id))
-        .collect();
+    let mut shown: [std::collections::HashSet<&str>; 2] = Default::default();
+    for s in sessions {
+        let k = kind(&s.info.id);
+        if k < 2 {
+            let ids = &mut shown[usize::from(k)];
+            ids.insert(fleet::bare(&s.info.id));
+            ids.insert(&s.info.id);
+        }
+    }
     sessions
         .iter()
         .enumerate()
-        .filter(|(_, s)| from_db(s) && live.contains(fleet::bare(&s.info.id)))
+        .filter(|(_, s)| {
+            let bare = fleet::bare(&s.info.id);
+            match kind(&s.info.id) {
+                1 => shown[0].contains(bare),
+                2 => shown[0].contains(bare) || shown[1].contains(bare),
+                _ => false,
+            }
+        })
         .map(|(i, _)| i)
         .collect()
 }
@@ -237,11 +274,13 @@ pub fn group(
         }
     }
 
-    // The database's sessions after every live server's.
-    servers.sort_by_key(|s| s.key == HISTORY_KEY);
+    // The database's sessions after every live server's, the archive's
+    // after those.
+    servers.sort_by_key(|s| key_kind(&s.key));
     let mut out = Vec::new();
     for server in servers {
-        if server.key == HISTORY_KEY && server.projects.iter().all(|p| p.rows.is_empty()) {
+        let kept = server.key == HISTORY_KEY || is_archive_key(&server.key);
+        if kept && server.projects.iter().all(|p| p.rows.is_empty()) {
             // Nothing there, or all shown live: no empty heading.
             if server.projects.iter().all(|p| p.counts.sessions == 0)
                 && server.state.as_ref().is_none_or(|s| s.is_live())
@@ -262,6 +301,8 @@ pub fn group(
             "(no server)".to_string()
         } else if server.key == HISTORY_KEY {
             "history".to_string()
+        } else if let Some(origin) = origin_heading(&server.key) {
+            origin.to_string()
         } else {
             server.key.clone()
         };

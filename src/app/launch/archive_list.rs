@@ -1,0 +1,63 @@
+//! Starting the archive's list reader (every archived session, in the list
+//! after the live servers and opencode's database), and routing the app's
+//! page requests among the three: a session listed from the archive goes
+//! to its reader, one from the database to that reader, any other to its
+//! live server.
+
+use tokio::sync::mpsc;
+
+use crate::archive::Setting;
+use crate::archive::list_reader::{self, ArchiveListHandle, is_archive_key};
+use crate::model::store::fleet;
+use crate::source::live::LiveCommand;
+use crate::source::msg::SourceMsg;
+use crate::source::opencode_db::history::{HISTORY_KEY, HistoryHandle};
+
+/// The archive's reader, when there is an archive.
+pub fn spawn(setting: Option<&Setting>, tx: mpsc::Sender<SourceMsg>) -> Option<ArchiveListHandle> {
+    match setting {
+        None | Some(Setting::Off) => None,
+        Some(setting) => Some(list_reader::spawn(setting.clone(), tx)),
+    }
+}
+
+/// One sender for the app's requests: the archive's sessions to
+/// `archive` (scoped ids: its reader scopes what it sends back), the
+/// database's to `history` (bare ids), the others to `live`.
+pub fn route(
+    live: Option<mpsc::UnboundedSender<LiveCommand>>,
+    history: Option<HistoryHandle>,
+    archive: Option<ArchiveListHandle>,
+) -> mpsc::UnboundedSender<LiveCommand> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<LiveCommand>();
+    tokio::spawn(async move {
+        while let Some(cmd) = rx.recv().await {
+            let id = match &cmd {
+                LiveCommand::Open(id) | LiveCommand::Older(id) | LiveCommand::AllOlder(id) => id,
+            };
+            match fleet::server_of(id) {
+                Some(key) if is_archive_key(key) => {
+                    if let Some(archive) = &archive {
+                        archive.send(cmd);
+                    }
+                }
+                Some(HISTORY_KEY) => {
+                    if let Some(history) = &history {
+                        let bare = fleet::bare(id).to_string();
+                        history.send(match cmd {
+                            LiveCommand::Open(_) => LiveCommand::Open(bare),
+                            LiveCommand::Older(_) => LiveCommand::Older(bare),
+                            LiveCommand::AllOlder(_) => LiveCommand::AllOlder(bare),
+                        });
+                    }
+                }
+                _ => {
+                    if let Some(live) = &live {
+                        let _ = live.send(cmd);
+                    }
+                }
+            }
+        }
+    });
+    tx
+}

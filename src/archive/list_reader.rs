@@ -1,0 +1,442 @@
+//! The archive as members of the list, beside the live servers and
+//! opencode's database: a thread of its own sends every archived session,
+//! newest first (the first page at once, the rest a page at a time in the
+//! background), as `session.updated` events under a fleet key per origin
+//! (`origin_key`: the machine and the server, or the file, it was first
+//! seen at). Opening one sends its latest state from the archive's
+//! snapshot, as the search's enter does, through the one reducer.
+//!
+//! New sessions: on PostgreSQL the writers NOTIFY (`super::notify`) and
+//! this reader re-reads just the sessions it hears of; on SQLite (one
+//! machine) it asks `PRAGMA data_version` every `SQLITE_POLL` and reads the
+//! sessions updated since the newest it listed, one statement.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc as tokio_mpsc;
+
+use super::listing::{self, ListCursor, ListedSession, Listing};
+use super::notify::{self, Heard};
+use super::place::Setting;
+use crate::model::store::fleet::{self, ServerReport, ServerState};
+use crate::model::{Envelope, Event};
+use crate::source::fleet::scope_msg;
+use crate::source::live::LiveCommand;
+use crate::source::msg::SourceMsg;
+use crate::source::replay::{Record, decode_record};
+
+/// Every archive origin's fleet key begins so.
+pub const ARCHIVE_PREFIX: &str = "archive · ";
+
+/// Sessions in the first page.
+pub const FIRST_PAGE: u32 = 200;
+/// Sessions per background page, and at most per catch-up.
+pub const PAGE: u32 = 1_000;
+/// How often SQLite is asked whether another process wrote.
+pub const SQLITE_POLL: Duration = Duration::from_secs(2);
+/// How often a failed archive is tried again.
+const REOPEN: Duration = Duration::from_secs(5);
+
+/// Whether a fleet key is an archive origin's.
+pub fn is_archive_key(key: &str) -> bool {
+    key.starts_with(ARCHIVE_PREFIX)
+}
+
+/// An archive origin's heading: its machine and server, or file.
+pub fn origin_heading(key: &str) -> Option<&str> {
+    key.strip_prefix(ARCHIVE_PREFIX)
+}
+
+/// The fleet key of an origin: `archive · host · server address`,
+/// `archive · host · file` (its heading: the key without `archive · `).
+/// Without `@`, which ends a scoped id.
+pub fn origin_key(host: Option<&str>, server: Option<&str>, file: Option<&str>) -> String {
+    let host = host.filter(|h| !h.is_empty()).unwrap_or("unknown machine");
+    // A server by its address: the scheme says nothing here.
+    let server = server.map(|s| {
+        let s = s.split_once("://").map_or(s, |(_, rest)| rest);
+        s.strip_suffix('/').unwrap_or(s)
+    });
+    let place = server.or(file).filter(|p| !p.is_empty());
+    let key = match place {
+        Some(p) => format!("{ARCHIVE_PREFIX}{host} · {p}"),
+        None => format!("{ARCHIVE_PREFIX}{host}"),
+    };
+    crate::model::wire::sanitize::line(&key.replace('@', "＠")).into_owned()
+}
+
+/// What the reader waits for.
+pub enum Input {
+    /// The app's page requests (scoped ids).
+    Command(LiveCommand),
+    Heard(Heard),
+}
+
+/// The app's end.
+#[derive(Clone)]
+pub struct ArchiveListHandle {
+    tx: Sender<Input>,
+}
+
+impl ArchiveListHandle {
+    /// Pass a request on; `false` when the reader has stopped.
+    pub fn send(&self, cmd: LiveCommand) -> bool {
+        self.tx.send(Input::Command(cmd)).is_ok()
+    }
+}
+
+/// Start listing the archive at `setting`; what is read arrives on `tx`.
+pub fn spawn(setting: Setting, tx: tokio_mpsc::Sender<SourceMsg>) -> ArchiveListHandle {
+    let (input, rx) = channel();
+    let handle = ArchiveListHandle { tx: input.clone() };
+    let spawned = std::thread::Builder::new()
+        .name("archive-list".into())
+        .spawn(move || Reader::new(setting, tx, input).run(&rx));
+    if let Err(e) = spawned {
+        tracing::warn!("archive list: no thread: {e}");
+    }
+    handle
+}
+
+struct Reader {
+    setting: Setting,
+    tx: tokio_mpsc::Sender<SourceMsg>,
+    /// For the listener, once the archive is open.
+    input: Sender<Input>,
+    engine: Option<Box<dyn Listing>>,
+    next_page: Option<ListCursor>,
+    listed_all: bool,
+    /// The newest `updated` listed.
+    newest: i64,
+    mark: Option<i64>,
+    /// Origins already reported as members of the fleet.
+    reported: HashSet<String>,
+    /// Opened sessions (bare id → key): a change sends their state again.
+    opened: HashMap<String, String>,
+    said: Option<String>,
+    said_read_only: bool,
+    listening: bool,
+    closed: bool,
+}
+
+impl Reader {
+    fn new(setting: Setting, tx: tokio_mpsc::Sender<SourceMsg>, input: Sender<Input>) -> Reader {
+        Reader {
+            setting,
+            tx,
+            input,
+            engine: None,
+            next_page: None,
+            listed_all: false,
+            newest: i64::MIN,
+            mark: None,
+            reported: HashSet::new(),
+            opened: HashMap::new(),
+            said: None,
+            said_read_only: false,
+            listening: false,
+            closed: false,
+        }
+    }
+
+    fn run(mut self, rx: &Receiver<Input>) {
+        let mut last_look = Instant::now();
+        self.look();
+        while !self.closed {
+            let listing = self.engine.is_some() && !self.listed_all;
+            let every = if self.engine.is_none() {
+                REOPEN
+            } else if self.mark.is_some() {
+                SQLITE_POLL
+            } else {
+                // PostgreSQL: the listener says when.
+                Duration::from_secs(3600)
+            };
+            let wait = if listing {
+                Duration::ZERO
+            } else {
+                every.saturating_sub(last_look.elapsed())
+            };
+            let input = if wait.is_zero() {
+                match rx.try_recv() {
+                    Ok(i) => Some(i),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            } else {
+                match rx.recv_timeout(wait) {
+                    Ok(i) => Some(i),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            };
+            match input {
+                Some(Input::Command(cmd)) => self.command(cmd),
+                Some(Input::Heard(heard)) => self.heard(heard),
+                None if listing => self.list_more(),
+                None => {}
+            }
+            if last_look.elapsed() >= every {
+                last_look = Instant::now();
+                self.look();
+            }
+        }
+    }
+
+    fn send(&mut self, msg: SourceMsg) {
+        if self.tx.blocking_send(msg).is_err() {
+            self.closed = true;
+        }
+    }
+
+    /// Open the archive when it is not; say why once when it cannot be.
+    fn open(&mut self) -> bool {
+        if self.engine.is_some() {
+            return true;
+        }
+        match listing::open(&self.setting) {
+            Ok(Some(engine)) => {
+                if let Some(why) = engine.read_only()
+                    && !self.said_read_only
+                {
+                    self.said_read_only = true;
+                    let why = crate::model::wire::sanitize::line(why).into_owned();
+                    self.send(SourceMsg::Notice(format!("archive: read-only ({why})")));
+                }
+                self.said = None;
+                self.engine = Some(engine);
+                if let (Setting::Postgres(url), false) = (&self.setting, self.listening) {
+                    self.listening = true;
+                    let input = self.input.clone();
+                    notify::listen(
+                        url.clone(),
+                        Box::new(move |heard| input.send(Input::Heard(heard)).is_ok()),
+                    );
+                }
+                true
+            }
+            Ok(None) => {
+                self.closed = true;
+                false
+            }
+            Err(e) => {
+                self.failed(e.to_string());
+                false
+            }
+        }
+    }
+
+    fn failed(&mut self, why: String) {
+        self.engine = None;
+        if self.said.as_deref() != Some(why.as_str()) {
+            tracing::info!("archive list: {why}");
+            self.said = Some(why.clone());
+            self.send(SourceMsg::Notice(why));
+        }
+    }
+
+    /// The first page, or (SQLite) what was written since the last look.
+    fn look(&mut self) {
+        if !self.open() {
+            return;
+        }
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        let mark = match engine.change_mark() {
+            Ok(m) => m,
+            Err(e) => return self.failed(e.to_string()),
+        };
+        let first = self.newest == i64::MIN && self.next_page.is_none() && !self.listed_all;
+        if !first && (mark.is_none() || mark == self.mark) {
+            return;
+        }
+        self.mark = mark;
+        if first {
+            match engine.list_page(None, FIRST_PAGE) {
+                Ok(rows) => {
+                    self.listed_all = rows.len() < FIRST_PAGE as usize;
+                    self.next_page = rows.last().map(ListedSession::cursor);
+                    self.list(rows);
+                }
+                Err(e) => self.failed(e.to_string()),
+            }
+        } else {
+            self.catch_up();
+        }
+    }
+
+    /// Sessions updated since the newest listed.
+    fn catch_up(&mut self) {
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        match engine.list_since(self.newest, PAGE) {
+            Ok(rows) => self.list(rows),
+            Err(e) => self.failed(e.to_string()),
+        }
+    }
+
+    fn list_more(&mut self) {
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        let Some(after) = self.next_page.clone() else {
+            self.listed_all = true;
+            return;
+        };
+        match engine.list_page(Some(&after), PAGE) {
+            Ok(rows) => {
+                self.listed_all = rows.len() < PAGE as usize;
+                self.next_page = rows.last().map(ListedSession::cursor);
+                self.list(rows);
+            }
+            Err(e) => self.failed(e.to_string()),
+        }
+    }
+
+    fn heard(&mut self, heard: Heard) {
+        if !self.open() {
+            return;
+        }
+        match heard {
+            Heard::Session(id) => {
+                let Some(engine) = self.engine.as_mut() else {
+                    return;
+                };
+                match engine.listed(&id) {
+                    Ok(Some(row)) => {
+                        self.list(vec![row]);
+                        if let Some(key) = self.opened.get(&id).cloned() {
+                            self.send_state(&id, &key);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => self.failed(e.to_string()),
+                }
+            }
+            // Listening again, or too many to name: what is new since.
+            Heard::Connected | Heard::Many => {
+                if self.newest > i64::MIN {
+                    self.catch_up();
+                }
+            }
+            Heard::Lost(why) => tracing::info!("archive list: not listening: {why}"),
+        }
+    }
+
+    fn list(&mut self, rows: Vec<ListedSession>) {
+        for row in rows {
+            self.newest = self.newest.max(row.updated);
+            let key = origin_key(
+                row.host.as_deref(),
+                row.server.as_deref(),
+                row.file.as_deref(),
+            );
+            if self.reported.insert(key.clone()) {
+                let url = row
+                    .server
+                    .as_deref()
+                    .or(row.file.as_deref())
+                    .or(row.host.as_deref())
+                    .unwrap_or_default()
+                    .to_string();
+                self.report(&key, &url);
+            }
+            let line = super::snapshot::session_event(&row.raw);
+            self.send_line(&line, &key);
+        }
+    }
+
+    fn report(&mut self, key: &str, url: &str) {
+        let url = crate::model::wire::sanitize::line(url).into_owned();
+        let report = ServerReport {
+            key: key.to_string(),
+            url,
+            directory: None,
+            state: ServerState::Live,
+        };
+        let env = Envelope::new(Event::Server(Box::new(report)));
+        let record = Record {
+            line: 0,
+            repaired: None,
+            item: Ok(crate::source::record::Decoded::Event(env)),
+        };
+        self.send(SourceMsg::Record(Box::new(record)));
+    }
+
+    /// One bus event's JSON, scoped by `key`, through the reducer.
+    fn send_line(&mut self, line: &str, key: &str) {
+        let record = decode_record(line.as_bytes(), 0, true);
+        self.send(scope_msg(SourceMsg::Record(Box::new(record)), key));
+    }
+
+    fn command(&mut self, cmd: LiveCommand) {
+        match cmd {
+            LiveCommand::Open(id) => {
+                let key = fleet::server_of(&id).unwrap_or_default().to_string();
+                let bare = fleet::bare(&id).to_string();
+                self.opened.insert(bare.clone(), key.clone());
+                self.send_state(&bare, &key);
+            }
+            // The whole session came with its opening: no older page.
+            LiveCommand::Older(id) | LiveCommand::AllOlder(id) => {
+                self.send(SourceMsg::Messages {
+                    session_id: id,
+                    messages: Vec::new(),
+                    older: true,
+                    complete: true,
+                });
+            }
+        }
+    }
+
+    /// A session's latest state from the archive, then a final, empty
+    /// page: the app asks for no older one.
+    fn send_state(&mut self, bare: &str, key: &str) {
+        if !self.open() {
+            return;
+        }
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        let lines = match engine.snapshot(bare) {
+            Ok(lines) => lines,
+            Err(e) => return self.failed(e.to_string()),
+        };
+        for line in &lines {
+            self.send_line(line, key);
+        }
+        self.send(SourceMsg::Messages {
+            session_id: fleet::scoped(bare, key),
+            messages: Vec::new(),
+            older: false,
+            complete: true,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_name_the_machine_and_the_server_or_file() {
+        assert_eq!(
+            origin_key(Some("box"), Some("http://10.0.0.5:4096"), None),
+            "archive · box · 10.0.0.5:4096"
+        );
+        assert_eq!(
+            origin_key(Some("box"), None, Some("/r/me@x.jsonl")),
+            "archive · box · /r/me＠x.jsonl"
+        );
+        assert_eq!(origin_key(None, None, None), "archive · unknown machine");
+        let key = origin_key(Some("b@x"), None, None);
+        assert_eq!(
+            fleet::server_of(&fleet::scoped("ses_1", &key)),
+            Some(key.as_str())
+        );
+    }
+}
