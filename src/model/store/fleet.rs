@@ -199,12 +199,11 @@ pub struct ServerEntry {
 
 /// The fleet in a few words: how many servers, and how many in each state
 /// (`3 servers: 2 live · 1 gone`); `None` outside a fleet.
-pub fn summary(servers: &[ServerEntry]) -> Option<String> {
-    if servers.is_empty() {
-        return None;
-    }
+pub fn summary<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) -> Option<String> {
     let mut counts: Vec<(String, usize)> = Vec::new();
+    let mut n = 0;
     for s in servers {
+        n += 1;
         // Reconnect attempts differ: counted as one state.
         let label = match s.state {
             ServerState::Reconnecting { .. } => "reconnecting".to_string(),
@@ -228,8 +227,10 @@ pub fn summary(servers: &[ServerEntry]) -> Option<String> {
         .iter()
         .position(|l| *l == label)
     };
+    if n == 0 {
+        return None;
+    }
     counts.sort_by_key(|(label, _)| rank(label));
-    let n = servers.len();
     let states: Vec<String> = counts.iter().map(|(l, c)| format!("{c} {l}")).collect();
     Some(format!(
         "{n} server{}: {}",

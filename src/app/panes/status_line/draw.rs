@@ -83,13 +83,13 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         }
         (None, state) => {
             // A fleet's servers each have a state: their tally says more.
-            let state = crate::model::store::fleet::summary(app.store.servers())
+            let state = fleet_summary(app)
                 .unwrap_or_else(|| state.label());
             head.push_str(&format!(" · {}", sanitize::line(&state)));
         }
     }
     if app.player.is_some()
-        && let Some(fleet) = crate::model::store::fleet::summary(app.store.servers())
+        && let Some(fleet) = fleet_summary(app)
     {
         rest.push_str(&format!(" · {}", sanitize::line(&fleet)));
     }
@@ -317,4 +317,13 @@ fn short_label(action: Action) -> &'static str {
         Action::SeekTo => "seek",
         other => other.name(),
     }
+}
+
+/// The fleet's tally of servers: OpenCode's database and the archive's
+/// origins are listed beside the servers, but are none.
+fn fleet_summary(app: &App) -> Option<String> {
+    crate::model::store::fleet::summary(app.store.servers().iter().filter(|s| {
+        s.key != crate::source::opencode_db::history::HISTORY_KEY
+            && !crate::archive::list_reader::is_archive_key(&s.key)
+    }))
 }
