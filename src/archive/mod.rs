@@ -13,6 +13,7 @@ pub mod encode;
 pub mod engine;
 pub mod export;
 pub mod import;
+mod pg_copy;
 pub mod pgpass;
 pub mod place;
 pub mod postgres;
