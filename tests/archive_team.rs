@@ -6,8 +6,8 @@ mod postgres_support;
 
 use std::time::Instant;
 
-use ocview::archive::rows::{Batch, EventRow, Origin, PartRow, SessionRow};
 use ocview::archive::Setting;
+use ocview::archive::rows::{Batch, EventRow, Origin, PartRow, SessionRow};
 
 fn start_pg() -> Option<postgres_support::Postgres> {
     match postgres_support::Postgres::start() {
