@@ -4,10 +4,15 @@
 #[path = "support/postgres.rs"]
 mod postgres_support;
 
-use std::time::Instant;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
-use ocview::archive::Setting;
 use ocview::archive::rows::{Batch, EventRow, Origin, PartRow, SessionRow};
+use ocview::archive::spool::Spool;
+use ocview::archive::Setting;
 
 fn start_pg() -> Option<postgres_support::Postgres> {
     match postgres_support::Postgres::start() {
@@ -96,4 +101,355 @@ fn bulk_write_rate() {
     let counts = archive.counts().unwrap();
     assert_eq!(counts.parts as usize, batches * per_batch);
     assert_eq!(counts.events as usize, batches * per_batch);
+}
+
+/// Where this test process keeps its spools: one folder for the whole run
+/// (the environment is the process's), each archive its own file in it.
+fn state_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        // SAFETY: set once, before any thread of this test reads it (every
+        // test calls this first, and OnceLock runs it once).
+        unsafe { std::env::set_var("XDG_STATE_HOME", &dir) };
+        dir
+    })
+}
+
+/// A session's life as bus events, one a line: the session, a message,
+/// `parts` parts each saying "invoice".
+fn session_lines(sid: &str, parts: usize) -> Vec<String> {
+    let mut out = vec![format!(
+        r#"{{"type":"session.updated","properties":{{"info":{{"id":"{sid}","title":"Invoices of {sid}","directory":"/work/{sid}","time":{{"created":1700000000000,"updated":1700000000000}}}}}}}}"#
+    )];
+    out.push(format!(
+        r#"{{"type":"message.updated","properties":{{"info":{{"id":"msg_{sid}","sessionID":"{sid}","role":"assistant","agent":"build","providerID":"p","modelID":"m","time":{{"created":1700000000000}}}}}}}}"#
+    ));
+    for i in 0..parts {
+        out.push(format!(
+            r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_{sid}_{i:05}","messageID":"msg_{sid}","sessionID":"{sid}","type":"text","text":"invoice line {i} of {sid}"}}}}}}"#
+        ));
+    }
+    out
+}
+
+/// Event keys, part ids and (session, host) of a PostgreSQL archive.
+fn pg_contents(url: &str) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let col = |rows: Vec<tokio_postgres::Row>| -> Vec<String> {
+            rows.iter().map(|r| r.get(0)).collect()
+        };
+        let keys = col(client
+            .query("SELECT key FROM events ORDER BY key", &[])
+            .await
+            .unwrap());
+        let parts = col(client
+            .query("SELECT id FROM parts ORDER BY id", &[])
+            .await
+            .unwrap());
+        let hosts = client
+            .query(
+                "SELECT id, coalesce(host, '') FROM sessions ORDER BY id",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        (keys, parts, hosts)
+    })
+}
+
+/// What importing `lines` once, uninterrupted, keeps: event keys, part ids.
+fn expected(lines: &[String]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("all.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let db = dir.path().join("oracle.db");
+    let mut archive = Setting::Sqlite(db.clone()).open().unwrap().unwrap();
+    ocview::archive::import::import_file(&mut *archive, &file).unwrap();
+    drop(archive);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let set = |sql: &str| -> BTreeSet<String> {
+        let mut st = conn.prepare(sql).unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    (set("SELECT key FROM events"), set("SELECT id FROM parts"))
+}
+
+fn spool_path(home: &Path, setting: &Setting) -> PathBuf {
+    home.join("ocview/spool").join(format!(
+        "{:016x}.jsonl",
+        ocview::archive::encode::fnv(setting.place().as_bytes())
+    ))
+}
+
+fn batch_of(lines: &[String], host: &str) -> Batch {
+    let mut collector = ocview::archive::collect::Collector::new(Origin {
+        server: None,
+        host: host.into(),
+        file: None,
+    });
+    let text = lines.join("\n");
+    let mut reader =
+        ocview::source::replay::ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    collector.take()
+}
+
+#[test]
+fn a_spool_flushes_in_order_and_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = Spool::at(dir.path().join("s/spool.jsonl"), 1 << 20);
+    let lines = session_lines("ses_order", 6);
+    // Three batches, each with its share of the events.
+    for chunk in lines.chunks(3) {
+        spool.append(&batch_of(chunk, "h")).unwrap();
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(spool.path())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    let db = dir.path().join("a.db");
+    let mut archive = Setting::Sqlite(db).open().unwrap().unwrap();
+    let done = spool.flush(&mut *archive).unwrap();
+    assert_eq!((done.batches, done.events), (3, 8));
+    assert!(!spool.path().exists(), "a flushed spool is deleted");
+    // The log is in the order the events came.
+    let log = archive.events("ses_order").unwrap();
+    let want: Vec<String> = batch_of(&lines, "h")
+        .events
+        .into_iter()
+        .map(|e| e.json)
+        .collect();
+    assert_eq!(log, want);
+}
+
+#[test]
+fn a_full_spool_refuses_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = Spool::at(dir.path().join("spool.jsonl"), 2048);
+    let batch = batch_of(&session_lines("ses_full", 20), "h");
+    let e = spool.append(&batch).unwrap_err();
+    assert!(e.to_string().contains("the local spool is full"), "{e}");
+    assert!(spool.is_empty());
+}
+
+#[test]
+fn a_spool_left_by_a_killed_ocview_is_flushed_at_the_next_start() {
+    let home = state_home();
+    let Some(pg) = start_pg() else { return };
+    let url = pg.database("leftover");
+    let setting = Setting::Postgres(url.clone());
+    // What a killed ocview left: two batches and a line cut short.
+    let path = spool_path(home, &setting);
+    let spool = Spool::at(path.clone(), 1 << 20);
+    let lines = session_lines("ses_left", 10);
+    spool
+        .append(&batch_of(&lines[..5], "gone-machine"))
+        .unwrap();
+    spool
+        .append(&batch_of(&lines[5..], "gone-machine"))
+        .unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(b"{\"origin\":{\"ser")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["archive", "import", "/dev/null", "--archive", &url])
+        .env("XDG_STATE_HOME", home)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("spooled events written"), "{stderr}");
+    assert!(!path.exists(), "the spool is deleted once written");
+    let (keys, parts, hosts) = pg_contents(&url);
+    let (want_keys, want_parts) = expected(&lines);
+    assert_eq!(keys.into_iter().collect::<BTreeSet<_>>(), want_keys);
+    assert_eq!(parts.into_iter().collect::<BTreeSet<_>>(), want_parts);
+    assert_eq!(
+        hosts,
+        [("ses_left".to_string(), "gone-machine".to_string())]
+    );
+}
+
+#[test]
+fn a_batch_written_twice_or_by_two_writers_at_once_is_kept_once() {
+    let _ = state_home();
+    let Some(pg) = start_pg() else { return };
+    let url = pg.database("twice");
+    let setting = Setting::Postgres(url.clone());
+    let batches: Vec<Batch> = (0..8)
+        .map(|i| synthetic("h", "ses_0", i * 200, 300))
+        .collect();
+    // Two writers, the same batches (overlapping rows), at the same time.
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            let (setting, batches) = (setting.clone(), &batches);
+            scope.spawn(move || {
+                let mut archive = setting.open().unwrap().unwrap();
+                for b in batches {
+                    let mut tries = 0;
+                    // Two writers crossing may be told to try again.
+                    while let Err(e) = archive.write(b) {
+                        tries += 1;
+                        assert!(
+                            e.trouble == ocview::archive::Trouble::Locked && tries < 5,
+                            "{e}"
+                        );
+                    }
+                }
+            });
+        }
+    });
+    // And a spool flushed twice (a flush cut short before its delete).
+    let dir = tempfile::tempdir().unwrap();
+    let spool = Spool::at(dir.path().join("spool.jsonl"), 1 << 24);
+    for b in &batches {
+        spool.append(b).unwrap();
+    }
+    let copy = std::fs::read(spool.path()).unwrap();
+    let mut archive = setting.open().unwrap().unwrap();
+    spool.flush(&mut *archive).unwrap();
+    std::fs::write(spool.path(), copy).unwrap();
+    let again = spool.flush(&mut *archive).unwrap();
+    assert_eq!(again.written.events, 0, "nothing new the second time");
+    let counts = archive.counts().unwrap();
+    let distinct = 7 * 200 + 300;
+    assert_eq!(counts.events, distinct as u64);
+    assert_eq!(counts.parts, distinct as u64);
+    assert_eq!(counts.sessions, 1);
+}
+
+#[test]
+fn the_writer_spools_while_postgres_is_away_and_loses_nothing() {
+    let home = state_home();
+    let Some(pg) = start_pg() else { return };
+    let url = pg.database("away");
+    let setting = Setting::Postgres(url.clone());
+    drop(setting.open().unwrap()); // its tables, before they are counted
+    let (said, heard) = std::sync::mpsc::channel::<String>();
+    let tap = ocview::archive::writer::spawn(
+        setting.clone(),
+        Origin {
+            server: Some("http://box:4096".into()),
+            host: "writer-box".into(),
+            file: None,
+        },
+        Box::new(move |line| {
+            let _ = said.send(line);
+        }),
+    );
+    let lines = session_lines("ses_away", 300);
+    let feed = |part: &[String]| {
+        let text = part.join("\n");
+        let mut reader =
+            ocview::source::replay::ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+        while let Some(record) = reader.next_record().unwrap() {
+            if let Ok(ocview::source::record::Decoded::Event(env)) = &record.item {
+                tap.event(env);
+            }
+        }
+    };
+    let count = |url: &str| pg_contents(url).0.len();
+    feed(&lines[..100]);
+    let until = Instant::now() + Duration::from_secs(10);
+    while count(&url) < 100 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(count(&url), 100, "the first events are written");
+    pg.kill();
+    feed(&lines[100..200]);
+    let line = heard
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a message");
+    assert!(
+        line.starts_with("archive: PostgreSQL unreachable, spooling locally ("),
+        "{line}"
+    );
+    let spooled = spool_path(home, &setting);
+    assert!(
+        spooled.exists(),
+        "the batches are spooled at {}",
+        spooled.display()
+    );
+    feed(&lines[200..250]);
+    std::thread::sleep(Duration::from_secs(1));
+    pg.start_again().unwrap();
+    let line = heard
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a message");
+    assert!(line.contains("PostgreSQL is back"), "{line}");
+    assert!(!spooled.exists());
+    feed(&lines[250..]);
+    drop(tap);
+    let (keys, parts, hosts) = pg_contents(&url);
+    let (want_keys, want_parts) = expected(&lines);
+    assert_eq!(keys.len(), want_keys.len(), "none doubled");
+    assert_eq!(keys.into_iter().collect::<BTreeSet<_>>(), want_keys);
+    assert_eq!(parts.into_iter().collect::<BTreeSet<_>>(), want_parts);
+    assert_eq!(hosts, [("ses_away".to_string(), "writer-box".to_string())]);
+}
+
+#[test]
+fn a_read_only_role_is_said_on_the_status_line_and_still_searches() {
+    let _ = state_home();
+    let Some(pg) = start_pg() else { return };
+    let url = pg.database("ro");
+    {
+        let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+        archive
+            .write(&batch_of(&session_lines("ses_ro", 3), "h"))
+            .unwrap();
+    }
+    pg.sql("postgres", "CREATE ROLE reader LOGIN");
+    pg.sql(
+        "ro",
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
+    );
+    let reader = Setting::Postgres(pg.url("ro", "reader"));
+    let (said, heard) = std::sync::mpsc::channel::<String>();
+    let tap = ocview::archive::writer::spawn(
+        reader.clone(),
+        Origin::default(),
+        Box::new(move |line| {
+            let _ = said.send(line);
+        }),
+    );
+    let line = heard
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a message");
+    assert!(
+        line.contains(
+            "the database user reader may only read: search and replay work, nothing is written"
+        ),
+        "{line}"
+    );
+    drop(tap);
+    let mut archive = reader.open().unwrap().unwrap();
+    let hits = archive
+        .search(&ocview::archive::Query::new("invoice"))
+        .unwrap();
+    assert_eq!(hits.len(), 3);
+    assert_eq!(archive.events("ses_ro").unwrap().len(), 5);
 }
