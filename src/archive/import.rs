@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::collect::Collector;
 use super::engine::Engine;
+use super::keeper::Keeper;
 use super::rows::{Origin, Written};
 use crate::source::replay::ReplayReader;
 
@@ -27,6 +28,30 @@ pub struct Imported {
 /// Import `path` (`-` is standard input). An error is one line naming the
 /// file or the archive.
 pub fn import_file(engine: &mut dyn Engine, path: &Path) -> Result<Imported, String> {
+    import_with(path, &mut |batch| {
+        engine.write(batch).map_err(|e| e.to_string())
+    })
+}
+
+/// As `import_file`, through a keeper: while PostgreSQL is away the
+/// batches are spooled, and written when it is back (`written` then counts
+/// what was written directly).
+pub fn import_kept(
+    keeper: &mut Keeper,
+    path: &Path,
+    say: &dyn Fn(String),
+) -> Result<Imported, String> {
+    import_with(path, &mut |batch| {
+        keeper.retry(say);
+        keeper.write(batch, say).map_err(|e| e.to_string())?;
+        Ok(Written::default())
+    })
+}
+
+fn import_with(
+    path: &Path,
+    write_batch: &mut dyn FnMut(&super::rows::Batch) -> Result<Written, String>,
+) -> Result<Imported, String> {
     let shown = crate::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     let input = crate::source::open_input(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let file = if path.as_os_str() == "-" {
@@ -52,7 +77,7 @@ pub fn import_file(engine: &mut dyn Engine, path: &Path) -> Result<Imported, Str
         if batch.is_empty() {
             return Ok(());
         }
-        let w = engine.write(&batch).map_err(|e| e.to_string())?;
+        let w = write_batch(&batch)?;
         out.written.events += w.events;
         out.written.parts += w.parts;
         Ok(())

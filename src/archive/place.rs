@@ -169,8 +169,15 @@ pub fn origin_url(url: &str) -> String {
     format!("{scheme}://{host}{tail}")
 }
 
-/// This machine's name.
+/// This machine's name: `$OCVIEW_MACHINE` when set (a container's
+/// hostname is rarely the name a team knows it by), else the system's.
 pub fn hostname() -> String {
+    if let Some(name) = std::env::var("OCVIEW_MACHINE")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    {
+        return crate::model::wire::sanitize::line(name.trim()).into_owned();
+    }
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its length; gethostname writes at
     // most that and we read up to the first NUL.

@@ -15,7 +15,7 @@ use tokio_postgres::{Client, Config};
 
 use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
 use super::place::redact;
-use super::query::{Hit, MARK_END, MARK_START, Query, indexable};
+use super::query::{Hit, MARK_END, MARK_START, Query};
 use super::rows::{Batch, Written};
 use super::schema;
 
@@ -24,6 +24,8 @@ pub struct PgArchive {
     pub(super) client: Client,
     pub(super) place: String,
     pub(super) read_only: Option<String>,
+    /// Whether this connection's staging tables exist (`super::pg_copy`).
+    pub(super) staging_ready: bool,
 }
 
 /// Migrations of two processes at once take turns on this lock.
@@ -51,6 +53,7 @@ impl PgArchive {
             client,
             place,
             read_only: None,
+            staging_ready: false,
         };
         archive.prepare()?;
         Ok(archive)
@@ -184,6 +187,24 @@ pub(super) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
 
 pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
     let (trouble, what) = match e.code() {
+        _ if e.is_closed() => (Trouble::Unreachable, "cannot be reached"),
+        // The server going down, starting up, or the connection lost: it
+        // may come back (the writer spools meanwhile).
+        Some(c)
+            if *c == SqlState::ADMIN_SHUTDOWN
+                || *c == SqlState::CRASH_SHUTDOWN
+                || *c == SqlState::CANNOT_CONNECT_NOW
+                || c.code().starts_with("08") =>
+        {
+            (Trouble::Unreachable, "cannot be reached")
+        }
+        // Two writers crossing: the same batch again succeeds.
+        Some(c)
+            if *c == SqlState::T_R_DEADLOCK_DETECTED
+                || *c == SqlState::T_R_SERIALIZATION_FAILURE =>
+        {
+            (Trouble::Locked, "busy")
+        }
         Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => (Trouble::ReadOnly, "not allowed"),
         Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => {
             (Trouble::ReadOnly, "the server is read-only")
@@ -201,15 +222,6 @@ pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
     ArchiveError::new(trouble, place, format!("{what}: {detail}"))
 }
 
-/// Text as PostgreSQL stores it: no NUL character.
-fn pg_text(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains('\0') {
-        s.replace('\0', "").into()
-    } else {
-        s.into()
-    }
-}
-
 impl Engine for PgArchive {
     fn place(&self) -> &str {
         &self.place
@@ -225,158 +237,16 @@ impl Engine for PgArchive {
         }
         let place = self.place.clone();
         let err = |e: tokio_postgres::Error| classify(&place, &e);
+        if !self.staging_ready {
+            self.rt
+                .block_on(self.client.batch_execute(super::pg_copy::STAGING))
+                .map_err(err)?;
+            self.staging_ready = true;
+        }
         self.rt
             .block_on(async {
                 let tx = self.client.transaction().await?;
-                let mut written = Written::default();
-                let event = tx
-                    .prepare(
-                        "INSERT INTO events (key, session_id, time, json) VALUES ($1, $2, $3, $4)
-                         ON CONFLICT (key) DO NOTHING",
-                    )
-                    .await?;
-                for e in &batch.events {
-                    written.events += tx
-                        .execute(&event, &[&e.key, &e.session_id, &e.time_ms, &pg_text(&e.json)])
-                        .await?;
-                }
-                let o = &batch.origin;
-                let session = tx
-                    .prepare(
-                        "INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
-                           title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),
-                           server = coalesce(sessions.server, excluded.server),
-                           host = coalesce(sessions.host, excluded.host),
-                           file = coalesce(sessions.file, excluded.file), created = excluded.created,
-                           updated = excluded.updated, raw = excluded.raw
-                         WHERE excluded.updated > sessions.updated OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
-                         RETURNING id",
-                    )
-                    .await?;
-                let doc = tx
-                    .prepare(
-                        "INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-                         ON CONFLICT (doc) DO UPDATE SET session_id = excluded.session_id,
-                           message_id = excluded.message_id, part_id = excluded.part_id,
-                           kind = excluded.kind, time = excluded.time, tool = excluded.tool,
-                           state = excluded.state, model = excluded.model, agent = excluded.agent,
-                           body = excluded.body",
-                    )
-                    .await?;
-                let none: Option<&str> = None;
-                for s in &batch.sessions {
-                    let title = pg_text(&s.title);
-                    let rows = tx
-                        .query(
-                            &session,
-                            &[
-                                &s.id,
-                                &s.parent_id,
-                                &title,
-                                &s.directory.as_deref().map(pg_text),
-                                &o.server,
-                                &o.host,
-                                &o.file.as_deref().map(pg_text),
-                                &s.created,
-                                &s.updated,
-                                &pg_text(&s.raw),
-                            ],
-                        )
-                        .await?;
-                    if !rows.is_empty() {
-                        let key = format!("t:{}", s.id);
-                        let body = indexable(&title).into_owned();
-                        let params: [&(dyn ToSql + Sync); 11] = [
-                            &key, &s.id, &none, &none, &"title", &s.updated, &none, &none,
-                            &none, &none, &body,
-                        ];
-                        tx.execute(&doc, &params).await?;
-                    }
-                }
-                let message = tx
-                    .prepare(
-                        "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                         ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
-                           role = excluded.role, model = excluded.model, agent = excluded.agent,
-                           created = excluded.created, updated = excluded.updated, raw = excluded.raw
-                         WHERE excluded.updated > messages.updated OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
-                    )
-                    .await?;
-                for m in &batch.messages {
-                    tx.execute(
-                        &message,
-                        &[
-                            &m.id,
-                            &m.session_id,
-                            &m.role,
-                            &m.model,
-                            &m.agent,
-                            &m.created,
-                            &m.updated,
-                            &pg_text(&m.raw),
-                        ],
-                    )
-                    .await?;
-                }
-                let part = tx
-                    .prepare(
-                        "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                         ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
-                           session_id = excluded.session_id, kind = excluded.kind,
-                           tool = excluded.tool, state = excluded.state, time = excluded.time,
-                           updated = excluded.updated, raw = excluded.raw
-                         WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
-                         RETURNING id",
-                    )
-                    .await?;
-                let undoc = tx.prepare("DELETE FROM search WHERE doc = $1").await?;
-                for p in &batch.parts {
-                    let rows = tx
-                        .query(
-                            &part,
-                            &[
-                                &p.id,
-                                &p.message_id,
-                                &p.session_id,
-                                &p.kind,
-                                &p.tool,
-                                &p.state,
-                                &p.time,
-                                &p.updated,
-                                &pg_text(&p.raw),
-                            ],
-                        )
-                        .await?;
-                    if rows.is_empty() {
-                        continue;
-                    }
-                    written.parts += 1;
-                    let key = format!("p:{}", p.id);
-                    if p.text.trim().is_empty() {
-                        tx.execute(&undoc, &[&key]).await?;
-                        continue;
-                    }
-                    let body = pg_text(&indexable(&p.text)).into_owned();
-                    let params: [&(dyn ToSql + Sync); 11] = [
-                        &key,
-                        &p.session_id,
-                        &p.message_id,
-                        &p.id,
-                        &p.kind,
-                        &p.time,
-                        &p.tool,
-                        &p.state,
-                        &p.model,
-                        &p.agent,
-                        &body,
-                    ];
-                    tx.execute(&doc, &params).await?;
-                }
+                let written = super::pg_copy::write(&tx, batch).await?;
                 // Delivered when the transaction commits, and only then.
                 super::notify::announce(&tx, batch).await?;
                 tx.commit().await?;

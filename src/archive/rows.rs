@@ -4,7 +4,7 @@
 
 /// Where a session was seen: never a credential (URLs lose their userinfo
 /// before they get here, `super::place::redact`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
     /// The server it streamed from, without credentials.
     pub server: Option<String>,
@@ -14,7 +14,7 @@ pub struct Origin {
     pub file: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EventRow {
     /// Unique in the log: the same event imported twice is one row.
     pub key: String,
@@ -25,7 +25,7 @@ pub struct EventRow {
     pub json: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SessionRow {
     pub id: String,
     pub parent_id: Option<String>,
@@ -37,7 +37,7 @@ pub struct SessionRow {
     pub raw: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MessageRow {
     pub id: String,
     pub session_id: String,
@@ -50,7 +50,7 @@ pub struct MessageRow {
     pub raw: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PartRow {
     pub id: String,
     pub message_id: String,
@@ -72,7 +72,8 @@ pub struct PartRow {
     pub raw: String,
 }
 
-#[derive(Debug, Clone, Default)]
+/// Serialized as it is: the local spool keeps batches as JSON lines.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Batch {
     pub origin: Origin,
     pub events: Vec<EventRow>,

@@ -1,7 +1,9 @@
 //! The background writer: what ocview receives live reaches the archive on
 //! a thread of its own. The loop hands it copies of events through a
 //! bounded queue without ever waiting (a full queue drops and counts, and
-//! says so); the thread batches them, a transaction at a time.
+//! says so); the thread batches them, a transaction at a time. While a
+//! PostgreSQL archive is away the batches go to the local spool
+//! (`super::keeper`), so the thread keeps draining the queue.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::collect::Collector;
 use super::encode;
+use super::keeper::Keeper;
 use super::place::Setting;
 use super::prune::{self, Limits};
 use super::rows::Origin;
@@ -126,16 +129,16 @@ fn run(
     dropped: &AtomicU64,
     say: &dyn Fn(String),
 ) {
-    let mut engine = match setting.open() {
-        Ok(Some(engine)) => engine,
+    let mut keeper = match Keeper::open(setting, say) {
+        Ok(Some(keeper)) => keeper,
         Ok(None) => return,
         Err(e) => {
             say(format!("{e}: ocview goes on without it"));
             return;
         }
     };
-    if let Some(why) = engine.read_only() {
-        say(format!("archive {}: {why}", engine.place()));
+    if let Some(why) = keeper.read_only() {
+        say(format!("archive {}: {why}", keeper.place()));
         return;
     }
     let keep_bounded = |engine: &mut dyn super::Engine| {
@@ -152,15 +155,21 @@ fn run(
             Err(e) => say(format!("{e}: not pruned")),
         }
     };
-    keep_bounded(&mut *engine);
+    if let Some(engine) = keeper.engine() {
+        keep_bounded(engine);
+    }
     let mut since_pruned = 0;
     let mut collector = Collector::new(origin);
     let mut first: Option<Instant> = None;
     let mut said_dropped = 0;
     loop {
-        let wait = first.map_or(Duration::from_secs(3600), |t| {
+        let mut wait = first.map_or(Duration::from_secs(3600), |t| {
             BATCH_WAIT.saturating_sub(t.elapsed())
         });
+        // While PostgreSQL is away, wake to try it again.
+        if let Some(at) = keeper.retry_at() {
+            wait = wait.min(at.saturating_duration_since(Instant::now()));
+        }
         let closed = match rx.recv_timeout(wait) {
             Ok(item) => {
                 match item {
@@ -177,28 +186,30 @@ fn run(
         if closed || due || collector.pending() >= BATCH {
             first = None;
             let batch = collector.take();
-            if !batch.is_empty()
-                && let Err(e) = engine.write(&batch)
-            {
+            if let Err(e) = keeper.write(&batch, say) {
                 off.store(true, Ordering::Relaxed);
                 say(format!("{e}: ocview goes on without it"));
                 return;
             }
             since_pruned += 1;
-            if since_pruned >= PRUNE_EVERY {
+            if since_pruned >= PRUNE_EVERY
+                && let Some(engine) = keeper.engine()
+            {
                 since_pruned = 0;
-                keep_bounded(&mut *engine);
+                keep_bounded(engine);
             }
             let lost = dropped.load(Ordering::Relaxed);
             if lost > said_dropped {
                 said_dropped = lost;
                 say(format!(
                     "archive {}: {lost} events not kept (the writer fell behind)",
-                    engine.place()
+                    keeper.place()
                 ));
             }
         }
+        keeper.retry(say);
         if closed {
+            keeper.finish(FINAL_WAIT / 2, say);
             return;
         }
     }

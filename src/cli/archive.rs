@@ -226,6 +226,9 @@ pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> 
 }
 
 pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> {
+    if let Setting::Postgres(_) = setting {
+        return import_kept(files, setting);
+    }
     let mut archive = open(setting)?;
     if let Some(why) = archive.read_only() {
         return Err(format!("archive {}: {why}", archive.place()));
@@ -248,6 +251,41 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
         }
     }
     Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Importing into PostgreSQL: batches are spooled while the server is
+/// away and written when it is back; what is still spooled when the files
+/// are read waits (a while) for the server.
+fn import_kept(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> {
+    let say = |line: String| eprintln!("ocview: {line}");
+    let mut keeper = ocview::archive::keeper::Keeper::open(setting, &say)
+        .map_err(|e| e.to_string())?
+        .ok_or("the archive is off")?;
+    if let Some(why) = keeper.read_only() {
+        return Err(format!("archive {}: {why}", keeper.place()));
+    }
+    let mut failed = false;
+    for file in files {
+        let shown = sanitize::line(&file.display().to_string()).into_owned();
+        match ocview::archive::import::import_kept(&mut keeper, file, &say) {
+            Ok(done) => eprintln!(
+                "ocview: {shown}: {} sessions, {} records read ({})",
+                done.sessions,
+                done.records,
+                done.form.unwrap_or("empty")
+            ),
+            Err(e) => {
+                eprintln!("ocview: {e}");
+                failed = true;
+            }
+        }
+    }
+    keeper.finish(std::time::Duration::from_secs(60), &say);
+    Ok(if failed || keeper.spooling() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

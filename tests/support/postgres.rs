@@ -11,6 +11,8 @@ pub struct Postgres {
     data: PathBuf,
     pub port: u16,
     as_root: bool,
+    /// The server's options, for a restart.
+    options: String,
 }
 
 fn is_root() -> bool {
@@ -70,13 +72,18 @@ impl Postgres {
             .and_then(|l| l.local_addr())
             .map_err(|e| e.to_string())?
             .port();
+        let base = data.parent().expect("in the temp dir").to_path_buf();
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            base.display()
+        );
         let pg = Postgres {
             data: data.clone(),
             port,
             as_root,
+            options,
             _dir: dir,
         };
-        let base = data.parent().expect("in the temp dir").to_path_buf();
         if as_root {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755))
@@ -103,24 +110,44 @@ impl Postgres {
                 "UTF8",
             ],
         )?;
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-            base.display()
-        );
-        pg.run(
+        pg.start_again()?;
+        Ok(pg)
+    }
+
+    /// Start the server (again, after `kill`).
+    #[allow(dead_code)]
+    pub fn start_again(&self) -> Result<(), String> {
+        let base = self.data.parent().expect("in the temp dir");
+        self.run(
             "pg_ctl",
             &[
                 "-D",
-                &data.display().to_string(),
+                &self.data.display().to_string(),
                 "-o",
-                &options,
+                &self.options,
                 "-l",
                 &base.join("log").display().to_string(),
                 "-w",
                 "start",
             ],
-        )?;
-        Ok(pg)
+        )
+    }
+
+    #[allow(dead_code)]
+    /// Stop the server at once, as a crash would (`pg_ctl stop -m
+    /// immediate`): connections are cut, nothing is flushed.
+    pub fn kill(&self) {
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data.display().to_string(),
+                "stop",
+                "-m",
+                "immediate",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     }
 
     fn command(&self, program: &str) -> Command {

@@ -83,8 +83,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         }
         (None, state) => {
             // A fleet's servers each have a state: their tally says more.
-            let state = fleet_summary(app)
-                .unwrap_or_else(|| state.label());
+            let state = fleet_summary(app).unwrap_or_else(|| state.label());
             head.push_str(&format!(" · {}", sanitize::line(&state)));
         }
     }

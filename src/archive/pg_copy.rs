@@ -1,0 +1,256 @@
+//! Writing a batch to PostgreSQL in bulk: each kind of row is streamed
+//! with `COPY … FROM STDIN (FORMAT binary)` into a temporary staging table
+//! of this connection, then moved into the shared tables by one
+//! `INSERT … SELECT … ON CONFLICT` each. Many writers at once (a team, a
+//! spool flushed twice) neither duplicate nor lose a row: events are keyed
+//! by their key, states by their id with the newer state winning.
+
+use std::pin::pin;
+
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Error, Transaction};
+
+use super::query::indexable;
+use super::rows::{Batch, Written};
+
+/// The staging tables, made once per connection; emptied at each commit.
+pub(super) const STAGING: &str = "
+    CREATE TEMP TABLE IF NOT EXISTS in_events (ord BIGINT, key TEXT, session_id TEXT, time BIGINT, json TEXT)
+        ON COMMIT DELETE ROWS;
+    CREATE TEMP TABLE IF NOT EXISTS in_sessions (id TEXT, parent_id TEXT, title TEXT, directory TEXT,
+        created BIGINT, updated BIGINT, raw TEXT, body TEXT) ON COMMIT DELETE ROWS;
+    CREATE TEMP TABLE IF NOT EXISTS in_messages (id TEXT, session_id TEXT, role TEXT, model TEXT,
+        agent TEXT, created BIGINT, updated BIGINT, raw TEXT) ON COMMIT DELETE ROWS;
+    CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
+        tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT)
+        ON COMMIT DELETE ROWS;";
+
+/// Text as PostgreSQL stores it: no NUL character.
+pub(super) fn pg_text(s: &str) -> String {
+    s.replace('\0', "")
+}
+
+fn opt(s: &Option<String>) -> Option<String> {
+    s.as_deref().map(pg_text)
+}
+
+/// Stream `rows` into `table` (its columns in `types`' order).
+async fn copy(
+    tx: &Transaction<'_>,
+    table: &str,
+    types: &[Type],
+    rows: impl Iterator<Item = Vec<Box<dyn ToSql + Sync + Send>>>,
+) -> Result<(), Error> {
+    let sink = tx
+        .copy_in(&format!("COPY {table} FROM STDIN (FORMAT binary)"))
+        .await?;
+    let mut writer = pin!(BinaryCopyInWriter::new(sink, types));
+    for row in rows {
+        let refs: Vec<&(dyn ToSql + Sync)> = row
+            .iter()
+            .map(|v| v.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        writer.as_mut().write(&refs).await?;
+    }
+    writer.finish().await?;
+    Ok(())
+}
+
+type Row = Vec<Box<dyn ToSql + Sync + Send>>;
+
+/// The batch, in the open transaction `tx`.
+pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written, Error> {
+    let t = Type::TEXT;
+    let n = Type::INT8;
+    let mut written = Written::default();
+    if !batch.events.is_empty() {
+        let rows = batch.events.iter().enumerate().map(|(i, e)| -> Row {
+            vec![
+                Box::new(i as i64),
+                Box::new(e.key.clone()),
+                Box::new(e.session_id.clone()),
+                Box::new(e.time_ms),
+                Box::new(pg_text(&e.json)),
+            ]
+        });
+        copy(
+            tx,
+            "in_events",
+            &[n.clone(), t.clone(), t.clone(), n.clone(), t.clone()],
+            rows,
+        )
+        .await?;
+        written.events = tx
+            .execute(
+                "INSERT INTO events (key, session_id, time, json)
+                 SELECT key, session_id, time, json FROM in_events ORDER BY ord
+                 ON CONFLICT (key) DO NOTHING",
+                &[],
+            )
+            .await?;
+    }
+    if !batch.sessions.is_empty() {
+        let rows = batch.sessions.iter().map(|s| -> Row {
+            let title = pg_text(&s.title);
+            let body = indexable(&title).into_owned();
+            vec![
+                Box::new(s.id.clone()),
+                Box::new(s.parent_id.clone()),
+                Box::new(title),
+                Box::new(opt(&s.directory)),
+                Box::new(s.created),
+                Box::new(s.updated),
+                Box::new(pg_text(&s.raw)),
+                Box::new(body),
+            ]
+        });
+        let types = [
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            n.clone(),
+            n.clone(),
+            t.clone(),
+            t.clone(),
+        ];
+        copy(tx, "in_sessions", &types, rows).await?;
+        let o = &batch.origin;
+        let file = opt(&o.file);
+        // A session's origin is the first writer's: a teammate's import of
+        // the same session does not take it over.
+        tx.execute(
+            "WITH up AS (
+               INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
+               SELECT id, parent_id, title, directory, $1, $2, $3, created, updated, raw
+               FROM in_sessions ORDER BY id
+               ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
+                 title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),
+                 server = coalesce(sessions.server, excluded.server),
+                 host = coalesce(sessions.host, excluded.host),
+                 file = coalesce(sessions.file, excluded.file), created = excluded.created,
+                 updated = excluded.updated, raw = excluded.raw
+               WHERE excluded.updated > sessions.updated
+                  OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
+               RETURNING id)
+             INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
+             SELECT 't:' || s.id, s.id, NULL, NULL, 'title', s.updated, NULL, NULL, NULL, NULL, s.body
+             FROM in_sessions s JOIN up ON up.id = s.id ORDER BY s.id
+             ON CONFLICT (doc) DO UPDATE SET time = excluded.time, body = excluded.body",
+            &[&o.server, &o.host, &file],
+        )
+        .await?;
+    }
+    if !batch.messages.is_empty() {
+        let rows = batch.messages.iter().map(|m| -> Row {
+            vec![
+                Box::new(m.id.clone()),
+                Box::new(m.session_id.clone()),
+                Box::new(m.role.clone()),
+                Box::new(m.model.clone()),
+                Box::new(m.agent.clone()),
+                Box::new(m.created),
+                Box::new(m.updated),
+                Box::new(pg_text(&m.raw)),
+            ]
+        });
+        let types = [
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            n.clone(),
+            n.clone(),
+            t.clone(),
+        ];
+        copy(tx, "in_messages", &types, rows).await?;
+        tx.execute(
+            "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
+             SELECT id, session_id, role, model, agent, created, updated, raw FROM in_messages ORDER BY id
+             ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
+               role = excluded.role, model = excluded.model, agent = excluded.agent,
+               created = excluded.created, updated = excluded.updated, raw = excluded.raw
+             WHERE excluded.updated > messages.updated
+                OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
+            &[],
+        )
+        .await?;
+    }
+    if !batch.parts.is_empty() {
+        let rows = batch.parts.iter().map(|p| -> Row {
+            let body = if p.text.trim().is_empty() {
+                String::new()
+            } else {
+                pg_text(&indexable(&p.text))
+            };
+            vec![
+                Box::new(p.id.clone()),
+                Box::new(p.message_id.clone()),
+                Box::new(p.session_id.clone()),
+                Box::new(p.kind.clone()),
+                Box::new(p.tool.clone()),
+                Box::new(p.state.clone()),
+                Box::new(p.model.clone()),
+                Box::new(p.agent.clone()),
+                Box::new(p.time),
+                Box::new(p.updated),
+                Box::new(pg_text(&p.raw)),
+                Box::new(body),
+            ]
+        });
+        let types = [
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            t.clone(),
+            n.clone(),
+            n.clone(),
+            t.clone(),
+            t.clone(),
+        ];
+        copy(tx, "in_parts", &types, rows).await?;
+        // The parts whose state changed are indexed again in the same
+        // statement: a part with no text leaves the index.
+        let row = tx
+            .query_one(
+                "WITH up AS (
+                   INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
+                   SELECT id, message_id, session_id, kind, tool, state, time, updated, raw
+                   FROM in_parts ORDER BY id
+                   ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
+                     session_id = excluded.session_id, kind = excluded.kind,
+                     tool = excluded.tool, state = excluded.state, time = excluded.time,
+                     updated = excluded.updated, raw = excluded.raw
+                   WHERE excluded.updated > parts.updated
+                      OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
+                   RETURNING id),
+                 indexed AS (
+                   INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
+                   SELECT 'p:' || p.id, p.session_id, p.message_id, p.id, p.kind, p.time, p.tool,
+                          p.state, p.model, p.agent, p.body
+                   FROM in_parts p JOIN up ON up.id = p.id WHERE p.body <> '' ORDER BY p.id
+                   ON CONFLICT (doc) DO UPDATE SET session_id = excluded.session_id,
+                     message_id = excluded.message_id, part_id = excluded.part_id,
+                     kind = excluded.kind, time = excluded.time, tool = excluded.tool,
+                     state = excluded.state, model = excluded.model, agent = excluded.agent,
+                     body = excluded.body
+                   RETURNING 1),
+                 unindexed AS (
+                   DELETE FROM search WHERE doc IN
+                     (SELECT 'p:' || p.id FROM in_parts p JOIN up ON up.id = p.id WHERE p.body = '')
+                   RETURNING 1)
+                 SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM indexed),
+                        (SELECT count(*) FROM unindexed)",
+                &[],
+            )
+            .await?;
+        written.parts = row.get::<_, i64>(0) as u64;
+    }
+    Ok(written)
+}
