@@ -87,7 +87,7 @@ fn first(files: &[(PathBuf, usize)], parts: usize) -> Vec<(PathBuf, usize)> {
 
 fn line(what: &str, measured: f64, unit: &str, goal: f64, ratio: f64) {
     println!(
-        "{what:<58} {measured:>10.1} {unit:<7} goal {goal:>8.0} {unit:<7} ratio {ratio:.2}{}",
+        "{what:<58} {measured:>10.1} {unit:<7} goal {goal:>8.1} {unit:<7} ratio {ratio:.2}{}",
         if ratio > 1.0 { "  MISSES" } else { "" }
     );
 }
