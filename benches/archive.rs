@@ -14,7 +14,7 @@
 //! are made once and kept under target/bench-archive/, so reruns are
 //! quick. PostgreSQL is built each run from `OCVIEW_BENCH_PG_PARTS` parts
 //! (the same default; 0 skips it). `OCVIEW_BENCH_INDEX_PARTS` (100,000)
-//! sets the indexing run's size. Each figure is printed with its goal and
+//! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it. Each figure is printed with its goal and
 //! the ratio measured ÷ goal. Run with `cargo bench --bench archive`.
 
 #[path = "../tests/support/postgres.rs"]
@@ -298,6 +298,9 @@ fn main() {
         disk("SQLite", sqlite_size(&path), json_size(&index_files));
     }
 
+    if std::env::var_os("OCVIEW_BENCH_INDEX_ONLY").is_some() {
+        return;
+    }
     // 2, 3. The big archive, built once.
     let big = dir.join(format!("archive-{parts}-{}.db", layout_tag()));
     if !big.exists() {

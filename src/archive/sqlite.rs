@@ -217,6 +217,9 @@ impl Engine for SqliteArchive {
                 .map_err(err)?;
             // A document's rowid follows its row's time (`sqlite_search`):
             // the one to take out is found by the time it had.
+            // Documents out and in, written at the end in rowid order.
+            let mut gone: Vec<i64> = Vec::new();
+            let mut docs: Vec<(i64, std::borrow::Cow<'_, str>)> = Vec::new();
             let mut old_title = tx
                 .prepare("SELECT pk, updated FROM sessions WHERE id = ?1")
                 .map_err(err)?;
@@ -245,13 +248,9 @@ impl Engine for SqliteArchive {
                     .map_err(err)?;
                 if let Some((pk, updated)) = new {
                     if let Some((old_pk, old_updated)) = old {
-                        unindex
-                            .execute([title_doc(old_pk, old_updated)])
-                            .map_err(err)?;
+                        gone.push(title_doc(old_pk, old_updated));
                     }
-                    index
-                        .execute(params![title_doc(pk, updated), indexable(&s.title)])
-                        .map_err(err)?;
+                    docs.push((title_doc(pk, updated), indexable(&s.title)));
                 }
             }
             let mut message = tx
@@ -318,14 +317,23 @@ impl Engine for SqliteArchive {
                 let Some((pk, time)) = new else { continue };
                 written.parts += 1;
                 if let Some((old_pk, old_time)) = old {
-                    unindex.execute([part_doc(old_pk, old_time)]).map_err(err)?;
+                    gone.push(part_doc(old_pk, old_time));
                 }
                 if p.text.trim().is_empty() {
                     continue;
                 }
-                index
-                    .execute(params![part_doc(pk, time), indexable(&p.text)])
-                    .map_err(err)?;
+                docs.push((part_doc(pk, time), indexable(&p.text)));
+            }
+            // FTS5 writes what it holds as a new segment whenever a rowid
+            // is not above the last one: in rowid order, a batch is one
+            // segment rather than one for each session it touches.
+            gone.sort_unstable();
+            for doc in gone {
+                unindex.execute([doc]).map_err(err)?;
+            }
+            docs.sort_unstable_by_key(|d| d.0);
+            for (doc, text) in docs {
+                index.execute(params![doc, text]).map_err(err)?;
             }
         }
         tx.commit().map_err(err)?;
