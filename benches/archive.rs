@@ -122,8 +122,16 @@ fn queries(engine_name: &str, engine: &mut dyn Engine) {
         cases.push((format!("word (rank {rank}) {w:?}"), one(w), 50.0));
     }
     let rare = words.at(55_000).to_string();
-    cases.push((format!("word, rare (rank 55000) {rare:?}"), one(&rare), 50.0));
-    cases.push(("two words \"check billing\"".into(), one("check billing"), 50.0));
+    cases.push((
+        format!("word, rare (rank 55000) {rare:?}"),
+        one(&rare),
+        50.0,
+    ));
+    cases.push((
+        "two words \"check billing\"".into(),
+        one("check billing"),
+        50.0,
+    ));
     cases.push(("path \"src/\" + word \"fix\"".into(), one("src fix"), 50.0));
     for prefix in ["bil", "bill", "billi", "t", "th"] {
         cases.push((
@@ -212,9 +220,9 @@ fn disk(engine_name: &str, archive: u64, json: u64) {
 fn sqlite_size(path: &Path) -> u64 {
     let conn = rusqlite::Connection::open(path).unwrap();
     let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-    if let Ok(mut stmt) = conn.prepare(
-        "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 14",
-    ) {
+    if let Ok(mut stmt) =
+        conn.prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 14")
+    {
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
             .unwrap();
@@ -247,7 +255,10 @@ fn pg_database_size(url: &str) -> u64 {
             .unwrap();
         for r in rows {
             let (name, size): (String, i64) = (r.get(0), r.get(1));
-            println!("    {name:<40} {:>8.1} MB (with indexes and TOAST)", size as f64 / 1e6);
+            println!(
+                "    {name:<40} {:>8.1} MB (with indexes and TOAST)",
+                size as f64 / 1e6
+            );
         }
         let row = client
             .query_one("SELECT pg_database_size(current_database())", &[])
@@ -304,9 +315,16 @@ fn main() {
     // 2, 3. The big archive, built once.
     let big = dir.join(format!("archive-{parts}-{}.db", layout_tag()));
     if !big.exists() {
-        println!("building the SQLite archive of {parts} parts (kept as {})", big.display());
+        println!(
+            "building the SQLite archive of {parts} parts (kept as {})",
+            big.display()
+        );
         let partial = big.with_extension("partial");
-        for p in [&partial, &partial.with_extension("partial-wal"), &partial.with_extension("partial-shm")] {
+        for p in [
+            &partial,
+            &partial.with_extension("partial-wal"),
+            &partial.with_extension("partial-shm"),
+        ] {
             let _ = std::fs::remove_file(p);
         }
         let mut engine = Setting::Sqlite(partial.clone()).open().unwrap().unwrap();
@@ -347,7 +365,11 @@ fn main() {
     pg.sql("bench", "VACUUM ANALYZE");
     let size = engine.size().unwrap();
     disk("PostgreSQL (tables' rows)", size, json_size(&pg_files));
-    disk("PostgreSQL (pg_database_size)", pg_database_size(&pg.url("bench", "postgres")), json_size(&pg_files));
+    disk(
+        "PostgreSQL (pg_database_size)",
+        pg_database_size(&pg.url("bench", "postgres")),
+        json_size(&pg_files),
+    );
     println!("PostgreSQL archive: {:?}", engine.counts().unwrap());
     queries("PostgreSQL", &mut *engine);
 }

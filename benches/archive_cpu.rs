@@ -126,7 +126,9 @@ fn run(rt: &tokio::runtime::Runtime, server: &Server, name: &str, archive: &str)
         env!("CARGO_BIN_EXE_ocview"),
         server.url(),
     ));
-    t.wait_for("ocview, live", |s| s.contains("live") && s.contains("Sessions"));
+    t.wait_for("ocview, live", |s| {
+        s.contains("live") && s.contains("Sessions")
+    });
     let pid = t.ocview_pid();
     // Past highlighting's idle time and the writer's start.
     std::thread::sleep(Duration::from_secs(4));
@@ -165,11 +167,19 @@ fn main() {
         let server = Server::start(&model.url()).await;
         (model, server)
     });
-    println!("archive_cpu: a {words}-word answer in {deltas} deltas from {}", server.url());
+    println!(
+        "archive_cpu: a {words}-word answer in {deltas} deltas from {}",
+        server.url()
+    );
     for round in 0..rounds {
         let flag = format!("--archive '{}'", archive.display());
         on.push(run(&rt, &server, &format!("arch-on-{round}"), &flag));
-        off.push(run(&rt, &server, &format!("arch-off-{round}"), "--no-archive"));
+        off.push(run(
+            &rt,
+            &server,
+            &format!("arch-off-{round}"),
+            "--no-archive",
+        ));
     }
     drop(server);
     let total = |v: &[(f64, f64)]| v.iter().map(|r| r.0).sum::<f64>();

@@ -29,7 +29,10 @@ fn ids(engine: &mut dyn Engine, q: &Query) -> Vec<String> {
         .search(q)
         .unwrap()
         .into_iter()
-        .map(|h| h.part_id.unwrap_or_else(|| format!("title of {}", h.session_id)))
+        .map(|h| {
+            h.part_id
+                .unwrap_or_else(|| format!("title of {}", h.session_id))
+        })
         .collect()
 }
 
@@ -110,7 +113,10 @@ fn a_part_that_moves_in_time_is_found_once_at_its_new_time() {
     import(
         &mut *engine,
         dir.path(),
-        &[session, text_part("prt_m", T + 3_600_000, "moving needle again")],
+        &[
+            session,
+            text_part("prt_m", T + 3_600_000, "moving needle again"),
+        ],
     );
     let hits = engine.search(&Query::new("needle")).unwrap();
     assert_eq!(hits.len(), 1, "{hits:?}");

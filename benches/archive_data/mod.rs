@@ -157,7 +157,10 @@ impl Words {
                 0 => out.push_str(&format!("fn {a}_{b}(x: &{c}) -> Result<(), Error> {{\n")),
                 1 => out.push_str(&format!("    let {a} = {b}.{c}()?;\n")),
                 2 => out.push_str(&format!("    // {a} {b} {c}\n")),
-                3 => out.push_str(&format!("    if {a} > {} {{ return {b}; }}\n", rng.below(100))),
+                3 => out.push_str(&format!(
+                    "    if {a} > {} {{ return {b}; }}\n",
+                    rng.below(100)
+                )),
                 _ => out.push_str("}\n"),
             }
         }
@@ -168,7 +171,11 @@ impl Words {
 /// One session's events; the number of parts it made.
 fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usize {
     let sid = format!("ses_{n:012x}ffe{:013x}", rng.next() >> 12);
-    let project = format!("/home/dev/{}-{}", words.at(200 + n % PROJECTS * 37), n % PROJECTS);
+    let project = format!(
+        "/home/dev/{}-{}",
+        words.at(200 + n % PROJECTS * 37),
+        n % PROJECTS
+    );
     let (provider, model) = MODELS[rng.below(MODELS.len())];
     let agent = AGENTS[rng.below(AGENTS.len())];
     let start = NEWEST - (rng.below(365 * 24 * 60) as i64) * 60_000;
@@ -185,7 +192,11 @@ fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usiz
         let v = json!({"type": kind, "properties": properties});
         writeln!(out, "{v}").unwrap();
     };
-    line(out, "session.updated", json!({"sessionID": sid, "info": info(start)}));
+    line(
+        out,
+        "session.updated",
+        json!({"sessionID": sid, "info": info(start)}),
+    );
     for turn in 0..turns {
         let uid = format!("msg_{n:08x}{turn:04x}0u{:014x}", rng.next() >> 8);
         line(
@@ -218,7 +229,11 @@ fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usiz
             map.insert("id".into(), json!(pid));
             map.insert("messageID".into(), json!(aid));
             map.insert("sessionID".into(), json!(sid));
-            line(out, "message.part.updated", json!({"sessionID": sid, "part": body}));
+            line(
+                out,
+                "message.part.updated",
+                json!({"sessionID": sid, "part": body}),
+            );
         };
         for _ in 0..steps {
             part(out, json!({"type": "step-start"}), &mut k);
@@ -247,7 +262,10 @@ fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usiz
                             words.pick(rng)
                         ));
                     }
-                    (json!({"command": format!("cargo test {w}"), "description": format!("Run the {w} tests")}), o)
+                    (
+                        json!({"command": format!("cargo test {w}"), "description": format!("Run the {w} tests")}),
+                        o,
+                    )
                 }
                 "read" | "write" | "edit" => {
                     let lines = 5 + rng.below(30);
@@ -330,7 +348,11 @@ fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usiz
         );
         clock += 5_000 + rng.below(60_000) as i64;
     }
-    line(out, "session.updated", json!({"sessionID": sid, "info": info(clock)}));
+    line(
+        out,
+        "session.updated",
+        json!({"sessionID": sid, "info": info(clock)}),
+    );
     parts
 }
 

@@ -119,9 +119,13 @@ pub fn snippet(text: &str, words: &[String], prefix: bool) -> String {
     let toks = tokens(text);
     let matches = |t: &(usize, usize)| {
         let tok = text[t.0..t.1].to_lowercase();
-        pieces
-            .iter()
-            .any(|(p, starts)| if *starts { tok.starts_with(p.as_str()) } else { tok == *p })
+        pieces.iter().any(|(p, starts)| {
+            if *starts {
+                tok.starts_with(p.as_str())
+            } else {
+                tok == *p
+            }
+        })
     };
     let mut out = String::new();
     if toks.is_empty() {
@@ -181,7 +185,10 @@ mod tests {
         assert!(plain(&snippet(text, &typing, true)).contains("«Billing»"));
         assert!(!plain(&snippet(text, &typing, false)).contains('«'));
         let path = vec!["billing.rs".to_string()];
-        assert_eq!(plain(&snippet("see src/billing.rs", &path, false)), "see src/«billing».«rs»");
+        assert_eq!(
+            plain(&snippet("see src/billing.rs", &path, false)),
+            "see src/«billing».«rs»"
+        );
     }
 
     #[test]

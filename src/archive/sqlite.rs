@@ -9,9 +9,9 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
 use super::query::{Hit, Query, indexable};
-use super::sqlite_search::{part_doc, title_doc};
 use super::rows::{Batch, Written};
 use super::schema;
+use super::sqlite_search::{part_doc, title_doc};
 
 /// How long a write waits for another writer before the archive is "locked".
 const BUSY_WAIT: Duration = Duration::from_millis(1500);

@@ -30,8 +30,7 @@ pub fn title_doc(pk: i64, updated_ms: i64) -> i64 {
 /// `part_doc` in SQL, over a `parts` row's columns.
 pub const PART_DOC_SQL: &str = "(((max(time, 0) / 1000) << 30) | ((pk & 536870911) << 1))";
 /// `title_doc` in SQL, over a `sessions` row's columns.
-pub const TITLE_DOC_SQL: &str =
-    "(((max(updated, 0) / 1000) << 30) | ((pk & 536870911) << 1) | 1)";
+pub const TITLE_DOC_SQL: &str = "(((max(updated, 0) / 1000) << 30) | ((pk & 536870911) << 1) | 1)";
 
 /// The hits of `q`, newest first.
 pub fn search(a: &mut SqliteArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
