@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::query::{MARK_END, MARK_START, indexable};
+use super::query::{MARK_END, MARK_START, MIN_PREFIX, indexable};
 
 /// Tokens shown around the first match (as FTS5's `snippet(…, 16)`).
 const WINDOW: usize = 16;
@@ -110,10 +110,10 @@ pub fn snippet(text: &str, words: &[String], prefix: bool) -> String {
                 .collect();
             let n = parts.len();
             let last_word = i + 1 == words.len();
-            parts
-                .into_iter()
-                .enumerate()
-                .map(move |(j, p)| (p, prefix && last_word && j + 1 == n))
+            parts.into_iter().enumerate().map(move |(j, p)| {
+                let long = p.chars().count() >= MIN_PREFIX;
+                (p, prefix && last_word && j + 1 == n && long)
+            })
         })
         .collect();
     let toks = tokens(text);

@@ -216,8 +216,8 @@ impl Engine for SqliteArchive {
                 .prepare("INSERT INTO search (rowid, body) VALUES (?1, ?2)")
                 .map_err(err)?;
             // A document's rowid follows its row's time (`sqlite_search`):
-            // the one to take out is found by the time it had.
-            // Documents out and in, written at the end in rowid order.
+            // the one to take out is found by the time the row had. The
+            // documents out and in are written at the end, in rowid order.
             let mut gone: Vec<i64> = Vec::new();
             let mut docs: Vec<(i64, std::borrow::Cow<'_, str>)> = Vec::new();
             let mut old_title = tx
