@@ -50,7 +50,7 @@ pub fn search(a: &mut SqliteArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError
         hits.extend(rest);
     }
     let mut hits: Vec<Hit> = hits.into_iter().map(|(_, hit)| hit).collect();
-    hits.sort_by(|x, y| y.time.cmp(&x.time));
+    hits.sort_by_key(|h| std::cmp::Reverse(h.time));
     hits.truncate(limit);
     Ok(hits)
 }
