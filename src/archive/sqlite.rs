@@ -97,6 +97,11 @@ impl SqliteArchive {
             .map_err(|e| classify(place, &e))?;
         c.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| classify(place, &e))?;
+        // A batch's pages fit in memory until its commit (SQLite's 2 MB
+        // default spills them to the log mid-batch); pages are taken only
+        // as they are touched.
+        c.pragma_update(None, "cache_size", -32_768)
+            .map_err(|e| classify(place, &e))?;
         if version < schema::LATEST {
             let tx = c
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
