@@ -27,8 +27,10 @@ pub mod query;
 pub mod rows;
 pub mod schema;
 pub mod snapshot;
+pub mod snippet;
 pub mod spool;
 pub mod sqlite;
+mod sqlite_search;
 mod sqlite_upkeep;
 pub mod writer;
 

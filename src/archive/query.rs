@@ -33,6 +33,11 @@ pub struct Query {
     pub limit: u32,
 }
 
+/// The shortest last word matched as a prefix: one or two letters start
+/// most words of the archive (a person is still typing), and are matched
+/// as whole words until a third comes.
+pub const MIN_PREFIX: usize = 3;
+
 impl Query {
     pub fn new(text: &str) -> Query {
         Query {
@@ -66,7 +71,13 @@ impl Query {
             .into_iter()
             .enumerate()
             .map(|(i, w)| {
-                let star = if self.prefix && i + 1 == n { "*" } else { "" };
+                let last_piece = w.rsplit(|c: char| !c.is_alphanumeric()).next();
+                let long = last_piece.is_some_and(|p| p.chars().count() >= MIN_PREFIX);
+                let star = if self.prefix && i + 1 == n && long {
+                    "*"
+                } else {
+                    ""
+                };
                 format!("\"{}\"{star}", w.replace('"', "\"\""))
             })
             .collect();
@@ -92,7 +103,8 @@ impl Query {
                     .iter()
                     .enumerate()
                     .map(|(j, p)| {
-                        let star = if self.prefix && i + 1 == n && j == last {
+                        let long = p.chars().count() >= MIN_PREFIX;
+                        let star = if self.prefix && i + 1 == n && j == last && long {
                             ":*"
                         } else {
                             ""
@@ -250,6 +262,14 @@ mod tests {
             "('billing' <-> 'rs') & 'OR' & 'x' & 'NEARa' & 'drop':*"
         );
         assert!(Query::new("  \" * ").fts5().is_none());
+        // One or two letters are whole words until a third is typed.
+        let typing = |t: &str| Query {
+            prefix: true,
+            ..Query::new(t)
+        };
+        assert_eq!(typing("bi").fts5().unwrap(), "\"bi\"");
+        assert_eq!(typing("bil").fts5().unwrap(), "\"bil\"*");
+        assert_eq!(typing("a.rs b").tsquery().unwrap(), "('a' <-> 'rs') & 'b'");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! the table `ocview_schema`.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 /// SQLite: (version, SQL run in the transaction that reaches it).
 pub const SQLITE: &[(i64, &str)] = &[
@@ -68,6 +68,26 @@ pub const SQLITE: &[(i64, &str)] = &[
     ),
     // Pruning finds the oldest sessions without reading them all.
     (2, "CREATE INDEX sessions_by_updated ON sessions(updated);"),
+    // The index keeps no copy of the text (it is in the parts' raw JSON),
+    // and its rowids follow time, newest last (`sqlite_search`): a word
+    // found everywhere is listed newest first without sorting every match.
+    (
+        3,
+        "CREATE VIRTUAL TABLE search_v3 USING fts5(
+        body, content = '', contentless_delete = 1, tokenize = 'unicode61'
+    );
+    INSERT INTO search_v3 (rowid, body)
+        SELECT CASE WHEN f.rowid < 0
+                    THEN ((max(s.updated, 0) / 1000) << 30) | (((-f.rowid) & 536870911) << 1) | 1
+                    ELSE ((max(p.time, 0) / 1000) << 30) | ((f.rowid & 536870911) << 1) END,
+               f.body
+        FROM search f
+        LEFT JOIN parts p ON p.pk = f.rowid
+        LEFT JOIN sessions s ON s.pk = -f.rowid
+        WHERE p.pk IS NOT NULL OR s.pk IS NOT NULL;
+    DROP TABLE search;
+    ALTER TABLE search_v3 RENAME TO search;",
+    ),
 ];
 
 /// PostgreSQL: (version, SQL run in the transaction that reaches it).

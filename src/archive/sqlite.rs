@@ -5,13 +5,13 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::types::Value;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
 use super::query::{Hit, Query, indexable};
 use super::rows::{Batch, Written};
 use super::schema;
+use super::sqlite_search::{part_doc, title_doc};
 
 /// How long a write waits for another writer before the archive is "locked".
 const BUSY_WAIT: Duration = Duration::from_millis(1500);
@@ -96,6 +96,11 @@ impl SqliteArchive {
         c.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| classify(place, &e))?;
         c.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| classify(place, &e))?;
+        // A batch's pages fit in memory until its commit (SQLite's 2 MB
+        // default spills them to the log mid-batch); pages are taken only
+        // as they are touched.
+        c.pragma_update(None, "cache_size", -32_768)
             .map_err(|e| classify(place, &e))?;
         if version < schema::LATEST {
             let tx = c
@@ -206,20 +211,29 @@ impl Engine for SqliteArchive {
                        file = coalesce(file, excluded.file), created = excluded.created,
                        updated = excluded.updated, raw = excluded.raw
                      WHERE excluded.updated > sessions.updated OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
-                     RETURNING pk",
+                     RETURNING pk, updated",
                 )
                 .map_err(err)?;
             let mut unindex = tx
                 .prepare("DELETE FROM search WHERE rowid = ?1")
                 .map_err(err)?;
             let mut index = tx
-                .prepare(
-                    "INSERT INTO search (rowid, body, session_id, message_id, part_id, kind, time, tool, state, model, agent)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )
+                .prepare("INSERT INTO search (rowid, body) VALUES (?1, ?2)")
+                .map_err(err)?;
+            // A document's rowid follows its row's time (`sqlite_search`):
+            // the one to take out is found by the time the row had. The
+            // documents out and in are written at the end, in rowid order.
+            let mut gone: Vec<i64> = Vec::new();
+            let mut docs: Vec<(i64, std::borrow::Cow<'_, str>)> = Vec::new();
+            let mut old_title = tx
+                .prepare("SELECT pk, updated FROM sessions WHERE id = ?1")
                 .map_err(err)?;
             for s in &batch.sessions {
-                let pk: Option<i64> = session
+                let old: Option<(i64, i64)> = old_title
+                    .query_row([&s.id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+                    .map_err(err)?;
+                let new: Option<(i64, i64)> = session
                     .query_row(
                         params![
                             s.id,
@@ -233,27 +247,15 @@ impl Engine for SqliteArchive {
                             s.updated,
                             s.raw
                         ],
-                        |r| r.get(0),
+                        |r| Ok((r.get(0)?, r.get(1)?)),
                     )
                     .optional()
                     .map_err(err)?;
-                if let Some(pk) = pk {
-                    unindex.execute([-pk]).map_err(err)?;
-                    index
-                        .execute(params![
-                            -pk,
-                            indexable(&s.title),
-                            s.id,
-                            None::<String>,
-                            None::<String>,
-                            "title",
-                            s.updated,
-                            None::<String>,
-                            None::<String>,
-                            None::<String>,
-                            None::<String>
-                        ])
-                        .map_err(err)?;
+                if let Some((pk, updated)) = new {
+                    if let Some((old_pk, old_updated)) = old {
+                        gone.push(title_doc(old_pk, old_updated));
+                    }
+                    docs.push((title_doc(pk, updated), indexable(&s.title)));
                 }
             }
             let mut message = tx
@@ -289,11 +291,18 @@ impl Engine for SqliteArchive {
                        state = excluded.state, time = excluded.time, updated = excluded.updated,
                        raw = excluded.raw
                      WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
-                     RETURNING pk",
+                     RETURNING pk, time",
                 )
                 .map_err(err)?;
+            let mut old_part = tx
+                .prepare("SELECT pk, time FROM parts WHERE id = ?1")
+                .map_err(err)?;
             for p in &batch.parts {
-                let pk: Option<i64> = part
+                let old: Option<(i64, i64)> = old_part
+                    .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+                    .map_err(err)?;
+                let new: Option<(i64, i64)> = part
                     .query_row(
                         params![
                             p.id,
@@ -306,31 +315,30 @@ impl Engine for SqliteArchive {
                             p.updated,
                             p.raw
                         ],
-                        |r| r.get(0),
+                        |r| Ok((r.get(0)?, r.get(1)?)),
                     )
                     .optional()
                     .map_err(err)?;
-                let Some(pk) = pk else { continue };
+                let Some((pk, time)) = new else { continue };
                 written.parts += 1;
-                unindex.execute([pk]).map_err(err)?;
+                if let Some((old_pk, old_time)) = old {
+                    gone.push(part_doc(old_pk, old_time));
+                }
                 if p.text.trim().is_empty() {
                     continue;
                 }
-                index
-                    .execute(params![
-                        pk,
-                        indexable(&p.text),
-                        p.session_id,
-                        p.message_id,
-                        p.id,
-                        p.kind,
-                        p.time,
-                        p.tool,
-                        p.state,
-                        p.model,
-                        p.agent
-                    ])
-                    .map_err(err)?;
+                docs.push((part_doc(pk, time), indexable(&p.text)));
+            }
+            // FTS5 writes what it holds as a new segment whenever a rowid
+            // is not above the last one: in rowid order, a batch is one
+            // segment rather than one for each session it touches.
+            gone.sort_unstable();
+            for doc in gone {
+                unindex.execute([doc]).map_err(err)?;
+            }
+            docs.sort_unstable_by_key(|d| d.0);
+            for (doc, text) in docs {
+                index.execute(params![doc, text]).map_err(err)?;
             }
         }
         tx.commit().map_err(err)?;
@@ -338,73 +346,7 @@ impl Engine for SqliteArchive {
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
-        let Some(matching) = q.fts5() else {
-            return Ok(Vec::new());
-        };
-        let mut sql = String::from(
-            "SELECT f.session_id, coalesce(s.title, ''), f.time, s.directory, s.server, s.host, s.file,
-                    f.message_id, f.part_id, f.kind,
-                    snippet(search, 0, char(2), char(3), '…', 16)
-             FROM search f LEFT JOIN sessions s ON s.id = f.session_id
-             WHERE search MATCH ?1",
-        );
-        let mut args: Vec<Value> = vec![Value::Text(matching)];
-        let mut filter = |sql: &mut String, clause: &str, value: Value| {
-            args.push(value);
-            sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
-        };
-        let text = |s: &String| Value::Text(s.clone());
-        if let Some(p) = &q.project {
-            filter(&mut sql, " AND instr(s.directory, ?) > 0", text(p));
-        }
-        if let Some(v) = &q.server {
-            filter(
-                &mut sql,
-                " AND (instr(s.server, ?) > 0 OR instr(s.host, ?) > 0)",
-                text(v),
-            );
-        }
-        if let Some(t) = q.since {
-            filter(&mut sql, " AND f.time >= ?", Value::Integer(t));
-        }
-        if let Some(t) = q.until {
-            filter(&mut sql, " AND f.time < ?", Value::Integer(t));
-        }
-        if let Some(v) = &q.model {
-            filter(&mut sql, " AND instr(f.model, ?) > 0", text(v));
-        }
-        if let Some(v) = &q.agent {
-            filter(&mut sql, " AND f.agent = ?", text(v));
-        }
-        if let Some(v) = &q.tool {
-            filter(&mut sql, " AND f.tool = ?", text(v));
-        }
-        if let Some(v) = &q.state {
-            filter(&mut sql, " AND f.state = ?", text(v));
-        }
-        sql.push_str(&format!(" ORDER BY f.time DESC LIMIT {}", q.limit.max(1)));
-        let err = |e: rusqlite::Error| classify(&self.place, &e);
-        let mut stmt = self.conn.prepare(&sql).map_err(err)?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                let mut hit = Hit {
-                    session_id: r.get(0)?,
-                    title: r.get(1)?,
-                    time: r.get(2)?,
-                    project: r.get(3)?,
-                    server: r.get(4)?,
-                    host: r.get(5)?,
-                    file: r.get(6)?,
-                    message_id: r.get(7)?,
-                    part_id: r.get(8)?,
-                    kind: r.get(9)?,
-                    snippet: String::new(),
-                };
-                hit.set_snippet(&r.get::<_, String>(10)?);
-                Ok(hit)
-            })
-            .map_err(err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+        super::sqlite_search::search(self, q)
     }
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {

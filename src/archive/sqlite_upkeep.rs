@@ -5,6 +5,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::engine::{ArchiveError, refuse_write};
 use super::sqlite::{SqliteArchive, classify};
+use super::sqlite_search::{PART_DOC_SQL, TITLE_DOC_SQL};
 
 /// The pages in use: the file less its free pages, so a delete shows at
 /// once (the file itself shrinks only on VACUUM).
@@ -61,12 +62,18 @@ pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u
         .map_err(err)?;
     let mut gone = 0;
     {
-        // The index rows are keyed by the part's pk, and by minus the
-        // session's pk for its title (see `write`): found through the
-        // indexed tables, never by scanning the index.
+        // The index rows are keyed by the part's or the session's row and
+        // time (`sqlite_search`): found through the indexed tables, never
+        // by scanning the index.
+        let parts_docs = format!(
+            "DELETE FROM search WHERE rowid IN (SELECT {PART_DOC_SQL} FROM parts WHERE session_id = ?1)"
+        );
+        let title_doc = format!(
+            "DELETE FROM search WHERE rowid = (SELECT {TITLE_DOC_SQL} FROM sessions WHERE id = ?1)"
+        );
         let mut steps = [
-            "DELETE FROM search WHERE rowid IN (SELECT pk FROM parts WHERE session_id = ?1)",
-            "DELETE FROM search WHERE rowid = (SELECT -pk FROM sessions WHERE id = ?1)",
+            parts_docs.as_str(),
+            title_doc.as_str(),
             "DELETE FROM parts WHERE session_id = ?1",
             "DELETE FROM messages WHERE session_id = ?1",
             "DELETE FROM events WHERE session_id = ?1",

@@ -1,0 +1,375 @@
+//! The archive (issue 28, Performance), on SQLite and on a real PostgreSQL
+//! started here (tests/support/postgres.rs):
+//! 1. Indexing: parts a second through the path a real import takes
+//!    (`archive::import::import_file`: the replay reader, the collector,
+//!    `Engine::write` of batches) into a fresh archive. Goal ≥ 20,000/s on
+//!    SQLite.
+//! 2. Queries on `OCVIEW_BENCH_PARTS` parts (1,000,000 by default): the
+//!    first 20 hits newest first of one word (rare, medium, very common:
+//!    goal ≤ 50 ms), a filtered query (project + tool + date range, ≤ 100
+//!    ms), prefixes while typing ("bil", "bill", "billi": ≤ 100 ms).
+//! 3. Disk: the archive's size ÷ the JSON it was built from (goal ≤ 1.5).
+//!
+//! The corpus (benches/archive_data) and the SQLite archive built from it
+//! are made once and kept under target/bench-archive/, so reruns are
+//! quick. PostgreSQL is built each run from `OCVIEW_BENCH_PG_PARTS` parts
+//! (the same default; 0 skips it). `OCVIEW_BENCH_INDEX_PARTS` (100,000)
+//! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it. Each figure is printed with its goal and
+//! the ratio measured ÷ goal. Run with `cargo bench --bench archive`.
+
+#[path = "../tests/support/postgres.rs"]
+#[allow(dead_code)]
+mod postgres;
+
+mod archive_data;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use archive_data::{DAY, NEWEST, PLACED, Words};
+use ocview::archive::import::import_file;
+use ocview::archive::{Engine, Query, Setting, schema};
+
+const LIMIT: u32 = 20;
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn bench_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-archive")
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Import files into `engine`: parts imported and the time it took.
+fn import(engine: &mut dyn Engine, files: &[(PathBuf, usize)]) -> (usize, Duration) {
+    let start = Instant::now();
+    let mut parts = 0;
+    for (i, (file, n)) in files.iter().enumerate() {
+        let t = Instant::now();
+        import_file(engine, file).unwrap_or_else(|e| panic!("{e}"));
+        parts += n;
+        let secs = t.elapsed().as_secs_f64();
+        eprintln!(
+            "  imported {} ({n} parts) in {secs:.1} s: {:.0} parts/s [{}/{}]",
+            file.display(),
+            *n as f64 / secs,
+            i + 1,
+            files.len()
+        );
+    }
+    (parts, start.elapsed())
+}
+
+/// The files holding the first `parts` parts.
+fn first(files: &[(PathBuf, usize)], parts: usize) -> Vec<(PathBuf, usize)> {
+    let mut out = Vec::new();
+    let mut n = 0;
+    for f in files {
+        if n >= parts {
+            break;
+        }
+        n += f.1;
+        out.push(f.clone());
+    }
+    out
+}
+
+fn line(what: &str, measured: f64, unit: &str, goal: f64, ratio: f64) {
+    println!(
+        "{what:<58} {measured:>10.1} {unit:<7} goal {goal:>8.1} {unit:<7} ratio {ratio:.2}{}",
+        if ratio > 1.0 { "  MISSES" } else { "" }
+    );
+}
+
+/// Indexing speed into a fresh archive.
+fn indexing(engine_name: &str, engine: &mut dyn Engine, files: &[(PathBuf, usize)]) {
+    let (parts, took) = import(engine, files);
+    let rate = parts as f64 / took.as_secs_f64();
+    // A higher rate is better: the ratio is goal ÷ measured.
+    line(
+        &format!("{engine_name}: indexing ({parts} parts)"),
+        rate,
+        "parts/s",
+        20_000.0,
+        20_000.0 / rate,
+    );
+}
+
+/// The queries: each timed cold, then the median of five.
+fn queries(engine_name: &str, engine: &mut dyn Engine) {
+    let words = Words::new();
+    let one = |text: &str| Query {
+        limit: LIMIT,
+        ..Query::new(text)
+    };
+    let mut cases: Vec<(String, Query, f64)> = Vec::new();
+    for (label, rank) in [("very common", 1), ("common", 30), ("medium", 2_000)] {
+        let w = words.at(rank);
+        cases.push((format!("word, {label} (rank {rank}) {w:?}"), one(w), 50.0));
+    }
+    for (w, rank) in PLACED {
+        cases.push((format!("word (rank {rank}) {w:?}"), one(w), 50.0));
+    }
+    let rare = words.at(55_000).to_string();
+    cases.push((
+        format!("word, rare (rank 55000) {rare:?}"),
+        one(&rare),
+        50.0,
+    ));
+    cases.push((
+        "two words \"check billing\"".into(),
+        one("check billing"),
+        50.0,
+    ));
+    cases.push(("path \"src/\" + word \"fix\"".into(), one("src fix"), 50.0));
+    for prefix in ["bil", "bill", "billi", "t", "th"] {
+        cases.push((
+            format!("prefix while typing {prefix:?}"),
+            Query {
+                prefix: true,
+                ..one(prefix)
+            },
+            100.0,
+        ));
+    }
+    let project = format!("{}-{}", words.at(200 + 7 * 37), 7);
+    for (text, label) in [(words.at(1), "very common"), ("billing", "medium")] {
+        cases.push((
+            format!("filtered: {label} word, project + tool + 30 days"),
+            Query {
+                project: Some(project.clone()),
+                tool: Some("bash".into()),
+                since: Some(NEWEST - 120 * DAY),
+                until: Some(NEWEST - 90 * DAY),
+                ..one(text)
+            },
+            100.0,
+        ));
+    }
+    cases.push((
+        "filtered: very common word, model + agent".into(),
+        Query {
+            model: Some("gpt-5-mini".into()),
+            agent: Some("plan".into()),
+            ..one(words.at(1))
+        },
+        100.0,
+    ));
+    for (label, q, goal) in cases {
+        let t = Instant::now();
+        let hits = engine.search(&q).unwrap_or_else(|e| panic!("{e}"));
+        let cold = ms(t.elapsed());
+        let mut times: Vec<f64> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                engine.search(&q).unwrap();
+                ms(t.elapsed())
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let median = times[2];
+        let newest_first = hits.windows(2).all(|w| w[0].time >= w[1].time);
+        line(
+            &format!("{engine_name}: {label}"),
+            median,
+            "ms",
+            goal,
+            median / goal,
+        );
+        println!(
+            "{:<58} cold {cold:.1} ms, {} hits{}",
+            "",
+            hits.len(),
+            if newest_first {
+                ""
+            } else {
+                ", NOT NEWEST FIRST"
+            }
+        );
+    }
+}
+
+fn json_size(files: &[(PathBuf, usize)]) -> u64 {
+    files.iter().map(|(f, _)| file_len(f)).sum()
+}
+
+fn disk(engine_name: &str, archive: u64, json: u64) {
+    let ratio = archive as f64 / json as f64;
+    line(
+        &format!("{engine_name}: disk ÷ JSON ({} MB JSON)", json / 1_000_000),
+        ratio,
+        "x",
+        1.5,
+        ratio / 1.5,
+    );
+}
+
+/// The SQLite file's size after a checkpoint, and what each table and
+/// index takes when SQLite can say.
+fn sqlite_size(path: &Path) -> u64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    if let Ok(mut stmt) =
+        conn.prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 14")
+    {
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .unwrap();
+        for row in rows.flatten() {
+            println!("    {:<40} {:>8.1} MB", row.0, row.1 as f64 / 1e6);
+        }
+    }
+    file_len(path) + file_len(&path.with_extension("db-wal"))
+}
+
+/// The database's size on disk, and what its largest relations take.
+fn pg_database_size(url: &str) -> u64 {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let rows = client
+            .query(
+                "SELECT relname, pg_total_relation_size(oid) FROM pg_class
+                 WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
+                 ORDER BY 2 DESC LIMIT 8",
+                &[],
+            )
+            .await
+            .unwrap();
+        for r in rows {
+            let (name, size): (String, i64) = (r.get(0), r.get(1));
+            println!(
+                "    {name:<40} {:>8.1} MB (with indexes and TOAST)",
+                size as f64 / 1e6
+            );
+        }
+        let row = client
+            .query_one("SELECT pg_database_size(current_database())", &[])
+            .await
+            .unwrap();
+        row.get::<_, i64>(0) as u64
+    })
+}
+
+/// A tag of the SQLite schema, so a cached archive of another layout is
+/// never measured.
+fn layout_tag() -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (v, sql) in schema::SQLITE {
+        for b in v.to_le_bytes().iter().chain(sql.as_bytes()) {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    format!("v{}-{h:08x}", schema::LATEST)
+}
+
+fn main() {
+    let parts = env_number("OCVIEW_BENCH_PARTS", 1_000_000);
+    let index_parts = env_number("OCVIEW_BENCH_INDEX_PARTS", 100_000).min(parts);
+    let pg_parts = env_number("OCVIEW_BENCH_PG_PARTS", parts).min(parts);
+    let dir = bench_dir();
+    let t = Instant::now();
+    let files = archive_data::corpus(&dir.join(format!("corpus-{parts}")), parts);
+    println!(
+        "corpus: {} files, {} parts, {} MB of JSON ({:.1} s)",
+        files.len(),
+        files.iter().map(|f| f.1).sum::<usize>(),
+        json_size(&files) / 1_000_000,
+        t.elapsed().as_secs_f64()
+    );
+
+    // 1. Indexing into a fresh SQLite archive.
+    let scratch = tempfile::Builder::new()
+        .prefix("ocview-bench-archive")
+        .tempdir_in(&dir)
+        .unwrap();
+    let index_files = first(&files, index_parts);
+    {
+        let path = scratch.path().join("index.db");
+        let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
+        indexing("SQLite", &mut *engine, &index_files);
+        drop(engine);
+        disk("SQLite", sqlite_size(&path), json_size(&index_files));
+    }
+
+    if std::env::var_os("OCVIEW_BENCH_INDEX_ONLY").is_some() {
+        return;
+    }
+    // 2, 3. The big archive, built once.
+    let big = dir.join(format!("archive-{parts}-{}.db", layout_tag()));
+    if !big.exists() {
+        println!(
+            "building the SQLite archive of {parts} parts (kept as {})",
+            big.display()
+        );
+        let partial = big.with_extension("partial");
+        for p in [
+            &partial,
+            &partial.with_extension("partial-wal"),
+            &partial.with_extension("partial-shm"),
+        ] {
+            let _ = std::fs::remove_file(p);
+        }
+        let mut engine = Setting::Sqlite(partial.clone()).open().unwrap().unwrap();
+        let (n, took) = import(&mut *engine, &files);
+        drop(engine);
+        let rate = n as f64 / took.as_secs_f64();
+        line(
+            &format!("SQLite: indexing, the whole build ({n} parts)"),
+            rate,
+            "parts/s",
+            20_000.0,
+            20_000.0 / rate,
+        );
+        sqlite_size(&partial);
+        std::fs::rename(&partial, &big).unwrap();
+    }
+    let size = sqlite_size(&big);
+    disk("SQLite", size, json_size(&files));
+    let mut engine = Setting::Sqlite(big.clone()).open().unwrap().unwrap();
+    println!("SQLite archive: {:?}", engine.counts().unwrap());
+    queries("SQLite", &mut *engine);
+    drop(engine);
+
+    if pg_parts == 0 {
+        return;
+    }
+    let pg = match postgres::Postgres::start() {
+        Ok(pg) => pg,
+        Err(e) => {
+            println!("PostgreSQL skipped: {e}");
+            return;
+        }
+    };
+    let url = pg.database("bench");
+    let mut engine = Setting::Postgres(url).open().unwrap().unwrap();
+    let pg_files = first(&files, pg_parts);
+    indexing("PostgreSQL", &mut *engine, &pg_files);
+    pg.sql("bench", "VACUUM ANALYZE");
+    let size = engine.size().unwrap();
+    disk("PostgreSQL (tables' rows)", size, json_size(&pg_files));
+    disk(
+        "PostgreSQL (pg_database_size)",
+        pg_database_size(&pg.url("bench", "postgres")),
+        json_size(&pg_files),
+    );
+    println!("PostgreSQL archive: {:?}", engine.counts().unwrap());
+    queries("PostgreSQL", &mut *engine);
+}

@@ -1,0 +1,203 @@
+//! Snippets made from a hit's text: the index keeps no copy of the text
+//! (SQLite's FTS5 index is contentless), so the text is taken again from
+//! the part's raw JSON — the same text `collect` indexed — and the words
+//! searched for are found in it as FTS5's `unicode61` tokenizer splits it
+//! (runs of letters and digits, case folded).
+
+use serde_json::Value;
+
+use super::query::{MARK_END, MARK_START, MIN_PREFIX, indexable};
+
+/// Tokens shown around the first match (as FTS5's `snippet(…, 16)`).
+const WINDOW: usize = 16;
+
+/// The text a part was indexed by, from its raw JSON (`collect::part_row`
+/// made it from the same fields).
+pub fn text_of_part(kind: &str, raw: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(raw) else {
+        return String::new();
+    };
+    let s = |ptr: &str| v.pointer(ptr).and_then(Value::as_str).unwrap_or("");
+    let text = match kind {
+        "text" | "reasoning" => s("/text").to_string(),
+        "tool" => {
+            let mut text = format!("{}\n", s("/tool"));
+            for field in ["/state/title", "/state/output", "/state/error"] {
+                if let Some(t) = v.pointer(field).and_then(Value::as_str) {
+                    text.push_str(t);
+                    text.push('\n');
+                }
+            }
+            if let Some(input) = v.pointer("/state/input") {
+                strings(input, &mut text);
+            }
+            text
+        }
+        "file" => {
+            let mut text = s("/filename").to_string();
+            if !s("/url").starts_with("data:") {
+                text.push('\n');
+                text.push_str(s("/url"));
+            }
+            text
+        }
+        "patch" => v
+            .get("files")
+            .and_then(Value::as_array)
+            .map(|f| {
+                f.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default(),
+        "subtask" => format!("{}\n{}", s("/description"), s("/prompt")),
+        "agent" => s("/name").to_string(),
+        _ => {
+            let mut text = String::new();
+            strings(&v, &mut text);
+            text
+        }
+    };
+    indexable(&text).into_owned()
+}
+
+fn strings(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The tokens of `text`: (start, end) byte offsets of each run of letters
+/// and digits.
+fn tokens(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, text.len()));
+    }
+    out
+}
+
+/// `text` around the first of `words` in it, each matching token between
+/// `MARK_START` and `MARK_END`, "…" where it is cut. The last word's last
+/// piece matches any token it starts when `prefix`.
+pub fn snippet(text: &str, words: &[String], prefix: bool) -> String {
+    let pieces: Vec<(String, bool)> = words
+        .iter()
+        .enumerate()
+        .flat_map(|(i, w)| {
+            let parts: Vec<String> = w
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|p| !p.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            let n = parts.len();
+            let last_word = i + 1 == words.len();
+            parts.into_iter().enumerate().map(move |(j, p)| {
+                let long = p.chars().count() >= MIN_PREFIX;
+                (p, prefix && last_word && j + 1 == n && long)
+            })
+        })
+        .collect();
+    let toks = tokens(text);
+    let matches = |t: &(usize, usize)| {
+        let tok = text[t.0..t.1].to_lowercase();
+        pieces.iter().any(|(p, starts)| {
+            if *starts {
+                tok.starts_with(p.as_str())
+            } else {
+                tok == *p
+            }
+        })
+    };
+    let mut out = String::new();
+    if toks.is_empty() {
+        return out;
+    }
+    // The first match in the middle of the window, the window kept whole
+    // near the end, as FTS5 places it.
+    let first = toks.iter().position(matches).unwrap_or(0);
+    let from = first
+        .saturating_sub((WINDOW - 1) / 2)
+        .min(toks.len().saturating_sub(WINDOW));
+    let to = (from + WINDOW).min(toks.len());
+    let mut at = if from == 0 {
+        0
+    } else {
+        out.push('…');
+        toks[from].0
+    };
+    for t in &toks[from..to] {
+        out.push_str(&text[at..t.0]);
+        if matches(t) {
+            out.push(MARK_START);
+            out.push_str(&text[t.0..t.1]);
+            out.push(MARK_END);
+        } else {
+            out.push_str(&text[t.0..t.1]);
+        }
+        at = t.1;
+    }
+    if to < toks.len() {
+        out.push('…');
+    } else {
+        out.push_str(&text[at..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(s: &str) -> String {
+        s.replace(MARK_START, "«").replace(MARK_END, "»")
+    }
+
+    #[test]
+    fn marks_words_and_prefixes_in_a_window() {
+        let text = "one two three four five six Billing seven eight nine ten \
+                    eleven twelve thirteen fourteen fifteen sixteen seventeen";
+        let words = vec!["billing".to_string()];
+        assert_eq!(
+            plain(&snippet(text, &words, false)),
+            "one two three four five six «Billing» seven eight nine ten eleven twelve \
+             thirteen fourteen fifteen…"
+        );
+        let typing = vec!["bil".to_string()];
+        assert!(plain(&snippet(text, &typing, true)).contains("«Billing»"));
+        assert!(!plain(&snippet(text, &typing, false)).contains('«'));
+        let path = vec!["billing.rs".to_string()];
+        assert_eq!(
+            plain(&snippet("see src/billing.rs", &path, false)),
+            "see src/«billing».«rs»"
+        );
+    }
+
+    #[test]
+    fn a_tool_part_says_its_output_and_inputs() {
+        let raw = r#"{"type":"tool","tool":"bash","state":{"status":"completed","title":"ls",
+            "output":"README.md\n","input":{"command":"ls -la"}}}"#;
+        let text = text_of_part("tool", raw);
+        assert!(text.starts_with("bash\nls\nREADME.md\n"), "{text:?}");
+        assert!(text.contains("ls -la"));
+        assert_eq!(text_of_part("text", "not json"), "");
+    }
+}
