@@ -18,8 +18,8 @@ use crate::archive::{Hit, Query, Setting};
 
 /// What the empty search says: every filter `parse` knows, with examples.
 const HOW_TO: &str = "type to search every archived session\n\
-    filters: tool:bash project:api server:box model:claude agent:plan state:error\n\
-    dates: since:3d until:2026-01-01 (a date, or an age: 12h 3d 2w)";
+    filters: tool:bash project:api server:box state:error model:claude\n\
+    agent:plan since:3d until:2026-01-01 (dates, or ages: 12h 3d 2w)";
 
 /// What the archive's threads tell the loop.
 #[derive(Debug)]
