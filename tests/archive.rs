@@ -353,7 +353,10 @@ fn an_export_imports_back_to_the_same_log(engines: &mut dyn Fresh) {
             .iter()
             .map(|e| {
                 let j: serde_json::Value = serde_json::from_str(e).unwrap();
-                j["properties"]["part"]["id"].as_str().unwrap_or("").to_string()
+                j["properties"]["part"]["id"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
             })
             .collect()
     };
@@ -383,7 +386,11 @@ fn an_export_imports_back_to_the_same_log(engines: &mut dyn Fresh) {
         );
         // The same latest state: the session (title, times), each message
         // and part, by the same ids (a todo list's too).
-        assert_eq!(part_ids(&mut *back, id), part_ids(&mut *archive, id), "{id}");
+        assert_eq!(
+            part_ids(&mut *back, id),
+            part_ids(&mut *archive, id),
+            "{id}"
+        );
         let values = |v: Vec<String>| -> Vec<serde_json::Value> {
             v.iter().map(|e| serde_json::from_str(e).unwrap()).collect()
         };

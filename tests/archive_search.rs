@@ -115,7 +115,8 @@ fn no_match_and_a_corrupt_archive_are_said_in_the_overlay() {
         .rand_bytes(6)
         .tempdir_in("/tmp")
         .unwrap();
-    let masked = |shown: String| shown.replace(&fixed.path().display().to_string(), "/tmp/ocvXXXXXX");
+    let masked =
+        |shown: String| shown.replace(&fixed.path().display().to_string(), "/tmp/ocvXXXXXX");
     let bad = fixed.path().join("corrupt.db");
     std::fs::write(&bad, vec![0x5a; 8192]).unwrap();
     let mut app = app_with(&fixture("a_bash_permission_once", "event.jsonl"));

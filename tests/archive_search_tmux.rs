@@ -147,7 +147,10 @@ fn search_view_at(width: u16, height: u16) {
         hits_shown(s).is_none() && s.contains("Delegate util inspection")
     });
     // At the hit: the task call's card, in the turn view.
-    assert!(opened.contains("task  @general: Inspect util module"), "{opened}");
+    assert!(
+        opened.contains("task  @general: Inspect util module"),
+        "{opened}"
+    );
 
     // From the list again, the search; esc returns to the opened session.
     t.keys(&["Tab", "F"]);

@@ -29,7 +29,13 @@ fn ocview(args: &[&str]) -> std::process::Output {
 fn output_lines(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| l.contains(WORD) && !l.contains("printf"))
-        .map(|l| l.rsplit(['│', '┃', '|']).next().unwrap_or(l).trim().to_string())
+        .map(|l| {
+            l.rsplit(['│', '┃', '|'])
+                .next()
+                .unwrap_or(l)
+                .trim()
+                .to_string()
+        })
         .collect()
 }
 
@@ -76,7 +82,10 @@ async fn the_archive_outlives_the_servers_data() {
     // The server gone, and everything it kept.
     server.kill();
     let data = server.home.join("data");
-    assert!(data.join("opencode").exists(), "no data directory at {data:?}");
+    assert!(
+        data.join("opencode").exists(),
+        "no data directory at {data:?}"
+    );
     std::fs::remove_dir_all(&data).unwrap();
     assert!(!data.exists());
 
@@ -98,7 +107,14 @@ async fn the_archive_outlives_the_servers_data() {
     );
 
     // And replays the session from its log to the end: the same output.
-    let replayed = ocview(&["archive", "replay", &session, "--archive", &db_arg, "--dump"]);
+    let replayed = ocview(&[
+        "archive",
+        "replay",
+        &session,
+        "--archive",
+        &db_arg,
+        "--dump",
+    ]);
     assert!(replayed.status.success(), "{replayed:?}");
     let dump = String::from_utf8_lossy(&replayed.stdout);
     assert!(dump.contains("print the word"), "{dump}");

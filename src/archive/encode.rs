@@ -246,7 +246,9 @@ mod tests {
         assert!(json.contains(r#"{"id": "prt_1","messageID""#), "{json}");
         let again = event(&json);
         match (&again.event, &env.event) {
-            (Event::PartUpdated(a), Event::PartUpdated(b)) => assert_eq!(a.body, b.body),
+            (Event::PartUpdated(a), Event::PartUpdated(b)) => {
+                assert_eq!(format!("{:?}", a.body), format!("{:?}", b.body))
+            }
             _ => panic!("{json}"),
         }
     }

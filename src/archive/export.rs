@@ -75,9 +75,7 @@ fn is_stand_in(event: &str) -> bool {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(event) else {
         return false;
     };
-    value
-        .pointer("/properties/info")
-        .is_some_and(stand_in_info)
+    value.pointer("/properties/info").is_some_and(stand_in_info)
 }
 
 /// Whether a session's or message's info is a stand-in: only an id, a
