@@ -57,6 +57,7 @@ fn typing_finds_filters_and_opens_archived_sessions() {
     press(&mut app, &["F"]);
     assert_eq!(app.overlay, Some(Overlay::ArchiveSearch));
     insta::assert_snapshot!("archive_search_empty_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("archive_search_empty_200x50", screen(&mut app, 200, 50));
 
     // Results while typing: "lis" already finds "list".
     typed(&mut app, "lis");
@@ -78,6 +79,7 @@ fn typing_finds_filters_and_opens_archived_sessions() {
         "{hits:?}"
     );
     insta::assert_snapshot!("archive_search_filtered_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("archive_search_filtered_200x50", screen(&mut app, 200, 50));
 
     // Enter: a session the viewer did not have is loaded and opened at the hit.
     let hit = app.archive.view.hits[0].clone();
@@ -89,6 +91,49 @@ fn typing_finds_filters_and_opens_archived_sessions() {
     let shown = screen(&mut app, 200, 50);
     assert!(shown.contains("Delegate util inspection"), "{shown}");
     insta::assert_snapshot!("archive_search_opened_200x50", shown);
+    insta::assert_snapshot!("archive_search_opened_80x24", screen(&mut app, 80, 24));
+}
+
+#[test]
+fn no_match_and_a_corrupt_archive_are_said_in_the_overlay() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = viewer_with_archive(dir.path());
+    let mut done = app.verbs.take_done();
+    press(&mut app, &["F"]);
+    typed(&mut app, "zzqqx");
+    answered(&mut app, &mut done);
+    assert!(app.archive.view.hits.is_empty());
+    let shown = screen(&mut app, 80, 24);
+    assert!(shown.contains("nothing found"), "{shown}");
+    insta::assert_snapshot!("archive_search_no_match_80x24", shown);
+    insta::assert_snapshot!("archive_search_no_match_200x50", screen(&mut app, 200, 50));
+
+    // A file that is not a database: said where the results would be. Its
+    // folder's name is as long everywhere, and masked in the snapshots.
+    let fixed = tempfile::Builder::new()
+        .prefix("ocv")
+        .rand_bytes(6)
+        .tempdir_in("/tmp")
+        .unwrap();
+    let masked =
+        |shown: String| shown.replace(&fixed.path().display().to_string(), "/tmp/ocvXXXXXX");
+    let bad = fixed.path().join("corrupt.db");
+    std::fs::write(&bad, vec![0x5a; 8192]).unwrap();
+    let mut app = app_with(&fixture("a_bash_permission_once", "event.jsonl"));
+    app.archive.setting = Some(Setting::Sqlite(bad));
+    let mut done = app.verbs.take_done();
+    press(&mut app, &["F"]);
+    typed(&mut app, "list");
+    answered(&mut app, &mut done);
+    let why = app.archive.view.status.clone().unwrap_or_default();
+    assert!(why.contains("corrupt.db"), "{why}");
+    let shown = screen(&mut app, 80, 24);
+    assert!(shown.contains("corrupt.db"), "{shown}");
+    insta::assert_snapshot!("archive_search_corrupt_80x24", masked(shown));
+    insta::assert_snapshot!(
+        "archive_search_corrupt_200x50",
+        masked(screen(&mut app, 200, 50))
+    );
 }
 
 #[test]

@@ -223,6 +223,11 @@ fn model_of(m: &Message) -> Option<String> {
 
 fn message_row(m: &Message, clock: i64) -> MessageRow {
     let created = m.info.created.unwrap_or(0);
+    // A run stream's stand-in for a message it names never replaces the
+    // message's real state another file gave (newer state wins).
+    let stand_in = m.info.raw.as_ref().is_some_and(|r| {
+        serde_json::from_str(r.get()).is_ok_and(|v| super::export::stand_in_info(&v))
+    });
     MessageRow {
         id: m.info.id.clone(),
         session_id: m.info.session_id.clone(),
@@ -230,7 +235,11 @@ fn message_row(m: &Message, clock: i64) -> MessageRow {
         model: model_of(m),
         agent: m.info.agent.clone(),
         created,
-        updated: clock.max(m.info.completed.unwrap_or(created)),
+        updated: if stand_in {
+            0
+        } else {
+            clock.max(m.info.completed.unwrap_or(created))
+        },
         raw: m
             .info
             .raw
@@ -310,8 +319,12 @@ fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
         text.truncate(end);
     }
     let time = start.or(m.info.created).unwrap_or(0);
+    let id = archived_id(m, part);
+    if let (true, Value::Object(map)) = (id != part.id, &mut raw) {
+        map.insert("id".into(), Value::String(id.clone()));
+    }
     PartRow {
-        id: part.id.clone(),
+        id,
         message_id: part.message_id.clone(),
         session_id: part.session_id.clone(),
         kind: kind.to_string(),
@@ -324,6 +337,30 @@ fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
         text,
         raw: raw.to_string(),
     }
+}
+
+/// The id a part is archived by. A todo list the store made a part of is
+/// named by the store's count of events (which heartbeats and other
+/// sessions move on, so two forms of one stream named it differently):
+/// archived, it is named by its place among the lists after the same part
+/// instead, the same in every form and after an export read back.
+fn archived_id(m: &Message, part: &Part) -> String {
+    fn after(p: &Part) -> Option<&str> {
+        p.source
+            .is_some()
+            .then(|| p.id.split_once("~todo").map(|(after, _)| after))
+            .flatten()
+    }
+    let Some(mine) = after(part) else {
+        return part.id.clone();
+    };
+    let place = m
+        .parts
+        .iter()
+        .filter(|p| after(p) == Some(mine))
+        .take_while(|p| p.id != part.id)
+        .count();
+    format!("{mine}~todo{place:016x}")
 }
 
 fn kind_of(raw: &Value) -> &'static str {

@@ -146,6 +146,9 @@ fn wrap(kind: &str, properties: &str, env: &Envelope) -> String {
     } else {
         String::new()
     };
+    // A raw object from a pretty-printed file (an export, a message list)
+    // keeps its line breaks: the log holds one event a line.
+    let properties = one_line(properties);
     let event = format!(
         "{{{id}\"type\":{},\"properties\":{properties}}}",
         json!(kind)
@@ -154,6 +157,23 @@ fn wrap(kind: &str, properties: &str, env: &Envelope) -> String {
         Some(dir) => format!("{{\"directory\":{},\"payload\":{event}}}", json!(dir)),
         None => event,
     }
+}
+
+/// JSON text on one line: each line break and the indentation after it
+/// dropped. Both are whitespace between tokens (a JSON string holds no raw
+/// line break), so the value is the same.
+pub fn one_line(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains(['\n', '\r']) {
+        return json.into();
+    }
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(at) = rest.find(['\n', '\r']) {
+        out.push_str(&rest[..at]);
+        rest = rest[at..].trim_start_matches([' ', '\t', '\n', '\r']);
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// The event's key in the log: its `evt_` id's position and hash when it
@@ -214,6 +234,23 @@ mod tests {
         }
         let beat = event(r#"{"type":"server.heartbeat","properties":{}}"#);
         assert!(encode(&beat).is_none());
+    }
+
+    #[test]
+    fn a_pretty_printed_object_is_logged_on_one_line() {
+        let env = event(
+            "{\"type\":\"message.part.updated\",\"properties\":{\"part\":{\n  \"id\": \"prt_1\",\r\n  \"messageID\": \"msg_1\",\n\t\"sessionID\": \"ses_1\",\n  \"type\": \"text\",\n  \"text\": \"a\\nb  c\"\n}}}",
+        );
+        let json = encode(&env).unwrap();
+        assert!(!json.contains(['\n', '\r']), "{json}");
+        assert!(json.contains(r#"{"id": "prt_1","messageID""#), "{json}");
+        let again = event(&json);
+        match (&again.event, &env.event) {
+            (Event::PartUpdated(a), Event::PartUpdated(b)) => {
+                assert_eq!(format!("{:?}", a.body), format!("{:?}", b.body))
+            }
+            _ => panic!("{json}"),
+        }
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub trait Engine: Send {
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<(String, i64)>, ArchiveError>;
+    /// Sessions the event log holds that have no row of their own (events
+    /// of a session the store never made, e.g. deltas alone), by id.
+    fn unlisted_sessions(&mut self) -> Result<Vec<String>, ArchiveError>;
     /// The oldest and newest session's last update, if any.
     fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError>;
     /// Whole sessions gone, in one transaction: their events, latest

@@ -13,7 +13,8 @@ pub struct Exported {
 }
 
 /// Write the event log of `session` (its exact id), or of every session,
-/// least recently updated first, to `out`. An error is one line.
+/// least recently updated first (then those the log holds without a row of
+/// their own), to `out`, one event a line. An error is one line.
 pub fn export(
     engine: &mut dyn Engine,
     session: Option<&str>,
@@ -21,16 +22,20 @@ pub fn export(
 ) -> Result<Exported, String> {
     let ids: Vec<String> = match session {
         Some(id) => vec![id.to_string()],
-        None => engine
-            .oldest_sessions(None, u32::MAX)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect(),
+        None => {
+            let mut ids: Vec<String> = engine
+                .oldest_sessions(None, u32::MAX)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            ids.extend(engine.unlisted_sessions().map_err(|e| e.to_string())?);
+            ids
+        }
     };
     let mut done = Exported::default();
     for id in ids {
-        let events = engine.events(&id).map_err(|e| e.to_string())?;
+        let events = session_log(engine, &id)?;
         for event in &events {
             out.write_all(event.as_bytes())
                 .and_then(|_| out.write_all(b"\n"))
@@ -41,4 +46,50 @@ pub fn export(
     }
     out.flush().map_err(|e| format!("cannot write: {e}"))?;
     Ok(done)
+}
+
+/// A session's log as a recording plays it: one event a line (archives
+/// written before events were kept on one line), and the stand-ins a file
+/// gave a session it did not name (`saved messages` of a message list)
+/// first. Read from that file the stand-in came before the session's
+/// real state; in a log that holds several files it may come after, and
+/// played there it would replace the session's title and times.
+pub fn session_log(engine: &mut dyn Engine, id: &str) -> Result<Vec<String>, String> {
+    let events = engine.events(id).map_err(|e| e.to_string())?;
+    let (mut first, rest): (Vec<String>, Vec<String>) = events
+        .into_iter()
+        .map(|e| super::encode::one_line(&e).into_owned())
+        .partition(|e| is_stand_in(e));
+    first.extend(rest);
+    Ok(first)
+}
+
+/// Whether a logged event is one of the replay reader's stand-ins for a
+/// session or message a file did not name (no event id; `stand_in_info`).
+fn is_stand_in(event: &str) -> bool {
+    if !(event.starts_with(r#"{"type":"session.created","#)
+        || event.starts_with(r#"{"type":"message.updated","#))
+    {
+        return false;
+    }
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(event) else {
+        return false;
+    };
+    value.pointer("/properties/info").is_some_and(stand_in_info)
+}
+
+/// Whether a session's or message's info is a stand-in: only an id, a
+/// title or role, its session and its creation time, which is what the
+/// replay reader knows of a session or message a message list or a run
+/// stream names without saying it. A real state always says more.
+pub fn stand_in_info(info: &serde_json::Value) -> bool {
+    let Some(info) = info.as_object() else {
+        return false;
+    };
+    info.keys()
+        .all(|k| matches!(k.as_str(), "id" | "title" | "sessionID" | "role" | "time"))
+        && info
+            .get("time")
+            .and_then(serde_json::Value::as_object)
+            .is_none_or(|t| t.keys().all(|k| k == "created" || k == "updated"))
 }

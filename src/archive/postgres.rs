@@ -421,6 +421,10 @@ impl Engine for PgArchive {
         super::postgres_upkeep::oldest_sessions(self, before, limit)
     }
 
+    fn unlisted_sessions(&mut self) -> Result<Vec<String>, ArchiveError> {
+        super::postgres_upkeep::unlisted_sessions(self)
+    }
+
     fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError> {
         super::postgres_upkeep::span(self)
     }

@@ -37,6 +37,17 @@ pub(super) fn oldest_sessions(
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
+pub(super) fn unlisted_sessions(a: &mut PgArchive) -> Result<Vec<String>, ArchiveError> {
+    let rows =
+        a.rt.block_on(a.client.query(
+            "SELECT DISTINCT session_id FROM events
+             WHERE session_id NOT IN (SELECT id FROM sessions) ORDER BY session_id",
+            &[],
+        ))
+        .map_err(|e| classify(&a.place, &e))?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
 pub(super) fn span(a: &mut PgArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
     let row =
         a.rt.block_on(

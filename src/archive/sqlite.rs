@@ -439,6 +439,10 @@ impl Engine for SqliteArchive {
         super::sqlite_upkeep::oldest_sessions(self, before, limit)
     }
 
+    fn unlisted_sessions(&mut self) -> Result<Vec<String>, ArchiveError> {
+        super::sqlite_upkeep::unlisted_sessions(self)
+    }
+
     fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError> {
         super::sqlite_upkeep::span(self)
     }

@@ -39,6 +39,19 @@ pub(super) fn oldest_sessions(
     rows.collect::<Result<Vec<_>, _>>().map_err(err)
 }
 
+pub(super) fn unlisted_sessions(a: &mut SqliteArchive) -> Result<Vec<String>, ArchiveError> {
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let mut stmt = a
+        .conn
+        .prepare(
+            "SELECT DISTINCT session_id FROM events
+             WHERE session_id NOT IN (SELECT id FROM sessions) ORDER BY session_id",
+        )
+        .map_err(err)?;
+    let rows = stmt.query_map([], |r| r.get(0)).map_err(err)?;
+    rows.collect::<Result<Vec<String>, _>>().map_err(err)
+}
+
 pub(super) fn span(a: &mut SqliteArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let row: (Option<i64>, Option<i64>) = a

@@ -297,7 +297,7 @@ fn import_kept(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String>
 pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Bytes), String> {
     let mut archive = open(setting)?;
     let id = session_id(&mut *archive, session)?;
-    let events = archive.events(&id).map_err(|e| e.to_string())?;
+    let events = ocview::archive::export::session_log(&mut *archive, &id)?;
     let mut text = String::new();
     for e in events {
         text.push_str(&e);

@@ -36,10 +36,12 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         view.status.clone()
     };
     if let Some(note) = note {
-        lines.push(Line::styled(
-            wrap::truncate(&sanitize::line(&note), inner),
-            theme.style(Role::Muted),
-        ));
+        for line in note.lines() {
+            lines.push(Line::styled(
+                wrap::truncate(&sanitize::line(line), inner),
+                theme.style(Role::Muted),
+            ));
+        }
     } else {
         lines.push(Line::default());
     }

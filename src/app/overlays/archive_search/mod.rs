@@ -16,6 +16,11 @@ use crate::app::keymap::{Action, Context, Key};
 use crate::app::{App, Overlay};
 use crate::archive::{Hit, Query, Setting};
 
+/// What the empty search says: every filter `parse` knows, with examples.
+const HOW_TO: &str = "type to search every archived session\n\
+    filters: tool:bash project:api server:box state:error model:claude\n\
+    agent:plan since:3d until:2026-01-01 (dates, or ages: 12h 3d 2w)";
+
 /// What the archive's threads tell the loop.
 #[derive(Debug)]
 pub enum Reply {
@@ -105,7 +110,7 @@ impl App {
             Some(_) => {
                 self.overlay = Some(Overlay::ArchiveSearch);
                 if self.archive.view.input.is_empty() {
-                    self.archive.view.status = Some("type to search every archived session".into());
+                    self.archive.view.status = Some(HOW_TO.into());
                 }
             }
         }
@@ -181,7 +186,7 @@ impl App {
                 view.hits.clear();
                 view.selected = 0;
                 view.waiting = false;
-                view.status = Some("type to search every archived session".into());
+                view.status = Some(HOW_TO.into());
             }
             Ok(q) => {
                 view.waiting = true;

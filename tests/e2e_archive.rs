@@ -1,0 +1,139 @@
+//! The archive end to end (issue 28's acceptance): the real opencode
+//! 1.18.33 is watched by `ocview attach URL --archive PATH` in tmux; a
+//! bash tool prints a word found nowhere else; ocview quits; the server is
+//! stopped and its whole data directory deleted; the archive still finds
+//! the word (`ocview search --json`) and replays the session with that
+//! output, as the live view showed it.
+
+mod common;
+mod support;
+
+use serde_json::{Value, json};
+use support::fake_model::{FakeModel, Step, last_turn};
+use support::opencode::Server;
+use support::tmux::Tmux;
+
+/// What the bash tool prints: the command holds its two halves apart, so
+/// only the output holds the word.
+const WORD: &str = "quartz77nebula";
+
+fn ocview(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The card's output lines as a screen shows them: each line holding the
+/// word, without the list's border, the card's frame and indentation.
+fn output_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(WORD) && !l.contains("printf"))
+        .map(|l| {
+            l.rsplit(['│', '┃', '|'])
+                .next()
+                .unwrap_or(l)
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_archive_outlives_the_servers_data() {
+    let model = FakeModel::start(std::sync::Arc::new(|req: &Value, _: usize| {
+        match last_turn(req).1 {
+            0 => Step::text("Printing it.").then_tool(
+                "bash",
+                json!({"command": "printf 'quartz%s\\n' 77nebula", "description": "print the word"}),
+            ),
+            _ => Step::text("Printed."),
+        }
+    }))
+    .await;
+    let mut server = Server::start(&model.url()).await;
+    let session = server.create_session().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("archive.db");
+    let db_arg = db.display().to_string();
+
+    let t = Tmux::start_sized("archive-e2e", 120, 40);
+    t.line(&format!(
+        "{} --archive {db_arg} attach {}",
+        env!("CARGO_BIN_EXE_ocview"),
+        server.url()
+    ));
+    t.wait_for("the viewer, live", |s| {
+        s.contains("live") && s.contains("Sessions")
+    });
+    server.prompt(&session, "print the word").await;
+    t.wait_for("the permission", |s| s.contains("permission · bash"));
+    t.wait_for("the prompt armed", |s| !s.contains("arming"));
+    t.keys(&["y"]);
+    server.wait_idle(&session, 60).await;
+    let live = t.wait_for("the output, live", |s| {
+        !output_lines(s).is_empty() && s.contains("Printed.")
+    });
+    let shown_live = output_lines(&live);
+    assert_eq!(shown_live, [WORD], "{live}");
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+
+    // The server gone, and everything it kept.
+    server.kill();
+    let data = server.home.join("data");
+    assert!(
+        data.join("opencode").exists(),
+        "no data directory at {data:?}"
+    );
+    std::fs::remove_dir_all(&data).unwrap();
+    assert!(!data.exists());
+
+    // The archive finds the word from the tool's output.
+    let found = ocview(&["search", WORD, "--archive", &db_arg, "--json"]);
+    assert!(found.status.success(), "{found:?}");
+    let hits: Value = serde_json::from_slice(&found.stdout).unwrap();
+    let hits = hits.as_array().unwrap();
+    assert!(!hits.is_empty(), "{hits:?}");
+    assert!(
+        hits.iter()
+            .all(|h| h["session_id"] == session.as_str() && h["kind"] == "tool"),
+        "{hits:?}"
+    );
+    assert_eq!(hits[0]["server"], server.url().as_str(), "{hits:?}");
+    assert!(
+        hits[0]["snippet"].as_str().unwrap().contains(WORD),
+        "{hits:?}"
+    );
+
+    // And replays the session from its log to the end: the same output.
+    let replayed = ocview(&[
+        "archive",
+        "replay",
+        &session,
+        "--archive",
+        &db_arg,
+        "--dump",
+    ]);
+    assert!(replayed.status.success(), "{replayed:?}");
+    let dump = String::from_utf8_lossy(&replayed.stdout);
+    assert!(dump.contains("print the word"), "{dump}");
+    assert!(dump.contains("Printed."), "{dump}");
+    assert!(
+        dump.contains(r#"tool bash [completed] "printf 'quartz%s\\n' 77nebula""#),
+        "{dump}"
+    );
+
+    // The same log, played in the viewer to its end, shows it as live did.
+    let t = Tmux::start_sized("archive-e2e-replay", 120, 40);
+    t.line(&format!(
+        "{} --archive {db_arg} archive replay --start end {session}",
+        env!("CARGO_BIN_EXE_ocview"),
+    ));
+    let played = t.wait_for("the archived session, at its end", |s| {
+        s.contains("Printed.") && !output_lines(s).is_empty()
+    });
+    assert_eq!(output_lines(&played), shown_live, "{played}");
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}
