@@ -236,8 +236,19 @@ fn archive_limits(config: &Config) -> ocview::archive::Limits {
 fn archive_command(config: Config, command: ArchiveCommand) -> anyhow::Result<ExitCode> {
     let setting = archive_setting();
     match command {
-        ArchiveCommand::Import { files } => {
-            cli::archive::import(&files, &setting).map_err(anyhow::Error::msg)
+        ArchiveCommand::Import { files, opencode_db } => {
+            let mut code = ExitCode::SUCCESS;
+            if !files.is_empty() {
+                code = cli::archive::import(&files, &setting).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(db) = opencode_db {
+                let db_code =
+                    cli::archive::import_db(db.as_deref(), &setting).map_err(anyhow::Error::msg)?;
+                if db_code != ExitCode::SUCCESS {
+                    code = db_code;
+                }
+            }
+            Ok(code)
         }
         ArchiveCommand::Stats { json } => {
             cli::archive::stats(json, &setting).map_err(anyhow::Error::msg)
@@ -274,6 +285,14 @@ fn connect_archive(app: &mut App, live: Option<Origin>) {
         return;
     }
     app.archive.setting = Some(setting.clone());
+    // This machine's opencode database goes in too, in the background.
+    if let Some(db) = ocview::source::opencode_db::DbEnv::from_process().database() {
+        app.archive.opencode_db = Some(ocview::archive::db_follow::spawn(
+            setting.clone(),
+            db,
+            say_archive(app),
+        ));
+    }
     if let Some(origin) = live {
         app.archive.tap = Some(ocview::archive::writer::spawn_bounded(
             setting,

@@ -9,13 +9,17 @@
 //! (`writer`), as does reading (`reader`).
 
 pub mod collect;
+pub mod db_follow;
 pub mod encode;
+mod encode_prompt;
 pub mod engine;
 pub mod export;
 pub mod import;
+pub mod import_db;
 pub mod pgpass;
 pub mod place;
 pub mod postgres;
+mod postgres_marks;
 mod postgres_upkeep;
 pub mod prune;
 pub mod query;
@@ -23,10 +27,11 @@ pub mod rows;
 pub mod schema;
 pub mod snapshot;
 pub mod sqlite;
+mod sqlite_marks;
 mod sqlite_upkeep;
 pub mod writer;
 
-pub use engine::{ArchiveError, Engine, Trouble};
+pub use engine::{ArchiveError, Engine, ImportMark, Trouble};
 pub use place::Setting;
 pub use prune::Limits;
 pub use query::{Hit, Query};

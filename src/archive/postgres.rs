@@ -13,7 +13,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 
-use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
+use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use super::place::redact;
 use super::query::{Hit, MARK_END, MARK_START, Query, indexable};
 use super::rows::{Batch, Written};
@@ -546,5 +546,12 @@ impl Engine for PgArchive {
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
         super::postgres_upkeep::vacuum(self)
+    }
+    fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
+        super::postgres_marks::import_mark(self, source)
+    }
+
+    fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
+        super::postgres_marks::set_import_mark(self, source, mark)
     }
 }

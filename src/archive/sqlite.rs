@@ -8,7 +8,7 @@ use std::time::Duration;
 use rusqlite::types::Value;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
+use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use super::query::{Hit, Query, indexable};
 use super::rows::{Batch, Written};
 use super::schema;
@@ -507,5 +507,12 @@ impl Engine for SqliteArchive {
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
         super::sqlite_upkeep::vacuum(self)
+    }
+    fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
+        super::sqlite_marks::import_mark(self, source)
+    }
+
+    fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
+        super::sqlite_marks::set_import_mark(self, source, mark)
     }
 }
