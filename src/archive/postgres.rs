@@ -491,6 +491,15 @@ impl Engine for PgArchive {
         for r in &rows {
             out.push(super::snapshot::item_event(r.get(0), session_id, r.get(2)));
         }
+        let todos = self
+            .rt
+            .block_on(self.client.query_opt(
+                "SELECT json FROM events WHERE session_id = $1 AND json LIKE $2
+                 ORDER BY pk DESC LIMIT 1",
+                &[&session_id, &super::snapshot::TODO_LIKE],
+            ))
+            .map_err(err)?;
+        out.extend(todos.and_then(|r| super::snapshot::todo_event(session_id, r.get(0))));
         Ok(out)
     }
 

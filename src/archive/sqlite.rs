@@ -450,6 +450,17 @@ impl Engine for SqliteArchive {
             let (kind, raw) = row.map_err(err)?;
             out.push(super::snapshot::item_event(&kind, session_id, &raw));
         }
+        let todos: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT json FROM events WHERE session_id = ?1 AND json LIKE ?2
+                 ORDER BY pk DESC LIMIT 1",
+                params![session_id, super::snapshot::TODO_LIKE],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
 
