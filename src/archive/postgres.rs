@@ -264,7 +264,7 @@ impl Engine for PgArchive {
                                 &s.parent_id,
                                 &title,
                                 &s.directory.as_deref().map(pg_text),
-                                &o.server,
+                                &s.server.as_ref().or(o.server.as_ref()),
                                 &o.host,
                                 &o.file.as_deref().map(pg_text),
                                 &s.created,

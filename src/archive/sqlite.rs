@@ -226,7 +226,7 @@ impl Engine for SqliteArchive {
                             s.parent_id,
                             s.title,
                             s.directory,
-                            o.server,
+                            s.server.as_ref().or(o.server.as_ref()),
                             o.host,
                             o.file,
                             s.created,
