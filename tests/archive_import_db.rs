@@ -4,12 +4,12 @@
 //! written again; one updated in the watermark's millisecond or added with
 //! old times is not missed), followed in the background with progress, and
 //! prompt events kept in the log so a replay shows them. Run on both
-//! engines: SQLite in a temporary directory and a real PostgreSQL.
+//! engines: SQLite in a temporary directory and a real PostgreSQL; and from
+//! a database the real opencode 1.18.33 wrote, through the command line.
 
 #[path = "support/postgres.rs"]
 mod postgres_support;
-#[path = "support/usage_db.rs"]
-mod usage_db;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -143,7 +143,7 @@ fn make_db(dir: &Path) -> PathBuf {
     let path = dir.join("opencode.db");
     let c = Connection::open(&path).unwrap();
     c.execute_batch("PRAGMA journal_mode=WAL").unwrap();
-    c.execute_batch(usage_db::SCHEMA).unwrap();
+    c.execute_batch(support::usage_db::SCHEMA).unwrap();
     c.execute(
         "INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) VALUES ('prj_a', '/work/alpha', ?1, ?1, '[]')",
         [NOW],
@@ -462,7 +462,7 @@ fn postgres_engine_imports_opencode_databases() {
 fn the_database_is_followed_in_the_background_with_progress() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("opencode.db");
-    usage_db::generate(&db, 150, 2, 3, 30, NOW, |i| format!("ses_{i:04}"));
+    support::usage_db::generate(&db, 150, 2, 3, 30, NOW, |i| format!("ses_{i:04}"));
     let setting = Setting::Sqlite(dir.path().join("archive.db"));
     let (tx, said) = std::sync::mpsc::channel::<String>();
     let tx = std::sync::Mutex::new(tx);
@@ -514,4 +514,100 @@ fn the_database_is_followed_in_the_background_with_progress() {
         std::thread::sleep(Duration::from_millis(200));
     }
     drop(follower);
+}
+
+fn ocview() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"));
+    c.env_remove("OCVIEW_ARCHIVE");
+    c
+}
+
+/// `ocview archive import --opencode-db DB --archive ARCHIVE`: its stderr.
+fn import_command(db: &Path, archive: &Path) -> String {
+    let out = ocview()
+        .args(["archive", "import", "--opencode-db"])
+        .arg(db)
+        .arg("--archive")
+        .arg(archive)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+/// A database the real opencode 1.18.33 wrote (todos, a bash tool that
+/// asked permission, a second session), imported with the command line:
+/// the archive opens and replays each session as history shows it, finds
+/// a word of the tool's output, and a second import adds nothing.
+#[test]
+fn a_real_opencode_database_imports_as_history_shows_it() {
+    use serde_json::json;
+    use support::fake_model::{FakeModel, Step, first_user_text, last_turn};
+    use support::opencode::Server;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let script: support::fake_model::Script = std::sync::Arc::new(|req, _n| {
+        let asked = first_user_text(req);
+        let (_, step) = last_turn(req);
+        if asked.contains("just answer") {
+            return Step::text("Just an answer about a quokka.");
+        }
+        match step {
+            0 => Step::text("Planning first.").then_tool(
+                "todowrite",
+                json!({"todos": [
+                    {"content": "Inspect the readme", "status": "completed", "priority": "high"},
+                    {"content": "Say the word", "status": "in_progress", "priority": "medium"}]}),
+            ),
+            1 => Step::text("Running it.").then_tool(
+                "bash",
+                json!({"command": "echo zebrafish", "description": "say a word"}),
+            ),
+            _ => Step::text("All finished."),
+        }
+    });
+    let (mut server, ids) = rt.block_on(async {
+        let model = FakeModel::start(script).await;
+        let server = Server::start(&model.url()).await;
+        let first = server.create_session().await;
+        server.prompt(&first, "plan and run").await;
+        server
+            .until("the permission answered, the turn done", 120, || async {
+                server.answer_permissions("once").await;
+                let msgs = server.messages(&first).await;
+                msgs.last().is_some_and(|m| {
+                    m["info"]["role"] == "assistant"
+                        && m["info"]["time"]["completed"].is_number()
+                        && m["info"]["finish"] != "tool-calls"
+                })
+            })
+            .await;
+        let second = server.create_session().await;
+        server.prompt(&second, "just answer").await;
+        server.wait_idle(&second, 90).await;
+        (server, vec![first, second])
+    });
+    server.kill();
+    let db = server.home.join("data/opencode/opencode.db");
+    let dir = tempfile::tempdir().unwrap();
+    let archive_path = dir.path().join("archive.db");
+    let said = import_command(&db, &archive_path);
+    assert!(said.contains("2 sessions read"), "{said}");
+    let history = history_store(&db);
+    let mut archive = open(&Setting::Sqlite(archive_path.clone()));
+    for id in &ids {
+        let want = fingerprint(&history, id);
+        let opened = store_of(&lines(&archive.snapshot(id).unwrap()));
+        assert_eq!(fingerprint(&opened, id), want, "opened {id}");
+        let replayed = store_of(&lines(&archive.events(id).unwrap()));
+        assert_eq!(fingerprint(&replayed, id), want, "replayed {id}");
+    }
+    assert!(
+        fingerprint(&history, &ids[0]).contains("Say the word"),
+        "todos read"
+    );
+    assert_eq!(hits(&mut *archive, "zebrafish"), [ids[0].clone()]);
+    assert_eq!(hits(&mut *archive, "quokka"), [ids[1].clone()]);
+    let again = import_command(&db, &archive_path);
+    assert!(again.contains("0 new events, 0 parts written"), "{again}");
 }
