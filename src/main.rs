@@ -105,8 +105,8 @@ fn main() -> ExitCode {
             all,
             auth,
         } => resolve_auth(&auth).and_then(|auth| match urls.as_slice() {
-            [url] => record(url, &file, all, auth),
-            _ => record_fleet(&urls, &file, all, auth),
+            [url] => record(url, &file, all, auth, &config),
+            _ => record_fleet(&urls, &file, all, auth, &config),
         }),
         Command::Export {
             source,
@@ -236,8 +236,19 @@ fn archive_limits(config: &Config) -> ocview::archive::Limits {
 fn archive_command(config: Config, command: ArchiveCommand) -> anyhow::Result<ExitCode> {
     let setting = archive_setting();
     match command {
-        ArchiveCommand::Import { files } => {
-            cli::archive::import(&files, &setting).map_err(anyhow::Error::msg)
+        ArchiveCommand::Import { files, opencode_db } => {
+            let mut code = ExitCode::SUCCESS;
+            if !files.is_empty() {
+                code = cli::archive::import(&files, &setting).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(db) = opencode_db {
+                let db_code =
+                    cli::archive::import_db(db.as_deref(), &setting).map_err(anyhow::Error::msg)?;
+                if db_code != ExitCode::SUCCESS {
+                    code = db_code;
+                }
+            }
+            Ok(code)
         }
         ArchiveCommand::Stats { json } => {
             cli::archive::stats(json, &setting).map_err(anyhow::Error::msg)
@@ -274,6 +285,14 @@ fn connect_archive(app: &mut App, live: Option<Origin>) {
         return;
     }
     app.archive.setting = Some(setting.clone());
+    // This machine's opencode database goes in too, in the background.
+    if let Some(db) = ocview::source::opencode_db::DbEnv::from_process().database() {
+        app.archive.opencode_db = Some(ocview::archive::db_follow::spawn(
+            setting.clone(),
+            db,
+            say_archive(app),
+        ));
+    }
     if let Some(origin) = live {
         app.archive.tap = Some(ocview::archive::writer::spawn_bounded(
             setting,
@@ -282,6 +301,25 @@ fn connect_archive(app: &mut App, live: Option<Origin>) {
             say_archive(app),
         ));
     }
+}
+
+/// `ocview record` keeps what it records in the archive too (when on);
+/// what goes wrong with it is said on stderr.
+fn record_tap(server: Option<String>, config: &Config) -> Option<ocview::archive::writer::Tap> {
+    let setting = archive_setting();
+    if setting == Setting::Off {
+        return None;
+    }
+    Some(ocview::archive::writer::spawn_bounded(
+        setting,
+        Origin {
+            server,
+            host: ocview::archive::place::hostname(),
+            file: None,
+        },
+        archive_limits(config),
+        Box::new(|line| eprintln!("ocview: {}", ocview::model::wire::sanitize::line(&line))),
+    ))
 }
 
 /// How the archive's threads reach the status line.
@@ -512,11 +550,23 @@ fn resolve_auth(args: &cli::AuthArgs) -> anyhow::Result<Option<Auth>> {
     args.resolve().map_err(|e| Usage(e).into())
 }
 
-fn record(url: &str, file: &Path, all: bool, auth: Option<Auth>) -> anyhow::Result<ExitCode> {
+fn record(
+    url: &str,
+    file: &Path,
+    all: bool,
+    auth: Option<Auth>,
+    config: &Config,
+) -> anyhow::Result<ExitCode> {
     let url = server_url(url, None)?;
     let url = url.as_str();
+    let tap = record_tap(Some(ocview::archive::place::origin_url(url)), config);
     let rt = runtime()?;
-    let n = rt.block_on(launch::record_headless(Client::new(url, auth), file, all));
+    let n = rt.block_on(launch::record_headless(
+        Client::new(url, auth),
+        file,
+        all,
+        tap,
+    ));
     rt.shutdown_background();
     eprintln!("ocview: recorded {} events to {}", n?, file.display());
     Ok(ExitCode::SUCCESS)
@@ -721,7 +771,7 @@ fn fleet_viewer(
     let mut app = App::new(config, "fleet", false).map_err(|e| anyhow::anyhow!("{e}"))?;
     app.wanted_session = viewer.session;
     // Each server's sessions keep their own id; the origin names this
-    // machine (the servers' own names are round two's).
+    // machine, and each member's server comes with its report.
     connect_archive(
         &mut app,
         Some(Origin {
@@ -759,10 +809,13 @@ fn record_fleet(
     file: &Path,
     all: bool,
     auth: Option<Auth>,
+    config: &Config,
 ) -> anyhow::Result<ExitCode> {
     let fleet = fleet_members::from_urls(urls, auth, all)?;
+    // Each member's sessions are kept with its own server (its report).
+    let tap = record_tap(None, config);
     let rt = runtime()?;
-    let n = rt.block_on(ocview::app::launch::fleet::record_fleet(fleet, file));
+    let n = rt.block_on(ocview::app::launch::fleet::record_fleet(fleet, file, tap));
     rt.shutdown_background();
     eprintln!("ocview: recorded {} events to {}", n?, file.display());
     Ok(ExitCode::SUCCESS)

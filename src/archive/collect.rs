@@ -21,6 +21,9 @@ pub struct Collector {
     pub store: Store,
     pub stats: IngestStats,
     origin: Origin,
+    /// Each fleet member's server (its key → URL without credentials): a
+    /// session scoped by a key is kept with its own server's origin.
+    servers: HashMap<String, String>,
     touched: Touched,
 }
 
@@ -47,8 +50,14 @@ impl Collector {
             store: Store::new(),
             stats: IngestStats::default(),
             origin,
+            servers: HashMap::new(),
             touched: Touched::default(),
         }
+    }
+
+    /// A fleet member's server, by its key (`model::store::fleet`).
+    pub fn server(&mut self, key: String, url: String) {
+        self.servers.insert(key, url);
     }
 
     /// Events and touched rows waiting for `take`.
@@ -105,7 +114,12 @@ impl Collector {
         let clock = self.touched.clock;
         let sessions = std::mem::take(&mut self.touched.sessions)
             .into_iter()
-            .filter_map(|id| store.session(&id).map(session_row))
+            .filter_map(|id| {
+                let server = crate::model::store::fleet::server_of(&id)
+                    .and_then(|key| self.servers.get(key))
+                    .cloned();
+                store.session(&id).map(|s| session_row(s, server))
+            })
             .collect();
         let messages = std::mem::take(&mut self.touched.messages)
             .into_iter()
@@ -194,7 +208,7 @@ impl Touched {
     }
 }
 
-fn session_row(s: &crate::model::Session) -> SessionRow {
+fn session_row(s: &crate::model::Session, server: Option<String>) -> SessionRow {
     let info = &s.info;
     SessionRow {
         id: info.id.clone(),
@@ -211,6 +225,7 @@ fn session_row(s: &crate::model::Session) -> SessionRow {
             .as_ref()
             .map(|r| r.get().to_string())
             .unwrap_or_else(|| serde_json::json!({"id": info.id, "title": info.title}).to_string()),
+        server,
     }
 }
 

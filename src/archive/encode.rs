@@ -36,9 +36,8 @@ pub fn session_of(event: &Event) -> Option<&str> {
 }
 
 /// The event's JSON for the log, or `None` for what the log does not keep:
-/// events of no session (heartbeats, a fleet's reports), and prompts, whose
-/// answer an archived session cannot give (their outcome is in the tool
-/// parts).
+/// events of no session (heartbeats, a fleet's reports). Prompts (asked,
+/// replied, rejected) are kept, so a replay shows them as live did.
 pub fn encode(env: &Envelope) -> Option<String> {
     let kind = env.event.kind();
     let properties = match &env.event {
@@ -117,6 +116,22 @@ pub fn encode(env: &Envelope) -> Option<String> {
                 env,
             ));
         }
+        Event::PermissionAsked(p) => super::encode_prompt::permission(p),
+        Event::QuestionAsked(q) => super::encode_prompt::question(q),
+        Event::PermissionReplied {
+            session_id,
+            request_id,
+            reply,
+        } => json!({"sessionID": session_id, "requestID": request_id, "reply": reply}),
+        Event::QuestionReplied {
+            session_id,
+            request_id,
+            answers,
+        } => json!({"sessionID": session_id, "requestID": request_id, "answers": answers}),
+        Event::QuestionRejected {
+            session_id,
+            request_id,
+        } => json!({"sessionID": session_id, "requestID": request_id}),
         _ => return None,
     };
     session_of(&env.event)?;

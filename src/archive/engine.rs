@@ -93,6 +93,23 @@ pub trait Engine: Send {
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError>;
     /// Give freed space back (SQLite VACUUM, PostgreSQL VACUUM).
     fn vacuum(&mut self) -> Result<(), ArchiveError>;
+    /// How far an opencode database (`source`: its path) was imported.
+    fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError>;
+    /// Remember how far `source` was imported.
+    fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError>;
+}
+
+/// How far an opencode database was imported: every session updated before
+/// `updated` (ms) and every row up to `rowid_max` is in the archive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportMark {
+    /// The newest `time_updated` imported: the next import reads sessions
+    /// updated at or after it (one updated in the same millisecond is not
+    /// missed; reading it again adds nothing).
+    pub updated: i64,
+    /// The session table's largest rowid imported: a session added with old
+    /// times (`opencode import`) is found by its rowid.
+    pub rowid_max: i64,
 }
 
 /// The error a read-only archive gives to a write.

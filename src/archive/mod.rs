@@ -9,10 +9,13 @@
 //! (`writer`), as does reading (`reader`).
 
 pub mod collect;
+pub mod db_follow;
 pub mod encode;
+mod encode_prompt;
 pub mod engine;
 pub mod export;
 pub mod import;
+pub mod import_db;
 pub mod keeper;
 pub mod list_reader;
 pub mod listing;
@@ -21,6 +24,7 @@ mod pg_copy;
 pub mod pgpass;
 pub mod place;
 pub mod postgres;
+mod postgres_marks;
 mod postgres_upkeep;
 pub mod prune;
 pub mod query;
@@ -30,11 +34,12 @@ pub mod snapshot;
 pub mod snippet;
 pub mod spool;
 pub mod sqlite;
+mod sqlite_marks;
 mod sqlite_search;
 mod sqlite_upkeep;
 pub mod writer;
 
-pub use engine::{ArchiveError, Engine, Trouble};
+pub use engine::{ArchiveError, Engine, ImportMark, Trouble};
 pub use place::Setting;
 pub use prune::Limits;
 pub use query::{Hit, Query};

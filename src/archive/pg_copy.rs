@@ -19,7 +19,7 @@ pub(super) const STAGING: &str = "
     CREATE TEMP TABLE IF NOT EXISTS in_events (ord BIGINT, key TEXT, session_id TEXT, time BIGINT, json TEXT)
         ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_sessions (id TEXT, parent_id TEXT, title TEXT, directory TEXT,
-        created BIGINT, updated BIGINT, raw TEXT, body TEXT) ON COMMIT DELETE ROWS;
+        created BIGINT, updated BIGINT, raw TEXT, body TEXT, server TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_messages (id TEXT, session_id TEXT, role TEXT, model TEXT,
         agent TEXT, created BIGINT, updated BIGINT, raw TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
@@ -103,6 +103,8 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
                 Box::new(s.updated),
                 Box::new(pg_text(&s.raw)),
                 Box::new(body),
+                // A fleet member's own server, over the batch's.
+                Box::new(s.server.clone()),
             ]
         });
         let types = [
@@ -114,6 +116,7 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
             n.clone(),
             t.clone(),
             t.clone(),
+            t.clone(),
         ];
         copy(tx, "in_sessions", &types, rows).await?;
         let o = &batch.origin;
@@ -123,7 +126,7 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
         tx.execute(
             "WITH up AS (
                INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
-               SELECT id, parent_id, title, directory, $1, $2, $3, created, updated, raw
+               SELECT id, parent_id, title, directory, coalesce(server, $1), $2, $3, created, updated, raw
                FROM in_sessions ORDER BY id
                ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
                  title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),

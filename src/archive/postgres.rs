@@ -13,7 +13,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 
-use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
+use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use super::place::redact;
 use super::query::{Hit, MARK_END, MARK_START, Query};
 use super::rows::{Batch, Written};
@@ -376,6 +376,15 @@ impl Engine for PgArchive {
         for r in &rows {
             out.push(super::snapshot::item_event(r.get(0), session_id, r.get(2)));
         }
+        let todos = self
+            .rt
+            .block_on(self.client.query_opt(
+                "SELECT json FROM events WHERE session_id = $1 AND json LIKE $2
+                 ORDER BY pk DESC LIMIT 1",
+                &[&session_id, &super::snapshot::TODO_LIKE],
+            ))
+            .map_err(err)?;
+        out.extend(todos.and_then(|r| super::snapshot::todo_event(session_id, r.get(0))));
         Ok(out)
     }
 
@@ -435,5 +444,12 @@ impl Engine for PgArchive {
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
         super::postgres_upkeep::vacuum(self)
+    }
+    fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
+        super::postgres_marks::import_mark(self, source)
+    }
+
+    fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
+        super::postgres_marks::set_import_mark(self, source, mark)
     }
 }

@@ -35,6 +35,9 @@ pub struct SessionRow {
     pub updated: i64,
     /// The session's info object as last sent.
     pub raw: String,
+    /// The server it came from when the batch's origin does not say (a
+    /// fleet's member), without credentials.
+    pub server: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

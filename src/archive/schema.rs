@@ -9,7 +9,7 @@
 //! the table `ocview_schema`.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 3;
+pub const LATEST: i64 = 4;
 
 /// SQLite: (version, SQL run in the transaction that reaches it).
 pub const SQLITE: &[(i64, &str)] = &[
@@ -88,6 +88,15 @@ pub const SQLITE: &[(i64, &str)] = &[
     DROP TABLE search;
     ALTER TABLE search_v3 RENAME TO search;",
     ),
+    // How far each opencode database was imported (`import_db`).
+    (
+        4,
+        "CREATE TABLE import_marks (
+        source TEXT PRIMARY KEY,
+        updated INTEGER NOT NULL,
+        rowid_max INTEGER NOT NULL
+    );",
+    ),
 ];
 
 /// PostgreSQL: (version, SQL run in the transaction that reaches it).
@@ -162,5 +171,14 @@ pub const POSTGRES: &[(i64, &str)] = &[
         2,
         "CREATE INDEX sessions_by_updated ON sessions(updated);
          CREATE INDEX search_by_session ON search(session_id);",
+    ),
+    // How far each opencode database was imported (`import_db`).
+    (
+        4,
+        "CREATE TABLE import_marks (
+        source TEXT PRIMARY KEY,
+        updated BIGINT NOT NULL,
+        rowid_max BIGINT NOT NULL
+    );",
     ),
 ];

@@ -20,3 +20,22 @@ pub fn item_event(kind: &str, session_id: &str, raw: &str) -> String {
         json!(session_id)
     )
 }
+
+/// The last `todo.updated` of a session's log as a list to show (no
+/// position in a stream: it sets the session's todos and makes no part, the
+/// parts table holds those already).
+pub fn todo_event(session_id: &str, logged: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(logged).ok()?;
+    let event = v.get("payload").unwrap_or(&v);
+    if event.get("type")?.as_str()? != "todo.updated" {
+        return None;
+    }
+    let todos = event.pointer("/properties/todos")?;
+    Some(
+        json!({"type": "todo.updated", "properties": {"sessionID": session_id, "todos": todos}})
+            .to_string(),
+    )
+}
+
+/// What finds a session's todo events in its log.
+pub const TODO_LIKE: &str = "%\"type\":\"todo.updated\"%";

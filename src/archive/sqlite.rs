@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-use super::engine::{ArchiveError, Counts, Engine, Trouble, refuse_write};
+use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use super::query::{Hit, Query, indexable};
 use super::rows::{Batch, Written};
 use super::schema;
@@ -240,7 +240,7 @@ impl Engine for SqliteArchive {
                             s.parent_id,
                             s.title,
                             s.directory,
-                            o.server,
+                            s.server.as_ref().or(o.server.as_ref()),
                             o.host,
                             o.file,
                             s.created,
@@ -392,6 +392,17 @@ impl Engine for SqliteArchive {
             let (kind, raw) = row.map_err(err)?;
             out.push(super::snapshot::item_event(&kind, session_id, &raw));
         }
+        let todos: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT json FROM events WHERE session_id = ?1 AND json LIKE ?2
+                 ORDER BY pk DESC LIMIT 1",
+                params![session_id, super::snapshot::TODO_LIKE],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
 
@@ -453,5 +464,12 @@ impl Engine for SqliteArchive {
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
         super::sqlite_upkeep::vacuum(self)
+    }
+    fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
+        super::sqlite_marks::import_mark(self, source)
+    }
+
+    fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
+        super::sqlite_marks::set_import_mark(self, source, mark)
     }
 }

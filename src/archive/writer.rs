@@ -31,6 +31,8 @@ const FINAL_WAIT: Duration = Duration::from_secs(3);
 
 enum Item {
     Event(Envelope),
+    /// A fleet member's key and server URL (without credentials).
+    Server(String, String),
     Loaded(Vec<(MessageInfo, Vec<Part>)>),
 }
 
@@ -49,8 +51,40 @@ impl Tap {
     /// An event as received (copied only if the archive is on and the
     /// event belongs to a session).
     pub fn event(&self, env: &Envelope) {
-        if !self.off.load(Ordering::Relaxed) && encode::session_of(&env.event).is_some() {
+        if self.off.load(Ordering::Relaxed) {
+            return;
+        }
+        if let crate::model::Event::Server(report) = &env.event {
+            // Which server a fleet member's sessions come from.
+            if !report.key.is_empty() && !report.url.is_empty() {
+                let url = super::place::origin_url(&report.url);
+                self.send(Item::Server(report.key.clone(), url));
+            }
+            return;
+        }
+        let Some(session) = encode::session_of(&env.event) else {
+            return;
+        };
+        // opencode's database goes in whole through its own importer
+        // (`import_db`), with its ids as the database has them.
+        let history = crate::source::opencode_db::history::HISTORY_KEY;
+        if crate::model::store::fleet::server_of(session) != Some(history) {
             self.send(Item::Event(env.clone()));
+        }
+    }
+
+    /// What a source without a viewer sends (`ocview record`): its events
+    /// and the pages it loaded.
+    pub fn source_msg(&self, msg: &crate::source::msg::SourceMsg) {
+        use crate::source::msg::SourceMsg;
+        match msg {
+            SourceMsg::Record(record) => {
+                if let Ok(crate::source::record::Decoded::Event(env)) = &record.item {
+                    self.event(env);
+                }
+            }
+            SourceMsg::Messages { messages, .. } => self.loaded(messages),
+            _ => {}
         }
     }
 
@@ -174,6 +208,7 @@ fn run(
             Ok(item) => {
                 match item {
                     Item::Event(env) => collector.envelope(env),
+                    Item::Server(key, url) => collector.server(key, url),
                     Item::Loaded(messages) => collector.loaded(messages),
                 }
                 first.get_or_insert_with(Instant::now);

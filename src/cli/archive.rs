@@ -33,10 +33,16 @@ impl ArchiveFlags {
 #[derive(Subcommand)]
 pub enum ArchiveCommand {
     /// Add recordings and saved sessions (every form `replay` reads) to the
-    /// archive; a file imported twice adds nothing.
+    /// archive; a file imported twice adds nothing. `--opencode-db` adds
+    /// opencode's database (this machine's by default): the first time
+    /// every session, then only what changed since.
     Import {
-        #[arg(value_name = "FILE", required = true)]
+        #[arg(value_name = "FILE", required_unless_present = "opencode_db")]
         files: Vec<PathBuf>,
+        /// opencode's SQLite database (default: this machine's, as opencode
+        /// finds it: $OPENCODE_DB, $XDG_DATA_HOME/opencode/opencode.db).
+        #[arg(long, value_name = "PATH", num_args = 0..=1)]
+        opencode_db: Option<Option<PathBuf>>,
     },
     /// Play an archived session from its event log, as `replay` plays a file.
     Replay {
@@ -286,6 +292,46 @@ fn import_kept(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String>
     }
     keeper.finish(std::time::Duration::from_secs(60), &say);
     Ok(if failed || keeper.spooling() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `ocview archive import --opencode-db [PATH]`: what changed in opencode's
+/// database since the last import, with its progress on stderr.
+pub fn import_db(path: Option<&Path>, setting: &Setting) -> Result<ExitCode, String> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => ocview::source::opencode_db::DbEnv::from_process()
+            .database()
+            .ok_or(
+                "no opencode database on this machine (no home folder, or OPENCODE_DB=:memory:)",
+            )?,
+    };
+    let mut archive = open(setting)?;
+    if let Some(why) = archive.read_only() {
+        return Err(format!("archive {}: {why}", archive.place()));
+    }
+    let shown = sanitize::line(&path.display().to_string()).into_owned();
+    let name = ocview::archive::import_db::short_name(&path);
+    let mut progress = |done: u64, total: u64| {
+        if total > 0 {
+            eprint!(
+                "\rocview: importing {name} {}",
+                ocview::archive::import_db::progress_line(done, total)
+            );
+        }
+    };
+    let done = ocview::archive::import_db::import_db(&mut *archive, &path, &mut progress)?;
+    eprintln!(
+        "\rocview: {shown}: {} sessions read, {} new events, {} parts written",
+        done.sessions, done.written.events, done.written.parts
+    );
+    for p in &done.problems {
+        eprintln!("ocview: {}", sanitize::line(p));
+    }
+    Ok(if done.failed > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -61,7 +61,11 @@ pub async fn fleet_tui(
 /// `ocview record URL URL… FILE`: one recording of several servers, each
 /// line naming its server, until a signal. Servers that do not answer at
 /// the start are said and left out; none answering is an error.
-pub async fn record_fleet(servers: Vec<FleetServer>, path: &Path) -> anyhow::Result<u64> {
+pub async fn record_fleet(
+    servers: Vec<FleetServer>,
+    path: &Path,
+    archive: Option<crate::archive::writer::Tap>,
+) -> anyhow::Result<u64> {
     let checks = servers.iter().map(|s| async move {
         match tokio::time::timeout(RECORD_REACH, reach(&s.client)).await {
             Ok(Ok(_)) => Ok(()),
@@ -101,10 +105,15 @@ pub async fn record_fleet(servers: Vec<FleetServer>, path: &Path) -> anyhow::Res
                 Ok(why) => anyhow::bail!("recording stopped: {why}"),
                 Err(_) => break,
             },
-            msg = rx.recv() => if msg.is_none() { break },
+            msg = rx.recv() => match msg {
+                None => break,
+                Some(msg) => if let Some(tap) = &archive { tap.source_msg(&msg) },
+            },
         }
     }
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The archive's last batch is written (waiting a few seconds at most).
+    tokio::task::block_in_place(|| drop(archive));
     if let Ok(why) = recording.failed.try_recv() {
         anyhow::bail!("recording stopped: {why}");
     }

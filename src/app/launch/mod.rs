@@ -434,6 +434,7 @@ pub async fn record_headless(
     client: Client,
     path: &std::path::Path,
     all_projects: bool,
+    archive: Option<crate::archive::writer::Tap>,
 ) -> anyhow::Result<u64> {
     // A recording that cannot start says so at once: a host that drops
     // packets or a server that never answers would otherwise hold it for
@@ -468,12 +469,14 @@ pub async fn record_headless(
                 None => break,
                 Some(SourceMsg::State(SourceState::Failed(e))) => anyhow::bail!("{e}"),
                 Some(SourceMsg::State(s)) => tracing::info!("record: {}", s.label()),
-                Some(_) => {}
+                Some(msg) => if let Some(tap) = &archive { tap.source_msg(&msg) },
             },
         }
     }
     // Let the writer catch up with what already arrived.
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The archive's last batch is written (waiting a few seconds at most).
+    tokio::task::block_in_place(|| drop(archive));
     if let Ok(why) = recording.failed.try_recv() {
         anyhow::bail!("recording stopped: {why}");
     }

@@ -18,6 +18,21 @@ const FILL_PAGE: usize = 1_000;
 
 /// The recording (JSON lines, `{"t", "event"}`) of `session`.
 pub fn recording(db: &Db, session: &str) -> Result<Vec<u8>, DbError> {
+    let lines = timeline(db, session)?;
+    let start = lines.first().map_or(0, |l| l.0);
+    let mut out = Vec::new();
+    for (t, event) in lines {
+        let line = json!({"t": t - start, "event": event});
+        out.extend_from_slice(line.to_string().as_bytes());
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+/// The events of `session` in the order the recording plays them, each
+/// with its time (ms since 1970): the log, the rows it lacks, the session
+/// row and todos last.
+pub fn timeline(db: &Db, session: &str) -> Result<Vec<(i64, Value)>, DbError> {
     let Some(row) = db.session(session)? else {
         return Err(DbError::Other(format!(
             "no session {session} in {}",
@@ -82,14 +97,7 @@ pub fn recording(db: &Db, session: &str) -> Result<Vec<u8>, DbError> {
         lines.push((end, n, event));
     }
     lines.sort_by_key(|(t, n, _)| (*t, *n));
-    let start = lines.first().map_or(0, |l| l.0);
-    let mut out = Vec::new();
-    for (t, _, event) in lines {
-        let line = json!({"t": t - start, "event": event});
-        out.extend_from_slice(line.to_string().as_bytes());
-        out.push(b'\n');
-    }
-    Ok(out)
+    Ok(lines.into_iter().map(|(t, _, event)| (t, event)).collect())
 }
 
 /// `message.updated.1` → `message.updated`.

@@ -77,6 +77,43 @@ impl Db {
         }
     }
 
+    /// Up to `limit` sessions updated at or after `since` (all when
+    /// `None`, or when this schema has no `time_updated`), most recently
+    /// updated first, after `after`: what an import reads.
+    pub fn sessions_from(
+        &self,
+        since: Option<i64>,
+        limit: usize,
+        after: Option<&SessionCursor>,
+    ) -> Result<Vec<SessionRow>, DbError> {
+        let order = self.session_order();
+        let since = since.filter(|_| self.schema.has("session", "time_updated"));
+        let s = since.unwrap_or(i64::MIN).to_string();
+        let (t, id) = after.map_or((String::new(), String::new()), |c| {
+            (c.time_updated.to_string(), c.id.clone())
+        });
+        let mut filter = format!("{order} >= CAST(?1 AS INTEGER)");
+        if after.is_some() {
+            filter.push_str(&format!(" AND ({order}, id) < (CAST(?2 AS INTEGER), ?3)"));
+            self.sessions_where(&filter, &[s.as_str(), t.as_str(), id.as_str()], limit)
+        } else {
+            self.sessions_where(&filter, &[s.as_str()], limit)
+        }
+    }
+
+    /// How many sessions `sessions_from(since, …)` reads in all.
+    pub fn session_count_from(&self, since: Option<i64>) -> Result<u64, DbError> {
+        let order = self.session_order();
+        let since = since
+            .filter(|_| self.schema.has("session", "time_updated"))
+            .unwrap_or(i64::MIN);
+        let sql = format!("SELECT count(*) FROM session WHERE {order} >= ?1");
+        guard::with_retry(&self.shown, || {
+            self.conn.query_row(&sql, [since], |r| r.get::<_, i64>(0))
+        })
+        .map(|n| n.max(0) as u64)
+    }
+
     fn session_order(&self) -> &'static str {
         if self.schema.has("session", "time_updated") {
             "coalesce(time_updated, 0)"

@@ -46,6 +46,8 @@ pub struct ArchiveState {
     pub setting: Option<Setting>,
     /// The writer, for live sources.
     pub tap: Option<crate::archive::writer::Tap>,
+    /// opencode's database followed into the archive.
+    pub opencode_db: Option<crate::archive::db_follow::Follower>,
     reader: Option<reader::Reader>,
     pub view: SearchView,
 }

@@ -1,0 +1,117 @@
+//! opencode's database into the archive while ocview runs: on a thread of
+//! its own (never the UI's, never the async runtime's), an import when it
+//! starts, then another each time the database was written (`PRAGMA
+//! data_version`, asked every `POLL`), each reading only what changed
+//! (`import_db`). A large first import says how far it is on the status
+//! line, at most once a second.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+use super::import_db::{self, DbImported};
+use super::place::Setting;
+use crate::source::opencode_db::Db;
+
+/// How often the database is asked whether it was written.
+pub const POLL: Duration = Duration::from_secs(2);
+/// An import of at least this many sessions says how far it is.
+const SHOW_PROGRESS_FROM: u64 = 100;
+/// The least time between two progress lines.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// The running follower; dropping it stops it (after the batch it writes).
+pub struct Follower {
+    _stop: Sender<()>,
+}
+
+/// Follow the database at `path` into the archive `setting`; `say` puts a
+/// line on the status line (from this thread).
+pub fn spawn(setting: Setting, path: PathBuf, say: Box<dyn Fn(String) + Send>) -> Follower {
+    let (stop, stopped) = channel();
+    let spawned = std::thread::Builder::new()
+        .name("archive-opencode-db".into())
+        .spawn(move || run(&setting, &path, &stopped, &*say));
+    if let Err(e) = spawned {
+        tracing::warn!("archive: no thread for opencode's database: {e}");
+    }
+    Follower { _stop: stop }
+}
+
+fn run(setting: &Setting, path: &std::path::Path, stopped: &Receiver<()>, say: &dyn Fn(String)) {
+    let mut engine = match setting.open() {
+        Ok(Some(engine)) => engine,
+        // The writer says why an archive cannot be used; once is enough.
+        Ok(None) | Err(_) => return,
+    };
+    if engine.read_only().is_some() {
+        return;
+    }
+    let name = import_db::short_name(path);
+    let mut watch: Option<Db> = None;
+    let mut version: Option<i64> = None;
+    let mut said_failure: Option<String> = None;
+    loop {
+        if watch.is_none() && path.is_file() {
+            watch = Db::open(path).ok();
+        }
+        let now = watch.as_ref().and_then(|db| db.data_version().ok());
+        if watch.is_some() && now.is_none() {
+            // Reopen at the next poll (the file was replaced, or locked).
+            watch = None;
+        }
+        if now.is_some() && now != version {
+            version = now;
+            let mut last_said: Option<Instant> = None;
+            let mut progress = |done: u64, total: u64| {
+                if total >= SHOW_PROGRESS_FROM
+                    && done < total
+                    && last_said.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY)
+                {
+                    last_said = Some(Instant::now());
+                    say(format!(
+                        "archive: importing {name} {}",
+                        import_db::progress_line(done, total)
+                    ));
+                }
+            };
+            match import_db::import_db(&mut *engine, path, &mut progress) {
+                Ok(done) => {
+                    said_failure = None;
+                    if let Some(line) = finished(&name, &done, last_said.is_some()) {
+                        say(line);
+                    }
+                }
+                Err(e) => {
+                    // Said once, tried again when the database changes.
+                    if said_failure.as_deref() != Some(e.as_str()) {
+                        say(format!("archive: {e}"));
+                        said_failure = Some(e);
+                    }
+                }
+            }
+        }
+        match stopped.recv_timeout(POLL) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// The line after an import: when it showed progress, or when some
+/// sessions could not be read.
+fn finished(name: &str, done: &DbImported, showed_progress: bool) -> Option<String> {
+    if done.failed > 0 {
+        let first = done.problems.first().cloned().unwrap_or_default();
+        return Some(format!(
+            "archive: {name}: {} sessions not imported ({first})",
+            done.failed
+        ));
+    }
+    showed_progress.then(|| {
+        format!(
+            "archive: imported {name} {}",
+            import_db::progress_line(done.sessions, done.sessions)
+        )
+    })
+}

@@ -1,0 +1,242 @@
+//! This machine's opencode database into the archive, incrementally: every
+//! session (its event log where present, the message and part rows it
+//! lacks, its todos and its row) read through the read-only readers of
+//! `source::opencode_db` and collected like any other events.
+//!
+//! Per database the archive remembers how far it got (`ImportMark`): the
+//! newest `time_updated` and the largest session rowid imported. The next
+//! run reads sessions updated at or after that time (`>=`: one updated in
+//! the same millisecond as the mark is not missed; reading one again adds
+//! nothing, every row is an idempotent upsert) and sessions added since
+//! (an `opencode import` keeps old times). Newest sessions first, written
+//! in batches, so a first import of a large database shows results at
+//! once; the mark is written only when a run finished, so a run that was
+//! stopped starts again where the mark says and rewrites nothing twice.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::collect::Collector;
+use super::engine::{Engine, ImportMark};
+use super::rows::{Batch, Origin, Written};
+use crate::source::opencode_db::sessions::{SessionCursor, SessionRow};
+use crate::source::opencode_db::{Db, event_log};
+use crate::source::record::{Decoded, decode};
+
+/// Sessions read per statement.
+const PAGE: usize = 200;
+/// Events and parts gathered before a batch is written.
+const BATCH: usize = 4000;
+/// Sessions gathered before a batch is written (results show early).
+const BATCH_SESSIONS: usize = 50;
+
+/// What one run added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DbImported {
+    /// Sessions read (changed since the last run, or all the first time).
+    pub sessions: u64,
+    pub written: Written,
+    /// Sessions whose content could not be read (named in `problems`).
+    pub failed: u64,
+    pub problems: Vec<String>,
+}
+
+/// The database's file name, as the status line says it.
+pub fn short_name(path: &Path) -> String {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    crate::model::wire::sanitize::line(&name).into_owned()
+}
+
+/// `1,234/10,000 sessions`.
+pub fn progress_line(done: u64, total: u64) -> String {
+    format!("{}/{} sessions", thousands(done), thousands(total))
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The name a database's mark is kept under: its canonical path.
+pub fn source_key(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// Import what changed in the opencode database at `path` since the last
+/// run. `progress(done, total)` is called after each batch written. An
+/// error is one line naming the database or the archive.
+pub fn import_db(
+    engine: &mut dyn Engine,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<DbImported, String> {
+    let shown = crate::model::wire::sanitize::line(&path.display().to_string()).into_owned();
+    let db = Db::open(path).map_err(|e| format!("opencode's database: {e}"))?;
+    let key = source_key(path);
+    let mark = engine.import_mark(&key).map_err(|e| e.to_string())?;
+    let origin = Origin {
+        server: None,
+        host: super::place::hostname(),
+        file: Some(key.clone()),
+    };
+    let fail = |e: crate::source::opencode_db::DbError| format!("{shown}: {e}");
+    // Read before the sessions: a session added while this run reads is
+    // found by the next one.
+    let rowid_max = db.session_rowid_max().map_err(fail)?;
+    let since = mark.map(|m| m.updated);
+    let mut total = db.session_count_from(since).map_err(fail)?;
+    let mut next = ImportMark {
+        updated: mark.map_or(i64::MIN, |m| m.updated),
+        rowid_max,
+    };
+    let mut out = DbImported::default();
+    let mut pending = Pending::new(origin);
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut after: Option<SessionCursor> = None;
+    let mut write = |pending: &mut Pending, out: &mut DbImported, total: u64| {
+        let batch = pending.take();
+        if !batch.is_empty() {
+            let w = engine.write(&batch).map_err(|e| e.to_string())?;
+            out.written.events += w.events;
+            out.written.parts += w.parts;
+        }
+        progress(out.sessions, total);
+        Ok::<(), String>(())
+    };
+    loop {
+        let rows = db
+            .sessions_from(since, PAGE, after.as_ref())
+            .map_err(fail)?;
+        let Some(last) = rows.last() else { break };
+        after = Some(SessionCursor {
+            time_updated: last.time_updated.unwrap_or(0),
+            id: last.id.clone(),
+        });
+        let full = rows.len() == PAGE;
+        for row in rows {
+            import_session(&db, &row, &mut pending, &mut out);
+            next.updated = next.updated.max(row.time_updated.unwrap_or(0));
+            seen.insert(row.id);
+            if pending.full() {
+                write(&mut pending, &mut out, total)?;
+            }
+        }
+        if !full {
+            break;
+        }
+    }
+    // Sessions added with old times since the last run.
+    if let Some(m) = mark
+        && rowid_max > m.rowid_max
+    {
+        let mut from = m.rowid_max;
+        while from < rowid_max {
+            let upto = (from + PAGE as i64).min(rowid_max);
+            let added = db.sessions_added(from, upto, PAGE).map_err(fail)?;
+            for row in added.into_iter().filter(|r| !seen.contains(&r.id)) {
+                total += 1;
+                import_session(&db, &row, &mut pending, &mut out);
+                if pending.full() {
+                    write(&mut pending, &mut out, total)?;
+                }
+            }
+            from = upto;
+        }
+    }
+    write(&mut pending, &mut out, total)?;
+    if out.failed == 0 {
+        engine
+            .set_import_mark(&key, next)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
+
+/// One session's timeline, collected into the pending batch; a session
+/// that cannot be read is named and the others go on.
+fn import_session(db: &Db, row: &SessionRow, pending: &mut Pending, out: &mut DbImported) {
+    out.sessions += 1;
+    let timeline = match event_log::timeline(db, &row.id) {
+        Ok(t) => t,
+        Err(e) => {
+            out.failed += 1;
+            out.problems.push(format!("session {}: {e}", row.id));
+            return;
+        }
+    };
+    // A collector per session: its store holds one session, not the
+    // database.
+    let mut collector = Collector::new(pending.origin.clone());
+    for (t, event) in timeline {
+        if let Ok(Decoded::Event(mut env)) = decode(&event.to_string()) {
+            env.received_ms = Some(t);
+            collector.envelope(env);
+        }
+    }
+    pending.add(collector.take());
+}
+
+/// Sessions' batches gathered into one write.
+struct Pending {
+    origin: Origin,
+    batch: Batch,
+    sessions: usize,
+}
+
+impl Pending {
+    fn new(origin: Origin) -> Self {
+        Pending {
+            batch: Batch {
+                origin: origin.clone(),
+                ..Batch::default()
+            },
+            origin,
+            sessions: 0,
+        }
+    }
+
+    fn add(&mut self, b: Batch) {
+        self.batch.events.extend(b.events);
+        self.batch.sessions.extend(b.sessions);
+        self.batch.messages.extend(b.messages);
+        self.batch.parts.extend(b.parts);
+        self.sessions += 1;
+    }
+
+    fn full(&self) -> bool {
+        self.sessions >= BATCH_SESSIONS || self.batch.events.len() + self.batch.parts.len() >= BATCH
+    }
+
+    fn take(&mut self) -> Batch {
+        self.sessions = 0;
+        std::mem::replace(
+            &mut self.batch,
+            Batch {
+                origin: self.origin.clone(),
+                ..Batch::default()
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn progress_counts_in_thousands() {
+        assert_eq!(super::progress_line(1234, 10_000), "1,234/10,000 sessions");
+        assert_eq!(super::progress_line(0, 999), "0/999 sessions");
+    }
+}
