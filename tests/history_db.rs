@@ -219,6 +219,45 @@ fn the_database_is_listed_opened_and_followed() {
     });
 }
 
+#[test]
+fn a_row_written_in_the_same_millisecond_as_the_last_read_is_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (mut app, mut rx) = history_app(&rt, &db);
+    pump(&rt, &mut app, &mut rx, |t| t.contains("Parent session"));
+    app.selected = Some("ses_parent@history".into());
+    pump(&rt, &mut app, &mut rx, |t| t.contains("Here are the files"));
+
+    let c = Connection::open(&db).unwrap();
+    let write = |id: &str, text: &str, t: i64| {
+        c.execute(
+            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, 'msg_a2', 'ses_parent', ?2, ?2, ?3)",
+            params![id, t, serde_json::json!({"type": "text", "text": text}).to_string()],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE session SET time_updated = ?1 WHERE id = 'ses_parent'",
+            [t],
+        )
+        .unwrap();
+    };
+    // Both in the same millisecond, the second after the first was read.
+    let t = T0 + 200;
+    write("prt_b1", "First of two in one millisecond.", t);
+    pump(&rt, &mut app, &mut rx, |s| s.contains("First of two"));
+    write("prt_b2", "Second of two in that millisecond.", t);
+    let text = pump(&rt, &mut app, &mut rx, |s| s.contains("Second of two"));
+    // Read again from that millisecond, the first is not repeated.
+    assert_eq!(text.matches("First of two").count(), 1, "{text}");
+    let parts = &app.store.session("ses_parent@history").unwrap().messages;
+    let ids: Vec<&str> = parts
+        .iter()
+        .flat_map(|m| m.parts.iter().map(|p| p.id.as_str()))
+        .collect();
+    assert_eq!(ids.iter().filter(|i| **i == "prt_b1").count(), 1, "{ids:?}");
+}
+
 /// Messages and their parts' texts, as a store holds a session.
 fn content(
     store: &ocview::model::Store,
