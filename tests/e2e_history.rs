@@ -614,5 +614,17 @@ fn a_message_whose_data_is_not_an_object_is_named_and_the_rest_shown() {
     assert!(app.stats.malformed >= 1, "{:?}", app.stats);
     let why = format!("{:?}", app.stats);
     assert!(why.contains("msg_o2"), "{why}");
+    // Named by its row, not by a line it never had.
+    let first = app.stats.first_malformed().unwrap().to_string();
+    assert!(
+        first.starts_with("session ses_odd, message msg_o2:"),
+        "{first}"
+    );
+    let wide = screen(&mut app, 200, 30);
+    let status = first_line_with(&wide, "bad record").unwrap_or_default();
+    assert!(
+        status.contains("session ses_odd, message msg_o2") && !status.contains("line 0"),
+        "{wide}"
+    );
     eprintln!("{text}");
 }
