@@ -408,3 +408,112 @@ fn tmux_replay_of_a_history_session() {
     t.wait_for("the start", |s| !s.contains("Here are the files"));
     t.keys(&["q"]);
 }
+
+/// A fleet and the database together: a session both hold shows once,
+/// live (the database's child of it under the live copy); opening a
+/// history session asks the database's reader, opening a live one its
+/// server, never the other.
+#[test]
+fn fleet_and_history_route_each_session_to_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut app = App::new(ocview::app::config::Config::default(), "fleet", false).unwrap();
+    let (tx, mut rx) = mpsc::channel(8192);
+    let handle = history::spawn(db.clone(), tx);
+    let (live_tx, mut live_rx) = mpsc::unbounded_channel();
+    {
+        let _guard = rt.enter();
+        app.live = Some(ocview::app::launch::history::route(Some(live_tx), handle));
+    }
+    app.source.state = ocview::source::msg::SourceState::Live;
+    // A live server holding the parent session (same id as the database's).
+    common::feed(
+        &mut app,
+        concat!(
+            r#"{"server":"a:1","type":"ocview.server","properties":{"url":"http://a:1","state":"live"}}"#,
+            "\n",
+            r#"{"server":"a:1","type":"session.created","properties":{"info":{"id":"ses_parent","title":"Parent session title","directory":"/work/alpha","time":{"created":1795547214000,"updated":1795547214000}}}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    let text = pump(&rt, &mut app, &mut rx, |t| t.contains("Child task"));
+    // The list (left of the divider): the parent once, under the server,
+    // the database's child under it.
+    let list: Vec<&str> = text
+        .lines()
+        .map(|l| l.split('│').next().unwrap_or(""))
+        .collect();
+    let at = |needle: &str| list.iter().position(|l| l.contains(needle));
+    assert_eq!(
+        list.iter()
+            .filter(|l| l.contains("Parent session title"))
+            .count(),
+        1,
+        "{text}"
+    );
+    let (live, parent, child) = (
+        at("a:1").unwrap(),
+        at("Parent session title").unwrap(),
+        at("Child task").unwrap(),
+    );
+    assert!(live < parent && parent < child, "{text}");
+
+    // The history child: its page comes from the database's reader.
+    app.selected = Some("ses_child@history".into());
+    screen(&mut app, 120, 30);
+    let answered = rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match rx.recv().await {
+                    Some(SourceMsg::Messages { session_id, .. }) => break session_id,
+                    Some(other) => {
+                        app.on_source(other);
+                    }
+                    None => panic!("the reader stopped"),
+                }
+            }
+        })
+        .await
+        .expect("the database's reader answered")
+    });
+    assert_eq!(answered, "ses_child@history");
+    // The live parent: asked of its server, not of the database.
+    app.selected = Some("ses_parent@a:1".into());
+    screen(&mut app, 120, 30);
+    let asked = rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), live_rx.recv())
+            .await
+            .expect("the live server was asked")
+            .unwrap()
+    });
+    assert!(
+        matches!(&asked, ocview::source::live::LiveCommand::Open(id) if id == "ses_parent@a:1"),
+        "{asked:?}"
+    );
+    // Nothing of the database's went to the server.
+    while let Ok(cmd) = live_rx.try_recv() {
+        assert!(!format!("{cmd:?}").contains("@history"), "{cmd:?}");
+    }
+}
+
+/// Plain `ocview`, no server anywhere (discovery looks only at an empty
+/// private /proc and no config): the database's sessions, as history.
+#[test]
+fn tmux_plain_ocview_with_no_server_falls_back_to_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let proc_dir = tempfile::tempdir().unwrap();
+    let t = support::tmux::Tmux::start_sized("nosrv", 120, 30);
+    t.line(&format!(
+        "unset OPENCODE_SERVER_URL OPENCODE_SERVER_PASSWORD; OCVIEW_DISCOVER_PROC={} XDG_CONFIG_HOME=/nonexistent-ocview-config OPENCODE_DB={} {}",
+        proc_dir.path().display(),
+        db.display(),
+        env!("CARGO_BIN_EXE_ocview")
+    ));
+    let list = t.wait_for("the history listed", |s| {
+        s.contains("Parent session title") && s.contains("Child task")
+    });
+    assert!(list.contains("history"), "{list}");
+}
