@@ -21,23 +21,10 @@ const T0: i64 = 1_795_547_214_000;
 
 fn make_db(dir: &Path) -> PathBuf {
     let path = dir.join("opencode.db");
-    let c = Connection::open(&path).unwrap();
-    c.execute_batch("PRAGMA journal_mode=WAL").unwrap();
-    let schema =
-        std::fs::read_to_string(common::fixtures_dir().join("database-schema.sql")).unwrap();
-    c.execute_batch(&schema).unwrap();
-    c.execute(
-        "INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) VALUES ('prj_a', '/work/alpha', ?1, ?1, '[]')",
-        [T0],
-    )
-    .unwrap();
+    let c = support::history_db::create(&path, true);
+    support::history_db::project(&c, "prj_a", "/work/alpha", T0);
     let session = |id: &str, parent: Option<&str>, title: &str, t: i64| {
-        c.execute(
-            "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, cost, tokens_input, tokens_output, time_created, time_updated)
-             VALUES (?1, 'prj_a', ?2, 's', '/work/alpha', ?3, '1.18.33', 0.25, 1200, 300, ?4, ?4)",
-            params![id, parent, title, t],
-        )
-        .unwrap();
+        support::history_db::session(&c, id, "prj_a", parent, title, t, Some((0.25, 1200, 300)));
     };
     session("ses_parent", None, "Parent session title", T0);
     session(
@@ -47,18 +34,10 @@ fn make_db(dir: &Path) -> PathBuf {
         T0 + 10,
     );
     let msg = |id: &str, session: &str, t: i64, data: &str| {
-        c.execute(
-            "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
-            params![id, session, t, data],
-        )
-        .unwrap();
+        support::history_db::message(&c, id, session, t, data);
     };
     let part = |id: &str, message: &str, session: &str, t: i64, data: &str| {
-        c.execute(
-            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-            params![id, message, session, t, data],
-        )
-        .unwrap();
+        support::history_db::part(&c, id, message, session, t, data);
     };
     msg(
         "msg_a1",
