@@ -15,7 +15,7 @@ use common::screen;
 use ocview::app::App;
 use ocview::source::msg::SourceMsg;
 use ocview::source::opencode_db::{Db, history};
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Step, first_user_text, last_turn};
 use support::long_session::LongSession;
@@ -401,43 +401,26 @@ const T0: i64 = 1_795_547_214_000;
 /// A database with the schema a real opencode 1.18.33 created, two sessions
 /// (one per project) and their messages; `pad` more sessions to give it size.
 fn make_db(path: &Path, wal: bool, pad: usize) {
-    let c = Connection::open(path).unwrap();
-    if wal {
-        c.execute_batch("PRAGMA journal_mode=WAL").unwrap();
-    }
-    let schema =
-        std::fs::read_to_string(common::fixtures_dir().join("database-schema.sql")).unwrap();
-    c.execute_batch(&schema).unwrap();
+    use support::history_db as db;
+    let c = db::create(path, wal);
     for (p, dir) in [("prj_a", "/work/alpha"), ("prj_b", "/work/beta")] {
-        c.execute(
-            "INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) VALUES (?1, ?2, ?3, ?3, '[]')",
-            params![p, dir, T0],
-        )
-        .unwrap();
+        db::project(&c, p, dir, T0);
     }
     let session = |id: &str, project: &str, title: &str, t: i64| {
-        c.execute(
-            "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)
-             VALUES (?1, ?2, 's', '/work/alpha', ?3, '1.18.33', ?4, ?4)",
-            params![id, project, title, t],
-        )
-        .unwrap();
+        db::session(&c, id, project, None, title, t, None);
     };
     session("ses_good", "prj_a", "The readable session", T0 + 100);
     session("ses_odd", "prj_b", "Odd rows here", T0 + 50);
-    let msg = |id: &str, session: &str, t: i64, data: &str| {
-        c.execute(
-            "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
-            params![id, session, t, data],
-        )
-        .unwrap();
-    };
+    let msg = |id: &str, session: &str, t: i64, data: &str| db::message(&c, id, session, t, data);
     let part = |id: &str, message: &str, session: &str, t: i64, text: &str| {
-        c.execute(
-            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-            params![id, message, session, t, json!({"type": "text", "text": text}).to_string()],
+        db::part(
+            &c,
+            id,
+            message,
+            session,
+            t,
+            &json!({"type": "text", "text": text}).to_string(),
         )
-        .unwrap();
     };
     let user = |t: i64| {
         format!(
@@ -614,5 +597,17 @@ fn a_message_whose_data_is_not_an_object_is_named_and_the_rest_shown() {
     assert!(app.stats.malformed >= 1, "{:?}", app.stats);
     let why = format!("{:?}", app.stats);
     assert!(why.contains("msg_o2"), "{why}");
+    // Named by its row, not by a line it never had.
+    let first = app.stats.first_malformed().unwrap().to_string();
+    assert!(
+        first.starts_with("session ses_odd, message msg_o2:"),
+        "{first}"
+    );
+    let wide = screen(&mut app, 200, 30);
+    let status = first_line_with(&wide, "bad record").unwrap_or_default();
+    assert!(
+        status.contains("session ses_odd, message msg_o2") && !status.contains("line 0"),
+        "{wide}"
+    );
     eprintln!("{text}");
 }

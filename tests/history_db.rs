@@ -21,23 +21,10 @@ const T0: i64 = 1_795_547_214_000;
 
 fn make_db(dir: &Path) -> PathBuf {
     let path = dir.join("opencode.db");
-    let c = Connection::open(&path).unwrap();
-    c.execute_batch("PRAGMA journal_mode=WAL").unwrap();
-    let schema =
-        std::fs::read_to_string(common::fixtures_dir().join("database-schema.sql")).unwrap();
-    c.execute_batch(&schema).unwrap();
-    c.execute(
-        "INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) VALUES ('prj_a', '/work/alpha', ?1, ?1, '[]')",
-        [T0],
-    )
-    .unwrap();
+    let c = support::history_db::create(&path, true);
+    support::history_db::project(&c, "prj_a", "/work/alpha", T0);
     let session = |id: &str, parent: Option<&str>, title: &str, t: i64| {
-        c.execute(
-            "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, cost, tokens_input, tokens_output, time_created, time_updated)
-             VALUES (?1, 'prj_a', ?2, 's', '/work/alpha', ?3, '1.18.33', 0.25, 1200, 300, ?4, ?4)",
-            params![id, parent, title, t],
-        )
-        .unwrap();
+        support::history_db::session(&c, id, "prj_a", parent, title, t, Some((0.25, 1200, 300)));
     };
     session("ses_parent", None, "Parent session title", T0);
     session(
@@ -47,18 +34,10 @@ fn make_db(dir: &Path) -> PathBuf {
         T0 + 10,
     );
     let msg = |id: &str, session: &str, t: i64, data: &str| {
-        c.execute(
-            "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
-            params![id, session, t, data],
-        )
-        .unwrap();
+        support::history_db::message(&c, id, session, t, data);
     };
     let part = |id: &str, message: &str, session: &str, t: i64, data: &str| {
-        c.execute(
-            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-            params![id, message, session, t, data],
-        )
-        .unwrap();
+        support::history_db::part(&c, id, message, session, t, data);
     };
     msg(
         "msg_a1",
@@ -219,6 +198,45 @@ fn the_database_is_listed_opened_and_followed() {
     });
 }
 
+#[test]
+fn a_row_written_in_the_same_millisecond_as_the_last_read_is_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (mut app, mut rx) = history_app(&rt, &db);
+    pump(&rt, &mut app, &mut rx, |t| t.contains("Parent session"));
+    app.selected = Some("ses_parent@history".into());
+    pump(&rt, &mut app, &mut rx, |t| t.contains("Here are the files"));
+
+    let c = Connection::open(&db).unwrap();
+    let write = |id: &str, text: &str, t: i64| {
+        c.execute(
+            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, 'msg_a2', 'ses_parent', ?2, ?2, ?3)",
+            params![id, t, serde_json::json!({"type": "text", "text": text}).to_string()],
+        )
+        .unwrap();
+        c.execute(
+            "UPDATE session SET time_updated = ?1 WHERE id = 'ses_parent'",
+            [t],
+        )
+        .unwrap();
+    };
+    // Both in the same millisecond, the second after the first was read.
+    let t = T0 + 200;
+    write("prt_b1", "First of two in one millisecond.", t);
+    pump(&rt, &mut app, &mut rx, |s| s.contains("First of two"));
+    write("prt_b2", "Second of two in that millisecond.", t);
+    let text = pump(&rt, &mut app, &mut rx, |s| s.contains("Second of two"));
+    // Read again from that millisecond, the first is not repeated.
+    assert_eq!(text.matches("First of two").count(), 1, "{text}");
+    let parts = &app.store.session("ses_parent@history").unwrap().messages;
+    let ids: Vec<&str> = parts
+        .iter()
+        .flat_map(|m| m.parts.iter().map(|p| p.id.as_str()))
+        .collect();
+    assert_eq!(ids.iter().filter(|i| **i == "prt_b1").count(), 1, "{ids:?}");
+}
+
 /// Messages and their parts' texts, as a store holds a session.
 fn content(
     store: &ocview::model::Store,
@@ -368,4 +386,113 @@ fn tmux_replay_of_a_history_session() {
     t.keys(&["0"]);
     t.wait_for("the start", |s| !s.contains("Here are the files"));
     t.keys(&["q"]);
+}
+
+/// A fleet and the database together: a session both hold shows once,
+/// live (the database's child of it under the live copy); opening a
+/// history session asks the database's reader, opening a live one its
+/// server, never the other.
+#[test]
+fn fleet_and_history_route_each_session_to_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut app = App::new(ocview::app::config::Config::default(), "fleet", false).unwrap();
+    let (tx, mut rx) = mpsc::channel(8192);
+    let handle = history::spawn(db.clone(), tx);
+    let (live_tx, mut live_rx) = mpsc::unbounded_channel();
+    {
+        let _guard = rt.enter();
+        app.live = Some(ocview::app::launch::history::route(Some(live_tx), handle));
+    }
+    app.source.state = ocview::source::msg::SourceState::Live;
+    // A live server holding the parent session (same id as the database's).
+    common::feed(
+        &mut app,
+        concat!(
+            r#"{"server":"a:1","type":"ocview.server","properties":{"url":"http://a:1","state":"live"}}"#,
+            "\n",
+            r#"{"server":"a:1","type":"session.created","properties":{"info":{"id":"ses_parent","title":"Parent session title","directory":"/work/alpha","time":{"created":1795547214000,"updated":1795547214000}}}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    let text = pump(&rt, &mut app, &mut rx, |t| t.contains("Child task"));
+    // The list (left of the divider): the parent once, under the server,
+    // the database's child under it.
+    let list: Vec<&str> = text
+        .lines()
+        .map(|l| l.split('│').next().unwrap_or(""))
+        .collect();
+    let at = |needle: &str| list.iter().position(|l| l.contains(needle));
+    assert_eq!(
+        list.iter()
+            .filter(|l| l.contains("Parent session title"))
+            .count(),
+        1,
+        "{text}"
+    );
+    let (live, parent, child) = (
+        at("a:1").unwrap(),
+        at("Parent session title").unwrap(),
+        at("Child task").unwrap(),
+    );
+    assert!(live < parent && parent < child, "{text}");
+
+    // The history child: its page comes from the database's reader.
+    app.selected = Some("ses_child@history".into());
+    screen(&mut app, 120, 30);
+    let answered = rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match rx.recv().await {
+                    Some(SourceMsg::Messages { session_id, .. }) => break session_id,
+                    Some(other) => {
+                        app.on_source(other);
+                    }
+                    None => panic!("the reader stopped"),
+                }
+            }
+        })
+        .await
+        .expect("the database's reader answered")
+    });
+    assert_eq!(answered, "ses_child@history");
+    // The live parent: asked of its server, not of the database.
+    app.selected = Some("ses_parent@a:1".into());
+    screen(&mut app, 120, 30);
+    let asked = rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), live_rx.recv())
+            .await
+            .expect("the live server was asked")
+            .unwrap()
+    });
+    assert!(
+        matches!(&asked, ocview::source::live::LiveCommand::Open(id) if id == "ses_parent@a:1"),
+        "{asked:?}"
+    );
+    // Nothing of the database's went to the server.
+    while let Ok(cmd) = live_rx.try_recv() {
+        assert!(!format!("{cmd:?}").contains("@history"), "{cmd:?}");
+    }
+}
+
+/// Plain `ocview`, no server anywhere (discovery looks only at an empty
+/// private /proc and no config): the database's sessions, as history.
+#[test]
+fn tmux_plain_ocview_with_no_server_falls_back_to_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = make_db(dir.path());
+    let proc_dir = tempfile::tempdir().unwrap();
+    let t = support::tmux::Tmux::start_sized("nosrv", 120, 30);
+    t.line(&format!(
+        "unset OPENCODE_SERVER_URL OPENCODE_SERVER_PASSWORD; OCVIEW_DISCOVER_PROC={} XDG_CONFIG_HOME=/nonexistent-ocview-config OPENCODE_DB={} {}",
+        proc_dir.path().display(),
+        db.display(),
+        env!("CARGO_BIN_EXE_ocview")
+    ));
+    let list = t.wait_for("the history listed", |s| {
+        s.contains("Parent session title") && s.contains("Child task")
+    });
+    assert!(list.contains("history"), "{list}");
 }

@@ -63,6 +63,9 @@ pub struct RecordError {
     pub raw: Option<String>,
     /// In a fleet, the server whose stream carried it.
     pub server: Option<String>,
+    /// Read from a database, not a stream: the row it came from (session
+    /// and message or part id), named where a file's line would be.
+    pub row: Option<String>,
 }
 
 /// How much of a bad record's text is kept to show.
@@ -100,6 +103,7 @@ impl RecordError {
             message: message.into(),
             raw: None,
             server: None,
+            row: None,
         }
     }
 
@@ -109,6 +113,7 @@ impl RecordError {
             message: message.into(),
             raw: None,
             server: None,
+            row: None,
         }
     }
 
@@ -118,6 +123,7 @@ impl RecordError {
             message: message.into(),
             raw: None,
             server: None,
+            row: None,
         }
     }
 
@@ -127,6 +133,7 @@ impl RecordError {
             message: message.into(),
             raw: None,
             server: None,
+            row: None,
         }
     }
 

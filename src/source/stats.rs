@@ -24,8 +24,25 @@ pub enum ProblemKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     pub line: u64,
+    /// A database row's ids, when it came from one (its line is then 0).
+    pub row: Option<String>,
     pub kind: ProblemKind,
     pub message: String,
+}
+
+impl Problem {
+    /// Where it is: the database row, else the line.
+    pub fn place(&self) -> String {
+        place(self.line, self.row.as_deref())
+    }
+}
+
+/// "line N", or the row's ids for a record read from a database.
+pub fn place(line: u64, row: Option<&str>) -> String {
+    match row {
+        Some(row) => row.to_string(),
+        None => format!("line {line}"),
+    }
 }
 
 impl fmt::Display for Problem {
@@ -35,7 +52,7 @@ impl fmt::Display for Problem {
             ProblemKind::Repaired => "repaired",
             ProblemKind::Orphan => "orphan",
         };
-        write!(f, "line {}: {kind}: {}", self.line, self.message)
+        write!(f, "{}: {kind}: {}", self.place(), self.message)
     }
 }
 
@@ -79,6 +96,8 @@ pub struct IngestStats {
 pub struct BadRecord {
     pub server: Option<String>,
     pub line: u64,
+    /// A database row's ids, when it came from one.
+    pub row: Option<String>,
     pub reason: String,
     /// The record's start (untrusted: sanitise before showing).
     pub text: String,
@@ -129,10 +148,16 @@ impl IngestStats {
         self.last_bad = Some(BadRecord {
             server: error.server.clone(),
             line,
+            row: error.row.clone(),
             reason: error.to_string(),
             text: error.raw.clone().unwrap_or_default(),
         });
-        self.note(line, ProblemKind::Malformed, error.to_string());
+        self.note(
+            line,
+            error.row.clone(),
+            ProblemKind::Malformed,
+            error.to_string(),
+        );
     }
 
     pub fn problem(&mut self, line: u64, kind: ProblemKind, message: impl Into<String>) {
@@ -142,10 +167,10 @@ impl IngestStats {
             ProblemKind::Repaired => self.count_reason(&format!("repaired: {message}")),
             ProblemKind::Orphan => self.count_reason("orphan"),
         }
-        self.note(line, kind, message);
+        self.note(line, None, kind, message);
     }
 
-    fn note(&mut self, line: u64, kind: ProblemKind, message: String) {
+    fn note(&mut self, line: u64, row: Option<String>, kind: ProblemKind, message: String) {
         match kind {
             ProblemKind::Malformed => self.malformed += 1,
             ProblemKind::Repaired => self.repaired += 1,
@@ -154,6 +179,7 @@ impl IngestStats {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(Problem {
                 line,
+                row,
                 kind,
                 message,
             });

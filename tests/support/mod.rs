@@ -6,6 +6,7 @@ pub mod discover_json;
 pub mod fake_model;
 pub mod fleet_server;
 pub mod header_server;
+pub mod history_db;
 pub mod history_server;
 pub mod live_viewer;
 pub mod long_session;

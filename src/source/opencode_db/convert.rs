@@ -122,6 +122,7 @@ pub fn part(row: &ContentRow) -> Result<Part, RecordError> {
 
 fn bad(message: String, row: &ContentRow) -> RecordError {
     let mut e = RecordError::shape(message);
+    e.row = Some(row_place(row));
     e.raw = Some(
         row.data
             .chars()
@@ -129,6 +130,19 @@ fn bad(message: String, row: &ContentRow) -> RecordError {
             .collect(),
     );
     e
+}
+
+/// Which row: its session and its own id (a part's message too), in
+/// place of the line a file's record would name.
+fn row_place(row: &ContentRow) -> String {
+    if row.message_id.is_empty() {
+        format!("session {}, message {}", row.session_id, row.id)
+    } else {
+        format!(
+            "session {}, message {}, part {}",
+            row.session_id, row.message_id, row.id
+        )
+    }
 }
 
 /// A bad row as the record the app counts and names.

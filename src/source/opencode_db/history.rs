@@ -70,6 +70,59 @@ struct Opened {
     oldest: Option<MessageCursor>,
     /// The newest `time_updated` of its rows read so far.
     seen: i64,
+    /// The rows read with exactly `seen`, by id, with a hash of their data:
+    /// the next read starts at `seen` (a row committed later in that same
+    /// millisecond has it too) and skips these unless they changed.
+    edge: HashMap<String, u64>,
+}
+
+impl Opened {
+    fn new(oldest: Option<MessageCursor>, messages: &[ContentRow], parts: &[ContentRow]) -> Opened {
+        let mut o = Opened {
+            oldest,
+            seen: i64::MIN,
+            edge: HashMap::new(),
+        };
+        o.keep_new(messages, parts);
+        o
+    }
+
+    /// The rows not read before (or changed since), and remember them.
+    fn keep_new(
+        &mut self,
+        messages: &[ContentRow],
+        parts: &[ContentRow],
+    ) -> (Vec<ContentRow>, Vec<ContentRow>) {
+        let fresh = |rows: &[ContentRow]| -> Vec<ContentRow> {
+            rows.iter()
+                .filter(|r| {
+                    r.time_updated > self.seen
+                        || (r.time_updated == self.seen
+                            && self.edge.get(&r.id) != Some(&data_hash(&r.data)))
+                })
+                .cloned()
+                .collect()
+        };
+        let (messages, parts) = (fresh(messages), fresh(parts));
+        let newest = newest_of(&messages, &parts);
+        if newest > self.seen {
+            self.seen = newest;
+            self.edge.clear();
+        }
+        for row in messages.iter().chain(&parts) {
+            if row.time_updated == self.seen {
+                self.edge.insert(row.id.clone(), data_hash(&row.data));
+            }
+        }
+        (messages, parts)
+    }
+}
+
+fn data_hash(data: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    data.hash(&mut h);
+    h.finish()
 }
 
 struct Reader {
@@ -289,10 +342,11 @@ impl Reader {
         {
             self.worktrees = db.project_worktrees().unwrap_or_default();
         }
+        // Every opened session read again, moved or not: one written again
+        // within the millisecond last read keeps its `time_updated`.
         let moved: Vec<String> = rows
             .iter()
             .filter(|r| self.opened.contains_key(&r.id))
-            .filter(|r| self.updated.get(&r.id) != r.time_updated.as_ref())
             .map(|r| r.id.clone())
             .collect();
         self.list(rows);
@@ -363,10 +417,7 @@ impl Reader {
             Ok(p) => p,
             Err(e) => return self.failed(e),
         };
-        let opened = Opened {
-            oldest: messages.first().map(message_cursor),
-            seen: newest_of(&messages, &parts),
-        };
+        let opened = Opened::new(messages.first().map(message_cursor), &messages, &parts);
         let complete = messages.len() < MESSAGE_PAGE;
         self.opened.insert(id.clone(), opened);
         self.send_page(&id, &messages, &parts, false, complete);
@@ -462,11 +513,13 @@ impl Reader {
             Ok(r) => r,
             Err(e) => return self.failed(e),
         };
-        if let Some(o) = self.opened.get_mut(id) {
-            o.seen = o.seen.max(newest_of(&messages, &parts));
-            if o.oldest.is_none() {
-                o.oldest = messages.first().map(message_cursor);
-            }
+        let Some(o) = self.opened.get_mut(id) else {
+            return;
+        };
+        // The edge's rows come back each time: only what is new goes on.
+        let (messages, parts) = o.keep_new(&messages, &parts);
+        if o.oldest.is_none() {
+            o.oldest = messages.first().map(message_cursor);
         }
         for m in &messages {
             match convert::message(m) {

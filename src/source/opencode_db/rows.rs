@@ -127,8 +127,10 @@ impl Db {
         Ok(out)
     }
 
-    /// A session's messages and parts written after `since` (their
-    /// `time_updated`, ms), oldest first: what a follower reads again.
+    /// A session's messages and parts written at or after `since` (their
+    /// `time_updated`, ms), oldest first: what a follower reads again. At,
+    /// not only after: a row committed later in the same millisecond as
+    /// the last one read has that same time (the caller drops repeats).
     pub fn changed_since(
         &self,
         session: &str,
@@ -148,11 +150,11 @@ impl Db {
         };
         let messages = read(
             "SELECT id, '', session_id, time_created, time_updated, data FROM message \
-             WHERE session_id = ?1 AND time_updated > ?2 ORDER BY id",
+             WHERE session_id = ?1 AND time_updated >= ?2 ORDER BY id",
         )?;
         let parts = read(
             "SELECT id, message_id, session_id, time_created, time_updated, data FROM part \
-             WHERE session_id = ?1 AND time_updated > ?2 ORDER BY message_id, id",
+             WHERE session_id = ?1 AND time_updated >= ?2 ORDER BY message_id, id",
         )?;
         Ok((messages, parts))
     }
@@ -216,8 +218,9 @@ impl Db {
         Ok(self.sessions_where("id = ?1", &[id], 1)?.into_iter().next())
     }
 
-    /// Sessions updated after `since` (ms), newest first: a follower's
-    /// re-read of the list.
+    /// Sessions updated at or after `since` (ms), newest first: a
+    /// follower's re-read of the list (at: a session written again in the
+    /// millisecond last read keeps that time).
     pub fn sessions_updated_since(
         &self,
         since: i64,
@@ -228,7 +231,7 @@ impl Db {
         }
         let since = since.to_string();
         self.sessions_where(
-            "time_updated > CAST(?1 AS INTEGER)",
+            "time_updated >= CAST(?1 AS INTEGER)",
             &[since.as_str()],
             limit,
         )

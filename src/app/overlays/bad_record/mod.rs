@@ -47,7 +47,13 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         None => String::new(),
     };
     let mut lines = vec![
-        Line::styled(format!("{from}line {}", bad.line), theme.style(Role::Muted)),
+        Line::styled(
+            format!(
+                "{from}{}",
+                crate::source::stats::place(bad.line, bad.row.as_deref())
+            ),
+            theme.style(Role::Muted),
+        ),
         Line::styled(
             sanitize::line(&bad.reason).into_owned(),
             theme.style(Role::Error),

@@ -151,6 +151,24 @@ pub fn shadowed(store: &Store) -> std::collections::HashSet<usize> {
         .collect()
 }
 
+/// The parent a session is listed under: its own, or, when that is a
+/// database copy shown live instead (see [`shadowed`]), the live copy, so a
+/// history child of a live parent shows under it rather than nowhere.
+pub fn listed_parent<'a>(store: &'a Store, parent: &str) -> Option<&'a Session> {
+    if fleet::server_of(parent) == Some(HISTORY_KEY) {
+        let bare = fleet::bare(parent);
+        let live = store
+            .servers()
+            .iter()
+            .filter(|s| s.key != HISTORY_KEY)
+            .find_map(|s| store.session(&fleet::scoped(bare, &s.key)));
+        if live.is_some() {
+            return live;
+        }
+    }
+    store.session(parent)
+}
+
 struct ServerGroup {
     key: String,
     state: Option<ServerState>,
@@ -174,7 +192,7 @@ fn home(store: &Store, session: &Session) -> (String, String) {
             .parent_id
             .as_deref()
             .filter(|p| *p != root.info.id)
-            .and_then(|p| store.session(p))
+            .and_then(|p| listed_parent(store, p))
         {
             Some(parent) => root = parent,
             None => break,
@@ -576,19 +594,27 @@ pub(crate) mod tests {
         ]);
         let rows = all(&s, &HashSet::new(), "");
         // ses_2 is served live: its database copy is not listed (nor
-        // counted); the history heading comes last whatever joined first.
+        // counted), and its database child ses_3 shows under the live copy
+        // (counted there); the history heading comes last whatever joined
+        // first.
         assert_eq!(
             shown(&s, &rows),
             [
                 "S a:1",
                 "P /p",
                 "ses_2@a:1",
+                "  ses_3@history",
                 "S history",
                 "P /p",
                 "ses_1@history"
             ]
         );
         let history = heading(&rows, "history");
-        assert_eq!(history.group.as_ref().unwrap().counts.sessions, 2);
+        assert_eq!(history.group.as_ref().unwrap().counts.sessions, 1);
+        let live = heading(&rows, "a:1");
+        assert_eq!(live.group.as_ref().unwrap().counts.sessions, 2);
+        // A filter matching the child keeps the live parent it shows under.
+        let rows = all(&s, &HashSet::new(), "ses_3");
+        assert!(shown(&s, &rows).contains(&"  ses_3@history".to_string()));
     }
 }

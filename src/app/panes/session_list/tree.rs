@@ -5,7 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::model::Store;
+use crate::app::panes::session_list::fleet_tree;
+use crate::model::{Session, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRow {
@@ -23,7 +24,7 @@ pub struct SessionRow {
     pub header: Option<String>,
     /// In a fleet, a heading is a group's: selectable, foldable, counted
     /// (`has_children` and `folded` then say the group's).
-    pub group: Option<crate::app::panes::session_list::fleet_tree::Group>,
+    pub group: Option<fleet_tree::Group>,
 }
 
 /// Sessions with a pending prompt, and all their ancestors.
@@ -59,12 +60,21 @@ pub fn rows(
     let sessions = store.sessions();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
+    // A parent shown live in place of its database copy takes that copy's
+    // children too.
+    let parent_of = |s: &Session| -> Option<&str> {
+        s.info
+            .parent_id
+            .as_deref()
+            .filter(|p| *p != s.info.id)
+            .and_then(|p| fleet_tree::listed_parent(store, p))
+            .map(|p| p.info.id.as_str())
+            .filter(|p| *p != s.info.id)
+    };
     for (i, s) in sessions.iter().enumerate() {
-        match s.info.parent_id.as_deref() {
-            Some(p) if p != s.info.id && store.session(p).is_some() => {
-                children.entry(p).or_default().push(i)
-            }
-            _ => roots.push(i),
+        match parent_of(s) {
+            Some(p) => children.entry(p).or_default().push(i),
+            None => roots.push(i),
         }
     }
     // Children read best oldest first, in the order they were spawned.
@@ -97,11 +107,7 @@ pub fn rows(
                 if !set.insert(c) {
                     break;
                 }
-                cur = sessions[c]
-                    .info
-                    .parent_id
-                    .as_deref()
-                    .and_then(|p| index_of.get(p).copied());
+                cur = parent_of(&sessions[c]).and_then(|p| index_of.get(p).copied());
             }
         }
         keep = Some(set);
@@ -126,7 +132,7 @@ pub fn rows(
     let mut out = Vec::new();
     let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
     // A database session that a live server also serves shows once, live.
-    let mut seen = crate::app::panes::session_list::fleet_tree::shadowed(store);
+    let mut seen = fleet_tree::shadowed(store);
     while let Some((i, depth)) = stack.pop() {
         if !seen.insert(i) || keep.as_ref().is_some_and(|k| !k.contains(&i)) {
             continue;
@@ -150,8 +156,8 @@ pub fn rows(
             }
         }
     }
-    if crate::app::panes::session_list::fleet_tree::is_fleet(store) {
-        crate::app::panes::session_list::fleet_tree::group(store, out, folded, !needle.is_empty())
+    if fleet_tree::is_fleet(store) {
+        fleet_tree::group(store, out, folded, !needle.is_empty())
     } else {
         group_by_project(store, out)
     }

@@ -143,8 +143,8 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
             .map(|k| format!(" ({k} shows it)"))
             .unwrap_or_default();
         let first = match (app.stats.first_malformed(), &app.stats.first_reason) {
-            (Some(p), Some(why)) => format!(": line {}, {why}", p.line),
-            (Some(p), None) => format!(": line {}", p.line),
+            (Some(p), Some(why)) => format!(": {}, {why}", p.place()),
+            (Some(p), None) => format!(": {}", p.place()),
             _ => String::new(),
         };
         rest.push_str(&sanitize::line(&format!(
