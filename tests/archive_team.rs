@@ -40,6 +40,7 @@ fn synthetic(host: &str, sid: &str, from: usize, n: usize) -> Batch {
         parent_id: None,
         title: format!("synthetic {sid}"),
         directory: Some("/p".into()),
+        server: None,
         created: 1,
         updated: (from + n) as i64,
         raw: format!(r#"{{"id":"{sid}"}}"#),
