@@ -9,7 +9,7 @@
 //! the table `ocview_schema`.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 5;
 
 /// SQLite: (version, SQL run in the transaction that reaches it).
 pub const SQLITE: &[(i64, &str)] = &[
@@ -68,6 +68,7 @@ pub const SQLITE: &[(i64, &str)] = &[
     ),
     // Pruning finds the oldest sessions without reading them all.
     (2, "CREATE INDEX sessions_by_updated ON sessions(updated);"),
+    (5, super::resume::SQLITE_TABLE),
 ];
 
 /// PostgreSQL: (version, SQL run in the transaction that reaches it).
@@ -143,4 +144,5 @@ pub const POSTGRES: &[(i64, &str)] = &[
         "CREATE INDEX sessions_by_updated ON sessions(updated);
          CREATE INDEX search_by_session ON search(session_id);",
     ),
+    (5, super::resume::POSTGRES_TABLE),
 ];

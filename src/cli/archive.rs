@@ -1,12 +1,14 @@
 //! `ocview search` and `ocview archive …`, and the `--archive` /
 //! `--no-archive` flags every command takes.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use ocview::archive::place::{self, ConfigValue};
+use ocview::archive::progress::{Pacer, Step, megabytes};
 use ocview::archive::{Engine, Limits, Query, Setting};
 use ocview::model::wire::sanitize;
 
@@ -231,15 +233,44 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
         return Err(format!("archive {}: {why}", archive.place()));
     }
     let mut failed = false;
+    let tty = std::io::stderr().is_terminal();
     for file in files {
         let shown = sanitize::line(&file.display().to_string()).into_owned();
-        match ocview::archive::import::import_file(&mut *archive, file) {
+        let mut pacer = Pacer::new(Duration::ZERO, Duration::from_millis(200));
+        let mut on = |step: Step| match step {
+            // Said always: a resumed import says where it starts.
+            Step::Resumed {
+                records,
+                bytes,
+                total,
+            } => eprintln!(
+                "ocview: {shown}: resuming after record {records} ({} of {} already archived)",
+                megabytes(bytes),
+                megabytes(total)
+            ),
+            Step::Read { .. } if tty && pacer.due(&step) => {
+                let percent = step.percent().map_or(String::new(), |p| format!(" {p} %"));
+                eprint!("\r\x1b[Kocview: importing {shown}{percent}");
+            }
+            Step::Read { .. } => {}
+        };
+        let result = ocview::archive::import::import_file_with(&mut *archive, file, &mut on);
+        if tty && pacer.spoke() {
+            eprint!("\r\x1b[K");
+        }
+        match result {
+            Ok(done) if done.already => {
+                eprintln!("ocview: {shown}: already archived");
+            }
             Ok(done) => eprintln!(
-                "ocview: {shown}: {} sessions, {} new events, {} parts written ({})",
+                "ocview: {shown}: {} sessions, {} records, {} new events, {} parts written ({}){}",
                 done.sessions,
+                done.records,
                 done.written.events,
                 done.written.parts,
-                done.form.unwrap_or("empty")
+                done.form.unwrap_or("empty"),
+                done.resumed_at
+                    .map_or(String::new(), |r| format!(", resumed after record {r}"))
             ),
             Err(e) => {
                 eprintln!("ocview: {e}");
