@@ -133,7 +133,11 @@ fn import(setting: &Setting, file: &Path) -> (String, u64, u64) {
                 .unwrap()
         })
     };
-    (err.clone(), number_before(" new events"), number_before(" parts written"))
+    (
+        err.clone(),
+        number_before(" new events"),
+        number_before(" parts written"),
+    )
 }
 
 /// Everything a person can see of an archive: its counts, what several
@@ -213,7 +217,10 @@ fn crash_and_resume(place: &Place) {
             child.try_wait().unwrap().is_none(),
             "the import ended before a checkpoint was seen"
         );
-        assert!(started.elapsed() < Duration::from_secs(300), "no checkpoint");
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no checkpoint"
+        );
         std::thread::sleep(Duration::from_millis(5));
     };
     let status = child.wait().unwrap();

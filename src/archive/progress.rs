@@ -13,7 +13,11 @@ use std::time::{Duration, Instant};
 pub enum Step {
     /// The archive already held the first `records` records (about
     /// `bytes` of `total` bytes): reading resumes after them.
-    Resumed { records: u64, bytes: u64, total: u64 },
+    Resumed {
+        records: u64,
+        bytes: u64,
+        total: u64,
+    },
     /// `bytes` of `total` read (`total` is 0 when unknown: standard input).
     Read { bytes: u64, total: u64 },
 }
@@ -127,7 +131,10 @@ mod tests {
             status_line("big.jsonl", &step),
             "archive: indexing big.jsonl 45 %"
         );
-        let unknown = Step::Read { bytes: 45, total: 0 };
+        let unknown = Step::Read {
+            bytes: 45,
+            total: 0,
+        };
         assert_eq!(status_line("-", &unknown), "archive: indexing -");
     }
 

@@ -63,7 +63,7 @@ pub fn write(out: &mut impl Write, sessions: usize, messages: usize) {
                     "text": "", "time": {"start": now}}}}),
             );
             for d in 0..3 {
-            line(
+                line(
                     out,
                     &mut t,
                     json!({"type": "message.part.delta", "properties": {"sessionID": ses,
@@ -104,7 +104,7 @@ pub fn write(out: &mut impl Write, sessions: usize, messages: usize) {
             );
             // The same delta twice in a row: both count.
             for d in ["done ", "done ", &format!("with step {m}.")] {
-            line(
+                line(
                     out,
                     &mut t,
                     json!({"type": "message.part.delta", "properties": {"sessionID": ses,
