@@ -6,6 +6,7 @@
 #[path = "support/big_events.rs"]
 mod big_events;
 #[path = "support/tmux.rs"]
+#[allow(dead_code)]
 mod tmux;
 
 use std::time::{Duration, Instant};
