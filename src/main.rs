@@ -337,13 +337,14 @@ fn archive_file(app: &App, path: &Path) {
         return;
     }
     let say = say_archive(app);
+    let done = app.verbs.done_sender();
     let path = path.to_path_buf();
     let spawned = std::thread::Builder::new()
         .name("archive-import".into())
         .spawn(move || {
             let result = match setting.open() {
                 Ok(Some(mut engine)) if engine.read_only().is_none() => {
-                    ocview::archive::import::import_file(&mut *engine, &path).map(drop)
+                    import_replayed(&mut *engine, &path, &done)
                 }
                 Ok(_) => Ok(()),
                 Err(e) => Err(format!("{e}: ocview goes on without it")),
@@ -355,6 +356,33 @@ fn archive_file(app: &App, path: &Path) {
     if let Err(e) = spawned {
         tracing::warn!("archive: no import thread: {e}");
     }
+}
+
+/// Import a replayed file, saying on the status line how far it is while
+/// a large one runs (a short one says nothing) and going quiet when done.
+fn import_replayed(
+    engine: &mut dyn ocview::archive::Engine,
+    path: &Path,
+    done: &tokio::sync::mpsc::UnboundedSender<Done>,
+) -> Result<(), String> {
+    use ocview::archive::progress::{Pacer, status_line};
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut pacer = Pacer::new(Duration::from_secs(1), Duration::from_millis(250));
+    let mut on = |step| {
+        if pacer.due(&step) {
+            let _ = done.send(Done::Archive(Reply::Progress(Some(status_line(
+                &name, &step,
+            )))));
+        }
+    };
+    let result = ocview::archive::import::import_file_with(engine, path, &mut on).map(drop);
+    if pacer.spoke() {
+        let _ = done.send(Done::Archive(Reply::Progress(None)));
+    }
+    result
 }
 
 /// The exit code for a command's result, its error said on stderr.

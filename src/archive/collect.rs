@@ -95,6 +95,18 @@ impl Collector {
         }
     }
 
+    /// Drop what came since the last take without making rows of it: a
+    /// resumed import's first records, already archived, still build the
+    /// store and the keys of repeated deltas that later records need.
+    pub fn forget(&mut self) {
+        let t = &mut self.touched;
+        t.events.clear();
+        t.sessions.clear();
+        t.messages.clear();
+        t.parts.clear();
+        t.todos.clear();
+    }
+
     /// Everything collected since the last take.
     pub fn take(&mut self) -> Batch {
         // The parts the store made of todo lists (named by the store).
@@ -141,6 +153,7 @@ impl Collector {
             sessions,
             messages,
             parts,
+            checkpoint: None,
         }
     }
 }

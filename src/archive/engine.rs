@@ -1,6 +1,7 @@
 //! The one interface both engines give, and how what goes wrong is said.
 
 use super::query::{Hit, Query};
+use super::resume::Checkpoint;
 use super::rows::{Batch, Written};
 
 /// What kind of trouble an archive is in: each is said in one line, and
@@ -62,6 +63,8 @@ pub trait Engine: Send {
     fn read_only(&self) -> Option<&str>;
     /// Add a batch in one transaction: new events, newer states.
     fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError>;
+    /// How far the import of `file` (its canonical path) was committed.
+    fn checkpoint(&mut self, file: &str) -> Result<Option<Checkpoint>, ArchiveError>;
     fn search(&mut self, query: &Query) -> Result<Vec<Hit>, ArchiveError>;
     /// A session's event log in the order it was written: bus events'
     /// JSON, one a line, for the player.

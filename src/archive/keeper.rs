@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::engine::{ArchiveError, Engine, Trouble};
 use super::place::Setting;
-use super::rows::Batch;
+use super::rows::{Batch, Written};
 use super::spool::{Spool, SpoolError};
 
 /// The first pause before the server is tried again, and the longest.
@@ -108,16 +108,21 @@ impl Keeper {
     }
 
     /// Write `batch`, or spool it while the server is away (behind what
-    /// waits there, so order is kept). An error: the archive cannot be
-    /// written at all (ocview goes on without it).
-    pub fn write(&mut self, batch: &Batch, say: &dyn Fn(String)) -> Result<(), ArchiveError> {
+    /// waits there, so order is kept): what it added when it was written
+    /// at once, `None` when it waits in the spool. An error: the archive
+    /// cannot be written at all (ocview goes on without it).
+    pub fn write(
+        &mut self,
+        batch: &Batch,
+        say: &dyn Fn(String),
+    ) -> Result<Option<Written>, ArchiveError> {
         if batch.is_empty() {
-            return Ok(());
+            return Ok(Some(Written::default()));
         }
         if self.engine.is_some() && !self.spooling() {
             let engine = self.engine.as_mut().expect("connected");
             match engine.write(batch) {
-                Ok(_) => return Ok(()),
+                Ok(written) => return Ok(Some(written)),
                 Err(e) if passing(&e) && self.spool.is_some() => self.away(&e, say),
                 Err(e) => return Err(e),
             }
@@ -128,7 +133,7 @@ impl Keeper {
             // one whose flush failed): write it all now, in order.
             self.flush(say);
         }
-        Ok(())
+        Ok(None)
     }
 
     fn spool_batch(&mut self, batch: &Batch, say: &dyn Fn(String)) {

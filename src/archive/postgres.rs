@@ -249,10 +249,23 @@ impl Engine for PgArchive {
                 let written = super::pg_copy::write(&tx, batch).await?;
                 // Delivered when the transaction commits, and only then.
                 super::notify::announce(&tx, batch).await?;
+                if let Some(c) = &batch.checkpoint {
+                    super::resume::save_postgres(&tx, c).await?;
+                }
                 tx.commit().await?;
                 Ok(written)
             })
             .map_err(err)
+    }
+
+    fn checkpoint(
+        &mut self,
+        file: &str,
+    ) -> Result<Option<super::resume::Checkpoint>, ArchiveError> {
+        let place = self.place.clone();
+        self.rt
+            .block_on(super::resume::load_postgres(&self.client, file))
+            .map_err(|e| classify(&place, &e))
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {

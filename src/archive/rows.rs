@@ -83,6 +83,9 @@ pub struct Batch {
     pub sessions: Vec<SessionRow>,
     pub messages: Vec<MessageRow>,
     pub parts: Vec<PartRow>,
+    /// How far a file's import has come with this batch: written in the
+    /// batch's own transaction, so a crash never separates the two.
+    pub checkpoint: Option<super::resume::Checkpoint>,
 }
 
 impl Batch {
@@ -91,6 +94,7 @@ impl Batch {
             && self.sessions.is_empty()
             && self.messages.is_empty()
             && self.parts.is_empty()
+            && self.checkpoint.is_none()
     }
 }
 

@@ -9,7 +9,7 @@
 //! the table `ocview_schema`.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 4;
+pub const LATEST: i64 = 5;
 
 /// SQLite: (version, SQL run in the transaction that reaches it).
 pub const SQLITE: &[(i64, &str)] = &[
@@ -97,6 +97,7 @@ pub const SQLITE: &[(i64, &str)] = &[
         rowid_max INTEGER NOT NULL
     );",
     ),
+    (5, super::resume::SQLITE_TABLE),
 ];
 
 /// PostgreSQL: (version, SQL run in the transaction that reaches it).
@@ -181,4 +182,5 @@ pub const POSTGRES: &[(i64, &str)] = &[
         rowid_max BIGINT NOT NULL
     );",
     ),
+    (5, super::resume::POSTGRES_TABLE),
 ];

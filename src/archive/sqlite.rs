@@ -341,8 +341,18 @@ impl Engine for SqliteArchive {
                 index.execute(params![doc, text]).map_err(err)?;
             }
         }
+        if let Some(c) = &batch.checkpoint {
+            super::resume::save_sqlite(&tx, c).map_err(err)?;
+        }
         tx.commit().map_err(err)?;
         Ok(written)
+    }
+
+    fn checkpoint(
+        &mut self,
+        file: &str,
+    ) -> Result<Option<super::resume::Checkpoint>, ArchiveError> {
+        super::resume::load_sqlite(&self.conn, &self.place, file)
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {

@@ -1,12 +1,14 @@
 //! `ocview search` and `ocview archive …`, and the `--archive` /
 //! `--no-archive` flags every command takes.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use ocview::archive::place::{self, ConfigValue};
+use ocview::archive::progress::{Pacer, Step, megabytes};
 use ocview::archive::{Engine, Limits, Query, Setting};
 use ocview::model::wire::sanitize;
 
@@ -232,57 +234,72 @@ pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> 
 }
 
 pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> {
-    if let Setting::Postgres(_) = setting {
-        return import_kept(files, setting);
-    }
-    let mut archive = open(setting)?;
-    if let Some(why) = archive.read_only() {
-        return Err(format!("archive {}: {why}", archive.place()));
-    }
-    let mut failed = false;
-    for file in files {
-        let shown = sanitize::line(&file.display().to_string()).into_owned();
-        match ocview::archive::import::import_file(&mut *archive, file) {
-            Ok(done) => eprintln!(
-                "ocview: {shown}: {} sessions, {} new events, {} parts written ({})",
-                done.sessions,
-                done.written.events,
-                done.written.parts,
-                done.form.unwrap_or("empty")
-            ),
-            Err(e) => {
-                eprintln!("ocview: {e}");
-                failed = true;
-            }
-        }
-    }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Importing into PostgreSQL: batches are spooled while the server is
-/// away and written when it is back; what is still spooled when the files
-/// are read waits (a while) for the server.
-fn import_kept(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> {
     let say = |line: String| eprintln!("ocview: {line}");
-    let mut keeper = ocview::archive::keeper::Keeper::open(setting, &say)
-        .map_err(|e| e.to_string())?
-        .ok_or("the archive is off")?;
-    if let Some(why) = keeper.read_only() {
-        return Err(format!("archive {}: {why}", keeper.place()));
+    // PostgreSQL through a keeper: batches are spooled while the server is
+    // away and written when it is back; what is still spooled when the
+    // files are read waits (a while) for the server.
+    let mut keeper = None;
+    let mut archive = None;
+    if let Setting::Postgres(_) = setting {
+        let kept = ocview::archive::keeper::Keeper::open(setting, &say)
+            .map_err(|e| e.to_string())?
+            .ok_or("the archive is off")?;
+        if let Some(why) = kept.read_only() {
+            return Err(format!("archive {}: {why}", kept.place()));
+        }
+        keeper = Some(kept);
+    } else {
+        let opened = open(setting)?;
+        if let Some(why) = opened.read_only() {
+            return Err(format!("archive {}: {why}", opened.place()));
+        }
+        archive = Some(opened);
     }
     let mut failed = false;
+    let tty = std::io::stderr().is_terminal();
     for file in files {
         let shown = sanitize::line(&file.display().to_string()).into_owned();
-        match ocview::archive::import::import_kept(&mut keeper, file, &say) {
+        let mut pacer = Pacer::new(Duration::ZERO, Duration::from_millis(200));
+        let mut on = |step: Step| match step {
+            // Said always: a resumed import says where it starts.
+            Step::Resumed {
+                records,
+                bytes,
+                total,
+            } => eprintln!(
+                "ocview: {shown}: resuming after record {records} ({} of {} already archived)",
+                megabytes(bytes),
+                megabytes(total)
+            ),
+            Step::Read { .. } if tty && pacer.due(&step) => {
+                let percent = step.percent().map_or(String::new(), |p| format!(" {p} %"));
+                eprint!("\r\x1b[Kocview: importing {shown}{percent}");
+            }
+            Step::Read { .. } => {}
+        };
+        let result = match (&mut keeper, &mut archive) {
+            (Some(keeper), _) => ocview::archive::import::import_kept(keeper, file, &say, &mut on),
+            (None, Some(archive)) => {
+                ocview::archive::import::import_file_with(&mut **archive, file, &mut on)
+            }
+            (None, None) => unreachable!("an archive or a keeper is open"),
+        };
+        if tty && pacer.spoke() {
+            eprint!("\r\x1b[K");
+        }
+        match result {
+            Ok(done) if done.already => {
+                eprintln!("ocview: {shown}: already archived");
+            }
             Ok(done) => eprintln!(
-                "ocview: {shown}: {} sessions, {} records read ({})",
+                "ocview: {shown}: {} sessions, {} records, {} new events, {} parts written ({}){}",
                 done.sessions,
                 done.records,
-                done.form.unwrap_or("empty")
+                done.written.events,
+                done.written.parts,
+                done.form.unwrap_or("empty"),
+                done.resumed_at
+                    .map_or(String::new(), |r| format!(", resumed after record {r}"))
             ),
             Err(e) => {
                 eprintln!("ocview: {e}");
@@ -290,8 +307,11 @@ fn import_kept(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String>
             }
         }
     }
-    keeper.finish(std::time::Duration::from_secs(60), &say);
-    Ok(if failed || keeper.spooling() {
+    if let Some(keeper) = &mut keeper {
+        keeper.finish(Duration::from_secs(60), &say);
+        failed |= keeper.spooling();
+    }
+    Ok(if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

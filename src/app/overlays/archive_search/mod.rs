@@ -21,12 +21,19 @@ const HOW_TO: &str = "type to search every archived session\n\
     filters: tool:bash project:api server:box state:error model:claude\n\
     agent:plan since:3d until:2026-01-01 (dates, or ages: 12h 3d 2w)";
 
+/// How every import progress notice starts.
+pub const PROGRESS_PREFIX: &str = "archive: indexing ";
+
 /// What the archive's threads tell the loop.
 #[derive(Debug)]
 pub enum Reply {
     /// A one-line message for the status line (a bad archive, a write
     /// that failed).
     Said(String),
+    /// How far a file's import has come ("archive: indexing big.jsonl
+    /// 45 %"), or `None` when it is done: it replaces only a notice of its
+    /// own kind, and is not logged.
+    Progress(Option<String>),
     /// The answer to query number `generation`.
     Found {
         generation: u64,
@@ -216,6 +223,12 @@ impl App {
             Reply::Said(text) => {
                 tracing::warn!("{text}");
                 self.notice = Some(crate::model::wire::sanitize::line(&text).into_owned());
+            }
+            Reply::Progress(line) => {
+                let own = |n: &String| n.starts_with(PROGRESS_PREFIX);
+                if self.notice.as_ref().is_none_or(own) {
+                    self.notice = line.map(|l| crate::model::wire::sanitize::line(&l).into_owned());
+                }
             }
             Reply::Found { generation, result } => {
                 let view = &mut self.archive.view;
