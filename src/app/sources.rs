@@ -338,7 +338,8 @@ impl App {
 /// An event the archive's own list sent (`crate::archive::list_reader`):
 /// kept already, never written back.
 fn from_archive(env: &crate::model::Envelope) -> bool {
-    crate::archive::encode::session_of(&env.event)
+    env.event
+        .session()
         .and_then(crate::model::store::fleet::server_of)
         .is_some_and(crate::archive::list_reader::is_archive_key)
 }

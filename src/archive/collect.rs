@@ -169,7 +169,7 @@ impl Touched {
             todos,
             clock,
         } = self;
-        let Some(session) = encode::session_of(&env.event) else {
+        let Some(session) = env.event.session() else {
             return;
         };
         if let Some(at) = env.received_ms {

@@ -8,33 +8,6 @@ use serde_json::{Value, json};
 
 use crate::model::{Envelope, Event, SessionStatus};
 
-/// The session an event belongs to, if it names one.
-pub fn session_of(event: &Event) -> Option<&str> {
-    let id = match event {
-        Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
-            info.id.as_str()
-        }
-        Event::SessionStatus { session_id, .. }
-        | Event::SessionIdle { session_id }
-        | Event::SessionCompacted { session_id }
-        | Event::SessionDiff { session_id, .. }
-        | Event::MessageRemoved { session_id, .. }
-        | Event::PartRemoved { session_id, .. }
-        | Event::PartDelta { session_id, .. }
-        | Event::TodoUpdated { session_id, .. }
-        | Event::PermissionReplied { session_id, .. }
-        | Event::QuestionReplied { session_id, .. }
-        | Event::QuestionRejected { session_id, .. } => session_id.as_str(),
-        Event::SessionError { session_id, .. } => session_id.as_deref()?,
-        Event::MessageUpdated(info) => info.session_id.as_str(),
-        Event::PartUpdated(part) => part.session_id.as_str(),
-        Event::PermissionAsked(p) => p.session_id.as_str(),
-        Event::QuestionAsked(q) => q.session_id.as_str(),
-        _ => return None,
-    };
-    (!id.is_empty()).then_some(id)
-}
-
 /// The event's JSON for the log, or `None` for what the log does not keep:
 /// events of no session (heartbeats, a fleet's reports). Prompts (asked,
 /// replied, rejected) are kept, so a replay shows them as live did.
@@ -134,7 +107,7 @@ pub fn encode(env: &Envelope) -> Option<String> {
         } => json!({"sessionID": session_id, "requestID": request_id}),
         _ => return None,
     };
-    session_of(&env.event)?;
+    env.event.session()?;
     Some(wrap(kind, &properties.to_string(), env))
 }
 

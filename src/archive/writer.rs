@@ -11,7 +11,6 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use super::collect::Collector;
-use super::encode;
 use super::keeper::Keeper;
 use super::place::Setting;
 use super::prune::{self, Limits};
@@ -62,7 +61,7 @@ impl Tap {
             }
             return;
         }
-        let Some(session) = encode::session_of(&env.event) else {
+        let Some(session) = env.event.session() else {
             return;
         };
         // opencode's database goes in whole through its own importer

@@ -290,6 +290,31 @@ impl OldPermission {
     }
 }
 
+/// The one list of events that name their session by id, as a place to
+/// read or to change (`session_field!(event, mut)`).
+macro_rules! session_field {
+    ($event:expr, $($mutable:tt)?) => {
+        Some(match $event {
+            Event::SessionStatus { session_id, .. }
+            | Event::SessionIdle { session_id }
+            | Event::SessionCompacted { session_id }
+            | Event::SessionDiff { session_id, .. }
+            | Event::MessageRemoved { session_id, .. }
+            | Event::PartRemoved { session_id, .. }
+            | Event::PartDelta { session_id, .. }
+            | Event::TodoUpdated { session_id, .. }
+            | Event::PermissionReplied { session_id, .. }
+            | Event::QuestionReplied { session_id, .. }
+            | Event::QuestionRejected { session_id, .. } => session_id,
+            Event::MessageUpdated(info) => &$($mutable)? info.session_id,
+            Event::PartUpdated(part) => &$($mutable)? part.session_id,
+            Event::PermissionAsked(p) => &$($mutable)? p.session_id,
+            Event::QuestionAsked(q) => &$($mutable)? q.session_id,
+            _ => return None,
+        })
+    };
+}
+
 impl Event {
     /// Build an event from its `type` and raw `properties` object.
     pub fn parse(kind: &str, properties: Option<&RawValue>) -> Result<Event, EventError> {
@@ -532,27 +557,29 @@ impl Event {
     }
 
     /// The session id of an event that belongs to a session by id (not the
-    /// session's own info, not an error whose session is optional): the one
-    /// list of them, for scoping ids in a fleet and for refusing an empty one.
+    /// session's own info, not an error whose session is optional): for
+    /// scoping ids in a fleet and for refusing an empty one.
     pub fn session_id_mut(&mut self) -> Option<&mut String> {
-        Some(match self {
-            Event::SessionStatus { session_id, .. }
-            | Event::SessionIdle { session_id }
-            | Event::SessionCompacted { session_id }
-            | Event::SessionDiff { session_id, .. }
-            | Event::MessageRemoved { session_id, .. }
-            | Event::PartRemoved { session_id, .. }
-            | Event::PartDelta { session_id, .. }
-            | Event::TodoUpdated { session_id, .. }
-            | Event::PermissionReplied { session_id, .. }
-            | Event::QuestionReplied { session_id, .. }
-            | Event::QuestionRejected { session_id, .. } => session_id,
-            Event::MessageUpdated(info) => &mut info.session_id,
-            Event::PartUpdated(part) => &mut part.session_id,
-            Event::PermissionAsked(p) => &mut p.session_id,
-            Event::QuestionAsked(q) => &mut q.session_id,
-            _ => return None,
-        })
+        session_field!(self, mut)
+    }
+
+    /// As `session_id_mut`, to read.
+    pub fn session_id(&self) -> Option<&str> {
+        session_field!(self,).map(String::as_str)
+    }
+
+    /// The session an event is about, whatever its kind: a session's own
+    /// info included, and an error that names one. `None` for events of no
+    /// session (heartbeats, a fleet's reports) and for an empty id.
+    pub fn session(&self) -> Option<&str> {
+        let id = match self {
+            Event::SessionCreated(info)
+            | Event::SessionUpdated(info)
+            | Event::SessionDeleted(info) => info.id.as_str(),
+            Event::SessionError { session_id, .. } => session_id.as_deref()?,
+            _ => self.session_id()?,
+        };
+        (!id.is_empty()).then_some(id)
     }
 
     /// The event's type when it belongs to a session but names none (an
@@ -561,5 +588,29 @@ impl Event {
     pub fn without_session(&mut self) -> Option<&str> {
         let nameless = self.session_id_mut().is_some_and(|id| id.is_empty());
         nameless.then(|| self.kind())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(kind: &str, properties: &str) -> Event {
+        let raw = serde_json::value::RawValue::from_string(properties.to_string()).unwrap();
+        Event::parse(kind, Some(&raw)).unwrap()
+    }
+
+    #[test]
+    fn an_event_names_its_session_whatever_its_kind() {
+        let info = parsed("session.updated", r#"{"info":{"id":"ses_a","title":"t"}}"#);
+        assert_eq!(info.session(), Some("ses_a"));
+        assert_eq!(info.session_id(), None, "a session's own info is no id to scope");
+        let idle = parsed("session.idle", r#"{"sessionID":"ses_b"}"#);
+        assert_eq!((idle.session(), idle.session_id()), (Some("ses_b"), Some("ses_b")));
+        let error = parsed("session.error", r#"{"sessionID":"ses_c","error":{}}"#);
+        assert_eq!(error.session(), Some("ses_c"));
+        assert_eq!(Event::ServerHeartbeat.session(), None);
+        let nameless = parsed("session.idle", r#"{"sessionID":""}"#);
+        assert_eq!(nameless.session(), None);
     }
 }
