@@ -171,3 +171,30 @@ fn an_archive_of_schema_2_is_migrated_with_its_index() {
         .unwrap();
     assert_eq!(docs, 0);
 }
+
+/// The viewer's writer, opencode's database importer and a search each open
+/// the archive on a thread of their own, at the same moment on the first
+/// run: every one of them opens it, and the schema is made once.
+#[test]
+fn openers_at_once_on_a_new_archive_all_open_it() {
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("archive.db");
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, start) = (path.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    Setting::Sqlite(path)
+                        .open()
+                        .map(|e| e.is_some())
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for opener in openers {
+            assert_eq!(opener.join().unwrap(), Ok(true), "round {round}");
+        }
+    }
+}

@@ -93,8 +93,7 @@ impl SqliteArchive {
         }
         let c = &mut self.conn;
         let place = &self.place;
-        c.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| classify(place, &e))?;
+        write_ahead_log(c).map_err(|e| classify(place, &e))?;
         c.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| classify(place, &e))?;
         // A batch's pages fit in memory until its commit (SQLite's 2 MB
@@ -106,6 +105,12 @@ impl SqliteArchive {
             let tx = c
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(|e| classify(place, &e))?;
+            // Another opener (the writer, the database importer, a search)
+            // may have migrated since the version was read: read it again
+            // under the write lock, so each step runs once.
+            let version: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| classify(place, &e))?;
             for (to, sql) in schema::SQLITE.iter().filter(|(v, _)| *v > version) {
                 tx.execute_batch(sql).map_err(|e| classify(place, &e))?;
                 tx.pragma_update(None, "user_version", to)
@@ -114,6 +119,24 @@ impl SqliteArchive {
             tx.commit().map_err(|e| classify(place, &e))?;
         }
         Ok(())
+    }
+}
+
+/// Put the archive in WAL mode. Changing the journal takes the file for
+/// itself and SQLite does not wait for that (no busy handler), so openers
+/// at once on a new archive take turns here.
+fn write_ahead_log(c: &Connection) -> rusqlite::Result<()> {
+    let start = std::time::Instant::now();
+    loop {
+        match c.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < BUSY_WAIT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -135,7 +158,11 @@ fn create_private(path: &Path) -> Result<(), String> {
         .mode(0o600)
         .open(path)
         .map(drop)
-        .map_err(|e| format!("cannot create it: {e}"))
+        .or_else(|e| match e.kind() {
+            // Another opener made it a moment ago: it is private too.
+            std::io::ErrorKind::AlreadyExists => Ok(()),
+            _ => Err(format!("cannot create it: {e}")),
+        })
 }
 
 /// The default place: `$XDG_DATA_HOME/ocview/archive.db`.

@@ -604,9 +604,16 @@ mod tests {
     fn an_event_names_its_session_whatever_its_kind() {
         let info = parsed("session.updated", r#"{"info":{"id":"ses_a","title":"t"}}"#);
         assert_eq!(info.session(), Some("ses_a"));
-        assert_eq!(info.session_id(), None, "a session's own info is no id to scope");
+        assert_eq!(
+            info.session_id(),
+            None,
+            "a session's own info is no id to scope"
+        );
         let idle = parsed("session.idle", r#"{"sessionID":"ses_b"}"#);
-        assert_eq!((idle.session(), idle.session_id()), (Some("ses_b"), Some("ses_b")));
+        assert_eq!(
+            (idle.session(), idle.session_id()),
+            (Some("ses_b"), Some("ses_b"))
+        );
         let error = parsed("session.error", r#"{"sessionID":"ses_c","error":{}}"#);
         assert_eq!(error.session(), Some("ses_c"));
         assert_eq!(Event::ServerHeartbeat.session(), None);
