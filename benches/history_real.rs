@@ -67,8 +67,14 @@ fn open_row(t: &Tmux, title: &str) -> Instant {
             .unwrap_or("")
             .to_string()
     };
+    // The list settles first (its first poll, a group folded by then).
+    std::thread::sleep(Duration::from_millis(1500));
     t.keys(&["g"]);
     t.wait_for("a row selected", |s| !selected(s).is_empty());
+    if t.capture().contains("space unfolds it") {
+        t.keys(&["Space"]);
+        t.wait_for("the group unfolded", |s| s.contains(title));
+    }
     for _ in 0..10 {
         let row = selected(&t.capture());
         if row.contains(title) {
