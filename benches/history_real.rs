@@ -34,7 +34,7 @@ fn env_or(name: &str, default: usize) -> usize {
 }
 
 fn text(i: usize) -> String {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         format!("Question {i}: and then?")
     } else {
         format!(
@@ -211,7 +211,7 @@ async fn import_under_follow(messages: usize, rounds: usize) {
     let mut followed = Vec::new();
     for r in 0..rounds {
         // Which comes first alternates, so a growing file weighs on both.
-        let order = if r % 2 == 0 {
+        let order = if r.is_multiple_of(2) {
             [false, true]
         } else {
             [true, false]
