@@ -15,6 +15,7 @@
 //! for another size; `OCVIEW_BENCH_ROUNDS=R` rounds, best kept).
 
 #[path = "../tests/support/long_session.rs"]
+#[allow(dead_code)]
 mod long_session;
 #[path = "../tests/support/opencode.rs"]
 #[allow(dead_code)]

@@ -305,6 +305,12 @@ impl Db {
     /// Assistant messages of the chosen sessions, grouped by session, day,
     /// model and agent; where a session has no stored totals, a message
     /// that reported nothing adds its `step-finish` parts instead.
+    ///
+    /// One narrow scan (each message's JSON parsed once, its fields read
+    /// from that parse), grouped here rather than by SQLite: its GROUP BY
+    /// sorted every message on four keys, most of the view's time. The
+    /// session is a key only where opencode stored no totals (its sum is
+    /// then needed).
     fn message_groups(
         &self,
         q: &UsageQuery,
@@ -322,32 +328,35 @@ impl Db {
         };
         // The day, floored (SQLite may lack floor()).
         let x = format!("CAST(coalesce({time}, 0) AS INTEGER) + {}", q.day_offset_ms);
-        let keys = format!(
-            "m.session_id, \
-             (({x}) - ((({x}) % {DAY_MS}) + {DAY_MS}) % {DAY_MS}) / {DAY_MS}, \
-             coalesce(json_extract(m.data, '$.providerID'), '') || '/' || \
-               coalesce(json_extract(m.data, '$.modelID'), ''), \
-             coalesce(json_extract(m.data, '$.agent'), json_extract(m.data, '$.mode'), '')"
-        );
+        let day = format!("(({x}) - ((({x}) % {DAY_MS}) + {DAY_MS}) % {DAY_MS}) / {DAY_MS}");
+        let per_session = !s.has_totals();
+        let session = if per_session { "m.session_id" } else { "NULL" };
         let chosen = format!("m.session_id IN (SELECT id FROM session WHERE {filter})");
         let assistant = "json_extract(m.data, '$.role') = 'assistant'";
-        let sums = |src: &str| {
-            format!(
-                "count(DISTINCT m.id), \
-                 total(json_extract({src}, '$.cost')), \
-                 total(json_extract({src}, '$.tokens.input')), \
-                 total(json_extract({src}, '$.tokens.output')), \
-                 total(json_extract({src}, '$.tokens.reasoning')), \
-                 total(json_extract({src}, '$.tokens.cache.read')), \
-                 total(json_extract({src}, '$.tokens.cache.write'))"
-            )
-        };
-        let mut statements = vec![format!(
-            "SELECT {keys}, {} FROM message m WHERE {chosen} AND {assistant} GROUP BY 1, 2, 3, 4",
-            sums("m.data")
-        )];
+        // One parse of the message (SQLite keeps the last parsed JSON for
+        // the calls that follow on the same value).
+        let scan = format!(
+            "SELECT {session}, {day}, \
+             json_extract(m.data, '$.providerID'), json_extract(m.data, '$.modelID'), \
+             coalesce(json_extract(m.data, '$.agent'), json_extract(m.data, '$.mode')), \
+             json_extract(m.data, '$.cost'), json_extract(m.data, '$.tokens.input'), \
+             json_extract(m.data, '$.tokens.output'), json_extract(m.data, '$.tokens.reasoning'), \
+             json_extract(m.data, '$.tokens.cache.read'), json_extract(m.data, '$.tokens.cache.write') \
+             FROM message m WHERE {chosen} AND {assistant}"
+        );
+        let mut groups = Grouper::default();
+        guard::with_retry(&self.shown, || {
+            groups = Grouper::default();
+            let mut st = self.conn.prepare(&scan)?;
+            let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+            while let Some(r) = rows.next()? {
+                groups.add(r, 1);
+            }
+            Ok(())
+        })?;
+        let mut out = groups.into_groups();
         let can_step = s.has("part", "data") && s.has("part", "message_id");
-        if !s.has_totals() && can_step {
+        if per_session && can_step {
             // Steps of messages that reported no figures; those messages
             // are already counted above.
             let silent = "coalesce(json_extract(m.data, '$.cost'), 0) = 0 \
@@ -356,35 +365,29 @@ impl Db {
                  AND coalesce(json_extract(m.data, '$.tokens.reasoning'), 0) = 0 \
                  AND coalesce(json_extract(m.data, '$.tokens.cache.read'), 0) = 0 \
                  AND coalesce(json_extract(m.data, '$.tokens.cache.write'), 0) = 0";
-            statements.push(format!(
-                "SELECT {keys}, {} FROM message m JOIN part p ON p.message_id = m.id \
+            let steps = format!(
+                "SELECT m.session_id, {day}, \
+                 json_extract(m.data, '$.providerID'), json_extract(m.data, '$.modelID'), \
+                 coalesce(json_extract(m.data, '$.agent'), json_extract(m.data, '$.mode')), \
+                 json_extract(p.data, '$.cost'), json_extract(p.data, '$.tokens.input'), \
+                 json_extract(p.data, '$.tokens.output'), json_extract(p.data, '$.tokens.reasoning'), \
+                 json_extract(p.data, '$.tokens.cache.read'), json_extract(p.data, '$.tokens.cache.write') \
+                 FROM message m JOIN part p ON p.message_id = m.id \
                  WHERE {chosen} AND {assistant} AND {silent} \
-                 AND json_extract(p.data, '$.type') = 'step-finish' GROUP BY 1, 2, 3, 4",
-                sums("p.data")
-            ));
-        }
-        let mut out = Vec::new();
-        for (i, sql) in statements.iter().enumerate() {
-            let steps = i > 0;
-            let rows: Vec<MessageGroup> = guard::with_retry(&self.shown, || {
-                let mut st = self.conn.prepare(sql)?;
-                let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
-                rows.mapped(|r| {
-                    Ok(MessageGroup {
-                        session: text(r, 0).unwrap_or_default(),
-                        day: int(r, 1).unwrap_or(0),
-                        model: text(r, 2).unwrap_or_default(),
-                        agent: text(r, 3)
-                            .filter(|a| !a.is_empty())
-                            .unwrap_or_else(|| "(none)".into()),
-                        // A step adds figures, not another message.
-                        messages: if steps { 0 } else { count(r, 4) },
-                        figures: figures_at(r, 5),
-                    })
-                })
-                .collect()
+                 AND json_extract(p.data, '$.type') = 'step-finish'"
+            );
+            let mut groups = Grouper::default();
+            guard::with_retry(&self.shown, || {
+                groups = Grouper::default();
+                let mut st = self.conn.prepare(&steps)?;
+                let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+                while let Some(r) = rows.next()? {
+                    // A step adds figures, not another message.
+                    groups.add(r, 0);
+                }
+                Ok(())
             })?;
-            out.extend(rows);
+            out.extend(groups.into_groups());
         }
         Ok(out)
     }
@@ -445,6 +448,89 @@ struct MessageGroup {
     agent: String,
     messages: u64,
     figures: Figures,
+}
+
+/// Rows of (session, day, provider, model, agent, cost, five tokens)
+/// summed by their first five columns, as SQLite's `total()` and GROUP BY
+/// did: values that are not numbers add nothing, counts are rounded once
+/// summed.
+#[derive(Default)]
+struct Grouper {
+    /// The key's texts joined with the day → the group's place.
+    index: HashMap<String, usize>,
+    groups: Vec<(MessageGroup, [f64; 6])>,
+    key: String,
+}
+
+impl Grouper {
+    fn add(&mut self, r: &Row<'_>, messages: u64) {
+        use std::fmt::Write;
+        let day = int(r, 1).unwrap_or(0);
+        let (session, provider, model) = (text_at(r, 0), text_at(r, 2), text_at(r, 3));
+        let agent = text_at(r, 4);
+        let agent = if agent.is_empty() {
+            "(none)".into()
+        } else {
+            agent
+        };
+        // Unit separators keep the texts apart in one key.
+        self.key.clear();
+        for part in [&session, &provider, &model, &agent] {
+            self.key.push_str(part);
+            self.key.push('\u{1f}');
+        }
+        let _ = write!(self.key, "{day}");
+        let at = match self.index.get(self.key.as_str()) {
+            Some(&at) => at,
+            None => {
+                self.index.insert(self.key.clone(), self.groups.len());
+                let group = MessageGroup {
+                    session: session.into_owned(),
+                    day,
+                    model: format!("{provider}/{model}"),
+                    agent: agent.into_owned(),
+                    messages: 0,
+                    figures: Figures::default(),
+                };
+                self.groups.push((group, [0.0; 6]));
+                self.groups.len() - 1
+            }
+        };
+        let (group, sums) = &mut self.groups[at];
+        group.messages += messages;
+        for (k, sum) in sums.iter_mut().enumerate() {
+            *sum += real(r, 5 + k).unwrap_or(0.0);
+        }
+    }
+
+    fn into_groups(self) -> Vec<MessageGroup> {
+        let n = |v: f64| if v > 0.0 { v.round() as u64 } else { 0 };
+        self.groups
+            .into_iter()
+            .map(|(mut g, s)| {
+                g.figures = Figures {
+                    cost: s[0],
+                    input: n(s[1]),
+                    output: n(s[2]),
+                    reasoning: n(s[3]),
+                    cache_read: n(s[4]),
+                    cache_write: n(s[5]),
+                };
+                g
+            })
+            .collect()
+    }
+}
+
+/// A column as text, borrowed where it is text already ("" for NULL).
+fn text_at<'r>(r: &'r Row<'_>, i: usize) -> std::borrow::Cow<'r, str> {
+    use rusqlite::types::ValueRef;
+    match r.get_ref(i) {
+        Ok(ValueRef::Text(t) | ValueRef::Blob(t)) => String::from_utf8_lossy(t),
+        Ok(ValueRef::Integer(n)) => n.to_string().into(),
+        Ok(ValueRef::Real(f)) => f.to_string().into(),
+        _ => "".into(),
+    }
 }
 
 fn ranked(
