@@ -262,12 +262,8 @@ fn ten_thousand_archived_sessions_list_in_pages() {
 /// it, told once.
 #[test]
 fn a_teammates_session_appears_in_a_running_viewers_list() {
-    let pg = match postgres_support::Postgres::start() {
-        Ok(pg) => pg,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
     };
     let url = pg.database("team");
     // The archive's schema, made before the viewer starts.

@@ -14,17 +14,6 @@ use ocview::archive::Setting;
 use ocview::archive::rows::{Batch, EventRow, Origin, PartRow, SessionRow};
 use ocview::archive::spool::Spool;
 
-fn start_pg() -> Option<postgres_support::Postgres> {
-    match postgres_support::Postgres::start() {
-        Ok(pg) => Some(pg),
-        Err(why) if std::env::var_os("CI").is_none() => {
-            eprintln!("SKIPPED: no PostgreSQL here: {why}");
-            None
-        }
-        Err(why) => panic!("PostgreSQL is needed in CI: {why}"),
-    }
-}
-
 /// A batch of `n` events and `n` parts of session `sid`, numbered from `from`.
 fn synthetic(host: &str, sid: &str, from: usize, n: usize) -> Batch {
     let mut b = Batch {
@@ -74,7 +63,9 @@ fn synthetic(host: &str, sid: &str, from: usize, n: usize) -> Batch {
 /// batches; printed, never asserted.
 #[test]
 fn bulk_write_rate() {
-    let Some(pg) = start_pg() else { return };
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
     let url = pg.database("rate");
     let mut archive = Setting::Postgres(url).open().unwrap().unwrap();
     let per_batch = 1000;
@@ -256,7 +247,9 @@ fn a_full_spool_refuses_and_says_why() {
 #[test]
 fn a_spool_left_by_a_killed_ocview_is_flushed_at_the_next_start() {
     let home = state_home();
-    let Some(pg) = start_pg() else { return };
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
     let url = pg.database("leftover");
     let setting = Setting::Postgres(url.clone());
     // What a killed ocview left: two batches and a line cut short.
@@ -297,7 +290,9 @@ fn a_spool_left_by_a_killed_ocview_is_flushed_at_the_next_start() {
 #[test]
 fn a_batch_written_twice_or_by_two_writers_at_once_is_kept_once() {
     let _ = state_home();
-    let Some(pg) = start_pg() else { return };
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
     let url = pg.database("twice");
     let setting = Setting::Postgres(url.clone());
     let batches: Vec<Batch> = (0..8)
@@ -345,7 +340,9 @@ fn a_batch_written_twice_or_by_two_writers_at_once_is_kept_once() {
 #[test]
 fn the_writer_spools_while_postgres_is_away_and_loses_nothing() {
     let home = state_home();
-    let Some(pg) = start_pg() else { return };
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
     let url = pg.database("away");
     let setting = Setting::Postgres(url.clone());
     drop(setting.open().unwrap()); // its tables, before they are counted
@@ -415,7 +412,9 @@ fn the_writer_spools_while_postgres_is_away_and_loses_nothing() {
 #[test]
 fn a_read_only_role_is_said_on_the_status_line_and_still_searches() {
     let _ = state_home();
-    let Some(pg) = start_pg() else { return };
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
     let url = pg.database("ro");
     {
         let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
@@ -462,7 +461,9 @@ fn a_read_only_role_is_said_on_the_status_line_and_still_searches() {
 #[test]
 fn two_machines_write_while_a_third_searches_and_postgres_dies_for_five_seconds() {
     let _ = state_home();
-    let Some(pg) = start_pg() else { return };
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
     let url = pg.database("team");
     drop(Setting::Postgres(url.clone()).open().unwrap()); // its tables
     let machines = ["alpha", "beta"];
