@@ -104,6 +104,7 @@ pub struct SearchArgs {
     /// Only messages of a model containing this (provider/model).
     #[arg(long)]
     pub model: Option<String>,
+    /// Only messages of this agent (build, plan, general, …).
     #[arg(long)]
     pub agent: Option<String>,
     /// Only parts of this tool (bash, edit, read, …).
