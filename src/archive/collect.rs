@@ -404,7 +404,7 @@ fn kind_of(raw: &Value) -> &'static str {
 
 /// Every string inside a JSON value (a tool's input: paths, commands,
 /// patterns, todos), one a line.
-fn strings(value: &Value, out: &mut String) {
+pub(super) fn strings(value: &Value, out: &mut String) {
     match value {
         Value::String(s) => {
             out.push_str(s);

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use super::collect::strings;
+
 use super::query::{MARK_END, MARK_START, MIN_PREFIX, indexable};
 
 /// Tokens shown around the first match (as FTS5's `snippet(…, 16)`).
@@ -60,18 +62,6 @@ pub fn text_of_part(kind: &str, raw: &str) -> String {
         }
     };
     indexable(&text).into_owned()
-}
-
-fn strings(value: &Value, out: &mut String) {
-    match value {
-        Value::String(s) => {
-            out.push_str(s);
-            out.push('\n');
-        }
-        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-        _ => {}
-    }
 }
 
 /// The tokens of `text`: (start, end) byte offsets of each run of letters
