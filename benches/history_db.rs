@@ -171,7 +171,11 @@ fn main() {
     let start = Instant::now();
     let handle = history::spawn(db, tx);
     let _guard = rt.enter();
-    app.live = Some(ocview::app::launch::history::route(None, handle));
+    app.live = Some(ocview::app::launch::archive_list::route(
+        None,
+        Some(handle),
+        None,
+    ));
     let first = start.elapsed() + until(&rt, &mut app, &mut rx, |s| s.contains("Session number"));
     println!(
         "first screen of the list: {:.1} ms (goal ≤ 100)",

@@ -28,7 +28,11 @@ fn history_app(rt: &tokio::runtime::Runtime, db: &Path) -> (App, mpsc::Receiver<
     let (tx, rx) = mpsc::channel(8192);
     let handle = history::spawn(db.to_path_buf(), tx);
     let _guard = rt.enter();
-    app.live = Some(ocview::app::launch::history::route(None, handle));
+    app.live = Some(ocview::app::launch::archive_list::route(
+        None,
+        Some(handle),
+        None,
+    ));
     app.source.state = ocview::source::msg::SourceState::Live;
     (app, rx)
 }

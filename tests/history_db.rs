@@ -142,7 +142,11 @@ fn history_app_with(
     let (tx, rx) = mpsc::channel(8192);
     let handle = history::spawn(db.to_path_buf(), tx);
     let _guard = rt.enter();
-    app.live = Some(ocview::app::launch::history::route(None, handle));
+    app.live = Some(ocview::app::launch::archive_list::route(
+        None,
+        Some(handle),
+        None,
+    ));
     app.source.state = ocview::source::msg::SourceState::Live;
     (app, rx)
 }
@@ -403,7 +407,11 @@ fn fleet_and_history_route_each_session_to_its_source() {
     let (live_tx, mut live_rx) = mpsc::unbounded_channel();
     {
         let _guard = rt.enter();
-        app.live = Some(ocview::app::launch::history::route(Some(live_tx), handle));
+        app.live = Some(ocview::app::launch::archive_list::route(
+            Some(live_tx),
+            Some(handle),
+            None,
+        ));
     }
     app.source.state = ocview::source::msg::SourceState::Live;
     // A live server holding the parent session (same id as the database's).
