@@ -14,57 +14,35 @@
 #[path = "../tests/support/opencode.rs"]
 #[allow(dead_code)]
 mod opencode;
+#[path = "common/streaming.rs"]
+mod streaming;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use opencode::Server;
+use streaming::{env_number, group, ticks_per_second};
 
 /// No model is ever called: the servers only idle.
 const NO_MODEL: &str = "http://127.0.0.1:9/v1";
 
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Clock ticks a second, as `/proc/PID/stat` counts them.
-fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
-}
-
 /// CPU seconds (user + system) of every process in process group `pgid`,
-/// and the children its leader has waited for.
+/// and of the children its leader has waited for (cutime, cstime).
 fn group_cpu(pgid: u32) -> f64 {
-    let mut ticks = 0u64;
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // The command name may hold spaces: the fields start after its `)`.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        // rest[0] is field 3 (state): pgrp is field 5, utime 14, stime 15,
-        // cutime 16, cstime 17.
-        let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
-        if field(5) != Some(pgid as u64) {
-            continue;
-        }
-        ticks += field(14).unwrap_or(0) + field(15).unwrap_or(0);
-        if pid == pgid {
-            ticks += field(16).unwrap_or(0) + field(17).unwrap_or(0);
-        }
-    }
+    let ticks: u64 = group(pgid)
+        .iter()
+        .map(|(pid, f)| {
+            // f[0] is field 3: utime is field 14, stime 15, cutime 16, cstime 17.
+            let own = f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0);
+            let waited = if *pid == pgid {
+                f.get(13).unwrap_or(&0) + f.get(14).unwrap_or(&0)
+            } else {
+                0
+            };
+            own + waited
+        })
+        .sum();
     ticks as f64 / ticks_per_second()
 }
 
