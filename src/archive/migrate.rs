@@ -108,7 +108,7 @@ pub(super) fn plan(list: &[schema::Migration], recorded: Option<i64>, legacy: i6
 }
 
 /// The list as refinery's migrations (`V{version}__{name}`).
-pub(super) fn refinery_list(
+pub fn refinery_list(
     list: &[schema::Migration],
 ) -> Result<Vec<Migration>, refinery_core::Error> {
     list.iter()
