@@ -231,3 +231,33 @@ fn a_postgres_archive_marked_newer_the_old_way_opens_read_only() {
     let history = pg_rows(&url, &format!("SELECT to_regclass('{HISTORY}') IS NULL"));
     assert_eq!(history, [["t"]]);
 }
+
+/// Two machines (here four threads) open a new PostgreSQL archive at the
+/// same moment: each opens it, and every migration ran once.
+#[test]
+fn postgres_openers_at_once_on_a_new_archive_all_open_it() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    for round in 0..5 {
+        let url = pg.database(&format!("at_once_{round}"));
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let (url, start) = (url.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    Setting::Postgres(url)
+                        .open()
+                        .map(|e| e.is_some_and(|e| e.read_only().is_none()))
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for opener in openers {
+            assert_eq!(opener.join().unwrap(), Ok(true), "round {round}");
+        }
+        let history = pg_rows(&url, &format!("SELECT count(*) FROM {HISTORY}"));
+        assert_eq!(history, [[schema::LATEST.to_string()]], "round {round}");
+    }
+}
