@@ -261,3 +261,61 @@ fn postgres_openers_at_once_on_a_new_archive_all_open_it() {
         assert_eq!(history, [[schema::LATEST.to_string()]], "round {round}");
     }
 }
+
+/// A migration's Rust step on PostgreSQL: run after its SQL, before the
+/// next migration, once; a failing one takes its migration back.
+#[test]
+fn a_postgres_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
+    use ocview::archive::migrate::{PgStep, Ran};
+    use ocview::archive::migrate_postgres::run;
+    type Step<'a> = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>,
+    >;
+    fn fill<'a>(tx: &'a tokio_postgres::Transaction<'a>) -> Step<'a> {
+        Box::pin(async move {
+            let words: bool = tx
+                .query_one("SELECT to_regclass('words') IS NULL", &[])
+                .await?
+                .get(0);
+            assert!(words, "the step runs before the next migration");
+            tx.batch_execute("INSERT INTO numbers VALUES (1), (2), (3)")
+                .await
+        })
+    }
+    fn refuse<'a>(tx: &'a tokio_postgres::Transaction<'a>) -> Step<'a> {
+        Box::pin(async move { tx.batch_execute("SELECT 1/0").await })
+    }
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("steps");
+    let list: &[schema::Migration] = &[
+        (1, "numbers", "CREATE TABLE numbers (n INTEGER NOT NULL);"),
+        (2, "words", "CREATE TABLE words (w TEXT NOT NULL);"),
+    ];
+    let longer: Vec<schema::Migration> = list
+        .iter()
+        .copied()
+        .chain([(3, "more", "CREATE TABLE more (m INTEGER);")])
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (mut client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let steps: &[(i64, PgStep)] = &[(1, fill)];
+        for _ in 0..2 {
+            assert_eq!(run(&mut client, list, steps).await.unwrap(), Ran::Current);
+        }
+        let failing: &[(i64, PgStep)] = &[(1, fill), (3, refuse)];
+        assert!(run(&mut client, &longer, failing).await.is_err());
+    });
+    assert_eq!(pg_rows(&url, "SELECT count(*) FROM numbers"), [["3"]]);
+    assert_eq!(pg_rows(&url, "SELECT to_regclass('more') IS NULL"), [["t"]]);
+    let history = pg_rows(&url, &format!("SELECT max(version) FROM {HISTORY}"));
+    assert_eq!(history, [["2"]]);
+}
