@@ -615,7 +615,10 @@ fn a_newer_archive_opens_read_only(engines: &mut dyn Fresh) {
     engines.make_newer(&setting);
     let mut archive = open(&setting);
     let why = archive.read_only().expect("read-only").to_string();
-    assert!(why.contains("newer ocview (schema 99") && !why.contains('\n'), "{why}");
+    assert!(
+        why.contains("newer ocview (schema 99") && !why.contains('\n'),
+        "{why}"
+    );
     assert_eq!(found(&mut *archive, &Query::new("billing")).len(), 2);
     let e = archive.write(&Default::default()).unwrap_err();
     assert_eq!(e.trouble, Trouble::ReadOnly, "{e}");

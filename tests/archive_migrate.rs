@@ -168,7 +168,9 @@ fn old_postgres(pg: &postgres_support::Postgres, db: &str, version: i64) {
     for (v, _, step) in schema::POSTGRES.iter().filter(|m| m.0 <= version) {
         if !step.is_empty() {
             sql.push_str(step);
-            sql.push_str(&format!(";\nINSERT INTO ocview_schema (version) VALUES ({v});"));
+            sql.push_str(&format!(
+                ";\nINSERT INTO ocview_schema (version) VALUES ({v});"
+            ));
         }
     }
     sql.push_str(&format!(

@@ -34,9 +34,10 @@ pub const HISTORY: &str = "ocview_schema_history";
 pub type SqliteStep = fn(&rusqlite::Transaction) -> rusqlite::Result<()>;
 
 /// A Rust step of a PostgreSQL migration, run after its SQL.
-pub type PgStep = for<'a> fn(
-    &'a tokio_postgres::Transaction<'a>,
-) -> Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>>;
+pub type PgStep =
+    for<'a> fn(
+        &'a tokio_postgres::Transaction<'a>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>>;
 
 /// How a run ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -108,9 +109,7 @@ pub(super) fn plan(list: &[schema::Migration], recorded: Option<i64>, legacy: i6
 }
 
 /// The list as refinery's migrations (`V{version}__{name}`).
-pub fn refinery_list(
-    list: &[schema::Migration],
-) -> Result<Vec<Migration>, refinery_core::Error> {
+pub fn refinery_list(list: &[schema::Migration]) -> Result<Vec<Migration>, refinery_core::Error> {
     list.iter()
         .map(|(v, name, sql)| Migration::unapplied(&format!("V{v}__{name}"), sql))
         .collect()

@@ -4,8 +4,6 @@
 //! it once. `ocview_schema`, the legacy marker, is kept in step for an
 //! older ocview.
 
-use std::future::Future;
-
 use refinery_core::traits::r#async::{AsyncMigrate, AsyncQuery, AsyncTransaction};
 use refinery_core::{Migration, Target};
 use tokio_postgres::GenericClient;
@@ -20,7 +18,9 @@ const MIGRATION_LOCK: i64 = 0x6f63_7669_6577; // "ocview"
 
 /// (The version refinery recorded, if its table exists; the legacy
 /// `ocview_schema`'s, 0 without it.)
-pub async fn versions<C: GenericClient>(c: &C) -> Result<(Option<i64>, i64), tokio_postgres::Error> {
+pub async fn versions<C: GenericClient>(
+    c: &C,
+) -> Result<(Option<i64>, i64), tokio_postgres::Error> {
     let row = c
         .query_one(
             "SELECT to_regclass($1) IS NOT NULL, to_regclass('ocview_schema') IS NOT NULL",
@@ -79,8 +79,11 @@ pub async fn run(
     if legacy != plan.latest {
         tx.batch_execute("CREATE TABLE IF NOT EXISTS ocview_schema (version BIGINT NOT NULL)")
             .await?;
-        tx.execute("INSERT INTO ocview_schema (version) VALUES ($1)", &[&plan.latest])
-            .await?;
+        tx.execute(
+            "INSERT INTO ocview_schema (version) VALUES ($1)",
+            &[&plan.latest],
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(Ran::Current)
@@ -92,32 +95,32 @@ struct PgDriver<'t, 'c>(&'t tokio_postgres::Transaction<'c>);
 impl AsyncTransaction for PgDriver<'_, '_> {
     type Error = tokio_postgres::Error;
 
-    fn execute<'a, T: Iterator<Item = &'a str> + Send + 'a>(
+    async fn execute<'a, T: Iterator<Item = &'a str> + Send + 'a>(
         &'a mut self,
         queries: T,
-    ) -> impl Future<Output = Result<usize, Self::Error>> + Send + 'a {
-        async move {
-            let mut count = 0;
-            for query in queries {
-                self.0.batch_execute(query).await?;
-                count += 1;
-            }
-            Ok(count)
+    ) -> Result<usize, Self::Error> {
+        let mut count = 0;
+        for query in queries {
+            self.0.batch_execute(query).await?;
+            count += 1;
         }
+        Ok(count)
     }
 }
 
 impl AsyncQuery<Vec<Migration>> for PgDriver<'_, '_> {
-    fn query<'a>(
-        &'a mut self,
-        query: &'a str,
-    ) -> impl Future<Output = Result<Vec<Migration>, Self::Error>> + Send + 'a {
-        async move {
-            let rows = self.0.query(query, &[]).await?;
-            rows.iter()
-                .map(|r| Ok(applied(r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
-                .collect()
-        }
+    async fn query<'a>(&'a mut self, query: &'a str) -> Result<Vec<Migration>, Self::Error> {
+        let rows = self.0.query(query, &[]).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(applied(
+                    r.try_get(0)?,
+                    r.try_get(1)?,
+                    r.try_get(2)?,
+                    r.try_get(3)?,
+                ))
+            })
+            .collect()
     }
 }
 

@@ -63,7 +63,9 @@ fn a_legacy_archive_is_recorded_with_refinerys_checksums_and_not_run_again() {
     run_sqlite(&mut c, TWO, &[]).unwrap();
     assert_eq!(count(&c, "SELECT n FROM numbers"), 7);
     let recorded: Vec<(i64, String, String)> = c
-        .prepare(&format!("SELECT version, name, checksum FROM {HISTORY} ORDER BY version"))
+        .prepare(&format!(
+            "SELECT version, name, checksum FROM {HISTORY} ORDER BY version"
+        ))
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .unwrap()
@@ -72,7 +74,13 @@ fn a_legacy_archive_is_recorded_with_refinerys_checksums_and_not_run_again() {
     let expected: Vec<(i64, String, String)> = refinery_list(TWO)
         .unwrap()
         .iter()
-        .map(|m| (m.version() as i64, m.name().to_string(), m.checksum().to_string()))
+        .map(|m| {
+            (
+                m.version() as i64,
+                m.name().to_string(),
+                m.checksum().to_string(),
+            )
+        })
         .collect();
     assert_eq!(recorded, expected);
 }
@@ -81,10 +89,8 @@ fn a_legacy_archive_is_recorded_with_refinerys_checksums_and_not_run_again() {
 fn a_changed_migration_is_refused_by_refinery() {
     let mut c = rusqlite::Connection::open_in_memory().unwrap();
     run_sqlite(&mut c, &TWO[..1], &[]).unwrap();
-    let changed: &[schema::Migration] = &[
-        (1, "numbers", "CREATE TABLE numbers (n INTEGER);"),
-        TWO[1],
-    ];
+    let changed: &[schema::Migration] =
+        &[(1, "numbers", "CREATE TABLE numbers (n INTEGER);"), TWO[1]];
     let err = run_sqlite(&mut c, changed, &[]).unwrap_err();
     assert!(matches!(err, MigrateError::History(_)), "{err}");
 }
@@ -92,11 +98,20 @@ fn a_changed_migration_is_refused_by_refinery() {
 #[test]
 fn the_plan_adopts_runs_or_stops() {
     let fresh = plan(TWO, None, 0);
-    assert_eq!((fresh.adopt, fresh.run, fresh.newer), (None, vec![1, 2], None));
+    assert_eq!(
+        (fresh.adopt, fresh.run, fresh.newer),
+        (None, vec![1, 2], None)
+    );
     let legacy = plan(TWO, None, 1);
-    assert_eq!((legacy.adopt, legacy.run, legacy.newer), (Some(1), vec![2], None));
+    assert_eq!(
+        (legacy.adopt, legacy.run, legacy.newer),
+        (Some(1), vec![2], None)
+    );
     let current = plan(TWO, Some(2), 2);
-    assert_eq!((current.adopt, current.run, current.newer), (None, vec![], None));
+    assert_eq!(
+        (current.adopt, current.run, current.newer),
+        (None, vec![], None)
+    );
     assert_eq!(plan(TWO, Some(9), 2).newer, Some(9));
     assert_eq!(plan(TWO, None, 9).newer, Some(9));
 }

@@ -14,11 +14,11 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 
 use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
+use super::migrate::Ran;
+use super::migrate_postgres;
 use super::place::redact;
 use super::query::{Hit, MARK_END, MARK_START, Query};
 use super::rows::{Batch, Written};
-use super::migrate::Ran;
-use super::migrate_postgres;
 use super::schema;
 
 pub struct PgArchive {

@@ -8,9 +8,9 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
+use super::migrate::{self, Ran};
 use super::query::{Hit, Query, indexable};
 use super::rows::{Batch, Written};
-use super::migrate::{self, Ran};
 use super::schema;
 use super::sqlite_search::{part_doc, title_doc};
 
