@@ -119,6 +119,10 @@ trait Fresh {
     fn reader(&mut self, setting: &Setting) -> Option<Setting>;
 }
 
+/// What a newer ocview's refinery recorded: a version this one lacks.
+const NEWER: &str = "INSERT INTO ocview_schema_history (version, name, applied_on, checksum)
+     VALUES (99, 'from_the_future', '2030-01-01T00:00:00Z', '1')";
+
 struct Files(tempfile::TempDir, u32);
 
 impl Fresh for Files {
@@ -131,7 +135,7 @@ impl Fresh for Files {
             unreachable!()
         };
         let c = rusqlite::Connection::open(path).unwrap();
-        c.pragma_update(None, "user_version", 99).unwrap();
+        c.execute_batch(NEWER).unwrap();
     }
     fn reader(&mut self, _: &Setting) -> Option<Setting> {
         None
@@ -147,8 +151,7 @@ impl Fresh for Server {
     }
     fn make_newer(&mut self, setting: &Setting) {
         let db = db_of(setting);
-        self.0
-            .sql(&db, "INSERT INTO ocview_schema (version) VALUES (99)");
+        self.0.sql(&db, NEWER);
     }
     fn reader(&mut self, setting: &Setting) -> Option<Setting> {
         let db = db_of(setting);
@@ -612,7 +615,10 @@ fn a_newer_archive_opens_read_only(engines: &mut dyn Fresh) {
     engines.make_newer(&setting);
     let mut archive = open(&setting);
     let why = archive.read_only().expect("read-only").to_string();
-    assert!(why.contains("newer ocview") && !why.contains('\n'), "{why}");
+    assert!(
+        why.contains("newer ocview (schema 99") && !why.contains('\n'),
+        "{why}"
+    );
     assert_eq!(found(&mut *archive, &Query::new("billing")).len(), 2);
     let e = archive.write(&Default::default()).unwrap_err();
     assert_eq!(e.trouble, Trouble::ReadOnly, "{e}");

@@ -19,6 +19,8 @@ pub mod import_db;
 pub mod keeper;
 pub mod list_reader;
 pub mod listing;
+pub mod migrate;
+pub mod migrate_postgres;
 pub mod notify;
 mod pg_copy;
 pub mod pgpass;

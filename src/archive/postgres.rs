@@ -14,6 +14,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 
 use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
+use super::migrate::Ran;
+use super::migrate_postgres;
 use super::place::redact;
 use super::query::{Hit, MARK_END, MARK_START, Query};
 use super::rows::{Batch, Written};
@@ -27,9 +29,6 @@ pub struct PgArchive {
     /// Whether this connection's staging tables exist (`super::pg_copy`).
     pub(super) staging_ready: bool,
 }
-
-/// Migrations of two processes at once take turns on this lock.
-const MIGRATION_LOCK: i64 = 0x6f63_7669_6577; // "ocview"
 
 impl PgArchive {
     pub fn open(url: &str) -> Result<PgArchive, ArchiveError> {
@@ -62,37 +61,42 @@ impl PgArchive {
     fn prepare(&mut self) -> Result<(), ArchiveError> {
         let place = self.place.clone();
         let err = |e: tokio_postgres::Error| classify(&place, &e);
-        let exists: bool = self
-            .rt
-            .block_on(
-                self.client
-                    .query_one("SELECT to_regclass('ocview_schema') IS NOT NULL", &[]),
-            )
-            .map_err(err)?
-            .get(0);
-        let version: i64 = if exists {
-            self.rt
-                .block_on(
-                    self.client
-                        .query_one("SELECT coalesce(max(version), 0) FROM ocview_schema", &[]),
-                )
-                .map_err(err)?
-                .get(0)
-        } else {
-            0
+        let (recorded, legacy) = match self.rt.block_on(migrate_postgres::versions(&self.client)) {
+            Ok(v) => v,
+            // A reader not granted refinery's table: the legacy marker says.
+            Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) => {
+                (None, self.legacy_version().map_err(err)?)
+            }
+            Err(e) => return Err(err(e)),
         };
+        let version = recorded.unwrap_or(0).max(legacy);
         if version > schema::LATEST {
-            self.read_only = Some(format!(
-                "written by a newer ocview (schema {version}, this one knows {}): read-only",
-                schema::LATEST
-            ));
+            self.read_only = Some(schema::newer(version));
             return Ok(());
         }
-        if version < schema::LATEST {
-            match self.migrate(version) {
-                Ok(()) => {}
-                Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) && version > 0 => {}
-                Err(e) => return Err(err(e)),
+        if recorded.unwrap_or(0) < schema::LATEST {
+            let ran = self.rt.block_on(migrate_postgres::run(
+                &mut self.client,
+                schema::POSTGRES,
+                schema::POSTGRES_STEPS,
+            ));
+            match ran {
+                Ok(Ran::Current) => {}
+                Ok(Ran::Newer(v)) => {
+                    self.read_only = Some(schema::newer(v));
+                    return Ok(());
+                }
+                // A reader of an archive some version old reads it as it is.
+                Err(e)
+                    if version > 0
+                        && e.db().and_then(|d| d.code())
+                            == Some(&SqlState::INSUFFICIENT_PRIVILEGE) => {}
+                Err(e) => {
+                    return Err(match e.db() {
+                        Some(db) => classify(&place, db),
+                        None => ArchiveError::new(Trouble::Failed, &place, e.to_string()),
+                    });
+                }
             }
         }
         let may_write: bool = self
@@ -117,24 +121,19 @@ impl PgArchive {
         Ok(())
     }
 
-    fn migrate(&mut self, from: i64) -> Result<(), tokio_postgres::Error> {
+    /// The legacy marker's version alone (0 without it).
+    fn legacy_version(&mut self) -> Result<i64, tokio_postgres::Error> {
         self.rt.block_on(async {
-            let tx = self.client.transaction().await?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-                .await?;
-            tx.batch_execute("CREATE TABLE IF NOT EXISTS ocview_schema (version BIGINT NOT NULL)")
-                .await?;
-            // Another process may have migrated while we waited for the lock.
-            let now: i64 = tx
-                .query_one("SELECT coalesce(max(version), 0) FROM ocview_schema", &[])
+            let exists: bool = self
+                .client
+                .query_one("SELECT to_regclass('ocview_schema') IS NOT NULL", &[])
                 .await?
                 .get(0);
-            for (to, sql) in schema::POSTGRES.iter().filter(|(v, _)| *v > from.max(now)) {
-                tx.batch_execute(sql).await?;
-                tx.execute("INSERT INTO ocview_schema (version) VALUES ($1)", &[to])
-                    .await?;
+            if !exists {
+                return Ok(0);
             }
-            tx.commit().await
+            let q = "SELECT coalesce(max(version), 0) FROM ocview_schema";
+            Ok(self.client.query_one(q, &[]).await?.get(0))
         })
     }
 }

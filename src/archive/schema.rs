@@ -1,20 +1,45 @@
-//! The archive's schema, versioned: each engine's migrations in order, the
-//! version after each. An archive at a version above `LATEST` was written
-//! by a newer ocview: it is opened read-only, never migrated down.
+//! The archive's schema, versioned: each engine's migrations in order, as
+//! `(version, name, SQL)`. refinery (the migration crate) runs them, through
+//! `super::migrate`: it records each in the table `ocview_schema_history`
+//! with its checksum and refuses an archive whose history differs from
+//! these lists. A migration that also needs Rust (moving data) names a
+//! step in `SQLITE_STEPS` / `POSTGRES_STEPS`, run right after its SQL in
+//! the same transaction. Both lists hold every version up to `LATEST`.
 //!
-//! A small runner of our own rather than a migration crate: the maintained
-//! ones (rusqlite_migration 2.6, refinery 0.10) accept rusqlite up to 0.40
-//! only, and ocview uses 0.43; one runner for both engines keeps them in
-//! step. SQLite keeps its version in `PRAGMA user_version`, PostgreSQL in
-//! the table `ocview_schema`.
+//! Archives from before refinery kept their version in `PRAGMA
+//! user_version` (SQLite) or the table `ocview_schema` (PostgreSQL); the
+//! first open records those versions in refinery's table without running
+//! them again. Both markers are still kept in step, so an older ocview
+//! sees a newer archive as newer. An archive at a version above `LATEST`
+//! was written by a newer ocview: it is opened read-only, never migrated
+//! down.
+
+use super::migrate::{PgStep, SqliteStep};
 
 /// The schema this ocview writes.
 pub const LATEST: i64 = 5;
 
-/// SQLite: (version, SQL run in the transaction that reaches it).
-pub const SQLITE: &[(i64, &str)] = &[
+/// One migration: its version, its name (refinery's `V{version}__{name}`)
+/// and the SQL that reaches it. The name and SQL are part of refinery's
+/// checksum: never change a released one.
+pub type Migration = (i64, &'static str, &'static str);
+
+/// What an archive written by a newer ocview says.
+pub fn newer(version: i64) -> String {
+    format!("written by a newer ocview (schema {version}, this one knows {LATEST}): read-only")
+}
+
+/// SQLite: Rust steps run after their version's SQL (none yet).
+pub const SQLITE_STEPS: &[(i64, SqliteStep)] = &[];
+
+/// PostgreSQL: Rust steps run after their version's SQL (none yet).
+pub const POSTGRES_STEPS: &[(i64, PgStep)] = &[];
+
+/// SQLite's migrations.
+pub const SQLITE: &[Migration] = &[
     (
         1,
+        "archive",
         "CREATE TABLE sessions (
         pk INTEGER PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
@@ -67,12 +92,17 @@ pub const SQLITE: &[(i64, &str)] = &[
     );",
     ),
     // Pruning finds the oldest sessions without reading them all.
-    (2, "CREATE INDEX sessions_by_updated ON sessions(updated);"),
+    (
+        2,
+        "sessions_by_updated",
+        "CREATE INDEX sessions_by_updated ON sessions(updated);",
+    ),
     // The index keeps no copy of the text (it is in the parts' raw JSON),
     // and its rowids follow time, newest last (`sqlite_search`): a word
     // found everywhere is listed newest first without sorting every match.
     (
         3,
+        "contentless_search",
         "CREATE VIRTUAL TABLE search_v3 USING fts5(
         body, content = '', contentless_delete = 1, tokenize = 'unicode61'
     );
@@ -91,19 +121,21 @@ pub const SQLITE: &[(i64, &str)] = &[
     // How far each opencode database was imported (`import_db`).
     (
         4,
+        "import_marks",
         "CREATE TABLE import_marks (
         source TEXT PRIMARY KEY,
         updated INTEGER NOT NULL,
         rowid_max INTEGER NOT NULL
     );",
     ),
-    (5, super::resume::SQLITE_TABLE),
+    (5, "imports", super::resume::SQLITE_TABLE),
 ];
 
-/// PostgreSQL: (version, SQL run in the transaction that reaches it).
-pub const POSTGRES: &[(i64, &str)] = &[
+/// PostgreSQL's migrations.
+pub const POSTGRES: &[Migration] = &[
     (
         1,
+        "archive",
         "CREATE TABLE sessions (
         id TEXT PRIMARY KEY,
         parent_id TEXT,
@@ -170,17 +202,22 @@ pub const POSTGRES: &[(i64, &str)] = &[
     // without reading them all.
     (
         2,
+        "sessions_by_updated",
         "CREATE INDEX sessions_by_updated ON sessions(updated);
          CREATE INDEX search_by_session ON search(session_id);",
     ),
+    // SQLite's version 3 rebuilt its index; this one needed nothing (and
+    // archives from before refinery went from 2 to 4).
+    (3, "contentless_search", ""),
     // How far each opencode database was imported (`import_db`).
     (
         4,
+        "import_marks",
         "CREATE TABLE import_marks (
         source TEXT PRIMARY KEY,
         updated BIGINT NOT NULL,
         rowid_max BIGINT NOT NULL
     );",
     ),
-    (5, super::resume::POSTGRES_TABLE),
+    (5, "imports", super::resume::POSTGRES_TABLE),
 ];

@@ -8,6 +8,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
+use super::migrate::{self, Ran};
 use super::query::{Hit, Query, indexable};
 use super::rows::{Batch, Written};
 use super::schema;
@@ -64,21 +65,11 @@ impl SqliteArchive {
     }
 
     fn prepare(&mut self, path: &Path) -> Result<(), ArchiveError> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| classify(&self.place, &e))?;
+        let (recorded, legacy) =
+            migrate::sqlite_versions(&self.conn).map_err(|e| classify(&self.place, &e))?;
+        let version = recorded.unwrap_or(0).max(legacy);
         if version > schema::LATEST {
-            let why = format!(
-                "written by a newer ocview (schema {version}, this one knows {}): read-only",
-                schema::LATEST
-            );
-            if self.read_only.is_none() {
-                self.conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-                    .map_err(|e| classify(&self.place, &e))?;
-            }
-            self.read_only = Some(why);
-            return Ok(());
+            return self.newer(path, version);
         }
         if self.read_only.is_some() {
             return if version == 0 {
@@ -101,23 +92,31 @@ impl SqliteArchive {
         // as they are touched.
         c.pragma_update(None, "cache_size", -32_768)
             .map_err(|e| classify(place, &e))?;
-        if version < schema::LATEST {
-            let tx = c
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(|e| classify(place, &e))?;
+        // Also a legacy archive at `LATEST`: its history is recorded once.
+        if recorded.unwrap_or(0) < schema::LATEST {
             // Another opener (the writer, the database importer, a search)
-            // may have migrated since the version was read: read it again
-            // under the write lock, so each step runs once.
-            let version: i64 = tx
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(|e| classify(place, &e))?;
-            for (to, sql) in schema::SQLITE.iter().filter(|(v, _)| *v > version) {
-                tx.execute_batch(sql).map_err(|e| classify(place, &e))?;
-                tx.pragma_update(None, "user_version", to)
-                    .map_err(|e| classify(place, &e))?;
+            // may be migrating too: the run takes the write lock first.
+            match migrate::run_sqlite(c, schema::SQLITE, schema::SQLITE_STEPS) {
+                Ok(Ran::Current) => {}
+                Ok(Ran::Newer(v)) => return self.newer(path, v),
+                Err(e) => {
+                    return Err(match e.db() {
+                        Some(db) => classify(place, db),
+                        None => ArchiveError::new(Trouble::Failed, place, e.to_string()),
+                    });
+                }
             }
-            tx.commit().map_err(|e| classify(place, &e))?;
         }
+        Ok(())
+    }
+
+    /// Written by a newer ocview: open it again read-only, and say so.
+    fn newer(&mut self, path: &Path, version: i64) -> Result<(), ArchiveError> {
+        if self.read_only.is_none() {
+            self.conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .map_err(|e| classify(&self.place, &e))?;
+        }
+        self.read_only = Some(schema::newer(version));
         Ok(())
     }
 }
