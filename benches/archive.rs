@@ -14,7 +14,8 @@
 //! are made once and kept under target/bench-archive/, so reruns are
 //! quick. PostgreSQL is built each run from `OCVIEW_BENCH_PG_PARTS` parts
 //! (the same default; 0 skips it). `OCVIEW_BENCH_INDEX_PARTS` (100,000)
-//! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it. Each figure is printed with its goal and
+//! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it;
+//! `OCVIEW_BENCH_PG_ONLY` measures PostgreSQL alone. Each figure is printed with its goal and
 //! the ratio measured ÷ goal. Run with `cargo bench --bench archive`.
 
 #[path = "../tests/support/postgres.rs"]
@@ -295,12 +296,22 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
 
+    if std::env::var_os("OCVIEW_BENCH_PG_ONLY").is_none() {
+        sqlite(&dir, &files, index_parts, parts);
+    }
+    if pg_parts > 0 {
+        postgres(&files, pg_parts);
+    }
+}
+
+/// 1, 2, 3 on SQLite.
+fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usize) {
     // 1. Indexing into a fresh SQLite archive.
     let scratch = tempfile::Builder::new()
         .prefix("ocview-bench-archive")
-        .tempdir_in(&dir)
+        .tempdir_in(dir)
         .unwrap();
-    let index_files = first(&files, index_parts);
+    let index_files = first(files, index_parts);
     {
         let path = scratch.path().join("index.db");
         let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
@@ -310,7 +321,7 @@ fn main() {
     }
 
     if std::env::var_os("OCVIEW_BENCH_INDEX_ONLY").is_some() {
-        return;
+        std::process::exit(0);
     }
     // 2, 3. The big archive, built once.
     let big = dir.join(format!("archive-{parts}-{}.db", layout_tag()));
@@ -328,7 +339,7 @@ fn main() {
             let _ = std::fs::remove_file(p);
         }
         let mut engine = Setting::Sqlite(partial.clone()).open().unwrap().unwrap();
-        let (n, took) = import(&mut *engine, &files);
+        let (n, took) = import(&mut *engine, files);
         drop(engine);
         let rate = n as f64 / took.as_secs_f64();
         line(
@@ -342,15 +353,15 @@ fn main() {
         std::fs::rename(&partial, &big).unwrap();
     }
     let size = sqlite_size(&big);
-    disk("SQLite", size, json_size(&files));
+    disk("SQLite", size, json_size(files));
     let mut engine = Setting::Sqlite(big.clone()).open().unwrap().unwrap();
     println!("SQLite archive: {:?}", engine.counts().unwrap());
     queries("SQLite", &mut *engine);
     drop(engine);
+}
 
-    if pg_parts == 0 {
-        return;
-    }
+/// 1, 2, 3 on a PostgreSQL started here.
+fn postgres(files: &[(PathBuf, usize)], pg_parts: usize) {
     let pg = match postgres::Postgres::start() {
         Ok(pg) => pg,
         Err(e) => {
@@ -360,7 +371,7 @@ fn main() {
     };
     let url = pg.database("bench");
     let mut engine = Setting::Postgres(url).open().unwrap().unwrap();
-    let pg_files = first(&files, pg_parts);
+    let pg_files = first(files, pg_parts);
     indexing("PostgreSQL", &mut *engine, &pg_files);
     pg.sql("bench", "VACUUM ANALYZE");
     let size = engine.size().unwrap();
