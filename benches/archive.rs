@@ -234,7 +234,8 @@ fn sqlite_size(path: &Path) -> u64 {
     file_len(path) + file_len(&path.with_extension("db-wal"))
 }
 
-/// The database's size on disk, and what its largest relations take.
+/// The database's size on disk, and what its largest tables, indexes
+/// and TOAST tables take.
 fn pg_database_size(url: &str) -> u64 {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -247,9 +248,10 @@ fn pg_database_size(url: &str) -> u64 {
         tokio::spawn(connection);
         let rows = client
             .query(
-                "SELECT relname, pg_total_relation_size(oid) FROM pg_class
-                 WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
-                 ORDER BY 2 DESC LIMIT 8",
+                "SELECT coalesce(t.relname || ' (TOAST)', c.relname), pg_relation_size(c.oid)
+                 FROM pg_class c LEFT JOIN pg_class t ON t.reltoastrelid = c.oid
+                 WHERE c.relnamespace = 'public'::regnamespace OR t.relnamespace = 'public'::regnamespace
+                 ORDER BY 2 DESC LIMIT 16",
                 &[],
             )
             .await
@@ -257,7 +259,7 @@ fn pg_database_size(url: &str) -> u64 {
         for r in rows {
             let (name, size): (String, i64) = (r.get(0), r.get(1));
             println!(
-                "    {name:<40} {:>8.1} MB (with indexes and TOAST)",
+                "    {name:<40} {:>8.1} MB",
                 size as f64 / 1e6
             );
         }

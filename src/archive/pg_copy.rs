@@ -11,6 +11,7 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Transaction};
 
+use super::postgres_search::tsvector_sql;
 use super::query::indexable;
 use super::rows::{Batch, Written};
 
@@ -123,7 +124,7 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
         let file = opt(&o.file);
         // A session's origin is the first writer's: a teammate's import of
         // the same session does not take it over.
-        tx.execute(
+        let sql = format!(
             "WITH up AS (
                INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
                SELECT id, parent_id, title, directory, coalesce(server, $1), $2, $3, created, updated, raw
@@ -137,13 +138,13 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
                WHERE excluded.updated > sessions.updated
                   OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
                RETURNING id)
-             INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
-             SELECT 't:' || s.id, s.id, NULL, NULL, 'title', s.updated, NULL, NULL, NULL, NULL, s.body
+             INSERT INTO search (doc, session_id, kind, time, tool, state, model, agent, tsv)
+             SELECT 't:' || s.id, s.id, 'title', s.updated, NULL, NULL, NULL, NULL, {}
              FROM in_sessions s JOIN up ON up.id = s.id ORDER BY s.id
-             ON CONFLICT (doc) DO UPDATE SET time = excluded.time, body = excluded.body",
-            &[&o.server, &o.host, &file],
-        )
-        .await?;
+             ON CONFLICT (doc) DO UPDATE SET time = excluded.time, tsv = excluded.tsv",
+            tsvector_sql("s.body")
+        );
+        tx.execute(&sql, &[&o.server, &o.host, &file]).await?;
     }
     if !batch.messages.is_empty() {
         let rows = batch.messages.iter().map(|m| -> Row {
@@ -220,9 +221,8 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
         copy(tx, "in_parts", &types, rows).await?;
         // The parts whose state changed are indexed again in the same
         // statement: a part with no text leaves the index.
-        let row = tx
-            .query_one(
-                "WITH up AS (
+        let sql = format!(
+            "WITH up AS (
                    INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
                    SELECT id, message_id, session_id, kind, tool, state, time, updated, raw
                    FROM in_parts ORDER BY id
@@ -234,15 +234,14 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
                       OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
                    RETURNING id),
                  indexed AS (
-                   INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
-                   SELECT 'p:' || p.id, p.session_id, p.message_id, p.id, p.kind, p.time, p.tool,
-                          p.state, p.model, p.agent, p.body
+                   INSERT INTO search (doc, session_id, kind, time, tool, state, model, agent, tsv)
+                   SELECT 'p:' || p.id, p.session_id, p.kind, p.time, p.tool, p.state, p.model,
+                          p.agent, {}
                    FROM in_parts p JOIN up ON up.id = p.id WHERE p.body <> '' ORDER BY p.id
                    ON CONFLICT (doc) DO UPDATE SET session_id = excluded.session_id,
-                     message_id = excluded.message_id, part_id = excluded.part_id,
                      kind = excluded.kind, time = excluded.time, tool = excluded.tool,
                      state = excluded.state, model = excluded.model, agent = excluded.agent,
-                     body = excluded.body
+                     tsv = excluded.tsv
                    RETURNING 1),
                  unindexed AS (
                    DELETE FROM search WHERE doc IN
@@ -250,9 +249,9 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
                    RETURNING 1)
                  SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM indexed),
                         (SELECT count(*) FROM unindexed)",
-                &[],
-            )
-            .await?;
+            tsvector_sql("p.body")
+        );
+        let row = tx.query_one(&sql, &[]).await?;
         written.parts = row.get::<_, i64>(0) as u64;
     }
     Ok(written)

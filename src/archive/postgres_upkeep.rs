@@ -66,7 +66,16 @@ pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, 
     let place = a.place.clone();
     a.rt.block_on(async {
         let tx = a.client.transaction().await?;
-        for table in ["search", "parts", "messages", "events"] {
+        // The index rows by their documents' keys: the parts' (found by
+        // the parts' session index) and the titles'.
+        tx.execute(
+            "DELETE FROM search WHERE doc = ANY(ARRAY(
+               SELECT 'p:' || id FROM parts WHERE session_id = ANY($1)
+               UNION ALL SELECT 't:' || s FROM unnest($1::text[]) s))",
+            &[&ids],
+        )
+        .await?;
+        for table in ["parts", "messages", "events"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
                 &[&ids],

@@ -9,7 +9,7 @@
 //! the table `ocview_schema`.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 5;
+pub const LATEST: i64 = 7;
 
 /// SQLite: (version, SQL run in the transaction that reaches it).
 pub const SQLITE: &[(i64, &str)] = &[
@@ -98,6 +98,8 @@ pub const SQLITE: &[(i64, &str)] = &[
     );",
     ),
     (5, super::resume::SQLITE_TABLE),
+    // PostgreSQL's index without its text: nothing changes here.
+    (7, ""),
 ];
 
 /// PostgreSQL: (version, SQL run in the transaction that reaches it).
@@ -183,4 +185,5 @@ pub const POSTGRES: &[(i64, &str)] = &[
     );",
     ),
     (5, super::resume::POSTGRES_TABLE),
+    (7, super::postgres_search::MIGRATION_7),
 ];
