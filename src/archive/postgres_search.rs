@@ -21,9 +21,10 @@ pub(super) fn tsvector_sql(body: &str) -> String {
 /// The table is altered in place (a reader's rights on it are kept), then
 /// rewritten in time order (`CLUSTER`), which gives back the text's space.
 /// Rows are found by session through one-column indexes (PostgreSQL keeps
-/// each session's id once in them). `lz4` where the server has it
-/// (PostgreSQL 14+ built with it), else the default `pglz`; rows from 128
-/// bytes on are compressed, not only those past 2 kB.
+/// each session's id once in them). Values are compressed with `lz4` where
+/// the server has it (PostgreSQL 14+ built with it), else the default
+/// `pglz`; PostgreSQL compresses only rows past 2 kB whatever the table's
+/// `toast_tuple_target`, so a lower one would change nothing.
 pub const MIGRATION_7: &str = "
     ALTER TABLE search ALTER COLUMN tsv DROP EXPRESSION;
     ALTER TABLE search DROP COLUMN body;
@@ -43,11 +44,7 @@ pub const MIGRATION_7: &str = "
         ALTER TABLE sessions ALTER COLUMN raw SET COMPRESSION lz4;
         ALTER TABLE search ALTER COLUMN tsv SET COMPRESSION lz4;
     EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;
-    END $$;
-    ALTER TABLE parts SET (toast_tuple_target = 128);
-    ALTER TABLE messages SET (toast_tuple_target = 128);
-    ALTER TABLE sessions SET (toast_tuple_target = 128);
-    ALTER TABLE search SET (toast_tuple_target = 128);";
+    END $$;";
 
 /// The hits of `q`, newest first.
 pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
