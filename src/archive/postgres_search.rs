@@ -1,8 +1,9 @@
 //! PostgreSQL's full-text search. The index keeps no copy of the text
-//! (schema 7): each document's `tsvector` is made by the write from the
-//! text it is given (`TSVECTOR_SQL`), and a hit's snippet is made in Rust
-//! from the part's raw JSON or the session's title (`super::snippet`), as
-//! SQLite's are — read back only for the few hits shown.
+//! (schema 7): each part's and session title's `tsvector` sits in its own
+//! row, made by the write from the text it is given (`tsvector_sql`), with
+//! GIN indexes over them; a hit's snippet is made in Rust from the part's
+//! raw JSON or the session's title (`super::snippet`), as SQLite's are —
+//! read back only for the few hits shown.
 
 use tokio_postgres::types::ToSql;
 
@@ -16,94 +17,108 @@ pub(super) fn tsvector_sql(body: &str) -> String {
     format!("to_tsvector('simple', translate({body}, './-_:@', '      '))")
 }
 
-/// Schema 7: the index without its text (nor the part's and message's ids,
-/// which its key and the part's row hold), and the rows' JSON compressed.
-/// The table is altered in place (a reader's rights on it are kept), then
-/// rewritten in time order (`CLUSTER`), which gives back the text's space.
-/// Rows are found by session through one-column indexes (PostgreSQL keeps
-/// each session's id once in them). Values are compressed with `lz4` where
-/// the server has it (PostgreSQL 14+ built with it), else the default
-/// `pglz`; PostgreSQL compresses only rows past 2 kB whatever the table's
+/// Schema 7: the index without its text, in the rows it indexes. The
+/// `search` table (which kept each document's text beside its generated
+/// `tsvector`, and the keys of its part and session again) gives its
+/// documents to the parts and sessions they index, then goes. The tables
+/// altered keep a reader's rights on them; rewritten (`CLUSTER`), they give
+/// back the space of their rows' old versions. Rows are found by session
+/// through one-column indexes (PostgreSQL keeps each session's id once in
+/// them); a part's document newest first through an index of the parts
+/// that have one. Values are compressed with `lz4` where the server has it
+/// (PostgreSQL 14+ built with it), else the default `pglz`; PostgreSQL
+/// compresses only rows past 2 kB whatever the table's
 /// `toast_tuple_target`, so a lower one would change nothing.
 pub const MIGRATION_7: &str = "
-    ALTER TABLE search ALTER COLUMN tsv DROP EXPRESSION;
-    ALTER TABLE search DROP COLUMN body;
-    ALTER TABLE search DROP COLUMN message_id;
-    ALTER TABLE search DROP COLUMN part_id;
-    ALTER TABLE search ALTER COLUMN tsv SET NOT NULL;
-    DROP INDEX IF EXISTS search_by_session;
-    CLUSTER search USING search_time;
+    ALTER TABLE parts ADD COLUMN model TEXT, ADD COLUMN agent TEXT, ADD COLUMN tsv TSVECTOR;
+    UPDATE parts p SET model = d.model, agent = d.agent, tsv = d.tsv
+        FROM search d WHERE d.doc = 'p:' || p.id;
+    ALTER TABLE sessions ADD COLUMN tsv TSVECTOR;
+    UPDATE sessions s SET tsv = d.tsv FROM search d WHERE d.doc = 't:' || s.id;
+    DROP TABLE search;
     DROP INDEX IF EXISTS parts_by_message;
-    CREATE INDEX parts_by_session ON parts (session_id);
     DROP INDEX IF EXISTS messages_by_session;
+    CLUSTER parts USING parts_pkey;
+    CLUSTER sessions USING sessions_pkey;
+    CREATE INDEX parts_by_session ON parts (session_id);
     CREATE INDEX messages_by_session ON messages (session_id);
+    CREATE INDEX parts_tsv ON parts USING GIN (tsv);
+    CREATE INDEX parts_by_time ON parts (time DESC) WHERE tsv IS NOT NULL;
+    CREATE INDEX sessions_tsv ON sessions USING GIN (tsv);
     DO $$
     BEGIN
         ALTER TABLE parts ALTER COLUMN raw SET COMPRESSION lz4;
+        ALTER TABLE parts ALTER COLUMN tsv SET COMPRESSION lz4;
         ALTER TABLE messages ALTER COLUMN raw SET COMPRESSION lz4;
         ALTER TABLE sessions ALTER COLUMN raw SET COMPRESSION lz4;
-        ALTER TABLE search ALTER COLUMN tsv SET COMPRESSION lz4;
     EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;
     END $$;";
 
-/// The hits of `q`, newest first.
+/// The hits of `q`, newest first: the newest parts and the newest titles
+/// that match, each found and filtered apart; only the few kept are joined
+/// to their part's JSON for the snippet.
 pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
     let Some(matching) = q.tsquery() else {
         return Ok(Vec::new());
     };
-    // The documents are found and filtered first; only the few kept are
-    // joined to their part's JSON for the snippet.
-    let mut sql = String::from(
-        "SELECT d.doc, d.session_id, d.time, d.kind
-         FROM search d LEFT JOIN sessions s ON s.id = d.session_id,
-              to_tsquery('simple', $1) q
-         WHERE d.tsv @@ q",
-    );
+    let limit = q.limit.max(1);
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
-    let mut filter = |sql: &mut String, clause: &str, value: Box<dyn ToSql + Sync + Send>| {
+    let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
         args.push(value);
-        sql.push_str(&clause.replace('?', &format!("${}", args.len())));
+        format!("${}", args.len())
     };
+    // The filters a session's row answers (its project, its server), the
+    // time of a document (`{time}`), and those only a part answers.
+    let mut on_session = String::new();
     if let Some(p) = &q.project {
-        filter(
-            &mut sql,
-            " AND strpos(s.directory, ?) > 0",
-            Box::new(p.clone()),
-        );
+        on_session += &format!(" AND strpos(s.directory, {}) > 0", arg(Box::new(p.clone())));
     }
     if let Some(v) = &q.server {
-        filter(
-            &mut sql,
-            " AND (strpos(s.server, ?) > 0 OR strpos(s.host, ?) > 0)",
-            Box::new(v.clone()),
-        );
+        let v = arg(Box::new(v.clone()));
+        on_session += &format!(" AND (strpos(s.server, {v}) > 0 OR strpos(s.host, {v}) > 0)");
     }
     if let Some(t) = q.since {
-        filter(&mut sql, " AND d.time >= ?", Box::new(t));
+        on_session += &format!(" AND {{time}} >= {}", arg(Box::new(t)));
     }
     if let Some(t) = q.until {
-        filter(&mut sql, " AND d.time < ?", Box::new(t));
+        on_session += &format!(" AND {{time}} < {}", arg(Box::new(t)));
     }
+    let mut on_part = String::new();
     if let Some(v) = &q.model {
-        filter(&mut sql, " AND strpos(d.model, ?) > 0", Box::new(v.clone()));
+        on_part += &format!(" AND strpos(p.model, {}) > 0", arg(Box::new(v.clone())));
     }
-    if let Some(v) = &q.agent {
-        filter(&mut sql, " AND d.agent = ?", Box::new(v.clone()));
+    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
+        if let Some(v) = value {
+            on_part += &format!(" AND p.{column} = {}", arg(Box::new(v.clone())));
+        }
     }
-    if let Some(v) = &q.tool {
-        filter(&mut sql, " AND d.tool = ?", Box::new(v.clone()));
+    let needs_session = q.project.is_some() || q.server.is_some();
+    let mut sql = format!(
+        "(SELECT p.id AS part_id, p.session_id, p.time FROM parts p{}, to_tsquery('simple', $1) q
+          WHERE p.tsv @@ q{}{on_part} ORDER BY p.time DESC LIMIT {limit})",
+        if needs_session {
+            " JOIN sessions s ON s.id = p.session_id"
+        } else {
+            ""
+        },
+        on_session.replace("{time}", "p.time"),
+    );
+    // A title is no tool's, model's nor agent's.
+    if on_part.is_empty() {
+        sql += &format!(
+            " UNION ALL
+             (SELECT NULL, s.id, s.updated FROM sessions s, to_tsquery('simple', $1) q
+              WHERE s.tsv @@ q{} ORDER BY s.updated DESC LIMIT {limit})",
+            on_session.replace("{time}", "s.updated"),
+        );
     }
-    if let Some(v) = &q.state {
-        filter(&mut sql, " AND d.state = ?", Box::new(v.clone()));
-    }
-    sql.push_str(&format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1)));
     let sql = format!(
         "SELECT h.session_id, coalesce(s.title, ''), h.time, s.directory, s.server, s.host,
-                s.file, p.message_id, p.id, h.kind, p.raw
+                s.file, p.message_id, p.id, coalesce(p.kind, 'title'), p.raw
          FROM ({sql}) h
          LEFT JOIN sessions s ON s.id = h.session_id
-         LEFT JOIN parts p ON starts_with(h.doc, 'p:') AND p.id = substr(h.doc, 3)
-         ORDER BY h.time DESC"
+         LEFT JOIN parts p ON p.id = h.part_id
+         ORDER BY h.time DESC LIMIT {limit}"
     );
     let params: Vec<&(dyn ToSql + Sync)> = args
         .iter()
