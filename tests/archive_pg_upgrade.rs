@@ -3,7 +3,7 @@
 //! holding each document's text) upgrades to the index without text, kept
 //! in the parts' and sessions' rows, and finds the same hits, with the same
 //! highlighted snippets, as an archive made new; a reader granted rights
-//! before the upgrade still searches.
+//! before the upgrade searches before and after it.
 
 #[path = "support/postgres.rs"]
 mod postgres_support;
@@ -236,6 +236,15 @@ fn a_schema_5_archive_upgrades_and_finds_the_same_hits() {
             .1
             .contains(&"body".to_string())
     );
+    // A reader may not upgrade it, and searches it as it is meanwhile.
+    let mut early_reader = Setting::Postgres(pg.url("old", "reader"))
+        .open()
+        .unwrap()
+        .unwrap();
+    assert!(early_reader.read_only().is_some());
+    assert_eq!(hits_of(&mut *early_reader), expected);
+    drop(early_reader);
+    assert_eq!(version_and_columns(&pg, "old").0, 5);
 
     let mut upgraded = Setting::Postgres(old_url).open().unwrap().unwrap();
     let (version, columns) = version_and_columns(&pg, "old");

@@ -25,6 +25,9 @@ pub struct PgArchive {
     pub(super) read_only: Option<String>,
     /// Whether this connection's staging tables exist (`super::pg_copy`).
     pub(super) staging_ready: bool,
+    /// The schema the archive is at: below `schema::LATEST` only for a
+    /// user who may not upgrade it (`super::postgres_search` reads both).
+    pub(super) version: i64,
 }
 
 /// Migrations of two processes at once take turns on this lock.
@@ -53,6 +56,7 @@ impl PgArchive {
             place,
             read_only: None,
             staging_ready: false,
+            version: schema::LATEST,
         };
         archive.prepare()?;
         Ok(archive)
@@ -90,7 +94,9 @@ impl PgArchive {
         if version < schema::LATEST {
             match self.migrate(version) {
                 Ok(()) => {}
-                Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) && version > 0 => {}
+                Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) && version > 0 => {
+                    self.version = version;
+                }
                 Err(e) => return Err(err(e)),
             }
         }

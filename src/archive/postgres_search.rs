@@ -61,6 +61,9 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
     let Some(matching) = q.tsquery() else {
         return Ok(Vec::new());
     };
+    if a.version < 7 {
+        return search_v5(a, q, matching);
+    }
     let limit = q.limit.max(1);
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
     let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
@@ -151,6 +154,74 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
                 snippet: String::new(),
             };
             hit.set_snippet(&super::snippet::snippet(&body, &words, q.prefix));
+            hit
+        })
+        .collect())
+}
+
+/// The hits of `q` in an archive of schema 5 that this user may not
+/// upgrade (a reader's, before a writer's ocview came): its `search` table
+/// keeps each document's text.
+fn search_v5(a: &mut PgArchive, q: &Query, matching: String) -> Result<Vec<Hit>, ArchiveError> {
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
+    let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
+        args.push(value);
+        format!("${}", args.len())
+    };
+    let mut sql = String::from(
+        "SELECT d.session_id, coalesce(s.title, ''), d.time, s.directory, s.server, s.host,
+                s.file, d.message_id, d.part_id, d.kind, d.body
+         FROM search d LEFT JOIN sessions s ON s.id = d.session_id, to_tsquery('simple', $1) q
+         WHERE d.tsv @@ q",
+    );
+    if let Some(p) = &q.project {
+        sql += &format!(" AND strpos(s.directory, {}) > 0", arg(Box::new(p.clone())));
+    }
+    if let Some(v) = &q.server {
+        let v = arg(Box::new(v.clone()));
+        sql += &format!(" AND (strpos(s.server, {v}) > 0 OR strpos(s.host, {v}) > 0)");
+    }
+    if let Some(t) = q.since {
+        sql += &format!(" AND d.time >= {}", arg(Box::new(t)));
+    }
+    if let Some(t) = q.until {
+        sql += &format!(" AND d.time < {}", arg(Box::new(t)));
+    }
+    if let Some(v) = &q.model {
+        sql += &format!(" AND strpos(d.model, {}) > 0", arg(Box::new(v.clone())));
+    }
+    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
+        if let Some(v) = value {
+            sql += &format!(" AND d.{column} = {}", arg(Box::new(v.clone())));
+        }
+    }
+    sql += &format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1));
+    let params: Vec<&(dyn ToSql + Sync)> = args
+        .iter()
+        .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+        .collect();
+    let rows =
+        a.rt.block_on(a.client.query(&sql, &params))
+            .map_err(|e| classify(&a.place, &e))?;
+    let words = q.words();
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let mut hit = Hit {
+                session_id: r.get(0),
+                title: r.get(1),
+                time: r.get(2),
+                project: r.get(3),
+                server: r.get(4),
+                host: r.get(5),
+                file: r.get(6),
+                message_id: r.get(7),
+                part_id: r.get(8),
+                kind: r.get(9),
+                snippet: String::new(),
+            };
+            let body: &str = r.get(10);
+            hit.set_snippet(&super::snippet::snippet(body, &words, q.prefix));
             hit
         })
         .collect())
