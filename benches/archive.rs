@@ -14,7 +14,8 @@
 //! are made once and kept under target/bench-archive/, so reruns are
 //! quick. PostgreSQL is built each run from `OCVIEW_BENCH_PG_PARTS` parts
 //! (the same default; 0 skips it). `OCVIEW_BENCH_INDEX_PARTS` (100,000)
-//! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it. Each figure is printed with its goal and
+//! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it;
+//! `OCVIEW_BENCH_PG_ONLY` measures PostgreSQL alone. Each figure is printed with its goal and
 //! the ratio measured ÷ goal. Run with `cargo bench --bench archive`.
 
 #[path = "../tests/support/postgres.rs"]
@@ -233,7 +234,8 @@ fn sqlite_size(path: &Path) -> u64 {
     file_len(path) + file_len(&path.with_extension("db-wal"))
 }
 
-/// The database's size on disk, and what its largest relations take.
+/// The database's size on disk, and what its largest tables, indexes
+/// and TOAST tables take.
 fn pg_database_size(url: &str) -> u64 {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -246,9 +248,10 @@ fn pg_database_size(url: &str) -> u64 {
         tokio::spawn(connection);
         let rows = client
             .query(
-                "SELECT relname, pg_total_relation_size(oid) FROM pg_class
-                 WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
-                 ORDER BY 2 DESC LIMIT 8",
+                "SELECT coalesce(t.relname || ' (TOAST)', c.relname), pg_relation_size(c.oid)
+                 FROM pg_class c LEFT JOIN pg_class t ON t.reltoastrelid = c.oid
+                 WHERE c.relnamespace = 'public'::regnamespace OR t.relnamespace = 'public'::regnamespace
+                 ORDER BY 2 DESC LIMIT 16",
                 &[],
             )
             .await
@@ -256,7 +259,7 @@ fn pg_database_size(url: &str) -> u64 {
         for r in rows {
             let (name, size): (String, i64) = (r.get(0), r.get(1));
             println!(
-                "    {name:<40} {:>8.1} MB (with indexes and TOAST)",
+                "    {name:<40} {:>8.1} MB",
                 size as f64 / 1e6
             );
         }
@@ -295,12 +298,22 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
 
+    if std::env::var_os("OCVIEW_BENCH_PG_ONLY").is_none() {
+        sqlite(&dir, &files, index_parts, parts);
+    }
+    if pg_parts > 0 {
+        postgres(&files, pg_parts);
+    }
+}
+
+/// 1, 2, 3 on SQLite.
+fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usize) {
     // 1. Indexing into a fresh SQLite archive.
     let scratch = tempfile::Builder::new()
         .prefix("ocview-bench-archive")
-        .tempdir_in(&dir)
+        .tempdir_in(dir)
         .unwrap();
-    let index_files = first(&files, index_parts);
+    let index_files = first(files, index_parts);
     {
         let path = scratch.path().join("index.db");
         let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
@@ -310,7 +323,7 @@ fn main() {
     }
 
     if std::env::var_os("OCVIEW_BENCH_INDEX_ONLY").is_some() {
-        return;
+        std::process::exit(0);
     }
     // 2, 3. The big archive, built once.
     let big = dir.join(format!("archive-{parts}-{}.db", layout_tag()));
@@ -328,7 +341,7 @@ fn main() {
             let _ = std::fs::remove_file(p);
         }
         let mut engine = Setting::Sqlite(partial.clone()).open().unwrap().unwrap();
-        let (n, took) = import(&mut *engine, &files);
+        let (n, took) = import(&mut *engine, files);
         drop(engine);
         let rate = n as f64 / took.as_secs_f64();
         line(
@@ -342,15 +355,15 @@ fn main() {
         std::fs::rename(&partial, &big).unwrap();
     }
     let size = sqlite_size(&big);
-    disk("SQLite", size, json_size(&files));
+    disk("SQLite", size, json_size(files));
     let mut engine = Setting::Sqlite(big.clone()).open().unwrap().unwrap();
     println!("SQLite archive: {:?}", engine.counts().unwrap());
     queries("SQLite", &mut *engine);
     drop(engine);
+}
 
-    if pg_parts == 0 {
-        return;
-    }
+/// 1, 2, 3 on a PostgreSQL started here.
+fn postgres(files: &[(PathBuf, usize)], pg_parts: usize) {
     let pg = match postgres::Postgres::start() {
         Ok(pg) => pg,
         Err(e) => {
@@ -360,7 +373,7 @@ fn main() {
     };
     let url = pg.database("bench");
     let mut engine = Setting::Postgres(url).open().unwrap().unwrap();
-    let pg_files = first(&files, pg_parts);
+    let pg_files = first(files, pg_parts);
     indexing("PostgreSQL", &mut *engine, &pg_files);
     pg.sql("bench", "VACUUM ANALYZE");
     let size = engine.size().unwrap();

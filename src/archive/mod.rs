@@ -27,6 +27,7 @@ pub mod pgpass;
 pub mod place;
 pub mod postgres;
 mod postgres_marks;
+mod postgres_search;
 mod postgres_upkeep;
 pub mod progress;
 pub mod prune;

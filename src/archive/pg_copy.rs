@@ -11,6 +11,7 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Transaction};
 
+use super::postgres_search::tsvector_sql;
 use super::query::indexable;
 use super::rows::{Batch, Written};
 
@@ -123,27 +124,21 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
         let file = opt(&o.file);
         // A session's origin is the first writer's: a teammate's import of
         // the same session does not take it over.
-        tx.execute(
-            "WITH up AS (
-               INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
-               SELECT id, parent_id, title, directory, coalesce(server, $1), $2, $3, created, updated, raw
-               FROM in_sessions ORDER BY id
-               ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
-                 title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),
-                 server = coalesce(sessions.server, excluded.server),
-                 host = coalesce(sessions.host, excluded.host),
-                 file = coalesce(sessions.file, excluded.file), created = excluded.created,
-                 updated = excluded.updated, raw = excluded.raw
-               WHERE excluded.updated > sessions.updated
-                  OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
-               RETURNING id)
-             INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
-             SELECT 't:' || s.id, s.id, NULL, NULL, 'title', s.updated, NULL, NULL, NULL, NULL, s.body
-             FROM in_sessions s JOIN up ON up.id = s.id ORDER BY s.id
-             ON CONFLICT (doc) DO UPDATE SET time = excluded.time, body = excluded.body",
-            &[&o.server, &o.host, &file],
-        )
-        .await?;
+        let sql = format!(
+            "INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw, tsv)
+             SELECT id, parent_id, title, directory, coalesce(server, $1), $2, $3, created, updated, raw, {}
+             FROM in_sessions ORDER BY id
+             ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
+               title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),
+               server = coalesce(sessions.server, excluded.server),
+               host = coalesce(sessions.host, excluded.host),
+               file = coalesce(sessions.file, excluded.file), created = excluded.created,
+               updated = excluded.updated, raw = excluded.raw, tsv = excluded.tsv
+             WHERE excluded.updated > sessions.updated
+                OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)",
+            tsvector_sql("body")
+        );
+        tx.execute(&sql, &[&o.server, &o.host, &file]).await?;
     }
     if !batch.messages.is_empty() {
         let rows = batch.messages.iter().map(|m| -> Row {
@@ -218,42 +213,24 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
             t.clone(),
         ];
         copy(tx, "in_parts", &types, rows).await?;
-        // The parts whose state changed are indexed again in the same
-        // statement: a part with no text leaves the index.
-        let row = tx
-            .query_one(
-                "WITH up AS (
-                   INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
-                   SELECT id, message_id, session_id, kind, tool, state, time, updated, raw
-                   FROM in_parts ORDER BY id
-                   ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
-                     session_id = excluded.session_id, kind = excluded.kind,
-                     tool = excluded.tool, state = excluded.state, time = excluded.time,
-                     updated = excluded.updated, raw = excluded.raw
-                   WHERE excluded.updated > parts.updated
-                      OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
-                   RETURNING id),
-                 indexed AS (
-                   INSERT INTO search (doc, session_id, message_id, part_id, kind, time, tool, state, model, agent, body)
-                   SELECT 'p:' || p.id, p.session_id, p.message_id, p.id, p.kind, p.time, p.tool,
-                          p.state, p.model, p.agent, p.body
-                   FROM in_parts p JOIN up ON up.id = p.id WHERE p.body <> '' ORDER BY p.id
-                   ON CONFLICT (doc) DO UPDATE SET session_id = excluded.session_id,
-                     message_id = excluded.message_id, part_id = excluded.part_id,
-                     kind = excluded.kind, time = excluded.time, tool = excluded.tool,
-                     state = excluded.state, model = excluded.model, agent = excluded.agent,
-                     body = excluded.body
-                   RETURNING 1),
-                 unindexed AS (
-                   DELETE FROM search WHERE doc IN
-                     (SELECT 'p:' || p.id FROM in_parts p JOIN up ON up.id = p.id WHERE p.body = '')
-                   RETURNING 1)
-                 SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM indexed),
-                        (SELECT count(*) FROM unindexed)",
-                &[],
-            )
-            .await?;
-        written.parts = row.get::<_, i64>(0) as u64;
+        // A part's document is in its own row, made with it: a part with
+        // no text has none.
+        let sql = format!(
+            "INSERT INTO parts (id, message_id, session_id, kind, tool, state, model, agent, time,
+                                updated, raw, tsv)
+             SELECT id, message_id, session_id, kind, tool, state, model, agent, time, updated, raw,
+                    CASE WHEN body <> '' THEN {} END
+             FROM in_parts ORDER BY id
+             ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
+               session_id = excluded.session_id, kind = excluded.kind,
+               tool = excluded.tool, state = excluded.state, model = excluded.model,
+               agent = excluded.agent, time = excluded.time,
+               updated = excluded.updated, raw = excluded.raw, tsv = excluded.tsv
+             WHERE excluded.updated > parts.updated
+                OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)",
+            tsvector_sql("body")
+        );
+        written.parts = tx.execute(&sql, &[]).await?;
     }
     Ok(written)
 }

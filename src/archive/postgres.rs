@@ -1,6 +1,6 @@
 //! The team's engine: a PostgreSQL database (tokio-postgres, TLS through
 //! rustls when the server offers it), searched through a `tsvector` column
-//! with a GIN index. Calls block on a runtime of the engine's own, so the
+//! with a GIN index (`super::postgres_search`). Calls block on a runtime of the engine's own, so the
 //! engine lives on a thread of its own like the SQLite one.
 //!
 //! The password never comes from the command line: `passfile=` in the URL,
@@ -10,14 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 
 use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use super::migrate::Ran;
 use super::migrate_postgres;
 use super::place::redact;
-use super::query::{Hit, MARK_END, MARK_START, Query};
+use super::query::{Hit, Query};
 use super::rows::{Batch, Written};
 use super::schema;
 
@@ -28,6 +27,9 @@ pub struct PgArchive {
     pub(super) read_only: Option<String>,
     /// Whether this connection's staging tables exist (`super::pg_copy`).
     pub(super) staging_ready: bool,
+    /// The schema the archive is at: below `schema::LATEST` only for a
+    /// user who may not upgrade it (`super::postgres_search` reads both).
+    pub(super) version: i64,
 }
 
 impl PgArchive {
@@ -53,6 +55,7 @@ impl PgArchive {
             place,
             read_only: None,
             staging_ready: false,
+            version: schema::LATEST,
         };
         archive.prepare()?;
         Ok(archive)
@@ -90,7 +93,10 @@ impl PgArchive {
                 Err(e)
                     if version > 0
                         && e.db().and_then(|d| d.code())
-                            == Some(&SqlState::INSUFFICIENT_PRIVILEGE) => {}
+                            == Some(&SqlState::INSUFFICIENT_PRIVILEGE) =>
+                {
+                    self.version = version;
+                }
                 Err(e) => {
                     return Err(match e.db() {
                         Some(db) => classify(&place, db),
@@ -268,86 +274,7 @@ impl Engine for PgArchive {
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
-        let Some(matching) = q.tsquery() else {
-            return Ok(Vec::new());
-        };
-        let options = format!(
-            "StartSel=\"{MARK_START}\", StopSel=\"{MARK_END}\", MaxFragments=1, MaxWords=24, MinWords=8, FragmentDelimiter=\"…\""
-        );
-        let mut sql = String::from(
-            "SELECT d.session_id, coalesce(s.title, ''), d.time, s.directory, s.server, s.host, s.file,
-                    d.message_id, d.part_id, d.kind, ts_headline('simple', d.body, q, $2)
-             FROM search d LEFT JOIN sessions s ON s.id = d.session_id,
-                  to_tsquery('simple', $1) q
-             WHERE d.tsv @@ q",
-        );
-        let mut args: Vec<Box<dyn ToSql + Sync + Send>> =
-            vec![Box::new(matching), Box::new(options)];
-        let mut filter = |sql: &mut String, clause: &str, value: Box<dyn ToSql + Sync + Send>| {
-            args.push(value);
-            sql.push_str(&clause.replace('?', &format!("${}", args.len())));
-        };
-        if let Some(p) = &q.project {
-            filter(
-                &mut sql,
-                " AND strpos(s.directory, ?) > 0",
-                Box::new(p.clone()),
-            );
-        }
-        if let Some(v) = &q.server {
-            filter(
-                &mut sql,
-                " AND (strpos(s.server, ?) > 0 OR strpos(s.host, ?) > 0)",
-                Box::new(v.clone()),
-            );
-        }
-        if let Some(t) = q.since {
-            filter(&mut sql, " AND d.time >= ?", Box::new(t));
-        }
-        if let Some(t) = q.until {
-            filter(&mut sql, " AND d.time < ?", Box::new(t));
-        }
-        if let Some(v) = &q.model {
-            filter(&mut sql, " AND strpos(d.model, ?) > 0", Box::new(v.clone()));
-        }
-        if let Some(v) = &q.agent {
-            filter(&mut sql, " AND d.agent = ?", Box::new(v.clone()));
-        }
-        if let Some(v) = &q.tool {
-            filter(&mut sql, " AND d.tool = ?", Box::new(v.clone()));
-        }
-        if let Some(v) = &q.state {
-            filter(&mut sql, " AND d.state = ?", Box::new(v.clone()));
-        }
-        sql.push_str(&format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1)));
-        let params: Vec<&(dyn ToSql + Sync)> = args
-            .iter()
-            .map(|a| a.as_ref() as &(dyn ToSql + Sync))
-            .collect();
-        let rows = self
-            .rt
-            .block_on(self.client.query(&sql, &params))
-            .map_err(|e| classify(&self.place, &e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let mut hit = Hit {
-                    session_id: r.get(0),
-                    title: r.get(1),
-                    time: r.get(2),
-                    project: r.get(3),
-                    server: r.get(4),
-                    host: r.get(5),
-                    file: r.get(6),
-                    message_id: r.get(7),
-                    part_id: r.get(8),
-                    kind: r.get(9),
-                    snippet: String::new(),
-                };
-                hit.set_snippet(r.get::<_, &str>(10));
-                hit
-            })
-            .collect())
+        super::postgres_search::search(self, q)
     }
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {

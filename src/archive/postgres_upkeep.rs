@@ -1,5 +1,5 @@
 //! Keeping the PostgreSQL archive bounded: its size, its oldest sessions,
-//! and deleting whole sessions (events, latest state, index rows).
+//! and deleting whole sessions (events, latest state and its index).
 
 use super::engine::{ArchiveError, refuse_write};
 use super::postgres::{PgArchive, classify};
@@ -13,8 +13,7 @@ pub(super) fn size(a: &mut PgArchive) -> Result<u64, ArchiveError> {
             "SELECT ((SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM events t)
                    + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM parts t)
                    + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM messages t)
-                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM sessions t)
-                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM search t))::bigint",
+                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM sessions t))::bigint",
             &[],
         ))
         .map_err(|e| classify(&a.place, &e))?;
@@ -66,7 +65,7 @@ pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, 
     let place = a.place.clone();
     a.rt.block_on(async {
         let tx = a.client.transaction().await?;
-        for table in ["search", "parts", "messages", "events"] {
+        for table in ["parts", "messages", "events"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
                 &[&ids],
@@ -88,7 +87,7 @@ pub(super) fn vacuum(a: &mut PgArchive) -> Result<(), ArchiveError> {
     }
     a.rt.block_on(
         a.client
-            .batch_execute("VACUUM (ANALYZE) events, parts, messages, sessions, search"),
+            .batch_execute("VACUUM (ANALYZE) events, parts, messages, sessions"),
     )
     .map_err(|e| classify(&a.place, &e))
 }

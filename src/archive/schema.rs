@@ -17,7 +17,7 @@
 use super::migrate::{PgStep, SqliteStep};
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 5;
+pub const LATEST: i64 = 7;
 
 /// One migration: its version, its name (refinery's `V{version}__{name}`)
 /// and the SQL that reaches it. The name and SQL are part of refinery's
@@ -129,6 +129,8 @@ pub const SQLITE: &[Migration] = &[
     );",
     ),
     (5, "imports", super::resume::SQLITE_TABLE),
+    // PostgreSQL's index without its text: nothing changes here.
+    (7, "postgres_index_in_rows", ""),
 ];
 
 /// PostgreSQL's migrations.
@@ -220,4 +222,5 @@ pub const POSTGRES: &[Migration] = &[
     );",
     ),
     (5, "imports", super::resume::POSTGRES_TABLE),
+    (7, "index_in_rows", super::postgres_search::MIGRATION_7),
 ];

@@ -1,0 +1,228 @@
+//! PostgreSQL's full-text search. The index keeps no copy of the text
+//! (schema 7): each part's and session title's `tsvector` sits in its own
+//! row, made by the write from the text it is given (`tsvector_sql`), with
+//! GIN indexes over them; a hit's snippet is made in Rust from the part's
+//! raw JSON or the session's title (`super::snippet`), as SQLite's are —
+//! read back only for the few hits shown.
+
+use tokio_postgres::types::ToSql;
+
+use super::engine::ArchiveError;
+use super::postgres::{PgArchive, classify};
+use super::query::{Hit, Query};
+
+/// The document of a text (`$body`): paths and names are found by their
+/// pieces, as FTS5 finds them.
+pub(super) fn tsvector_sql(body: &str) -> String {
+    format!("to_tsvector('simple', translate({body}, './-_:@', '      '))")
+}
+
+/// Schema 7: the index without its text, in the rows it indexes. The
+/// `search` table (which kept each document's text beside its generated
+/// `tsvector`, and the keys of its part and session again) gives its
+/// documents to the parts and sessions they index, then goes. The tables
+/// altered keep a reader's rights on them; rewritten (`CLUSTER`), they give
+/// back the space of their rows' old versions. Rows are found by session
+/// through one-column indexes (PostgreSQL keeps each session's id once in
+/// them); a part's document newest first through an index of the parts
+/// that have one. Values are compressed with `lz4` where the server has it
+/// (PostgreSQL 14+ built with it), else the default `pglz`; PostgreSQL
+/// compresses only rows past 2 kB whatever the table's
+/// `toast_tuple_target`, so a lower one would change nothing.
+pub const MIGRATION_7: &str = "
+    ALTER TABLE parts ADD COLUMN model TEXT, ADD COLUMN agent TEXT, ADD COLUMN tsv TSVECTOR;
+    UPDATE parts p SET model = d.model, agent = d.agent, tsv = d.tsv
+        FROM search d WHERE d.doc = 'p:' || p.id;
+    ALTER TABLE sessions ADD COLUMN tsv TSVECTOR;
+    UPDATE sessions s SET tsv = d.tsv FROM search d WHERE d.doc = 't:' || s.id;
+    DROP TABLE search;
+    DROP INDEX IF EXISTS parts_by_message;
+    DROP INDEX IF EXISTS messages_by_session;
+    CLUSTER parts USING parts_pkey;
+    CLUSTER sessions USING sessions_pkey;
+    CREATE INDEX parts_by_session ON parts (session_id);
+    CREATE INDEX messages_by_session ON messages (session_id);
+    CREATE INDEX parts_tsv ON parts USING GIN (tsv);
+    CREATE INDEX parts_by_time ON parts (time DESC) WHERE tsv IS NOT NULL;
+    CREATE INDEX sessions_tsv ON sessions USING GIN (tsv);
+    DO $$
+    BEGIN
+        ALTER TABLE parts ALTER COLUMN raw SET COMPRESSION lz4;
+        ALTER TABLE parts ALTER COLUMN tsv SET COMPRESSION lz4;
+        ALTER TABLE messages ALTER COLUMN raw SET COMPRESSION lz4;
+        ALTER TABLE sessions ALTER COLUMN raw SET COMPRESSION lz4;
+    EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;
+    END $$;";
+
+/// The hits of `q`, newest first: the newest parts and the newest titles
+/// that match, each found and filtered apart; only the few kept are joined
+/// to their part's JSON for the snippet.
+pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
+    let Some(matching) = q.tsquery() else {
+        return Ok(Vec::new());
+    };
+    if a.version < 7 {
+        return search_v5(a, q, matching);
+    }
+    let limit = q.limit.max(1);
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
+    let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
+        args.push(value);
+        format!("${}", args.len())
+    };
+    // The filters a session's row answers (its project, its server), the
+    // time of a document (`{time}`), and those only a part answers.
+    let mut on_session = String::new();
+    if let Some(p) = &q.project {
+        on_session += &format!(" AND strpos(s.directory, {}) > 0", arg(Box::new(p.clone())));
+    }
+    if let Some(v) = &q.server {
+        let v = arg(Box::new(v.clone()));
+        on_session += &format!(" AND (strpos(s.server, {v}) > 0 OR strpos(s.host, {v}) > 0)");
+    }
+    if let Some(t) = q.since {
+        on_session += &format!(" AND {{time}} >= {}", arg(Box::new(t)));
+    }
+    if let Some(t) = q.until {
+        on_session += &format!(" AND {{time}} < {}", arg(Box::new(t)));
+    }
+    let mut on_part = String::new();
+    if let Some(v) = &q.model {
+        on_part += &format!(" AND strpos(p.model, {}) > 0", arg(Box::new(v.clone())));
+    }
+    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
+        if let Some(v) = value {
+            on_part += &format!(" AND p.{column} = {}", arg(Box::new(v.clone())));
+        }
+    }
+    let needs_session = q.project.is_some() || q.server.is_some();
+    let mut sql = format!(
+        "(SELECT p.id AS part_id, p.session_id, p.time FROM parts p{}, to_tsquery('simple', $1) q
+          WHERE p.tsv @@ q{}{on_part} ORDER BY p.time DESC LIMIT {limit})",
+        if needs_session {
+            " JOIN sessions s ON s.id = p.session_id"
+        } else {
+            ""
+        },
+        on_session.replace("{time}", "p.time"),
+    );
+    // A title is no tool's, model's nor agent's.
+    if on_part.is_empty() {
+        sql += &format!(
+            " UNION ALL
+             (SELECT NULL, s.id, s.updated FROM sessions s, to_tsquery('simple', $1) q
+              WHERE s.tsv @@ q{} ORDER BY s.updated DESC LIMIT {limit})",
+            on_session.replace("{time}", "s.updated"),
+        );
+    }
+    let sql = format!(
+        "SELECT h.session_id, coalesce(s.title, ''), h.time, s.directory, s.server, s.host,
+                s.file, p.message_id, p.id, coalesce(p.kind, 'title'), p.raw
+         FROM ({sql}) h
+         LEFT JOIN sessions s ON s.id = h.session_id
+         LEFT JOIN parts p ON p.id = h.part_id
+         ORDER BY h.time DESC LIMIT {limit}"
+    );
+    let params: Vec<&(dyn ToSql + Sync)> = args
+        .iter()
+        .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+        .collect();
+    let rows =
+        a.rt.block_on(a.client.query(&sql, &params))
+            .map_err(|e| classify(&a.place, &e))?;
+    let words = q.words();
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let kind: String = r.get(9);
+            let title: String = r.get(1);
+            let body = match r.get::<_, Option<&str>>(10) {
+                Some(raw) => super::snippet::text_of_part(&kind, raw),
+                None => super::query::indexable(&title).into_owned(),
+            };
+            let mut hit = Hit {
+                session_id: r.get(0),
+                title,
+                time: r.get(2),
+                project: r.get(3),
+                server: r.get(4),
+                host: r.get(5),
+                file: r.get(6),
+                message_id: r.get(7),
+                part_id: r.get(8),
+                kind,
+                snippet: String::new(),
+            };
+            hit.set_snippet(&super::snippet::snippet(&body, &words, q.prefix));
+            hit
+        })
+        .collect())
+}
+
+/// The hits of `q` in an archive of schema 5 that this user may not
+/// upgrade (a reader's, before a writer's ocview came): its `search` table
+/// keeps each document's text.
+fn search_v5(a: &mut PgArchive, q: &Query, matching: String) -> Result<Vec<Hit>, ArchiveError> {
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
+    let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
+        args.push(value);
+        format!("${}", args.len())
+    };
+    let mut sql = String::from(
+        "SELECT d.session_id, coalesce(s.title, ''), d.time, s.directory, s.server, s.host,
+                s.file, d.message_id, d.part_id, d.kind, d.body
+         FROM search d LEFT JOIN sessions s ON s.id = d.session_id, to_tsquery('simple', $1) q
+         WHERE d.tsv @@ q",
+    );
+    if let Some(p) = &q.project {
+        sql += &format!(" AND strpos(s.directory, {}) > 0", arg(Box::new(p.clone())));
+    }
+    if let Some(v) = &q.server {
+        let v = arg(Box::new(v.clone()));
+        sql += &format!(" AND (strpos(s.server, {v}) > 0 OR strpos(s.host, {v}) > 0)");
+    }
+    if let Some(t) = q.since {
+        sql += &format!(" AND d.time >= {}", arg(Box::new(t)));
+    }
+    if let Some(t) = q.until {
+        sql += &format!(" AND d.time < {}", arg(Box::new(t)));
+    }
+    if let Some(v) = &q.model {
+        sql += &format!(" AND strpos(d.model, {}) > 0", arg(Box::new(v.clone())));
+    }
+    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
+        if let Some(v) = value {
+            sql += &format!(" AND d.{column} = {}", arg(Box::new(v.clone())));
+        }
+    }
+    sql += &format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1));
+    let params: Vec<&(dyn ToSql + Sync)> = args
+        .iter()
+        .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+        .collect();
+    let rows =
+        a.rt.block_on(a.client.query(&sql, &params))
+            .map_err(|e| classify(&a.place, &e))?;
+    let words = q.words();
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let mut hit = Hit {
+                session_id: r.get(0),
+                title: r.get(1),
+                time: r.get(2),
+                project: r.get(3),
+                server: r.get(4),
+                host: r.get(5),
+                file: r.get(6),
+                message_id: r.get(7),
+                part_id: r.get(8),
+                kind: r.get(9),
+                snippet: String::new(),
+            };
+            let body: &str = r.get(10);
+            hit.set_snippet(&super::snippet::snippet(body, &words, q.prefix));
+            hit
+        })
+        .collect())
+}
