@@ -280,6 +280,86 @@ fn layout_tag() -> String {
     format!("v{}-{h:08x}", schema::LATEST)
 }
 
+/// Opening an archived session of 5,000 parts (`Engine::snapshot`): a
+/// session of that size written to a scratch archive, opened five times,
+/// the median against the goal of "instant" (≤ 100 ms).
+fn open_time(engine_name: &str, engine: &mut dyn Engine) {
+    use ocview::archive::rows::{Batch, MessageRow, PartRow, SessionRow};
+    let session = "ses_open_bench";
+    let words = Words::new();
+    let text = |i: usize| -> String {
+        (0..80)
+            .map(|j| words.at(1 + (i * 31 + j * 7) % 3000))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut batch = Batch {
+        sessions: vec![SessionRow {
+            id: session.into(),
+            parent_id: None,
+            title: "a long session".into(),
+            directory: Some("/work/big".into()),
+            created: NEWEST,
+            updated: NEWEST,
+            raw: format!(
+                r#"{{"id":"{session}","title":"a long session","time":{{"created":{NEWEST},"updated":{NEWEST}}}}}"#
+            ),
+            server: None,
+        }],
+        ..Batch::default()
+    };
+    for m in 0..50 {
+        let message = format!("msg_{m:04}");
+        batch.messages.push(MessageRow {
+            id: message.clone(),
+            session_id: session.into(),
+            role: "assistant".into(),
+            model: None,
+            agent: None,
+            created: NEWEST,
+            updated: NEWEST,
+            raw: format!(r#"{{"id":"{message}","sessionID":"{session}","role":"assistant","time":{{"created":{NEWEST}}}}}"#),
+        });
+        for p in 0..100 {
+            let id = format!("prt_{m:04}_{p:03}");
+            let body = text(m * 100 + p);
+            batch.parts.push(PartRow {
+                id: id.clone(),
+                message_id: message.clone(),
+                session_id: session.into(),
+                kind: "text".into(),
+                tool: None,
+                state: None,
+                model: None,
+                agent: None,
+                time: NEWEST,
+                updated: NEWEST,
+                raw: serde_json::json!({"id": id, "messageID": message, "sessionID": session,
+                    "type": "text", "text": body})
+                .to_string(),
+                text: body,
+            });
+        }
+    }
+    engine.write(&batch).unwrap_or_else(|e| panic!("{e}"));
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            let events = engine.snapshot(session).unwrap();
+            assert!(events.len() > 5_000, "{} events", events.len());
+            ms(t.elapsed())
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    line(
+        &format!("{engine_name}: opening a session of 5,000 parts"),
+        times[2],
+        "ms",
+        100.0,
+        times[2] / 100.0,
+    );
+}
+
 fn main() {
     let parts = env_number("OCVIEW_BENCH_PARTS", 1_000_000);
     let index_parts = env_number("OCVIEW_BENCH_INDEX_PARTS", 100_000).min(parts);
@@ -307,6 +387,8 @@ fn main() {
         indexing("SQLite", &mut *engine, &index_files);
         drop(engine);
         disk("SQLite", sqlite_size(&path), json_size(&index_files));
+        let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
+        open_time("SQLite", &mut *engine);
     }
 
     if std::env::var_os("OCVIEW_BENCH_INDEX_ONLY").is_some() {

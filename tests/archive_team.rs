@@ -140,7 +140,7 @@ fn pg_contents(url: &str) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
             rows.iter().map(|r| r.get(0)).collect()
         };
         let keys = col(client
-            .query("SELECT key FROM events ORDER BY key", &[])
+            .query("SELECT key FROM event_keys ORDER BY key", &[])
             .await
             .unwrap());
         let parts = col(client
@@ -178,7 +178,10 @@ fn expected(lines: &[String]) -> (BTreeSet<String>, BTreeSet<String>) {
             .map(Result::unwrap)
             .collect()
     };
-    (set("SELECT key FROM events"), set("SELECT id FROM parts"))
+    (
+        set("SELECT key FROM event_keys"),
+        set("SELECT id FROM parts"),
+    )
 }
 
 fn spool_path(home: &Path, setting: &Setting) -> PathBuf {

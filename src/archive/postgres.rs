@@ -15,6 +15,7 @@ use tokio_postgres::{Client, Config};
 
 use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use super::place::redact;
+use super::postgres_log::LogError;
 use super::query::{Hit, MARK_END, MARK_START, Query};
 use super::rows::{Batch, Written};
 use super::schema;
@@ -91,14 +92,15 @@ impl PgArchive {
         if version < schema::LATEST {
             match self.migrate(version) {
                 Ok(()) => {}
-                Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) && version > 0 => {}
-                Err(e) => return Err(err(e)),
+                Err(LogError::Db(e))
+                    if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) && version > 0 => {}
+                Err(e) => return Err(e.said(&place)),
             }
         }
         let may_write: bool = self
             .rt
             .block_on(self.client.query_one(
-                "SELECT has_table_privilege(current_user, 'events', 'INSERT')",
+                "SELECT has_table_privilege(current_user, 'event_blocks', 'INSERT')",
                 &[],
             ))
             .map_err(err)?
@@ -117,7 +119,7 @@ impl PgArchive {
         Ok(())
     }
 
-    fn migrate(&mut self, from: i64) -> Result<(), tokio_postgres::Error> {
+    fn migrate(&mut self, from: i64) -> Result<(), LogError> {
         self.rt.block_on(async {
             let tx = self.client.transaction().await?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
@@ -131,10 +133,13 @@ impl PgArchive {
                 .get(0);
             for (to, sql) in schema::POSTGRES.iter().filter(|(v, _)| *v > from.max(now)) {
                 tx.batch_execute(sql).await?;
+                if *to == 6 {
+                    super::postgres_log::move_to_blocks(&tx).await?;
+                }
                 tx.execute("INSERT INTO ocview_schema (version) VALUES ($1)", &[to])
                     .await?;
             }
-            tx.commit().await
+            Ok(tx.commit().await?)
         })
     }
 }
@@ -255,7 +260,7 @@ impl Engine for PgArchive {
                 tx.commit().await?;
                 Ok(written)
             })
-            .map_err(err)
+            .map_err(|e: LogError| e.said(&place))
     }
 
     fn checkpoint(
@@ -352,14 +357,11 @@ impl Engine for PgArchive {
     }
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
-        let rows = self
-            .rt
-            .block_on(self.client.query(
-                "SELECT json FROM events WHERE session_id = $1 ORDER BY pk",
-                &[&session_id],
-            ))
-            .map_err(|e| classify(&self.place, &e))?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        self.rt.block_on(super::postgres_log::events(
+            &self.client,
+            &self.place,
+            session_id,
+        ))
     }
 
     fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
@@ -389,15 +391,12 @@ impl Engine for PgArchive {
         for r in &rows {
             out.push(super::snapshot::item_event(r.get(0), session_id, r.get(2)));
         }
-        let todos = self
-            .rt
-            .block_on(self.client.query_opt(
-                "SELECT json FROM events WHERE session_id = $1 AND json LIKE $2
-                 ORDER BY pk DESC LIMIT 1",
-                &[&session_id, &super::snapshot::TODO_LIKE],
-            ))
-            .map_err(err)?;
-        out.extend(todos.and_then(|r| super::snapshot::todo_event(session_id, r.get(0))));
+        let todos = self.rt.block_on(super::postgres_log::last_todo(
+            &self.client,
+            &place,
+            session_id,
+        ))?;
+        out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
 
@@ -418,7 +417,7 @@ impl Engine for PgArchive {
             .rt
             .block_on(self.client.query_one(
                 "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
-                        (SELECT count(*) FROM parts), (SELECT count(*) FROM events)",
+                        (SELECT count(*) FROM parts), (SELECT count(*) FROM event_keys)",
                 &[],
             ))
             .map_err(|e| classify(&self.place, &e))?;

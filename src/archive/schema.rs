@@ -9,7 +9,7 @@
 //! the table `ocview_schema`.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 5;
+pub const LATEST: i64 = 6;
 
 /// SQLite: (version, SQL run in the transaction that reaches it).
 pub const SQLITE: &[(i64, &str)] = &[
@@ -98,7 +98,38 @@ pub const SQLITE: &[(i64, &str)] = &[
     );",
     ),
     (5, super::resume::SQLITE_TABLE),
+    (6, SQLITE_BLOCKS),
 ];
+
+/// Migration 6 (SQLite): the event log in compressed blocks with its keys
+/// in a lean table (`super::blocks`). The old log's rows and the parts'
+/// JSON are moved by `sqlite_log::move_to_blocks`, run right after.
+const SQLITE_BLOCKS: &str = "CREATE TABLE event_keys (slot INTEGER PRIMARY KEY, key TEXT NOT NULL);
+    CREATE TABLE event_blocks (
+        pk INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        todo INTEGER,
+        slots BLOB NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE INDEX event_blocks_by_session ON event_blocks(session_id, pk);";
+
+/// Migration 6 (PostgreSQL): the same blocks as SQLite's. The old log's
+/// rows are moved by `postgres_log::move_to_blocks`, run right after.
+const POSTGRES_BLOCKS: &str =
+    "CREATE TABLE event_keys (slot BIGINT PRIMARY KEY, key TEXT NOT NULL);
+    CREATE TABLE event_blocks (
+        pk BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        time BIGINT NOT NULL,
+        count BIGINT NOT NULL,
+        todo BIGINT,
+        slots BYTEA NOT NULL,
+        data BYTEA NOT NULL
+    );
+    CREATE INDEX event_blocks_by_session ON event_blocks(session_id, pk);";
 
 /// PostgreSQL: (version, SQL run in the transaction that reaches it).
 pub const POSTGRES: &[(i64, &str)] = &[
@@ -183,4 +214,5 @@ pub const POSTGRES: &[(i64, &str)] = &[
     );",
     ),
     (5, super::resume::POSTGRES_TABLE),
+    (6, POSTGRES_BLOCKS),
 ];

@@ -113,6 +113,9 @@ impl SqliteArchive {
                 .map_err(|e| classify(place, &e))?;
             for (to, sql) in schema::SQLITE.iter().filter(|(v, _)| *v > version) {
                 tx.execute_batch(sql).map_err(|e| classify(place, &e))?;
+                if *to == 6 {
+                    super::sqlite_log::move_to_blocks(&tx).map_err(|e| classify(place, &e))?;
+                }
                 tx.pragma_update(None, "user_version", to)
                     .map_err(|e| classify(place, &e))?;
             }
@@ -216,17 +219,7 @@ impl Engine for SqliteArchive {
             .map_err(err)?;
         let mut written = Written::default();
         {
-            let mut event = tx
-                .prepare(
-                    "INSERT INTO events (key, session_id, time, json) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (key) DO NOTHING",
-                )
-                .map_err(err)?;
-            for e in &batch.events {
-                written.events += event
-                    .execute(params![e.key, e.session_id, e.time_ms, e.json])
-                    .map_err(err)? as u64;
-            }
+            written.events = super::sqlite_log::write_events(&tx, &batch.events).map_err(err)?;
             let o = &batch.origin;
             let mut session = tx
                 .prepare(
@@ -329,6 +322,7 @@ impl Engine for SqliteArchive {
                     .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()
                     .map_err(err)?;
+                let raw = super::sqlite_log::pack_part(&p.raw).map_err(err)?;
                 let new: Option<(i64, i64)> = part
                     .query_row(
                         params![
@@ -340,7 +334,7 @@ impl Engine for SqliteArchive {
                             p.state,
                             p.time,
                             p.updated,
-                            p.raw
+                            raw
                         ],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
@@ -388,12 +382,7 @@ impl Engine for SqliteArchive {
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
         let err = |e: rusqlite::Error| classify(&self.place, &e);
-        let mut stmt = self
-            .conn
-            .prepare("SELECT json FROM events WHERE session_id = ?1 ORDER BY pk")
-            .map_err(err)?;
-        let rows = stmt.query_map([session_id], |r| r.get(0)).map_err(err)?;
-        rows.collect::<Result<Vec<String>, _>>().map_err(err)
+        super::sqlite_log::events(&self.conn, session_id).map_err(err)
     }
 
     fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
@@ -422,23 +411,17 @@ impl Engine for SqliteArchive {
             .map_err(err)?;
         let rows = stmt
             .query_map([session_id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(2)?))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    super::sqlite_log::part_raw(r.get_ref(2)?)?,
+                ))
             })
             .map_err(err)?;
         for row in rows {
             let (kind, raw) = row.map_err(err)?;
             out.push(super::snapshot::item_event(&kind, session_id, &raw));
         }
-        let todos: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT json FROM events WHERE session_id = ?1 AND json LIKE ?2
-                 ORDER BY pk DESC LIMIT 1",
-                params![session_id, super::snapshot::TODO_LIKE],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(err)?;
+        let todos = super::sqlite_log::last_todo(&self.conn, session_id).map_err(err)?;
         out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
@@ -461,7 +444,7 @@ impl Engine for SqliteArchive {
         self.conn
             .query_row(
                 "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
-                        (SELECT count(*) FROM parts), (SELECT count(*) FROM events)",
+                        (SELECT count(*) FROM parts), (SELECT count(*) FROM event_keys)",
                 [],
                 |r| {
                     Ok(Counts {

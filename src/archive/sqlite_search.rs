@@ -159,7 +159,10 @@ fn rows(
     let rows = stmt
         .query_map(rusqlite::params_from_iter(args), |r| {
             let kind: String = r.get(10)?;
-            let raw: Option<String> = r.get(11)?;
+            let raw = match r.get_ref(11)? {
+                rusqlite::types::ValueRef::Null => None,
+                v => Some(super::sqlite_log::part_raw(v)?),
+            };
             let title: Option<String> = r.get(12)?;
             let body = match raw {
                 Some(raw) => super::snippet::text_of_part(&kind, &raw),
