@@ -338,6 +338,7 @@ fn open_time(engine_name: &str, engine: &mut dyn Engine) {
                     "type": "text", "text": body})
                 .to_string(),
                 text: body,
+                logged_as: None,
             });
         }
     }

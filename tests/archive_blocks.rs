@@ -272,3 +272,42 @@ fn a_schema_5_archive_opens_keeps_everything_and_replays_exactly() {
     assert_eq!(archive.write(&batch).unwrap().events, 0);
     assert_eq!(archive.counts().unwrap(), counts);
 }
+
+/// A part the log holds as it is is not kept a second time: its row points
+/// into the log, and opening the session and search's snippets read it
+/// from there.
+#[test]
+fn parts_the_log_holds_are_not_kept_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    let mut archive = open(&Setting::Sqlite(path.clone()));
+    let batch = fixture_batch();
+    archive.write(&batch).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let (logged, all): (i64, i64) = c
+        .query_row("SELECT count(logged), count(*) FROM parts", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(
+        logged > 0 && logged * 2 >= all,
+        "{logged} of {all} parts point into the log"
+    );
+    let copies: i64 = c
+        .query_row(
+            "SELECT count(*) FROM parts WHERE logged IS NOT NULL AND length(raw) > 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(copies, 0);
+    let word = a_word_of(&batch);
+    let hits = archive.search(&Query::new(&word)).unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h.snippet.to_lowercase().contains(&word)),
+        "a snippet shows {word:?}: {hits:?}"
+    );
+    // The same batch again rewrites no part.
+    assert_eq!(archive.write(&batch).unwrap().parts, 0);
+}

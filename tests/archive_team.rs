@@ -54,6 +54,7 @@ fn synthetic(host: &str, sid: &str, from: usize, n: usize) -> Batch {
             updated: i as i64,
             text: format!("part {i} of the invoice ledger in {sid}"),
             raw: format!(r#"{{"id":"{sid}:p{i}","type":"text"}}"#),
+            logged_as: None,
         });
     }
     b

@@ -39,6 +39,10 @@ pub fn next_slot(slot: i64) -> i64 {
     if slot == i64::MAX { 0 } else { slot + 1 }
 }
 
+/// At most this many events in one block: a search hit whose part is
+/// read from the log unpacks one small block, however long the batch.
+pub const BLOCK_MAX: usize = 256;
+
 /// One block to write: a session's new events of one batch, in order.
 pub struct Block<'a> {
     pub session_id: &'a str,
@@ -50,10 +54,13 @@ pub struct Block<'a> {
     pub todo: Option<i64>,
     pub slots: Vec<u8>,
     pub data: Vec<u8>,
+    /// The events' keys, in order.
+    pub keys: Vec<&'a str>,
 }
 
 /// The new events (each with the slot it claimed) grouped into blocks, one
-/// per session, in the order each session first appears.
+/// per session (or more, of `BLOCK_MAX` each), in the order each session
+/// first appears.
 pub fn group<'a>(fresh: &[(&'a EventRow, i64)]) -> Result<Vec<Block<'a>>, String> {
     let mut order: Vec<&'a str> = Vec::new();
     let mut by_session: std::collections::HashMap<&'a str, Vec<(&'a EventRow, i64)>> =
@@ -69,8 +76,9 @@ pub fn group<'a>(fresh: &[(&'a EventRow, i64)]) -> Result<Vec<Block<'a>>, String
     }
     order
         .into_iter()
-        .map(|session_id| {
-            let events = &by_session[session_id];
+        .flat_map(|session_id| by_session[session_id].chunks(BLOCK_MAX))
+        .map(|events| {
+            let session_id = events[0].0.session_id.as_str();
             let todo = events
                 .iter()
                 .rposition(|(e, _)| is_todo(&e.json))
@@ -82,6 +90,7 @@ pub fn group<'a>(fresh: &[(&'a EventRow, i64)]) -> Result<Vec<Block<'a>>, String
                 todo,
                 slots: slots_blob(events.iter().map(|(_, s)| *s)),
                 data: pack(events.iter().map(|(e, _)| e.json.as_str()))?,
+                keys: events.iter().map(|(e, _)| e.key.as_str()).collect(),
             })
         })
         .collect()
@@ -196,6 +205,13 @@ mod tests {
         assert_eq!(slots_of(&blocks[0].slots), [10, 30, 40]);
         assert_eq!(blocks[0].todo, Some(1));
         assert_eq!(blocks[1].todo, None);
+        let many: Vec<EventRow> = (0..BLOCK_MAX + 3)
+            .map(|i| event("s1", &format!("k{i}"), "x"))
+            .collect();
+        let fresh: Vec<(&EventRow, i64)> = many.iter().map(|e| (e, 1)).collect();
+        let blocks = group(&fresh).unwrap();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[1].count, 3);
     }
 
     #[test]

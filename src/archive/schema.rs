@@ -102,7 +102,9 @@ pub const SQLITE: &[(i64, &str)] = &[
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys
-/// in a lean table (`super::blocks`). The old log's rows and the parts'
+/// in a lean table (`super::blocks`); a part's JSON is a reference into the
+/// log (`logged`) when the log holds it as it is, else compressed, and
+/// compared by its hash. The old log's rows and the parts'
 /// JSON are moved by `sqlite_log::move_to_blocks`, run right after.
 const SQLITE_BLOCKS: &str = "CREATE TABLE event_keys (slot INTEGER PRIMARY KEY, key TEXT NOT NULL);
     CREATE TABLE event_blocks (
@@ -114,7 +116,9 @@ const SQLITE_BLOCKS: &str = "CREATE TABLE event_keys (slot INTEGER PRIMARY KEY, 
         slots BLOB NOT NULL,
         data BLOB NOT NULL
     );
-    CREATE INDEX event_blocks_by_session ON event_blocks(session_id, pk);";
+    CREATE INDEX event_blocks_by_session ON event_blocks(session_id, pk);
+    ALTER TABLE parts ADD COLUMN hash INTEGER;
+    ALTER TABLE parts ADD COLUMN logged INTEGER;";
 
 /// Migration 6 (PostgreSQL): the same blocks as SQLite's. The old log's
 /// rows are moved by `postgres_log::move_to_blocks`, run right after.

@@ -101,6 +101,11 @@ impl SqliteArchive {
         // as they are touched.
         c.pragma_update(None, "cache_size", -32_768)
             .map_err(|e| classify(place, &e))?;
+        // Checkpoints copy each page the log holds once, however often it
+        // was written: a longer log (about 40 MB, not 4) copies the hot
+        // pages of the index and the tables' ends far fewer times.
+        c.pragma_update(None, "wal_autocheckpoint", 10_000)
+            .map_err(|e| classify(place, &e))?;
         if version < schema::LATEST {
             let tx = c
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -219,7 +224,9 @@ impl Engine for SqliteArchive {
             .map_err(err)?;
         let mut written = Written::default();
         {
-            written.events = super::sqlite_log::write_events(&tx, &batch.events).map_err(err)?;
+            let (fresh, logged_at) =
+                super::sqlite_log::write_events(&tx, &batch.events).map_err(err)?;
+            written.events = fresh;
             let o = &batch.origin;
             let mut session = tx
                 .prepare(
@@ -304,13 +311,13 @@ impl Engine for SqliteArchive {
             }
             let mut part = tx
                 .prepare(
-                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                      ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
                        session_id = excluded.session_id, kind = excluded.kind, tool = excluded.tool,
                        state = excluded.state, time = excluded.time, updated = excluded.updated,
-                       raw = excluded.raw
-                     WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
+                       raw = excluded.raw, hash = excluded.hash, logged = excluded.logged
+                     WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.hash IS NOT parts.hash)
                      RETURNING pk, time",
                 )
                 .map_err(err)?;
@@ -322,7 +329,16 @@ impl Engine for SqliteArchive {
                     .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()
                     .map_err(err)?;
-                let raw = super::sqlite_log::pack_part(&p.raw).map_err(err)?;
+                // No second copy of what the log holds as it is.
+                let logged = p
+                    .logged_as
+                    .as_deref()
+                    .and_then(|k| logged_at.get(k).copied());
+                let raw = match logged {
+                    Some(_) => Vec::new(),
+                    None => super::sqlite_log::pack_part(&p.raw).map_err(err)?,
+                };
+                let hash = super::sqlite_log::part_hash(&p.raw);
                 let new: Option<(i64, i64)> = part
                     .query_row(
                         params![
@@ -334,7 +350,9 @@ impl Engine for SqliteArchive {
                             p.state,
                             p.time,
                             p.updated,
-                            raw
+                            raw,
+                            hash,
+                            logged
                         ],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
@@ -404,23 +422,22 @@ impl Engine for SqliteArchive {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT 'm', id, raw FROM messages WHERE session_id = ?1
-                 UNION ALL SELECT 'p', message_id || ' ' || id, raw FROM parts WHERE session_id = ?1
+                "SELECT 'm', id, raw, NULL FROM messages WHERE session_id = ?1
+                 UNION ALL SELECT 'p', message_id || ' ' || id, raw, logged FROM parts WHERE session_id = ?1
                  ORDER BY 2, 1",
             )
             .map_err(err)?;
-        let rows = stmt
-            .query_map([session_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    super::sqlite_log::part_raw(r.get_ref(2)?)?,
-                ))
-            })
-            .map_err(err)?;
-        for row in rows {
-            let (kind, raw) = row.map_err(err)?;
+        let mut reader = super::sqlite_log::PartReader::default();
+        let mut rows = stmt.query([session_id]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let kind: String = r.get(0).map_err(err)?;
+            let logged: Option<i64> = r.get(3).map_err(err)?;
+            let raw = reader
+                .raw(&self.conn, r.get_ref(2).map_err(err)?, logged)
+                .map_err(err)?;
             out.push(super::snapshot::item_event(&kind, session_id, &raw));
         }
+        drop(rows);
         let todos = super::sqlite_log::last_todo(&self.conn, session_id).map_err(err)?;
         out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
         Ok(out)

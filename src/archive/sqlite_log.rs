@@ -3,6 +3,8 @@
 //! log back, freeing a session's keys, and migration 6, which moves an
 //! archive of the one-row-per-event layout into this one.
 
+use std::collections::HashMap;
+
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -14,11 +16,21 @@ fn damaged(e: String) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(e.into())
 }
 
+/// Where the log holds an event: its block's row and its place in it.
+fn logged_at(block: i64, index: usize) -> i64 {
+    (block << 16) | index as i64
+}
+
 /// Log the events new to the archive: each claims its key's slot, the new
-/// ones are written as one block per session. How many were new.
-pub(super) fn write_events(tx: &Transaction<'_>, events: &[EventRow]) -> rusqlite::Result<u64> {
+/// ones are written as one block per session. How many were new, and where
+/// each new one is (by key).
+pub(super) fn write_events<'a>(
+    tx: &Transaction<'_>,
+    events: &'a [EventRow],
+) -> rusqlite::Result<(u64, HashMap<&'a str, i64>)> {
+    let mut at = HashMap::new();
     if events.is_empty() {
-        return Ok(0);
+        return Ok((0, at));
     }
     let mut claim = tx.prepare(
         "INSERT INTO event_keys (slot, key) VALUES (?1, ?2) ON CONFLICT (slot) DO NOTHING",
@@ -43,7 +55,8 @@ pub(super) fn write_events(tx: &Transaction<'_>, events: &[EventRow]) -> rusqlit
         "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    for b in blocks::group(&fresh).map_err(damaged)? {
+    let groups = blocks::group(&fresh).map_err(damaged)?;
+    for b in &groups {
         block.execute(params![
             b.session_id,
             b.time,
@@ -52,8 +65,55 @@ pub(super) fn write_events(tx: &Transaction<'_>, events: &[EventRow]) -> rusqlit
             b.slots,
             b.data
         ])?;
+        let pk = tx.last_insert_rowid();
+        for (i, key) in b.keys.iter().enumerate() {
+            at.insert(*key, logged_at(pk, i));
+        }
     }
-    Ok(fresh.len() as u64)
+    Ok((fresh.len() as u64, at))
+}
+
+/// Reads parts' JSON, from their rows or from the log, each block
+/// unpacked once.
+#[derive(Default)]
+pub(super) struct PartReader {
+    blocks: HashMap<i64, Vec<String>>,
+}
+
+impl PartReader {
+    /// A part's JSON: from the log (`logged`), compressed (a blob, since
+    /// schema 6), or text (before).
+    pub(super) fn raw(
+        &mut self,
+        conn: &Connection,
+        raw: ValueRef<'_>,
+        logged: Option<i64>,
+    ) -> rusqlite::Result<String> {
+        let Some(at) = logged else {
+            return part_raw(raw);
+        };
+        let (block, index) = (at >> 16, (at & 0xffff) as usize);
+        if !self.blocks.contains_key(&block) {
+            let data: Vec<u8> = conn.query_row(
+                "SELECT data FROM event_blocks WHERE pk = ?1",
+                [block],
+                |r| r.get(0),
+            )?;
+            self.blocks
+                .insert(block, blocks::unpack(&data).map_err(damaged)?);
+        }
+        let event = self.blocks[&block]
+            .get(index)
+            .ok_or_else(|| damaged("a part's place in the log is gone".into()))?;
+        part_of_event(event).ok_or_else(|| damaged("a logged part is not a part".into()))
+    }
+}
+
+/// The part object a logged `message.part.updated` carries.
+fn part_of_event(event: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(event).ok()?;
+    let event = v.get("payload").unwrap_or(&v);
+    Some(event.pointer("/properties/part")?.to_string())
 }
 
 /// A session's log, in the order it was written.
@@ -114,6 +174,12 @@ pub(super) fn part_raw(v: ValueRef<'_>) -> rusqlite::Result<String> {
     }
 }
 
+/// What tells two states of a part apart (the kept JSON may be a
+/// reference into the log).
+pub(super) fn part_hash(raw: &str) -> i64 {
+    super::encode::fnv(raw.as_bytes()) as i64
+}
+
 /// A part's JSON as it is kept.
 pub(super) fn pack_part(raw: &str) -> rusqlite::Result<Vec<u8>> {
     blocks::compress(raw.as_bytes()).map_err(damaged)
@@ -162,7 +228,7 @@ pub(super) fn move_to_blocks(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     let mut next = tx.prepare(
         "SELECT pk, raw FROM parts WHERE pk > ?1 AND typeof(raw) = 'text' ORDER BY pk LIMIT 1000",
     )?;
-    let mut pack = tx.prepare("UPDATE parts SET raw = ?2 WHERE pk = ?1")?;
+    let mut pack = tx.prepare("UPDATE parts SET raw = ?2, hash = ?3 WHERE pk = ?1")?;
     let mut after = i64::MIN;
     loop {
         let texts: Vec<(i64, String)> = next
@@ -171,7 +237,7 @@ pub(super) fn move_to_blocks(tx: &Transaction<'_>) -> rusqlite::Result<()> {
         let Some(last) = texts.last() else { break };
         after = last.0;
         for (pk, raw) in &texts {
-            pack.execute(params![pk, pack_part(raw)?])?;
+            pack.execute(params![pk, pack_part(raw)?, part_hash(raw)])?;
         }
     }
     Ok(())
