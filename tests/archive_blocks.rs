@@ -311,3 +311,40 @@ fn parts_the_log_holds_are_not_kept_twice() {
     // The same batch again rewrites no part.
     assert_eq!(archive.write(&batch).unwrap().parts, 0);
 }
+
+/// PostgreSQL's schema-5 archive (one row per event) moves to blocks too.
+#[test]
+fn a_schema_5_postgres_archive_opens_and_replays_exactly() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("old5");
+    let mut sql = String::from("CREATE TABLE ocview_schema (version BIGINT NOT NULL);");
+    for (v, step) in schema::POSTGRES.iter().filter(|(v, _)| *v <= 5) {
+        sql.push_str(step);
+        sql.push_str(&format!(";\nINSERT INTO ocview_schema (version) VALUES ({v});\n"));
+    }
+    let mut batch = fixture_batch();
+    let mut seen = std::collections::HashSet::new();
+    batch.events.retain(|e| seen.insert(e.key.clone()));
+    for e in &batch.events {
+        sql.push_str(&format!(
+            "INSERT INTO events (key, session_id, time, json) VALUES ($k${}$k$, $k${}$k$, {}, $j${}$j$);\n",
+            e.key, e.session_id, e.time_ms, e.json
+        ));
+    }
+    pg.sql("old5", &sql);
+    let mut archive = open(&Setting::Postgres(url));
+    assert!(archive.read_only().is_none());
+    assert_eq!(archive.counts().unwrap().events as usize, batch.events.len());
+    for s in &batch.sessions {
+        let want: Vec<&str> = batch
+            .events
+            .iter()
+            .filter(|e| e.session_id == s.id)
+            .map(|e| e.json.as_str())
+            .collect();
+        assert_eq!(archive.events(&s.id).unwrap(), want, "the log of {}", s.id);
+    }
+    assert_eq!(archive.write(&batch).unwrap().events, 0);
+}
