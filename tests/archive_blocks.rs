@@ -322,7 +322,9 @@ fn a_schema_5_postgres_archive_opens_and_replays_exactly() {
     let mut sql = String::from("CREATE TABLE ocview_schema (version BIGINT NOT NULL);");
     for (v, step) in schema::POSTGRES.iter().filter(|(v, _)| *v <= 5) {
         sql.push_str(step);
-        sql.push_str(&format!(";\nINSERT INTO ocview_schema (version) VALUES ({v});\n"));
+        sql.push_str(&format!(
+            ";\nINSERT INTO ocview_schema (version) VALUES ({v});\n"
+        ));
     }
     let mut batch = fixture_batch();
     let mut seen = std::collections::HashSet::new();
@@ -336,7 +338,10 @@ fn a_schema_5_postgres_archive_opens_and_replays_exactly() {
     pg.sql("old5", &sql);
     let mut archive = open(&Setting::Postgres(url));
     assert!(archive.read_only().is_none());
-    assert_eq!(archive.counts().unwrap().events as usize, batch.events.len());
+    assert_eq!(
+        archive.counts().unwrap().events as usize,
+        batch.events.len()
+    );
     for s in &batch.sessions {
         let want: Vec<&str> = batch
             .events

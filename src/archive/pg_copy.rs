@@ -63,8 +63,10 @@ pub(super) type Row = Vec<Box<dyn ToSql + Sync + Send>>;
 pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written, LogError> {
     let t = Type::TEXT;
     let n = Type::INT8;
-    let mut written = Written::default();
-    written.events = super::postgres_log::write_events(tx, &batch.events, true).await?;
+    let mut written = Written {
+        events: super::postgres_log::write_events(tx, &batch.events, true).await?,
+        ..Written::default()
+    };
     if !batch.sessions.is_empty() {
         let rows = batch.sessions.iter().map(|s| -> Row {
             let title = pg_text(&s.title);

@@ -93,16 +93,18 @@ impl PartReader {
             return part_raw(raw);
         };
         let (block, index) = (at >> 16, (at & 0xffff) as usize);
-        if !self.blocks.contains_key(&block) {
-            let data: Vec<u8> = conn.query_row(
-                "SELECT data FROM event_blocks WHERE pk = ?1",
-                [block],
-                |r| r.get(0),
-            )?;
-            self.blocks
-                .insert(block, blocks::unpack(&data).map_err(damaged)?);
-        }
-        let event = self.blocks[&block]
+        let events = match self.blocks.entry(block) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let data: Vec<u8> = conn.query_row(
+                    "SELECT data FROM event_blocks WHERE pk = ?1",
+                    [block],
+                    |r| r.get(0),
+                )?;
+                v.insert(blocks::unpack(&data).map_err(damaged)?)
+            }
+        };
+        let event = events
             .get(index)
             .ok_or_else(|| damaged("a part's place in the log is gone".into()))?;
         part_of_event(event).ok_or_else(|| damaged("a logged part is not a part".into()))
