@@ -283,6 +283,75 @@ fn layout_tag() -> String {
     format!("v{}-{h:08x}", schema::LATEST)
 }
 
+/// Opening an archived session of 5,000 parts (`Engine::snapshot`): a
+/// session of that size, streamed as bus events through the collector as
+/// an import does (so its parts are read from the log), written to a
+/// scratch archive, opened five times; the median against "instant"
+/// (≤ 100 ms).
+fn open_time(engine_name: &str, engine: &mut dyn Engine) {
+    use ocview::archive::Origin;
+    use ocview::archive::collect::Collector;
+    use serde_json::json;
+    let session = "ses_open_bench";
+    let words = Words::new();
+    let text = |i: usize| -> String {
+        (0..80)
+            .map(|j| words.at(1 + (i * 31 + j * 7) % 3000))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut lines = vec![json!({"type": "session.updated", "properties": {"info":
+        {"id": session, "title": "a long session", "directory": "/work/big",
+         "time": {"created": NEWEST, "updated": NEWEST}}}})];
+    for m in 0..50 {
+        let message = format!("msg_{m:04}");
+        lines.push(json!({"type": "message.updated", "properties": {"info":
+            {"id": message, "sessionID": session, "role": "assistant",
+             "time": {"created": NEWEST}}}}));
+        for p in 0..100 {
+            lines.push(
+                json!({"type": "message.part.updated", "properties": {"part":
+                {"id": format!("prt_{m:04}_{p:03}"), "messageID": message, "sessionID": session,
+                 "type": "text", "text": text(m * 100 + p)}}}),
+            );
+        }
+    }
+    let mut collector = Collector::new(Origin::default());
+    let mut input = String::new();
+    for l in &lines {
+        input.push_str(&l.to_string());
+        input.push('\n');
+    }
+    let mut reader = ocview::source::ReplayReader::new(std::io::Cursor::new(input.into_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    engine
+        .write(&collector.take())
+        .unwrap_or_else(|e| panic!("{e}"));
+    snapshot_time(engine_name, engine, session, "a session of 5,000 parts");
+}
+
+/// Open `session` five times: the median against "instant" (≤ 100 ms).
+fn snapshot_time(engine_name: &str, engine: &mut dyn Engine, session: &str, what: &str) {
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            let events = engine.snapshot(session).unwrap();
+            assert!(events.len() > 1, "{} events", events.len());
+            ms(t.elapsed())
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    line(
+        &format!("{engine_name}: opening {what}"),
+        times[2],
+        "ms",
+        100.0,
+        times[2] / 100.0,
+    );
+}
+
 fn main() {
     let parts = env_number("OCVIEW_BENCH_PARTS", 1_000_000);
     let index_parts = env_number("OCVIEW_BENCH_INDEX_PARTS", 100_000).min(parts);
@@ -320,6 +389,8 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
         indexing("SQLite", &mut *engine, &index_files);
         drop(engine);
         disk("SQLite", sqlite_size(&path), json_size(&index_files));
+        let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
+        open_time("SQLite", &mut *engine);
     }
 
     if std::env::var_os("OCVIEW_BENCH_INDEX_ONLY").is_some() {
@@ -359,6 +430,20 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
     let mut engine = Setting::Sqlite(big.clone()).open().unwrap().unwrap();
     println!("SQLite archive: {:?}", engine.counts().unwrap());
     queries("SQLite", &mut *engine);
+    let (largest, n): (String, i64) = rusqlite::Connection::open(&big)
+        .unwrap()
+        .query_row(
+            "SELECT session_id, count(*) FROM parts GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    snapshot_time(
+        "SQLite",
+        &mut *engine,
+        &largest,
+        &format!("its largest session ({n} parts)"),
+    );
     drop(engine);
 }
 

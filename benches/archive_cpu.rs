@@ -111,7 +111,7 @@ fn main() {
     let held = rusqlite::Connection::open(&archive)
         .and_then(|c| {
             c.query_row(
-                "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM parts)",
+                "SELECT (SELECT count(*) FROM event_keys), (SELECT count(*) FROM parts)",
                 [],
                 |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
             )

@@ -268,10 +268,10 @@ fn postgres_openers_at_once_on_a_new_archive_all_open_it() {
 /// next migration, once; a failing one takes its migration back.
 #[test]
 fn a_postgres_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
-    use ocview::archive::migrate::{PgStep, Ran};
+    use ocview::archive::migrate::{MigrateError, PgStep, Ran};
     use ocview::archive::migrate_postgres::run;
     type Step<'a> = std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>,
+        Box<dyn std::future::Future<Output = Result<(), MigrateError<tokio_postgres::Error>>> + Send + 'a>,
     >;
     fn fill<'a>(tx: &'a tokio_postgres::Transaction<'a>) -> Step<'a> {
         Box::pin(async move {
@@ -280,12 +280,13 @@ fn a_postgres_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
                 .await?
                 .get(0);
             assert!(words, "the step runs before the next migration");
-            tx.batch_execute("INSERT INTO numbers VALUES (1), (2), (3)")
-                .await
+            Ok(tx
+                .batch_execute("INSERT INTO numbers VALUES (1), (2), (3)")
+                .await?)
         })
     }
     fn refuse<'a>(tx: &'a tokio_postgres::Transaction<'a>) -> Step<'a> {
-        Box::pin(async move { tx.batch_execute("SELECT 1/0").await })
+        Box::pin(async move { Ok(tx.batch_execute("SELECT 1/0").await?) })
     }
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;

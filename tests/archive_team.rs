@@ -54,6 +54,7 @@ fn synthetic(host: &str, sid: &str, from: usize, n: usize) -> Batch {
             updated: i as i64,
             text: format!("part {i} of the invoice ledger in {sid}"),
             raw: format!(r#"{{"id":"{sid}:p{i}","type":"text"}}"#),
+            logged_as: None,
         });
     }
     b
@@ -140,7 +141,7 @@ fn pg_contents(url: &str) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
             rows.iter().map(|r| r.get(0)).collect()
         };
         let keys = col(client
-            .query("SELECT key FROM events ORDER BY key", &[])
+            .query("SELECT key FROM event_keys ORDER BY key", &[])
             .await
             .unwrap());
         let parts = col(client
@@ -178,7 +179,10 @@ fn expected(lines: &[String]) -> (BTreeSet<String>, BTreeSet<String>) {
             .map(Result::unwrap)
             .collect()
     };
-    (set("SELECT key FROM events"), set("SELECT id FROM parts"))
+    (
+        set("SELECT key FROM event_keys"),
+        set("SELECT id FROM parts"),
+    )
 }
 
 fn spool_path(home: &Path, setting: &Setting) -> PathBuf {

@@ -40,6 +40,9 @@ struct Touched {
     parts: BTreeSet<(String, String, String)>,
     /// Sessions whose todo list changed: the store made a part of it.
     todos: BTreeSet<String>,
+    /// Each part's last `message.part.updated` of this batch: its key and
+    /// the hash of the part object it carried.
+    updates: HashMap<String, (String, u64)>,
     /// The time of the last event, for "newer state wins".
     clock: i64,
 }
@@ -105,6 +108,7 @@ impl Collector {
         t.messages.clear();
         t.parts.clear();
         t.todos.clear();
+        t.updates.clear();
     }
 
     /// Everything collected since the last take.
@@ -140,11 +144,12 @@ impl Collector {
                 (!m.placeholder).then(|| message_row(m, clock))
             })
             .collect();
+        let updates = std::mem::take(&mut self.touched.updates);
         let parts = std::mem::take(&mut self.touched.parts)
             .into_iter()
             .filter_map(|(sid, mid, pid)| {
                 let m = store.session(&sid)?.message(&mid)?;
-                Some(part_row(m, m.part(&pid)?, clock))
+                Some(part_row(m, m.part(&pid)?, clock, updates.get(&pid)))
             })
             .collect();
         Batch {
@@ -167,6 +172,7 @@ impl Touched {
             messages,
             parts,
             todos,
+            updates,
             clock,
         } = self;
         let Some(session) = env.event.session() else {
@@ -210,8 +216,13 @@ impl Touched {
             } else {
                 0
             };
+            let key = encode::key(env, &json, occurrence);
+            if let Event::PartUpdated(part) = &env.event {
+                let hash = encode::fnv(part.raw.get().as_bytes());
+                updates.insert(part.id.clone(), (key.clone(), hash));
+            }
             events.push(EventRow {
-                key: encode::key(env, &json, occurrence),
+                key,
                 session_id: session.clone(),
                 time_ms: env.received_ms.unwrap_or(0),
                 json,
@@ -277,7 +288,7 @@ fn message_row(m: &Message, clock: i64) -> MessageRow {
     }
 }
 
-fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
+fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>) -> PartRow {
     let mut raw: Value = serde_json::from_str(part.raw.get()).unwrap_or(Value::Null);
     let (kind, tool, state, start, mut text) = match &part.body {
         PartBody::Text(t) => (
@@ -335,8 +346,10 @@ fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
         _ => (kind_of(&raw), None, None, None, String::new()),
     };
     // The streamed text lives in the body, not in the raw object.
+    let mut as_logged = true;
     if let (PartBody::Text(_) | PartBody::Reasoning(_), Value::Object(map)) = (&part.body, &mut raw)
     {
+        as_logged = map.get("text").and_then(Value::as_str) == Some(text.as_str());
         map.insert("text".into(), Value::String(text.clone()));
     }
     if text.len() > INDEXED_TEXT_MAX {
@@ -350,7 +363,12 @@ fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
     let id = archived_id(m, part);
     if let (true, Value::Object(map)) = (id != part.id, &mut raw) {
         map.insert("id".into(), Value::String(id.clone()));
+        as_logged = false;
     }
+    // The raw object is the one the last update carried, unchanged since.
+    let logged_as = update
+        .filter(|(_, hash)| as_logged && *hash == encode::fnv(part.raw.get().as_bytes()))
+        .map(|(key, _)| key.clone());
     PartRow {
         id,
         message_id: part.message_id.clone(),
@@ -364,6 +382,7 @@ fn part_row(m: &Message, part: &Part, clock: i64) -> PartRow {
         updated: clock.max(time),
         text,
         raw: raw.to_string(),
+        logged_as,
     }
 }
 

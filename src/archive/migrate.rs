@@ -37,7 +37,7 @@ pub type SqliteStep = fn(&rusqlite::Transaction) -> rusqlite::Result<()>;
 pub type PgStep =
     for<'a> fn(
         &'a tokio_postgres::Transaction<'a>,
-    ) -> Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>>;
+    ) -> Pin<Box<dyn Future<Output = Result<(), MigrateError<tokio_postgres::Error>>> + Send + 'a>>;
 
 /// How a run ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -53,6 +53,8 @@ pub enum Ran {
 pub enum MigrateError<E> {
     Db(E),
     History(refinery_core::Error),
+    /// A Rust step failed other than in the database (its reason).
+    Step(String),
 }
 
 impl<E: std::error::Error + 'static> MigrateError<E> {
@@ -64,6 +66,7 @@ impl<E: std::error::Error + 'static> MigrateError<E> {
                 refinery_core::error::Kind::Connection(_, source) => source.downcast_ref(),
                 _ => None,
             },
+            MigrateError::Step(_) => None,
         }
     }
 }
@@ -73,6 +76,7 @@ impl<E: std::fmt::Display> std::fmt::Display for MigrateError<E> {
         match self {
             MigrateError::Db(e) => e.fmt(f),
             MigrateError::History(e) => write!(f, "schema history: {e}"),
+            MigrateError::Step(why) => write!(f, "moving the data: {why}"),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! with a full-text index over it. Writing happens off the UI's thread
 //! (`writer`), as does reading (`reader`).
 
+pub mod blocks;
 pub mod collect;
 pub mod db_follow;
 pub mod encode;
@@ -26,6 +27,7 @@ mod pg_copy;
 pub mod pgpass;
 pub mod place;
 pub mod postgres;
+mod postgres_log;
 mod postgres_marks;
 mod postgres_search;
 mod postgres_upkeep;
@@ -39,6 +41,7 @@ pub mod snapshot;
 pub mod snippet;
 pub mod spool;
 pub mod sqlite;
+mod sqlite_log;
 mod sqlite_marks;
 mod sqlite_search;
 mod sqlite_upkeep;

@@ -12,13 +12,13 @@ use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Transaction};
 
 use super::postgres_search::tsvector_sql;
+use super::postgres_log::LogError;
 use super::query::indexable;
 use super::rows::{Batch, Written};
 
 /// The staging tables, made once per connection; emptied at each commit.
 pub(super) const STAGING: &str = "
-    CREATE TEMP TABLE IF NOT EXISTS in_events (ord BIGINT, key TEXT, session_id TEXT, time BIGINT, json TEXT)
-        ON COMMIT DELETE ROWS;
+    CREATE TEMP TABLE IF NOT EXISTS in_keys (slot BIGINT, key TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_sessions (id TEXT, parent_id TEXT, title TEXT, directory TEXT,
         created BIGINT, updated BIGINT, raw TEXT, body TEXT, server TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_messages (id TEXT, session_id TEXT, role TEXT, model TEXT,
@@ -37,7 +37,7 @@ fn opt(s: &Option<String>) -> Option<String> {
 }
 
 /// Stream `rows` into `table` (its columns in `types`' order).
-async fn copy(
+pub(super) async fn copy(
     tx: &Transaction<'_>,
     table: &str,
     types: &[Type],
@@ -58,39 +58,16 @@ async fn copy(
     Ok(())
 }
 
-type Row = Vec<Box<dyn ToSql + Sync + Send>>;
+pub(super) type Row = Vec<Box<dyn ToSql + Sync + Send>>;
 
 /// The batch, in the open transaction `tx`.
-pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written, Error> {
+pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written, LogError> {
     let t = Type::TEXT;
     let n = Type::INT8;
-    let mut written = Written::default();
-    if !batch.events.is_empty() {
-        let rows = batch.events.iter().enumerate().map(|(i, e)| -> Row {
-            vec![
-                Box::new(i as i64),
-                Box::new(e.key.clone()),
-                Box::new(e.session_id.clone()),
-                Box::new(e.time_ms),
-                Box::new(pg_text(&e.json)),
-            ]
-        });
-        copy(
-            tx,
-            "in_events",
-            &[n.clone(), t.clone(), t.clone(), n.clone(), t.clone()],
-            rows,
-        )
-        .await?;
-        written.events = tx
-            .execute(
-                "INSERT INTO events (key, session_id, time, json)
-                 SELECT key, session_id, time, json FROM in_events ORDER BY ord
-                 ON CONFLICT (key) DO NOTHING",
-                &[],
-            )
-            .await?;
-    }
+    let mut written = Written {
+        events: super::postgres_log::write_events(tx, &batch.events, true).await?,
+        ..Written::default()
+    };
     if !batch.sessions.is_empty() {
         let rows = batch.sessions.iter().map(|s| -> Row {
             let title = pg_text(&s.title);

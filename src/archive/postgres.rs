@@ -16,6 +16,7 @@ use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_wr
 use super::migrate::Ran;
 use super::migrate_postgres;
 use super::place::redact;
+use super::postgres_log::LogError;
 use super::query::{Hit, Query};
 use super::rows::{Batch, Written};
 use super::schema;
@@ -108,7 +109,7 @@ impl PgArchive {
         let may_write: bool = self
             .rt
             .block_on(self.client.query_one(
-                "SELECT has_table_privilege(current_user, 'events', 'INSERT')",
+                "SELECT has_table_privilege(current_user, 'event_blocks', 'INSERT')",
                 &[],
             ))
             .map_err(err)?
@@ -260,7 +261,7 @@ impl Engine for PgArchive {
                 tx.commit().await?;
                 Ok(written)
             })
-            .map_err(err)
+            .map_err(|e: LogError| e.said(&place))
     }
 
     fn checkpoint(
@@ -278,14 +279,11 @@ impl Engine for PgArchive {
     }
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
-        let rows = self
-            .rt
-            .block_on(self.client.query(
-                "SELECT json FROM events WHERE session_id = $1 ORDER BY pk",
-                &[&session_id],
-            ))
-            .map_err(|e| classify(&self.place, &e))?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        self.rt.block_on(super::postgres_log::events(
+            &self.client,
+            &self.place,
+            session_id,
+        ))
     }
 
     fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
@@ -315,15 +313,12 @@ impl Engine for PgArchive {
         for r in &rows {
             out.push(super::snapshot::item_event(r.get(0), session_id, r.get(2)));
         }
-        let todos = self
-            .rt
-            .block_on(self.client.query_opt(
-                "SELECT json FROM events WHERE session_id = $1 AND json LIKE $2
-                 ORDER BY pk DESC LIMIT 1",
-                &[&session_id, &super::snapshot::TODO_LIKE],
-            ))
-            .map_err(err)?;
-        out.extend(todos.and_then(|r| super::snapshot::todo_event(session_id, r.get(0))));
+        let todos = self.rt.block_on(super::postgres_log::last_todo(
+            &self.client,
+            &place,
+            session_id,
+        ))?;
+        out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
 
@@ -344,7 +339,7 @@ impl Engine for PgArchive {
             .rt
             .block_on(self.client.query_one(
                 "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
-                        (SELECT count(*) FROM parts), (SELECT count(*) FROM events)",
+                        (SELECT count(*) FROM parts), (SELECT count(*) FROM event_keys)",
                 &[],
             ))
             .map_err(|e| classify(&self.place, &e))?;

@@ -10,7 +10,8 @@ use super::postgres::{PgArchive, classify};
 pub(super) fn size(a: &mut PgArchive) -> Result<u64, ArchiveError> {
     let row =
         a.rt.block_on(a.client.query_one(
-            "SELECT ((SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM events t)
+            "SELECT ((SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM event_blocks t)
+                   + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM event_keys t)
                    + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM parts t)
                    + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM messages t)
                    + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM sessions t))::bigint",
@@ -39,7 +40,7 @@ pub(super) fn oldest_sessions(
 pub(super) fn unlisted_sessions(a: &mut PgArchive) -> Result<Vec<String>, ArchiveError> {
     let rows =
         a.rt.block_on(a.client.query(
-            "SELECT DISTINCT session_id FROM events
+            "SELECT DISTINCT session_id FROM event_blocks
              WHERE session_id NOT IN (SELECT id FROM sessions) ORDER BY session_id",
             &[],
         ))
@@ -65,7 +66,8 @@ pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, 
     let place = a.place.clone();
     a.rt.block_on(async {
         let tx = a.client.transaction().await?;
-        for table in ["parts", "messages", "events"] {
+        super::postgres_log::delete(&tx, ids).await?;
+        for table in ["parts", "messages"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
                 &[&ids],
@@ -85,9 +87,8 @@ pub(super) fn vacuum(a: &mut PgArchive) -> Result<(), ArchiveError> {
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }
-    a.rt.block_on(
-        a.client
-            .batch_execute("VACUUM (ANALYZE) events, parts, messages, sessions"),
-    )
+    a.rt.block_on(a.client.batch_execute(
+        "VACUUM (ANALYZE) event_blocks, event_keys, parts, messages, sessions",
+    ))
     .map_err(|e| classify(&a.place, &e))
 }

@@ -73,6 +73,11 @@ pub struct PartRow {
     pub text: String,
     /// The part object with its streamed text, as the store holds it.
     pub raw: String,
+    /// The key of this batch's event whose part object is `raw` as it is
+    /// (no delta after it): the archive may keep a reference to that event
+    /// in its log rather than a second copy (`super::sqlite_log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logged_as: Option<String>,
 }
 
 /// Serialized as it is: the local spool keeps batches as JSON lines.

@@ -29,11 +29,11 @@ pub fn newer(version: i64) -> String {
     format!("written by a newer ocview (schema {version}, this one knows {LATEST}): read-only")
 }
 
-/// SQLite: Rust steps run after their version's SQL (none yet).
-pub const SQLITE_STEPS: &[(i64, SqliteStep)] = &[];
+/// SQLite: Rust steps run after their version's SQL.
+pub const SQLITE_STEPS: &[(i64, SqliteStep)] = &[(6, super::sqlite_log::move_to_blocks)];
 
-/// PostgreSQL: Rust steps run after their version's SQL (none yet).
-pub const POSTGRES_STEPS: &[(i64, PgStep)] = &[];
+/// PostgreSQL: Rust steps run after their version's SQL.
+pub const POSTGRES_STEPS: &[(i64, PgStep)] = &[(6, super::postgres_log::move_to_blocks_step)];
 
 /// SQLite's migrations.
 pub const SQLITE: &[Migration] = &[
@@ -129,9 +129,44 @@ pub const SQLITE: &[Migration] = &[
     );",
     ),
     (5, "imports", super::resume::SQLITE_TABLE),
+    (6, "event_blocks", SQLITE_BLOCKS),
     // PostgreSQL's index without its text: nothing changes here.
     (7, "postgres_index_in_rows", ""),
 ];
+
+/// Migration 6 (SQLite): the event log in compressed blocks with its keys
+/// in a lean table (`super::blocks`); a part's JSON is a reference into the
+/// log (`logged`) when the log holds it as it is, else compressed, and
+/// compared by its hash. The old log's rows and the parts'
+/// JSON are moved by `sqlite_log::move_to_blocks`, its step.
+const SQLITE_BLOCKS: &str = "CREATE TABLE event_keys (slot INTEGER PRIMARY KEY, key TEXT NOT NULL);
+    CREATE TABLE event_blocks (
+        pk INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        todo INTEGER,
+        slots BLOB NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE INDEX event_blocks_by_session ON event_blocks(session_id, pk);
+    ALTER TABLE parts ADD COLUMN hash INTEGER;
+    ALTER TABLE parts ADD COLUMN logged INTEGER;";
+
+/// Migration 6 (PostgreSQL): the same blocks as SQLite's. The old log's
+/// rows are moved by `postgres_log::move_to_blocks`, its step.
+const POSTGRES_BLOCKS: &str =
+    "CREATE TABLE event_keys (slot BIGINT PRIMARY KEY, key TEXT NOT NULL);
+    CREATE TABLE event_blocks (
+        pk BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        time BIGINT NOT NULL,
+        count BIGINT NOT NULL,
+        todo BIGINT,
+        slots BYTEA NOT NULL,
+        data BYTEA NOT NULL
+    );
+    CREATE INDEX event_blocks_by_session ON event_blocks(session_id, pk);";
 
 /// PostgreSQL's migrations.
 pub const POSTGRES: &[Migration] = &[
@@ -222,5 +257,6 @@ pub const POSTGRES: &[Migration] = &[
     );",
     ),
     (5, "imports", super::resume::POSTGRES_TABLE),
+    (6, "event_blocks", POSTGRES_BLOCKS),
     (7, "index_in_rows", super::postgres_search::MIGRATION_7),
 ];

@@ -92,6 +92,11 @@ impl SqliteArchive {
         // as they are touched.
         c.pragma_update(None, "cache_size", -32_768)
             .map_err(|e| classify(place, &e))?;
+        // Checkpoints copy each page the log holds once, however often it
+        // was written: a longer log (about 40 MB, not 4) copies the hot
+        // pages of the index and the tables' ends far fewer times.
+        c.pragma_update(None, "wal_autocheckpoint", 10_000)
+            .map_err(|e| classify(place, &e))?;
         // Also a legacy archive at `LATEST`: its history is recorded once.
         if recorded.unwrap_or(0) < schema::LATEST {
             // Another opener (the writer, the database importer, a search)
@@ -215,17 +220,9 @@ impl Engine for SqliteArchive {
             .map_err(err)?;
         let mut written = Written::default();
         {
-            let mut event = tx
-                .prepare(
-                    "INSERT INTO events (key, session_id, time, json) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (key) DO NOTHING",
-                )
-                .map_err(err)?;
-            for e in &batch.events {
-                written.events += event
-                    .execute(params![e.key, e.session_id, e.time_ms, e.json])
-                    .map_err(err)? as u64;
-            }
+            let (fresh, logged_at) =
+                super::sqlite_log::write_events(&tx, &batch.events).map_err(err)?;
+            written.events = fresh;
             let o = &batch.origin;
             let mut session = tx
                 .prepare(
@@ -310,13 +307,13 @@ impl Engine for SqliteArchive {
             }
             let mut part = tx
                 .prepare(
-                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                      ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
                        session_id = excluded.session_id, kind = excluded.kind, tool = excluded.tool,
                        state = excluded.state, time = excluded.time, updated = excluded.updated,
-                       raw = excluded.raw
-                     WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)
+                       raw = excluded.raw, hash = excluded.hash, logged = excluded.logged
+                     WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.hash IS NOT parts.hash)
                      RETURNING pk, time",
                 )
                 .map_err(err)?;
@@ -328,6 +325,16 @@ impl Engine for SqliteArchive {
                     .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()
                     .map_err(err)?;
+                // No second copy of what the log holds as it is.
+                let logged = p
+                    .logged_as
+                    .as_deref()
+                    .and_then(|k| logged_at.get(k).copied());
+                let raw = match logged {
+                    Some(_) => Vec::new(),
+                    None => super::sqlite_log::pack_part(&p.raw).map_err(err)?,
+                };
+                let hash = super::sqlite_log::part_hash(&p.raw);
                 let new: Option<(i64, i64)> = part
                     .query_row(
                         params![
@@ -339,7 +346,9 @@ impl Engine for SqliteArchive {
                             p.state,
                             p.time,
                             p.updated,
-                            p.raw
+                            raw,
+                            hash,
+                            logged
                         ],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
@@ -387,12 +396,7 @@ impl Engine for SqliteArchive {
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
         let err = |e: rusqlite::Error| classify(&self.place, &e);
-        let mut stmt = self
-            .conn
-            .prepare("SELECT json FROM events WHERE session_id = ?1 ORDER BY pk")
-            .map_err(err)?;
-        let rows = stmt.query_map([session_id], |r| r.get(0)).map_err(err)?;
-        rows.collect::<Result<Vec<String>, _>>().map_err(err)
+        super::sqlite_log::events(&self.conn, session_id).map_err(err)
     }
 
     fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
@@ -414,30 +418,23 @@ impl Engine for SqliteArchive {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT 'm', id, raw FROM messages WHERE session_id = ?1
-                 UNION ALL SELECT 'p', message_id || ' ' || id, raw FROM parts WHERE session_id = ?1
+                "SELECT 'm', id, raw, NULL FROM messages WHERE session_id = ?1
+                 UNION ALL SELECT 'p', message_id || ' ' || id, raw, logged FROM parts WHERE session_id = ?1
                  ORDER BY 2, 1",
             )
             .map_err(err)?;
-        let rows = stmt
-            .query_map([session_id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(2)?))
-            })
-            .map_err(err)?;
-        for row in rows {
-            let (kind, raw) = row.map_err(err)?;
+        let mut reader = super::sqlite_log::PartReader::default();
+        let mut rows = stmt.query([session_id]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let kind: String = r.get(0).map_err(err)?;
+            let logged: Option<i64> = r.get(3).map_err(err)?;
+            let raw = reader
+                .raw(&self.conn, r.get_ref(2).map_err(err)?, logged)
+                .map_err(err)?;
             out.push(super::snapshot::item_event(&kind, session_id, &raw));
         }
-        let todos: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT json FROM events WHERE session_id = ?1 AND json LIKE ?2
-                 ORDER BY pk DESC LIMIT 1",
-                params![session_id, super::snapshot::TODO_LIKE],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(err)?;
+        drop(rows);
+        let todos = super::sqlite_log::last_todo(&self.conn, session_id).map_err(err)?;
         out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
@@ -460,7 +457,7 @@ impl Engine for SqliteArchive {
         self.conn
             .query_row(
                 "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),
-                        (SELECT count(*) FROM parts), (SELECT count(*) FROM events)",
+                        (SELECT count(*) FROM parts), (SELECT count(*) FROM event_keys)",
                 [],
                 |r| {
                     Ok(Counts {

@@ -83,7 +83,7 @@ fn rows(
         "SELECT f.rowid, coalesce(p.session_id, st.id), coalesce(s.title, st.title, ''),
                 coalesce(p.time, st.updated), coalesce(s.directory, st.directory),
                 coalesce(s.server, st.server), coalesce(s.host, st.host), coalesce(s.file, st.file),
-                p.message_id, p.id, coalesce(p.kind, 'title'), p.raw, st.title
+                p.message_id, p.id, coalesce(p.kind, 'title'), p.raw, st.title, p.logged
          FROM search f
          LEFT JOIN parts p ON (f.rowid & 1) = 0 AND p.pk = (f.rowid >> 1) & 536870911
          LEFT JOIN sessions st ON (f.rowid & 1) = 1 AND st.pk = (f.rowid >> 1) & 536870911
@@ -156,10 +156,14 @@ fn rows(
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let mut stmt = a.conn.prepare(&sql).map_err(err)?;
     let words = q.words();
+    let reader = std::cell::RefCell::new(super::sqlite_log::PartReader::default());
     let rows = stmt
         .query_map(rusqlite::params_from_iter(args), |r| {
             let kind: String = r.get(10)?;
-            let raw: Option<String> = r.get(11)?;
+            let raw = match r.get_ref(11)? {
+                rusqlite::types::ValueRef::Null => None,
+                v => Some(reader.borrow_mut().raw(&a.conn, v, r.get(13)?)?),
+            };
             let title: Option<String> = r.get(12)?;
             let body = match raw {
                 Some(raw) => super::snippet::text_of_part(&kind, &raw),

@@ -44,7 +44,7 @@ pub(super) fn unlisted_sessions(a: &mut SqliteArchive) -> Result<Vec<String>, Ar
     let mut stmt = a
         .conn
         .prepare(
-            "SELECT DISTINCT session_id FROM events
+            "SELECT DISTINCT session_id FROM event_blocks
              WHERE session_id NOT IN (SELECT id FROM sessions) ORDER BY session_id",
         )
         .map_err(err)?;
@@ -89,7 +89,6 @@ pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u
             title_doc.as_str(),
             "DELETE FROM parts WHERE session_id = ?1",
             "DELETE FROM messages WHERE session_id = ?1",
-            "DELETE FROM events WHERE session_id = ?1",
         ]
         .map(|sql| tx.prepare(sql))
         .into_iter()
@@ -102,6 +101,7 @@ pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u
             for step in &mut steps {
                 step.execute([id]).map_err(err)?;
             }
+            super::sqlite_log::delete(&tx, id).map_err(err)?;
             gone += session.execute([id]).map_err(err)? as u64;
         }
     }

@@ -1,0 +1,225 @@
+//! The event log in blocks, the same on both engines: the new events of one
+//! session from one batch are stored together, their JSON compressed as one
+//! (zstd), so the log takes a fraction of its text and one row, not one row
+//! and two index entries, per event.
+//!
+//! Each event's key is claimed in a lean table of its own (`event_keys`:
+//! an integer slot as its primary key, the key kept beside it): the same
+//! event written twice, in one batch or two split differently, claims its
+//! slot once and is logged once. A slot is the session's hash in its high
+//! bits and the key's in its low ones, so a batch's claims land on a few
+//! pages of the table rather than all over it; two keys on one slot (a
+//! 40-bit collision within a session) go to the next free slot. A key names
+//! one event of one session (it hashes the event, session id included).
+//!
+//! A block's payload: for each event, its length (u32, little-endian) then
+//! its JSON; the whole compressed as one zstd frame. Its `slots` are the
+//! claimed slots (i64, little-endian), so deleting a session frees its keys
+//! without an index from key to session.
+
+use super::encode::fnv;
+use super::rows::EventRow;
+
+/// zstd's level: level 3 gives most of the ratio of the higher ones at a
+/// speed the indexing goal affords.
+const LEVEL: i32 = 3;
+
+/// Bits of a slot that come from the key; the rest (above) from the session.
+const KEY_BITS: u32 = 40;
+
+/// Where `key` of `session_id` is first tried in `event_keys`.
+pub fn slot(session_id: &str, key: &str) -> i64 {
+    let session = fnv(session_id.as_bytes()) & ((1 << (63 - KEY_BITS)) - 1);
+    let key = fnv(key.as_bytes()) & ((1 << KEY_BITS) - 1);
+    ((session << KEY_BITS) | key) as i64
+}
+
+/// The slot tried after `slot` when another key holds it.
+pub fn next_slot(slot: i64) -> i64 {
+    if slot == i64::MAX { 0 } else { slot + 1 }
+}
+
+/// At most this many events in one block: a search hit whose part is
+/// read from the log unpacks one small block, however long the batch.
+pub const BLOCK_MAX: usize = 256;
+
+/// One block to write: a session's new events of one batch, in order.
+pub struct Block<'a> {
+    pub session_id: &'a str,
+    /// The first event's time (ms).
+    pub time: i64,
+    pub count: i64,
+    /// Which event of the block is the last `todo.updated`, if one is:
+    /// opening a session finds its todos without unpacking its whole log.
+    pub todo: Option<i64>,
+    pub slots: Vec<u8>,
+    pub data: Vec<u8>,
+    /// The events' keys, in order.
+    pub keys: Vec<&'a str>,
+}
+
+/// The new events (each with the slot it claimed) grouped into blocks, one
+/// per session (or more, of `BLOCK_MAX` each), in the order each session
+/// first appears.
+pub fn group<'a>(fresh: &[(&'a EventRow, i64)]) -> Result<Vec<Block<'a>>, String> {
+    let mut order: Vec<&'a str> = Vec::new();
+    let mut by_session: std::collections::HashMap<&'a str, Vec<(&'a EventRow, i64)>> =
+        std::collections::HashMap::new();
+    for &(e, slot) in fresh {
+        by_session
+            .entry(e.session_id.as_str())
+            .or_insert_with(|| {
+                order.push(e.session_id.as_str());
+                Vec::new()
+            })
+            .push((e, slot));
+    }
+    order
+        .into_iter()
+        .flat_map(|session_id| by_session[session_id].chunks(BLOCK_MAX))
+        .map(|events| {
+            let session_id = events[0].0.session_id.as_str();
+            let todo = events
+                .iter()
+                .rposition(|(e, _)| is_todo(&e.json))
+                .map(|i| i as i64);
+            Ok(Block {
+                session_id,
+                time: events[0].0.time_ms,
+                count: events.len() as i64,
+                todo,
+                slots: slots_blob(events.iter().map(|(_, s)| *s)),
+                data: pack(events.iter().map(|(e, _)| e.json.as_str()))?,
+                keys: events.iter().map(|(e, _)| e.key.as_str()).collect(),
+            })
+        })
+        .collect()
+}
+
+/// Whether an event's JSON is a `todo.updated` (`super::snapshot`).
+pub fn is_todo(json: &str) -> bool {
+    json.contains("\"type\":\"todo.updated\"")
+}
+
+pub fn slots_blob(slots: impl Iterator<Item = i64>) -> Vec<u8> {
+    slots.flat_map(i64::to_le_bytes).collect()
+}
+
+pub fn slots_of(blob: &[u8]) -> Vec<i64> {
+    blob.chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+/// Events' JSON, length-prefixed (a JSON text from a file may hold
+/// newlines), compressed as one frame.
+pub fn pack<'a>(lines: impl Iterator<Item = &'a str>) -> Result<Vec<u8>, String> {
+    let mut raw = Vec::new();
+    for line in lines {
+        raw.extend_from_slice(&(line.len() as u32).to_le_bytes());
+        raw.extend_from_slice(line.as_bytes());
+    }
+    compress(&raw)
+}
+
+/// A block's events back, in order. A damaged block says so.
+pub fn unpack(data: &[u8]) -> Result<Vec<String>, String> {
+    let raw = decompress(data)?;
+    let mut out = Vec::new();
+    let mut rest = raw.as_slice();
+    while !rest.is_empty() {
+        let damaged = || "a damaged block of the event log".to_string();
+        let (len, tail) = rest.split_first_chunk::<4>().ok_or_else(damaged)?;
+        let len = u32::from_le_bytes(*len) as usize;
+        let line = tail.get(..len).ok_or_else(damaged)?;
+        out.push(String::from_utf8(line.to_vec()).map_err(|_| damaged())?);
+        rest = &tail[len..];
+    }
+    Ok(out)
+}
+
+thread_local! {
+    /// One compressor per thread, kept: making one costs more than
+    /// compressing a part.
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+pub fn compress(raw: &[u8]) -> Result<Vec<u8>, String> {
+    COMPRESSOR.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(zstd::bulk::Compressor::new(LEVEL).map_err(|e| format!("zstd: {e}"))?);
+        }
+        let c = c.as_mut().expect("made above");
+        c.compress(raw).map_err(|e| format!("cannot compress: {e}"))
+    })
+}
+
+pub fn decompress(data: &[u8]) -> Result<Vec<u8>, String> {
+    zstd::stream::decode_all(data).map_err(|e| format!("a damaged block: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(session: &str, key: &str, json: &str) -> EventRow {
+        EventRow {
+            key: key.into(),
+            session_id: session.into(),
+            time_ms: 5,
+            json: json.into(),
+        }
+    }
+
+    #[test]
+    fn a_block_gives_back_its_events_in_order_newlines_and_all() {
+        let lines = ["{\"a\":1}", "{\n \"b\": \"two\"\n}", "", "{\"c\":\"é\"}"];
+        let data = pack(lines.iter().copied()).unwrap();
+        assert_eq!(unpack(&data).unwrap(), lines);
+    }
+
+    #[test]
+    fn a_damaged_block_is_an_error_not_a_panic() {
+        let mut data = pack(["{\"a\":1}"].into_iter()).unwrap();
+        data.truncate(data.len() / 2);
+        assert!(unpack(&data).is_err());
+        assert!(unpack(b"not zstd").is_err());
+    }
+
+    #[test]
+    fn events_group_by_session_in_order_with_their_todos() {
+        let todo = r#"{"type":"todo.updated","properties":{"sessionID":"s1","todos":[]}}"#;
+        let rows = [
+            event("s1", "k1", "1"),
+            event("s2", "k2", "2"),
+            event("s1", "k3", todo),
+            event("s1", "k4", "4"),
+        ];
+        let fresh: Vec<(&EventRow, i64)> = rows.iter().zip([10, 20, 30, 40]).collect();
+        let blocks = group(&fresh).unwrap();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].session_id, "s1");
+        assert_eq!(unpack(&blocks[0].data).unwrap(), ["1", todo, "4"]);
+        assert_eq!(slots_of(&blocks[0].slots), [10, 30, 40]);
+        assert_eq!(blocks[0].todo, Some(1));
+        assert_eq!(blocks[1].todo, None);
+        let many: Vec<EventRow> = (0..BLOCK_MAX + 3)
+            .map(|i| event("s1", &format!("k{i}"), "x"))
+            .collect();
+        let fresh: Vec<(&EventRow, i64)> = many.iter().map(|e| (e, 1)).collect();
+        let blocks = group(&fresh).unwrap();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[1].count, 3);
+    }
+
+    #[test]
+    fn slots_keep_a_session_together_and_stay_positive() {
+        let a = slot("ses_1", "h0123");
+        let b = slot("ses_1", "h4567");
+        assert_eq!(a >> KEY_BITS, b >> KEY_BITS);
+        assert!(a >= 0 && b >= 0);
+        assert_eq!(next_slot(i64::MAX), 0);
+    }
+}

@@ -1,0 +1,260 @@
+//! PostgreSQL's side of the event log in blocks (`super::blocks`), the
+//! same blocks as SQLite's (bytea): writing a batch's events through COPY,
+//! reading a session's log back, freeing a session's keys, and migration
+//! 6's move of the one-row-per-event log into blocks.
+//!
+//! Many writers at once stay exact: a key's slot is claimed by an
+//! `INSERT … ON CONFLICT DO NOTHING`, which waits for another writer's
+//! claim of the same slot to commit or roll back; the claims go in slot
+//! order, so two writers never wait on each other in a circle.
+
+use std::collections::HashSet;
+
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, GenericClient, Transaction};
+
+use super::blocks;
+use super::engine::{ArchiveError, Trouble};
+use super::postgres::classify;
+use super::rows::EventRow;
+
+fn damaged(place: &str, e: String) -> ArchiveError {
+    ArchiveError::new(Trouble::Corrupt, place, e)
+}
+
+/// What writing the log met: the server's error (kept whole, for its
+/// code), or a block that could not be made.
+#[derive(Debug)]
+pub(super) enum LogError {
+    Db(tokio_postgres::Error),
+    Block(String),
+}
+
+impl From<tokio_postgres::Error> for LogError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        LogError::Db(e)
+    }
+}
+
+impl LogError {
+    pub(super) fn said(self, place: &str) -> ArchiveError {
+        match self {
+            LogError::Db(e) => classify(place, &e),
+            LogError::Block(e) => ArchiveError::new(Trouble::Failed, place, e),
+        }
+    }
+}
+
+/// Claim one slot for `e` after the first try failed: the next free slot,
+/// or none when `e` is there already.
+async fn probe(
+    tx: &impl GenericClient,
+    e: &EventRow,
+    mut slot: i64,
+) -> Result<Option<i64>, tokio_postgres::Error> {
+    loop {
+        let claimed = tx
+            .execute(
+                "INSERT INTO event_keys (slot, key) VALUES ($1, $2) ON CONFLICT (slot) DO NOTHING",
+                &[&slot, &e.key],
+            )
+            .await?;
+        if claimed == 1 {
+            return Ok(Some(slot));
+        }
+        let held: String = tx
+            .query_one("SELECT key FROM event_keys WHERE slot = $1", &[&slot])
+            .await?
+            .get(0);
+        if held == e.key {
+            return Ok(None);
+        }
+        slot = blocks::next_slot(slot);
+    }
+}
+
+/// Log the events new to the archive, in the open transaction: how many.
+pub(super) async fn write_events(
+    tx: &Transaction<'_>,
+    events: &[EventRow],
+    bulk: bool,
+) -> Result<u64, LogError> {
+    if events.is_empty() {
+        return Ok(0);
+    }
+    let slots: Vec<i64> = events
+        .iter()
+        .map(|e| blocks::slot(&e.session_id, &e.key))
+        .collect();
+    let mut fresh: Vec<(&EventRow, i64)> = Vec::with_capacity(events.len());
+    if bulk {
+        // Claimed in one statement; the slots it did not claim are a
+        // duplicate or (rarely) another key's, probed one by one.
+        let mut order: Vec<usize> = (0..events.len()).collect();
+        order.sort_by_key(|&i| slots[i]);
+        let rows = order.iter().map(|&i| -> super::pg_copy::Row {
+            vec![Box::new(slots[i]), Box::new(events[i].key.clone())]
+        });
+        super::pg_copy::copy(tx, "in_keys", &[Type::INT8, Type::TEXT], rows).await?;
+        let claimed: HashSet<i64> = tx
+            .query(
+                "INSERT INTO event_keys (slot, key) SELECT slot, key FROM in_keys ORDER BY slot
+                 ON CONFLICT (slot) DO NOTHING RETURNING slot",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut claimed = claimed;
+        for (e, &slot) in events.iter().zip(&slots) {
+            // A slot claimed by this batch goes to its first event.
+            if claimed.remove(&slot) {
+                fresh.push((e, slot));
+            } else if let Some(slot) = probe(tx, e, slot).await? {
+                fresh.push((e, slot));
+            }
+        }
+    } else {
+        for (e, &slot) in events.iter().zip(&slots) {
+            if let Some(slot) = probe(tx, e, slot).await? {
+                fresh.push((e, slot));
+            }
+        }
+    }
+    let groups = blocks::group(&fresh).map_err(LogError::Block)?;
+    let insert = tx
+        .prepare(
+            "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .await?;
+    for b in groups {
+        tx.execute(
+            &insert,
+            &[&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data],
+        )
+        .await?;
+    }
+    Ok(fresh.len() as u64)
+}
+
+/// A session's log, in the order it was written.
+pub(super) async fn events(
+    client: &Client,
+    place: &str,
+    session_id: &str,
+) -> Result<Vec<String>, ArchiveError> {
+    let rows = client
+        .query(
+            "SELECT data FROM event_blocks WHERE session_id = $1 ORDER BY pk",
+            &[&session_id],
+        )
+        .await
+        .map_err(|e| classify(place, &e))?;
+    let mut out = Vec::new();
+    for r in rows {
+        out.extend(blocks::unpack(r.get::<_, &[u8]>(0)).map_err(|e| damaged(place, e))?);
+    }
+    Ok(out)
+}
+
+/// The last `todo.updated` of a session's log, if any.
+pub(super) async fn last_todo(
+    client: &Client,
+    place: &str,
+    session_id: &str,
+) -> Result<Option<String>, ArchiveError> {
+    let row = client
+        .query_opt(
+            "SELECT data, todo FROM event_blocks WHERE session_id = $1 AND todo IS NOT NULL
+             ORDER BY pk DESC LIMIT 1",
+            &[&session_id],
+        )
+        .await
+        .map_err(|e| classify(place, &e))?;
+    let Some(row) = row else { return Ok(None) };
+    let mut events = blocks::unpack(row.get::<_, &[u8]>(0)).map_err(|e| damaged(place, e))?;
+    let todo = usize::try_from(row.get::<_, i64>(1)).unwrap_or(usize::MAX);
+    Ok((todo < events.len()).then(|| events.swap_remove(todo)))
+}
+
+/// Sessions' logs gone: their blocks and the keys they claimed.
+pub(super) async fn delete(
+    tx: &Transaction<'_>,
+    ids: &[String],
+) -> Result<(), tokio_postgres::Error> {
+    let rows = tx
+        .query(
+            "DELETE FROM event_blocks WHERE session_id = ANY($1) RETURNING slots",
+            &[&ids],
+        )
+        .await?;
+    let slots: Vec<i64> = rows
+        .iter()
+        .flat_map(|r| blocks::slots_of(r.get::<_, &[u8]>(0)))
+        .collect();
+    tx.execute("DELETE FROM event_keys WHERE slot = ANY($1)", &[&slots])
+        .await?;
+    Ok(())
+}
+
+/// Migration 6's data: the old log, session by session in its order, into
+/// blocks of at most 256 events; then the old log goes. Runs in the
+/// migration's transaction, after migration 6's SQL.
+/// `move_to_blocks` as migration 6's step (`schema::POSTGRES_STEPS`).
+pub(super) fn move_to_blocks_step<'a>(
+    tx: &'a Transaction<'a>,
+) -> std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<(), super::migrate::MigrateError<tokio_postgres::Error>>,
+            > + Send
+            + 'a,
+    >,
+> {
+    Box::pin(async move {
+        move_to_blocks(tx).await.map_err(|e| match e {
+            LogError::Db(e) => super::migrate::MigrateError::Db(e),
+            LogError::Block(why) => super::migrate::MigrateError::Step(why),
+        })
+    })
+}
+
+pub(super) async fn move_to_blocks(tx: &Transaction<'_>) -> Result<(), LogError> {
+    let had_log: bool = tx
+        .query_one("SELECT to_regclass('events') IS NOT NULL", &[])
+        .await?
+        .get(0);
+    if !had_log {
+        return Ok(());
+    }
+    let sessions: Vec<String> = tx
+        .query("SELECT DISTINCT session_id FROM events", &[])
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for session in sessions {
+        let rows = tx
+            .query(
+                "SELECT key, session_id, time, json FROM events WHERE session_id = $1 ORDER BY pk",
+                &[&session],
+            )
+            .await?;
+        let events: Vec<EventRow> = rows
+            .iter()
+            .map(|r| EventRow {
+                key: r.get(0),
+                session_id: r.get(1),
+                time_ms: r.get(2),
+                json: r.get(3),
+            })
+            .collect();
+        for chunk in events.chunks(256) {
+            write_events(tx, chunk, false).await?;
+        }
+    }
+    tx.batch_execute("DROP TABLE events").await?;
+    Ok(())
+}
