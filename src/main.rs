@@ -243,7 +243,8 @@ fn archive_command(config: Config, command: ArchiveCommand) -> anyhow::Result<Ex
             }
             if let Some(db) = opencode_db {
                 let db_code =
-                    cli::archive::import_db(db.as_deref(), &setting).map_err(anyhow::Error::msg)?;
+                    cli::archive::import_db(db.as_deref(), &archive_limits(&config), &setting)
+                        .map_err(anyhow::Error::msg)?;
                 if db_code != ExitCode::SUCCESS {
                     code = db_code;
                 }
@@ -290,6 +291,7 @@ fn connect_archive(app: &mut App, live: Option<Origin>) {
         app.archive.opencode_db = Some(ocview::archive::db_follow::spawn(
             setting.clone(),
             db,
+            archive_limits(&app.config),
             say_archive(app),
         ));
     }

@@ -321,7 +321,11 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
 
 /// `ocview archive import --opencode-db [PATH]`: what changed in opencode's
 /// database since the last import, with its progress on stderr.
-pub fn import_db(path: Option<&Path>, setting: &Setting) -> Result<ExitCode, String> {
+pub fn import_db(
+    path: Option<&Path>,
+    limits: &Limits,
+    setting: &Setting,
+) -> Result<ExitCode, String> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => ocview::source::opencode_db::DbEnv::from_process()
@@ -344,7 +348,10 @@ pub fn import_db(path: Option<&Path>, setting: &Setting) -> Result<ExitCode, Str
             );
         }
     };
-    let done = ocview::archive::import_db::import_db(&mut *archive, &path, &mut progress)?;
+    // What the age limit would prune is left out.
+    let floor = limits.age_floor(now_ms());
+    let done =
+        ocview::archive::import_db::import_db_within(&mut *archive, &path, floor, &mut progress)?;
     eprintln!(
         "\rocview: {shown}: {} sessions read, {} new events, {} parts written",
         done.sessions, done.written.events, done.written.parts
