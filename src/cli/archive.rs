@@ -24,6 +24,11 @@ pub struct ArchiveFlags {
     /// Keep nothing and search nothing (also `archive = false`).
     #[arg(long, global = true, conflicts_with = "archive")]
     pub no_archive: bool,
+    /// Keep the viewer from importing and following this machine's
+    /// opencode database into the archive (also `archive_opencode_db =
+    /// false`); what servers, fleets and files show is still kept.
+    #[arg(long, global = true)]
+    pub no_archive_opencode_db: bool,
 }
 
 impl ArchiveFlags {
