@@ -304,8 +304,10 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
                 done.written.events,
                 done.written.parts,
                 done.form.unwrap_or("empty"),
-                done.resumed_at
-                    .map_or(String::new(), |r| format!(", resumed after record {r}"))
+                done.resumed_at.map_or(String::new(), |r| format!(
+                    ", resumed after record {r} ({} events, {} parts sent)",
+                    done.sent.events, done.sent.parts
+                ))
             ),
             Err(e) => {
                 eprintln!("ocview: {e}");
