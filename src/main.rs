@@ -65,6 +65,9 @@ fn main() -> ExitCode {
     } else if cli.no_follow {
         config.follow_attention = false;
     }
+    if cli.archive.no_archive_opencode_db {
+        config.archive_opencode_db = false;
+    }
     match cli.archive.setting(config.archive.as_ref()) {
         Ok(setting) => {
             let _ = ARCHIVE.set(setting);
@@ -243,7 +246,8 @@ fn archive_command(config: Config, command: ArchiveCommand) -> anyhow::Result<Ex
             }
             if let Some(db) = opencode_db {
                 let db_code =
-                    cli::archive::import_db(db.as_deref(), &setting).map_err(anyhow::Error::msg)?;
+                    cli::archive::import_db(db.as_deref(), &archive_limits(&config), &setting)
+                        .map_err(anyhow::Error::msg)?;
                 if db_code != ExitCode::SUCCESS {
                     code = db_code;
                 }
@@ -285,11 +289,18 @@ fn connect_archive(app: &mut App, live: Option<Origin>) {
         return;
     }
     app.archive.setting = Some(setting.clone());
-    // This machine's opencode database goes in too, in the background.
-    if let Some(db) = ocview::source::opencode_db::DbEnv::from_process().database() {
+    // This machine's opencode database goes in too, in the background,
+    // unless it alone is turned off.
+    let db = app
+        .config
+        .archive_opencode_db
+        .then(|| ocview::source::opencode_db::DbEnv::from_process().database())
+        .flatten();
+    if let Some(db) = db {
         app.archive.opencode_db = Some(ocview::archive::db_follow::spawn(
             setting.clone(),
             db,
+            archive_limits(&app.config),
             say_archive(app),
         ));
     }

@@ -1,11 +1,13 @@
 //! Crash safety of file imports, on SQLite and on a real PostgreSQL: a large
-//! import is killed with SIGKILL once the archive has committed some of
-//! it; the archive is intact and holds exactly whole batches (the same as
-//! a clean import of the records its checkpoint names); search works; the
-//! next import resumes after the checkpoint, writes strictly less than a
-//! clean import, and ends with the same archive as a clean import (counts,
-//! search results, each session's log and latest state). Then a finished
-//! file is skipped and a changed one is imported again.
+//! import is killed with SIGKILL once the archive has committed one batch,
+//! and again (a fresh archive) once it has committed several; each time
+//! the archive is intact and holds exactly whole batches (the same as a
+//! clean import of the records its checkpoint names); search works; the
+//! next import resumes after the checkpoint, sends the archive only the
+//! events of the records past it (not every event again), and ends with
+//! the same archive as a clean import (counts, search results, each
+//! session's log and latest state). Then a finished file is skipped and a
+//! changed one is imported again.
 //!
 //! `OCVIEW_CRASH_SESSIONS` sets the file's size (sessions of 40 message
 //! pairs, about 200 KB each).
@@ -182,6 +184,62 @@ fn seen(setting: &Setting, sessions: &[String], with_file: bool) -> Seen {
     }
 }
 
+/// The numbers a resumed import's last line says it sent: "(E events, P
+/// parts sent)".
+fn sent(said: &str) -> (u64, u64) {
+    let tail = said
+        .rsplit_once(" (")
+        .and_then(|(_, t)| t.strip_suffix(" parts sent)\n"))
+        .unwrap_or_else(|| panic!("no sent counts: {said}"));
+    let (events, parts) = tail.split_once(" events, ").unwrap();
+    (events.parse().unwrap(), parts.parse().unwrap())
+}
+
+/// Start an import into `crashed` and kill it with SIGKILL once its
+/// checkpoint was seen to move `batches` times (at least that many
+/// batches committed); the records the checkpoint then says.
+fn kill_after(place: &Place, crashed: &Setting, big: &Path, file: &str, batches: usize) -> i64 {
+    let mut child = import_command(crashed, big)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut seen_at = 0;
+    let mut moves = 0;
+    let at_kill = loop {
+        if let Some((records, _)) = place.committed(crashed, file)
+            && records > seen_at
+        {
+            seen_at = records;
+            moves += 1;
+            if moves >= batches {
+                child.kill().unwrap();
+                break records;
+            }
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the import ended after {moves} checkpoints were seen, before {batches}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no checkpoint"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(9), "killed by SIGKILL");
+    place.assert_intact(crashed);
+    let (records, done) = place.committed(crashed, file).unwrap();
+    assert!(records >= at_kill);
+    assert!(
+        !done,
+        "the file is too small to be caught mid-import: raise OCVIEW_CRASH_SESSIONS"
+    );
+    records
+}
+
 fn crash_and_resume(place: &Place) {
     let n = sessions();
     let ids = session_ids(n);
@@ -195,85 +253,79 @@ fn crash_and_resume(place: &Place) {
     let size = std::fs::metadata(&big).unwrap().len();
     eprintln!("big.jsonl: {:.1} MB", size as f64 / 1e6);
     let file = std::fs::canonicalize(&big).unwrap().display().to_string();
+    let lines = std::io::BufReader::new(std::fs::File::open(&big).unwrap())
+        .lines()
+        .count() as i64;
 
     // A clean import, to compare with.
     let clean = place.fresh("clean");
     let (_, clean_events, clean_parts) = import(&clean, &big);
     assert!(clean_events > 0 && clean_parts > 0);
+    let clean_seen = seen(&clean, &ids, true);
 
-    // Killed once some of it is committed.
-    let crashed = place.fresh("crashed");
-    let mut child = import_command(&crashed, &big)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let at_kill = loop {
-        if let Some((records, _)) = place.committed(&crashed, &file).filter(|c| c.0 > 0) {
-            child.kill().unwrap();
-            break records;
-        }
+    // Killed after the first committed batch, and after several: the
+    // resumed import starts where each one's checkpoint says.
+    let mut killed_at = Vec::new();
+    let mut last = None;
+    for batches in [1, 4] {
+        let crashed = place.fresh(&format!("crashed{batches}"));
+        let records = kill_after(place, &crashed, &big, &file, batches);
+        eprintln!("killed after {batches}+ batches: {records} of {lines} records");
+        assert!(records < lines);
         assert!(
-            child.try_wait().unwrap().is_none(),
-            "the import ended before a checkpoint was seen"
+            killed_at.last().is_none_or(|&before| records > before),
+            "a later kill point: {records} after {killed_at:?}"
         );
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "no checkpoint"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let status = child.wait().unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(status.signal(), Some(9), "killed by SIGKILL");
-    place.assert_intact(&crashed);
-    let (records, done) = place.committed(&crashed, &file).unwrap();
-    assert!(records >= at_kill);
-    assert!(
-        !done,
-        "the file is too small to be caught mid-import: raise OCVIEW_CRASH_SESSIONS"
-    );
-    let lines = std::io::BufReader::new(std::fs::File::open(&big).unwrap())
-        .lines()
-        .count() as i64;
-    eprintln!("killed after {records} of {lines} records");
-    assert!(records < lines);
+        killed_at.push(records);
 
-    // Exactly whole batches: what a clean import of the committed records
-    // makes, no more, no less.
-    let prefix = dir.path().join("prefix.jsonl");
-    {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&prefix).unwrap());
-        for line in std::io::BufReader::new(std::fs::File::open(&big).unwrap())
-            .lines()
-            .take(records as usize)
+        // Exactly whole batches: what a clean import of the committed
+        // records makes, no more, no less.
+        let prefix = dir.path().join(format!("prefix{batches}.jsonl"));
         {
-            writeln!(out, "{}", line.unwrap()).unwrap();
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&prefix).unwrap());
+            for line in std::io::BufReader::new(std::fs::File::open(&big).unwrap())
+                .lines()
+                .take(records as usize)
+            {
+                writeln!(out, "{}", line.unwrap()).unwrap();
+            }
         }
-    }
-    let reference = place.fresh("reference");
-    import(&reference, &prefix);
-    let half = seen(&crashed, &ids, false);
-    assert!(half.counts.events > 0);
-    assert!(half.counts.events < seen(&clean, &ids, false).counts.events);
-    assert_eq!(half, seen(&reference, &ids, false));
-    // Search works on what is there.
-    let mut engine = crashed.open().unwrap().unwrap();
-    assert!(!engine.search(&Query::new("billing")).unwrap().is_empty());
-    drop(engine);
+        let reference = place.fresh(&format!("reference{batches}"));
+        import(&reference, &prefix);
+        let half = seen(&crashed, &ids, false);
+        assert!(half.counts.events > 0);
+        assert!(half.counts.events < clean_seen.counts.events);
+        assert_eq!(half, seen(&reference, &ids, false));
+        // Search works on what is there.
+        let mut engine = crashed.open().unwrap().unwrap();
+        assert!(!engine.search(&Query::new("billing")).unwrap().is_empty());
+        drop(engine);
 
-    // The next import resumes: less written, the same archive in the end.
-    let (said, events, parts) = import(&crashed, &big);
-    assert!(
-        said.contains(&format!("resuming after record {records} ")),
-        "{said}"
-    );
-    assert!(
-        events + parts < clean_events + clean_parts,
-        "resumed: {events} events + {parts} parts; clean: {clean_events} + {clean_parts}"
-    );
-    assert_eq!(half.counts.events + events, clean_events);
-    assert_eq!(seen(&crashed, &ids, true), seen(&clean, &ids, true));
+        // The next import resumes after the checkpoint: it sends the
+        // archive only the events of the records past it (a redo would
+        // send every event again, the archive's upserts hiding it), and
+        // ends with the same archive as a clean import.
+        let (said, events, parts) = import(&crashed, &big);
+        assert!(
+            said.contains(&format!("resuming after record {records} ")),
+            "{said}"
+        );
+        let (sent_events, sent_parts) = sent(&said);
+        assert_eq!(
+            sent_events,
+            clean_events - half.counts.events,
+            "the resumed import sent events of records it had committed: {said}"
+        );
+        assert!(sent_parts < clean_parts, "{said}");
+        assert_eq!(events, sent_events, "{said}");
+        assert!(
+            events + parts < clean_events + clean_parts,
+            "resumed: {events} events + {parts} parts; clean: {clean_events} + {clean_parts}"
+        );
+        assert_eq!(seen(&crashed, &ids, true), clean_seen);
+        last = Some(crashed);
+    }
+    let crashed = last.unwrap();
 
     // A finished file is skipped; a changed one is read again.
     let (said, events, _) = import(&crashed, &big);

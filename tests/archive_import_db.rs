@@ -464,6 +464,7 @@ fn the_database_is_followed_in_the_background_with_progress() {
     let follower = ocview::archive::db_follow::spawn(
         setting.clone(),
         db.clone(),
+        ocview::archive::Limits::NONE,
         Box::new(move |line| {
             let _ = tx.lock().unwrap().send(line);
         }),

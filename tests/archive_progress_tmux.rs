@@ -42,7 +42,9 @@ fn a_big_replayed_file_draws_first_then_says_its_progress_then_goes_quiet() {
         db.display(),
         big.display()
     ));
-    t.wait_for("the first frame", |s| s.contains("big session 0"));
+    // Long enough for the whole import: a viewer that archived the file
+    // before drawing fails on what it committed, not on a deadline.
+    t.wait_for_secs("the first frame", 300, |s| s.contains("big session 0"));
     let at_first_frame = committed(&db, &file);
     assert!(
         !at_first_frame.is_some_and(|(_, done)| done),

@@ -72,6 +72,9 @@ pub struct Config {
     /// updated sessions are pruned whole.
     pub archive_max_mb: Option<u64>,
     pub archive_max_age_days: Option<u64>,
+    /// The viewer imports this machine's opencode database into the
+    /// archive and follows it (`--no-archive-opencode-db` turns it off).
+    pub archive_opencode_db: bool,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -103,6 +106,7 @@ impl Default for Config {
             archive: None,
             archive_max_mb: None,
             archive_max_age_days: None,
+            archive_opencode_db: true,
             keys: BTreeMap::new(),
             path: None,
         }

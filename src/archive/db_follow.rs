@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::import_db::{self, DbImported};
 use super::place::Setting;
+use super::prune::Limits;
 use crate::source::opencode_db::Db;
 
 /// How often the database is asked whether it was written.
@@ -25,20 +26,32 @@ pub struct Follower {
     _stop: Sender<()>,
 }
 
-/// Follow the database at `path` into the archive `setting`; `say` puts a
-/// line on the status line (from this thread).
-pub fn spawn(setting: Setting, path: PathBuf, say: Box<dyn Fn(String) + Send>) -> Follower {
+/// Follow the database at `path` into the archive `setting`, leaving out
+/// sessions older than `limits`' age limit (they would only be pruned);
+/// `say` puts a line on the status line (from this thread).
+pub fn spawn(
+    setting: Setting,
+    path: PathBuf,
+    limits: Limits,
+    say: Box<dyn Fn(String) + Send>,
+) -> Follower {
     let (stop, stopped) = channel();
     let spawned = std::thread::Builder::new()
         .name("archive-opencode-db".into())
-        .spawn(move || run(&setting, &path, &stopped, &*say));
+        .spawn(move || run(&setting, &path, &limits, &stopped, &*say));
     if let Err(e) = spawned {
         tracing::warn!("archive: no thread for opencode's database: {e}");
     }
     Follower { _stop: stop }
 }
 
-fn run(setting: &Setting, path: &std::path::Path, stopped: &Receiver<()>, say: &dyn Fn(String)) {
+fn run(
+    setting: &Setting,
+    path: &std::path::Path,
+    limits: &Limits,
+    stopped: &Receiver<()>,
+    say: &dyn Fn(String),
+) {
     let mut engine = match setting.open() {
         Ok(Some(engine)) => engine,
         // The writer says why an archive cannot be used; once is enough.
@@ -75,7 +88,8 @@ fn run(setting: &Setting, path: &std::path::Path, stopped: &Receiver<()>, say: &
                     ));
                 }
             };
-            match import_db::import_db(&mut *engine, path, &mut progress) {
+            let floor = limits.age_floor(now_ms());
+            match import_db::import_db_within(&mut *engine, path, floor, &mut progress) {
                 Ok(done) => {
                     said_failure = None;
                     if let Some(line) = finished(&name, &done, last_said.is_some()) {
@@ -96,6 +110,12 @@ fn run(setting: &Setting, path: &std::path::Path, stopped: &Receiver<()>, say: &
             Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
         }
     }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// The line after an import: when it showed progress, or when some

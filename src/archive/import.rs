@@ -29,6 +29,10 @@ pub struct Imported {
     /// Sessions the file holds.
     pub sessions: usize,
     pub written: Written,
+    /// What it gave the archive, new or not: after a resume, only the rows
+    /// of the records past the checkpoint (what shows it skipped the rest
+    /// rather than writing it again).
+    pub sent: Written,
     /// The form it was read as.
     pub form: Option<&'static str>,
     /// The archive already held the first this many records (a resumed
@@ -180,6 +184,8 @@ fn import_into(
         if batch.is_empty() {
             return Ok(());
         }
+        out.sent.events += batch.events.len() as u64;
+        out.sent.parts += batch.parts.len() as u64;
         let w = engine.write(&batch)?;
         out.written.events += w.events;
         out.written.parts += w.parts;

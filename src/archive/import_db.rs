@@ -83,6 +83,19 @@ pub fn import_db(
     path: &Path,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<DbImported, String> {
+    import_db_within(engine, path, None, progress)
+}
+
+/// As `import_db`, leaving out sessions last updated before `floor` (the
+/// age limit's, `Limits::age_floor`): what pruning would take away is
+/// not brought back, even once the import mark went with the database's
+/// last pruned session.
+pub fn import_db_within(
+    engine: &mut dyn Engine,
+    path: &Path,
+    floor: Option<i64>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<DbImported, String> {
     let shown = crate::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     let db = Db::open(path).map_err(|e| format!("opencode's database: {e}"))?;
     let key = source_key(path);
@@ -96,7 +109,10 @@ pub fn import_db(
     // Read before the sessions: a session added while this run reads is
     // found by the next one.
     let rowid_max = db.session_rowid_max().map_err(fail)?;
-    let since = mark.map(|m| m.updated);
+    let since = match (mark.map(|m| m.updated), floor) {
+        (Some(m), Some(f)) => Some(m.max(f)),
+        (m, f) => m.or(f),
+    };
     let mut total = db.session_count_from(since).map_err(fail)?;
     let mut next = ImportMark {
         updated: mark.map_or(i64::MIN, |m| m.updated),
@@ -146,7 +162,10 @@ pub fn import_db(
         while from < rowid_max {
             let upto = (from + PAGE as i64).min(rowid_max);
             let added = db.sessions_added(from, upto, PAGE).map_err(fail)?;
-            for row in added.into_iter().filter(|r| !seen.contains(&r.id)) {
+            let kept = |r: &SessionRow| {
+                !seen.contains(&r.id) && floor.is_none_or(|f| r.time_updated.is_none_or(|t| t >= f))
+            };
+            for row in added.into_iter().filter(kept) {
                 total += 1;
                 import_session(&db, &row, &mut pending, &mut out);
                 if pending.full() {

@@ -66,6 +66,16 @@ pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, 
     let place = a.place.clone();
     a.rt.block_on(async {
         let tx = a.client.transaction().await?;
+        // Whose checkpoints and import marks may go (`forget_imports`).
+        let files: Vec<String> = tx
+            .query(
+                "SELECT DISTINCT file FROM sessions WHERE id = ANY($1) AND file IS NOT NULL",
+                &[&ids],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
         super::postgres_log::delete(&tx, ids).await?;
         for table in ["parts", "messages"] {
             tx.execute(
@@ -77,6 +87,22 @@ pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, 
         let gone = tx
             .execute("DELETE FROM sessions WHERE id = ANY($1)", &[&ids])
             .await?;
+        // As SQLite's `forget_imports`: a file or database none of whose
+        // sessions is left may be imported again.
+        if !files.is_empty() {
+            tx.execute(
+                "DELETE FROM imports WHERE file = ANY($1)
+                 AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file = imports.file)",
+                &[&files],
+            )
+            .await?;
+            tx.execute(
+                "DELETE FROM import_marks WHERE source = ANY($1)
+                 AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file = import_marks.source)",
+                &[&files],
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok(gone)
     })

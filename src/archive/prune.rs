@@ -42,6 +42,13 @@ impl Limits {
             max_age_days: (days > 0).then_some(days),
         }
     }
+
+    /// As of `now_ms`, the oldest last update the age limit keeps: what
+    /// is older is pruned, and an importer leaves it out.
+    pub fn age_floor(&self, now_ms: i64) -> Option<i64> {
+        self.max_age_days
+            .map(|days| now_ms.saturating_sub((days as i64).saturating_mul(DAY_MS)))
+    }
 }
 
 /// What one pruning took away.
@@ -110,8 +117,7 @@ pub fn prune(
         return Ok(out);
     }
     out.bytes_before = engine.size()?;
-    if let Some(days) = limits.max_age_days {
-        let before = now_ms.saturating_sub((days as i64).saturating_mul(DAY_MS));
+    if let Some(before) = limits.age_floor(now_ms) {
         loop {
             let old: Vec<String> = engine
                 .oldest_sessions(Some(before), ROUND)?

@@ -95,18 +95,48 @@ pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
         let mut session = tx
-            .prepare("DELETE FROM sessions WHERE id = ?1")
+            .prepare("DELETE FROM sessions WHERE id = ?1 RETURNING file")
             .map_err(err)?;
+        let mut files = std::collections::BTreeSet::new();
         for id in ids {
             for step in &mut steps {
                 step.execute([id]).map_err(err)?;
             }
             super::sqlite_log::delete(&tx, id).map_err(err)?;
-            gone += session.execute([id]).map_err(err)? as u64;
+            let mut rows = session.query([id]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                gone += 1;
+                if let Some(file) = row.get::<_, Option<String>>(0).map_err(err)? {
+                    files.insert(file);
+                }
+            }
         }
+        forget_imports(&tx, &files).map_err(err)?;
     }
     tx.commit().map_err(err)?;
     Ok(gone)
+}
+
+/// A file or opencode database none of whose sessions is left is no
+/// longer "archived": its checkpoint (`resume`) and import mark
+/// (`import_db`) go with its last session, so importing it again brings
+/// it back rather than saying it is already in. One with sessions left
+/// keeps them: its pruned sessions are older than those kept, and
+/// importing them again would only have them pruned again.
+fn forget_imports(
+    tx: &rusqlite::Transaction<'_>,
+    files: &std::collections::BTreeSet<String>,
+) -> Result<(), rusqlite::Error> {
+    let mut left = tx.prepare("SELECT EXISTS (SELECT 1 FROM sessions WHERE file = ?1)")?;
+    let mut checkpoint = tx.prepare("DELETE FROM imports WHERE file = ?1")?;
+    let mut mark = tx.prepare("DELETE FROM import_marks WHERE source = ?1")?;
+    for file in files {
+        if !left.query_row([file], |r| r.get::<_, bool>(0))? {
+            checkpoint.execute([file])?;
+            mark.execute([file])?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn vacuum(a: &mut SqliteArchive) -> Result<(), ArchiveError> {

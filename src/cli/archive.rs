@@ -24,6 +24,11 @@ pub struct ArchiveFlags {
     /// Keep nothing and search nothing (also `archive = false`).
     #[arg(long, global = true, conflicts_with = "archive")]
     pub no_archive: bool,
+    /// Keep the viewer from importing and following this machine's
+    /// opencode database into the archive (also `archive_opencode_db =
+    /// false`); what servers, fleets and files show is still kept.
+    #[arg(long, global = true)]
+    pub no_archive_opencode_db: bool,
 }
 
 impl ArchiveFlags {
@@ -299,8 +304,10 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
                 done.written.events,
                 done.written.parts,
                 done.form.unwrap_or("empty"),
-                done.resumed_at
-                    .map_or(String::new(), |r| format!(", resumed after record {r}"))
+                done.resumed_at.map_or(String::new(), |r| format!(
+                    ", resumed after record {r} ({} events, {} parts sent)",
+                    done.sent.events, done.sent.parts
+                ))
             ),
             Err(e) => {
                 eprintln!("ocview: {e}");
@@ -321,7 +328,11 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
 
 /// `ocview archive import --opencode-db [PATH]`: what changed in opencode's
 /// database since the last import, with its progress on stderr.
-pub fn import_db(path: Option<&Path>, setting: &Setting) -> Result<ExitCode, String> {
+pub fn import_db(
+    path: Option<&Path>,
+    limits: &Limits,
+    setting: &Setting,
+) -> Result<ExitCode, String> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => ocview::source::opencode_db::DbEnv::from_process()
@@ -344,7 +355,10 @@ pub fn import_db(path: Option<&Path>, setting: &Setting) -> Result<ExitCode, Str
             );
         }
     };
-    let done = ocview::archive::import_db::import_db(&mut *archive, &path, &mut progress)?;
+    // What the age limit would prune is left out.
+    let floor = limits.age_floor(now_ms());
+    let done =
+        ocview::archive::import_db::import_db_within(&mut *archive, &path, floor, &mut progress)?;
     eprintln!(
         "\rocview: {shown}: {} sessions read, {} new events, {} parts written",
         done.sessions, done.written.events, done.written.parts
