@@ -80,7 +80,7 @@ fn sqlite_archives_of_every_old_version_adopt_refinery_and_run_only_what_is_new(
     let fresh = dir.path().join("fresh.db");
     drop(open(&Setting::Sqlite(fresh.clone())));
     let fresh_shape = sqlite_shape(&rusqlite::Connection::open(&fresh).unwrap());
-    for version in 1..=schema::LATEST {
+    for version in 1..=schema::LAST_BEFORE_REFINERY {
         let path = dir.path().join(format!("v{version}.db"));
         old_sqlite(&path, version);
         let mut archive = open(&Setting::Sqlite(path.clone()));
@@ -195,7 +195,7 @@ fn postgres_archives_of_every_old_version_adopt_refinery_and_run_only_what_is_ne
     // The versions the old runner could leave a database at.
     let old: Vec<i64> = schema::POSTGRES
         .iter()
-        .filter(|m| !m.2.is_empty())
+        .filter(|m| !m.2.is_empty() && m.0 <= schema::LAST_BEFORE_REFINERY)
         .map(|m| m.0)
         .collect();
     for version in old {

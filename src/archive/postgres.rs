@@ -109,7 +109,7 @@ impl PgArchive {
         let may_write: bool = self
             .rt
             .block_on(self.client.query_one(
-                "SELECT has_table_privilege(current_user, 'event_blocks', 'INSERT')",
+                "SELECT has_table_privilege(current_user, 'sessions', 'INSERT')",
                 &[],
             ))
             .map_err(err)?

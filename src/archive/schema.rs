@@ -19,6 +19,10 @@ use super::migrate::{PgStep, SqliteStep};
 /// The schema this ocview writes.
 pub const LATEST: i64 = 7;
 
+/// The last version an ocview before refinery wrote: an archive left by
+/// that runner is at this version or below.
+pub const LAST_BEFORE_REFINERY: i64 = 5;
+
 /// One migration: its version, its name (refinery's `V{version}__{name}`)
 /// and the SQL that reaches it. The name and SQL are part of refinery's
 /// checksum: never change a released one.
