@@ -39,6 +39,7 @@ pub mod sqlite;
 mod sqlite_marks;
 mod sqlite_search;
 mod sqlite_upkeep;
+mod stream_rows;
 pub mod writer;
 
 pub use engine::{ArchiveError, Engine, ImportMark, Trouble};
