@@ -1,7 +1,8 @@
 //! From events to a batch: each event is encoded for the log and applied to
 //! a store of the collector's own (the one reducer), and the sessions,
 //! messages and parts it touched are read back from that store as their
-//! latest state when the batch is taken.
+//! latest state when the batch is taken. Live, a part growing by deltas
+//! waits for its row (`super::stream_rows`).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -9,6 +10,7 @@ use serde_json::Value;
 
 use super::encode;
 use super::rows::{Batch, EventRow, MessageRow, Origin, PartRow, SessionRow};
+use super::stream_rows::{Settled, Waiting};
 use crate::model::{Envelope, Event, Message, NoObserver, Part, PartBody, Store};
 use crate::source::IngestStats;
 use crate::source::replay::{Record, apply_record_tapped};
@@ -25,6 +27,8 @@ pub struct Collector {
     /// session scoped by a key is kept with its own server's origin.
     servers: HashMap<String, String>,
     touched: Touched,
+    /// Live only: the streaming parts whose rows wait.
+    waiting: Option<Waiting>,
 }
 
 /// What came since the last batch.
@@ -36,8 +40,12 @@ struct Touched {
     sessions: BTreeSet<String>,
     /// (session, message) touched.
     messages: BTreeSet<(String, String)>,
-    /// (session, message, part) touched.
+    /// (session, message, part) touched by a new state.
     parts: BTreeSet<(String, String, String)>,
+    /// (session, message, part) grown by deltas only.
+    streamed: BTreeSet<(String, String, String)>,
+    /// Sessions that went idle or failed: their streaming parts are done.
+    settled: BTreeSet<String>,
     /// Sessions whose todo list changed: the store made a part of it.
     todos: BTreeSet<String>,
     /// Each part's last `message.part.updated` of this batch: its key and
@@ -55,7 +63,22 @@ impl Collector {
             origin,
             servers: HashMap::new(),
             touched: Touched::default(),
+            waiting: None,
         }
+    }
+
+    /// A collector of what ocview receives live: a streaming part's row is
+    /// written when it stops changing (`take_due`), not at every batch.
+    pub fn live(origin: Origin) -> Self {
+        Collector {
+            waiting: Some(Waiting::default()),
+            ..Collector::new(origin)
+        }
+    }
+
+    /// When a waiting streaming part's row is due, if any waits.
+    pub fn next_due(&self) -> Option<std::time::Instant> {
+        self.waiting.as_ref().and_then(Waiting::next_due)
     }
 
     /// A fleet member's server, by its key (`model::store::fleet`).
@@ -107,12 +130,43 @@ impl Collector {
         t.sessions.clear();
         t.messages.clear();
         t.parts.clear();
+        t.streamed.clear();
+        t.settled.clear();
         t.todos.clear();
         t.updates.clear();
     }
 
-    /// Everything collected since the last take.
+    /// Live, at `now`: what was collected since the last take, but the rows
+    /// of parts that only grew by deltas wait until they stop changing
+    /// (their events are in the batch).
+    pub fn take_due(&mut self, now: std::time::Instant) -> Batch {
+        if let Some(waiting) = &mut self.waiting {
+            let t = &mut self.touched;
+            let streamed = std::mem::take(&mut t.streamed);
+            let settled = Settled {
+                parts: &t.parts,
+                messages: &t.messages,
+                sessions: &t.settled,
+            };
+            let due = waiting.due(streamed, &settled, now);
+            t.parts.extend(due);
+        }
+        self.take_rows()
+    }
+
+    /// Everything collected since the last take, and every waiting
+    /// streaming part's latest state.
     pub fn take(&mut self) -> Batch {
+        let t = &mut self.touched;
+        t.parts.append(&mut t.streamed);
+        if let Some(waiting) = &mut self.waiting {
+            t.parts.extend(waiting.all());
+        }
+        self.take_rows()
+    }
+
+    fn take_rows(&mut self) -> Batch {
+        self.touched.settled.clear();
         // The parts the store made of todo lists (named by the store).
         for sid in std::mem::take(&mut self.touched.todos) {
             let Some(session) = self.store.session(&sid) else {
@@ -171,6 +225,8 @@ impl Touched {
             sessions,
             messages,
             parts,
+            streamed,
+            settled,
             todos,
             updates,
             clock,
@@ -198,7 +254,15 @@ impl Touched {
                 part_id,
                 ..
             } => {
-                parts.insert((session.clone(), message_id.clone(), part_id.clone()));
+                streamed.insert((session.clone(), message_id.clone(), part_id.clone()));
+            }
+            Event::SessionIdle { .. }
+            | Event::SessionError { .. }
+            | Event::SessionStatus {
+                status: crate::model::SessionStatus::Idle,
+                ..
+            } => {
+                settled.insert(session.clone());
             }
             _ => {}
         }

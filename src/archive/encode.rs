@@ -72,8 +72,29 @@ pub fn encode(env: &Envelope) -> Option<String> {
             part_id,
             field,
             delta,
-        } => json!({"sessionID": session_id, "messageID": message_id, "partID": part_id,
-                    "field": field, "delta": delta}),
+        } => {
+            // Most of what streams: written directly, in the same bytes as
+            // a JSON object would give (its keys sorted), not built first.
+            let mut p = String::with_capacity(96 + delta.len() + part_id.len() * 3);
+            for (i, (name, value)) in [
+                ("delta", delta),
+                ("field", field),
+                ("messageID", message_id),
+                ("partID", part_id),
+                ("sessionID", session_id),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                p.push(if i == 0 { '{' } else { ',' });
+                p.push('"');
+                p.push_str(name);
+                p.push_str("\":");
+                push_string(&mut p, value);
+            }
+            p.push('}');
+            return Some(wrap(kind, &p, env));
+        }
         Event::TodoUpdated {
             session_id,
             raw_todos,
@@ -109,6 +130,14 @@ pub fn encode(env: &Envelope) -> Option<String> {
     };
     env.event.session()?;
     Some(wrap(kind, &properties.to_string(), env))
+}
+
+/// `value` as a JSON string.
+fn push_string(out: &mut String, value: &str) {
+    match serde_json::to_string(value) {
+        Ok(quoted) => out.push_str(&quoted),
+        Err(_) => out.push_str("\"\""),
+    }
 }
 
 fn status_json(status: &SessionStatus) -> Value {
@@ -239,6 +268,30 @@ mod tests {
             }
             _ => panic!("{json}"),
         }
+    }
+
+    #[test]
+    fn a_delta_is_logged_as_its_json_object_would_be() {
+        // Keys in the log are hashes of these bytes: the same as before.
+        let env = event(
+            r#"{"type":"message.part.delta","properties":{"sessionID":"ses_1","messageID":"msg_1","partID":"prt_1","field":"text","delta":" a \"quoted\"\n\u001b word é"}}"#,
+        );
+        let Event::PartDelta {
+            session_id,
+            message_id,
+            part_id,
+            field,
+            delta,
+        } = &env.event
+        else {
+            panic!("not a delta");
+        };
+        let properties = json!({"sessionID": session_id, "messageID": message_id,
+            "partID": part_id, "field": field, "delta": delta});
+        assert_eq!(
+            encode(&env).unwrap(),
+            wrap(env.event.kind(), &properties.to_string(), &env)
+        );
     }
 
     #[test]

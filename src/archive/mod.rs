@@ -45,6 +45,7 @@ mod sqlite_log;
 mod sqlite_marks;
 mod sqlite_search;
 mod sqlite_upkeep;
+mod stream_rows;
 pub mod writer;
 
 pub use engine::{ArchiveError, Engine, ImportMark, Trouble};

@@ -6,8 +6,9 @@
 //! (`super::keeper`), so the thread keeps draining the queue.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use super::collect::Collector;
@@ -21,7 +22,9 @@ use crate::model::{Envelope, MessageInfo, Part};
 const QUEUE: usize = 16 * 1024;
 /// A batch is written when it holds this many events or parts…
 const BATCH: usize = 2000;
-/// …or when its first item has waited this long.
+/// …or when its first item has waited this long. Until then the writer
+/// sleeps rather than waking for each event (a receiver waiting on the
+/// queue makes every send a wake-up on the loop's thread).
 const BATCH_WAIT: Duration = Duration::from_millis(250);
 /// Batches written between two checks of the archive's limits.
 const PRUNE_EVERY: u32 = 200;
@@ -39,18 +42,32 @@ enum Item {
 /// a few seconds at most).
 pub struct Tap {
     tx: Option<SyncSender<Item>>,
+    shared: Arc<Shared>,
+    /// The writer's thread: woken when the queue fills and when the tap
+    /// goes.
+    writer: Option<Thread>,
+    finished: Option<Receiver<()>>,
+}
+
+/// What the loop's end and the writer's thread share.
+#[derive(Default)]
+struct Shared {
     /// Set once the archive is off for this run (it failed, or is read-only):
     /// sends cost nothing then.
-    off: Arc<AtomicBool>,
-    dropped: Arc<AtomicU64>,
-    finished: Option<Receiver<()>>,
+    off: AtomicBool,
+    dropped: AtomicU64,
+    /// Items sent and not yet taken: past half the queue the writer is
+    /// woken to drain it before its batch is due.
+    queued: AtomicUsize,
+    /// How often the writer woke (a test counts them).
+    wakes: AtomicU64,
 }
 
 impl Tap {
     /// An event as received (copied only if the archive is on and the
     /// event belongs to a session).
     pub fn event(&self, env: &Envelope) {
-        if self.off.load(Ordering::Relaxed) {
+        if self.shared.off.load(Ordering::Relaxed) {
             return;
         }
         if let crate::model::Event::Server(report) = &env.event {
@@ -89,16 +106,29 @@ impl Tap {
 
     /// A session's messages, loaded over REST.
     pub fn loaded(&self, messages: &[(MessageInfo, Vec<Part>)]) {
-        if !self.off.load(Ordering::Relaxed) && !messages.is_empty() {
+        if !self.shared.off.load(Ordering::Relaxed) && !messages.is_empty() {
             self.send(Item::Loaded(messages.to_vec()));
         }
     }
 
     fn send(&self, item: Item) {
-        if let Some(tx) = &self.tx
-            && let Err(TrySendError::Full(_)) = tx.try_send(item)
-        {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+        let Some(tx) = &self.tx else { return };
+        // Counted before it is sent: the writer may take it at once.
+        let queued = self.shared.queued.fetch_add(1, Ordering::Relaxed) + 1;
+        match tx.try_send(item) {
+            Ok(()) => {
+                if queued >= QUEUE / 2
+                    && let Some(writer) = &self.writer
+                {
+                    writer.unpark();
+                }
+            }
+            Err(e) => {
+                self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+                if let TrySendError::Full(_) = e {
+                    self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
     }
 }
@@ -106,6 +136,10 @@ impl Tap {
 impl Drop for Tap {
     fn drop(&mut self) {
         self.tx = None;
+        // The writer may sleep until its batch is due: it writes now.
+        if let Some(writer) = &self.writer {
+            writer.unpark();
+        }
         if let Some(done) = self.finished.take() {
             let _ = done.recv_timeout(FINAL_WAIT);
         }
@@ -130,25 +164,28 @@ pub fn spawn_bounded(
 ) -> Tap {
     let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
     let (done_tx, done_rx) = std::sync::mpsc::channel();
-    let off = Arc::new(AtomicBool::new(false));
-    let dropped = Arc::new(AtomicU64::new(0));
-    let (off2, dropped2) = (off.clone(), dropped.clone());
+    let shared = Arc::new(Shared::default());
+    let theirs = shared.clone();
     let spawned = std::thread::Builder::new()
         .name("archive-writer".into())
         .spawn(move || {
-            run(&setting, origin, limits, &rx, &off2, &dropped2, &*say);
-            off2.store(true, Ordering::Relaxed);
+            run(&setting, origin, limits, &rx, &theirs, &*say);
+            theirs.off.store(true, Ordering::Relaxed);
             drop(rx);
             let _ = done_tx.send(());
         });
-    if let Err(e) = spawned {
-        tracing::warn!("archive: no writer thread: {e}");
-        off.store(true, Ordering::Relaxed);
-    }
+    let writer = match spawned {
+        Ok(handle) => Some(handle.thread().clone()),
+        Err(e) => {
+            tracing::warn!("archive: no writer thread: {e}");
+            shared.off.store(true, Ordering::Relaxed);
+            None
+        }
+    };
     Tap {
         tx: Some(tx),
-        off,
-        dropped,
+        shared,
+        writer,
         finished: Some(done_rx),
     }
 }
@@ -158,8 +195,7 @@ fn run(
     origin: Origin,
     limits: Limits,
     rx: &Receiver<Item>,
-    off: &AtomicBool,
-    dropped: &AtomicU64,
+    shared: &Shared,
     say: &dyn Fn(String),
 ) {
     let mut keeper = match Keeper::open(setting, say) {
@@ -192,36 +228,76 @@ fn run(
         keep_bounded(engine);
     }
     let mut since_pruned = 0;
-    let mut collector = Collector::new(origin);
+    let mut collector = Collector::live(origin);
     let mut first: Option<Instant> = None;
     let mut said_dropped = 0;
-    loop {
-        let mut wait = first.map_or(Duration::from_secs(3600), |t| {
-            BATCH_WAIT.saturating_sub(t.elapsed())
-        });
-        // While PostgreSQL is away, wake to try it again.
-        if let Some(at) = keeper.retry_at() {
-            wait = wait.min(at.saturating_duration_since(Instant::now()));
+    let take = |item: Item, collector: &mut Collector| {
+        shared.queued.fetch_sub(1, Ordering::Relaxed);
+        match item {
+            Item::Event(env) => collector.envelope(env),
+            Item::Server(key, url) => collector.server(key, url),
+            Item::Loaded(messages) => collector.loaded(messages),
         }
-        let closed = match rx.recv_timeout(wait) {
-            Ok(item) => {
-                match item {
-                    Item::Event(env) => collector.envelope(env),
-                    Item::Server(key, url) => collector.server(key, url),
-                    Item::Loaded(messages) => collector.loaded(messages),
+    };
+    loop {
+        shared.wakes.fetch_add(1, Ordering::Relaxed);
+        // Wake for the batch, a streaming part's row, or PostgreSQL again.
+        let mut until = first.map(|t| t + BATCH_WAIT);
+        for at in [collector.next_due(), keeper.retry_at()]
+            .into_iter()
+            .flatten()
+        {
+            until = Some(until.map_or(at, |u| u.min(at)));
+        }
+        let mut closed = false;
+        if first.is_none() {
+            // Nothing waits: sleep on the queue until something comes.
+            let wait = until.map_or(Duration::from_secs(3600), |u| {
+                u.saturating_duration_since(Instant::now())
+            });
+            match rx.recv_timeout(wait) {
+                Ok(item) => {
+                    take(item, &mut collector);
+                    first = Some(Instant::now());
                 }
-                first.get_or_insert_with(Instant::now);
-                false
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => closed = true,
             }
-            Err(RecvTimeoutError::Timeout) => false,
-            Err(RecvTimeoutError::Disconnected) => true,
-        };
-        let due = first.is_some_and(|t| t.elapsed() >= BATCH_WAIT);
-        if closed || due || collector.pending() >= BATCH {
+        } else {
+            // A batch is open: sleep until it is due (the tap wakes us when
+            // the queue fills or it goes), then take all that came.
+            if let Some(u) = until {
+                std::thread::park_timeout(u.saturating_duration_since(Instant::now()));
+            }
+            loop {
+                match rx.try_recv() {
+                    Ok(item) => {
+                        take(item, &mut collector);
+                        if collector.pending() >= BATCH {
+                            break;
+                        }
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        closed = true;
+                        break;
+                    }
+                }
+            }
+        }
+        let now = Instant::now();
+        let due = first.is_some_and(|t| now >= t + BATCH_WAIT);
+        let rows_due = collector.next_due().is_some_and(|at| now >= at);
+        if closed || due || rows_due || collector.pending() >= BATCH {
             first = None;
-            let batch = collector.take();
+            // Quitting: every streaming part's latest state too.
+            let batch = if closed {
+                collector.take()
+            } else {
+                collector.take_due(now)
+            };
             if let Err(e) = keeper.write(&batch, say) {
-                off.store(true, Ordering::Relaxed);
+                shared.off.store(true, Ordering::Relaxed);
                 say(format!("{e}: ocview goes on without it"));
                 return;
             }
@@ -232,7 +308,7 @@ fn run(
                 since_pruned = 0;
                 keep_bounded(engine);
             }
-            let lost = dropped.load(Ordering::Relaxed);
+            let lost = shared.dropped.load(Ordering::Relaxed);
             if lost > said_dropped {
                 said_dropped = lost;
                 say(format!(
@@ -248,3 +324,7 @@ fn run(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;

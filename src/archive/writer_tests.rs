@@ -1,0 +1,41 @@
+//! The writer's thread sleeps while a batch fills.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::*;
+use crate::source::record::{Decoded, decode};
+
+fn event(line: &str) -> Envelope {
+    match decode(line) {
+        Ok(Decoded::Event(env)) => env,
+        _ => panic!("not an event: {line}"),
+    }
+}
+
+#[test]
+fn the_writer_is_not_woken_for_each_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let tap = spawn(
+        Setting::Sqlite(dir.path().join("archive.db")),
+        Origin::default(),
+        Box::new(|line| eprintln!("{line}")),
+    );
+    tap.event(&event(
+        r#"{"type":"session.updated","properties":{"info":{"id":"ses_w","title":"w","time":{"created":1,"updated":1}}}}"#,
+    ));
+    // The archive opened and the first batch written.
+    std::thread::sleep(BATCH_WAIT * 3);
+    let before = tap.shared.wakes.load(Ordering::Relaxed);
+    // A stream's deltas, a few milliseconds apart, for about two batches.
+    for i in 0..100 {
+        tap.event(&event(&format!(
+            r#"{{"type":"message.part.delta","properties":{{"sessionID":"ses_w","messageID":"msg_w","partID":"prt_w","field":"text","delta":"w{i} "}}}}"#
+        )));
+        std::thread::sleep(Duration::from_millis(4));
+    }
+    std::thread::sleep(BATCH_WAIT * 2);
+    let woke = tap.shared.wakes.load(Ordering::Relaxed) - before;
+    assert!(woke <= 12, "woke {woke} times for 100 events");
+    assert_eq!(tap.shared.queued.load(Ordering::Relaxed), 0, "all taken");
+}
