@@ -3,7 +3,8 @@
 //! (opencode's database) list them after their own, under the machine and
 //! server they came from, once (a copy of a session the server or the
 //! database shows is not listed again), and open them; `R` on one plays
-//! its event log in the player. The real binary, in tmux.
+//! its event log in the player to what opening it shows. The real binary,
+//! in tmux.
 
 mod support;
 
@@ -11,7 +12,7 @@ use std::path::Path;
 
 use support::archived::{T, archive_session, elsewhere, session_lines, teammate};
 use support::fleet_server::FakeFleet;
-use support::tmux::Tmux;
+use support::tmux::{Tmux, player_position};
 
 /// An SQLite archive at `path` holding a teammate's session and, from
 /// another machine, a copy of `copy_of` titled "ARCHIVED COPY".
@@ -41,6 +42,17 @@ fn list(screen: &str) -> Vec<String> {
         .lines()
         .take_while(|l| l.contains('│'))
         .map(|l| l.split('│').next().unwrap_or("").trim_end().to_string())
+        .collect()
+}
+
+/// The open session's transcript: the right pane's lines between its
+/// title and the status line, trimmed, blank ones left out.
+fn transcript(screen: &str) -> Vec<String> {
+    let lines: Vec<&str> = screen.lines().collect();
+    lines[1..lines.len().saturating_sub(1)]
+        .iter()
+        .filter_map(|l| l.split_once('│').map(|(_, right)| right.trim().to_string()))
+        .filter(|l| !l.is_empty())
         .collect()
 }
 
@@ -100,7 +112,29 @@ fn a_single_servers_viewer_lists_the_archives_sessions() {
         "{shown}"
     );
     assert!(!shown.contains("(no server)"), "{shown}");
-    open_the_teammates_session(&t);
+    let opened = open_the_teammates_session(&t);
+
+    // `R` on its row: its event log in the player, played to the end,
+    // shows what opening it showed; quitting the player comes back.
+    t.keys(&["Escape"]);
+    t.wait_for("the list focused", |s| s.contains("enter open"));
+    t.keys(&["R"]);
+    let played = t.wait_for("the archived session played to its end", |s| {
+        s.contains("archive ses_team1")
+            && player_position(s).is_some_and(|(n, all)| n == all && n > 0)
+    });
+    assert_eq!(
+        transcript(&played),
+        transcript(&opened),
+        "{played}\n{opened}"
+    );
+    assert_eq!(
+        transcript(&opened),
+        ["◆ build · claude-x", "The invoice rounding is fixed"],
+        "{opened}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("the viewer again", |s| s.contains("the replay closed"));
     t.keys(&["q"]);
 }
 
