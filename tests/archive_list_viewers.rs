@@ -96,7 +96,7 @@ fn a_single_servers_viewer_lists_the_archives_sessions() {
         fleet.urls[0]
     ));
     let shown = t.wait_for("the server's and the archive's sessions", |s| {
-        s.contains("keep the fleet busy") && s.contains("Teammate fixes billing")
+        s.contains("load 0/0") && s.contains("Teammate fixes billing")
     });
     let rows = list(&shown);
     let server = row_of(&rows, &address);
