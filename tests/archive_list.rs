@@ -13,46 +13,16 @@ mod support;
 use std::time::{Duration, Instant};
 
 use common::{app_with, screen};
-use ocview::archive::collect::Collector;
 use ocview::archive::list_reader::{self, origin_key};
-use ocview::archive::{Engine, Origin, Setting};
+use ocview::archive::{Origin, Setting};
 use ocview::model::store::fleet;
-use ocview::source::ReplayReader;
 use ocview::source::live::LiveCommand;
 use ocview::source::player::SourceMsg;
+use support::archived::{T, archive_session, session_lines, teammate};
 use support::fleet_server::FakeFleet;
 use support::tmux::Tmux;
 
 const NOW: i64 = 1_795_339_400_000;
-const T: i64 = 1_795_339_000_000;
-
-fn session_lines(id: &str, title: &str, dir: &str, text: &str, ago_s: i64) -> String {
-    let t = T - ago_s * 1000;
-    format!(
-        r#"{{"type":"session.updated","properties":{{"info":{{"id":"{id}","title":"{title}","directory":"{dir}","time":{{"created":{t},"updated":{t}}}}}}}}}
-{{"type":"message.updated","properties":{{"info":{{"id":"msg_{id}","sessionID":"{id}","role":"assistant","agent":"build","providerID":"anthropic","modelID":"claude-x","time":{{"created":{t}}}}}}}}}
-{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_{id}","messageID":"msg_{id}","sessionID":"{id}","type":"text","text":"{text}"}}}}}}
-"#
-    )
-}
-
-/// One session written as a writer from `origin` would.
-fn archive_session(engine: &mut dyn Engine, origin: Origin, lines: &str) {
-    let mut collector = Collector::new(origin);
-    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.as_bytes().to_vec()));
-    while let Some(record) = reader.next_record().unwrap() {
-        collector.record(record);
-    }
-    engine.write(&collector.take()).unwrap();
-}
-
-fn teammate() -> Origin {
-    Origin {
-        server: Some("http://10.0.0.7:4096".into()),
-        host: "ana-laptop".into(),
-        file: None,
-    }
-}
 
 /// Whether a message lists a session.
 fn is_session(msg: &SourceMsg) -> bool {

@@ -89,7 +89,7 @@ actions! {
     Open => "open", Sessions, "open the session", ["enter", "l", "right"];
     ToggleTree => "toggle_tree", Sessions, "fold or unfold child sessions, or a heading's group", ["space", "h", "left"];
     DismissServer => "dismiss_server", Sessions, "forget a gone server and its sessions (on its heading)", ["x"];
-    ReplayHistory => "replay_history", Sessions, "replay a session of opencode's database in the player", ["R"];
+    ReplayHistory => "replay_history", Sessions, "replay a session of opencode's database or the archive in the player", ["R"];
     ScrollUp => "scroll_up", Turns, "scroll up a line", ["k", "up"];
     ScrollDown => "scroll_down", Turns, "scroll down a line", ["j", "down"];
     HalfPageUp => "half_page_up", Turns, "scroll up half a page", ["ctrl-u"];

@@ -326,6 +326,10 @@ impl App {
             &self.list.filter,
             &self.search.list.counts,
         );
+        crate::app::panes::session_list::tree::name_live_heading(
+            &mut self.list.rows,
+            self.list.live_heading.as_deref(),
+        );
         self.refresh_modified_files();
         self.areas = draw::layout(area, self);
         self.note_prompt_visible(tokio::time::Instant::now());

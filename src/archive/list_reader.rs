@@ -113,8 +113,14 @@ struct Reader {
     mark: Option<i64>,
     /// Origins already reported as members of the fleet.
     reported: HashSet<String>,
-    /// Opened sessions (bare id → key): a change sends their state again.
-    opened: HashMap<String, String>,
+    /// Opened sessions (bare id): a change sends what is new of them.
+    opened: HashMap<String, Opened>,
+    /// What each listed session's row was when sent (key and id →
+    /// fingerprint): a row heard of again unchanged is not sent again.
+    listed_rows: HashMap<(String, String), u64>,
+    /// Something was written that is not listed yet (the listener came
+    /// back, or a read failed): read what is new once the archive answers.
+    behind: bool,
     said: Option<String>,
     said_read_only: bool,
     listening: bool,
@@ -134,6 +140,8 @@ impl Reader {
             mark: None,
             reported: HashSet::new(),
             opened: HashMap::new(),
+            listed_rows: HashMap::new(),
+            behind: false,
             said: None,
             said_read_only: false,
             listening: false,
@@ -250,7 +258,7 @@ impl Reader {
             Err(e) => return self.failed(e.to_string()),
         };
         let first = self.newest == i64::MIN && self.next_page.is_none() && !self.listed_all;
-        if !first && (mark.is_none() || mark == self.mark) {
+        if !first && !self.behind && (mark.is_none() || mark == self.mark) {
             return;
         }
         self.mark = mark;
@@ -268,14 +276,28 @@ impl Reader {
         }
     }
 
-    /// Sessions updated since the newest listed.
+    /// Sessions updated since the newest listed. A connection that broke
+    /// (PostgreSQL restarted) is made again once before it is said.
     fn catch_up(&mut self) {
-        let Some(engine) = self.engine.as_mut() else {
-            return;
-        };
-        match engine.list_since(self.newest, PAGE) {
-            Ok(rows) => self.list(rows),
-            Err(e) => self.failed(e.to_string()),
+        self.behind = true;
+        for attempt in 0..2 {
+            if !self.open() {
+                return;
+            }
+            let Some(engine) = self.engine.as_mut() else {
+                return;
+            };
+            match engine.list_since(self.newest, PAGE) {
+                Ok(rows) => {
+                    self.behind = false;
+                    return self.list(rows);
+                }
+                Err(e) if attempt == 0 => {
+                    tracing::info!("archive list: {e}; connecting again");
+                    self.engine = None;
+                }
+                Err(e) => self.failed(e.to_string()),
+            }
         }
     }
 
@@ -307,17 +329,18 @@ impl Reader {
                     return;
                 };
                 match engine.listed(&id) {
-                    Ok(Some(row)) => {
-                        self.list(vec![row]);
-                        if let Some(key) = self.opened.get(&id).cloned() {
-                            self.send_state(&id, &key);
-                        }
-                    }
+                    Ok(Some(row)) => self.list(vec![row]),
                     Ok(None) => {}
-                    Err(e) => self.failed(e.to_string()),
+                    // Read with what else is new (a broken connection is
+                    // made again there).
+                    Err(e) => {
+                        tracing::info!("archive list: {e}");
+                        self.catch_up();
+                    }
                 }
             }
-            // Listening again, or too many to name: what is new since.
+            // Listening again (what was written meanwhile was announced to
+            // no one), or too many to name: what is new since, once.
             Heard::Connected | Heard::Many => {
                 if self.newest > i64::MIN {
                     self.catch_up();
@@ -327,7 +350,10 @@ impl Reader {
         }
     }
 
+    /// Send listed rows (not one already sent as it is), and what is new
+    /// of any of them that is open.
     fn list(&mut self, rows: Vec<ListedSession>) {
+        let mut open = Vec::new();
         for row in rows {
             self.newest = self.newest.max(row.updated);
             let key = origin_key(
@@ -345,8 +371,18 @@ impl Reader {
                     .to_string();
                 self.report(&key, &url);
             }
+            if self.opened.contains_key(&row.id) {
+                open.push(row.id.clone());
+            }
+            let print = fingerprint(&row.raw);
+            if self.listed_rows.insert((key.clone(), row.id), print) == Some(print) {
+                continue;
+            }
             let line = super::snapshot::session_event(&row.raw);
             self.send_line(&line, &key);
+        }
+        for id in open {
+            self.send_new(&id);
         }
     }
 
@@ -378,8 +414,20 @@ impl Reader {
             LiveCommand::Open(id) => {
                 let key = fleet::server_of(&id).unwrap_or_default().to_string();
                 let bare = fleet::bare(&id).to_string();
-                self.opened.insert(bare.clone(), key.clone());
-                self.send_state(&bare, &key);
+                // Opened (again): all of it, whatever was sent before.
+                let opened = Opened {
+                    key,
+                    sent: HashSet::new(),
+                };
+                self.opened.insert(bare.clone(), opened);
+                if self.send_new(&bare) {
+                    self.send(SourceMsg::Messages {
+                        session_id: id,
+                        messages: Vec::new(),
+                        older: false,
+                        complete: true,
+                    });
+                }
             }
             // The whole session came with its opening: no older page.
             LiveCommand::Older(id) | LiveCommand::AllOlder(id) => {
@@ -393,29 +441,52 @@ impl Reader {
         }
     }
 
-    /// A session's latest state from the archive, then a final, empty
-    /// page: the app asks for no older one.
-    fn send_state(&mut self, bare: &str, key: &str) {
+    /// What an open session's latest state in the archive holds that was
+    /// not sent yet (all of it, when just opened): each line says a whole
+    /// session, message or part, so a changed one is sent whole and an
+    /// unchanged one not at all. Whether the archive answered.
+    fn send_new(&mut self, bare: &str) -> bool {
         if !self.open() {
-            return;
+            return false;
         }
         let Some(engine) = self.engine.as_mut() else {
-            return;
+            return false;
         };
         let lines = match engine.snapshot(bare) {
             Ok(lines) => lines,
-            Err(e) => return self.failed(e.to_string()),
+            Err(e) => {
+                self.failed(e.to_string());
+                return false;
+            }
         };
-        for line in &lines {
-            self.send_line(line, key);
+        let Some(opened) = self.opened.get_mut(bare) else {
+            return false;
+        };
+        let key = opened.key.clone();
+        let new: Vec<String> = lines
+            .into_iter()
+            .filter(|line| opened.sent.insert(fingerprint(line)))
+            .collect();
+        for line in &new {
+            self.send_line(line, &key);
         }
-        self.send(SourceMsg::Messages {
-            session_id: fleet::scoped(bare, key),
-            messages: Vec::new(),
-            older: false,
-            complete: true,
-        });
+        true
     }
+}
+
+/// An open session: its origin's key, and what of it was sent.
+struct Opened {
+    key: String,
+    /// The fingerprints of the lines sent.
+    sent: HashSet<u64>,
+}
+
+/// A line's fingerprint, to tell a line already sent.
+fn fingerprint(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]

@@ -83,8 +83,10 @@ pub fn parse(payload: &str) -> Heard {
     }
 }
 
-/// How long after a drop the connection is made again, at most.
-const RETRY_MAX: Duration = Duration::from_secs(5);
+/// How long after a drop the connection is made again, at most: a
+/// teammate's session is in the list within a second of PostgreSQL coming
+/// back (a refused connection costs next to nothing).
+pub const RETRY_MAX: Duration = Duration::from_secs(1);
 
 /// Listen on the archive at `url` on a thread of its own, until `heard`
 /// returns false (its reader is gone).

@@ -109,7 +109,9 @@ pub fn history(config: Config, db: Option<PathBuf>) -> anyhow::Result<ExitCode> 
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("standard output is not a terminal; the history viewer needs one");
     }
-    let app = App::new(config, "history", false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut app = App::new(config, "history", false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // Searchable, and its sessions listed after the database's.
+    crate::connect_archive(&mut app, None);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

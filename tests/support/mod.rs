@@ -1,6 +1,7 @@
 //! The end-to-end harness: the real opencode server and a scripted model.
 #![allow(dead_code)]
 
+pub mod archived;
 pub mod cut_proxy;
 pub mod discover_json;
 pub mod fake_model;

@@ -21,6 +21,14 @@ pub fn spawn(setting: Option<&Setting>, tx: mpsc::Sender<SourceMsg>) -> Option<A
     }
 }
 
+/// The heading of a single server's own sessions (ids not scoped) when
+/// the archive's are listed beside them: its address, as a fleet's key.
+pub fn live_heading(base: &str) -> String {
+    let address = base.split_once("://").map_or(base, |(_, rest)| rest);
+    let address = address.strip_suffix('/').unwrap_or(address);
+    crate::model::wire::sanitize::line(address).into_owned()
+}
+
 /// One sender for the app's requests: the archive's sessions to
 /// `archive` (scoped ids: its reader scopes what it sends back), the
 /// database's to `history` (bare ids), the others to `live`.

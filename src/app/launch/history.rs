@@ -22,11 +22,13 @@ pub fn spawn(tx: mpsc::Sender<SourceMsg>) -> Option<HistoryHandle> {
 }
 
 /// `ocview history` (and `ocview` with no server found): the database's
-/// sessions alone.
+/// sessions, and the archive's (when on) after them.
 pub async fn history_tui(mut app: App, path: std::path::PathBuf) -> anyhow::Result<Outcome> {
     let (tx, rx) = mpsc::channel(8192);
+    // The archive's sessions after the database's.
+    let archive = super::archive_list::spawn(app.archive.setting.as_ref(), tx.clone());
     let handle = history::spawn(path, tx);
-    app.live = Some(super::archive_list::route(None, Some(handle), None));
+    app.live = Some(super::archive_list::route(None, Some(handle), archive));
     app.source.state = SourceState::Live;
     tui(app, rx).await
 }

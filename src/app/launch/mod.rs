@@ -114,7 +114,18 @@ pub async fn attach_tui(
         None => None,
     };
     app.message_totals = message_totals::for_server(client.base(), tx.clone());
-    app.live = Some(live::spawn(client, options, tx, raw));
+    // The archive's sessions after the server's, as in a fleet: the
+    // server's own then sit under its address.
+    let archive = archive_list::spawn(app.archive.setting.as_ref(), tx.clone());
+    let heading = archive_list::live_heading(client.base());
+    let live = live::spawn(client, options, tx, raw);
+    app.live = Some(match archive {
+        None => live,
+        Some(archive) => {
+            app.list.live_heading = Some(heading);
+            archive_list::route(Some(live), None, Some(archive))
+        }
+    });
     tui(app, rx).await
 }
 

@@ -41,7 +41,9 @@ impl Store {
     /// servers' sessions are not its to drop.
     pub fn retain_sessions(&mut self, server: Option<&str>, listed: &HashSet<String>) -> Outcome {
         let before = self.sessions.len();
-        let others = |id: &str| server.is_some() && super::fleet::server_of(id) != server;
+        // A single server's list (`None`) says nothing of the sessions other
+        // sources scope (the archive's, listed beside it).
+        let others = |id: &str| super::fleet::server_of(id) != server;
         self.sessions
             .retain(|s| others(&s.info.id) || listed.contains(&s.info.id));
         let changed = self.sessions.len() != before;

@@ -23,4 +23,7 @@ pub struct ListState {
     pub rows: Vec<tree::SessionRow>,
     /// First visible row (the list scrolls to keep the selection in view).
     pub offset: usize,
+    /// A single server's heading, when other sources' sessions (the
+    /// archive's) are listed beside its own (ids not scoped).
+    pub live_heading: Option<String>,
 }

@@ -163,6 +163,20 @@ pub fn rows(
     }
 }
 
+/// Name the heading of the sessions no server scopes (a single server's,
+/// listed beside the archive's) `name`, in place of "(no server)".
+pub fn name_live_heading(rows: &mut [SessionRow], name: Option<&str>) {
+    let Some(name) = name else { return };
+    let live = rows.iter_mut().find(|r| {
+        r.group.as_ref().is_some_and(|g| {
+            matches!(g.level, fleet_tree::Level::Server(_)) && g.server() == Some("")
+        })
+    });
+    if let Some(row) = live {
+        row.header = Some(name.to_string());
+    }
+}
+
 /// With sessions of several projects (`attach --all`), each project's
 /// sessions under a heading, projects in order of their newest session.
 fn group_by_project(store: &Store, rows: Vec<SessionRow>) -> Vec<SessionRow> {
