@@ -322,3 +322,46 @@ fn the_picture_script_gives_the_same_file_twice() {
     assert!(files[0].contains(">Sessions"), "{}", files[0]);
     assert_eq!(files[0], files[1], "two runs, two pictures");
 }
+
+/// Every text file a merge can leave half-done: the README, the docs, the
+/// sources, tests, benches and scripts.
+fn merged_text_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            merged_text_files(&path, out);
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("rs" | "md" | "toml" | "py" | "sh")
+        ) {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_file_holds_a_merge_conflicts_markers() {
+    let mut files = vec![root().join("README.md"), root().join("Cargo.toml")];
+    for dir in ["docs", "src", "tests", "benches", "scripts", ".ci"] {
+        merged_text_files(&root().join(dir), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let marker = ["<<<<<<< ", ">>>>>>> "]
+                .iter()
+                .any(|m| line.starts_with(m))
+                || line == "=======";
+            if marker {
+                found.push(format!("{}:{}: {line}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "merge markers left:\n{}", found.join("\n"));
+}
