@@ -271,7 +271,11 @@ fn a_postgres_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
     use ocview::archive::migrate::{MigrateError, PgStep, Ran};
     use ocview::archive::migrate_postgres::run;
     type Step<'a> = std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<(), MigrateError<tokio_postgres::Error>>> + Send + 'a>,
+        Box<
+            dyn std::future::Future<Output = Result<(), MigrateError<tokio_postgres::Error>>>
+                + Send
+                + 'a,
+        >,
     >;
     fn fill<'a>(tx: &'a tokio_postgres::Transaction<'a>) -> Step<'a> {
         Box::pin(async move {

@@ -354,14 +354,16 @@ fn no_file_holds_a_merge_conflicts_markers() {
             continue;
         };
         for (n, line) in text.lines().enumerate() {
-            let marker = ["<<<<<<< ", ">>>>>>> "]
-                .iter()
-                .any(|m| line.starts_with(m))
-                || line == "=======";
+            let marker =
+                ["<<<<<<< ", ">>>>>>> "].iter().any(|m| line.starts_with(m)) || line == "=======";
             if marker {
                 found.push(format!("{}:{}: {line}", file.display(), n + 1));
             }
         }
     }
-    assert!(found.is_empty(), "merge markers left:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "merge markers left:\n{}",
+        found.join("\n")
+    );
 }

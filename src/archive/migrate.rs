@@ -34,10 +34,11 @@ pub const HISTORY: &str = "ocview_schema_history";
 pub type SqliteStep = fn(&rusqlite::Transaction) -> rusqlite::Result<()>;
 
 /// A Rust step of a PostgreSQL migration, run after its SQL.
-pub type PgStep =
-    for<'a> fn(
-        &'a tokio_postgres::Transaction<'a>,
-    ) -> Pin<Box<dyn Future<Output = Result<(), MigrateError<tokio_postgres::Error>>> + Send + 'a>>;
+pub type PgStep = for<'a> fn(
+    &'a tokio_postgres::Transaction<'a>,
+) -> Pin<
+    Box<dyn Future<Output = Result<(), MigrateError<tokio_postgres::Error>>> + Send + 'a>,
+>;
 
 /// How a run ended.
 #[derive(Debug, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Transaction};
 
-use super::postgres_search::tsvector_sql;
 use super::postgres_log::LogError;
+use super::postgres_search::tsvector_sql;
 use super::query::indexable;
 use super::rows::{Batch, Written};
 

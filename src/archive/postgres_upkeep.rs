@@ -113,8 +113,9 @@ pub(super) fn vacuum(a: &mut PgArchive) -> Result<(), ArchiveError> {
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }
-    a.rt.block_on(a.client.batch_execute(
-        "VACUUM (ANALYZE) event_blocks, event_keys, parts, messages, sessions",
-    ))
+    a.rt.block_on(
+        a.client
+            .batch_execute("VACUUM (ANALYZE) event_blocks, event_keys, parts, messages, sessions"),
+    )
     .map_err(|e| classify(&a.place, &e))
 }
