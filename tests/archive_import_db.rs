@@ -7,10 +7,13 @@
 //! engines: SQLite in a temporary directory and a real PostgreSQL; and from
 //! a database the real opencode 1.18.33 wrote, through the command line.
 
+#[path = "support/fresh_archive.rs"]
+mod fresh_archive;
 #[path = "support/postgres.rs"]
 mod postgres_support;
 mod support;
 
+use fresh_archive::{Files, Fresh, Server};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -270,29 +273,6 @@ fn hits(archive: &mut dyn Engine, word: &str) -> Vec<String> {
         .into_iter()
         .map(|h| h.session_id)
         .collect()
-}
-
-/// Opens a fresh, empty archive of one engine each time it is called.
-trait Fresh {
-    fn fresh(&mut self) -> Setting;
-}
-
-struct Files(tempfile::TempDir, u32);
-
-impl Fresh for Files {
-    fn fresh(&mut self) -> Setting {
-        self.1 += 1;
-        Setting::Sqlite(self.0.path().join(format!("a{}/archive.db", self.1)))
-    }
-}
-
-struct Server(postgres_support::Postgres, u32);
-
-impl Fresh for Server {
-    fn fresh(&mut self) -> Setting {
-        self.1 += 1;
-        Setting::Postgres(self.0.database(&format!("d{}", self.1)))
-    }
 }
 
 fn suite(engines: &mut dyn Fresh) {

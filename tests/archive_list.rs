@@ -18,7 +18,7 @@ use ocview::archive::{Origin, Setting};
 use ocview::model::store::fleet;
 use ocview::source::live::LiveCommand;
 use ocview::source::player::SourceMsg;
-use support::archived::{T, archive_session, session_lines, teammate};
+use support::archived::{T, archive_session, archive_teammates_session, session_lines, teammate};
 use support::fleet_server::FakeFleet;
 use support::tmux::Tmux;
 
@@ -89,17 +89,7 @@ fn archived_sessions_list_by_origin_once_and_open_from_the_archive() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("archive.db");
     let mut engine = ocview::archive::sqlite::SqliteArchive::open(&path).unwrap();
-    archive_session(
-        &mut engine,
-        teammate(),
-        &session_lines(
-            "ses_team1",
-            "Teammate fixes billing",
-            "/home/ana/billing",
-            "The invoice rounding is fixed",
-            600,
-        ),
-    );
+    archive_teammates_session(&mut engine, 600);
     archive_session(
         &mut engine,
         Origin {
@@ -263,17 +253,7 @@ fn a_teammates_session_appears_in_a_running_viewers_list() {
         &session_lines(live_id, "ARCHIVED COPY", "/srv/0", "old", 60),
     );
     let written = Instant::now();
-    archive_session(
-        &mut writer,
-        teammate(),
-        &session_lines(
-            "ses_team1",
-            "Teammate fixes billing",
-            "/home/ana/billing",
-            "The invoice rounding is fixed",
-            30,
-        ),
-    );
+    archive_teammates_session(&mut writer, 30);
     let shown = t.wait_for("the teammate's session", |s| {
         s.contains("Teammate fixes billing")
     });

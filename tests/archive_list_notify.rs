@@ -15,7 +15,7 @@ use ocview::archive::postgres::PgArchive;
 use ocview::model::store::fleet;
 use ocview::source::live::LiveCommand;
 use ocview::source::player::SourceMsg;
-use support::archived::{T, archive_session, session_lines, teammate};
+use support::archived::{T, archive_session, archive_teammates_session, session_lines, teammate};
 use tokio::sync::mpsc::Receiver;
 
 /// What the reader sends until `done` says enough (at most `limit`).
@@ -198,17 +198,7 @@ fn an_open_session_is_not_sent_whole_again_on_each_notify() {
     };
     let url = pg.database("team");
     let mut writer = PgArchive::open(&url).unwrap();
-    archive_session(
-        &mut writer,
-        teammate(),
-        &session_lines(
-            "ses_team1",
-            "Teammate fixes billing",
-            "/home/ana/billing",
-            "The invoice rounding is fixed",
-            30,
-        ),
-    );
+    archive_teammates_session(&mut writer, 30);
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let handle = list_reader::spawn(Setting::Postgres(url.clone()), tx);
     receive_until(&mut rx, Duration::from_secs(20), |m| {

@@ -10,7 +10,7 @@ mod support;
 
 use std::path::Path;
 
-use support::archived::{T, archive_session, elsewhere, session_lines, teammate};
+use support::archived::{T, archive_session, archive_teammates_session, elsewhere, session_lines};
 use support::fleet_server::FakeFleet;
 use support::tmux::{Tmux, player_position};
 
@@ -18,17 +18,7 @@ use support::tmux::{Tmux, player_position};
 /// another machine, a copy of `copy_of` titled "ARCHIVED COPY".
 fn archive_with(path: &Path, copy_of: &str) {
     let mut engine = ocview::archive::sqlite::SqliteArchive::open(path).unwrap();
-    archive_session(
-        &mut engine,
-        teammate(),
-        &session_lines(
-            "ses_team1",
-            "Teammate fixes billing",
-            "/home/ana/billing",
-            "The invoice rounding is fixed",
-            30,
-        ),
-    );
+    archive_teammates_session(&mut engine, 30);
     archive_session(
         &mut engine,
         elsewhere(),

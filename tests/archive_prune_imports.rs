@@ -6,6 +6,8 @@
 //! (its import mark went too). Run on both engines: SQLite in a temporary
 //! directory and a real PostgreSQL.
 
+#[path = "support/fresh_archive.rs"]
+mod fresh_archive;
 #[path = "support/history_db.rs"]
 #[allow(dead_code)]
 mod history_db;
@@ -15,6 +17,7 @@ mod postgres_support;
 #[allow(dead_code)]
 mod usage_db;
 
+use fresh_archive::{Files, Fresh, Server};
 use std::path::{Path, PathBuf};
 
 use ocview::archive::import::{Imported, import_file};
@@ -57,29 +60,6 @@ fn recording(dir: &Path, id: &str, updated: i64) -> PathBuf {
 
 fn import(archive: &mut dyn Engine, path: &Path) -> Imported {
     import_file(archive, path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Opens a fresh, empty archive of one engine each time it is called.
-trait Fresh {
-    fn fresh(&mut self) -> Setting;
-}
-
-struct Files(tempfile::TempDir, u32);
-
-impl Fresh for Files {
-    fn fresh(&mut self) -> Setting {
-        self.1 += 1;
-        Setting::Sqlite(self.0.path().join(format!("a{}/archive.db", self.1)))
-    }
-}
-
-struct Server(postgres_support::Postgres, u32);
-
-impl Fresh for Server {
-    fn fresh(&mut self) -> Setting {
-        self.1 += 1;
-        Setting::Postgres(self.0.database(&format!("p{}", self.1)))
-    }
 }
 
 fn suite(engines: &mut dyn Fresh) {

@@ -66,35 +66,7 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
     }
     let limit = q.limit.max(1);
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
-    let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
-        args.push(value);
-        format!("${}", args.len())
-    };
-    // The filters a session's row answers (its project, its server), the
-    // time of a document (`{time}`), and those only a part answers.
-    let mut on_session = String::new();
-    if let Some(p) = &q.project {
-        on_session += &format!(" AND strpos(s.directory, {}) > 0", arg(Box::new(p.clone())));
-    }
-    if let Some(v) = &q.server {
-        let v = arg(Box::new(v.clone()));
-        on_session += &format!(" AND (strpos(s.server, {v}) > 0 OR strpos(s.host, {v}) > 0)");
-    }
-    if let Some(t) = q.since {
-        on_session += &format!(" AND {{time}} >= {}", arg(Box::new(t)));
-    }
-    if let Some(t) = q.until {
-        on_session += &format!(" AND {{time}} < {}", arg(Box::new(t)));
-    }
-    let mut on_part = String::new();
-    if let Some(v) = &q.model {
-        on_part += &format!(" AND strpos(p.model, {}) > 0", arg(Box::new(v.clone())));
-    }
-    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
-        if let Some(v) = value {
-            on_part += &format!(" AND p.{column} = {}", arg(Box::new(v.clone())));
-        }
-    }
+    let (on_session, on_part) = filters(q, &mut args, "p");
     let needs_session = q.project.is_some() || q.server.is_some();
     let mut sql = format!(
         "(SELECT p.id AS part_id, p.session_id, p.time FROM parts p{}, to_tsquery('simple', $1) q
@@ -159,42 +131,61 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
         .collect())
 }
 
+/// The SQL of `q`'s filters, their values added to `args`: those a
+/// session's row answers (its project, its server, and the document's
+/// time, written `{time}`), and those only a part answers, on the table
+/// named `part` (its model, agent, tool and state).
+fn filters(
+    q: &Query,
+    args: &mut Vec<Box<dyn ToSql + Sync + Send>>,
+    part: &str,
+) -> (String, String) {
+    let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
+        args.push(value);
+        format!("${}", args.len())
+    };
+    let mut on_session = String::new();
+    if let Some(p) = &q.project {
+        on_session += &format!(" AND strpos(s.directory, {}) > 0", arg(Box::new(p.clone())));
+    }
+    if let Some(v) = &q.server {
+        let v = arg(Box::new(v.clone()));
+        on_session += &format!(" AND (strpos(s.server, {v}) > 0 OR strpos(s.host, {v}) > 0)");
+    }
+    if let Some(t) = q.since {
+        on_session += &format!(" AND {{time}} >= {}", arg(Box::new(t)));
+    }
+    if let Some(t) = q.until {
+        on_session += &format!(" AND {{time}} < {}", arg(Box::new(t)));
+    }
+    let mut on_part = String::new();
+    if let Some(v) = &q.model {
+        on_part += &format!(
+            " AND strpos({part}.model, {}) > 0",
+            arg(Box::new(v.clone()))
+        );
+    }
+    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
+        if let Some(v) = value {
+            on_part += &format!(" AND {part}.{column} = {}", arg(Box::new(v.clone())));
+        }
+    }
+    (on_session, on_part)
+}
+
 /// The hits of `q` in an archive of schema 5 that this user may not
 /// upgrade (a reader's, before a writer's ocview came): its `search` table
 /// keeps each document's text.
 fn search_v5(a: &mut PgArchive, q: &Query, matching: String) -> Result<Vec<Hit>, ArchiveError> {
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
-    let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
-        args.push(value);
-        format!("${}", args.len())
-    };
-    let mut sql = String::from(
+    let (on_session, on_part) = filters(q, &mut args, "d");
+    let mut sql = format!(
         "SELECT d.session_id, coalesce(s.title, ''), d.time, s.directory, s.server, s.host,
                 s.file, d.message_id, d.part_id, d.kind, d.body
          FROM search d LEFT JOIN sessions s ON s.id = d.session_id, to_tsquery('simple', $1) q
-         WHERE d.tsv @@ q",
+         WHERE d.tsv @@ q{}{on_part}",
+        on_session.replace("{time}", "d.time"),
     );
-    if let Some(p) = &q.project {
-        sql += &format!(" AND strpos(s.directory, {}) > 0", arg(Box::new(p.clone())));
-    }
-    if let Some(v) = &q.server {
-        let v = arg(Box::new(v.clone()));
-        sql += &format!(" AND (strpos(s.server, {v}) > 0 OR strpos(s.host, {v}) > 0)");
-    }
-    if let Some(t) = q.since {
-        sql += &format!(" AND d.time >= {}", arg(Box::new(t)));
-    }
-    if let Some(t) = q.until {
-        sql += &format!(" AND d.time < {}", arg(Box::new(t)));
-    }
-    if let Some(v) = &q.model {
-        sql += &format!(" AND strpos(d.model, {}) > 0", arg(Box::new(v.clone())));
-    }
-    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
-        if let Some(v) = value {
-            sql += &format!(" AND d.{column} = {}", arg(Box::new(v.clone())));
-        }
-    }
     sql += &format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1));
     let params: Vec<&(dyn ToSql + Sync)> = args
         .iter()

@@ -46,3 +46,19 @@ pub fn elsewhere() -> Origin {
         file: None,
     }
 }
+
+/// The teammate's session the list tests look for ("Teammate fixes
+/// billing", id `ses_team1`), updated `ago_s` seconds before `T`.
+pub fn archive_teammates_session(engine: &mut dyn Engine, ago_s: i64) {
+    archive_session(
+        engine,
+        teammate(),
+        &session_lines(
+            "ses_team1",
+            "Teammate fixes billing",
+            "/home/ana/billing",
+            "The invoice rounding is fixed",
+            ago_s,
+        ),
+    );
+}

@@ -1,0 +1,29 @@
+//! A fresh, empty archive of one engine at each call, for the suites run
+//! on both: SQLite files in a temporary folder, databases of one real
+//! PostgreSQL (the including test names it `postgres_support`).
+
+use ocview::archive::Setting;
+
+pub trait Fresh {
+    fn fresh(&mut self) -> Setting;
+}
+
+/// SQLite: a new file each time, under the folder.
+pub struct Files(pub tempfile::TempDir, pub u32);
+
+impl Fresh for Files {
+    fn fresh(&mut self) -> Setting {
+        self.1 += 1;
+        Setting::Sqlite(self.0.path().join(format!("a{}/archive.db", self.1)))
+    }
+}
+
+/// PostgreSQL: a new database each time, on the one server.
+pub struct Server(pub crate::postgres_support::Postgres, pub u32);
+
+impl Fresh for Server {
+    fn fresh(&mut self) -> Setting {
+        self.1 += 1;
+        Setting::Postgres(self.0.database(&format!("a{}", self.1)))
+    }
+}
