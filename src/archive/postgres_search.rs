@@ -95,13 +95,7 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
          LEFT JOIN parts p ON p.id = h.part_id
          ORDER BY h.time DESC LIMIT {limit}"
     );
-    let params: Vec<&(dyn ToSql + Sync)> = args
-        .iter()
-        .map(|a| a.as_ref() as &(dyn ToSql + Sync))
-        .collect();
-    let rows =
-        a.rt.block_on(a.client.query(&sql, &params))
-            .map_err(|e| classify(&a.place, &e))?;
+    let rows = query(a, &sql, &args)?;
     let words = q.words();
     Ok(rows
         .iter()
@@ -129,6 +123,20 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
             hit
         })
         .collect())
+}
+
+/// The rows `sql` gives with `args` as its values.
+fn query(
+    a: &mut PgArchive,
+    sql: &str,
+    args: &[Box<dyn ToSql + Sync + Send>],
+) -> Result<Vec<tokio_postgres::Row>, ArchiveError> {
+    let params: Vec<&(dyn ToSql + Sync)> = args
+        .iter()
+        .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+        .collect();
+    a.rt.block_on(a.client.query(sql, &params))
+        .map_err(|e| classify(&a.place, &e))
 }
 
 /// The SQL of `q`'s filters, their values added to `args`: those a
@@ -187,13 +195,7 @@ fn search_v5(a: &mut PgArchive, q: &Query, matching: String) -> Result<Vec<Hit>,
         on_session.replace("{time}", "d.time"),
     );
     sql += &format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1));
-    let params: Vec<&(dyn ToSql + Sync)> = args
-        .iter()
-        .map(|a| a.as_ref() as &(dyn ToSql + Sync))
-        .collect();
-    let rows =
-        a.rt.block_on(a.client.query(&sql, &params))
-            .map_err(|e| classify(&a.place, &e))?;
+    let rows = query(a, &sql, &args)?;
     let words = q.words();
     Ok(rows
         .iter()
