@@ -96,19 +96,29 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
          ORDER BY h.time DESC LIMIT {limit}"
     );
     let rows = query(a, &sql, &args)?;
+    // A part's snippet is cut from its JSON; a title's from the title.
+    Ok(hits(&rows, q, |r, kind, title| {
+        match r.get::<_, Option<&str>>(10) {
+            Some(raw) => super::snippet::text_of_part(kind, raw),
+            None => super::query::indexable(title).into_owned(),
+        }
+    }))
+}
+
+/// The hits of rows of either layout: session, title, time, project,
+/// server, host, file, message, part, kind, and a last column `body`
+/// makes the snippet's text from.
+fn hits(
+    rows: &[tokio_postgres::Row],
+    q: &Query,
+    body: impl Fn(&tokio_postgres::Row, &str, &str) -> String,
+) -> Vec<Hit> {
     let words = q.words();
-    Ok(rows
-        .iter()
+    rows.iter()
         .map(|r| {
-            let kind: String = r.get(9);
-            let title: String = r.get(1);
-            let body = match r.get::<_, Option<&str>>(10) {
-                Some(raw) => super::snippet::text_of_part(&kind, raw),
-                None => super::query::indexable(&title).into_owned(),
-            };
             let mut hit = Hit {
                 session_id: r.get(0),
-                title,
+                title: r.get(1),
                 time: r.get(2),
                 project: r.get(3),
                 server: r.get(4),
@@ -116,13 +126,14 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
                 file: r.get(6),
                 message_id: r.get(7),
                 part_id: r.get(8),
-                kind,
+                kind: r.get(9),
                 snippet: String::new(),
             };
-            hit.set_snippet(&super::snippet::snippet(&body, &words, q.prefix));
+            let text = body(r, &hit.kind, &hit.title);
+            hit.set_snippet(&super::snippet::snippet(&text, &words, q.prefix));
             hit
         })
-        .collect())
+        .collect()
 }
 
 /// The rows `sql` gives with `args` as its values.
@@ -196,26 +207,5 @@ fn search_v5(a: &mut PgArchive, q: &Query, matching: String) -> Result<Vec<Hit>,
     );
     sql += &format!(" ORDER BY d.time DESC LIMIT {}", q.limit.max(1));
     let rows = query(a, &sql, &args)?;
-    let words = q.words();
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let mut hit = Hit {
-                session_id: r.get(0),
-                title: r.get(1),
-                time: r.get(2),
-                project: r.get(3),
-                server: r.get(4),
-                host: r.get(5),
-                file: r.get(6),
-                message_id: r.get(7),
-                part_id: r.get(8),
-                kind: r.get(9),
-                snippet: String::new(),
-            };
-            let body: &str = r.get(10);
-            hit.set_snippet(&super::snippet::snippet(body, &words, q.prefix));
-            hit
-        })
-        .collect())
+    Ok(hits(&rows, q, |r, _, _| r.get::<_, &str>(10).to_string()))
 }
