@@ -61,8 +61,13 @@ fn open_the_teammates_session(t: &Tmux) -> String {
             .any(|l| l.contains('›') && l.contains("Teammate fixes billing"))
     });
     t.keys(&["Enter"]);
-    t.wait_for("the archived session's text", |s| {
+    // The selection already shows its text: wait for the turn view's own
+    // hints too, so the next key is not sent before enter was taken (an
+    // escape and a key read together are alt+key).
+    t.wait_for("the archived session's text, the turn view focused", |s| {
         s.contains("The invoice rounding is fixed")
+            && s.contains("esc back")
+            && !s.contains("enter open")
     })
 }
 
