@@ -22,7 +22,7 @@ use super::rows::EventRow;
 
 /// zstd's level: level 3 gives most of the ratio of the higher ones at a
 /// speed the indexing goal affords.
-const LEVEL: i32 = 3;
+const LEVEL: i32 = 1;
 
 /// Bits of a slot that come from the key; the rest (above) from the session.
 const KEY_BITS: u32 = 40;

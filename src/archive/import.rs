@@ -18,8 +18,8 @@ use crate::source::replay::ReplayReader;
 
 /// Records read before a batch is written.
 const BATCH: usize = 4000;
-/// Records read between two progress reports.
-const REPORT_EVERY: u64 = 256;
+/// The longest between two progress reports while a file is read.
+const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// What one file added.
 #[derive(Debug, Clone, Default)]
@@ -171,58 +171,191 @@ fn import_into(
         }
         _ => 0,
     };
-    let mut collector = Collector::new(origin);
-    let mut reader = ReplayReader::new(input);
-    let mut write = |collector: &mut Collector, out: &mut Imported, done: bool| {
-        let mut batch = collector.take();
-        batch.checkpoint = mark.as_ref().map(|m| Checkpoint {
-            mark: m.clone(),
-            records: out.records as i64,
-            bytes: read.load(Ordering::Relaxed) as i64,
-            done,
-        });
-        if batch.is_empty() {
-            return Ok(());
-        }
-        out.sent.events += batch.events.len() as u64;
-        out.sent.parts += batch.parts.len() as u64;
-        let w = engine.write(&batch)?;
-        out.written.events += w.events;
-        out.written.parts += w.parts;
-        Ok::<(), String>(())
+    // Two stages on two threads: reading, decoding and collecting the next
+    // batch goes on while the last one is written (each takes about half
+    // of an import's time). At most one batch waits between them.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
+    let reading = Reading {
+        reader: ReplayReader::new(input),
+        collector: Collector::new(origin),
+        mark,
+        read: read.clone(),
+        skip,
     };
-    loop {
-        let record = reader
-            .next_record()
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
-        let Some(record) = record else { break };
-        out.records += 1;
-        collector.record(record);
-        if out.records % REPORT_EVERY == 0 {
-            on(Step::Read {
-                bytes: read.load(Ordering::Relaxed),
-                total,
-            });
-        }
-        if out.records <= skip {
-            // Already in the archive: it still teaches the collector's
-            // store (later events build on it) and the keys of repeated
-            // deltas, but makes no rows.
-            if out.records == skip || collector.pending() >= BATCH {
-                collector.forget();
+    std::thread::scope(|scope| {
+        let producer = std::thread::Builder::new()
+            .name("archive-import-read".into())
+            .spawn_scoped(scope, move || reading.run(&tx))
+            .map_err(|e| format!("cannot start reading {shown}: {e}"))?;
+        let mut said = None;
+        let mut wrote = Ok(());
+        loop {
+            let batch = match rx.recv_timeout(REPORT_EVERY) {
+                Ok(batch) => Some(batch),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            let bytes = read.load(Ordering::Relaxed);
+            if said != Some(bytes) {
+                said = Some(bytes);
+                on(Step::Read { bytes, total });
             }
-            continue;
+            let Some(batch) = batch else { continue };
+            out.sent.events += batch.events.len() as u64;
+            out.sent.parts += batch.parts.len() as u64;
+            match engine.write(&batch) {
+                Ok(w) => {
+                    out.written.events += w.events;
+                    out.written.parts += w.parts;
+                }
+                Err(e) => {
+                    // The reader stops at its next batch.
+                    wrote = Err(e);
+                    break;
+                }
+            }
         }
-        if collector.pending() >= BATCH {
-            write(&mut collector, &mut out, false)?;
+        drop(rx);
+        let finished = producer
+            .join()
+            .map_err(|_| format!("reading {shown} failed"))?;
+        wrote?;
+        let read_all = finished.map_err(|e| format!("cannot read {shown}: {e}"))?;
+        on(Step::Read {
+            bytes: read.load(Ordering::Relaxed),
+            total,
+        });
+        out.records = read_all.records;
+        out.sessions = read_all.sessions;
+        out.form = read_all.form;
+        Ok(out)
+    })
+}
+
+/// The reading stage of an import: records read, collected, and handed
+/// on a batch at a time with their checkpoint.
+struct Reading {
+    reader: ReplayReader<Box<dyn BufRead + Send>>,
+    collector: Collector,
+    mark: Option<FileMark>,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Records the archive already holds (a resumed import).
+    skip: u64,
+}
+
+/// What the reading stage found in the whole file.
+struct ReadAll {
+    records: u64,
+    sessions: usize,
+    form: Option<&'static str>,
+}
+
+impl Reading {
+    /// Read to the end, sending each batch; stops early, without error,
+    /// when the writing stage has gone (it failed).
+    fn run(mut self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Result<ReadAll, std::io::Error> {
+        let mut records = 0u64;
+        let send = |collector: &mut Collector, records: u64, done: bool| {
+            let mut batch = collector.take();
+            batch.checkpoint = self.mark.as_ref().map(|m| Checkpoint {
+                mark: m.clone(),
+                records: records as i64,
+                bytes: self.read.load(Ordering::Relaxed) as i64,
+                done,
+            });
+            batch.is_empty() || tx.send(batch).is_ok()
+        };
+        while let Some(record) = self.reader.next_record()? {
+            records += 1;
+            self.collector.record(record);
+            if records <= self.skip {
+                // Already in the archive: it still teaches the collector's
+                // store (later events build on it) and the keys of repeated
+                // deltas, but makes no rows.
+                if records == self.skip || self.collector.pending() >= BATCH {
+                    self.collector.forget();
+                }
+                continue;
+            }
+            if self.collector.pending() >= BATCH && !send(&mut self.collector, records, false) {
+                break;
+            }
+        }
+        send(&mut self.collector, records, true);
+        Ok(ReadAll {
+            records,
+            sessions: self.collector.store.sessions().len(),
+            form: self.reader.format().map(|f| f.label()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink that keeps what each batch said, and fails at write `fail_at`.
+    struct Seen {
+        batches: Vec<(usize, Option<(i64, bool)>)>,
+        fail_at: Option<usize>,
+    }
+
+    impl Sink for Seen {
+        fn checkpoint(&mut self, _file: &str) -> Result<Option<Checkpoint>, String> {
+            Ok(None)
+        }
+
+        fn write(&mut self, batch: &Batch) -> Result<Written, String> {
+            if self.fail_at == Some(self.batches.len()) {
+                return Err("the disk is full".into());
+            }
+            let mark = batch.checkpoint.as_ref().map(|c| (c.records, c.done));
+            self.batches.push((batch.parts.len(), mark));
+            Ok(Written::default())
         }
     }
-    write(&mut collector, &mut out, true)?;
-    on(Step::Read {
-        bytes: read.load(Ordering::Relaxed),
-        total,
-    });
-    out.sessions = collector.store.sessions().len();
-    out.form = reader.format().map(|f| f.label());
-    Ok(out)
+
+    /// A file of `parts` part updates in one session.
+    fn parts_file(parts: usize) -> tempfile::NamedTempFile {
+        use std::io::Write;
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        for i in 0..parts {
+            let line = serde_json::json!({"type": "message.part.updated", "properties": {"part": {
+                "id": format!("prt_{i:06}"), "messageID": "msg_1", "sessionID": "ses_1",
+                "type": "text", "text": format!("word {i}")}}});
+            writeln!(f, "{line}").unwrap();
+        }
+        f.flush().unwrap();
+        f
+    }
+
+    #[test]
+    fn batches_reach_the_writer_in_order_each_with_its_checkpoint() {
+        let file = parts_file(3 * BATCH + 7);
+        let mut sink = Seen {
+            batches: Vec::new(),
+            fail_at: None,
+        };
+        let out = import_into(&mut sink, file.path(), &mut |_| {}).unwrap();
+        assert_eq!(out.records, (3 * BATCH + 7) as u64);
+        let parts: usize = sink.batches.iter().map(|b| b.0).sum();
+        assert_eq!(parts, 3 * BATCH + 7);
+        let marks: Vec<(i64, bool)> = sink.batches.iter().filter_map(|b| b.1).collect();
+        assert_eq!(marks.len(), sink.batches.len(), "{marks:?}");
+        assert!(marks.windows(2).all(|w| w[0].0 < w[1].0), "{marks:?}");
+        assert_eq!(marks.last(), Some(&((3 * BATCH + 7) as i64, true)));
+        assert!(marks[..marks.len() - 1].iter().all(|m| !m.1), "{marks:?}");
+    }
+
+    #[test]
+    fn a_failed_write_stops_the_reading_and_says_why() {
+        let file = parts_file(20 * BATCH);
+        let mut sink = Seen {
+            batches: Vec::new(),
+            fail_at: Some(1),
+        };
+        let err = import_into(&mut sink, file.path(), &mut |_| {}).unwrap_err();
+        assert!(err.contains("the disk is full"), "{err}");
+        assert_eq!(sink.batches.len(), 1);
+    }
 }

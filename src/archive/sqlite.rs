@@ -317,14 +317,21 @@ impl Engine for SqliteArchive {
                      RETURNING pk, time",
                 )
                 .map_err(err)?;
+            // A part the archive does not hold yet (an import's usual
+            // case) is inserted in one step; only one it holds is looked
+            // up first, for the document to take out.
+            let mut fresh_part = tx
+                .prepare(
+                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                     ON CONFLICT (id) DO NOTHING
+                     RETURNING pk, time",
+                )
+                .map_err(err)?;
             let mut old_part = tx
                 .prepare("SELECT pk, time FROM parts WHERE id = ?1")
                 .map_err(err)?;
             for p in &batch.parts {
-                let old: Option<(i64, i64)> = old_part
-                    .query_row([&p.id], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
-                    .map_err(err)?;
                 // No second copy of what the log holds as it is.
                 let logged = p
                     .logged_as
@@ -335,25 +342,35 @@ impl Engine for SqliteArchive {
                     None => super::sqlite_log::pack_part(&p.raw).map_err(err)?,
                 };
                 let hash = super::sqlite_log::part_hash(&p.raw);
-                let new: Option<(i64, i64)> = part
-                    .query_row(
-                        params![
-                            p.id,
-                            p.message_id,
-                            p.session_id,
-                            p.kind,
-                            p.tool,
-                            p.state,
-                            p.time,
-                            p.updated,
-                            raw,
-                            hash,
-                            logged
-                        ],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
+                let values = params![
+                    p.id,
+                    p.message_id,
+                    p.session_id,
+                    p.kind,
+                    p.tool,
+                    p.state,
+                    p.time,
+                    p.updated,
+                    raw,
+                    hash,
+                    logged
+                ];
+                let pk_time = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
+                let inserted: Option<(i64, i64)> = fresh_part
+                    .query_row(values, pk_time)
                     .optional()
                     .map_err(err)?;
+                let (old, new) = match inserted {
+                    Some(row) => (None, Some(row)),
+                    None => {
+                        let old: Option<(i64, i64)> = old_part
+                            .query_row([&p.id], pk_time)
+                            .optional()
+                            .map_err(err)?;
+                        let new = part.query_row(values, pk_time).optional().map_err(err)?;
+                        (old, new)
+                    }
+                };
                 let Some((pk, time)) = new else { continue };
                 written.parts += 1;
                 if let Some((old_pk, old_time)) = old {
