@@ -219,7 +219,11 @@ fn ctrl_c_in_the_pager_does_not_end_the_viewer() {
     t.keys(&["Tab", "J", "o"]);
     wait_file(&started, "the pager");
     t.keys(&["C-c"]);
-    let screen = t.wait_for("the viewer back", |s| s.contains("Sessions"));
+    // The viewer's screen may still show while the pager starts: wait
+    // for what it says once it is back, not only for its list.
+    let screen = t.wait_for("the viewer back", |s| {
+        s.contains("Sessions") && s.contains("failed: signal")
+    });
     assert!(screen.contains("failed: signal: 2 (SIGINT)"), "{screen}");
     t.keys(&["q"]);
     let screen = t.wait_for("the exit code", |s| s.contains("exit="));
