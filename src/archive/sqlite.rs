@@ -14,6 +14,11 @@ use super::rows::{Batch, Written};
 use super::schema;
 use super::sqlite_search::{part_doc, title_doc};
 
+/// A part row's insert, before what a conflict does (the upsert and the
+/// insert of a part the archive lacks share it).
+const PART_INSERT: &str = "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+
 /// How long a write waits for another writer before the archive is "locked".
 const BUSY_WAIT: Duration = Duration::from_millis(1500);
 
@@ -306,27 +311,23 @@ impl Engine for SqliteArchive {
                     .map_err(err)?;
             }
             let mut part = tx
-                .prepare(
-                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                .prepare(&format!(
+                    "{PART_INSERT}
                      ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
                        session_id = excluded.session_id, kind = excluded.kind, tool = excluded.tool,
                        state = excluded.state, time = excluded.time, updated = excluded.updated,
                        raw = excluded.raw, hash = excluded.hash, logged = excluded.logged
                      WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.hash IS NOT parts.hash)
-                     RETURNING pk, time",
-                )
+                     RETURNING pk, time"
+                ))
                 .map_err(err)?;
             // A part the archive does not hold yet (an import's usual
             // case) is inserted in one step; only one it holds is looked
             // up first, for the document to take out.
             let mut fresh_part = tx
-                .prepare(
-                    "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                     ON CONFLICT (id) DO NOTHING
-                     RETURNING pk, time",
-                )
+                .prepare(&format!(
+                    "{PART_INSERT} ON CONFLICT (id) DO NOTHING RETURNING pk, time"
+                ))
                 .map_err(err)?;
             let mut old_part = tx
                 .prepare("SELECT pk, time FROM parts WHERE id = ?1")
