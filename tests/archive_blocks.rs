@@ -275,41 +275,80 @@ fn a_schema_5_archive_opens_keeps_everything_and_replays_exactly() {
 
 /// A part the log holds as it is is not kept a second time: its row points
 /// into the log, and opening the session and search's snippets read it
-/// from there.
-#[test]
-fn parts_the_log_holds_are_not_kept_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("a.db");
-    let mut archive = open(&Setting::Sqlite(path.clone()));
+/// from there. `kept` counts the parts: (pointing into the log, all, and
+/// those that point there yet keep their JSON too).
+fn parts_the_log_holds_are_not_kept_twice(setting: Setting, kept: impl Fn() -> (i64, i64, i64)) {
+    let mut archive = open(&setting);
     let batch = fixture_batch();
     archive.write(&batch).unwrap();
-    let c = rusqlite::Connection::open(&path).unwrap();
-    let (logged, all): (i64, i64) = c
-        .query_row("SELECT count(logged), count(*) FROM parts", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap();
+    let (logged, all, copies) = kept();
     assert!(
         logged > 0 && logged * 2 >= all,
         "{logged} of {all} parts point into the log"
     );
-    let copies: i64 = c
-        .query_row(
-            "SELECT count(*) FROM parts WHERE logged IS NOT NULL AND length(raw) > 0",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
     assert_eq!(copies, 0);
+    // Opening a session gives each part as it was written.
+    for s in &batch.sessions {
+        let opened: Vec<serde_json::Value> = archive
+            .snapshot(&s.id)
+            .unwrap()
+            .iter()
+            .filter_map(|e| serde_json::from_str::<serde_json::Value>(e).ok())
+            .filter_map(|e| e.pointer("/properties/part").cloned())
+            .collect();
+        let written: Vec<serde_json::Value> = batch
+            .parts
+            .iter()
+            .filter(|p| p.session_id == s.id)
+            .map(|p| serde_json::from_str(&p.raw).unwrap())
+            .collect();
+        assert_eq!(opened.len(), written.len(), "the parts of {}", s.id);
+        for part in &written {
+            assert!(opened.contains(part), "{part} opened from {}", s.id);
+        }
+    }
     let word = a_word_of(&batch);
     let hits = archive.search(&Query::new(&word)).unwrap();
     assert!(
         hits.iter()
-            .any(|h| h.snippet.to_lowercase().contains(&word)),
-        "a snippet shows {word:?}: {hits:?}"
+            .any(|h| h.part_id.is_some() && h.snippet.to_lowercase().contains(&word)),
+        "a part's snippet shows {word:?}: {hits:?}"
     );
     // The same batch again rewrites no part.
     assert_eq!(archive.write(&batch).unwrap().parts, 0);
+}
+
+#[test]
+fn sqlite_keeps_the_parts_the_log_holds_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.db");
+    parts_the_log_holds_are_not_kept_twice(Setting::Sqlite(path.clone()), || {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.query_row(
+            "SELECT count(logged), count(*), count(*) FILTER (WHERE logged IS NOT NULL AND length(raw) > 0)
+             FROM parts",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    });
+}
+
+#[test]
+fn postgres_keeps_the_parts_the_log_holds_once() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("once");
+    parts_the_log_holds_are_not_kept_twice(Setting::Postgres(url.clone()), || {
+        let row = &postgres_support::rows(
+            &url,
+            "SELECT count(logged), count(*), count(*) FILTER (WHERE logged IS NOT NULL AND raw <> '')
+             FROM parts",
+        )[0];
+        let n = |i: usize| row[i].parse::<i64>().unwrap();
+        (n(0), n(1), n(2))
+    });
 }
 
 /// PostgreSQL's schema-5 archive (one row per event) moves to blocks too.

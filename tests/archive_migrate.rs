@@ -124,36 +124,8 @@ fn an_sqlite_archive_marked_newer_the_old_way_opens_read_only() {
 
 // ---- PostgreSQL ----
 
-/// Rows of a query, each column as text.
-fn pg_rows(url: &str, sql: &str) -> Vec<Vec<String>> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        client
-            .simple_query(sql)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("").to_string())
-                        .collect(),
-                ),
-                _ => None,
-            })
-            .collect()
-    })
-}
-
 fn pg_shape(url: &str) -> Vec<Vec<String>> {
-    pg_rows(
+    postgres_support::rows(
         url,
         "SELECT tablename, indexname FROM pg_indexes WHERE schemaname = 'public'
          UNION ALL SELECT tablename, '' FROM pg_tables WHERE schemaname = 'public'
@@ -206,12 +178,12 @@ fn postgres_archives_of_every_old_version_adopt_refinery_and_run_only_what_is_ne
         assert!(archive.read_only().is_none(), "v{version}");
         assert_eq!(archive.counts().unwrap().sessions, 1, "v{version}");
         drop(archive);
-        let history = pg_rows(
+        let history = postgres_support::rows(
             &url,
             &format!("SELECT version, name, checksum FROM {HISTORY} ORDER BY version"),
         );
         assert_eq!(history, expected, "v{version}");
-        let legacy = pg_rows(&url, "SELECT max(version) FROM ocview_schema");
+        let legacy = postgres_support::rows(&url, "SELECT max(version) FROM ocview_schema");
         assert_eq!(legacy, [[schema::LATEST.to_string()]], "v{version}");
         assert_eq!(pg_shape(&url), fresh_shape, "v{version}");
         assert!(open(&Setting::Postgres(url)).read_only().is_none());
@@ -230,7 +202,7 @@ fn a_postgres_archive_marked_newer_the_old_way_opens_read_only() {
     let why = archive.read_only().expect("read-only");
     assert!(why.contains("newer ocview (schema 99"), "{why}");
     drop(archive);
-    let history = pg_rows(&url, &format!("SELECT to_regclass('{HISTORY}') IS NULL"));
+    let history = postgres_support::rows(&url, &format!("SELECT to_regclass('{HISTORY}') IS NULL"));
     assert_eq!(history, [["t"]]);
 }
 
@@ -259,7 +231,7 @@ fn postgres_openers_at_once_on_a_new_archive_all_open_it() {
         for opener in openers {
             assert_eq!(opener.join().unwrap(), Ok(true), "round {round}");
         }
-        let history = pg_rows(&url, &format!("SELECT count(*) FROM {HISTORY}"));
+        let history = postgres_support::rows(&url, &format!("SELECT count(*) FROM {HISTORY}"));
         assert_eq!(history, [[schema::LATEST.to_string()]], "round {round}");
     }
 }
@@ -321,8 +293,14 @@ fn a_postgres_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
         let failing: &[(i64, PgStep)] = &[(1, fill), (3, refuse)];
         assert!(run(&mut client, &longer, failing).await.is_err());
     });
-    assert_eq!(pg_rows(&url, "SELECT count(*) FROM numbers"), [["3"]]);
-    assert_eq!(pg_rows(&url, "SELECT to_regclass('more') IS NULL"), [["t"]]);
-    let history = pg_rows(&url, &format!("SELECT max(version) FROM {HISTORY}"));
+    assert_eq!(
+        postgres_support::rows(&url, "SELECT count(*) FROM numbers"),
+        [["3"]]
+    );
+    assert_eq!(
+        postgres_support::rows(&url, "SELECT to_regclass('more') IS NULL"),
+        [["t"]]
+    );
+    let history = postgres_support::rows(&url, &format!("SELECT max(version) FROM {HISTORY}"));
     assert_eq!(history, [["2"]]);
 }

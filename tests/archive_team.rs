@@ -128,38 +128,22 @@ fn session_lines(sid: &str, parts: usize) -> Vec<String> {
 
 /// Event keys, part ids and (session, host) of a PostgreSQL archive.
 fn pg_contents(url: &str) -> (Vec<String>, Vec<String>, Vec<(String, String)>) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        let col = |rows: Vec<tokio_postgres::Row>| -> Vec<String> {
-            rows.iter().map(|r| r.get(0)).collect()
-        };
-        let keys = col(client
-            .query("SELECT key FROM event_keys ORDER BY key", &[])
-            .await
-            .unwrap());
-        let parts = col(client
-            .query("SELECT id FROM parts ORDER BY id", &[])
-            .await
-            .unwrap());
-        let hosts = client
-            .query(
-                "SELECT id, coalesce(host, '') FROM sessions ORDER BY id",
-                &[],
-            )
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
-        (keys, parts, hosts)
-    })
+    let col = |sql: &str| -> Vec<String> {
+        postgres_support::rows(url, sql)
+            .into_iter()
+            .map(|mut r| r.swap_remove(0))
+            .collect()
+    };
+    let keys = col("SELECT key FROM event_keys ORDER BY key");
+    let parts = col("SELECT id FROM parts ORDER BY id");
+    let hosts = postgres_support::rows(
+        url,
+        "SELECT id, coalesce(host, '') FROM sessions ORDER BY id",
+    )
+    .into_iter()
+    .map(|r| (r[0].clone(), r[1].clone()))
+    .collect();
+    (keys, parts, hosts)
 }
 
 /// What importing `lines` once, uninterrupted, keeps: event keys, part ids.

@@ -24,8 +24,8 @@ pub(super) const STAGING: &str = "
     CREATE TEMP TABLE IF NOT EXISTS in_messages (id TEXT, session_id TEXT, role TEXT, model TEXT,
         agent TEXT, created BIGINT, updated BIGINT, raw TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
-        tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT)
-        ON COMMIT DELETE ROWS;";
+        tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT,
+        logged BIGINT) ON COMMIT DELETE ROWS;";
 
 /// Text as PostgreSQL stores it: no NUL character.
 pub(super) fn pg_text(s: &str) -> String {
@@ -64,8 +64,9 @@ pub(super) type Row = Vec<Box<dyn ToSql + Sync + Send>>;
 pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written, LogError> {
     let t = Type::TEXT;
     let n = Type::INT8;
+    let (events, logged_at) = super::postgres_log::write_events(tx, &batch.events, true).await?;
     let mut written = Written {
-        events: super::postgres_log::write_events(tx, &batch.events, true).await?,
+        events,
         ..Written::default()
     };
     if !batch.sessions.is_empty() {
@@ -160,6 +161,11 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
             } else {
                 pg_text(&indexable(&p.text))
             };
+            // No second copy of what the log holds as it is.
+            let logged = p
+                .logged_as
+                .as_deref()
+                .and_then(|k| logged_at.get(k).copied());
             vec![
                 Box::new(p.id.clone()),
                 Box::new(p.message_id.clone()),
@@ -173,6 +179,7 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
                 Box::new(p.updated),
                 Box::new(pg_text(&p.raw)),
                 Box::new(body),
+                Box::new(logged),
             ]
         });
         let types = [
@@ -188,23 +195,29 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
             n.clone(),
             t.clone(),
             t.clone(),
+            n.clone(),
         ];
         copy(tx, "in_parts", &types, rows).await?;
         // A part's document is in its own row, made with it: a part with
-        // no text has none.
+        // no text has none. A part the log holds as it is keeps only its
+        // place there (`logged`); two states are told apart by their
+        // JSON's hash (a row from before schema 9 has its JSON, no hash).
         let sql = format!(
             "INSERT INTO parts (id, message_id, session_id, kind, tool, state, model, agent, time,
-                                updated, raw, tsv)
-             SELECT id, message_id, session_id, kind, tool, state, model, agent, time, updated, raw,
-                    CASE WHEN body <> '' THEN {} END
+                                updated, raw, logged, hash, tsv)
+             SELECT id, message_id, session_id, kind, tool, state, model, agent, time, updated,
+                    CASE WHEN logged IS NULL THEN raw ELSE '' END, logged,
+                    hashtextextended(raw, 0), CASE WHEN body <> '' THEN {} END
              FROM in_parts ORDER BY id
              ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
                session_id = excluded.session_id, kind = excluded.kind,
                tool = excluded.tool, state = excluded.state, model = excluded.model,
-               agent = excluded.agent, time = excluded.time,
-               updated = excluded.updated, raw = excluded.raw, tsv = excluded.tsv
+               agent = excluded.agent, time = excluded.time, updated = excluded.updated,
+               raw = excluded.raw, logged = excluded.logged, hash = excluded.hash,
+               tsv = excluded.tsv
              WHERE excluded.updated > parts.updated
-                OR (excluded.updated = parts.updated AND excluded.raw <> parts.raw)",
+                OR (excluded.updated = parts.updated
+                    AND excluded.hash <> coalesce(parts.hash, hashtextextended(parts.raw, 0)))",
             tsvector_sql("body")
         );
         written.parts = tx.execute(&sql, &[]).await?;

@@ -300,18 +300,37 @@ impl Engine for PgArchive {
             return Ok(Vec::new());
         };
         let mut out = vec![super::snapshot::session_event(info.get(0))];
+        // A part the log holds as it is (schema 9) is read from its block.
+        let logged = if self.version >= 9 {
+            "logged"
+        } else {
+            "NULL::bigint"
+        };
         let rows = self
             .rt
             .block_on(self.client.query(
-                "SELECT k, o, raw FROM (
-                   SELECT 'm' AS k, id AS o, raw FROM messages WHERE session_id = $1
-                   UNION ALL SELECT 'p', message_id || ' ' || id, raw FROM parts WHERE session_id = $1
-                 ) items ORDER BY o COLLATE \"C\", k",
+                &format!(
+                    "SELECT k, o, raw, logged FROM (
+                       SELECT 'm' AS k, id AS o, raw, NULL::bigint AS logged
+                       FROM messages WHERE session_id = $1
+                       UNION ALL SELECT 'p', message_id || ' ' || id, raw, {logged}
+                       FROM parts WHERE session_id = $1
+                     ) items ORDER BY o COLLATE \"C\", k"
+                ),
                 &[&session_id],
             ))
             .map_err(err)?;
+        let from_log = self.rt.block_on(super::postgres_log::logged_parts(
+            &self.client,
+            &place,
+            rows.iter().filter_map(|r| r.get::<_, Option<i64>>(3)),
+        ))?;
         for r in &rows {
-            out.push(super::snapshot::item_event(r.get(0), session_id, r.get(2)));
+            let raw = match r.get::<_, Option<i64>>(3) {
+                Some(at) => from_log.get(&at).map_or("", String::as_str),
+                None => r.get(2),
+            };
+            out.push(super::snapshot::item_event(r.get(0), session_id, raw));
         }
         let todos = self.rt.block_on(super::postgres_log::last_todo(
             &self.client,

@@ -8,7 +8,7 @@
 //! claim of the same slot to commit or roll back; the claims go in slot
 //! order, so two writers never wait on each other in a circle.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, GenericClient, Transaction};
@@ -73,20 +73,22 @@ async fn probe(
     }
 }
 
-/// Log the events new to the archive, in the open transaction: how many.
-pub(super) async fn write_events(
+/// Log the events new to the archive, in the open transaction: how many,
+/// and where each new one is (by key, `blocks::logged_at`).
+pub(super) async fn write_events<'a>(
     tx: &Transaction<'_>,
-    events: &[EventRow],
+    events: &'a [EventRow],
     bulk: bool,
-) -> Result<u64, LogError> {
+) -> Result<(u64, HashMap<&'a str, i64>), LogError> {
+    let mut at = HashMap::new();
     if events.is_empty() {
-        return Ok(0);
+        return Ok((0, at));
     }
     let slots: Vec<i64> = events
         .iter()
         .map(|e| blocks::slot(&e.session_id, &e.key))
         .collect();
-    let mut fresh: Vec<(&EventRow, i64)> = Vec::with_capacity(events.len());
+    let mut fresh: Vec<(&'a EventRow, i64)> = Vec::with_capacity(events.len());
     if bulk {
         // Claimed in one statement; the slots it did not claim are a
         // duplicate or (rarely) another key's, probed one by one.
@@ -126,17 +128,64 @@ pub(super) async fn write_events(
     let insert = tx
         .prepare(
             "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING pk",
         )
         .await?;
     for b in groups {
-        tx.execute(
-            &insert,
-            &[&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data],
-        )
-        .await?;
+        let pk: i64 = tx
+            .query_one(
+                &insert,
+                &[&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data],
+            )
+            .await?
+            .get(0);
+        for (i, key) in b.keys.iter().enumerate() {
+            at.insert(*key, blocks::logged_at(pk, i));
+        }
     }
-    Ok(fresh.len() as u64)
+    Ok((fresh.len() as u64, at))
+}
+
+/// The JSON of the parts the log holds as they are, by their `logged`
+/// places: each block they are in read and unpacked once.
+pub(super) async fn logged_parts(
+    client: &impl GenericClient,
+    place: &str,
+    places: impl Iterator<Item = i64>,
+) -> Result<HashMap<i64, String>, ArchiveError> {
+    let places: Vec<i64> = places.collect();
+    let mut wanted: Vec<i64> = places
+        .iter()
+        .map(|&at| blocks::logged_place(at).0)
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = client
+        .query(
+            "SELECT pk, data FROM event_blocks WHERE pk = ANY($1)",
+            &[&wanted],
+        )
+        .await
+        .map_err(|e| classify(place, &e))?;
+    let mut unpacked: HashMap<i64, Vec<String>> = HashMap::with_capacity(rows.len());
+    for r in rows {
+        let events = blocks::unpack(r.get::<_, &[u8]>(1)).map_err(|e| damaged(place, e))?;
+        unpacked.insert(r.get(0), events);
+    }
+    let mut out = HashMap::with_capacity(places.len());
+    for at in places {
+        let (block, index) = blocks::logged_place(at);
+        let part = unpacked
+            .get(&block)
+            .and_then(|events| events.get(index))
+            .and_then(|event| blocks::part_of_event(event))
+            .ok_or_else(|| damaged(place, "a part's place in the log is gone".into()))?;
+        out.insert(at, part);
+    }
+    Ok(out)
 }
 
 /// A session's log, in the order it was written.

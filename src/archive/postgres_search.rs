@@ -87,18 +87,33 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
             on_session.replace("{time}", "s.updated"),
         );
     }
+    // A part the log holds as it is (schema 9) is read from its block.
+    let logged = if a.version >= 9 {
+        "p.logged"
+    } else {
+        "NULL::bigint"
+    };
     let sql = format!(
         "SELECT h.session_id, coalesce(s.title, ''), h.time, s.directory, s.server, s.host,
-                s.file, p.message_id, p.id, coalesce(p.kind, 'title'), p.raw
+                s.file, p.message_id, p.id, coalesce(p.kind, 'title'), p.raw, {logged}
          FROM ({sql}) h
          LEFT JOIN sessions s ON s.id = h.session_id
          LEFT JOIN parts p ON p.id = h.part_id
          ORDER BY h.time DESC LIMIT {limit}"
     );
     let rows = query(a, &sql, &args)?;
+    let from_log = a.rt.block_on(super::postgres_log::logged_parts(
+        &a.client,
+        &a.place,
+        rows.iter().filter_map(|r| r.get::<_, Option<i64>>(11)),
+    ))?;
     // A part's snippet is cut from its JSON; a title's from the title.
     Ok(hits(&rows, q, |r, kind, title| {
-        match r.get::<_, Option<&str>>(10) {
+        let raw = match r.get::<_, Option<i64>>(11) {
+            Some(at) => from_log.get(&at).map(String::as_str),
+            None => r.get::<_, Option<&str>>(10),
+        };
+        match raw {
             Some(raw) => super::snippet::text_of_part(kind, raw),
             None => super::query::indexable(title).into_owned(),
         }

@@ -17,7 +17,7 @@
 use super::migrate::{PgStep, SqliteStep};
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 8;
+pub const LATEST: i64 = 9;
 
 /// The last version an ocview before refinery wrote: an archive left by
 /// that runner is at this version or below.
@@ -144,6 +144,9 @@ pub const SQLITE: &[Migration] = &[
         "index_merges_by_sixteen",
         "INSERT INTO search (search, rank) VALUES ('automerge', 16);",
     ),
+    // PostgreSQL's parts keep their place in the log, as SQLite's have
+    // since 6: nothing changes here.
+    (9, "postgres_parts_in_the_log", ""),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys
@@ -273,4 +276,12 @@ pub const POSTGRES: &[Migration] = &[
     (7, "index_in_rows", super::postgres_search::MIGRATION_7),
     // SQLite's index merges by sixteen: nothing changes here.
     (8, "sqlite_index_merges_by_sixteen", ""),
+    (9, "parts_in_the_log", POSTGRES_PARTS_IN_THE_LOG),
 ];
+
+/// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its
+/// place there (`logged`, as SQLite's since 6) and an empty `raw`; states
+/// are told apart by their JSON's hash. Rows written before keep their
+/// JSON and no hash: it is computed from their JSON where compared.
+const POSTGRES_PARTS_IN_THE_LOG: &str =
+    "ALTER TABLE parts ADD COLUMN logged BIGINT, ADD COLUMN hash BIGINT;";

@@ -16,11 +16,6 @@ fn damaged(e: String) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(e.into())
 }
 
-/// Where the log holds an event: its block's row and its place in it.
-fn logged_at(block: i64, index: usize) -> i64 {
-    (block << 16) | index as i64
-}
-
 /// Log the events new to the archive: each claims its key's slot, the new
 /// ones are written as one block per session. How many were new, and where
 /// each new one is (by key).
@@ -67,7 +62,7 @@ pub(super) fn write_events<'a>(
         ])?;
         let pk = tx.last_insert_rowid();
         for (i, key) in b.keys.iter().enumerate() {
-            at.insert(*key, logged_at(pk, i));
+            at.insert(*key, blocks::logged_at(pk, i));
         }
     }
     Ok((fresh.len() as u64, at))
@@ -92,7 +87,7 @@ impl PartReader {
         let Some(at) = logged else {
             return part_raw(raw);
         };
-        let (block, index) = (at >> 16, (at & 0xffff) as usize);
+        let (block, index) = blocks::logged_place(at);
         let events = match self.blocks.entry(block) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
@@ -107,15 +102,8 @@ impl PartReader {
         let event = events
             .get(index)
             .ok_or_else(|| damaged("a part's place in the log is gone".into()))?;
-        part_of_event(event).ok_or_else(|| damaged("a logged part is not a part".into()))
+        blocks::part_of_event(event).ok_or_else(|| damaged("a logged part is not a part".into()))
     }
-}
-
-/// The part object a logged `message.part.updated` carries.
-fn part_of_event(event: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(event).ok()?;
-    let event = v.get("payload").unwrap_or(&v);
-    Some(event.pointer("/properties/part")?.to_string())
 }
 
 /// A session's log, in the order it was written.

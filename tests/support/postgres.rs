@@ -245,3 +245,32 @@ impl Drop for Postgres {
             .output();
     }
 }
+
+/// Rows of a query on `url`, each column as text.
+#[allow(dead_code)]
+pub fn rows(url: &str, sql: &str) -> Vec<Vec<String>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .simple_query(sql)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                    (0..r.len())
+                        .map(|i| r.get(i).unwrap_or("").to_string())
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect()
+    })
+}

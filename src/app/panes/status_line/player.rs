@@ -113,7 +113,12 @@ impl App {
             }
         }
         self.player = Some(player);
+        // What was said while the file was read (a key pressed meanwhile,
+        // a rewind that failed) stays to be read: a jump's clearing is for
+        // what a jump makes stale.
+        let said = self.notice.take();
         self.after_jump();
+        self.notice = said;
     }
 
     /// Note where the play head is, for the frame about to be drawn.
@@ -414,5 +419,29 @@ impl App {
             Ok(ms) => self.seek_time(ms.min(duration)),
             Err(e) => self.notice = Some(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::config::Config;
+    use crate::source::timeline::IndexOptions;
+
+    /// A key pressed while the recording was still indexed is answered
+    /// with a notice; the player coming up must not take it away.
+    #[test]
+    fn a_notice_said_while_indexing_outlives_the_player_coming_up() {
+        let mut app = App::new(Config::default(), "test", true).unwrap();
+        app.source.recorded = true;
+        app.source.state = SourceState::Indexing;
+        app.player_act(Action::PlayPause);
+        let said = app.notice.clone().expect("a notice while indexing");
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/durable-stream.jsonl");
+        let opened = Timeline::open(&fixture, IndexOptions::default()).unwrap();
+        app.install_player(opened, Instant::now());
+        assert!(app.player.is_some());
+        assert_eq!(app.notice, Some(said));
     }
 }
