@@ -4,9 +4,11 @@
 //! latest state when the batch is taken. Live, a part growing by deltas
 //! waits for its row (`super::stream_rows`).
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::encode;
 use super::rows::{Batch, EventRow, MessageRow, Origin, PartRow, SessionRow};
@@ -352,8 +354,39 @@ fn message_row(m: &Message, clock: i64) -> MessageRow {
     }
 }
 
+/// What a part's row needs of its raw object, read without building it as
+/// a `Value` (an import spent a third of its reading on building and
+/// printing each part's object again).
+#[derive(serde::Deserialize)]
+struct RawPeek<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    state: Option<StatePeek<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct StatePeek<'a> {
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+/// The part's raw object, built once when it is needed.
+fn built<'v>(value: &'v mut Option<Value>, raw: &str) -> &'v mut Value {
+    value.get_or_insert_with(|| serde_json::from_str(raw).unwrap_or(Value::Null))
+}
+
 fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>) -> PartRow {
-    let mut raw: Value = serde_json::from_str(part.raw.get()).unwrap_or(Value::Null);
+    let raw_text = part.raw.get();
+    // An object of the usual shape is peeked at; any other is built.
+    let peek: Option<RawPeek<'_>> = raw_text
+        .trim_start()
+        .starts_with('{')
+        .then(|| serde_json::from_str(raw_text).ok())
+        .flatten();
+    let mut value: Option<Value> = None;
     let (kind, tool, state, start, mut text) = match &part.body {
         PartBody::Text(t) => (
             "text",
@@ -378,8 +411,18 @@ fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>
                 text.push_str(s);
                 text.push('\n');
             }
-            if let Some(input) = raw.pointer("/state/input") {
-                strings(input, &mut text);
+            match &peek {
+                Some(p) => {
+                    let input = p.state.as_ref().and_then(|s| s.input);
+                    if let Some(Ok(input)) = input.map(|i| serde_json::from_str::<Value>(i.get())) {
+                        strings(&input, &mut text);
+                    }
+                }
+                None => {
+                    if let Some(input) = built(&mut value, raw_text).pointer("/state/input") {
+                        strings(input, &mut text);
+                    }
+                }
             }
             let state = Some(t.state.status.label().to_string());
             (
@@ -407,15 +450,48 @@ fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>
             format!("{}\n{}", s.description, s.prompt),
         ),
         PartBody::Agent(a) => ("agent", None, None, None, a.name.clone()),
-        _ => (kind_of(&raw), None, None, None, String::new()),
+        _ => {
+            let kind = match &peek {
+                Some(p) => kind_of(p.kind.as_deref()),
+                None => kind_of(
+                    built(&mut value, raw_text)
+                        .get("type")
+                        .and_then(Value::as_str),
+                ),
+            };
+            (kind, None, None, None, String::new())
+        }
     };
-    // The streamed text lives in the body, not in the raw object.
-    let mut as_logged = true;
-    if let (PartBody::Text(_) | PartBody::Reasoning(_), Value::Object(map)) = (&part.body, &mut raw)
-    {
-        as_logged = map.get("text").and_then(Value::as_str) == Some(text.as_str());
-        map.insert("text".into(), Value::String(text.clone()));
-    }
+    // The streamed text lives in the body, not in the raw object: the
+    // object kept says the body's text.
+    let streamed = matches!(part.body, PartBody::Text(_) | PartBody::Reasoning(_));
+    let text_kept = !streamed
+        || match &peek {
+            Some(p) => p.text.as_deref() == Some(text.as_str()),
+            None => match built(&mut value, raw_text) {
+                Value::Object(map) => {
+                    map.get("text").and_then(Value::as_str) == Some(text.as_str())
+                }
+                _ => true,
+            },
+        };
+    let id = archived_id(m, part);
+    let renamed = id != part.id;
+    let raw = if peek.is_some() && text_kept && !renamed {
+        raw_text.to_string()
+    } else {
+        let value = built(&mut value, raw_text);
+        if let Value::Object(map) = value {
+            if streamed {
+                map.insert("text".into(), Value::String(text.clone()));
+            }
+            if renamed {
+                map.insert("id".into(), Value::String(id.clone()));
+            }
+        }
+        value.to_string()
+    };
+    let as_logged = text_kept && !(renamed && matches!(value, Some(Value::Object(_))));
     if text.len() > INDEXED_TEXT_MAX {
         let mut end = INDEXED_TEXT_MAX;
         while !text.is_char_boundary(end) {
@@ -424,14 +500,9 @@ fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>
         text.truncate(end);
     }
     let time = start.or(m.info.created).unwrap_or(0);
-    let id = archived_id(m, part);
-    if let (true, Value::Object(map)) = (id != part.id, &mut raw) {
-        map.insert("id".into(), Value::String(id.clone()));
-        as_logged = false;
-    }
     // The raw object is the one the last update carried, unchanged since.
     let logged_as = update
-        .filter(|(_, hash)| as_logged && *hash == encode::fnv(part.raw.get().as_bytes()))
+        .filter(|(_, hash)| as_logged && *hash == encode::fnv(raw_text.as_bytes()))
         .map(|(key, _)| key.clone());
     PartRow {
         id,
@@ -445,7 +516,7 @@ fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>
         time,
         updated: clock.max(time),
         text,
-        raw: raw.to_string(),
+        raw,
         logged_as,
     }
 }
@@ -474,8 +545,8 @@ fn archived_id(m: &Message, part: &Part) -> String {
     format!("{mine}~todo{place:016x}")
 }
 
-fn kind_of(raw: &Value) -> &'static str {
-    match raw.get("type").and_then(Value::as_str) {
+fn kind_of(kind: Option<&str>) -> &'static str {
+    match kind {
         Some("step-start") => "step-start",
         Some("step-finish") => "step-finish",
         Some("snapshot") => "snapshot",

@@ -144,9 +144,15 @@ pub const SQLITE: &[Migration] = &[
         "index_merges_by_sixteen",
         "INSERT INTO search (search, rank) VALUES ('automerge', 16);",
     ),
-    // PostgreSQL's parts keep their place in the log, as SQLite's have
-    // since 6: nothing changes here.
-    (9, "postgres_parts_in_the_log", ""),
+    // A session's parts are found by the session alone (opening one sorts
+    // its few hundred rows): the index of three text columns was the
+    // archive's largest, and each part's insert wrote it.
+    (
+        9,
+        "parts_by_session",
+        "DROP INDEX parts_by_message;
+         CREATE INDEX parts_by_session ON parts(session_id);",
+    ),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

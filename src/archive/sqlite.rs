@@ -323,11 +323,11 @@ impl Engine for SqliteArchive {
                 .map_err(err)?;
             // A part the archive does not hold yet (an import's usual
             // case) is inserted in one step; only one it holds is looked
-            // up first, for the document to take out.
+            // up first, for the document to take out. No RETURNING here:
+            // SQLite makes a temporary table for each statement that has
+            // one, a page to clear per part.
             let mut fresh_part = tx
-                .prepare(&format!(
-                    "{PART_INSERT} ON CONFLICT (id) DO NOTHING RETURNING pk, time"
-                ))
+                .prepare(&format!("{PART_INSERT} ON CONFLICT (id) DO NOTHING"))
                 .map_err(err)?;
             let mut old_part = tx
                 .prepare("SELECT pk, time FROM parts WHERE id = ?1")
@@ -357,20 +357,15 @@ impl Engine for SqliteArchive {
                     logged
                 ];
                 let pk_time = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
-                let inserted: Option<(i64, i64)> = fresh_part
-                    .query_row(values, pk_time)
-                    .optional()
-                    .map_err(err)?;
-                let (old, new) = match inserted {
-                    Some(row) => (None, Some(row)),
-                    None => {
-                        let old: Option<(i64, i64)> = old_part
-                            .query_row([&p.id], pk_time)
-                            .optional()
-                            .map_err(err)?;
-                        let new = part.query_row(values, pk_time).optional().map_err(err)?;
-                        (old, new)
-                    }
+                let (old, new) = if fresh_part.execute(values).map_err(err)? == 1 {
+                    (None, Some((tx.last_insert_rowid(), p.time)))
+                } else {
+                    let old: Option<(i64, i64)> = old_part
+                        .query_row([&p.id], pk_time)
+                        .optional()
+                        .map_err(err)?;
+                    let new = part.query_row(values, pk_time).optional().map_err(err)?;
+                    (old, new)
                 };
                 let Some((pk, time)) = new else { continue };
                 written.parts += 1;
