@@ -150,7 +150,7 @@ pub const SQLITE: &[Migration] = &[
     (
         9,
         "parts_by_session",
-        "DROP INDEX parts_by_message;
+        "DROP INDEX IF EXISTS parts_by_message;
          CREATE INDEX parts_by_session ON parts(session_id);",
     ),
 ];
