@@ -237,38 +237,20 @@ fn sqlite_size(path: &Path) -> u64 {
 /// The database's size on disk, and what its largest tables, indexes
 /// and TOAST tables take.
 fn pg_database_size(url: &str) -> u64 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        let rows = client
-            .query(
-                "SELECT coalesce(t.relname || ' (TOAST)', c.relname), pg_relation_size(c.oid)
-                 FROM pg_class c LEFT JOIN pg_class t ON t.reltoastrelid = c.oid
-                 WHERE c.relnamespace = 'public'::regnamespace OR t.relnamespace = 'public'::regnamespace
-                 ORDER BY 2 DESC LIMIT 16",
-                &[],
-            )
-            .await
-            .unwrap();
-        for r in rows {
-            let (name, size): (String, i64) = (r.get(0), r.get(1));
-            println!(
-                "    {name:<40} {:>8.1} MB",
-                size as f64 / 1e6
-            );
-        }
-        let row = client
-            .query_one("SELECT pg_database_size(current_database())", &[])
-            .await
-            .unwrap();
-        row.get::<_, i64>(0) as u64
-    })
+    let largest = postgres::rows(
+        url,
+        "SELECT coalesce(t.relname || ' (TOAST)', c.relname), pg_relation_size(c.oid)
+         FROM pg_class c LEFT JOIN pg_class t ON t.reltoastrelid = c.oid
+         WHERE c.relnamespace = 'public'::regnamespace OR t.relnamespace = 'public'::regnamespace
+         ORDER BY 2 DESC LIMIT 16",
+    );
+    for r in largest {
+        let size: f64 = r[1].parse().unwrap_or(0.0);
+        println!("    {:<40} {:>8.1} MB", r[0], size / 1e6);
+    }
+    postgres::rows(url, "SELECT pg_database_size(current_database())")[0][0]
+        .parse()
+        .unwrap()
 }
 
 /// A tag of the SQLite schema, so a cached archive of another layout is

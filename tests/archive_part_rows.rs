@@ -108,9 +108,8 @@ fn a_tools_input_is_indexed_and_odd_shapes_still_give_rows() {
     assert!(tool.text.contains("src/billing.rs"), "{}", tool.text);
     assert_eq!(row("prt_s").expect("the step's row").kind, "step-start");
     for id in ["prt_o", "prt_k"] {
-        if let Some(r) = row(id) {
-            let kept: serde_json::Value = serde_json::from_str(&r.raw).unwrap();
-            assert_eq!(kept["id"], id);
-        }
+        let r = row(id).unwrap_or_else(|| panic!("a row for {id}: {rows:?}"));
+        let kept: serde_json::Value = serde_json::from_str(&r.raw).unwrap();
+        assert_eq!(kept["id"], id);
     }
 }

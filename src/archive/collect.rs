@@ -491,7 +491,8 @@ fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>
         }
         value.to_string()
     };
-    let as_logged = text_kept && !(renamed && matches!(value, Some(Value::Object(_))));
+    // A renamed part is not the log's: the logged copy has its old id.
+    let as_logged = text_kept && !renamed;
     if text.len() > INDEXED_TEXT_MAX {
         let mut end = INDEXED_TEXT_MAX;
         while !text.is_char_boundary(end) {

@@ -300,12 +300,8 @@ impl Engine for PgArchive {
             return Ok(Vec::new());
         };
         let mut out = vec![super::snapshot::session_event(info.get(0))];
-        // A part the log holds as it is (schema 9) is read from its block.
-        let logged = if self.version >= 9 {
-            "logged"
-        } else {
-            "NULL::bigint"
-        };
+        // A part the log holds as it is is read from its block.
+        let logged = super::postgres_log::logged_column(self.version, "logged");
         let rows = self
             .rt
             .block_on(self.client.query(

@@ -146,6 +146,19 @@ pub(super) async fn write_events<'a>(
     Ok((fresh.len() as u64, at))
 }
 
+/// The schema whose parts point into the log (`logged`).
+const LOGGED_SINCE: i64 = 9;
+
+/// What a query reads as the part's place in the log, `column` of the
+/// parts table, in an archive of `version` (before 9: none).
+pub(super) fn logged_column(version: i64, column: &'static str) -> &'static str {
+    if version >= LOGGED_SINCE {
+        column
+    } else {
+        "NULL::bigint"
+    }
+}
+
 /// The JSON of the parts the log holds as they are, by their `logged`
 /// places: each block they are in read and unpacked once.
 pub(super) async fn logged_parts(

@@ -87,12 +87,8 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
             on_session.replace("{time}", "s.updated"),
         );
     }
-    // A part the log holds as it is (schema 9) is read from its block.
-    let logged = if a.version >= 9 {
-        "p.logged"
-    } else {
-        "NULL::bigint"
-    };
+    // A part the log holds as it is is read from its block.
+    let logged = super::postgres_log::logged_column(a.version, "p.logged");
     let sql = format!(
         "SELECT h.session_id, coalesce(s.title, ''), h.time, s.directory, s.server, s.host,
                 s.file, p.message_id, p.id, coalesce(p.kind, 'title'), p.raw, {logged}
