@@ -285,9 +285,12 @@ fn with_no_server_the_database_shows_what_the_server_showed() {
     for t in ["todowrite", "task", "bash"] {
         assert!(tools.iter().any(|x| x == t), "{t} ran: {tools:?}");
     }
-    // The todos, read from their own table.
-    let todos = format!("{:?}", app.store.session(&key(parent_id)).unwrap().todos);
-    assert!(todos.contains("Delegate the cleanup"), "{todos}");
+    // The todos, read from their own table. They follow the opened page as
+    // an event of their own, so they are waited for like the page was.
+    let todos_of = |a: &App| format!("{:?}", a.store.session(&key(parent_id)).unwrap().todos);
+    pump(&rt, &mut app, &mut rx, "the parent's todos", |a, _| {
+        todos_of(a).contains("Delegate the cleanup")
+    });
     // The opened parent on screen: its texts and tools.
     app.selected = Some(key(parent_id));
     pump(&rt, &mut app, &mut rx, "the parent on screen", |_, t| {
