@@ -282,7 +282,13 @@ impl Server {
         let client = self.http();
         let start = Instant::now();
         loop {
-            let mut rb = client.get(format!("{}/global/health", self.url()));
+            // A request that lands while opencode is still starting can be
+            // accepted and never answered: each probe gets a short timeout
+            // of its own, so one lost probe costs a second, not the
+            // client's thirty.
+            let mut rb = client
+                .get(format!("{}/global/health", self.url()))
+                .timeout(Duration::from_secs(2));
             if let Some(p) = &self.password {
                 rb = rb.basic_auth("opencode", Some(p));
             }
