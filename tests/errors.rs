@@ -6,13 +6,13 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::opencode::free_port;
+use support::stalling_server::{Mode, SESSION, fake_server};
 use support::tmux::Tmux;
 
 /// A fixture recording (JSON lines of a real server's events).
@@ -103,111 +103,6 @@ fn cpu_of(pid: u32) -> u64 {
     let rest = &stat[stat.rfind(')').unwrap() + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-/// How a fake opencode server behaves.
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    /// Healthy, but never answers anything else.
-    Hang,
-    /// One session, busy for ever; the stream stays open.
-    Busy,
-    /// Every request is answered 401 (a wrong password).
-    Unauthorized,
-    /// Accepts connections and never answers.
-    Mute,
-}
-
-/// A fake `opencode serve` on loopback, enough for a headless attach.
-fn fake_server(mode: Mode) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for sock in listener.incoming().flatten() {
-            std::thread::spawn(move || serve(sock, mode));
-        }
-    });
-    format!("http://127.0.0.1:{port}")
-}
-
-const SESSION: &str = "ses_fakebusy000000000000000001";
-
-fn serve(sock: TcpStream, mode: Mode) {
-    let mut reader = BufReader::new(sock.try_clone().unwrap());
-    let mut first = String::new();
-    if reader.read_line(&mut first).is_err() {
-        return;
-    }
-    loop {
-        let mut l = String::new();
-        if reader.read_line(&mut l).unwrap_or(0) == 0 || l == "\r\n" {
-            break;
-        }
-    }
-    let path = first.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let mut sock = sock;
-    let reply = |sock: &mut TcpStream, status: &str, body: &str| {
-        let _ = write!(
-            sock,
-            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-    };
-    if mode == Mode::Unauthorized {
-        let _ = write!(
-            sock,
-            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        return;
-    }
-    if mode == Mode::Mute {
-        std::thread::sleep(Duration::from_secs(60));
-        return;
-    }
-    if path.starts_with("/global/health") {
-        return reply(
-            &mut sock,
-            "200 OK",
-            r#"{"healthy":true,"version":"1.18.33"}"#,
-        );
-    }
-    if mode == Mode::Hang {
-        std::thread::sleep(Duration::from_secs(60));
-        return;
-    }
-    let session = format!(
-        r#"{{"id":"{SESSION}","slug":"busy","version":"1.18.33","projectID":"p","directory":"/p","title":"Busy for ever","time":{{"created":1,"updated":2}}}}"#
-    );
-    match path.split('?').next().unwrap_or("") {
-        "/event" => {
-            let _ = write!(
-                sock,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
-            );
-            let mut event =
-                r#"data: {"type":"server.connected","properties":{}}"#.to_string() + "\n\n";
-            for _ in 0..30 {
-                if sock
-                    .write_all(event.as_bytes())
-                    .and_then(|_| sock.flush())
-                    .is_err()
-                {
-                    return;
-                }
-                event = r#"data: {"type":"server.heartbeat","properties":{}}"#.to_string() + "\n\n";
-                std::thread::sleep(Duration::from_secs(2));
-            }
-        }
-        "/session" => reply(&mut sock, "200 OK", &format!("[{session}]")),
-        "/session/status" => reply(
-            &mut sock,
-            "200 OK",
-            &format!(r#"{{"{SESSION}":{{"type":"busy"}}}}"#),
-        ),
-        p if p.starts_with("/session/") => reply(&mut sock, "200 OK", "[]"),
-        "/permission" | "/question" | "/project" => reply(&mut sock, "200 OK", "[]"),
-        _ => reply(&mut sock, "200 OK", "{}"),
-    }
 }
 
 /// The viewer in tmux, started from a shell, on a wide terminal.
@@ -441,6 +336,27 @@ fn a_dump_of_a_busy_server_gives_up_at_its_timeout_without_spinning() {
     let r = run(c, None);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("Busy for ever"), "{}", r.stdout);
+}
+
+/// A request the server took and never answered (as opencode does with
+/// one that comes while it starts), the first health check or the first
+/// event stream, is given up on within seconds and sent again: the state
+/// is there long before the 10 s a slow link may take.
+#[test]
+fn a_request_left_unanswered_is_sent_again_within_seconds() {
+    let state = tempfile::tempdir().unwrap();
+    for path in ["/global/health", "/event"] {
+        let mut c = ocview(state.path());
+        c.args([
+            "attach",
+            &fake_server(Mode::MuteFirst(path)),
+            "--dump-after",
+            "7",
+        ]);
+        let r = run(c, None);
+        assert_eq!(r.code, Some(0), "{path}: {}", r.stderr);
+        assert!(r.stdout.contains("Busy for ever"), "{path}: {}", r.stdout);
+    }
 }
 
 // d. record: a failed connection or a rejected password.

@@ -16,6 +16,7 @@ pub mod osc52;
 pub mod peak;
 pub mod proc_status;
 pub mod pty;
+pub mod stalling_server;
 pub mod stand_in;
 pub mod tmux;
 pub mod usage_db;

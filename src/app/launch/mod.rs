@@ -262,10 +262,19 @@ pub async fn attach_store(
         DumpWhen::Idle { timeout } => (start + timeout, timeout),
     };
     let secs = limit.as_secs_f64();
-    match tokio::time::timeout_at(deadline, reach(&client)).await {
-        Ok(reached) => reached?,
-        Err(_) => anyhow::bail!("gave up after {secs:.0} s: the server did not answer"),
-    };
+    // A server still starting can take a request and never answer it: each
+    // try waits as long as a first wait for the stream, then asks again.
+    loop {
+        let try_until = deadline.min(Instant::now() + live::stream::HEADERS_FIRST);
+        match tokio::time::timeout_at(try_until, reach(&client)).await {
+            Ok(reached) => {
+                reached?;
+                break;
+            }
+            Err(_) if try_until < deadline => continue,
+            Err(_) => anyhow::bail!("gave up after {secs:.0} s: the server did not answer"),
+        }
+    }
     let (tx, mut rx) = mpsc::channel(8192);
     let mut app = App::new(crate::app::config::Config::default(), "dump", false)
         .map_err(anyhow::Error::msg)?;

@@ -52,6 +52,9 @@ pub enum ApiError {
     },
     #[error("{path}: {message}")]
     Transport { path: String, message: String },
+    /// The server took the request and sent nothing back in `secs`.
+    #[error("{path}: no answer in {secs} s")]
+    Unanswered { path: String, secs: u64 },
     /// Nothing answers at the server's address: says which, and how to
     /// start one.
     #[error("{message}")]
@@ -63,7 +66,9 @@ impl ApiError {
         match self {
             ApiError::Unauthorized { .. } | ApiError::PasswordMissing { .. } => Some(401),
             ApiError::Status { status, .. } => Some(*status),
-            ApiError::Transport { .. } | ApiError::NoServer { .. } => None,
+            ApiError::Transport { .. }
+            | ApiError::Unanswered { .. }
+            | ApiError::NoServer { .. } => None,
         }
     }
 }

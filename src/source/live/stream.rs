@@ -12,8 +12,22 @@ use super::client::{ApiError, Client};
 use crate::source::replay::Record;
 use crate::source::sse::SseDecoder;
 
-/// How long the server may take to answer the stream request.
+/// The longest the server may take to answer the stream request.
 pub const HEADERS_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The first wait for the stream's headers. A server still starting can
+/// take a request and never answer it (opencode does, for a moment while
+/// it starts): a short first wait lets the next try find it ready. Each
+/// try left unanswered doubles the wait, up to `HEADERS_TIMEOUT`, so a
+/// slow link still connects.
+pub const HEADERS_FIRST: Duration = Duration::from_secs(3);
+
+/// The wait for the headers after `unanswered` tries in a row got none.
+pub fn headers_wait(unanswered: u32) -> Duration {
+    HEADERS_FIRST
+        .saturating_mul(1 << unanswered.min(4))
+        .min(HEADERS_TIMEOUT)
+}
 
 /// No byte for this long: the stream is dead.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -29,23 +43,23 @@ pub enum StreamItem {
 
 /// Open the stream (`/event`, or `/global/event`). Returns once the server
 /// accepted it; the records then arrive on the channel, so events that come
-/// while a snapshot loads are kept, in order.
+/// while a snapshot loads are kept, in order. Its headers must come within
+/// `headers` (see `headers_wait`).
 pub async fn open(
     client: &Client,
     path: &str,
+    headers: Duration,
     idle_timeout: Duration,
 ) -> Result<mpsc::UnboundedReceiver<StreamItem>, ApiError> {
-    // The headers must come in time: a server still starting can accept the
-    // connection and answer nothing.
     let send = client
         .request(Method::GET, path, None)
         .header("accept", "text/event-stream")
         .send();
-    let resp = tokio::time::timeout(HEADERS_TIMEOUT, send)
+    let resp = tokio::time::timeout(headers, send)
         .await
-        .map_err(|_| ApiError::Transport {
+        .map_err(|_| ApiError::Unanswered {
             path: path.to_string(),
-            message: "no answer in time".into(),
+            secs: headers.as_secs(),
         })?
         .map_err(|e| Client::transport_error(path, &e))?;
     let status = resp.status();
@@ -82,4 +96,13 @@ pub async fn open(
         let _ = tx.send(StreamItem::Closed(reason));
     });
     Ok(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wait_for_headers_starts_short_and_doubles_to_its_cap() {
+        let secs = |unanswered| super::headers_wait(unanswered).as_secs();
+        assert_eq!([0, 1, 2, 3, 40].map(secs), [3, 6, 10, 10, 10]);
+    }
 }

@@ -126,6 +126,8 @@ async fn run(
         record: raw,
     };
     let mut attempt = 0u32;
+    // Tries in a row the server took and never answered.
+    let mut unanswered = 0u32;
     let mut reason = String::new();
     loop {
         let state = if attempt == 0 {
@@ -139,7 +141,13 @@ async fn run(
         if sync.tx.send(SourceMsg::State(state)).await.is_err() {
             return;
         }
-        let events = match stream::open(&sync.client, path, sync.options.idle_timeout).await {
+        let headers = stream::headers_wait(unanswered);
+        let opened = stream::open(&sync.client, path, headers, sync.options.idle_timeout).await;
+        unanswered = match &opened {
+            Err(ApiError::Unanswered { .. }) => unanswered + 1,
+            _ => 0,
+        };
+        let events = match opened {
             Ok(rx) => rx,
             Err(e @ (ApiError::Unauthorized { .. } | ApiError::PasswordMissing { .. })) => {
                 // Retrying cannot help: say so and stop.
