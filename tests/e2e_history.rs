@@ -287,9 +287,9 @@ fn with_no_server_the_database_shows_what_the_server_showed() {
     }
     // The todos, read from their own table. They follow the opened page as
     // an event of their own, so they are waited for like the page was.
-    let todos_of = |a: &App| format!("{:?}", a.store.session(&key(parent_id)).unwrap().todos);
     pump(&rt, &mut app, &mut rx, "the parent's todos", |a, _| {
-        todos_of(a).contains("Delegate the cleanup")
+        let todos = &a.store.session(&key(parent_id)).unwrap().todos;
+        format!("{todos:?}").contains("Delegate the cleanup")
     });
     // The opened parent on screen: its texts and tools.
     app.selected = Some(key(parent_id));
