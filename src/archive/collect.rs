@@ -21,6 +21,17 @@ use crate::source::replay::{Record, apply_record_tapped};
 /// found by its start).
 const INDEXED_TEXT_MAX: usize = 64 * 1024;
 
+/// `text` cut to what the index keeps of it, at a character's boundary.
+pub fn cap_indexed(text: &mut String) {
+    if text.len() > INDEXED_TEXT_MAX {
+        let mut end = INDEXED_TEXT_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+}
+
 pub struct Collector {
     pub store: Store,
     pub stats: IngestStats,
@@ -493,13 +504,7 @@ fn part_row(m: &Message, part: &Part, clock: i64, update: Option<&(String, u64)>
     };
     // A renamed part is not the log's: the logged copy has its old id.
     let as_logged = text_kept && !renamed;
-    if text.len() > INDEXED_TEXT_MAX {
-        let mut end = INDEXED_TEXT_MAX;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
+    cap_indexed(&mut text);
     let time = start.or(m.info.created).unwrap_or(0);
     // The raw object is the one the last update carried, unchanged since.
     let logged_as = update

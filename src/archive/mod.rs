@@ -27,6 +27,7 @@ mod pg_copy;
 pub mod pgpass;
 pub mod place;
 pub mod postgres;
+mod postgres_blocks_search;
 mod postgres_log;
 mod postgres_marks;
 mod postgres_search;

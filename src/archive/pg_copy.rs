@@ -5,6 +5,7 @@
 //! spool flushed twice) neither duplicate nor lose a row: events are keyed
 //! by their key, states by their id with the newer state winning.
 
+use std::collections::HashMap;
 use std::pin::pin;
 
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
@@ -25,7 +26,7 @@ pub(super) const STAGING: &str = "
         agent TEXT, created BIGINT, updated BIGINT, raw TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
         tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT,
-        logged BIGINT) ON COMMIT DELETE ROWS;";
+        logged BIGINT, in_block BOOLEAN) ON COMMIT DELETE ROWS;";
 
 /// Text as PostgreSQL stores it: no NUL character.
 pub(super) fn pg_text(s: &str) -> String {
@@ -60,13 +61,40 @@ pub(super) async fn copy(
 
 pub(super) type Row = Vec<Box<dyn ToSql + Sync + Send>>;
 
-/// The batch, in the open transaction `tx`.
-pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written, LogError> {
+/// The batch, in the open transaction `tx`; the parts the log holds are
+/// indexed by their blocks' documents when `block_documents` (schema 10).
+pub(super) async fn write(
+    tx: &Transaction<'_>,
+    batch: &Batch,
+    block_documents: bool,
+) -> Result<Written, LogError> {
     let t = Type::TEXT;
     let n = Type::INT8;
-    let (events, logged_at) = super::postgres_log::write_events(tx, &batch.events, true).await?;
+    // Each part's text as the index takes it (none when it has none).
+    let bodies: Vec<String> = batch
+        .parts
+        .iter()
+        .map(|p| {
+            if p.text.trim().is_empty() {
+                String::new()
+            } else {
+                pg_text(&indexable(&p.text))
+            }
+        })
+        .collect();
+    let documents: Option<HashMap<&str, (&str, i64)>> = block_documents.then(|| {
+        batch
+            .parts
+            .iter()
+            .zip(&bodies)
+            .filter(|(_, body)| !body.is_empty())
+            .filter_map(|(p, body)| Some((p.logged_as.as_deref()?, (body.as_str(), p.time))))
+            .collect()
+    });
+    let logged =
+        super::postgres_log::write_events(tx, &batch.events, true, documents.as_ref()).await?;
     let mut written = Written {
-        events,
+        events: logged.count,
         ..Written::default()
     };
     if !batch.sessions.is_empty() {
@@ -155,17 +183,11 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
         .await?;
     }
     if !batch.parts.is_empty() {
-        let rows = batch.parts.iter().map(|p| -> Row {
-            let body = if p.text.trim().is_empty() {
-                String::new()
-            } else {
-                pg_text(&indexable(&p.text))
-            };
+        let rows = batch.parts.iter().zip(bodies).map(|(p, body)| -> Row {
             // No second copy of what the log holds as it is.
-            let logged = p
-                .logged_as
-                .as_deref()
-                .and_then(|k| logged_at.get(k).copied());
+            let key = p.logged_as.as_deref();
+            let place = key.and_then(|k| logged.at.get(k).copied());
+            let in_block = place.is_some() && key.is_some_and(|k| logged.in_block.contains(k));
             vec![
                 Box::new(p.id.clone()),
                 Box::new(p.message_id.clone()),
@@ -179,7 +201,8 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
                 Box::new(p.updated),
                 Box::new(pg_text(&p.raw)),
                 Box::new(body),
-                Box::new(logged),
+                Box::new(place),
+                Box::new(in_block),
             ]
         });
         let types = [
@@ -196,23 +219,34 @@ pub(super) async fn write(tx: &Transaction<'_>, batch: &Batch) -> Result<Written
             t.clone(),
             t.clone(),
             n.clone(),
+            Type::BOOL,
         ];
         copy(tx, "in_parts", &types, rows).await?;
-        // A part's document is in its own row, made with it: a part with
-        // no text has none. A part the log holds as it is keeps only its
-        // place there (`logged`); two states are told apart by their
-        // JSON's hash (a row from before schema 9 has its JSON, no hash).
+        // A part's document is in its own row, made with it, or in its
+        // block's (`in_block`): a part with no text has none. A part the
+        // log holds as it is keeps only its place there (`logged`); two
+        // states are told apart by their JSON's hash (a row from before
+        // schema 9 has its JSON, no hash). Since schema 10 a part's model
+        // and agent are its message's, not kept again.
+        let (model, set_model) = if block_documents {
+            ("", "")
+        } else {
+            (
+                " model, agent,",
+                " model = excluded.model, agent = excluded.agent,",
+            )
+        };
         let sql = format!(
-            "INSERT INTO parts (id, message_id, session_id, kind, tool, state, model, agent, time,
+            "INSERT INTO parts (id, message_id, session_id, kind, tool, state,{model} time,
                                 updated, raw, logged, hash, tsv)
-             SELECT id, message_id, session_id, kind, tool, state, model, agent, time, updated,
+             SELECT id, message_id, session_id, kind, tool, state,{model} time, updated,
                     CASE WHEN logged IS NULL THEN raw ELSE '' END, logged,
-                    hashtextextended(raw, 0), CASE WHEN body <> '' THEN {} END
+                    hashtextextended(raw, 0), CASE WHEN body <> '' AND NOT in_block THEN {} END
              FROM in_parts ORDER BY id
              ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
                session_id = excluded.session_id, kind = excluded.kind,
-               tool = excluded.tool, state = excluded.state, model = excluded.model,
-               agent = excluded.agent, time = excluded.time, updated = excluded.updated,
+               tool = excluded.tool, state = excluded.state,{set_model}
+               time = excluded.time, updated = excluded.updated,
                raw = excluded.raw, logged = excluded.logged, hash = excluded.hash,
                tsv = excluded.tsv
              WHERE excluded.updated > parts.updated

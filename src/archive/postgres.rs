@@ -249,10 +249,11 @@ impl Engine for PgArchive {
                 .map_err(err)?;
             self.staging_ready = true;
         }
+        let block_documents = self.version >= super::postgres_blocks_search::BLOCK_DOCUMENTS_SINCE;
         self.rt
             .block_on(async {
                 let tx = self.client.transaction().await?;
-                let written = super::pg_copy::write(&tx, batch).await?;
+                let written = super::pg_copy::write(&tx, batch, block_documents).await?;
                 // Delivered when the transaction commits, and only then.
                 super::notify::announce(&tx, batch).await?;
                 if let Some(c) = &batch.checkpoint {

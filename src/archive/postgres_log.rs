@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tokio_postgres::types::Type;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Transaction};
 
 use super::blocks;
@@ -73,16 +73,31 @@ async fn probe(
     }
 }
 
-/// Log the events new to the archive, in the open transaction: how many,
-/// and where each new one is (by key, `blocks::logged_at`).
+/// What the log's new events say: how many, where each is (by key,
+/// `blocks::logged_at`), and the keys whose part's text is in its block's
+/// document.
+pub(super) struct Logged<'a> {
+    pub count: u64,
+    pub at: HashMap<&'a str, i64>,
+    pub in_block: HashSet<&'a str>,
+}
+
+/// Log the events new to the archive, in the open transaction. With
+/// `documents` (schema 10: an event's key → its part's text and time),
+/// each block is written with the document of the parts it holds.
 pub(super) async fn write_events<'a>(
     tx: &Transaction<'_>,
     events: &'a [EventRow],
     bulk: bool,
-) -> Result<(u64, HashMap<&'a str, i64>), LogError> {
-    let mut at = HashMap::new();
+    documents: Option<&HashMap<&str, (&str, i64)>>,
+) -> Result<Logged<'a>, LogError> {
+    let mut logged = Logged {
+        count: 0,
+        at: HashMap::new(),
+        in_block: HashSet::new(),
+    };
     if events.is_empty() {
-        return Ok((0, at));
+        return Ok(logged);
     }
     let slots: Vec<i64> = events
         .iter()
@@ -126,24 +141,52 @@ pub(super) async fn write_events<'a>(
     }
     let groups = blocks::group(&fresh).map_err(LogError::Block)?;
     let insert = tx
-        .prepare(
-            "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING pk",
-        )
+        .prepare(&match documents {
+            Some(_) => format!(
+                "INSERT INTO event_blocks (session_id, time, count, todo, slots, data, tsv, newest)
+                 VALUES ($1, $2, $3, $4, $5, $6, strip({}), $8) RETURNING pk",
+                super::postgres_search::tsvector_sql("$7::text")
+            ),
+            None => "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
+                     VALUES ($1, $2, $3, $4, $5, $6) RETURNING pk"
+                .to_string(),
+        })
         .await?;
     for b in groups {
-        let pk: i64 = tx
-            .query_one(
-                &insert,
-                &[&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data],
-            )
-            .await?
-            .get(0);
+        let row = match documents {
+            Some(documents) => {
+                let (text, newest) = super::postgres_blocks_search::document(
+                    &b.keys,
+                    documents,
+                    &mut logged.in_block,
+                );
+                let args: [&(dyn ToSql + Sync); 8] = [
+                    &b.session_id,
+                    &b.time,
+                    &b.count,
+                    &b.todo,
+                    &b.slots,
+                    &b.data,
+                    &text,
+                    &newest,
+                ];
+                tx.query_one(&insert, &args).await?
+            }
+            None => {
+                tx.query_one(
+                    &insert,
+                    &[&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data],
+                )
+                .await?
+            }
+        };
+        let pk: i64 = row.get(0);
         for (i, key) in b.keys.iter().enumerate() {
-            at.insert(*key, blocks::logged_at(pk, i));
+            logged.at.insert(*key, blocks::logged_at(pk, i));
         }
     }
-    Ok((fresh.len() as u64, at))
+    logged.count = fresh.len() as u64;
+    Ok(logged)
 }
 
 /// The schema whose parts point into the log (`logged`).
@@ -162,6 +205,20 @@ pub(super) fn logged_column(version: i64, column: &'static str) -> &'static str 
 /// The JSON of the parts the log holds as they are, by their `logged`
 /// places: each block they are in read and unpacked once.
 pub(super) async fn logged_parts(
+    client: &impl GenericClient,
+    place: &str,
+    places: impl Iterator<Item = i64>,
+) -> Result<HashMap<i64, String>, ArchiveError> {
+    let mut out = logged_events(client, place, places).await?;
+    for event in out.values_mut() {
+        *event = blocks::part_of_event(event)
+            .ok_or_else(|| damaged(place, "a part's place in the log is gone".into()))?;
+    }
+    Ok(out)
+}
+
+/// The events the log holds at `places`, as they were logged.
+pub(super) async fn logged_events(
     client: &impl GenericClient,
     place: &str,
     places: impl Iterator<Item = i64>,
@@ -191,12 +248,12 @@ pub(super) async fn logged_parts(
     let mut out = HashMap::with_capacity(places.len());
     for at in places {
         let (block, index) = blocks::logged_place(at);
-        let part = unpacked
+        let event = unpacked
             .get(&block)
             .and_then(|events| events.get(index))
-            .and_then(|event| blocks::part_of_event(event))
+            .cloned()
             .ok_or_else(|| damaged(place, "a part's place in the log is gone".into()))?;
-        out.insert(at, part);
+        out.insert(at, event);
     }
     Ok(out)
 }
@@ -314,7 +371,7 @@ pub(super) async fn move_to_blocks(tx: &Transaction<'_>) -> Result<(), LogError>
             })
             .collect();
         for chunk in events.chunks(256) {
-            write_events(tx, chunk, false).await?;
+            write_events(tx, chunk, false, None).await?;
         }
     }
     tx.batch_execute("DROP TABLE events").await?;

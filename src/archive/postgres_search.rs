@@ -7,8 +7,9 @@
 
 use tokio_postgres::types::ToSql;
 
-use super::engine::ArchiveError;
+use super::engine::{ArchiveError, Trouble};
 use super::postgres::{PgArchive, classify};
+use super::postgres_blocks_search::BLOCK_DOCUMENTS_SINCE;
 use super::query::{Hit, Query};
 
 /// The document of a text (`$body`): paths and names are found by their
@@ -65,11 +66,13 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
         return search_v5(a, q, matching);
     }
     let limit = q.limit.max(1);
-    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
-    let (on_session, on_part) = filters(q, &mut args, "p");
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching.clone())];
+    let (message, join_message) = message_of_part(q, a.version);
+    let (on_session, on_part) = filters(q, &mut args, "p", message);
     let needs_session = q.project.is_some() || q.server.is_some();
     let mut sql = format!(
-        "(SELECT p.id AS part_id, p.session_id, p.time FROM parts p{}, to_tsquery('simple', $1) q
+        "(SELECT p.id AS part_id, p.session_id, p.time FROM parts p{}{join_message},
+                 to_tsquery('simple', $1) q
           WHERE p.tsv @@ q{}{on_part} ORDER BY p.time DESC LIMIT {limit})",
         if needs_session {
             " JOIN sessions s ON s.id = p.session_id"
@@ -104,7 +107,7 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
         rows.iter().filter_map(|r| r.get::<_, Option<i64>>(11)),
     ))?;
     // A part's snippet is cut from its JSON; a title's from the title.
-    Ok(hits(&rows, q, |r, kind, title| {
+    let mut found = hits(&rows, q, |r, kind, title| {
         let raw = match r.get::<_, Option<i64>>(11) {
             Some(at) => from_log.get(&at).map(String::as_str),
             None => r.get::<_, Option<&str>>(10),
@@ -113,13 +116,27 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
             Some(raw) => super::snippet::text_of_part(kind, raw),
             None => super::query::indexable(title).into_owned(),
         }
-    }))
+    });
+    // The parts whose document is their block's, merged in; a reader not
+    // granted the log (a table newer than its grants) finds the rest.
+    if a.version >= BLOCK_DOCUMENTS_SINCE {
+        match super::postgres_blocks_search::search(a, q, &matching) {
+            Ok(more) => found.extend(more),
+            Err(e) if e.trouble == Trouble::ReadOnly => {
+                tracing::warn!("{e}: the log's parts left out of the search");
+            }
+            Err(e) => return Err(e),
+        }
+        found.sort_by(|x, y| y.time.cmp(&x.time));
+        found.truncate(limit as usize);
+    }
+    Ok(found)
 }
 
 /// The hits of rows of either layout: session, title, time, project,
 /// server, host, file, message, part, kind, and a last column `body`
 /// makes the snippet's text from.
-fn hits(
+pub(super) fn hits(
     rows: &[tokio_postgres::Row],
     q: &Query,
     body: impl Fn(&tokio_postgres::Row, &str, &str) -> String,
@@ -148,7 +165,7 @@ fn hits(
 }
 
 /// The rows `sql` gives with `args` as its values.
-fn query(
+pub(super) fn query(
     a: &mut PgArchive,
     sql: &str,
     args: &[Box<dyn ToSql + Sync + Send>],
@@ -164,11 +181,13 @@ fn query(
 /// The SQL of `q`'s filters, their values added to `args`: those a
 /// session's row answers (its project, its server, and the document's
 /// time, written `{time}`), and those only a part answers, on the table
-/// named `part` (its model, agent, tool and state).
-fn filters(
+/// named `part` (its tool and state) and the one named `message` (its
+/// model and agent).
+pub(super) fn filters(
     q: &Query,
     args: &mut Vec<Box<dyn ToSql + Sync + Send>>,
     part: &str,
+    message: &str,
 ) -> (String, String) {
     let mut arg = |value: Box<dyn ToSql + Sync + Send>| {
         args.push(value);
@@ -191,16 +210,34 @@ fn filters(
     let mut on_part = String::new();
     if let Some(v) = &q.model {
         on_part += &format!(
-            " AND strpos({part}.model, {}) > 0",
+            " AND strpos({message}.model, {}) > 0",
             arg(Box::new(v.clone()))
         );
     }
-    for (column, value) in [("agent", &q.agent), ("tool", &q.tool), ("state", &q.state)] {
+    let columns = [
+        (message, "agent", &q.agent),
+        (part, "tool", &q.tool),
+        (part, "state", &q.state),
+    ];
+    for (table, column, value) in columns {
         if let Some(v) = value {
-            on_part += &format!(" AND {part}.{column} = {}", arg(Box::new(v.clone())));
+            on_part += &format!(" AND {table}.{column} = {}", arg(Box::new(v.clone())));
         }
     }
     (on_session, on_part)
+}
+
+/// Where a part's model and agent are read in an archive of `version`:
+/// its message's row since schema 10 (joined as `m` when a filter needs
+/// it), its own before.
+pub(super) fn message_of_part(q: &Query, version: i64) -> (&'static str, &'static str) {
+    if version < BLOCK_DOCUMENTS_SINCE {
+        ("p", "")
+    } else if q.model.is_some() || q.agent.is_some() {
+        ("m", " JOIN messages m ON m.id = p.message_id")
+    } else {
+        ("m", "")
+    }
 }
 
 /// The hits of `q` in an archive of schema 5 that this user may not
@@ -208,7 +245,7 @@ fn filters(
 /// keeps each document's text.
 fn search_v5(a: &mut PgArchive, q: &Query, matching: String) -> Result<Vec<Hit>, ArchiveError> {
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching)];
-    let (on_session, on_part) = filters(q, &mut args, "d");
+    let (on_session, on_part) = filters(q, &mut args, "d", "d");
     let mut sql = format!(
         "SELECT d.session_id, coalesce(s.title, ''), d.time, s.directory, s.server, s.host,
                 s.file, d.message_id, d.part_id, d.kind, d.body

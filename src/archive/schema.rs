@@ -17,7 +17,7 @@
 use super::migrate::{PgStep, SqliteStep};
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 9;
+pub const LATEST: i64 = 10;
 
 /// The last version an ocview before refinery wrote: an archive left by
 /// that runner is at this version or below.
@@ -153,6 +153,8 @@ pub const SQLITE: &[Migration] = &[
         "DROP INDEX IF EXISTS parts_by_message;
          CREATE INDEX parts_by_session ON parts(session_id);",
     ),
+    // PostgreSQL's documents of the parts the log holds: nothing here.
+    (10, "postgres_block_documents", ""),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys
@@ -283,6 +285,11 @@ pub const POSTGRES: &[Migration] = &[
     // SQLite's index merges by sixteen: nothing changes here.
     (8, "sqlite_index_merges_by_sixteen", ""),
     (9, "parts_in_the_log", POSTGRES_PARTS_IN_THE_LOG),
+    (
+        10,
+        "block_documents",
+        super::postgres_blocks_search::MIGRATION_10,
+    ),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

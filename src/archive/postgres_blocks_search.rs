@@ -1,0 +1,300 @@
+//! PostgreSQL's search of the parts the log holds as they are (schema 10).
+//! Such a part has no document of its own: its block of the log has one
+//! for all the parts it holds (`event_blocks.tsv`, the distinct words of
+//! their text, without positions), so the index takes a word once per
+//! block, not once per part. A block that matches names candidates (the
+//! parts whose place is in it); each is read from the block and checked
+//! against the query by PostgreSQL itself, the same `to_tsvector` a part's
+//! own document is made by, so a hit is exactly a hit of that document.
+//! Parts past a block's budget, and parts the log does not hold as they
+//! are, keep their own document (`postgres_search`).
+
+use std::collections::{HashMap, HashSet};
+
+use tokio_postgres::types::ToSql;
+
+use super::engine::{ArchiveError, Trouble};
+use super::postgres::PgArchive;
+use super::postgres_search::{filters, hits, message_of_part, query, tsvector_sql};
+use super::query::{Hit, Query};
+
+/// The schema whose blocks hold their parts' documents.
+pub(super) const BLOCK_DOCUMENTS_SINCE: i64 = 10;
+
+/// The most text (bytes) one block's document is made from: well under
+/// PostgreSQL's 1 MB for a `tsvector`, whatever the words. A part past it
+/// keeps a document of its own.
+pub(super) const BLOCK_TEXT_MAX: usize = 256 * 1024;
+
+/// Schema 10: each block gets the document of the parts whose place is in
+/// it (made from their own documents, each block under the budget), and
+/// those parts give theirs up. A block is found newest first by the
+/// newest part it holds; a block's parts by their place. The indexes of
+/// documents leave out the rows without one (most parts now). A part's
+/// model and agent are read from its message, as SQLite's are.
+pub const MIGRATION_10: &str = "
+    ALTER TABLE event_blocks ADD COLUMN newest BIGINT, ADD COLUMN tsv TSVECTOR;
+    CREATE TEMP TABLE block_documents ON COMMIT DROP AS
+        SELECT p.logged >> 16 AS pk, array_to_tsvector(array_agg(DISTINCT u.lexeme)) AS tsv,
+               max(p.time) AS newest
+        FROM parts p, unnest(p.tsv) u
+        WHERE p.logged IS NOT NULL AND p.tsv IS NOT NULL
+        GROUP BY 1
+        HAVING sum(octet_length(u.lexeme)) < 262144;
+    UPDATE event_blocks b SET tsv = d.tsv, newest = d.newest
+        FROM block_documents d WHERE b.pk = d.pk;
+    UPDATE parts p SET tsv = NULL
+        FROM block_documents d WHERE p.logged >> 16 = d.pk AND p.tsv IS NOT NULL;
+    DROP INDEX parts_tsv;
+    CREATE INDEX parts_tsv ON parts USING GIN (tsv) WHERE tsv IS NOT NULL;
+    CREATE INDEX event_blocks_tsv ON event_blocks USING GIN (tsv) WHERE tsv IS NOT NULL;
+    CREATE INDEX event_blocks_by_newest ON event_blocks (newest DESC) WHERE tsv IS NOT NULL;
+    CREATE INDEX parts_by_block ON parts ((logged >> 16)) WHERE logged IS NOT NULL;
+    ALTER TABLE parts DROP COLUMN model, DROP COLUMN agent;";
+
+/// The document of a block holding the events `keys`: the text of their
+/// parts in `documents` (an event's key → its part's text and time), as
+/// much as the budget takes, and the newest of those parts' times. Each
+/// key whose text went in is added to `in_block`; the others keep a
+/// document of their own.
+pub(super) fn document<'a>(
+    keys: &[&'a str],
+    documents: &HashMap<&str, (&str, i64)>,
+    in_block: &mut HashSet<&'a str>,
+) -> (Option<String>, Option<i64>) {
+    let mut text = String::new();
+    let mut newest: Option<i64> = None;
+    for key in keys {
+        let Some(&(body, time)) = documents.get(key) else {
+            continue;
+        };
+        if text.len() + body.len() > BLOCK_TEXT_MAX {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(body);
+        newest = Some(newest.map_or(time, |n| n.max(time)));
+        in_block.insert(key);
+    }
+    ((!text.is_empty()).then_some(text), newest)
+}
+
+/// Blocks read at first; each later round reads twice as many, up to
+/// `ROUND_MAX`: a common word is answered by the newest few blocks, a rare
+/// one in a few rounds.
+const ROUND_FIRST: i64 = 4;
+const ROUND_MAX: i64 = 256;
+
+/// The newest `q.limit` hits among parts whose document is their block's.
+pub(super) fn search(
+    a: &mut PgArchive,
+    q: &Query,
+    matching: &str,
+) -> Result<Vec<Hit>, ArchiveError> {
+    let limit = q.limit.max(1) as usize;
+    let mut found: Vec<Hit> = Vec::new();
+    let mut after: Option<(i64, i64)> = None;
+    let mut round = ROUND_FIRST;
+    let pieces = pieces(q);
+    loop {
+        let blocks = matching_blocks(a, q, matching, after, round)?;
+        let Some(&(last_newest, last_pk, _)) = blocks.last() else {
+            break;
+        };
+        let count = blocks.len() as i64;
+        // The events that may hold the words, by their place in the log.
+        let mut candidates: HashMap<i64, String> = HashMap::new();
+        let mut pks = Vec::with_capacity(blocks.len());
+        for (_, pk, data) in blocks {
+            let events = super::blocks::unpack(&data)
+                .map_err(|e| ArchiveError::new(Trouble::Corrupt, &a.place, e))?;
+            for (i, event) in events.into_iter().enumerate() {
+                if may_hold(&event, &pieces) {
+                    candidates.insert(super::blocks::logged_at(pk, i), event);
+                }
+            }
+            pks.push(pk);
+        }
+        if !candidates.is_empty() {
+            found.extend(verified_parts(a, q, matching, &pks, &candidates)?);
+        }
+        found.sort_by(|x, y| y.time.cmp(&x.time));
+        found.truncate(limit);
+        // No block left holds a part newer than the last one read.
+        let settled = found.len() == limit && found[limit - 1].time >= last_newest;
+        if settled || count < round {
+            break;
+        }
+        after = Some((last_newest, last_pk));
+        round = (round * 2).min(ROUND_MAX);
+    }
+    Ok(found)
+}
+
+/// The next `round` blocks whose document matches, newest first (after
+/// `after`, the last block of the round before): newest, pk and the
+/// packed events of each.
+fn matching_blocks(
+    a: &mut PgArchive,
+    q: &Query,
+    matching: &str,
+    after: Option<(i64, i64)>,
+    round: i64,
+) -> Result<Vec<(i64, i64, Vec<u8>)>, ArchiveError> {
+    // A block's document has no positions: its query asks for every piece
+    // of a word, the phrase is checked on the part.
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching.to_string())];
+    // A block answers for its session; as it holds older parts than its
+    // newest, only `since` of the times rules one out.
+    let on_blocks = Query {
+        until: None,
+        model: None,
+        agent: None,
+        tool: None,
+        state: None,
+        ..q.clone()
+    };
+    let (on_session, _) = filters(&on_blocks, &mut args, "p", "m");
+    let mut sql = format!(
+        "SELECT b.newest, b.pk, b.data FROM event_blocks b{},
+                to_tsquery('simple', replace($1, '<->', '&')) q
+         WHERE b.tsv @@ q{}",
+        if q.project.is_some() || q.server.is_some() {
+            " JOIN sessions s ON s.id = b.session_id"
+        } else {
+            ""
+        },
+        on_session.replace("{time}", "b.newest"),
+    );
+    if let Some((newest, pk)) = after {
+        args.push(Box::new(newest));
+        args.push(Box::new(pk));
+        sql += &format!(
+            " AND (b.newest, b.pk) < (${}, ${})",
+            args.len() - 1,
+            args.len()
+        );
+    }
+    sql += &format!(" ORDER BY b.newest DESC, b.pk DESC LIMIT {round}");
+    let rows = query(a, &sql, &args)?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// The hits among the parts of `blocks` whose events are `candidates`
+/// (by place): filtered, read from their events and checked against the
+/// query, newest first, until `q.limit` are found (an older one could not
+/// be among the newest).
+fn verified_parts(
+    a: &mut PgArchive,
+    q: &Query,
+    matching: &str,
+    blocks: &[i64],
+    candidates: &HashMap<i64, String>,
+) -> Result<Vec<Hit>, ArchiveError> {
+    let places: Vec<i64> = candidates.keys().copied().collect();
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> =
+        vec![Box::new(blocks.to_vec()), Box::new(places)];
+    let (message, join_message) = message_of_part(q, a.version);
+    let (on_session, on_part) = filters(q, &mut args, "p", message);
+    let sql = format!(
+        "SELECT p.session_id, coalesce(s.title, ''), p.time, s.directory, s.server, s.host,
+                s.file, p.message_id, p.id, p.kind, p.logged
+         FROM parts p LEFT JOIN sessions s ON s.id = p.session_id{join_message}
+         WHERE (p.logged >> 16) = ANY($1) AND p.logged = ANY($2) AND p.tsv IS NULL{}{on_part}
+         ORDER BY p.time DESC",
+        on_session.replace("{time}", "p.time"),
+    );
+    let mut rows = query(a, &sql, &args)?.into_iter().peekable();
+    let limit = q.limit.max(1) as usize;
+    let mut found = Vec::new();
+    let mut slice = limit.max(16);
+    while found.len() < limit && rows.peek().is_some() {
+        let (chunk, texts): (Vec<_>, Vec<_>) = rows
+            .by_ref()
+            .take(slice)
+            .filter_map(|r| {
+                let raw = super::blocks::part_of_event(candidates.get(&r.get::<_, i64>(10))?)?;
+                let mut text =
+                    super::pg_copy::pg_text(&super::snippet::text_of_part(r.get(9), &raw));
+                super::collect::cap_indexed(&mut text);
+                Some((r, text))
+            })
+            .unzip();
+        found.extend(matching_rows(a, q, matching, chunk, texts)?);
+        slice *= 2;
+    }
+    Ok(found)
+}
+
+/// The hits among `rows` whose `texts` match, as PostgreSQL matches a
+/// part's own document.
+fn matching_rows(
+    a: &mut PgArchive,
+    q: &Query,
+    matching: &str,
+    rows: Vec<tokio_postgres::Row>,
+    texts: Vec<String>,
+) -> Result<Vec<Hit>, ArchiveError> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let matched = query(
+        a,
+        &format!(
+            "SELECT (i - 1)::bigint FROM unnest($1::text[]) WITH ORDINALITY t(body, i),
+                    to_tsquery('simple', $2) q
+             WHERE {} @@ q",
+            tsvector_sql("t.body")
+        ),
+        &[Box::new(texts.clone()), Box::new(matching.to_string())],
+    )?;
+    let kept: HashSet<usize> = matched
+        .iter()
+        .map(|r| r.get::<_, i64>(0) as usize)
+        .collect();
+    let mut text_of: HashMap<String, String> = HashMap::with_capacity(kept.len());
+    let rows: Vec<_> = rows
+        .into_iter()
+        .zip(texts)
+        .enumerate()
+        .filter(|(i, _)| kept.contains(i))
+        .map(|(_, (row, text))| {
+            text_of.insert(row.get(8), text);
+            row
+        })
+        .collect();
+    Ok(hits(&rows, q, |r, _, _| {
+        text_of
+            .get(r.get::<_, &str>(8))
+            .cloned()
+            .unwrap_or_default()
+    }))
+}
+
+/// The pieces of the query's words, lowercased: a part that has the words
+/// has each piece in its text, so in its event's JSON.
+fn pieces(q: &Query) -> Vec<String> {
+    q.words()
+        .iter()
+        .flat_map(|w| w.split(|c: char| !c.is_alphanumeric()))
+        .filter(|p| !p.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether an event's JSON may hold every piece. Only ASCII is judged (its
+/// case is folded the same everywhere): a JSON with other characters, or
+/// with escapes that may stand for them, or a piece with them, may hold
+/// anything and is checked whole.
+fn may_hold(event: &str, pieces: &[String]) -> bool {
+    if !event.is_ascii() || event.contains("\\u") || pieces.iter().any(|p| !p.is_ascii()) {
+        return true;
+    }
+    let folded = event.to_ascii_lowercase();
+    pieces.iter().all(|p| folded.contains(p.as_str()))
+}

@@ -1,0 +1,301 @@
+//! PostgreSQL's index of the parts the log holds (schema 10): one document
+//! per block of the log, not per part. A block matches when its parts
+//! together have the words; a hit is only a part that has them itself, in
+//! its latest state, in order where the query asks for a phrase. Many
+//! blocks are read newest first, in rounds; an archive of schema 9 moves
+//! its parts' documents into their blocks and finds the same hits.
+
+#[path = "support/postgres.rs"]
+mod postgres_support;
+
+use ocview::archive::collect::Collector;
+use ocview::archive::rows::Batch;
+use ocview::archive::{Engine, Origin, Query, Setting, schema};
+use ocview::source::ReplayReader;
+
+const SESSION: &str = "ses_blocks";
+
+fn batch_of(lines: &[String]) -> Batch {
+    let mut collector = Collector::new(Origin {
+        server: Some("http://blocks-box:4096".into()),
+        host: "testhost".into(),
+        file: None,
+    });
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let mut reader = ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    collector.take()
+}
+
+fn session(updated: i64) -> String {
+    format!(
+        r#"{{"type":"session.updated","properties":{{"info":{{"id":"{SESSION}","title":"Blocks","directory":"/work/blocks","time":{{"created":1,"updated":{updated}}}}}}}}}"#
+    )
+}
+
+fn message(id: &str, time: i64) -> String {
+    format!(
+        r#"{{"type":"message.updated","properties":{{"info":{{"id":"{id}","sessionID":"{SESSION}","role":"assistant","agent":"build","providerID":"anthropic","modelID":"claude-x","time":{{"created":{time}}}}}}}}}"#
+    )
+}
+
+fn text_part(id: &str, message: &str, text: &str, time: i64) -> String {
+    format!(
+        r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"{id}","messageID":"{message}","sessionID":"{SESSION}","type":"text","text":"{text}","time":{{"start":{time}}}}}}}}}"#
+    )
+}
+
+fn delta(id: &str, message: &str, text: &str) -> String {
+    format!(
+        r#"{{"type":"message.part.delta","properties":{{"sessionID":"{SESSION}","messageID":"{message}","partID":"{id}","field":"text","delta":"{text}"}}}}"#
+    )
+}
+
+fn parts_found(archive: &mut dyn Engine, text: &str, f: impl Fn(&mut Query)) -> Vec<String> {
+    let mut q = Query::new(text);
+    f(&mut q);
+    archive
+        .search(&q)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .into_iter()
+        .filter_map(|h| h.part_id)
+        .collect()
+}
+
+fn found(archive: &mut dyn Engine, text: &str) -> Vec<String> {
+    let mut ids = parts_found(archive, text, |_| {});
+    ids.sort();
+    ids
+}
+
+/// The first batch: three parts the log holds as they are (one block), one
+/// part grown by deltas (not the log's: a document of its own).
+fn first_batch() -> Batch {
+    batch_of(&[
+        session(10),
+        message("msg_1", 1_000),
+        text_part("prt_a", "msg_1", "the invoice total", 1_001),
+        text_part("prt_b", "msg_1", "a billing report", 1_002),
+        text_part("prt_c", "msg_1", "rs billing then README", 1_003),
+        text_part("prt_d", "msg_1", "overdue ", 1_004),
+        delta("prt_d", "msg_1", "invoice"),
+    ])
+}
+
+#[test]
+fn a_blocks_document_finds_only_the_parts_that_have_the_words() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("blocks");
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    let batch = first_batch();
+    let logged: Vec<&str> = batch
+        .parts
+        .iter()
+        .filter(|p| p.logged_as.is_some())
+        .map(|p| p.id.as_str())
+        .collect();
+    assert_eq!(logged, ["prt_a", "prt_b", "prt_c"], "{:?}", batch.parts);
+    archive.write(&batch).unwrap();
+
+    // The log's parts have no document of their own; their block has one.
+    let own = postgres_support::rows(&url, "SELECT id, tsv IS NOT NULL FROM parts ORDER BY id");
+    assert_eq!(
+        own,
+        [
+            ["prt_a", "f"],
+            ["prt_b", "f"],
+            ["prt_c", "f"],
+            ["prt_d", "t"]
+        ]
+    );
+    let blocks = postgres_support::rows(
+        &url,
+        "SELECT count(*) FROM event_blocks WHERE tsv IS NOT NULL AND newest = 1003",
+    );
+    assert_eq!(blocks, [["1"]]);
+
+    assert_eq!(found(&mut *archive, "invoice"), ["prt_a", "prt_d"]);
+    assert_eq!(found(&mut *archive, "billing"), ["prt_b", "prt_c"]);
+    // The block has both words; no one part has them.
+    assert!(found(&mut *archive, "invoice report").is_empty());
+    assert_eq!(found(&mut *archive, "billing report"), ["prt_b"]);
+    // A phrase: its pieces in order, in one part.
+    assert_eq!(found(&mut *archive, "billing.rs"), Vec::<String>::new());
+    assert_eq!(found(&mut *archive, "rs.billing"), ["prt_c"]);
+    // Prefixes, and the filters a part answers.
+    let typed = parts_found(&mut *archive, "bill", |q| q.prefix = true);
+    assert_eq!(typed.len(), 2, "{typed:?}");
+    assert_eq!(
+        parts_found(&mut *archive, "billing", |q| q.until = Some(1_003)),
+        ["prt_b"]
+    );
+    assert_eq!(
+        parts_found(&mut *archive, "invoice", |q| q.since = Some(1_002)),
+        ["prt_d"]
+    );
+    assert_eq!(
+        parts_found(&mut *archive, "invoice", |q| q.model =
+            Some("claude".into()))
+        .len(),
+        2
+    );
+    assert!(parts_found(&mut *archive, "invoice", |q| q.tool = Some("bash".into())).is_empty());
+    assert!(
+        parts_found(&mut *archive, "invoice", |q| q.project =
+            Some("elsewhere".into()))
+        .is_empty()
+    );
+    assert_eq!(
+        parts_found(&mut *archive, "invoice", |q| q.server =
+            Some("blocks-box".into()))
+        .len(),
+        2
+    );
+    let hit = archive.search(&Query::new("total")).unwrap().remove(0);
+    assert_eq!(hit.plain_snippet(), "the invoice «total»");
+    assert_eq!(hit.title, "Blocks");
+
+    // The same batch again adds nothing and finds the same.
+    assert_eq!(archive.write(&batch).unwrap().parts, 0);
+    assert_eq!(found(&mut *archive, "invoice"), ["prt_a", "prt_d"]);
+
+    // A part's later state is found, its earlier one no longer: the old
+    // block still has the word, the part's place has moved on.
+    archive
+        .write(&batch_of(&[
+            session(20),
+            text_part("prt_a", "msg_1", "the receipt total", 1_001),
+        ]))
+        .unwrap();
+    assert_eq!(found(&mut *archive, "invoice"), ["prt_d"]);
+    assert_eq!(found(&mut *archive, "receipt"), ["prt_a"]);
+}
+
+#[test]
+fn many_blocks_are_read_newest_first_until_the_hits_are_settled() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let mut archive = Setting::Postgres(pg.database("rounds"))
+        .open()
+        .unwrap()
+        .unwrap();
+    // 60 blocks, one per batch; each has a part with the word and one
+    // without. Written out of time order, so blocks' order is not time's.
+    let mut order: Vec<i64> = (0..60).collect();
+    order.sort_by_key(|i| (i * 37) % 60);
+    for i in order {
+        let time = 10_000 + i * 100;
+        archive
+            .write(&batch_of(&[
+                session(time),
+                message(&format!("msg_{i:02}"), time),
+                text_part(
+                    &format!("prt_{i:02}"),
+                    &format!("msg_{i:02}"),
+                    "a common word",
+                    time,
+                ),
+                text_part(
+                    &format!("prt_{i:02}_x"),
+                    &format!("msg_{i:02}"),
+                    "nothing here",
+                    time + 1,
+                ),
+            ]))
+            .unwrap();
+    }
+    let mut newest = |limit: u32, f: &dyn Fn(&mut Query)| {
+        parts_found(&mut *archive, "common", |q| {
+            q.limit = limit;
+            f(q)
+        })
+    };
+    let expected: Vec<String> = (0..60).rev().map(|i| format!("prt_{i:02}")).collect();
+    assert_eq!(newest(20, &|_| {}), expected[..20]);
+    assert_eq!(newest(50, &|_| {}), expected[..50]);
+    assert_eq!(newest(100, &|_| {}), expected);
+    // Older than the newest blocks: the rounds go on past them.
+    assert_eq!(
+        newest(5, &|q| q.until = Some(10_000 + 10 * 100)),
+        expected[50..55]
+    );
+}
+
+/// The grants a writer with no right to change the schema has: it writes
+/// an archive at the version it finds.
+const WRITER: &str =
+    "DO $$ BEGIN CREATE ROLE writer LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;";
+const WRITER_GRANTS: &str =
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO writer;
+     GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO writer;";
+
+#[test]
+fn a_schema_9_archive_moves_its_parts_documents_into_their_blocks() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    // The same parts in an archive made now, to compare with.
+    let mut now = Setting::Postgres(pg.database("now"))
+        .open()
+        .unwrap()
+        .unwrap();
+    now.write(&first_batch()).unwrap();
+    let queries = [
+        "invoice",
+        "billing",
+        "invoice report",
+        "rs.billing",
+        "total",
+    ];
+    let expected: Vec<Vec<String>> = queries.iter().map(|q| found(&mut *now, q)).collect();
+
+    // An archive at schema 9, written as schema 9 writes (each part its
+    // own document), by a writer that may not upgrade it.
+    let url = pg.database("nine");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (mut c, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let nine: Vec<_> = schema::POSTGRES
+            .iter()
+            .copied()
+            .filter(|m| m.0 <= 9)
+            .collect();
+        ocview::archive::migrate_postgres::run(&mut c, &nine, schema::POSTGRES_STEPS)
+            .await
+            .unwrap();
+    });
+    pg.sql("postgres", WRITER);
+    pg.sql("nine", WRITER_GRANTS);
+    let mut writer = Setting::Postgres(pg.url("nine", "writer"))
+        .open()
+        .unwrap()
+        .unwrap();
+    assert!(writer.read_only().is_none());
+    writer.write(&first_batch()).unwrap();
+    drop(writer);
+    let own = postgres_support::rows(&url, "SELECT count(*) FROM parts WHERE tsv IS NOT NULL");
+    assert_eq!(own, [["4"]], "schema 9: each part its own document");
+
+    let mut upgraded = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    let version = postgres_support::rows(&url, "SELECT max(version) FROM ocview_schema");
+    assert_eq!(version, [[schema::LATEST.to_string()]]);
+    let own = postgres_support::rows(&url, "SELECT id FROM parts WHERE tsv IS NOT NULL");
+    assert_eq!(own, [["prt_d"]], "the log's parts gave theirs to the block");
+    let got: Vec<Vec<String>> = queries.iter().map(|q| found(&mut *upgraded, q)).collect();
+    assert_eq!(got, expected);
+}
