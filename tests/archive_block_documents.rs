@@ -3,7 +3,8 @@
 //! together have the words; a hit is only a part that has them itself, in
 //! its latest state, in order where the query asks for a phrase. Many
 //! blocks are read newest first, in rounds; an archive of schema 9 moves
-//! its parts' documents into their blocks and finds the same hits.
+//! its parts' documents into their blocks and finds the same hits. A
+//! message the log holds is kept as its place there.
 
 #[path = "support/postgres.rs"]
 mod postgres_support;
@@ -121,6 +122,20 @@ fn a_blocks_document_finds_only_the_parts_that_have_the_words() {
         "SELECT count(*) FROM event_blocks WHERE tsv IS NOT NULL AND newest = 1003",
     );
     assert_eq!(blocks, [["1"]]);
+    // The message, as the log holds it, is kept as its place there, and
+    // read back from it.
+    let message = postgres_support::rows(
+        &url,
+        "SELECT raw = '', logged IS NOT NULL FROM messages WHERE id = 'msg_1'",
+    );
+    assert_eq!(message, [["t", "t"]]);
+    let snapshot = archive.snapshot(SESSION).unwrap();
+    assert!(
+        snapshot
+            .iter()
+            .any(|e| e.contains("message.updated") && e.contains("claude-x")),
+        "{snapshot:#?}"
+    );
 
     assert_eq!(found(&mut *archive, "invoice"), ["prt_a", "prt_d"]);
     assert_eq!(found(&mut *archive, "billing"), ["prt_b", "prt_c"]);

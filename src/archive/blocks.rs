@@ -56,9 +56,21 @@ pub fn logged_place(at: i64) -> (i64, usize) {
 
 /// The part object a logged `message.part.updated` carries, as JSON.
 pub fn part_of_event(event: &str) -> Option<String> {
+    object_of_event(event, &["/properties/part"])
+}
+
+/// The object a logged `message.part.updated` (its part) or
+/// `message.updated` (its info) carries, as JSON.
+pub fn item_of_event(event: &str) -> Option<String> {
+    object_of_event(event, &["/properties/part", "/properties/info"])
+}
+
+/// The first of `pointers` an event (or the payload it wraps) has.
+fn object_of_event(event: &str, pointers: &[&str]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(event).ok()?;
     let event = v.get("payload").unwrap_or(&v);
-    Some(event.pointer("/properties/part")?.to_string())
+    let found = pointers.iter().find_map(|p| event.pointer(p))?;
+    Some(found.to_string())
 }
 
 /// One block to write: a session's new events of one batch, in order.

@@ -61,8 +61,9 @@ struct Touched {
     settled: BTreeSet<String>,
     /// Sessions whose todo list changed: the store made a part of it.
     todos: BTreeSet<String>,
-    /// Each part's last `message.part.updated` of this batch: its key and
-    /// the hash of the part object it carried.
+    /// Each part's last `message.part.updated` of this batch, and each
+    /// message's last `message.updated`: its key and the hash of the object
+    /// it carried (ids of both kinds; the hash tells them apart).
     updates: HashMap<String, (String, u64)>,
     /// The time of the last event, for "newer state wins".
     clock: i64,
@@ -204,14 +205,14 @@ impl Collector {
                 store.session(&id).map(|s| session_row(s, server))
             })
             .collect();
+        let updates = std::mem::take(&mut self.touched.updates);
         let messages = std::mem::take(&mut self.touched.messages)
             .into_iter()
             .filter_map(|(sid, mid)| {
                 let m = store.session(&sid)?.message(&mid)?;
-                (!m.placeholder).then(|| message_row(m, clock))
+                (!m.placeholder).then(|| message_row(m, clock, updates.get(&mid)))
             })
             .collect();
-        let updates = std::mem::take(&mut self.touched.updates);
         let parts = std::mem::take(&mut self.touched.parts)
             .into_iter()
             .filter_map(|(sid, mid, pid)| {
@@ -298,6 +299,12 @@ impl Touched {
                 let hash = encode::fnv(part.raw.get().as_bytes());
                 updates.insert(part.id.clone(), (key.clone(), hash));
             }
+            if let Event::MessageUpdated(info) = &env.event
+                && let Some(raw) = &info.raw
+            {
+                let hash = encode::fnv(raw.get().as_bytes());
+                updates.insert(info.id.clone(), (key.clone(), hash));
+            }
             events.push(EventRow {
                 key,
                 session_id: session.clone(),
@@ -337,13 +344,19 @@ fn model_of(m: &Message) -> Option<String> {
         .map(|r| format!("{}/{}", r.provider_id, r.model_id))
 }
 
-fn message_row(m: &Message, clock: i64) -> MessageRow {
+fn message_row(m: &Message, clock: i64, update: Option<&(String, u64)>) -> MessageRow {
     let created = m.info.created.unwrap_or(0);
     // A run stream's stand-in for a message it names never replaces the
     // message's real state another file gave (newer state wins).
     let stand_in = m.info.raw.as_ref().is_some_and(|r| {
         serde_json::from_str(r.get()).is_ok_and(|v| super::export::stand_in_info(&v))
     });
+    let raw = m
+        .info
+        .raw
+        .as_ref()
+        .map(|r| r.get().to_string())
+        .unwrap_or_default();
     MessageRow {
         id: m.info.id.clone(),
         session_id: m.info.session_id.clone(),
@@ -356,12 +369,11 @@ fn message_row(m: &Message, clock: i64) -> MessageRow {
         } else {
             clock.max(m.info.completed.unwrap_or(created))
         },
-        raw: m
-            .info
-            .raw
-            .as_ref()
-            .map(|r| r.get().to_string())
-            .unwrap_or_default(),
+        raw: raw.clone(),
+        // The info the last update carried, unchanged since.
+        logged_as: update
+            .filter(|(_, hash)| !raw.is_empty() && *hash == encode::fnv(raw.as_bytes()))
+            .map(|(key, _)| key.clone()),
     }
 }
 

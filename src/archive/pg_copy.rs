@@ -12,6 +12,7 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Transaction};
 
+use super::postgres_blocks_search::BLOCK_DOCUMENTS_SINCE;
 use super::postgres_log::LogError;
 use super::postgres_search::tsvector_sql;
 use super::query::indexable;
@@ -23,10 +24,41 @@ pub(super) const STAGING: &str = "
     CREATE TEMP TABLE IF NOT EXISTS in_sessions (id TEXT, parent_id TEXT, title TEXT, directory TEXT,
         created BIGINT, updated BIGINT, raw TEXT, body TEXT, server TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_messages (id TEXT, session_id TEXT, role TEXT, model TEXT,
-        agent TEXT, created BIGINT, updated BIGINT, raw TEXT) ON COMMIT DELETE ROWS;
+        agent TEXT, created BIGINT, updated BIGINT, raw TEXT, logged BIGINT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
         tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT,
         logged BIGINT, in_block BOOLEAN) ON COMMIT DELETE ROWS;";
+
+/// Messages into their table (schema 10): one the log holds as it is keeps
+/// only its place there (`logged`) and an empty `raw`; states are told
+/// apart by their JSON's hash. A message sent again unchanged (its parts
+/// moved on) keeps the place it has.
+const MESSAGES_UPSERT: &str =
+    "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw, logged, hash)
+     SELECT id, session_id, role, model, agent, created, updated,
+            CASE WHEN logged IS NULL THEN raw ELSE '' END, logged, hashtextextended(raw, 0)
+     FROM in_messages ORDER BY id
+     ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
+       role = excluded.role, model = excluded.model, agent = excluded.agent,
+       created = excluded.created, updated = excluded.updated,
+       raw = CASE WHEN excluded.logged IS NULL AND excluded.hash = messages.hash
+                  THEN messages.raw ELSE excluded.raw END,
+       logged = CASE WHEN excluded.logged IS NULL AND excluded.hash = messages.hash
+                     THEN messages.logged ELSE excluded.logged END,
+       hash = excluded.hash
+     WHERE excluded.updated > messages.updated
+        OR (excluded.updated = messages.updated
+            AND excluded.hash <> coalesce(messages.hash, hashtextextended(messages.raw, 0)))";
+
+/// Messages into an archive of schema 9 (a writer that may not upgrade it).
+const MESSAGES_UPSERT_V9: &str =
+    "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
+     SELECT id, session_id, role, model, agent, created, updated, raw FROM in_messages ORDER BY id
+     ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
+       role = excluded.role, model = excluded.model, agent = excluded.agent,
+       created = excluded.created, updated = excluded.updated, raw = excluded.raw
+     WHERE excluded.updated > messages.updated
+        OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)";
 
 /// Text as PostgreSQL stores it: no NUL character.
 pub(super) fn pg_text(s: &str) -> String {
@@ -61,13 +93,15 @@ pub(super) async fn copy(
 
 pub(super) type Row = Vec<Box<dyn ToSql + Sync + Send>>;
 
-/// The batch, in the open transaction `tx`; the parts the log holds are
-/// indexed by their blocks' documents when `block_documents` (schema 10).
+/// The batch, in the open transaction `tx`, as an archive of `version`
+/// keeps it (since schema 10 the parts the log holds are indexed by their
+/// blocks' documents, and messages it holds are kept as their place).
 pub(super) async fn write(
     tx: &Transaction<'_>,
     batch: &Batch,
-    block_documents: bool,
+    version: i64,
 ) -> Result<Written, LogError> {
+    let block_documents = version >= BLOCK_DOCUMENTS_SINCE;
     let t = Type::TEXT;
     let n = Type::INT8;
     // Each part's text as the index takes it (none when it has none).
@@ -157,6 +191,12 @@ pub(super) async fn write(
                 Box::new(m.created),
                 Box::new(m.updated),
                 Box::new(pg_text(&m.raw)),
+                // No second copy of what the log holds as it is.
+                Box::new(
+                    m.logged_as
+                        .as_deref()
+                        .and_then(|k| logged.at.get(k).copied()),
+                ),
             ]
         });
         let types = [
@@ -168,16 +208,15 @@ pub(super) async fn write(
             n.clone(),
             n.clone(),
             t.clone(),
+            n.clone(),
         ];
         copy(tx, "in_messages", &types, rows).await?;
         tx.execute(
-            "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
-             SELECT id, session_id, role, model, agent, created, updated, raw FROM in_messages ORDER BY id
-             ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
-               role = excluded.role, model = excluded.model, agent = excluded.agent,
-               created = excluded.created, updated = excluded.updated, raw = excluded.raw
-             WHERE excluded.updated > messages.updated
-                OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
+            if version >= super::postgres_log::MESSAGES_LOGGED_SINCE {
+                MESSAGES_UPSERT
+            } else {
+                MESSAGES_UPSERT_V9
+            },
             &[],
         )
         .await?;

@@ -249,11 +249,11 @@ impl Engine for PgArchive {
                 .map_err(err)?;
             self.staging_ready = true;
         }
-        let block_documents = self.version >= super::postgres_blocks_search::BLOCK_DOCUMENTS_SINCE;
+        let version = self.version;
         self.rt
             .block_on(async {
                 let tx = self.client.transaction().await?;
-                let written = super::pg_copy::write(&tx, batch, block_documents).await?;
+                let written = super::pg_copy::write(&tx, batch, version).await?;
                 // Delivered when the transaction commits, and only then.
                 super::notify::announce(&tx, batch).await?;
                 if let Some(c) = &batch.checkpoint {
@@ -301,14 +301,15 @@ impl Engine for PgArchive {
             return Ok(Vec::new());
         };
         let mut out = vec![super::snapshot::session_event(info.get(0))];
-        // A part the log holds as it is is read from its block.
+        // A part or message the log holds as it is is read from its block.
         let logged = super::postgres_log::logged_column(self.version, "logged");
+        let message_logged = super::postgres_log::message_logged_column(self.version, "logged");
         let rows = self
             .rt
             .block_on(self.client.query(
                 &format!(
                     "SELECT k, o, raw, logged FROM (
-                       SELECT 'm' AS k, id AS o, raw, NULL::bigint AS logged
+                       SELECT 'm' AS k, id AS o, raw, {message_logged} AS logged
                        FROM messages WHERE session_id = $1
                        UNION ALL SELECT 'p', message_id || ' ' || id, raw, {logged}
                        FROM parts WHERE session_id = $1
@@ -317,7 +318,7 @@ impl Engine for PgArchive {
                 &[&session_id],
             ))
             .map_err(err)?;
-        let from_log = self.rt.block_on(super::postgres_log::logged_parts(
+        let from_log = self.rt.block_on(super::postgres_log::logged_items(
             &self.client,
             &place,
             rows.iter().filter_map(|r| r.get::<_, Option<i64>>(3)),

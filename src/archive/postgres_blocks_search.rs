@@ -31,7 +31,8 @@ pub(super) const BLOCK_TEXT_MAX: usize = 256 * 1024;
 /// those parts give theirs up. A block is found newest first by the
 /// newest part it holds; a block's parts by their place. The indexes of
 /// documents leave out the rows without one (most parts now). A part's
-/// model and agent are read from its message, as SQLite's are.
+/// model and agent are read from its message, as SQLite's are. A message
+/// the log holds as it is keeps only its place there (`pg_copy`).
 pub const MIGRATION_10: &str = "
     ALTER TABLE event_blocks ADD COLUMN newest BIGINT, ADD COLUMN tsv TSVECTOR;
     CREATE TEMP TABLE block_documents ON COMMIT DROP AS
@@ -50,7 +51,8 @@ pub const MIGRATION_10: &str = "
     CREATE INDEX event_blocks_tsv ON event_blocks USING GIN (tsv) WHERE tsv IS NOT NULL;
     CREATE INDEX event_blocks_by_newest ON event_blocks (newest DESC) WHERE tsv IS NOT NULL;
     CREATE INDEX parts_by_block ON parts ((logged >> 16)) WHERE logged IS NOT NULL;
-    ALTER TABLE parts DROP COLUMN model, DROP COLUMN agent;";
+    ALTER TABLE parts DROP COLUMN model, DROP COLUMN agent;
+    ALTER TABLE messages ADD COLUMN logged BIGINT, ADD COLUMN hash BIGINT;";
 
 /// The document of a block holding the events `keys`: the text of their
 /// parts in `documents` (an event's key → its part's text and time), as

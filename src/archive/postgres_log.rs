@@ -202,17 +202,30 @@ pub(super) fn logged_column(version: i64, column: &'static str) -> &'static str 
     }
 }
 
-/// The JSON of the parts the log holds as they are, by their `logged`
-/// places: each block they are in read and unpacked once.
-pub(super) async fn logged_parts(
+/// The schema whose messages may point into the log too.
+pub(super) const MESSAGES_LOGGED_SINCE: i64 = 10;
+
+/// What a query reads as a message's place in the log, `column` of the
+/// messages table, in an archive of `version` (before 10: none).
+pub(super) fn message_logged_column(version: i64, column: &'static str) -> &'static str {
+    if version >= MESSAGES_LOGGED_SINCE {
+        column
+    } else {
+        "NULL::bigint"
+    }
+}
+
+/// The JSON of the parts and messages the log holds as they are, by their
+/// `logged` places: each block they are in read and unpacked once.
+pub(super) async fn logged_items(
     client: &impl GenericClient,
     place: &str,
     places: impl Iterator<Item = i64>,
 ) -> Result<HashMap<i64, String>, ArchiveError> {
     let mut out = logged_events(client, place, places).await?;
     for event in out.values_mut() {
-        *event = blocks::part_of_event(event)
-            .ok_or_else(|| damaged(place, "a part's place in the log is gone".into()))?;
+        *event = blocks::item_of_event(event)
+            .ok_or_else(|| damaged(place, "a place in the log holds no part or message".into()))?;
     }
     Ok(out)
 }

@@ -101,7 +101,7 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
          ORDER BY h.time DESC LIMIT {limit}"
     );
     let rows = query(a, &sql, &args)?;
-    let from_log = a.rt.block_on(super::postgres_log::logged_parts(
+    let from_log = a.rt.block_on(super::postgres_log::logged_items(
         &a.client,
         &a.place,
         rows.iter().filter_map(|r| r.get::<_, Option<i64>>(11)),

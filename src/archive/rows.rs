@@ -51,6 +51,10 @@ pub struct MessageRow {
     /// Newer state wins: the time of the last event that changed it.
     pub updated: i64,
     pub raw: String,
+    /// The key of this batch's `message.updated` whose info is `raw` as it
+    /// is: PostgreSQL keeps its place in the log, not a second copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logged_as: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
