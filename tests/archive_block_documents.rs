@@ -314,3 +314,33 @@ fn a_schema_9_archive_moves_its_parts_documents_into_their_blocks() {
     let got: Vec<Vec<String>> = queries.iter().map(|q| found(&mut *upgraded, q)).collect();
     assert_eq!(got, expected);
 }
+
+#[test]
+fn text_past_a_blocks_budget_keeps_a_document_of_its_own() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("budget");
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    // Five parts of 60 kB in one block: four fit its 256 kB, one does not.
+    let filler = "lorem ".repeat(10_000);
+    let mut lines = vec![session(10), message("msg_1", 1_000)];
+    for i in 0..5 {
+        lines.push(text_part(
+            &format!("prt_{i}"),
+            "msg_1",
+            &format!("marker{i} {filler}"),
+            1_000 + i,
+        ));
+    }
+    archive.write(&batch_of(&lines)).unwrap();
+    let own = postgres_support::rows(&url, "SELECT id FROM parts WHERE tsv IS NOT NULL");
+    assert_eq!(own, [["prt_4"]]);
+    for i in 0..5 {
+        assert_eq!(
+            found(&mut *archive, &format!("marker{i}")),
+            [format!("prt_{i}")]
+        );
+    }
+    assert_eq!(found(&mut *archive, "lorem").len(), 5);
+}

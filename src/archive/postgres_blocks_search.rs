@@ -16,7 +16,7 @@ use tokio_postgres::types::ToSql;
 use super::engine::{ArchiveError, Trouble};
 use super::postgres::PgArchive;
 use super::postgres_search::{filters, hits, message_of_part, query, tsvector_sql};
-use super::query::{Hit, Query};
+use super::query::{Hit, MIN_PREFIX, Query};
 
 /// The schema whose blocks hold their parts' documents.
 pub(super) const BLOCK_DOCUMENTS_SINCE: i64 = 10;
@@ -278,25 +278,102 @@ fn matching_rows(
     }))
 }
 
-/// The pieces of the query's words, lowercased: a part that has the words
-/// has each piece in its text, so in its event's JSON.
-fn pieces(q: &Query) -> Vec<String> {
-    q.words()
-        .iter()
-        .flat_map(|w| w.split(|c: char| !c.is_alphanumeric()))
-        .filter(|p| !p.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+/// One piece of a query's words, lowercased, and whether it is matched as
+/// the start of a word (the last, while typing) or as a whole word.
+struct Piece {
+    text: String,
+    prefix: bool,
 }
 
-/// Whether an event's JSON may hold every piece. Only ASCII is judged (its
-/// case is folded the same everywhere): a JSON with other characters, or
-/// with escapes that may stand for them, or a piece with them, may hold
-/// anything and is checked whole.
-fn may_hold(event: &str, pieces: &[String]) -> bool {
-    if !event.is_ascii() || event.contains("\\u") || pieces.iter().any(|p| !p.is_ascii()) {
+/// The pieces of the query's words (as `Query::tsquery` makes them): a
+/// part that has the words has each piece as a word of its text.
+fn pieces(q: &Query) -> Vec<Piece> {
+    let words = q.words();
+    let n = words.len();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let split: Vec<&str> = w
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .collect();
+        for (j, p) in split.iter().enumerate() {
+            let last = i + 1 == n && j + 1 == split.len();
+            out.push(Piece {
+                text: p.to_lowercase(),
+                prefix: q.prefix && last && p.chars().count() >= MIN_PREFIX,
+            });
+        }
+    }
+    out
+}
+
+/// Whether an event's JSON may hold every piece as a word. Only ASCII is
+/// judged (its case is folded the same everywhere): a JSON with other
+/// characters, or with escapes that may stand for them, or a piece with
+/// them, may hold anything and is checked whole.
+fn may_hold(event: &str, pieces: &[Piece]) -> bool {
+    if !event.is_ascii() || event.contains("\\u") || pieces.iter().any(|p| !p.text.is_ascii()) {
         return true;
     }
     let folded = event.to_ascii_lowercase();
-    pieces.iter().all(|p| folded.contains(p.as_str()))
+    pieces.iter().all(|p| holds_word(&folded, p))
+}
+
+/// Whether `json` (ASCII, lowercased) has `piece` where a word of its text
+/// may be: not inside a run of letters and digits, where `\n`, `\t` and
+/// the like (a separator in the text) count as a boundary.
+fn holds_word(json: &str, piece: &Piece) -> bool {
+    let bytes = json.as_bytes();
+    json.match_indices(piece.text.as_str()).any(|(at, found)| {
+        let before = match at {
+            0 => true,
+            _ => {
+                let c = bytes[at - 1];
+                !c.is_ascii_alphanumeric()
+                    || (at >= 2 && bytes[at - 2] == b'\\' && b"ntrbf".contains(&c))
+            }
+        };
+        let end = at + found.len();
+        let after = piece.prefix || end == bytes.len() || !bytes[end].is_ascii_alphanumeric();
+        before && after
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holds(event: &str, text: &str, prefix: bool) -> bool {
+        let mut q = Query::new(text);
+        q.prefix = prefix;
+        may_hold(event, &pieces(&q))
+    }
+
+    #[test]
+    fn a_word_is_looked_for_as_a_word_of_the_text() {
+        let event = r#"{"part":{"text":"So the Invoice\nwas late; see src/billing.rs"}}"#;
+        assert!(holds(event, "so", false));
+        assert!(holds(event, "invoice", false));
+        // After an escaped newline: a word of its own in the text.
+        assert!(holds(event, "was", false));
+        assert!(holds(event, "billing.rs", false));
+        assert!(!holds(event, "voice", false), "inside a word");
+        assert!(!holds(event, "invo", false));
+        assert!(
+            holds(event, "invo", true),
+            "the start of a word, while typing"
+        );
+        assert!(
+            !holds(event, "invoice nowhere", false),
+            "every word is needed"
+        );
+    }
+
+    #[test]
+    fn text_beyond_ascii_is_left_to_postgresql() {
+        assert!(holds(r#"{"text":"ﬁle Straße"}"#, "nothing", false));
+        assert!(holds(r#"{"text":"\u212a"}"#, "k", false));
+        assert!(holds(r#"{"text":"plain"}"#, "straße", false));
+        assert!(!holds(r#"{"text":"plain"}"#, "other", false));
+    }
 }
