@@ -100,29 +100,50 @@ pub(super) fn search(
     let mut after: Option<(i64, i64)> = None;
     let mut round = ROUND_FIRST;
     let pieces = pieces(q);
+    // With a filter only a part answers, the parts that pass it are found
+    // first and only their blocks read; else every block that matches is.
+    let filtered = q.until.is_some()
+        || q.model.is_some()
+        || q.agent.is_some()
+        || q.tool.is_some()
+        || q.state.is_some();
     loop {
-        let blocks = matching_blocks(a, q, matching, after, round)?;
+        let blocks = matching_blocks(a, q, matching, after, round, !filtered)?;
         let Some(&(last_newest, last_pk, _)) = blocks.last() else {
             break;
         };
         let count = blocks.len() as i64;
-        // The events that may hold the words, by their place in the log.
+        let pks: Vec<i64> = blocks.iter().map(|b| b.1).collect();
+        // The events that may hold the words, by their place in the log,
+        // and the parts they are.
         let mut candidates: HashMap<i64, String> = HashMap::new();
-        let mut pks = Vec::with_capacity(blocks.len());
-        for (_, pk, data) in blocks {
-            let events = super::blocks::unpack(&data)
-                .map_err(|e| ArchiveError::new(Trouble::Corrupt, &a.place, e))?;
-            for (i, event) in events.into_iter().enumerate() {
-                if may_hold(&event, &pieces) {
-                    candidates.insert(super::blocks::logged_at(pk, i), event);
+        let rows = if filtered {
+            let rows = part_rows(a, q, &pks, None)?;
+            let events = a.rt.block_on(super::postgres_log::logged_events(
+                &a.client,
+                &a.place,
+                rows.iter().map(|r| r.get(10)),
+            ))?;
+            candidates.extend(events.into_iter().filter(|(_, e)| may_hold(e, &pieces)));
+            rows
+        } else {
+            for (_, pk, data) in blocks {
+                let events = super::blocks::unpack(&data.unwrap_or_default())
+                    .map_err(|e| ArchiveError::new(Trouble::Corrupt, &a.place, e))?;
+                for (i, event) in events.into_iter().enumerate() {
+                    if may_hold(&event, &pieces) {
+                        candidates.insert(super::blocks::logged_at(pk, i), event);
+                    }
                 }
             }
-            pks.push(pk);
-        }
-        if !candidates.is_empty() {
-            found.extend(verified_parts(a, q, matching, &pks, &candidates)?);
-        }
-        found.sort_by(|x, y| y.time.cmp(&x.time));
+            if candidates.is_empty() {
+                Vec::new()
+            } else {
+                part_rows(a, q, &pks, Some(candidates.keys().copied().collect()))?
+            }
+        };
+        found.extend(verified_parts(a, q, matching, rows, &candidates)?);
+        found.sort_by_key(|h| std::cmp::Reverse(h.time));
         found.truncate(limit);
         // No block left holds a part newer than the last one read.
         let settled = found.len() == limit && found[limit - 1].time >= last_newest;
@@ -136,15 +157,16 @@ pub(super) fn search(
 }
 
 /// The next `round` blocks whose document matches, newest first (after
-/// `after`, the last block of the round before): newest, pk and the
-/// packed events of each.
+/// `after`, the last block of the round before): newest, pk and, `with_data`,
+/// the packed events of each.
 fn matching_blocks(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
     after: Option<(i64, i64)>,
     round: i64,
-) -> Result<Vec<(i64, i64, Vec<u8>)>, ArchiveError> {
+    with_data: bool,
+) -> Result<Vec<(i64, i64, Option<Vec<u8>>)>, ArchiveError> {
     // A block's document has no positions: its query asks for every piece
     // of a word, the phrase is checked on the part.
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching.to_string())];
@@ -160,9 +182,10 @@ fn matching_blocks(
     };
     let (on_session, _) = filters(&on_blocks, &mut args, "p", "m");
     let mut sql = format!(
-        "SELECT b.newest, b.pk, b.data FROM event_blocks b{},
+        "SELECT b.newest, b.pk, {} FROM event_blocks b{},
                 to_tsquery('simple', replace($1, '<->', '&')) q
          WHERE b.tsv @@ q{}",
+        if with_data { "b.data" } else { "NULL::bytea" },
         if q.project.is_some() || q.server.is_some() {
             " JOIN sessions s ON s.id = b.session_id"
         } else {
@@ -187,31 +210,21 @@ fn matching_blocks(
         .collect())
 }
 
-/// The hits among the parts of `blocks` whose events are `candidates`
-/// (by place): filtered, read from their events and checked against the
-/// query, newest first, until `q.limit` are found (an older one could not
-/// be among the newest).
+/// The hits among `rows` (`part_rows`, newest first) whose events are
+/// `candidates` (by place): read from their events and checked against
+/// the query, newest first, until `q.limit` are found (an older one could
+/// not be among the newest).
 fn verified_parts(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
-    blocks: &[i64],
+    rows: Vec<tokio_postgres::Row>,
     candidates: &HashMap<i64, String>,
 ) -> Result<Vec<Hit>, ArchiveError> {
-    let places: Vec<i64> = candidates.keys().copied().collect();
-    let mut args: Vec<Box<dyn ToSql + Sync + Send>> =
-        vec![Box::new(blocks.to_vec()), Box::new(places)];
-    let (message, join_message) = message_of_part(q, a.version);
-    let (on_session, on_part) = filters(q, &mut args, "p", message);
-    let sql = format!(
-        "SELECT p.session_id, coalesce(s.title, ''), p.time, s.directory, s.server, s.host,
-                s.file, p.message_id, p.id, p.kind, p.logged
-         FROM parts p LEFT JOIN sessions s ON s.id = p.session_id{join_message}
-         WHERE (p.logged >> 16) = ANY($1) AND p.logged = ANY($2) AND p.tsv IS NULL{}{on_part}
-         ORDER BY p.time DESC",
-        on_session.replace("{time}", "p.time"),
-    );
-    let mut rows = query(a, &sql, &args)?.into_iter().peekable();
+    let mut rows = rows
+        .into_iter()
+        .filter(|r| candidates.contains_key(&r.get::<_, i64>(10)))
+        .peekable();
     let limit = q.limit.max(1) as usize;
     let mut found = Vec::new();
     let mut slice = limit.max(16);
@@ -231,6 +244,36 @@ fn verified_parts(
         slice *= 2;
     }
     Ok(found)
+}
+
+/// The parts whose place is in `blocks` (and among `places`, when given)
+/// that pass the query's filters, newest first: session, title, time,
+/// project, server, host, file, message, part, kind and place.
+fn part_rows(
+    a: &mut PgArchive,
+    q: &Query,
+    blocks: &[i64],
+    places: Option<Vec<i64>>,
+) -> Result<Vec<tokio_postgres::Row>, ArchiveError> {
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(blocks.to_vec())];
+    let among = match places {
+        Some(places) => {
+            args.push(Box::new(places));
+            " AND p.logged = ANY($2)"
+        }
+        None => "",
+    };
+    let (message, join_message) = message_of_part(q, a.version);
+    let (on_session, on_part) = filters(q, &mut args, "p", message);
+    let sql = format!(
+        "SELECT p.session_id, coalesce(s.title, ''), p.time, s.directory, s.server, s.host,
+                s.file, p.message_id, p.id, p.kind, p.logged
+         FROM parts p LEFT JOIN sessions s ON s.id = p.session_id{join_message}
+         WHERE (p.logged >> 16) = ANY($1){among} AND p.tsv IS NULL{}{on_part}
+         ORDER BY p.time DESC",
+        on_session.replace("{time}", "p.time"),
+    );
+    query(a, &sql, &args)
 }
 
 /// The hits among `rows` whose `texts` match, as PostgreSQL matches a
@@ -304,6 +347,8 @@ fn pieces(q: &Query) -> Vec<Piece> {
             });
         }
     }
+    // The longest first: most often the rarest, it rules an event out.
+    out.sort_by_key(|p| std::cmp::Reverse(p.text.len()));
     out
 }
 

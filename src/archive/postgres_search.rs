@@ -127,7 +127,7 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
             }
             Err(e) => return Err(e),
         }
-        found.sort_by(|x, y| y.time.cmp(&x.time));
+        found.sort_by_key(|h| std::cmp::Reverse(h.time));
         found.truncate(limit as usize);
     }
     Ok(found)
