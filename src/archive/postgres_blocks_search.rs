@@ -86,8 +86,8 @@ pub(super) fn document<'a>(
 /// Blocks read at first; each later round reads twice as many, up to
 /// `ROUND_MAX`: a common word is answered by the newest few blocks, a rare
 /// one in a few rounds.
-const ROUND_FIRST: i64 = 4;
-const ROUND_MAX: i64 = 256;
+const ROUND_FIRST: usize = 4;
+const ROUND_MAX: usize = 256;
 
 /// The newest `q.limit` hits among parts whose document is their block's.
 pub(super) fn search(
@@ -96,77 +96,82 @@ pub(super) fn search(
     matching: &str,
 ) -> Result<Vec<Hit>, ArchiveError> {
     let limit = q.limit.max(1) as usize;
-    let mut found: Vec<Hit> = Vec::new();
-    let mut after: Option<(i64, i64)> = None;
-    let mut round = ROUND_FIRST;
     let pieces = pieces(q);
-    // With a filter only a part answers, the parts that pass it are found
-    // first and only their blocks read; else every block that matches is.
-    let filtered = q.until.is_some()
-        || q.model.is_some()
-        || q.agent.is_some()
-        || q.tool.is_some()
-        || q.state.is_some();
+    let mut found: Vec<Hit> = Vec::new();
+    // The newest few blocks first (a common word is answered by them),
+    // then, once, the list of all the others that match.
+    let mut blocks = matching_blocks(a, q, matching, None, Some(ROUND_FIRST))?;
+    let mut listed_all = blocks.len() < ROUND_FIRST;
+    let mut next = 0;
+    let mut round = ROUND_FIRST;
     loop {
-        let blocks = matching_blocks(a, q, matching, after, round, !filtered)?;
-        let Some(&(last_newest, last_pk, _)) = blocks.last() else {
-            break;
-        };
-        let count = blocks.len() as i64;
-        let pks: Vec<i64> = blocks.iter().map(|b| b.1).collect();
-        // The events that may hold the words, by their place in the log,
-        // and the parts they are.
-        let mut candidates: HashMap<i64, String> = HashMap::new();
-        let rows = if filtered {
-            let rows = part_rows(a, q, &pks, None)?;
-            let events = a.rt.block_on(super::postgres_log::logged_events(
-                &a.client,
-                &a.place,
-                rows.iter().map(|r| r.get(10)),
-            ))?;
-            candidates.extend(events.into_iter().filter(|(_, e)| may_hold(e, &pieces)));
-            rows
-        } else {
-            for (_, pk, data) in blocks {
-                let events = super::blocks::unpack(&data.unwrap_or_default())
-                    .map_err(|e| ArchiveError::new(Trouble::Corrupt, &a.place, e))?;
-                for (i, event) in events.into_iter().enumerate() {
-                    if may_hold(&event, &pieces) {
-                        candidates.insert(super::blocks::logged_at(pk, i), event);
-                    }
-                }
+        if next == blocks.len() {
+            let Some(&last) = blocks.last() else { break };
+            if listed_all {
+                break;
             }
-            if candidates.is_empty() {
-                Vec::new()
-            } else {
-                part_rows(a, q, &pks, Some(candidates.keys().copied().collect()))?
-            }
-        };
-        found.extend(verified_parts(a, q, matching, rows, &candidates)?);
+            blocks = matching_blocks(a, q, matching, Some(last), None)?;
+            listed_all = true;
+            next = 0;
+            continue;
+        }
+        let chunk = &blocks[next..(next + round).min(blocks.len())];
+        next += chunk.len();
+        let last_newest = chunk[chunk.len() - 1].0;
+        let pks: Vec<i64> = chunk.iter().map(|b| b.1).collect();
+        found.extend(hits_in_blocks(a, q, matching, &pieces, &pks)?);
         found.sort_by_key(|h| std::cmp::Reverse(h.time));
         found.truncate(limit);
         // No block left holds a part newer than the last one read.
-        let settled = found.len() == limit && found[limit - 1].time >= last_newest;
-        if settled || count < round {
+        if found.len() == limit && found[limit - 1].time >= last_newest {
             break;
         }
-        after = Some((last_newest, last_pk));
         round = (round * 2).min(ROUND_MAX);
     }
     Ok(found)
 }
 
-/// The next `round` blocks whose document matches, newest first (after
-/// `after`, the last block of the round before): newest, pk and, `with_data`,
-/// the packed events of each.
+/// The hits in the blocks `pks`: their events that may hold the words,
+/// the parts those are (filtered), checked.
+fn hits_in_blocks(
+    a: &mut PgArchive,
+    q: &Query,
+    matching: &str,
+    pieces: &[Piece],
+    pks: &[i64],
+) -> Result<Vec<Hit>, ArchiveError> {
+    let blocks = query(
+        a,
+        "SELECT pk, data FROM event_blocks WHERE pk = ANY($1)",
+        &[Box::new(pks.to_vec())],
+    )?;
+    let mut candidates: HashMap<i64, String> = HashMap::new();
+    for block in blocks {
+        let pk: i64 = block.get(0);
+        let events = super::blocks::unpack(block.get::<_, &[u8]>(1))
+            .map_err(|e| ArchiveError::new(Trouble::Corrupt, &a.place, e))?;
+        for (i, event) in events.into_iter().enumerate() {
+            if may_hold(&event, pieces) {
+                candidates.insert(super::blocks::logged_at(pk, i), event);
+            }
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = part_rows(a, q, pks, candidates.keys().copied().collect())?;
+    verified_parts(a, q, matching, rows, &candidates)
+}
+
+/// The blocks whose document matches, newest first: after `after` (the
+/// last one read), at most `limit` of them; (newest, pk) each.
 fn matching_blocks(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
     after: Option<(i64, i64)>,
-    round: i64,
-    with_data: bool,
-) -> Result<Vec<(i64, i64, Option<Vec<u8>>)>, ArchiveError> {
+    limit: Option<usize>,
+) -> Result<Vec<(i64, i64)>, ArchiveError> {
     // A block's document has no positions: its query asks for every piece
     // of a word, the phrase is checked on the part.
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching.to_string())];
@@ -182,10 +187,9 @@ fn matching_blocks(
     };
     let (on_session, _) = filters(&on_blocks, &mut args, "p", "m");
     let mut sql = format!(
-        "SELECT b.newest, b.pk, {} FROM event_blocks b{},
+        "SELECT b.newest, b.pk FROM event_blocks b{},
                 to_tsquery('simple', replace($1, '<->', '&')) q
          WHERE b.tsv @@ q{}",
-        if with_data { "b.data" } else { "NULL::bytea" },
         if q.project.is_some() || q.server.is_some() {
             " JOIN sessions s ON s.id = b.session_id"
         } else {
@@ -202,15 +206,15 @@ fn matching_blocks(
             args.len()
         );
     }
-    sql += &format!(" ORDER BY b.newest DESC, b.pk DESC LIMIT {round}");
+    sql += " ORDER BY b.newest DESC, b.pk DESC";
+    if let Some(limit) = limit {
+        sql += &format!(" LIMIT {limit}");
+    }
     let rows = query(a, &sql, &args)?;
-    Ok(rows
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect())
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
-/// The hits among `rows` (`part_rows`, newest first) whose events are
+/// The hits among `rows` (`part_rows`, newest first), whose events are
 /// `candidates` (by place): read from their events and checked against
 /// the query, newest first, until `q.limit` are found (an older one could
 /// not be among the newest).
@@ -221,10 +225,7 @@ fn verified_parts(
     rows: Vec<tokio_postgres::Row>,
     candidates: &HashMap<i64, String>,
 ) -> Result<Vec<Hit>, ArchiveError> {
-    let mut rows = rows
-        .into_iter()
-        .filter(|r| candidates.contains_key(&r.get::<_, i64>(10)))
-        .peekable();
+    let mut rows = rows.into_iter().peekable();
     let limit = q.limit.max(1) as usize;
     let mut found = Vec::new();
     let mut slice = limit.max(16);
@@ -246,30 +247,24 @@ fn verified_parts(
     Ok(found)
 }
 
-/// The parts whose place is in `blocks` (and among `places`, when given)
-/// that pass the query's filters, newest first: session, title, time,
-/// project, server, host, file, message, part, kind and place.
+/// The parts at `places` in `blocks` that pass the query's filters,
+/// newest first: session, title, time, project, server, host, file,
+/// message, part, kind and place.
 fn part_rows(
     a: &mut PgArchive,
     q: &Query,
     blocks: &[i64],
-    places: Option<Vec<i64>>,
+    places: Vec<i64>,
 ) -> Result<Vec<tokio_postgres::Row>, ArchiveError> {
-    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(blocks.to_vec())];
-    let among = match places {
-        Some(places) => {
-            args.push(Box::new(places));
-            " AND p.logged = ANY($2)"
-        }
-        None => "",
-    };
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> =
+        vec![Box::new(blocks.to_vec()), Box::new(places)];
     let (message, join_message) = message_of_part(q, a.version);
     let (on_session, on_part) = filters(q, &mut args, "p", message);
     let sql = format!(
         "SELECT p.session_id, coalesce(s.title, ''), p.time, s.directory, s.server, s.host,
                 s.file, p.message_id, p.id, p.kind, p.logged
          FROM parts p LEFT JOIN sessions s ON s.id = p.session_id{join_message}
-         WHERE (p.logged >> 16) = ANY($1){among} AND p.tsv IS NULL{}{on_part}
+         WHERE (p.logged >> 16) = ANY($1) AND p.logged = ANY($2) AND p.tsv IS NULL{}{on_part}
          ORDER BY p.time DESC",
         on_session.replace("{time}", "p.time"),
     );
