@@ -83,7 +83,7 @@ pub(super) fn document<'a>(
     ((!text.is_empty()).then_some(text), newest)
 }
 
-/// Blocks read at first; each later round reads twice as many, up to
+/// Blocks read at first; each later round reads four times as many, up to
 /// `ROUND_MAX`: a common word is answered by the newest few blocks, a rare
 /// one in a few rounds.
 const ROUND_FIRST: usize = 4;
@@ -98,35 +98,24 @@ pub(super) fn search(
     let limit = q.limit.max(1) as usize;
     let pieces = pieces(q);
     let mut found: Vec<Hit> = Vec::new();
-    // The newest few blocks first (a common word is answered by them),
-    // then, once, the list of all the others that match.
-    let mut blocks = matching_blocks(a, q, matching, None, Some(ROUND_FIRST))?;
-    let mut listed_all = blocks.len() < ROUND_FIRST;
-    let mut next = 0;
+    let mut after: Option<(i64, i64)> = None;
     let mut round = ROUND_FIRST;
     loop {
-        if next == blocks.len() {
-            let Some(&last) = blocks.last() else { break };
-            if listed_all {
-                break;
-            }
-            blocks = matching_blocks(a, q, matching, Some(last), None)?;
-            listed_all = true;
-            next = 0;
-            continue;
-        }
-        let chunk = &blocks[next..(next + round).min(blocks.len())];
-        next += chunk.len();
-        let last_newest = chunk[chunk.len() - 1].0;
-        let pks: Vec<i64> = chunk.iter().map(|b| b.1).collect();
+        let blocks = matching_blocks(a, q, matching, after, round)?;
+        let Some(&(last_newest, last_pk)) = blocks.last() else {
+            break;
+        };
+        let pks: Vec<i64> = blocks.iter().map(|b| b.1).collect();
         found.extend(hits_in_blocks(a, q, matching, &pieces, &pks)?);
         found.sort_by_key(|h| std::cmp::Reverse(h.time));
         found.truncate(limit);
         // No block left holds a part newer than the last one read.
-        if found.len() == limit && found[limit - 1].time >= last_newest {
+        let settled = found.len() == limit && found[limit - 1].time >= last_newest;
+        if settled || blocks.len() < round {
             break;
         }
-        round = (round * 2).min(ROUND_MAX);
+        after = Some((last_newest, last_pk));
+        round = (round * 4).min(ROUND_MAX);
     }
     Ok(found)
 }
@@ -163,14 +152,16 @@ fn hits_in_blocks(
     verified_parts(a, q, matching, rows, &candidates)
 }
 
-/// The blocks whose document matches, newest first: after `after` (the
-/// last one read), at most `limit` of them; (newest, pk) each.
+/// The next `round` blocks whose document matches, newest first, after
+/// `after` (the last one read): (newest, pk) each. Each round asks again
+/// rather than listing every match once: a common word matches most
+/// blocks, and only the newest are read.
 fn matching_blocks(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
     after: Option<(i64, i64)>,
-    limit: Option<usize>,
+    round: usize,
 ) -> Result<Vec<(i64, i64)>, ArchiveError> {
     // A block's document has no positions: its query asks for every piece
     // of a word, the phrase is checked on the part.
@@ -206,10 +197,7 @@ fn matching_blocks(
             args.len()
         );
     }
-    sql += " ORDER BY b.newest DESC, b.pk DESC";
-    if let Some(limit) = limit {
-        sql += &format!(" LIMIT {limit}");
-    }
+    sql += &format!(" ORDER BY b.newest DESC, b.pk DESC LIMIT {round}");
     let rows = query(a, &sql, &args)?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
