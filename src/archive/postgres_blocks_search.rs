@@ -83,7 +83,7 @@ pub(super) fn document<'a>(
     ((!text.is_empty()).then_some(text), newest)
 }
 
-/// Blocks read at first; each later round reads four times as many, up to
+/// Blocks read at first; each later round reads twice as many, up to
 /// `ROUND_MAX`: a common word is answered by the newest few blocks, a rare
 /// one in a few rounds.
 const ROUND_FIRST: usize = 4;
@@ -115,7 +115,7 @@ pub(super) fn search(
             break;
         }
         after = Some((last_newest, last_pk));
-        round = (round * 4).min(ROUND_MAX);
+        round = (round * 2).min(ROUND_MAX);
     }
     Ok(found)
 }
@@ -149,7 +149,7 @@ fn hits_in_blocks(
         return Ok(Vec::new());
     }
     let rows = part_rows(a, q, pks, candidates.keys().copied().collect())?;
-    verified_parts(a, q, matching, rows, &candidates)
+    verified_parts(a, q, matching, pieces, rows, &candidates)
 }
 
 /// The next `round` blocks whose document matches, newest first, after
@@ -210,6 +210,7 @@ fn verified_parts(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
+    pieces: &[Piece],
     rows: Vec<tokio_postgres::Row>,
     candidates: &HashMap<i64, String>,
 ) -> Result<Vec<Hit>, ArchiveError> {
@@ -218,16 +219,18 @@ fn verified_parts(
     let mut found = Vec::new();
     let mut slice = limit.max(16);
     while found.len() < limit && rows.peek().is_some() {
+        // Parts whose text lacks a word (it was elsewhere in the event's
+        // JSON) are passed over before PostgreSQL is asked.
         let (chunk, texts): (Vec<_>, Vec<_>) = rows
             .by_ref()
-            .take(slice)
             .filter_map(|r| {
                 let raw = super::blocks::part_of_event(candidates.get(&r.get::<_, i64>(10))?)?;
                 let mut text =
                     super::pg_copy::pg_text(&super::snippet::text_of_part(r.get(9), &raw));
                 super::collect::cap_indexed(&mut text);
-                Some((r, text))
+                may_hold(&text, pieces).then_some((r, text))
             })
+            .take(slice)
             .unzip();
         found.extend(matching_rows(a, q, matching, chunk, texts)?);
         slice *= 2;
@@ -335,8 +338,8 @@ fn pieces(q: &Query) -> Vec<Piece> {
     out
 }
 
-/// Whether an event's JSON may hold every piece as a word. Only ASCII is
-/// judged (its case is folded the same everywhere): a JSON with other
+/// Whether an event's JSON (or a part's text) may hold every piece as a
+/// word. Only ASCII is judged (its case is folded the same everywhere): a JSON with other
 /// characters, or with escapes that may stand for them, or a piece with
 /// them, may hold anything and is checked whole.
 fn may_hold(event: &str, pieces: &[Piece]) -> bool {
