@@ -344,3 +344,58 @@ fn text_past_a_blocks_budget_keeps_a_document_of_its_own() {
     }
     assert_eq!(found(&mut *archive, "lorem").len(), 5);
 }
+
+#[test]
+fn a_message_sent_again_unchanged_keeps_its_place_in_the_log() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("messages");
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    // One collector, two batches: the second has a new part of the message
+    // and not its `message.updated`, so the message comes again without a
+    // place in the log of its own.
+    let mut collector = Collector::new(Origin {
+        server: None,
+        host: "testhost".into(),
+        file: None,
+    });
+    let mut feed = |lines: &[String]| {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let mut reader = ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+        while let Some(record) = reader.next_record().unwrap() {
+            collector.record(record);
+        }
+        collector.take()
+    };
+    let first = feed(&[
+        session(10),
+        message("msg_1", 1_000),
+        text_part("prt_a", "msg_1", "first", 1_001),
+    ]);
+    archive.write(&first).unwrap();
+    // Received later, as a recording says: the message's row is newer.
+    let second = feed(&[format!(
+        r#"{{"t":5000,"event":{}}}"#,
+        text_part("prt_b", "msg_1", "second", 1_002)
+    )]);
+    let again = second.messages.iter().find(|m| m.id == "msg_1");
+    assert!(
+        again.is_some_and(|m| m.logged_as.is_none()),
+        "{:?}",
+        second.messages
+    );
+    archive.write(&second).unwrap();
+    let kept = postgres_support::rows(
+        &url,
+        "SELECT raw = '', logged IS NOT NULL FROM messages WHERE id = 'msg_1'",
+    );
+    assert_eq!(kept, [["t", "t"]], "kept as its place, not copied");
+    let snapshot = archive.snapshot(SESSION).unwrap();
+    assert!(
+        snapshot
+            .iter()
+            .any(|e| e.contains("message.updated") && e.contains("claude-x")),
+        "{snapshot:#?}"
+    );
+}

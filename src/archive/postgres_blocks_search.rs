@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use tokio_postgres::types::ToSql;
 
-use super::engine::{ArchiveError, Trouble};
+use super::engine::ArchiveError;
 use super::postgres::PgArchive;
 use super::postgres_search::{filters, hits, message_of_part, query, tsvector_sql};
 use super::query::{Hit, MIN_PREFIX, Query};
@@ -129,16 +129,13 @@ fn hits_in_blocks(
     pieces: &[Piece],
     pks: &[i64],
 ) -> Result<Vec<Hit>, ArchiveError> {
-    let blocks = query(
-        a,
-        "SELECT pk, data FROM event_blocks WHERE pk = ANY($1)",
-        &[Box::new(pks.to_vec())],
-    )?;
+    let blocks = a.rt.block_on(super::postgres_log::unpacked_blocks(
+        &a.client,
+        &a.place,
+        pks.to_vec(),
+    ))?;
     let mut candidates: HashMap<i64, String> = HashMap::new();
-    for block in blocks {
-        let pk: i64 = block.get(0);
-        let events = super::blocks::unpack(block.get::<_, &[u8]>(1))
-            .map_err(|e| ArchiveError::new(Trouble::Corrupt, &a.place, e))?;
+    for (pk, events) in blocks {
         for (i, event) in events.into_iter().enumerate() {
             if may_hold(&event, pieces) {
                 candidates.insert(super::blocks::logged_at(pk, i), event);

@@ -222,20 +222,6 @@ pub(super) async fn logged_items(
     place: &str,
     places: impl Iterator<Item = i64>,
 ) -> Result<HashMap<i64, String>, ArchiveError> {
-    let mut out = logged_events(client, place, places).await?;
-    for event in out.values_mut() {
-        *event = blocks::item_of_event(event)
-            .ok_or_else(|| damaged(place, "a place in the log holds no part or message".into()))?;
-    }
-    Ok(out)
-}
-
-/// The events the log holds at `places`, as they were logged.
-pub(super) async fn logged_events(
-    client: &impl GenericClient,
-    place: &str,
-    places: impl Iterator<Item = i64>,
-) -> Result<HashMap<i64, String>, ArchiveError> {
     let places: Vec<i64> = places.collect();
     let mut wanted: Vec<i64> = places
         .iter()
@@ -243,32 +229,42 @@ pub(super) async fn logged_events(
         .collect();
     wanted.sort_unstable();
     wanted.dedup();
-    if wanted.is_empty() {
+    let unpacked = unpacked_blocks(client, place, wanted).await?;
+    let mut out = HashMap::with_capacity(places.len());
+    for at in places {
+        let (block, index) = blocks::logged_place(at);
+        let item = unpacked
+            .get(&block)
+            .and_then(|events| events.get(index))
+            .and_then(|event| blocks::item_of_event(event))
+            .ok_or_else(|| damaged(place, "a place in the log holds no part or message".into()))?;
+        out.insert(at, item);
+    }
+    Ok(out)
+}
+
+/// The events of the blocks `pks`, unpacked, by block.
+pub(super) async fn unpacked_blocks(
+    client: &impl GenericClient,
+    place: &str,
+    pks: Vec<i64>,
+) -> Result<HashMap<i64, Vec<String>>, ArchiveError> {
+    if pks.is_empty() {
         return Ok(HashMap::new());
     }
     let rows = client
         .query(
             "SELECT pk, data FROM event_blocks WHERE pk = ANY($1)",
-            &[&wanted],
+            &[&pks],
         )
         .await
         .map_err(|e| classify(place, &e))?;
-    let mut unpacked: HashMap<i64, Vec<String>> = HashMap::with_capacity(rows.len());
+    let mut unpacked = HashMap::with_capacity(rows.len());
     for r in rows {
         let events = blocks::unpack(r.get::<_, &[u8]>(1)).map_err(|e| damaged(place, e))?;
         unpacked.insert(r.get(0), events);
     }
-    let mut out = HashMap::with_capacity(places.len());
-    for at in places {
-        let (block, index) = blocks::logged_place(at);
-        let event = unpacked
-            .get(&block)
-            .and_then(|events| events.get(index))
-            .cloned()
-            .ok_or_else(|| damaged(place, "a part's place in the log is gone".into()))?;
-        out.insert(at, event);
-    }
-    Ok(out)
+    Ok(unpacked)
 }
 
 /// A session's log, in the order it was written.
