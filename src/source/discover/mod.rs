@@ -24,6 +24,12 @@ use probe::Identity;
 /// answer in milliseconds; one on the network in well under a second.
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
 
+/// How long a health check of an opencode process of this user may take.
+/// It is known to be opencode and known to be here: when it is slow, the
+/// machine is busy (agents running, a build), and leaving it out would
+/// hide a real server exactly when several are at work.
+pub const LOCAL_PROBE_TIMEOUT: Duration = probe::PATH_TIMEOUT;
+
 /// How long `--discover` listens for mDNS announcements by default.
 pub const MDNS_BROWSE: Duration = Duration::from_secs(3);
 
@@ -206,7 +212,11 @@ impl Prober {
     pub fn add(&mut self, c: Candidate) {
         let key = canonical(&c.url);
         if !self.probed.iter().any(|p| p.key == key) {
-            let (url, auth, timeout) = (c.url.clone(), c.auth.clone(), self.timeout);
+            let timeout = match c.via {
+                Via::Local { .. } => self.timeout.max(LOCAL_PROBE_TIMEOUT),
+                _ => self.timeout,
+            };
+            let (url, auth) = (c.url.clone(), c.auth.clone());
             self.probed.push(Probed {
                 key: key.clone(),
                 url: url.clone(),
@@ -278,8 +288,8 @@ impl Prober {
 
 /// Look everywhere `options` says, confirm every candidate concurrently
 /// (an announced one as soon as it resolves, while the browse goes on),
-/// and merge what answered. Never longer than the mDNS browse plus the
-/// probe timeout and `probe::PATH_TIMEOUT`.
+/// and merge what answered. Never longer than the mDNS browse plus
+/// `LOCAL_PROBE_TIMEOUT` and `probe::PATH_TIMEOUT`.
 pub async fn discover(options: &Options) -> Discovery {
     let started = Instant::now();
     let mut problems = Vec::new();
@@ -357,6 +367,50 @@ Or watch the built-in demo, no server needed:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+
+    /// A server that answers every request as a healthy opencode, but only
+    /// after `delay` (a busy machine).
+    fn slow_server(delay: Duration) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = url_of(listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                std::thread::spawn(move || {
+                    let mut request = [0u8; 2048];
+                    let _ = stream.read(&mut request);
+                    std::thread::sleep(delay);
+                    let body = r#"{"healthy":true,"version":"1.18.33"}"#;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_slow_local_opencode_is_waited_for_a_slow_named_address_is_not() {
+        let delay = Duration::from_millis(400);
+        let (local, named) = (slow_server(delay), slow_server(delay));
+        let mut prober = Prober::new(Duration::from_millis(150));
+        prober.add(Candidate {
+            url: local.clone(),
+            via: Via::Local { pid: 7 },
+            auth: None,
+        });
+        prober.add(Candidate {
+            url: named.clone(),
+            via: Via::Env,
+            auth: None,
+        });
+        let found: Vec<String> = prober.finish().await.into_iter().map(|s| s.url).collect();
+        assert_eq!(found, [local]);
+    }
 
     #[test]
     fn one_server_at_two_addresses_has_one_fingerprint() {
