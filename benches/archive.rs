@@ -15,7 +15,9 @@
 //! quick. PostgreSQL is built each run from `OCVIEW_BENCH_PG_PARTS` parts
 //! (the same default; 0 skips it). `OCVIEW_BENCH_INDEX_PARTS` (100,000)
 //! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it;
-//! `OCVIEW_BENCH_PG_ONLY` measures PostgreSQL alone. Each figure is printed with its goal and
+//! `OCVIEW_BENCH_PG_ONLY` measures PostgreSQL alone; `OCVIEW_BENCH_PG_URL`
+//! keeps its archive in a database of yours (built on the first run, only
+//! queried after). Each figure is printed with its goal and
 //! the ratio measured ÷ goal. Run with `cargo bench --bench archive`.
 
 #[path = "../tests/support/postgres.rs"]
@@ -429,8 +431,21 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
     drop(engine);
 }
 
-/// 1, 2, 3 on a PostgreSQL started here.
+/// 1, 2, 3 on a PostgreSQL started here; with `OCVIEW_BENCH_PG_URL`, on
+/// that database, built there once and then only queried (to measure a
+/// change to searching without building a million parts again).
 fn postgres(files: &[(PathBuf, usize)], pg_parts: usize) {
+    if let Ok(url) = std::env::var("OCVIEW_BENCH_PG_URL") {
+        let mut engine = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+        if engine.counts().unwrap().parts == 0 {
+            let pg_files = first(files, pg_parts);
+            indexing("PostgreSQL", &mut *engine, &pg_files);
+            postgres::rows(&url, "VACUUM ANALYZE");
+        }
+        println!("PostgreSQL archive: {:?}", engine.counts().unwrap());
+        queries("PostgreSQL", &mut *engine);
+        return;
+    }
     let pg = match postgres::Postgres::start() {
         Ok(pg) => pg,
         Err(e) => {

@@ -2,9 +2,11 @@
 //! per block of the log, not per part. A block matches when its parts
 //! together have the words; a hit is only a part that has them itself, in
 //! its latest state, in order where the query asks for a phrase. Many
-//! blocks are read newest first, in rounds; an archive of schema 9 moves
-//! its parts' documents into their blocks and finds the same hits. A
-//! message the log holds is kept as its place there.
+//! blocks are read newest first, in rounds, and ruled out by their oldest
+//! and newest parts' times; a project's blocks are found by its sessions,
+//! few or many. An archive of schema 9 or 10 is upgraded and finds the same
+//! hits, and a writer that may not upgrade it, upgraded under it, goes on
+//! writing. A message the log holds is kept as its place there.
 
 #[path = "support/postgres.rs"]
 mod postgres_support;
@@ -245,6 +247,40 @@ fn many_blocks_are_read_newest_first_until_the_hits_are_settled() {
     );
 }
 
+#[test]
+fn a_project_of_few_or_many_sessions_finds_the_same_hits() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let mut archive = Setting::Postgres(pg.database("projects"))
+        .open()
+        .unwrap()
+        .unwrap();
+    archive.write(&first_batch()).unwrap();
+    let in_project = |archive: &mut dyn Engine, project: &str| {
+        let mut ids = parts_found(archive, "invoice", |q| {
+            q.project = Some(project.into());
+            q.until = Some(1_004);
+        });
+        ids.sort();
+        ids
+    };
+    // One session: its blocks are found by it.
+    assert_eq!(in_project(&mut *archive, "/work/blocks"), ["prt_a"]);
+    // More sessions than are named to the blocks' query: the blocks are
+    // walked newest first, each checked against its session.
+    let others: Vec<String> = (0..1_001)
+        .map(|i| {
+            format!(
+                r#"{{"type":"session.updated","properties":{{"info":{{"id":"ses_other_{i}","title":"Other","directory":"/work/blocks-{i}","time":{{"created":1,"updated":5}}}}}}}}"#
+            )
+        })
+        .collect();
+    archive.write(&batch_of(&others)).unwrap();
+    assert_eq!(in_project(&mut *archive, "/work/blocks"), ["prt_a"]);
+    assert!(in_project(&mut *archive, "/work/blocks-7").is_empty());
+}
+
 /// The grants a writer with no right to change the schema has: it writes
 /// an archive at the version it finds.
 const WRITER: &str =
@@ -255,6 +291,18 @@ const WRITER_GRANTS: &str =
 
 #[test]
 fn a_schema_9_archive_moves_its_parts_documents_into_their_blocks() {
+    an_older_archive_finds_the_same_hits(9);
+}
+
+#[test]
+fn a_schema_10_archive_gets_its_blocks_oldest_times() {
+    an_older_archive_finds_the_same_hits(10);
+}
+
+/// An archive at `version`, written by a writer of that version that may
+/// not upgrade it, then upgraded: the same hits as one made now, with a
+/// date range too (it rules blocks out by their oldest and newest parts).
+fn an_older_archive_finds_the_same_hits(version: i64) {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
@@ -272,10 +320,29 @@ fn a_schema_9_archive_moves_its_parts_documents_into_their_blocks() {
         "total",
     ];
     let expected: Vec<Vec<String>> = queries.iter().map(|q| found(&mut *now, q)).collect();
+    let dated = |archive: &mut dyn Engine| {
+        [
+            (None, Some(1_003)),
+            (Some(1_002), Some(1_004)),
+            (Some(1_004), None),
+        ]
+        .map(|(since, until)| {
+            parts_found(archive, "billing", |q| {
+                q.since = since;
+                q.until = until;
+            })
+        })
+    };
+    let expected_dated = dated(&mut *now);
+    assert_eq!(
+        expected_dated,
+        [vec!["prt_b"], vec!["prt_c", "prt_b"], vec![]]
+    );
 
-    // An archive at schema 9, written as schema 9 writes (each part its
-    // own document), by a writer that may not upgrade it.
-    let url = pg.database("nine");
+    // An archive at `version`, written as that version writes, by a
+    // writer that may not upgrade it.
+    let db = format!("v{version}");
+    let url = pg.database(&db);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -285,34 +352,49 @@ fn a_schema_9_archive_moves_its_parts_documents_into_their_blocks() {
             .await
             .unwrap();
         tokio::spawn(connection);
-        let nine: Vec<_> = schema::POSTGRES
+        let older: Vec<_> = schema::POSTGRES
             .iter()
             .copied()
-            .filter(|m| m.0 <= 9)
+            .filter(|m| m.0 <= version)
             .collect();
-        ocview::archive::migrate_postgres::run(&mut c, &nine, schema::POSTGRES_STEPS)
+        ocview::archive::migrate_postgres::run(&mut c, &older, schema::POSTGRES_STEPS)
             .await
             .unwrap();
     });
     pg.sql("postgres", WRITER);
-    pg.sql("nine", WRITER_GRANTS);
-    let mut writer = Setting::Postgres(pg.url("nine", "writer"))
+    pg.sql(&db, WRITER_GRANTS);
+    let mut writer = Setting::Postgres(pg.url(&db, "writer"))
         .open()
         .unwrap()
         .unwrap();
     assert!(writer.read_only().is_none());
     writer.write(&first_batch()).unwrap();
-    drop(writer);
     let own = postgres_support::rows(&url, "SELECT count(*) FROM parts WHERE tsv IS NOT NULL");
-    assert_eq!(own, [["4"]], "schema 9: each part its own document");
+    let own_expected = if version == 9 { "4" } else { "1" };
+    assert_eq!(own, [[own_expected]], "schema {version}'s documents");
 
     let mut upgraded = Setting::Postgres(url.clone()).open().unwrap().unwrap();
-    let version = postgres_support::rows(&url, "SELECT max(version) FROM ocview_schema");
-    assert_eq!(version, [[schema::LATEST.to_string()]]);
+    let latest = postgres_support::rows(&url, "SELECT max(version) FROM ocview_schema");
+    assert_eq!(latest, [[schema::LATEST.to_string()]]);
+    // The writer opened before the upgrade goes on writing as it did, in
+    // a new block, then stops: its part is found with a date range too.
+    writer
+        .write(&batch_of(&[
+            session(30),
+            text_part("prt_late", "msg_1", "a late notice", 1_010),
+        ]))
+        .unwrap();
+    drop(writer);
+    assert_eq!(
+        parts_found(&mut *upgraded, "late", |q| q.until = Some(1_020)),
+        ["prt_late"]
+    );
+    assert_eq!(found(&mut *upgraded, "late"), ["prt_late"]);
     let own = postgres_support::rows(&url, "SELECT id FROM parts WHERE tsv IS NOT NULL");
     assert_eq!(own, [["prt_d"]], "the log's parts gave theirs to the block");
     let got: Vec<Vec<String>> = queries.iter().map(|q| found(&mut *upgraded, q)).collect();
     assert_eq!(got, expected);
+    assert_eq!(dated(&mut *upgraded), expected_dated);
 }
 
 #[test]

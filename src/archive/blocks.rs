@@ -59,6 +59,18 @@ pub fn part_of_event(event: &str) -> Option<String> {
     object_of_event(event, &["/properties/part"])
 }
 
+/// The part a logged `message.part.updated` carries, parsed.
+pub fn part_value_of_event(event: &str) -> Option<serde_json::Value> {
+    let mut v: serde_json::Value = serde_json::from_str(event).ok()?;
+    let event = match v.get("payload") {
+        Some(_) => v.get_mut("payload")?,
+        None => &mut v,
+    };
+    event
+        .pointer_mut("/properties/part")
+        .map(serde_json::Value::take)
+}
+
 /// The object a logged `message.part.updated` (its part) or
 /// `message.updated` (its info) carries, as JSON.
 pub fn item_of_event(event: &str) -> Option<String> {
@@ -155,17 +167,35 @@ pub fn pack<'a>(lines: impl Iterator<Item = &'a str>) -> Result<Vec<u8>, String>
 /// A block's events back, in order. A damaged block says so.
 pub fn unpack(data: &[u8]) -> Result<Vec<String>, String> {
     let raw = decompress(data)?;
+    spans(&raw)?
+        .into_iter()
+        .map(|span| String::from_utf8(raw[span].to_vec()).map_err(|_| damaged()))
+        .collect()
+}
+
+/// Where each event's JSON is in a decompressed block, in order.
+pub fn spans(raw: &[u8]) -> Result<Vec<std::ops::Range<usize>>, String> {
     let mut out = Vec::new();
-    let mut rest = raw.as_slice();
-    while !rest.is_empty() {
-        let damaged = || "a damaged block of the event log".to_string();
-        let (len, tail) = rest.split_first_chunk::<4>().ok_or_else(damaged)?;
-        let len = u32::from_le_bytes(*len) as usize;
-        let line = tail.get(..len).ok_or_else(damaged)?;
-        out.push(String::from_utf8(line.to_vec()).map_err(|_| damaged())?);
-        rest = &tail[len..];
+    let mut at = 0;
+    while at < raw.len() {
+        let len = raw
+            .get(at..at + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(damaged)? as usize;
+        let start = at + 4;
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= raw.len())
+            .ok_or_else(damaged)?;
+        out.push(start..end);
+        at = end;
     }
     Ok(out)
+}
+
+fn damaged() -> String {
+    "a damaged block of the event log".to_string()
 }
 
 thread_local! {

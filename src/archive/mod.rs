@@ -8,6 +8,7 @@
 //! with a full-text index over it. Writing happens off the UI's thread
 //! (`writer`), as does reading (`reader`).
 
+mod block_words;
 pub mod blocks;
 pub mod collect;
 pub mod db_follow;

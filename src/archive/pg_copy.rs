@@ -5,14 +5,13 @@
 //! spool flushed twice) neither duplicate nor lose a row: events are keyed
 //! by their key, states by their id with the newer state winning.
 
-use std::collections::HashMap;
 use std::pin::pin;
 
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Transaction};
 
-use super::postgres_blocks_search::BLOCK_DOCUMENTS_SINCE;
+use super::postgres_blocks_search::{BLOCK_DOCUMENTS_SINCE, BLOCK_SPANS_SINCE, Documents};
 use super::postgres_log::LogError;
 use super::postgres_search::tsvector_sql;
 use super::query::indexable;
@@ -116,14 +115,15 @@ pub(super) async fn write(
             }
         })
         .collect();
-    let documents: Option<HashMap<&str, (&str, i64)>> = block_documents.then(|| {
-        batch
+    let documents = block_documents.then(|| Documents {
+        texts: batch
             .parts
             .iter()
             .zip(&bodies)
             .filter(|(_, body)| !body.is_empty())
             .filter_map(|(p, body)| Some((p.logged_as.as_deref()?, (body.as_str(), p.time))))
-            .collect()
+            .collect(),
+        spans: version >= BLOCK_SPANS_SINCE,
     });
     let logged =
         super::postgres_log::write_events(tx, &batch.events, true, documents.as_ref()).await?;

@@ -128,6 +128,22 @@ impl PgArchive {
         Ok(())
     }
 
+    /// The batch in one transaction, as an archive of `self.version` keeps it.
+    fn write_at_version(&mut self, batch: &Batch) -> Result<Written, LogError> {
+        let version = self.version;
+        self.rt.block_on(async {
+            let tx = self.client.transaction().await?;
+            let written = super::pg_copy::write(&tx, batch, version).await?;
+            // Delivered when the transaction commits, and only then.
+            super::notify::announce(&tx, batch).await?;
+            if let Some(c) = &batch.checkpoint {
+                super::resume::save_postgres(&tx, c).await?;
+            }
+            tx.commit().await?;
+            Ok(written)
+        })
+    }
+
     /// The legacy marker's version alone (0 without it).
     fn legacy_version(&mut self) -> Result<i64, tokio_postgres::Error> {
         self.rt.block_on(async {
@@ -191,6 +207,15 @@ pub(super) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
     tokio_postgres_rustls::MakeRustlsConnect::new(config)
 }
 
+/// Whether a statement failed for a column or table the archive no longer
+/// has, or does not have yet: its schema moved on since it was read.
+fn schema_moved(e: &tokio_postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(&SqlState::UNDEFINED_COLUMN) | Some(&SqlState::UNDEFINED_TABLE)
+    )
+}
+
 pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
     let (trouble, what) = match e.code() {
         _ if e.is_closed() => (Trouble::Unreachable, "cannot be reached"),
@@ -249,20 +274,23 @@ impl Engine for PgArchive {
                 .map_err(err)?;
             self.staging_ready = true;
         }
-        let version = self.version;
-        self.rt
-            .block_on(async {
-                let tx = self.client.transaction().await?;
-                let written = super::pg_copy::write(&tx, batch, version).await?;
-                // Delivered when the transaction commits, and only then.
-                super::notify::announce(&tx, batch).await?;
-                if let Some(c) = &batch.checkpoint {
-                    super::resume::save_postgres(&tx, c).await?;
+        match self.write_at_version(batch) {
+            // Upgraded under this writer by another ocview (this one may
+            // not change the schema): written again as the schema is now.
+            Err(LogError::Db(e)) if schema_moved(&e) => {
+                let was = self.version;
+                self.version = schema::LATEST;
+                self.prepare()?;
+                if self.version == was {
+                    return Err(classify(&place, &e));
                 }
-                tx.commit().await?;
-                Ok(written)
-            })
-            .map_err(|e: LogError| e.said(&place))
+                if let Some(why) = &self.read_only {
+                    return Err(refuse_write(&place, why));
+                }
+                self.write_at_version(batch).map_err(|e| e.said(&place))
+            }
+            written => written.map_err(|e| e.said(&place)),
+        }
     }
 
     fn checkpoint(

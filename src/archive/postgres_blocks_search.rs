@@ -13,10 +13,11 @@ use std::collections::{HashMap, HashSet};
 
 use tokio_postgres::types::ToSql;
 
+use super::block_words::{Piece, events_holding, may_hold, pieces};
 use super::engine::ArchiveError;
 use super::postgres::PgArchive;
-use super::postgres_search::{filters, hits, message_of_part, query, tsvector_sql};
-use super::query::{Hit, MIN_PREFIX, Query};
+use super::postgres_search::{filters, hits, message_of_part, query, translated};
+use super::query::{Hit, Query};
 
 /// The schema whose blocks hold their parts' documents.
 pub(super) const BLOCK_DOCUMENTS_SINCE: i64 = 10;
@@ -54,20 +55,54 @@ pub const MIGRATION_10: &str = "
     ALTER TABLE parts DROP COLUMN model, DROP COLUMN agent;
     ALTER TABLE messages ADD COLUMN logged BIGINT, ADD COLUMN hash BIGINT;";
 
+/// The texts a batch's blocks are indexed by: an event's key → its
+/// part's text and time.
+pub(super) struct Documents<'a> {
+    pub texts: HashMap<&'a str, (&'a str, i64)>,
+    /// Schema 11: a block keeps its oldest part's time beside its newest.
+    pub spans: bool,
+}
+
+/// A block's document and the times of the parts in it.
+pub(super) struct BlockDocument {
+    pub text: Option<String>,
+    pub newest: Option<i64>,
+    pub oldest: Option<i64>,
+}
+
+/// The schema whose blocks keep their oldest part's time (`oldest`), so a
+/// date range rules a block out at both ends.
+pub(super) const BLOCK_SPANS_SINCE: i64 = 11;
+
+/// Schema 11: each indexed block's oldest part (of those whose place is
+/// still in it: a part that moved on is not found there anyway). The index
+/// a search walks newest first takes the oldest too, so `until` is checked
+/// in the index, without reading the block. A block without one (written
+/// by a writer that may not upgrade the archive, as it was upgraded)
+/// counts as older than any date.
+pub const MIGRATION_11: &str = "
+    ALTER TABLE event_blocks ADD COLUMN oldest BIGINT;
+    UPDATE event_blocks b SET oldest = o.oldest
+        FROM (SELECT logged >> 16 AS pk, min(time) AS oldest FROM parts
+              WHERE logged IS NOT NULL AND tsv IS NULL GROUP BY 1) o
+        WHERE b.pk = o.pk AND b.tsv IS NOT NULL;
+    DROP INDEX event_blocks_by_newest;
+    CREATE INDEX event_blocks_by_newest ON event_blocks (newest DESC, (coalesce(oldest, 0)))
+        WHERE tsv IS NOT NULL;";
+
 /// The document of a block holding the events `keys`: the text of their
-/// parts in `documents` (an event's key → its part's text and time), as
-/// much as the budget takes, and the newest of those parts' times. Each
-/// key whose text went in is added to `in_block`; the others keep a
-/// document of their own.
+/// parts in `texts`, as much as the budget takes, and the newest and oldest
+/// of those parts' times. Each key whose text went in is added to
+/// `in_block`; the others keep a document of their own.
 pub(super) fn document<'a>(
     keys: &[&'a str],
-    documents: &HashMap<&str, (&str, i64)>,
+    texts: &HashMap<&str, (&str, i64)>,
     in_block: &mut HashSet<&'a str>,
-) -> (Option<String>, Option<i64>) {
+) -> BlockDocument {
     let mut text = String::new();
-    let mut newest: Option<i64> = None;
+    let mut span: Option<(i64, i64)> = None;
     for key in keys {
-        let Some(&(body, time)) = documents.get(key) else {
+        let Some(&(body, time)) = texts.get(key) else {
             continue;
         };
         if text.len() + body.len() > BLOCK_TEXT_MAX {
@@ -77,17 +112,31 @@ pub(super) fn document<'a>(
             text.push('\n');
         }
         text.push_str(body);
-        newest = Some(newest.map_or(time, |n| n.max(time)));
+        span = Some(span.map_or((time, time), |(o, n)| (o.min(time), n.max(time))));
         in_block.insert(key);
     }
-    ((!text.is_empty()).then_some(text), newest)
+    BlockDocument {
+        text: (!text.is_empty()).then_some(text),
+        oldest: span.map(|s| s.0),
+        newest: span.map(|s| s.1),
+    }
 }
 
-/// Blocks read at first; each later round reads twice as many, up to
-/// `ROUND_MAX`: a common word is answered by the newest few blocks, a rare
-/// one in a few rounds.
+/// Blocks read at first, for each piece of the query's words; each later
+/// round reads twice as many, up to `ROUND_MAX`: a common word is answered
+/// by the newest few blocks, a rare one in a few rounds. Each more word
+/// makes a block's match likelier to be a false one (its words in
+/// different parts), so more blocks are read at once.
 const ROUND_FIRST: usize = 4;
 const ROUND_MAX: usize = 256;
+
+/// A block whose document matches: its newest part's time, its key and
+/// its events (compressed).
+struct Matching {
+    newest: i64,
+    pk: i64,
+    data: Vec<u8>,
+}
 
 /// The newest `q.limit` hits among parts whose document is their block's.
 pub(super) fn search(
@@ -97,21 +146,29 @@ pub(super) fn search(
 ) -> Result<Vec<Hit>, ArchiveError> {
     let limit = q.limit.max(1) as usize;
     let pieces = pieces(q);
+    let sessions = match q.project.is_some() || q.server.is_some() {
+        true => match sessions_named(a, q)? {
+            Named::None => return Ok(Vec::new()),
+            Named::Few(ids) => Some(ids),
+            Named::Many => None,
+        },
+        false => None,
+    };
     let mut found: Vec<Hit> = Vec::new();
     let mut after: Option<(i64, i64)> = None;
-    let mut round = ROUND_FIRST;
+    let mut round = (ROUND_FIRST * pieces.len().max(1)).min(ROUND_MAX);
     loop {
-        let blocks = matching_blocks(a, q, matching, after, round)?;
-        let Some(&(last_newest, last_pk)) = blocks.last() else {
+        let blocks = matching_blocks(a, q, matching, sessions.as_deref(), after, round)?;
+        let Some(last) = blocks.last() else {
             break;
         };
-        let pks: Vec<i64> = blocks.iter().map(|b| b.1).collect();
-        found.extend(hits_in_blocks(a, q, matching, &pieces, &pks)?);
+        let (last_newest, last_pk, read) = (last.newest, last.pk, blocks.len());
+        found.extend(hits_in_blocks(a, q, matching, &pieces, blocks)?);
         found.sort_by_key(|h| std::cmp::Reverse(h.time));
         found.truncate(limit);
         // No block left holds a part newer than the last one read.
         let settled = found.len() == limit && found[limit - 1].time >= last_newest;
-        if settled || blocks.len() < round {
+        if settled || read < round {
             break;
         }
         after = Some((last_newest, last_pk));
@@ -120,71 +177,121 @@ pub(super) fn search(
     Ok(found)
 }
 
-/// The hits in the blocks `pks`: their events that may hold the words,
-/// the parts those are (filtered), checked.
+/// The hits in `blocks`: their events that may hold the words, the parts
+/// those are (filtered), checked.
 fn hits_in_blocks(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
     pieces: &[Piece],
-    pks: &[i64],
+    blocks: Vec<Matching>,
 ) -> Result<Vec<Hit>, ArchiveError> {
-    let blocks = a.rt.block_on(super::postgres_log::unpacked_blocks(
-        &a.client,
-        &a.place,
-        pks.to_vec(),
-    ))?;
     let mut candidates: HashMap<i64, String> = HashMap::new();
-    for (pk, events) in blocks {
-        for (i, event) in events.into_iter().enumerate() {
-            if may_hold(&event, pieces) {
-                candidates.insert(super::blocks::logged_at(pk, i), event);
-            }
+    let pks: Vec<i64> = blocks.iter().map(|b| b.pk).collect();
+    for block in blocks {
+        let damaged = |e| super::postgres_log::damaged(&a.place, e);
+        let raw = super::blocks::decompress(&block.data).map_err(damaged)?;
+        for (i, event) in events_holding(&raw, pieces).map_err(damaged)? {
+            candidates.insert(super::blocks::logged_at(block.pk, i), event);
         }
     }
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = part_rows(a, q, pks, candidates.keys().copied().collect())?;
+    let rows = part_rows(a, q, &pks, candidates.keys().copied().collect())?;
     verified_parts(a, q, matching, pieces, rows, &candidates)
 }
 
+/// The sessions a project or server filter names.
+enum Named {
+    None,
+    /// Few enough that their blocks are found by session.
+    Few(Vec<String>),
+    /// So many that walking the blocks newest first finds theirs soon.
+    Many,
+}
+
+/// At most this many sessions are named to the blocks' query: a project
+/// of a few hundred sessions among thousands has its blocks found by its
+/// sessions, not by reading every newer block of the others.
+const SESSIONS_NAMED_MAX: usize = 1000;
+
+/// The sessions of the query's project and server.
+fn sessions_named(a: &mut PgArchive, q: &Query) -> Result<Named, ArchiveError> {
+    let mut args: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
+    let only = Query {
+        project: q.project.clone(),
+        server: q.server.clone(),
+        ..Query::default()
+    };
+    let (on_session, _) = filters(&only, &mut args, "p", "m");
+    let rows = query(
+        a,
+        &format!(
+            "SELECT s.id FROM sessions s WHERE true{on_session} LIMIT {}",
+            SESSIONS_NAMED_MAX + 1
+        ),
+        &args,
+    )?;
+    Ok(match rows.len() {
+        0 => Named::None,
+        n if n > SESSIONS_NAMED_MAX => Named::Many,
+        _ => Named::Few(rows.iter().map(|r| r.get(0)).collect()),
+    })
+}
+
 /// The next `round` blocks whose document matches, newest first, after
-/// `after` (the last one read): (newest, pk) each. Each round asks again
+/// `after` (the last one read), with their events. Each round asks again
 /// rather than listing every match once: a common word matches most
-/// blocks, and only the newest are read.
+/// blocks, and only the newest are read. `sessions`: the only sessions
+/// the query's project and server name, when they are few.
 fn matching_blocks(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
+    sessions: Option<&[String]>,
     after: Option<(i64, i64)>,
     round: usize,
-) -> Result<Vec<(i64, i64)>, ArchiveError> {
+) -> Result<Vec<Matching>, ArchiveError> {
     // A block's document has no positions: its query asks for every piece
     // of a word, the phrase is checked on the part.
     let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(matching.to_string())];
-    // A block answers for its session; as it holds older parts than its
-    // newest, only `since` of the times rules one out.
+    // A block answers for its session and holds parts from its oldest to
+    // its newest: the rest is checked on the parts.
     let on_blocks = Query {
-        until: None,
-        model: None,
-        agent: None,
-        tool: None,
-        state: None,
-        ..q.clone()
+        project: if sessions.is_some() {
+            None
+        } else {
+            q.project.clone()
+        },
+        server: if sessions.is_some() {
+            None
+        } else {
+            q.server.clone()
+        },
+        since: q.since,
+        ..Query::default()
     };
     let (on_session, _) = filters(&on_blocks, &mut args, "p", "m");
     let mut sql = format!(
-        "SELECT b.newest, b.pk FROM event_blocks b{},
+        "SELECT b.newest, b.pk, b.data FROM event_blocks b{},
                 to_tsquery('simple', replace($1, '<->', '&')) q
          WHERE b.tsv @@ q{}",
-        if q.project.is_some() || q.server.is_some() {
+        if on_blocks.project.is_some() || on_blocks.server.is_some() {
             " JOIN sessions s ON s.id = b.session_id"
         } else {
             ""
         },
         on_session.replace("{time}", "b.newest"),
     );
+    if let Some(ids) = sessions {
+        args.push(Box::new(ids.to_vec()));
+        sql += &format!(" AND b.session_id = ANY(${})", args.len());
+    }
+    if let Some(until) = q.until.filter(|_| a.version >= BLOCK_SPANS_SINCE) {
+        args.push(Box::new(until));
+        sql += &format!(" AND coalesce(b.oldest, 0) < ${}", args.len());
+    }
     if let Some((newest, pk)) = after {
         args.push(Box::new(newest));
         args.push(Box::new(pk));
@@ -196,7 +303,14 @@ fn matching_blocks(
     }
     sql += &format!(" ORDER BY b.newest DESC, b.pk DESC LIMIT {round}");
     let rows = query(a, &sql, &args)?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    Ok(rows
+        .iter()
+        .map(|r| Matching {
+            newest: r.get(0),
+            pk: r.get(1),
+            data: r.get(2),
+        })
+        .collect())
 }
 
 /// The hits among `rows` (`part_rows`, newest first), whose events are
@@ -221,9 +335,10 @@ fn verified_parts(
         let (chunk, texts): (Vec<_>, Vec<_>) = rows
             .by_ref()
             .filter_map(|r| {
-                let raw = super::blocks::part_of_event(candidates.get(&r.get::<_, i64>(10))?)?;
+                let part =
+                    super::blocks::part_value_of_event(candidates.get(&r.get::<_, i64>(10))?)?;
                 let mut text =
-                    super::pg_copy::pg_text(&super::snippet::text_of_part(r.get(9), &raw));
+                    super::pg_copy::pg_text(&super::snippet::text_of_part_value(r.get(9), &part));
                 super::collect::cap_indexed(&mut text);
                 may_hold(&text, pieces).then_some((r, text))
             })
@@ -271,15 +386,15 @@ fn matching_rows(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
+    // Translated here: PostgreSQL's `translate` takes a third of the time
+    // of making the documents.
+    let translated: Vec<String> = texts.iter().map(|t| translated(t)).collect();
     let matched = query(
         a,
-        &format!(
-            "SELECT (i - 1)::bigint FROM unnest($1::text[]) WITH ORDINALITY t(body, i),
-                    to_tsquery('simple', $2) q
-             WHERE {} @@ q",
-            tsvector_sql("t.body")
-        ),
-        &[Box::new(texts.clone()), Box::new(matching.to_string())],
+        "SELECT (i - 1)::bigint FROM unnest($1::text[]) WITH ORDINALITY t(body, i),
+                to_tsquery('simple', $2) q
+         WHERE to_tsvector('simple', t.body) @@ q",
+        &[Box::new(translated), Box::new(matching.to_string())],
     )?;
     let kept: HashSet<usize> = matched
         .iter()
@@ -302,106 +417,4 @@ fn matching_rows(
             .cloned()
             .unwrap_or_default()
     }))
-}
-
-/// One piece of a query's words, lowercased, and whether it is matched as
-/// the start of a word (the last, while typing) or as a whole word.
-struct Piece {
-    text: String,
-    prefix: bool,
-}
-
-/// The pieces of the query's words (as `Query::tsquery` makes them): a
-/// part that has the words has each piece as a word of its text.
-fn pieces(q: &Query) -> Vec<Piece> {
-    let words = q.words();
-    let n = words.len();
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        let split: Vec<&str> = w
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|p| !p.is_empty())
-            .collect();
-        for (j, p) in split.iter().enumerate() {
-            let last = i + 1 == n && j + 1 == split.len();
-            out.push(Piece {
-                text: p.to_lowercase(),
-                prefix: q.prefix && last && p.chars().count() >= MIN_PREFIX,
-            });
-        }
-    }
-    // The longest first: most often the rarest, it rules an event out.
-    out.sort_by_key(|p| std::cmp::Reverse(p.text.len()));
-    out
-}
-
-/// Whether an event's JSON (or a part's text) may hold every piece as a
-/// word. Only ASCII is judged (its case is folded the same everywhere): a JSON with other
-/// characters, or with escapes that may stand for them, or a piece with
-/// them, may hold anything and is checked whole.
-fn may_hold(event: &str, pieces: &[Piece]) -> bool {
-    if !event.is_ascii() || event.contains("\\u") || pieces.iter().any(|p| !p.text.is_ascii()) {
-        return true;
-    }
-    let folded = event.to_ascii_lowercase();
-    pieces.iter().all(|p| holds_word(&folded, p))
-}
-
-/// Whether `json` (ASCII, lowercased) has `piece` where a word of its text
-/// may be: not inside a run of letters and digits, where `\n`, `\t` and
-/// the like (a separator in the text) count as a boundary.
-fn holds_word(json: &str, piece: &Piece) -> bool {
-    let bytes = json.as_bytes();
-    json.match_indices(piece.text.as_str()).any(|(at, found)| {
-        let before = match at {
-            0 => true,
-            _ => {
-                let c = bytes[at - 1];
-                !c.is_ascii_alphanumeric()
-                    || (at >= 2 && bytes[at - 2] == b'\\' && b"ntrbf".contains(&c))
-            }
-        };
-        let end = at + found.len();
-        let after = piece.prefix || end == bytes.len() || !bytes[end].is_ascii_alphanumeric();
-        before && after
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn holds(event: &str, text: &str, prefix: bool) -> bool {
-        let mut q = Query::new(text);
-        q.prefix = prefix;
-        may_hold(event, &pieces(&q))
-    }
-
-    #[test]
-    fn a_word_is_looked_for_as_a_word_of_the_text() {
-        let event = r#"{"part":{"text":"So the Invoice\nwas late; see src/billing.rs"}}"#;
-        assert!(holds(event, "so", false));
-        assert!(holds(event, "invoice", false));
-        // After an escaped newline: a word of its own in the text.
-        assert!(holds(event, "was", false));
-        assert!(holds(event, "billing.rs", false));
-        assert!(!holds(event, "voice", false), "inside a word");
-        assert!(!holds(event, "invo", false));
-        assert!(
-            holds(event, "invo", true),
-            "the start of a word, while typing"
-        );
-        assert!(
-            !holds(event, "invoice nowhere", false),
-            "every word is needed"
-        );
-    }
-
-    #[test]
-    fn text_beyond_ascii_is_left_to_postgresql() {
-        assert!(holds(r#"{"text":"ﬁle Straße"}"#, "nothing", false));
-        assert!(holds(r#"{"text":"\u212a"}"#, "k", false));
-        assert!(holds(r#"{"text":"plain"}"#, "straße", false));
-        assert!(!holds(r#"{"text":"plain"}"#, "other", false));
-    }
 }

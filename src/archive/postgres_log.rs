@@ -16,9 +16,10 @@ use tokio_postgres::{Client, GenericClient, Transaction};
 use super::blocks;
 use super::engine::{ArchiveError, Trouble};
 use super::postgres::classify;
+use super::postgres_blocks_search::Documents;
 use super::rows::EventRow;
 
-fn damaged(place: &str, e: String) -> ArchiveError {
+pub(super) fn damaged(place: &str, e: String) -> ArchiveError {
     ArchiveError::new(Trouble::Corrupt, place, e)
 }
 
@@ -83,13 +84,13 @@ pub(super) struct Logged<'a> {
 }
 
 /// Log the events new to the archive, in the open transaction. With
-/// `documents` (schema 10: an event's key → its part's text and time),
-/// each block is written with the document of the parts it holds.
+/// `documents` (schema 10), each block is written with the document of the
+/// parts it holds.
 pub(super) async fn write_events<'a>(
     tx: &Transaction<'_>,
     events: &'a [EventRow],
     bulk: bool,
-    documents: Option<&HashMap<&str, (&str, i64)>>,
+    documents: Option<&Documents<'_>>,
 ) -> Result<Logged<'a>, LogError> {
     let mut logged = Logged {
         count: 0,
@@ -140,12 +141,15 @@ pub(super) async fn write_events<'a>(
         }
     }
     let groups = blocks::group(&fresh).map_err(LogError::Block)?;
+    let spans = documents.is_some_and(|d| d.spans);
     let insert = tx
         .prepare(&match documents {
             Some(_) => format!(
-                "INSERT INTO event_blocks (session_id, time, count, todo, slots, data, tsv, newest)
-                 VALUES ($1, $2, $3, $4, $5, $6, strip({}), $8) RETURNING pk",
-                super::postgres_search::tsvector_sql("$7::text")
+                "INSERT INTO event_blocks (session_id, time, count, todo, slots, data, tsv, newest{})
+                 VALUES ($1, $2, $3, $4, $5, $6, strip({}), $8{}) RETURNING pk",
+                if spans { ", oldest" } else { "" },
+                super::postgres_search::tsvector_sql("$7::text"),
+                if spans { ", $9" } else { "" },
             ),
             None => "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
                      VALUES ($1, $2, $3, $4, $5, $6) RETURNING pk"
@@ -155,22 +159,24 @@ pub(super) async fn write_events<'a>(
     for b in groups {
         let row = match documents {
             Some(documents) => {
-                let (text, newest) = super::postgres_blocks_search::document(
+                let d = super::postgres_blocks_search::document(
                     &b.keys,
-                    documents,
+                    &documents.texts,
                     &mut logged.in_block,
                 );
-                let args: [&(dyn ToSql + Sync); 8] = [
+                let args: [&(dyn ToSql + Sync); 9] = [
                     &b.session_id,
                     &b.time,
                     &b.count,
                     &b.todo,
                     &b.slots,
                     &b.data,
-                    &text,
-                    &newest,
+                    &d.text,
+                    &d.newest,
+                    &d.oldest,
                 ];
-                tx.query_one(&insert, &args).await?
+                tx.query_one(&insert, &args[..if spans { 9 } else { 8 }])
+                    .await?
             }
             None => {
                 tx.query_one(

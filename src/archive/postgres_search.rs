@@ -12,10 +12,24 @@ use super::postgres::{PgArchive, classify};
 use super::postgres_blocks_search::BLOCK_DOCUMENTS_SINCE;
 use super::query::{Hit, Query};
 
+/// The characters that part a path or a name into the words indexed.
+const SEPARATORS: [char; 6] = ['.', '/', '-', '_', ':', '@'];
+
 /// The document of a text (`$body`): paths and names are found by their
 /// pieces, as FTS5 finds them.
 pub(super) fn tsvector_sql(body: &str) -> String {
-    format!("to_tsvector('simple', translate({body}, './-_:@', '      '))")
+    format!(
+        "to_tsvector('simple', translate({body}, '{}', '{}'))",
+        String::from_iter(SEPARATORS),
+        " ".repeat(SEPARATORS.len())
+    )
+}
+
+/// The text `tsvector_sql` gives the parser, made here: the same characters
+/// become spaces (each is one byte in UTF-8, never inside another
+/// character).
+pub(super) fn translated(text: &str) -> String {
+    text.replace(SEPARATORS, " ")
 }
 
 /// Schema 7: the index without its text, in the rows it indexes. The

@@ -17,7 +17,7 @@
 use super::migrate::{PgStep, SqliteStep};
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 10;
+pub const LATEST: i64 = 11;
 
 /// The last version an ocview before refinery wrote: an archive left by
 /// that runner is at this version or below.
@@ -155,6 +155,8 @@ pub const SQLITE: &[Migration] = &[
     ),
     // PostgreSQL's documents of the parts the log holds: nothing here.
     (10, "postgres_block_documents", ""),
+    // PostgreSQL's blocks keep their oldest part's time: nothing here.
+    (11, "postgres_block_spans", ""),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys
@@ -289,6 +291,11 @@ pub const POSTGRES: &[Migration] = &[
         10,
         "block_documents",
         super::postgres_blocks_search::MIGRATION_10,
+    ),
+    (
+        11,
+        "block_spans",
+        super::postgres_blocks_search::MIGRATION_11,
     ),
 ];
 

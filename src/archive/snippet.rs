@@ -16,9 +16,14 @@ const WINDOW: usize = 16;
 /// The text a part was indexed by, from its raw JSON (`collect::part_row`
 /// made it from the same fields).
 pub fn text_of_part(kind: &str, raw: &str) -> String {
-    let Ok(v) = serde_json::from_str::<Value>(raw) else {
-        return String::new();
-    };
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v) => text_of_part_value(kind, &v),
+        Err(_) => String::new(),
+    }
+}
+
+/// `text_of_part` of a part already parsed.
+pub fn text_of_part_value(kind: &str, v: &Value) -> String {
     let s = |ptr: &str| v.pointer(ptr).and_then(Value::as_str).unwrap_or("");
     let text = match kind {
         "text" | "reasoning" => s("/text").to_string(),
@@ -57,7 +62,7 @@ pub fn text_of_part(kind: &str, raw: &str) -> String {
         "agent" => s("/name").to_string(),
         _ => {
             let mut text = String::new();
-            strings(&v, &mut text);
+            strings(v, &mut text);
             text
         }
     };
