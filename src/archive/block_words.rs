@@ -52,11 +52,12 @@ pub(super) fn events_holding(raw: &[u8], pieces: &[Piece]) -> Result<Vec<(usize,
     }
     // Events beyond ASCII, or with escapes that may stand for it, are
     // left to PostgreSQL; the rest need every piece.
+    let escape = memchr::memmem::Finder::new(b"\\u");
     let mut held: Vec<usize> = spans
         .iter()
         .map(|s| {
             let json = &raw[s.clone()];
-            match json.is_ascii() && memchr::memmem::find(json, b"\\u").is_none() {
+            match json.is_ascii() && escape.find(json).is_none() {
                 true => 0,
                 false => pieces.len(),
             }
