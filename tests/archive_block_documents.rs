@@ -60,6 +60,14 @@ fn delta(id: &str, message: &str, text: &str) -> String {
     )
 }
 
+/// A new archive in database `name` of `pg`.
+fn opened(pg: &postgres_support::Postgres, name: &str) -> Box<dyn Engine> {
+    Setting::Postgres(pg.database(name))
+        .open()
+        .unwrap()
+        .unwrap()
+}
+
 fn parts_found(archive: &mut dyn Engine, text: &str, f: impl Fn(&mut Query)) -> Vec<String> {
     let mut q = Query::new(text);
     f(&mut q);
@@ -201,10 +209,7 @@ fn many_blocks_are_read_newest_first_until_the_hits_are_settled() {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
-    let mut archive = Setting::Postgres(pg.database("rounds"))
-        .open()
-        .unwrap()
-        .unwrap();
+    let mut archive = opened(&pg, "rounds");
     // 60 blocks, one per batch; each has a part with the word and one
     // without. Written out of time order, so blocks' order is not time's.
     let mut order: Vec<i64> = (0..60).collect();
@@ -252,10 +257,7 @@ fn a_project_of_few_or_many_sessions_finds_the_same_hits() {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
-    let mut archive = Setting::Postgres(pg.database("projects"))
-        .open()
-        .unwrap()
-        .unwrap();
+    let mut archive = opened(&pg, "projects");
     archive.write(&first_batch()).unwrap();
     let in_project = |archive: &mut dyn Engine, project: &str| {
         let mut ids = parts_found(archive, "invoice", |q| {
@@ -307,10 +309,7 @@ fn an_older_archive_finds_the_same_hits(version: i64) {
         return;
     };
     // The same parts in an archive made now, to compare with.
-    let mut now = Setting::Postgres(pg.database("now"))
-        .open()
-        .unwrap()
-        .unwrap();
+    let mut now = opened(&pg, "now");
     now.write(&first_batch()).unwrap();
     let queries = [
         "invoice",

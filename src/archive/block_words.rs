@@ -42,11 +42,7 @@ pub(super) fn pieces(q: &Query) -> Vec<Piece> {
 /// hold none of a query's rarer words.
 pub(super) fn events_holding(raw: &[u8], pieces: &[Piece]) -> Result<Vec<(usize, String)>, String> {
     let spans = super::blocks::spans(raw)?;
-    let event = |i: usize| {
-        std::str::from_utf8(&raw[spans[i].clone()])
-            .map(str::to_string)
-            .map_err(|_| "a damaged block of the event log".to_string())
-    };
+    let event = |i: usize| super::blocks::event_at(raw, spans[i].clone());
     if pieces.iter().any(|p| !p.text.is_ascii()) {
         return (0..spans.len()).map(|i| Ok((i, event(i)?))).collect();
     }

@@ -61,14 +61,7 @@ pub fn part_of_event(event: &str) -> Option<String> {
 
 /// The part a logged `message.part.updated` carries, parsed.
 pub fn part_value_of_event(event: &str) -> Option<serde_json::Value> {
-    let mut v: serde_json::Value = serde_json::from_str(event).ok()?;
-    let event = match v.get("payload") {
-        Some(_) => v.get_mut("payload")?,
-        None => &mut v,
-    };
-    event
-        .pointer_mut("/properties/part")
-        .map(serde_json::Value::take)
+    value_of_event(event, &["/properties/part"])
 }
 
 /// The object a logged `message.part.updated` (its part) or
@@ -77,12 +70,20 @@ pub fn item_of_event(event: &str) -> Option<String> {
     object_of_event(event, &["/properties/part", "/properties/info"])
 }
 
-/// The first of `pointers` an event (or the payload it wraps) has.
+/// The first of `pointers` an event (or the payload it wraps) has, as JSON.
 fn object_of_event(event: &str, pointers: &[&str]) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(event).ok()?;
-    let event = v.get("payload").unwrap_or(&v);
-    let found = pointers.iter().find_map(|p| event.pointer(p))?;
-    Some(found.to_string())
+    value_of_event(event, pointers).map(|v| v.to_string())
+}
+
+/// The first of `pointers` an event (or the payload it wraps) has.
+fn value_of_event(event: &str, pointers: &[&str]) -> Option<serde_json::Value> {
+    let mut v: serde_json::Value = serde_json::from_str(event).ok()?;
+    if v.get("payload").is_some() {
+        v = v["payload"].take();
+    }
+    pointers
+        .iter()
+        .find_map(|p| v.pointer_mut(p).map(serde_json::Value::take))
 }
 
 /// One block to write: a session's new events of one batch, in order.
@@ -169,8 +170,15 @@ pub fn unpack(data: &[u8]) -> Result<Vec<String>, String> {
     let raw = decompress(data)?;
     spans(&raw)?
         .into_iter()
-        .map(|span| String::from_utf8(raw[span].to_vec()).map_err(|_| damaged()))
+        .map(|span| event_at(&raw, span))
         .collect()
+}
+
+/// The event at `span` of a decompressed block (`spans`).
+pub fn event_at(raw: &[u8], span: std::ops::Range<usize>) -> Result<String, String> {
+    std::str::from_utf8(&raw[span])
+        .map(str::to_string)
+        .map_err(|_| damaged())
 }
 
 /// Where each event's JSON is in a decompressed block, in order.
