@@ -311,6 +311,12 @@ fn an_older_archive_finds_the_same_hits(version: i64) {
     // The same parts in an archive made now, to compare with.
     let mut now = opened(&pg, "now");
     now.write(&first_batch()).unwrap();
+    // Its block spans the times of the three parts in its document.
+    let span = "SELECT oldest, newest FROM event_blocks WHERE tsv IS NOT NULL";
+    assert_eq!(
+        postgres_support::rows(&pg.url("now", "postgres"), span),
+        [["1001", "1003"]]
+    );
     let queries = [
         "invoice",
         "billing",
@@ -375,6 +381,7 @@ fn an_older_archive_finds_the_same_hits(version: i64) {
     let mut upgraded = Setting::Postgres(url.clone()).open().unwrap().unwrap();
     let latest = postgres_support::rows(&url, "SELECT max(version) FROM ocview_schema");
     assert_eq!(latest, [[schema::LATEST.to_string()]]);
+    assert_eq!(postgres_support::rows(&url, span), [["1001", "1003"]]);
     // The writer opened before the upgrade goes on writing as it did, in
     // a new block, then stops: its part is found with a date range too.
     writer
