@@ -10,6 +10,11 @@
 //! (c) ocview's first frame: from the shell's start of it to its log's
 //!     "first frame drawn".
 //!
+//! (d) key to frame: `?` (help) sent at random moments, idle and while the
+//!     answer streams, to the frame that shows it, beside `less` in the same
+//!     run (goals: p90 ≤ 50 ms idle, ≤ 100 ms streaming, idle ≤ 3× `less`).
+//!     `OCVIEW_BENCH_ONLY=keys` measures only this.
+//!
 //! `OCVIEW_BENCH_WORDS` sets the answer's length (3,000 words: about 15 s of
 //! streaming). Prints FAIL (exit 1) when a goal is missed. CPU heavy: run it
 //! on a quiet machine with `cargo bench --bench lean`.
@@ -17,6 +22,8 @@
 #[path = "../tests/support/fake_model.rs"]
 #[allow(dead_code)]
 mod fake_model;
+#[path = "common/key_latency.rs"]
+mod key_latency;
 #[path = "../tests/support/opencode.rs"]
 #[allow(dead_code)]
 mod opencode;
@@ -30,7 +37,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fake_model::{FakeModel, Step, steps};
+use fake_model::{FakeModel, Step};
 use opencode::Server;
 use streaming::{env_number, group_cpu, group_rss_mib, long_answer};
 use tmux::Tmux;
@@ -94,6 +101,75 @@ fn measure(
     }
 }
 
+/// How many keys each case sends.
+const KEYS: usize = 40;
+
+struct KeyFigures {
+    idle: Vec<f64>,
+    streaming: Vec<f64>,
+    less: Vec<f64>,
+}
+
+impl KeyFigures {
+    /// Print the figures; whether every goal is met.
+    fn report(&self) -> bool {
+        use key_latency::quantile;
+        let line = |name: &str, t: &[f64]| {
+            println!(
+                "  key to frame, {name}: p50 {:.1} ms, p90 {:.1} ms, max {:.1} ms ({} keys)",
+                quantile(t, 0.5),
+                quantile(t, 0.9),
+                quantile(t, 1.0),
+                t.len()
+            )
+        };
+        line("ocview idle", &self.idle);
+        line("ocview while an answer streams", &self.streaming);
+        line("less", &self.less);
+        let (idle, streaming, less) = (
+            quantile(&self.idle, 0.9),
+            quantile(&self.streaming, 0.9),
+            quantile(&self.less, 0.9),
+        );
+        let ratio = idle / less.max(f64::EPSILON);
+        let verdict = |ok: bool| if ok { "ok" } else { "FAIL" };
+        println!(
+            "  key p90 idle {idle:.1} ms (goal ≤ 50) {}; streaming {streaming:.1} ms (goal ≤ 100) {}; idle ÷ less {ratio:.2} (goal ≤ 3) {}",
+            verdict(idle <= 50.0),
+            verdict(streaming <= 100.0),
+            verdict(ratio <= 3.0)
+        );
+        idle <= 50.0 && streaming <= 100.0 && ratio <= 3.0
+    }
+}
+
+/// (d): `?` opens the help (its frame writes "Keys ("), escape closes it.
+fn key_figures(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    session: &str,
+    t: &Tmux,
+    out: &Path,
+) -> KeyFigures {
+    let probe = key_latency::Probe {
+        key: "?",
+        shows: b"Keys (",
+        undo: "Escape",
+    };
+    let idle = key_latency::measure(t, out, &probe, KEYS, 7);
+    // The same keys while a fresh answer streams into the open session.
+    rt.block_on(server.prompt(session, "Write a long answer."));
+    std::thread::sleep(Duration::from_secs(1));
+    let streaming = key_latency::measure(t, out, &probe, KEYS, 11);
+    rt.block_on(server.wait_idle(session, 600));
+    let (width, height) = (WIDTH, HEIGHT);
+    KeyFigures {
+        idle,
+        streaming,
+        less: key_latency::less_times(width, height, KEYS, 7),
+    }
+}
+
 fn main() {
     let words = env_number("OCVIEW_BENCH_WORDS", 3000) as usize;
     let deltas = words.div_ceil(3);
@@ -104,7 +180,10 @@ fn main() {
         .unwrap();
     let answer = long_answer(words);
     let (_model, server) = rt.block_on(async {
-        let model = FakeModel::start(steps(vec![Step::text(&answer)])).await;
+        // Every turn gets the long answer (the key probe prompts again).
+        let every_turn = answer.clone();
+        let script: fake_model::Script = std::sync::Arc::new(move |_, _| Step::text(&every_turn));
+        let model = FakeModel::start(script).await;
         let server = Server::start(&model.url()).await;
         (model, server)
     });
@@ -140,8 +219,15 @@ fn main() {
         });
     // Past highlighting's idle time, as tests/lean_start.rs reads memory.
     std::thread::sleep(Duration::from_secs(4));
-    let ocview = measure(&rt, &server, &session, &t, pid, &out);
+    let keys_only = std::env::var("OCVIEW_BENCH_ONLY").is_ok_and(|v| v == "keys");
+    let ocview = (!keys_only).then(|| measure(&rt, &server, &session, &t, pid, &out));
+    let keys = key_figures(&rt, &server, &session, &t, &out);
     drop(t);
+    let keys_ok = keys.report();
+    let Some(ocview) = ocview else {
+        drop(server);
+        std::process::exit(if keys_ok { 0 } else { 1 });
+    };
 
     // OpenCode's own TUI on a fresh session of the same server.
     let session = rt.block_on(server.create_session());
@@ -189,7 +275,7 @@ fn main() {
         Some(ms) => println!("  ocview's first frame: {ms:.1} ms"),
         None => println!("  ocview's first frame: not found in its log"),
     }
-    if cpu_ratio > 0.11 || rss_ratio > 0.1 {
+    if cpu_ratio > 0.11 || rss_ratio > 0.1 || !keys_ok {
         std::process::exit(1);
     }
 }

@@ -361,3 +361,42 @@ async fn capital_y_loads_the_whole_history_with_progress_then_copies_it_all() {
     assert_eq!(text.matches("Question number ").count(), n / 2 - 1);
     assert_eq!(server.counts.bad_requests.load(Ordering::Relaxed), 0);
 }
+
+/// OpenCode 1.18 ends a turn with both `session.idle` and `session.status`
+/// idle: the open session's stored messages are fetched once for it, and a
+/// session nobody opened is not fetched at all.
+#[tokio::test]
+async fn a_turn_end_said_twice_is_fetched_once_and_only_for_an_open_session() {
+    let server = HistoryServer::start(120).await;
+    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+    v.until("the newest page", 10, |a| {
+        a.store
+            .session(SESSION)
+            .is_some_and(|s| s.messages.len() >= 100)
+    })
+    .await;
+    let pages = || server.counts.pages.load(Ordering::Relaxed);
+    assert_eq!(pages(), 1);
+    let status = |id: &str, kind: &str| {
+        format!(
+            r#"{{"type":"session.status","properties":{{"sessionID":"{id}","status":{{"type":"{kind}"}}}}}}"#
+        )
+    };
+    let idle =
+        |id: &str| format!(r#"{{"type":"session.idle","properties":{{"sessionID":"{id}"}}}}"#);
+    let turn = |id: &str| vec![status(id, "busy"), status(id, "idle"), idle(id)];
+    for round in 1..=2 {
+        let mut events = turn(SESSION);
+        events.extend(turn("ses_nobody_opened"));
+        server.counts.inject.lock().unwrap().extend(events);
+        v.until("the turn's end fetched", 10, |_| pages() > round)
+            .await;
+        // Time for a second fetch, were one coming.
+        for _ in 0..10 {
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+            v.frame();
+        }
+        assert_eq!(pages(), 1 + round, "one fetch for turn {round}");
+    }
+    assert_eq!(server.counts.other_pages.load(Ordering::Relaxed), 0);
+}

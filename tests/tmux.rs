@@ -163,6 +163,82 @@ fn a_terminal_gone_without_sighup_ends_the_program() {
     assert_eq!(status.code(), Some(1), "{status:?}");
 }
 
+/// An idle viewer, every periodic wake-up of its loop stretched to a
+/// minute: a key typed into it is drawn all the same. The key itself wakes
+/// the loop, not a timer that happens to come (crossterm's input stream
+/// keeps the waker of the poll that first found nothing, so a poll with a
+/// no-op waker after a frame once left keys waiting for the next timer).
+#[test]
+fn an_idle_viewer_draws_each_key_with_no_timer_to_wake_it() {
+    use std::io::{Read, Write};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    let home = tempfile::tempdir().unwrap();
+    let (master, slave) = support::pty::open(30, 100);
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "replay",
+        &fixture_path("e_task_subagent").display().to_string(),
+        "--instant",
+    ])
+    .env("TERM", "xterm-256color")
+    .env("XDG_CONFIG_HOME", home.path())
+    .env("XDG_STATE_HOME", home.path())
+    .env("OCVIEW_TEST_TIMER_FLOOR_MS", "60000")
+    .stderr(std::process::Stdio::null());
+    support::pty::attach(&mut cmd, &slave);
+    let mut child = cmd.spawn().unwrap();
+    drop(slave);
+    let mut writer = std::fs::File::from(master.try_clone().unwrap());
+    let mut reader = std::fs::File::from(master);
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n @ 1..) = reader.read(&mut buf) {
+            if tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    // Everything written until `done` says so, or nothing more for `quiet`.
+    let read_until = |what: &str, quiet: Option<Duration>, done: &dyn Fn(&str) -> bool| {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        loop {
+            let wait = quiet.unwrap_or(Duration::from_millis(200));
+            match rx.recv_timeout(wait) {
+                Ok(bytes) => seen.extend_from_slice(&bytes),
+                Err(mpsc::RecvTimeoutError::Timeout) if quiet.is_some() => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the viewer ended"),
+            }
+            if done(&String::from_utf8_lossy(&seen)) {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{what}: nothing drawn in 20 s"
+            );
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    };
+    read_until("the first frame", None, &|s| s.contains("Sessions"));
+    // Idle: a second with nothing written.
+    read_until("quiet", Some(Duration::from_secs(1)), &|_| false);
+    // Help, its closing, a move: each key's frame comes (a frame ends)
+    // while nothing else could have asked for one.
+    for (key, shows) in [("?", "Keys ("), ("\x1b", ""), ("j", "")] {
+        writer.write_all(key.as_bytes()).unwrap();
+        let frame = read_until(&format!("the frame of {key:?}"), None, &|s| {
+            s.contains(shows) && s.contains("\x1b[?2026l")
+        });
+        assert!(frame.contains(shows), "{frame}");
+        read_until("quiet", Some(Duration::from_millis(500)), &|_| false);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 fn a_panic_in_a_background_task_ends_the_app_and_restores_the_terminal() {
     let t = Tmux::start("panic");

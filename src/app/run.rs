@@ -117,7 +117,7 @@ where
     let search_found = app.search.worker.waker();
     let usage_answered = app.usage.answered.clone();
     // When an age on screen next changes (taken after each frame).
-    let mut ages_due: Option<Instant> = None;
+    let mut ages_wait: Option<Instant> = None;
     loop {
         let now = Instant::now();
         // A finished highlight asks for a frame: the code is drawn plain
@@ -134,7 +134,7 @@ where
             let frame_start = Instant::now();
             draw_frame(app, terminal)?;
             gate.drawn(now);
-            ages_due = app.ages_change_at().map(|at| {
+            ages_wait = app.ages_change_at().map(|at| {
                 let wait = Duration::from_millis((at - app.now_ms).max(0) as u64);
                 gate.ages_due(Instant::now() + wait)
             });
@@ -143,7 +143,7 @@ where
             // slow frame must not look like a pause in typing, nor let a
             // key typed before a prompt appeared answer it).
             if !input_ended {
-                let (events, ended) = take_ready(&mut input);
+                let (events, ended) = take_ready(&mut input).await;
                 typed_during_frame.extend(events.into_iter().map(|e| (Some(e), frame_start)));
                 if ended {
                     // After the keys that came before the end.
@@ -153,9 +153,10 @@ where
             }
         }
         let deadline = gate.deadline();
-        let tick = app.animating().then(|| now + ANIMATION_TICK);
+        let tick = stretched(app.animating().then(|| now + ANIMATION_TICK), now);
         let play_due = app.player_due();
-        let notice_due = app.notice_expiry(now);
+        let notice_due = stretched(app.notice_expiry(now), now);
+        let ages_due = stretched(ages_wait, now);
         tokio::select! {
             biased;
             _ = &mut shutdown => return Ok(Exit::Shutdown),
@@ -227,7 +228,7 @@ where
                 gate.request(Instant::now());
             }
             _ = sleep_until_opt(ages_due), if ages_due.is_some() && deadline.is_none() => {
-                ages_due = None;
+                ages_wait = None;
                 gate.request_for_ages(Instant::now());
             }
         }
@@ -357,6 +358,23 @@ where
     Ok(Some(status))
 }
 
+/// Test hook: `OCVIEW_TEST_TIMER_FLOOR_MS=N` puts every periodic wake-up
+/// of the loop (animation, notices, ages) at least N ms away, so a test can
+/// show that a key is drawn without any timer's help.
+fn stretched(at: Option<Instant>, now: Instant) -> Option<Instant> {
+    static FLOOR: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    let floor = FLOOR.get_or_init(|| {
+        std::env::var("OCVIEW_TEST_TIMER_FLOOR_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    });
+    match floor {
+        Some(floor) => at.map(|at| at.max(now + *floor)),
+        None => at,
+    }
+}
+
 async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -365,25 +383,32 @@ async fn sleep_until_opt(at: Option<Instant>) {
 }
 
 /// Every terminal event already waiting, without waiting for more, and
-/// whether input ended after them.
-fn take_ready<I>(input: &mut I) -> (Vec<Event>, bool)
+/// whether input ended after them. The stream is polled with this task's
+/// own waker: crossterm's `EventStream` keeps the waker of the poll that
+/// first found nothing, so a no-op one there would leave the loop asleep
+/// when the next key arrives.
+async fn take_ready<I>(input: &mut I) -> (Vec<Event>, bool)
 where
     I: Stream<Item = io::Result<Event>> + Unpin,
 {
-    use futures_util::FutureExt;
+    use std::task::Poll;
     let mut ready = Vec::new();
-    while let Some(ev) = input.next().now_or_never() {
-        match ev {
-            Some(Ok(ev)) => ready.push(ev),
-            // A read error is the loop's to report: it comes again.
-            Some(Err(e)) => {
-                tracing::warn!("terminal input: {e}");
-                break;
+    let ended = std::future::poll_fn(|cx| {
+        loop {
+            match input.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(ev))) => ready.push(ev),
+                // A read error is the loop's to report: it comes again.
+                Poll::Ready(Some(Err(e))) => {
+                    tracing::warn!("terminal input: {e}");
+                    return Poll::Ready(false);
+                }
+                Poll::Ready(None) => return Poll::Ready(true),
+                Poll::Pending => return Poll::Ready(false),
             }
-            None => return (ready, true),
         }
-    }
-    (ready, false)
+    })
+    .await;
+    (ready, ended)
 }
 
 /// Lay out and draw one frame, flush it, then tell the app it is on the

@@ -37,6 +37,10 @@ pub struct Counts {
     pub hide_newest: AtomicUsize,
     /// Each message page is answered this many milliseconds late.
     pub page_delay_ms: AtomicUsize,
+    /// Message pages asked for of any other session.
+    pub other_pages: AtomicUsize,
+    /// Events (their JSON) the open stream sends at its next tick.
+    pub inject: std::sync::Mutex<Vec<String>>,
 }
 
 pub struct HistoryServer {
@@ -172,6 +176,16 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
             if counts.drop_streams.load(Ordering::Relaxed) {
                 return;
             }
+            let events = std::mem::take(&mut *counts.inject.lock().unwrap());
+            for event in events {
+                if stream
+                    .write_all(format!("data: {event}\n\n").as_bytes())
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
             // A heartbeat every 5 s.
             ticks += 1;
             if ticks == 100
@@ -186,6 +200,9 @@ async fn serve(mut stream: TcpStream, history: Arc<History>, counts: Arc<Counts>
         }
     }
     let messages_path = format!("/session/{SESSION}/message");
+    if path != messages_path && path.starts_with("/session/") && path.ends_with("/message") {
+        counts.other_pages.fetch_add(1, Ordering::Relaxed);
+    }
     let (status, headers, body) = if path == messages_path {
         let delay = counts.page_delay_ms.load(Ordering::Relaxed);
         if delay > 0 {

@@ -53,6 +53,11 @@ impl Tmux {
         t
     }
 
+    /// The session's name (a target for `tmux` commands).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The isolated `XDG_CONFIG_HOME` (and state home) of the shell.
     pub fn home(&self) -> &std::path::Path {
         self.home.path()

@@ -265,26 +265,37 @@ pub async fn termination_signal() -> i32 {
     }
 }
 
-/// How often the terminal is checked for having gone away.
-const TERMINAL_CHECK: std::time::Duration = std::time::Duration::from_millis(500);
-
 /// Resolves when the terminal is gone without a SIGHUP reaching us (its
 /// emulator closed while we are not its session, a hung-up line). Reads
 /// then fail or return end-of-file forever, and crossterm's reader thread
 /// retries them in a busy loop; this watch lets the app exit instead.
+///
+/// A thread of its own waits on the descriptor for a hang-up alone (no
+/// timeout, no input asked for), so an idle viewer is not woken by it.
 pub async fn terminal_gone() {
-    loop {
-        tokio::time::sleep(TERMINAL_CHECK).await;
-        if tty_hung_up() {
-            tracing::warn!("the terminal is gone (hung up)");
-            return;
-        }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("terminal-watch".into())
+        .spawn(move || {
+            if wait_for_hang_up() {
+                let _ = tx.send(());
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot watch the terminal for a hang-up: {e}");
+        return std::future::pending().await;
+    }
+    match rx.await {
+        Ok(()) => tracing::warn!("the terminal is gone (hung up)"),
+        // The watch could not wait: nothing to learn from it.
+        Err(_) => std::future::pending().await,
     }
 }
 
-/// Whether the terminal crossterm reads (standard input when it is one,
-/// else `/dev/tty`) reports a hang-up or an error.
-fn tty_hung_up() -> bool {
+/// Block until the terminal crossterm reads (standard input when it is
+/// one, else `/dev/tty`) reports a hang-up or an error: true. False when
+/// it cannot be waited on.
+fn wait_for_hang_up() -> bool {
     use std::os::fd::AsRawFd;
     // SAFETY: isatty only inspects the descriptor.
     let stdin_tty = unsafe { libc::isatty(0) } == 1;
@@ -301,12 +312,23 @@ fn tty_hung_up() -> bool {
             Err(_) => return true,
         }
     };
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no wait.
-    let n = unsafe { libc::poll(&mut poll, 1, 0) };
-    n > 0 && poll.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+    loop {
+        // No events asked for: poll reports only a hang-up, an error or a
+        // closed descriptor, which it always does.
+        let mut poll = libc::pollfd {
+            fd,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, kept open (stdin, or `dev_tty` above)
+        // for the whole wait.
+        let n = unsafe { libc::poll(&mut poll, 1, -1) };
+        if n > 0 && poll.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+            return true;
+        }
+        if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            tracing::warn!("cannot watch the terminal: {}", io::Error::last_os_error());
+            return false;
+        }
+    }
 }

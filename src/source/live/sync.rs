@@ -98,6 +98,8 @@ struct Sync {
     tx: mpsc::Sender<SourceMsg>,
     /// Sessions whose messages are loaded (and kept up to date).
     opened: HashSet<String>,
+    /// Which sessions' turn ends were already finalised.
+    turn_ends: TurnEnds,
     /// How far back each session's history is loaded (kept across
     /// reconnects), shared with whole-history walks.
     paging: Paging,
@@ -122,6 +124,7 @@ async fn run(
         options,
         tx,
         opened: HashSet::new(),
+        turn_ends: TurnEnds::default(),
         paging: Paging::default(),
         record: raw,
     };
@@ -211,7 +214,10 @@ impl Sync {
                     Some(StreamItem::Closed(why)) => return Ok(why),
                     Some(StreamItem::Bytes(b)) => self.recording(|| Feed::Stream(b)),
                     Some(StreamItem::Record(record)) => {
-                        let follow_up = follow_up(&record);
+                        let loaded = |id: &str| {
+                            self.options.load_all_messages || self.opened.contains(id)
+                        };
+                        let follow_up = self.turn_ends.follow_up(&record, loaded);
                         self.send(SourceMsg::Record(record)).await?;
                         match follow_up {
                             FollowUp::None => {}
@@ -463,18 +469,55 @@ enum FollowUp {
     Resync,
 }
 
-fn follow_up(record: &crate::source::replay::Record) -> FollowUp {
-    let Ok(Decoded::Event(env)) = &record.item else {
-        return FollowUp::None;
-    };
-    match &env.event {
-        Event::SessionIdle { session_id } => FollowUp::Finalize(session_id.clone()),
-        Event::SessionStatus {
-            session_id,
-            status: crate::model::SessionStatus::Idle,
-        } => FollowUp::Finalize(session_id.clone()),
-        Event::InstanceDisposed => FollowUp::Resync,
-        _ => FollowUp::None,
+/// Turn ends already finalised. OpenCode 1.18 says a turn ended twice
+/// (`session.idle` and `session.status` idle): its stored messages are
+/// fetched once, and only for a session whose messages are loaded (the
+/// others show nothing that could be replaced).
+#[derive(Default)]
+struct TurnEnds {
+    /// Sessions finalised since their last activity.
+    finalised: HashSet<String>,
+}
+
+impl TurnEnds {
+    fn follow_up(
+        &mut self,
+        record: &crate::source::replay::Record,
+        loaded: impl Fn(&str) -> bool,
+    ) -> FollowUp {
+        let Ok(Decoded::Event(env)) = &record.item else {
+            return FollowUp::None;
+        };
+        match &env.event {
+            Event::SessionIdle { session_id }
+            | Event::SessionStatus {
+                session_id,
+                status: crate::model::SessionStatus::Idle,
+            } => {
+                if loaded(session_id) && self.finalised.insert(session_id.clone()) {
+                    FollowUp::Finalize(session_id.clone())
+                } else {
+                    FollowUp::None
+                }
+            }
+            Event::InstanceDisposed => {
+                self.finalised.clear();
+                FollowUp::Resync
+            }
+            // A new turn or new content: its end is finalised again.
+            event @ (Event::SessionStatus { .. }
+            | Event::MessageUpdated(_)
+            | Event::MessageRemoved { .. }
+            | Event::PartUpdated(_)
+            | Event::PartRemoved { .. }
+            | Event::PartDelta { .. }) => {
+                if let Some(id) = event.session_id() {
+                    self.finalised.remove(id);
+                }
+                FollowUp::None
+            }
+            _ => FollowUp::None,
+        }
     }
 }
 
