@@ -538,7 +538,13 @@ fn viewer(
     };
     let mut app = App::new(config, label, true).map_err(|e| anyhow::anyhow!("{e}"))?;
     app.wanted_session = session;
-    connect_archive(&mut app, None);
+    if matches!(input, Input::Demo) {
+        // The demo is a recording of ocview's own: nothing of the user's
+        // is read or kept.
+        app.archive.none_because = Some(ocview::app::overlays::archive_search::DEMO_KEEPS_NONE);
+    } else {
+        connect_archive(&mut app, None);
+    }
     if let Input::File(path) = &input {
         archive_file(&app, path);
     }

@@ -123,7 +123,7 @@ fn archived_sessions_list_by_origin_once_and_open_from_the_archive() {
     drop(engine);
 
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
-    let handle = list_reader::spawn(Setting::Sqlite(path), tx);
+    let handle = list_reader::spawn(Setting::Sqlite(path), None, tx);
     let msgs = receive_until(&mut rx, |_, n| n == 3);
     let mut app = app_with(&live_fleet());
     app.now_ms = NOW;
@@ -132,9 +132,14 @@ fn archived_sessions_list_by_origin_once_and_open_from_the_archive() {
     }
     let team = origin_key(Some("ana-laptop"), Some("http://10.0.0.7:4096"), None);
     let wide = screen(&mut app, 200, 50);
-    // The list is as wide as it may be: the middle of a long heading goes.
-    assert!(wide.contains(" ▾ ana-lapt…0.0.0.7:4096 archived"), "{wide}");
-    assert!(wide.contains(" ▾ build-box …htly.jsonl archived"), "{wide}");
+    // One Archive heading, each origin a group under it.
+    assert!(wide.contains(" ▾ Archive"), "{wide}");
+    assert!(wide.contains("  ▾ ana-laptop · 10.0.0.7:4096"), "{wide}");
+    assert!(
+        wide.contains("  ▾ build-box · /rec/nightly.jsonl"),
+        "{wide}"
+    );
+    assert!(!wide.contains("archived"), "{wide}");
     assert!(wide.contains("Teammate fixes billing"), "{wide}");
     // Shown live: once, live; its origin has nothing else to show.
     let rows = list(&wide);
@@ -202,7 +207,7 @@ fn ten_thousand_archived_sessions_list_in_pages() {
     drop(engine);
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let start = Instant::now();
-    let _handle = list_reader::spawn(Setting::Sqlite(path), tx);
+    let _handle = list_reader::spawn(Setting::Sqlite(path), None, tx);
     let first = receive_until(&mut rx, |_, k| k == list_reader::FIRST_PAGE as usize);
     let first_page = start.elapsed();
     let rest = receive_until(&mut rx, |_, k| k + list_reader::FIRST_PAGE as usize == n);
@@ -215,13 +220,13 @@ fn ten_thousand_archived_sessions_list_in_pages() {
     assert!(!rest.is_empty());
 }
 
-/// A teammate's ocview archives a session into PostgreSQL; a running
-/// viewer (the real binary, in tmux) lists it under the teammate's
-/// machine and server without a restart, enter shows its text, and a live
-/// session archived too shows once. Then a read-only role lists and opens
-/// it, told once.
+/// Another ocview (another terminal of this machine) archives a session
+/// of a server this viewer watches into PostgreSQL; the running viewer (the
+/// real binary, in tmux) lists it under its Archive heading without a
+/// restart, enter shows its text; a session of a server it does not watch
+/// is not listed. Then a read-only role lists and opens it, told once.
 #[test]
-fn a_teammates_session_appears_in_a_running_viewers_list() {
+fn another_viewers_session_appears_in_a_running_viewers_list() {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
@@ -241,7 +246,7 @@ fn a_teammates_session_appears_in_a_running_viewers_list() {
         s.contains("keep the fleet busy")
     });
 
-    // A live session archived from elsewhere: still shown once.
+    // A session of a server this viewer does not watch: not listed.
     let live_id = "ses_0000fleetloadXXXXXXXXXXXXXX";
     archive_session(
         &mut writer,
@@ -253,18 +258,35 @@ fn a_teammates_session_appears_in_a_running_viewers_list() {
         &session_lines(live_id, "ARCHIVED COPY", "/srv/0", "old", 60),
     );
     let written = Instant::now();
-    archive_teammates_session(&mut writer, 30);
-    let shown = t.wait_for("the teammate's session", |s| {
-        s.contains("Teammate fixes billing")
-    });
+    let here = Origin {
+        server: Some(fleet.urls[0].clone()),
+        host: ocview::archive::place::hostname(),
+        file: None,
+    };
+    archive_session(
+        &mut writer,
+        here,
+        &session_lines(
+            "ses_team1",
+            "Teammate fixes billing",
+            "/home/ana/billing",
+            "The invoice rounding is fixed",
+            30,
+        ),
+    );
+    t.wait_for("the Archive heading", |s| s.contains(" ▸ Archive"));
     println!(
-        "a teammate's session in the list {:?} after its write",
+        "another viewer's session in the list {:?} after its write",
         written.elapsed()
     );
-    assert!(
-        shown.contains(" ▾ ana-lapt…0.0.0.7:4096 archived"),
-        "{shown}"
-    );
+    t.keys(&["G"]);
+    t.wait_for("the Archive heading selected", |s| {
+        s.lines().any(|l| l.contains('›') && l.contains("Archive"))
+    });
+    t.keys(&["Space"]);
+    let shown = t.wait_for("the other viewer's session", |s| {
+        s.contains("Teammate fixes billing")
+    });
     assert!(
         !shown.contains("ARCHIVED COPY") && !shown.contains("other-box"),
         "{shown}"
@@ -289,7 +311,7 @@ fn a_teammates_session_appears_in_a_running_viewers_list() {
         "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
     );
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
-    let handle = list_reader::spawn(Setting::Postgres(pg.url("team", "reader")), tx);
+    let handle = list_reader::spawn(Setting::Postgres(pg.url("team", "reader")), None, tx);
     let msgs = receive_until(&mut rx, |_, n| n >= 2);
     let said: Vec<&String> = msgs
         .iter()

@@ -129,7 +129,7 @@ fn the_listener_comes_back_after_postgresql_restarts_and_nothing_is_missed() {
     drop(writer);
     let reader_url = lister(&pg);
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
-    let _handle = list_reader::spawn(Setting::Postgres(reader_url), tx);
+    let _handle = list_reader::spawn(Setting::Postgres(reader_url), None, tx);
     receive_until(&mut rx, Duration::from_secs(20), |m| {
         says(m, "Before the restart")
     });
@@ -200,7 +200,7 @@ fn an_open_session_is_not_sent_whole_again_on_each_notify() {
     let mut writer = PgArchive::open(&url).unwrap();
     archive_teammates_session(&mut writer, 30);
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
-    let handle = list_reader::spawn(Setting::Postgres(url.clone()), tx);
+    let handle = list_reader::spawn(Setting::Postgres(url.clone()), None, tx);
     receive_until(&mut rx, Duration::from_secs(20), |m| {
         says(m, "Teammate fixes billing")
     });

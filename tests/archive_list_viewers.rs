@@ -1,10 +1,11 @@
 //! The archive's sessions in every viewer with a session list, not only a
-//! fleet's: `ocview attach URL` (one server) and `ocview history`
-//! (opencode's database) list them after their own, under the machine and
-//! server they came from, once (a copy of a session the server or the
-//! database shows is not listed again), and open them; `R` on one plays
-//! its event log in the player to what opening it shows. The real binary,
-//! in tmux.
+//! fleet's, under one "Archive" heading after their own, folded when the
+//! viewer starts, each origin (machine and server, or file) a group there:
+//! `ocview attach URL` (one server) lists that server's alone, `ocview
+//! history` (opencode's database) every one. A copy of a session the
+//! server or the database shows is not listed again; `R` on one plays its
+//! event log in the player to what opening it shows. The real binary, in
+//! tmux.
 
 mod support;
 
@@ -53,34 +54,59 @@ fn row_of(rows: &[String], text: &str) -> usize {
         .unwrap_or_else(|| panic!("no row holds {text:?}: {rows:#?}"))
 }
 
-/// The teammate's session, selected (the last row) and opened.
-fn open_the_teammates_session(t: &Tmux) -> String {
+/// The Archive heading unfolded, then `title`'s session (the last row)
+/// selected and opened, showing `text`.
+fn open_the_last_archived(t: &Tmux, title: &str, text: &str) -> String {
+    t.keys(&["G"]);
+    t.wait_for("the Archive heading selected", |s| {
+        s.lines().any(|l| l.contains('›') && l.contains("Archive"))
+    });
+    t.keys(&["Space"]);
+    t.wait_for("the archive's sessions shown", |s| s.contains(title));
     t.keys(&["G"]);
     t.wait_for("the archived session selected", |s| {
-        s.lines()
-            .any(|l| l.contains('›') && l.contains("Teammate fixes billing"))
+        s.lines().any(|l| l.contains('›') && l.contains(title))
     });
     t.keys(&["Enter"]);
     // The selection already shows its text: wait for the turn view's own
     // hints too, so the next key is not sent before enter was taken (an
     // escape and a key read together are alt+key).
     t.wait_for("the archived session's text, the turn view focused", |s| {
-        s.contains("The invoice rounding is fixed")
-            && s.contains("esc back")
-            && !s.contains("enter open")
+        s.contains(text) && s.contains("esc back") && !s.contains("enter open")
     })
 }
 
-/// `ocview attach URL` (one server): its sessions under its address, the
-/// archive's after them under their origin, the archive's copy of one of
-/// the server's own not at all; enter opens an archived one.
+/// `ocview attach URL` (one server): its sessions under its address, then
+/// the Archive heading, folded, holding what the archive kept of this
+/// server on this machine that the server no longer has; not a teammate's
+/// server, not the archive's copy of one of the server's own. Enter opens
+/// the archived one.
 #[test]
-fn a_single_servers_viewer_lists_the_archives_sessions() {
+fn a_single_servers_viewer_lists_the_archives_sessions_of_that_server() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("archive.db");
     let live_id = support::fleet_server::session_id(0);
     archive_with(&archive, &live_id);
     let fleet = FakeFleet::start(1, 2, 0.0);
+    {
+        let mut engine = ocview::archive::sqlite::SqliteArchive::open(&archive).unwrap();
+        let here = ocview::archive::Origin {
+            server: Some(fleet.urls[0].clone()),
+            host: ocview::archive::place::hostname(),
+            file: None,
+        };
+        archive_session(
+            &mut engine,
+            here,
+            &session_lines(
+                "ses_gone1",
+                "Yesterday's work",
+                "/srv/0",
+                "Done yesterday",
+                86_400,
+            ),
+        );
+    }
     let address = fleet.urls[0].trim_start_matches("http://").to_string();
     let t = Tmux::start_sized("archiveattach", 200, 50);
     let home = t.home().display().to_string();
@@ -90,24 +116,28 @@ fn a_single_servers_viewer_lists_the_archives_sessions() {
         archive.display(),
         fleet.urls[0]
     ));
-    let shown = t.wait_for("the server's and the archive's sessions", |s| {
-        s.contains("load 0/0") && s.contains("Teammate fixes billing")
+    let shown = t.wait_for("the server's sessions and the archive's heading", |s| {
+        s.contains("load 0/0") && s.contains("Archive")
     });
     let rows = list(&shown);
     let server = row_of(&rows, &address);
-    let origin = row_of(&rows, "ana-lapt");
-    assert!(rows[origin].contains("archived"), "{shown}");
+    let heading = row_of(&rows, "Archive");
     assert!(
-        server < row_of(&rows, "load 0/0") && origin > server,
+        server < row_of(&rows, "load 0/0") && heading > row_of(&rows, "load 0/1"),
         "{shown}"
     );
-    assert!(origin < row_of(&rows, "Teammate fixes billing"), "{shown}");
+    assert!(rows[heading].contains('▸'), "folded: {shown}");
+    assert!(shown.contains("Sessions 3"), "{shown}");
+    assert!(!shown.contains("Yesterday's work"), "{shown}");
+    let opened = open_the_last_archived(&t, "Yesterday's work", "Done yesterday");
     assert!(
-        !shown.contains("ARCHIVED COPY") && !shown.contains("other-box"),
-        "{shown}"
+        !opened.contains("Teammate fixes billing")
+            && !opened.contains("ana-lapt")
+            && !opened.contains("ARCHIVED COPY")
+            && !opened.contains("other-box"),
+        "{opened}"
     );
-    assert!(!shown.contains("(no server)"), "{shown}");
-    let opened = open_the_teammates_session(&t);
+    assert!(!opened.contains("(no server)"), "{opened}");
 
     // `R` on its row: its event log in the player, played to the end,
     // shows what opening it showed; quitting the player comes back.
@@ -115,7 +145,7 @@ fn a_single_servers_viewer_lists_the_archives_sessions() {
     t.wait_for("the list focused", |s| s.contains("enter open"));
     t.keys(&["R"]);
     let played = t.wait_for("the archived session played to its end", |s| {
-        s.contains("archive ses_team1")
+        s.contains("archive ses_gone1")
             && player_position(s).is_some_and(|(n, all)| n == all && n > 0)
     });
     assert_eq!(
@@ -125,7 +155,7 @@ fn a_single_servers_viewer_lists_the_archives_sessions() {
     );
     assert_eq!(
         transcript(&opened),
-        ["◆ build · claude-x", "The invoice rounding is fixed"],
+        ["◆ build · claude-x", "Done yesterday"],
         "{opened}"
     );
     t.keys(&["q"]);
@@ -154,20 +184,27 @@ fn the_history_viewer_lists_the_archives_sessions() {
         env!("CARGO_BIN_EXE_ocview"),
         archive.display(),
     ));
-    let shown = t.wait_for("the database's and the archive's sessions", |s| {
-        s.contains("Database session") && s.contains("Teammate fixes billing")
+    let shown = t.wait_for("the database's sessions and the archive's heading", |s| {
+        s.contains("Database session") && s.contains("Archive")
     });
     let rows = list(&shown);
     let history = row_of(&rows, "history");
-    let origin = row_of(&rows, "ana-lapt");
     assert!(
-        history < row_of(&rows, "Database session") && origin > history,
+        history < row_of(&rows, "Database session") && row_of(&rows, "Archive") > history,
         "{shown}"
     );
-    assert!(
-        !shown.contains("ARCHIVED COPY") && !shown.contains("other-box"),
-        "{shown}"
+    let opened = open_the_last_archived(
+        &t,
+        "Teammate fixes billing",
+        "The invoice rounding is fixed",
     );
-    open_the_teammates_session(&t);
+    assert!(
+        row_of(&list(&opened), "ana-lapt") > row_of(&list(&opened), "Archive"),
+        "{opened}"
+    );
+    assert!(
+        !opened.contains("ARCHIVED COPY") && !opened.contains("other-box"),
+        "{opened}"
+    );
     t.keys(&["q"]);
 }

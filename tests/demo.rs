@@ -73,7 +73,12 @@ fn the_demo_stays_on_its_first_session_while_others_arrive() {
 #[test]
 fn the_demo_ends_paused_and_says_what_to_try_next() {
     let t = Tmux::start_sized("demo-end", 120, 40);
-    t.line(&format!("{} demo --speed 64", bin()));
+    // No opencode database: `u` says so, what it reads and how to leave.
+    t.line(&format!(
+        "XDG_DATA_HOME='{}' {} demo --speed 64",
+        t.home().display(),
+        bin()
+    ));
     let screen = t.wait_for_secs("the end of the demo", 30, |s| s.contains("demo over"));
     let status = screen.lines().last().unwrap_or("");
     assert!(status.contains('■'), "ended and paused: {status}");
@@ -85,6 +90,14 @@ fn the_demo_ends_paused_and_says_what_to_try_next() {
     let before = selected_title(&screen);
     t.keys(&["j"]);
     t.wait_for("another session selected", |s| selected_title(s) != before);
+    // The demo keeps no archive, and says so (no flag was passed).
+    t.keys(&["F"]);
+    t.wait_for("F's answer", |s| s.contains("the demo keeps no archive"));
+    t.keys(&["u"]);
+    let usage = t.wait_for("the usage view", |s| s.contains("closes it"));
+    assert!(usage.contains("no opencode database"), "{usage}");
+    t.keys(&["Escape"]);
+    t.wait_for("the usage view closed", |s| !s.contains("closes it"));
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }

@@ -137,3 +137,82 @@ async fn the_archive_outlives_the_servers_data() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }
+
+/// Prompt `session` with turns `from..to` ("turn N", answered "answer-N"),
+/// each to its end.
+async fn turns(server: &Server, session: &str, from: usize, to: usize) {
+    for n in from..to {
+        server.prompt(session, &format!("turn {n}")).await;
+        let want = format!("answer-{n}");
+        server
+            .until("the turn's answer", 60, || async {
+                server.messages(session).await.last().is_some_and(|m| {
+                    m["info"]["time"]["completed"].is_number()
+                        && m["parts"].to_string().contains(&want)
+                })
+            })
+            .await;
+    }
+}
+
+/// The second day: the archive holds a session's first turns from
+/// yesterday's viewer; today the server has more. Opened live (here by
+/// `--session`), the viewer shows what the server holds now, not the
+/// archive's older copy in its place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_session_the_archive_holds_shows_what_the_server_holds_now() {
+    let model = FakeModel::start(std::sync::Arc::new(|req: &Value, _: usize| {
+        let (text, _) = last_turn(req);
+        let n: String = text
+            .split("turn ")
+            .nth(1)
+            .unwrap_or("")
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        Step::text(&format!("answer-{n}"))
+    }))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let session = server.create_session().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db_arg = dir.path().join("archive.db").display().to_string();
+    turns(&server, &session, 0, 3).await;
+
+    // Yesterday: the viewer opened the session, with its three turns, and
+    // kept them.
+    let t = Tmux::start_sized("archive-yesterday", 120, 40);
+    t.line(&format!(
+        "{} --archive {db_arg} attach {} --session {session}",
+        env!("CARGO_BIN_EXE_ocview"),
+        server.url()
+    ));
+    t.wait_for("yesterday's last answer", |s| s.contains("answer-2"));
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+    drop(t);
+    let kept = ocview(&["search", "answer-2", "--archive", &db_arg, "--json"]);
+    assert!(
+        String::from_utf8_lossy(&kept.stdout).contains(session.as_str()),
+        "the archive holds yesterday's turns: {kept:?}"
+    );
+
+    // Today the session went on.
+    turns(&server, &session, 3, 7).await;
+    for (tag, args) in [
+        ("archive-today-session", vec!["--session", session.as_str()]),
+        ("archive-today", vec![]),
+    ] {
+        let t = Tmux::start_sized(tag, 120, 40);
+        t.line(&format!(
+            "{} --archive {db_arg} attach {} {}",
+            env!("CARGO_BIN_EXE_ocview"),
+            server.url(),
+            args.join(" ")
+        ));
+        let screen = t.wait_for_secs("today's last answer, live", 30, |s| s.contains("answer-6"));
+        assert!(screen.contains("Sessions 1"), "the session once: {screen}");
+        t.keys(&["q"]);
+        t.assert_terminal_restored();
+    }
+}

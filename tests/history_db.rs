@@ -308,6 +308,97 @@ fn snapshots_of_the_history_list() {
     insta::assert_snapshot!("history_list_200x50", screen(&mut app, 200, 50));
 }
 
+/// A session id as opencode makes them: the low 48 bits of ms × 4096,
+/// inverted (newest sort first), so they wrap every 2^36 ms (795 days).
+fn descending_id(ms: i64, n: u32) -> String {
+    let bits = !((ms as u64) << 12) & ((1 << 48) - 1);
+    format!("ses_{bits:012x}Wrapped{n:07}")
+}
+
+/// A database whose sessions span opencode's id wrap of 2026-08-14:
+/// listed by when they were last active, never by id; a child stays under
+/// its parent; a session resumed after the newest one was made is first.
+#[test]
+fn sessions_on_both_sides_of_the_id_wrap_list_by_time() {
+    const WRAP: i64 = 26 << 36; // 2026-08-14T…Z
+    const DAY: i64 = 86_400_000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    let c = support::history_db::create(&path, true);
+    support::history_db::project(&c, "prj_a", "/work/alpha", WRAP - 20 * DAY);
+    let times = [
+        ("early Aug", WRAP - 13 * DAY),
+        ("eve of wrap", WRAP - DAY),
+        ("late Aug", WRAP + 6 * DAY),
+        ("November", WRAP + 98 * DAY),
+    ];
+    for (n, (title, t)) in times.iter().enumerate() {
+        support::history_db::session(
+            &c,
+            &descending_id(*t, n as u32),
+            "prj_a",
+            None,
+            title,
+            *t,
+            None,
+        );
+    }
+    // Made before the wrap, resumed after everything else.
+    let resumed = descending_id(WRAP - 30 * DAY, 9);
+    support::history_db::session(
+        &c,
+        &resumed,
+        "prj_a",
+        None,
+        "resumed",
+        WRAP - 30 * DAY,
+        None,
+    );
+    c.execute(
+        "UPDATE session SET time_updated = ?1 WHERE id = ?2",
+        params![WRAP + 99 * DAY, resumed],
+    )
+    .unwrap();
+    let parent = descending_id(WRAP - 13 * DAY, 0);
+    support::history_db::session(
+        &c,
+        &descending_id(WRAP + 7 * DAY, 5),
+        "prj_a",
+        Some(&parent),
+        "a child",
+        WRAP + 7 * DAY,
+        None,
+    );
+    drop(c);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (mut app, mut rx) = history_app(&rt, &path);
+    let text = pump(&rt, &mut app, &mut rx, |t| {
+        t.contains("November") && t.contains("a child")
+    });
+    let order = [
+        "resumed",
+        "November",
+        "late Aug",
+        "eve of wrap",
+        "early Aug",
+        "a child",
+    ];
+    let at = |title: &str| {
+        text.lines()
+            .position(|l| l.contains(title))
+            .unwrap_or_else(|| panic!("{title} is not listed:\n{text}"))
+    };
+    for pair in order.windows(2) {
+        assert!(
+            at(pair[0]) < at(pair[1]),
+            "{} listed after {}:\n{text}",
+            pair[0],
+            pair[1]
+        );
+    }
+    assert!(text.contains("Sessions 6"), "{text}");
+}
+
 #[test]
 fn a_bad_database_says_why_and_the_list_stays() {
     let dir = tempfile::tempdir().unwrap();

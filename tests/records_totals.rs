@@ -110,7 +110,7 @@ fn wide_screen(bytes: &[u8]) -> String {
 fn wide_screen_(bytes: &[u8]) -> String {
     let mut app = common::app_with(bytes);
     // Wide enough that the list's rows show each session's cost.
-    app.config.session_list_width = 50;
+    app.config.session_list_width = Some(50);
     // The side panel's totals too: asked for, as with its key.
     app.side_panel_shown = Some(true);
     app.selected = Some(SES.into());

@@ -46,8 +46,9 @@ fn a_hit_only_in_a_sessions_content_opens_that_session_at_the_hit() {
     t.wait_for("both sessions", |s| {
         s.contains("Beta plans") && s.contains("Alpha notes")
     });
-    // The selection on the other session.
-    t.keys(&["j"]);
+    // The selection on the other session (Alpha, made after Beta, is
+    // listed above it).
+    t.keys(&["k"]);
     t.wait_for("Alpha selected", |s| {
         s.lines().any(|l| l.contains("› · Alpha notes"))
     });

@@ -166,6 +166,45 @@ fn whole_demo_at_80x24_and_200x60() {
     insta::assert_snapshot!("demo_200x60", screen(&mut app, 200, 60));
 }
 
+/// The demo's first hour: `F` says the demo keeps no archive (it blames
+/// no flag nobody passed); `u` with no database says why, what it reads
+/// and how to leave.
+#[test]
+fn the_demos_f_and_u_say_what_they_can_and_how_to_leave() {
+    let mut app = ended(app(&demo()));
+    app.archive.none_because = Some(ocview::app::overlays::archive_search::DEMO_KEEPS_NONE);
+    press(&mut app, &["F"]);
+    let f = screen(&mut app, 80, 24);
+    assert!(!f.contains("--no-archive"), "{f}");
+    insta::assert_snapshot!("demo_archive_key_80x24", f);
+    app.usage.db = Some("/nonexistent/ocview-test/opencode.db".into());
+    press(&mut app, &["u"]);
+    // Its reader answers on a thread of its own.
+    let mut u = screen(&mut app, 80, 24);
+    for _ in 0..250 {
+        if !u.contains("loading") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        u = screen(&mut app, 80, 24);
+    }
+    assert!(u.contains("closes it"), "{u}");
+    insta::assert_snapshot!("demo_usage_no_database_80x24", u);
+}
+
+/// A todo too long for the card wraps under its text: nothing is cut.
+#[test]
+fn a_long_todo_wraps_in_its_card() {
+    let long = "Update all callers of add_numbers across the services, the command-line tools and the notebooks, then run the linters";
+    let bytes = String::from_utf8(fixture("c_todowrite", "event.jsonl"))
+        .unwrap()
+        .replace("Update all callers", long);
+    let mut app = ended(app(bytes.as_bytes()));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("then run the linters"), "{text}");
+    insta::assert_snapshot!("long_todo_80x24", text);
+}
+
 #[test]
 fn filter_by_title_as_you_type() {
     let mut app = app(&demo());

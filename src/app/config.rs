@@ -30,8 +30,10 @@ pub struct Config {
     /// overlay toggled with its key.
     pub side_panel_min_width: u16,
     /// The most columns the session list takes (it is as narrow as the
-    /// titles in view allow, and at most a third of the screen).
-    pub session_list_width: u16,
+    /// titles in view allow, and at most a third of the screen). Unset: it
+    /// grows with the terminal, 34 columns up to a quarter of it, while the
+    /// turns keep 130 columns.
+    pub session_list_width: Option<u16>,
     /// Fold reasoning parts to one line by default.
     pub collapse_reasoning: bool,
     /// Replay: the longest pause between two recorded events, in seconds;
@@ -92,7 +94,7 @@ impl Default for Config {
             colors: Default::default(),
             mouse: true,
             side_panel_min_width: 120,
-            session_list_width: 34,
+            session_list_width: None,
             collapse_reasoning: true,
             replay_max_gap_secs: 2.0,
             notify: Default::default(),

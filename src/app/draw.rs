@@ -33,6 +33,27 @@ const SIDE_WIDTH: u16 = 38;
 /// by itself beside them (asked for with its key, it docks anyway).
 pub const TURNS_MIN_WIDTH: u16 = 80;
 
+/// The session list's most columns on a terminal up to 136 wide.
+const LIST_WIDTH: u16 = 34;
+
+/// Columns the turns keep before the list grows past `LIST_WIDTH`: a diff
+/// shows side by side from 120 (`SIDE_BY_SIDE_MIN_WIDTH`), plus the card.
+const TURNS_ROOMY: u16 = 130;
+
+/// The list's most columns when the config sets none: 34, or a quarter of
+/// a wider terminal (50 at 200), as long as the turns (and the side panel,
+/// when it sits beside them) keep `TURNS_ROOMY` columns.
+fn auto_list_width(app: &App, screen_width: u16, main_width: u16) -> u16 {
+    let grown = LIST_WIDTH.max(main_width / 4);
+    let side = if side_panel_beside(app, screen_width, main_width.saturating_sub(LIST_WIDTH)) {
+        SIDE_WIDTH
+    } else {
+        0
+    };
+    let spare = main_width.saturating_sub(side + TURNS_ROOMY);
+    grown.min(spare).max(LIST_WIDTH)
+}
+
 pub fn layout(area: Rect, app: &App) -> Areas {
     let prompt_rows = prompt_bar::draw::height(app, area);
     let [main, prompt, status] = Layout::vertical([
@@ -46,8 +67,12 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main)
     } else {
         // As wide as the titles in view need, up to the configured width
-        // and a third of the screen.
-        let limit = app.config.session_list_width.min(main.width / 3);
+        // (unset: see `auto_list_width`) and a third of the screen.
+        let wanted = app
+            .config
+            .session_list_width
+            .unwrap_or_else(|| auto_list_width(app, area.width, main.width));
+        let limit = wanted.min(main.width / 3);
         let height = list_inner(main).height as usize;
         let offset = session_list::width::offset_keeping(
             app.selected_row(),

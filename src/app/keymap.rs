@@ -121,7 +121,7 @@ actions! {
     Themes => "themes", Global, "choose a theme (previewed; enter keeps it)", ["T"];
     Usage => "usage", Global, "what the sessions cost: by day, model, project, agent (1-5: range)", ["u"];
     ArchiveSearch => "archive_search", Sessions, "search every archived session, from every server and file", ["F"];
-    BadRecord => "bad_record", Global, "show the last record that could not be read", ["!"];
+    BadRecord => "bad_record", Global, "show the last record that could not be read, and why the archive is off", ["!"];
     PlayPause => "play_pause", Player, "play or pause", ["P"];
     Faster => "faster", Player, "faster: 0.25× … 64×, then instant", ["+", "="];
     Slower => "slower", Player, "slower", ["-"];

@@ -320,12 +320,15 @@ impl App {
         self.refresh_searches();
         self.poll_usage();
         self.follow_attention();
+        self.show_the_shown_copy();
         self.list.rows = crate::app::panes::session_list::tree::rows(
             &self.store,
             &self.list.folded,
             &self.list.filter,
             &self.search.list.counts,
         );
+        self.list.listed = self.store.sessions().len()
+            - crate::app::panes::session_list::copies::shadowed(&self.store).len();
         crate::app::panes::session_list::tree::name_live_heading(
             &mut self.list.rows,
             self.list.live_heading.as_deref(),
@@ -368,6 +371,30 @@ impl App {
         self.cache = cache;
         self.turns.insert(id, state);
         self.request_loads();
+    }
+
+    /// A selection on a copy the list does not show (the archive's or the
+    /// database's, of a session a server serves) moves to the copy shown,
+    /// so the server's messages are the ones asked for and drawn.
+    fn show_the_shown_copy(&mut self) {
+        use crate::app::panes::session_list::{copies, fleet_tree};
+        let Some(id) = self
+            .selected
+            .as_deref()
+            .filter(|id| !copies::is_live(id) && !fleet_tree::is_group_key(id))
+        else {
+            return;
+        };
+        if let Some(shown) = copies::shown_copy(&self.store, id)
+            && shown.info.id != id
+        {
+            let shown = shown.info.id.clone();
+            let copy = self.selected.replace(shown);
+            if let Some(copy) = copy {
+                self.turns.remove(&copy);
+                self.history.retain(|h| *h != copy);
+            }
+        }
     }
 
     /// The selected session's modified files, before the layout (the side

@@ -125,6 +125,21 @@ impl App {
         };
         if self.requested.insert(id.clone()) {
             let _ = live.send(LiveCommand::Open(id.clone()));
+            // A copy's task cards count their children's tool calls: the
+            // children are read from where they are kept too (a live
+            // server's come as they stream).
+            if !crate::app::panes::session_list::copies::is_live(&id) {
+                let children: Vec<String> = self
+                    .store
+                    .children(&id)
+                    .map(|s| s.info.id.clone())
+                    .collect();
+                for child in children {
+                    if self.requested.insert(child.clone()) {
+                        let _ = live.send(LiveCommand::Open(child));
+                    }
+                }
+            }
         }
         let Some(state) = self.turns.get(&id) else {
             return;

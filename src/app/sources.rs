@@ -84,7 +84,7 @@ impl App {
                     tap.loaded(&messages);
                 }
                 self.apply_page(&session_id, messages, older, complete);
-                self.select_first_if_none();
+                self.select_first_if_none(false);
                 true
             }
             SourceMsg::Reconcile {
@@ -104,7 +104,7 @@ impl App {
                 }) {
                     self.selected = None;
                 }
-                self.select_first_if_none();
+                self.select_first_if_none(true);
                 // The server's sessions are all known now: a miss is said.
                 let wanted = self.open_wanted_session(true);
                 // A reconnect that finds everything as it was draws nothing.
@@ -122,6 +122,10 @@ impl App {
                 tracing::warn!("source: {text}");
                 self.notice = Some(text);
                 true
+            }
+            SourceMsg::ArchiveTrouble(why) => {
+                let why = why.map(|w| crate::model::wire::sanitize::line(&w).into_owned());
+                std::mem::replace(&mut self.archive.list_trouble, why.clone()) != why
             }
             SourceMsg::RecordingStopped(why) => {
                 tracing::warn!("recording stopped: {why}");
@@ -176,7 +180,7 @@ impl App {
                 {
                     self.event_clock_ms = self.event_clock_ms.max(t);
                 }
-                self.select_first_if_none();
+                self.select_first_if_none(outcome.change.session_list);
                 if outcome.change.session_list {
                     self.open_wanted_session(false);
                 }
@@ -328,9 +332,25 @@ impl App {
         });
     }
 
-    pub(crate) fn select_first_if_none(&mut self) {
-        if self.selected.is_none() {
-            self.selected = self.store.root_sessions().next().map(|s| s.info.id.clone());
+    /// Select the session a viewer opens on when none is. Until the user
+    /// moves (or `--session` names one), a selection on a copy (the
+    /// archive's, the database's) moves to a live session once one is
+    /// listed. `listed`: the list of sessions may have changed.
+    pub(crate) fn select_first_if_none(&mut self, listed: bool) {
+        use crate::app::panes::session_list::{copies, fleet_tree};
+        let on_a_copy = self
+            .selected
+            .as_deref()
+            .is_some_and(|id| !copies::is_live(id) && !fleet_tree::is_group_key(id));
+        let repick = listed && on_a_copy && !self.navigated && self.wanted_session.is_none();
+        if self.selected.is_some() && !repick {
+            return;
+        }
+        let Some(first) = copies::first_choice(&self.store) else {
+            return;
+        };
+        if self.selected.is_none() || copies::is_live(&first.info.id) {
+            self.selected = Some(first.info.id.clone());
         }
     }
 }

@@ -22,6 +22,7 @@ use super::notify::{self, Heard};
 use super::place::Setting;
 use crate::model::store::fleet::{self, ServerReport, ServerState};
 use crate::model::{Envelope, Event};
+use crate::source::address;
 use crate::source::fleet::scope_msg;
 use crate::source::live::LiveCommand;
 use crate::source::msg::SourceMsg;
@@ -67,6 +68,35 @@ pub fn origin_key(host: Option<&str>, server: Option<&str>, file: Option<&str>) 
     crate::model::wire::sanitize::line(&key.replace('@', "＠")).into_owned()
 }
 
+/// The archived sessions a viewer of some servers lists: those servers'
+/// own (the same address; for a loopback address, on this machine too),
+/// not every archived server's and file's.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    servers: HashSet<String>,
+    machine: String,
+}
+
+impl Scope {
+    /// The servers at `urls`, as this machine reaches them.
+    pub fn of(urls: &[&str]) -> Scope {
+        Scope {
+            servers: urls.iter().map(|u| address::canonical(u)).collect(),
+            machine: super::place::hostname(),
+        }
+    }
+
+    fn admits(&self, row: &ListedSession) -> bool {
+        let Some(server) = row.server.as_deref() else {
+            return false;
+        };
+        let server = address::canonical(server);
+        self.servers.contains(&server)
+            && (!address::is_loopback(&server)
+                || row.host.as_deref().is_none_or(|h| h == self.machine))
+    }
+}
+
 /// What the reader waits for.
 pub enum Input {
     /// The app's page requests (scoped ids).
@@ -87,13 +117,22 @@ impl ArchiveListHandle {
     }
 }
 
-/// Start listing the archive at `setting`; what is read arrives on `tx`.
-pub fn spawn(setting: Setting, tx: tokio_mpsc::Sender<SourceMsg>) -> ArchiveListHandle {
+/// Start listing the archive at `setting` (with `scope`, only those
+/// servers' sessions); what is read arrives on `tx`.
+pub fn spawn(
+    setting: Setting,
+    scope: Option<Scope>,
+    tx: tokio_mpsc::Sender<SourceMsg>,
+) -> ArchiveListHandle {
     let (input, rx) = channel();
     let handle = ArchiveListHandle { tx: input.clone() };
     let spawned = std::thread::Builder::new()
         .name("archive-list".into())
-        .spawn(move || Reader::new(setting, tx, input).run(&rx));
+        .spawn(move || {
+            let mut reader = Reader::new(setting, tx, input);
+            reader.scope = scope;
+            reader.run(&rx)
+        });
     if let Err(e) = spawned {
         tracing::warn!("archive list: no thread: {e}");
     }
@@ -102,6 +141,8 @@ pub fn spawn(setting: Setting, tx: tokio_mpsc::Sender<SourceMsg>) -> ArchiveList
 
 struct Reader {
     setting: Setting,
+    /// Only these servers' sessions (`None`: all).
+    scope: Option<Scope>,
     tx: tokio_mpsc::Sender<SourceMsg>,
     /// For the listener, once the archive is open.
     input: Sender<Input>,
@@ -131,6 +172,7 @@ impl Reader {
     fn new(setting: Setting, tx: tokio_mpsc::Sender<SourceMsg>, input: Sender<Input>) -> Reader {
         Reader {
             setting,
+            scope: None,
             tx,
             input,
             engine: None,
@@ -213,7 +255,9 @@ impl Reader {
                     let why = crate::model::wire::sanitize::line(why).into_owned();
                     self.send(SourceMsg::Notice(format!("archive: read-only ({why})")));
                 }
-                self.said = None;
+                if self.said.take().is_some() {
+                    self.send(SourceMsg::ArchiveTrouble(None));
+                }
                 self.engine = Some(engine);
                 if let (Setting::Postgres(url), false) = (&self.setting, self.listening) {
                     self.listening = true;
@@ -241,6 +285,7 @@ impl Reader {
         if self.said.as_deref() != Some(why.as_str()) {
             tracing::info!("archive list: {why}");
             self.said = Some(why.clone());
+            self.send(SourceMsg::ArchiveTrouble(Some(why.clone())));
             self.send(SourceMsg::Notice(why));
         }
     }
@@ -356,6 +401,9 @@ impl Reader {
         let mut open = Vec::new();
         for row in rows {
             self.newest = self.newest.max(row.updated);
+            if self.scope.as_ref().is_some_and(|s| !s.admits(&row)) {
+                continue;
+            }
             let key = origin_key(
                 row.host.as_deref(),
                 row.server.as_deref(),

@@ -61,9 +61,33 @@ struct Shared {
     queued: AtomicUsize,
     /// How often the writer woke (a test counts them).
     wakes: AtomicU64,
+    /// Why the archive is not written now (cannot be opened, read-only,
+    /// a write failed, PostgreSQL away), until it is again.
+    trouble: std::sync::Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// Note what is wrong now (`None`: nothing); whether that changed.
+    fn set_trouble(&self, now: Option<String>) -> bool {
+        let mut trouble = self.trouble.lock().unwrap_or_else(|e| e.into_inner());
+        if *trouble == now {
+            return false;
+        }
+        *trouble = now;
+        true
+    }
 }
 
 impl Tap {
+    /// Why the archive is not written now, until it is again.
+    pub fn trouble(&self) -> Option<String> {
+        self.shared
+            .trouble
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// An event as received (copied only if the archive is on and the
     /// event belongs to a session).
     pub fn event(&self, env: &Envelope) {
@@ -202,11 +226,13 @@ fn run(
         Ok(Some(keeper)) => keeper,
         Ok(None) => return,
         Err(e) => {
+            shared.set_trouble(Some(e.to_string()));
             say(format!("{e}: ocview goes on without it"));
             return;
         }
     };
     if let Some(why) = keeper.read_only() {
+        shared.set_trouble(Some(format!("archive {}: {why}", keeper.place())));
         say(format!("archive {}: {why}", keeper.place()));
         return;
     }
@@ -298,6 +324,7 @@ fn run(
             };
             if let Err(e) = keeper.write(&batch, say) {
                 shared.off.store(true, Ordering::Relaxed);
+                shared.set_trouble(Some(e.to_string()));
                 say(format!("{e}: ocview goes on without it"));
                 return;
             }
@@ -318,6 +345,15 @@ fn run(
             }
         }
         keeper.retry(say);
+        // PostgreSQL away: what is written waits in the spool meanwhile.
+        let away = keeper
+            .retry_at()
+            .is_some()
+            .then(|| format!("archive {}: unreachable, spooling locally", keeper.place()));
+        if shared.set_trouble(away) {
+            // A frame for the mark (the keeper says when it is back).
+            say(String::new());
+        }
         if closed {
             keeper.finish(FINAL_WAIT / 2, say);
             return;

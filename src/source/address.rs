@@ -34,6 +34,21 @@ pub fn canonical(url: &str) -> String {
     )
 }
 
+/// Whether a [`canonical`] address is a loopback one (the same address
+/// names another server on another machine).
+pub fn is_loopback(canonical: &str) -> bool {
+    let Some((_, rest)) = canonical.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(h, _)| h)
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The address a loopback name stands for (RFC 6761, and the names
 /// `/etc/hosts` gives `::1` on Debian and its kin).
 fn loopback_name(host: &str) -> Option<IpAddr> {

@@ -74,6 +74,9 @@ pub enum SourceMsg {
     },
     /// A request failed without breaking the stream (shown, not fatal).
     Notice(String),
+    /// The archive's list cannot be read (why), or can again (`None`): the
+    /// status line keeps a mark meanwhile.
+    ArchiveTrouble(Option<String>),
     /// `attach --record` could not write: the viewer goes on unrecorded.
     RecordingStopped(String),
     /// The recording's file grew (its size is in the shared counter).

@@ -8,8 +8,10 @@ use crate::app::keymap::{Action, Context};
 
 impl App {
     /// A message or part of this session just changed.
+    /// The archive's copies load, they do not happen: not followed.
     pub(crate) fn note_activity(&mut self, session_id: &str, is_content: bool) {
-        if is_content {
+        use crate::app::panes::session_list::copies;
+        if is_content && !copies::is_archived(session_id) {
             self.last_active = Some(session_id.to_string());
         }
     }

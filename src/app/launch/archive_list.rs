@@ -7,17 +7,22 @@
 use tokio::sync::mpsc;
 
 use crate::archive::Setting;
-use crate::archive::list_reader::{self, ArchiveListHandle, is_archive_key};
+use crate::archive::list_reader::{self, ArchiveListHandle, Scope, is_archive_key};
 use crate::model::store::fleet;
 use crate::source::live::LiveCommand;
 use crate::source::msg::SourceMsg;
 use crate::source::opencode_db::history::{HISTORY_KEY, HistoryHandle};
 
-/// The archive's reader, when there is an archive.
-pub fn spawn(setting: Option<&Setting>, tx: mpsc::Sender<SourceMsg>) -> Option<ArchiveListHandle> {
+/// The archive's reader, when there is an archive; with `scope`, it lists
+/// only those servers' sessions (`ocview attach URL…`).
+pub fn spawn(
+    setting: Option<&Setting>,
+    scope: Option<Scope>,
+    tx: mpsc::Sender<SourceMsg>,
+) -> Option<ArchiveListHandle> {
     match setting {
         None | Some(Setting::Off) => None,
-        Some(setting) => Some(list_reader::spawn(setting.clone(), tx)),
+        Some(setting) => Some(list_reader::spawn(setting.clone(), scope, tx)),
     }
 }
 

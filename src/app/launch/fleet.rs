@@ -37,15 +37,29 @@ pub async fn fleet_tui(
     app.message_totals = crate::app::launch::message_totals::for_fleet(&members, tx.clone());
     let tx_history = tx.clone();
     let handle = fleet::spawn(servers, tx, read_only, raw);
+    let named = watch.is_none();
     if let Some((watch, pinned)) = watch {
-        fleet_watch::spawn(watch, members, pinned, handle.control.clone());
+        fleet_watch::spawn(watch, members.clone(), pinned, handle.control.clone());
     }
     // Each server's state is on its heading; the source as a whole is live.
     app.source.state = SourceState::Live;
     // Every session in opencode's database and in the archive, beside
     // the servers'.
-    let archive =
-        crate::app::launch::archive_list::spawn(app.archive.setting.as_ref(), tx_history.clone());
+    // Servers named (`attach URL URL…`): their archived sessions alone.
+    let scope = named.then(|| {
+        let urls: Vec<&str> = members.iter().map(|(url, _)| url.as_str()).collect();
+        crate::archive::list_reader::Scope::of(&urls)
+    });
+    let archive = crate::app::launch::archive_list::spawn(
+        app.archive.setting.as_ref(),
+        scope,
+        tx_history.clone(),
+    );
+    if archive.is_some() {
+        app.list
+            .folded
+            .insert(crate::app::panes::session_list::fleet_tree::archive_group_key());
+    }
     let history = crate::app::launch::history::spawn(tx_history);
     app.live = Some(if history.is_none() && archive.is_none() {
         handle.commands

@@ -193,6 +193,14 @@ impl<'a> Body<'a> {
     pub fn line(&mut self, line: Line<'static>) {
         self.push_indented(line);
     }
+
+    /// Styled pieces of one logical line, wrapped to the body's width;
+    /// continuation lines start with `hang`.
+    pub fn spans(&mut self, pieces: &[(String, ratatui::style::Style)], hang: &str) {
+        for l in wrap::wrap_spans(pieces, self.width(), hang) {
+            self.push_indented(l);
+        }
+    }
 }
 
 /// Pieces of one output line with ANSI SGR colours as styles.

@@ -1,6 +1,5 @@
 //! `todowrite`/`todoread` as a checklist; `question` with its answers.
 
-use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use crate::model::wire::sanitize;
@@ -29,10 +28,14 @@ pub fn checklist(todos: &[Value], v: &ToolView, out: &mut Body) {
         } else {
             Role::Text
         };
-        out.line(Line::from(vec![
-            Span::styled(format!("{prio}{mark} "), v.ctx.theme.style(role)),
-            Span::styled(content, v.ctx.theme.style(text_role)),
-        ]));
+        // A long todo wraps under its text, never cut at the edge.
+        out.spans(
+            &[
+                (format!("{prio}{mark} "), v.ctx.theme.style(role)),
+                (content, v.ctx.theme.style(text_role)),
+            ],
+            "     ",
+        );
     }
 }
 

@@ -57,6 +57,22 @@ pub struct ArchiveState {
     pub opencode_db: Option<crate::archive::db_follow::Follower>,
     reader: Option<reader::Reader>,
     pub view: SearchView,
+    /// Why the archive's list cannot be read, while it cannot.
+    pub list_trouble: Option<String>,
+    /// Why this viewer has no archive, when it is not turned off (the
+    /// demo keeps none).
+    pub none_because: Option<&'static str>,
+}
+
+impl ArchiveState {
+    /// Why ocview runs without its archive now (it cannot be opened,
+    /// read or written), until it is back.
+    pub fn trouble(&self) -> Option<String> {
+        self.tap
+            .as_ref()
+            .and_then(|t| t.trouble())
+            .or_else(|| self.list_trouble.clone())
+    }
 }
 
 #[derive(Debug, Default)]
@@ -106,15 +122,20 @@ pub fn parse(input: &str, now_ms: i64) -> Result<Query, String> {
     Ok(q)
 }
 
+/// What `F` says in the demo.
+pub const DEMO_KEEPS_NONE: &str =
+    "the demo keeps no archive: F searches ocview's archive in attach, replay and history";
+
 impl App {
     /// `F`: open the search, or say why there is no archive.
     pub(crate) fn open_archive_search(&mut self) {
         match &self.archive.setting {
             None | Some(Setting::Off) => {
-                self.notice = Some(
-                    "no archive (--no-archive, archive = false or OCVIEW_ARCHIVE=off): nothing to search"
+                self.notice = Some(match self.archive.none_because {
+                    Some(why) => why.into(),
+                    None => "no archive (--no-archive, archive = false or OCVIEW_ARCHIVE=off): nothing to search"
                         .into(),
-                );
+                });
             }
             Some(_) => {
                 self.overlay = Some(Overlay::ArchiveSearch);
@@ -208,8 +229,19 @@ impl App {
 
     /// Open a hit's session: at once when the viewer has it, else loaded
     /// from the archive first.
-    fn open_archived(&mut self, hit: Hit) {
-        if self.store.session(&hit.session_id).is_some() {
+    fn open_archived(&mut self, mut hit: Hit) {
+        if self.live.is_some() {
+            // Beside live sources: the live copy when a server serves the
+            // session, else the archive's, never asked of a server.
+            let archived = archived_id(&hit);
+            if let Some(s) =
+                crate::app::panes::session_list::copies::shown_copy(&self.store, &archived)
+            {
+                hit.session_id = s.info.id.clone();
+                return self.show_hit(&hit);
+            }
+        }
+        if self.store.session(&hit.session_id).is_some() && self.live.is_none() {
             self.show_hit(&hit);
         } else if let Some(reader) = self.reader() {
             reader.open(hit);
@@ -220,6 +252,8 @@ impl App {
     /// An answer from the archive's threads.
     pub(crate) fn on_archive(&mut self, reply: Reply) {
         match reply {
+            // Only a frame: the archive's state changed (its mark).
+            Reply::Said(text) if text.is_empty() => {}
             Reply::Said(text) => {
                 tracing::warn!("{text}");
                 self.notice = Some(crate::model::wire::sanitize::line(&text).into_owned());
@@ -248,9 +282,18 @@ impl App {
                     }
                 }
             }
-            Reply::Opened { hit, result } => match result {
+            Reply::Opened { mut hit, result } => match result {
                 Ok(lines) => {
-                    self.load_archived(&lines);
+                    // Beside live sources, under its archive origin: its
+                    // pages are then the archive's to give, not a server's.
+                    let scope = self.live.is_some().then(|| archive_origin(&hit));
+                    self.load_archived(&lines, scope.as_deref());
+                    if self.live.is_some() {
+                        hit.session_id = archived_id(&hit);
+                        self.list.folded.remove(
+                            &crate::app::panes::session_list::fleet_tree::archive_group_key(),
+                        );
+                    }
                     if self.notice.as_deref() == Some("opening the archived session…") {
                         self.notice = None;
                     }
@@ -262,10 +305,21 @@ impl App {
     }
 
     /// A session's state from the archive, through the one reducer.
-    fn load_archived(&mut self, lines: &[String]) {
+    fn load_archived(&mut self, lines: &[String], scope: Option<&str>) {
+        use crate::source::msg::SourceMsg;
         use crate::source::replay::{apply_record, decode_record};
         for (i, line) in lines.iter().enumerate() {
             let record = decode_record(line.as_bytes(), i as u64 + 1, true);
+            let record = match scope {
+                None => record,
+                Some(key) => {
+                    let msg = SourceMsg::Record(Box::new(record));
+                    match crate::source::fleet::scope_msg(msg, key) {
+                        SourceMsg::Record(scoped) => *scoped,
+                        _ => continue,
+                    }
+                }
+            };
             apply_record(
                 record,
                 &mut self.store,
@@ -274,4 +328,18 @@ impl App {
             );
         }
     }
+}
+
+/// The fleet key of the archive origin a hit's session was kept from.
+fn archive_origin(hit: &Hit) -> String {
+    crate::archive::list_reader::origin_key(
+        hit.host.as_deref(),
+        hit.server.as_deref(),
+        hit.file.as_deref(),
+    )
+}
+
+/// A hit's session as the archive's list names it beside live sources.
+fn archived_id(hit: &Hit) -> String {
+    crate::model::store::fleet::scoped(&hit.session_id, &archive_origin(hit))
 }

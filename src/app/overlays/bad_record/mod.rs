@@ -16,10 +16,15 @@ use crate::render::wrap;
 impl App {
     /// Open it, or say there is nothing to show.
     pub(crate) fn show_bad_record(&mut self) {
+        let archive = self.archive.trouble();
         if self.stats.last_bad.is_some() {
             self.overlay = Some(Overlay::BadRecord);
-        } else {
+        } else if archive.is_none() {
             self.notice = Some("every record so far could be read".into());
+        }
+        if let Some(why) = archive {
+            let why = crate::model::wire::sanitize::line(&why).into_owned();
+            self.notice = Some(format!("archive off: {why}"));
         }
     }
 

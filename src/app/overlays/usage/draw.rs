@@ -56,13 +56,31 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
             Paragraph::new(Line::styled("loading…", theme.style(Role::Muted))),
             inner,
         ),
-        Answer::Failed(why) => frame.render_widget(
-            Paragraph::new(Line::styled(
-                wrap::truncate(&sanitize::line(why), inner.width as usize),
-                theme.style(Role::Warning),
-            )),
-            inner,
-        ),
+        Answer::Failed(why) => {
+            // Why, what the view reads, and how to leave it.
+            use crate::app::keymap::Action;
+            let keys: Vec<String> = [Action::ListClose, Action::Usage]
+                .into_iter()
+                .filter_map(|a| app.keymap.hint(a))
+                .collect();
+            let width = inner.width as usize;
+            let mut lines =
+                wrap::wrap_text(&sanitize::line(why), theme.style(Role::Warning), width, "");
+            lines.push(Line::raw(""));
+            lines.extend(wrap::wrap_text(
+                "This view shows what opencode's sessions cost, read from its database: $OPENCODE_DB, else opencode.db in $XDG_DATA_HOME/opencode (~/.local/share/opencode).",
+                theme.style(Role::Text),
+                width,
+                "",
+            ));
+            lines.extend(wrap::wrap_text(
+                &format!("{} closes it.", keys.join(" or ")),
+                theme.style(Role::Muted),
+                width,
+                "",
+            ));
+            frame.render_widget(Paragraph::new(lines), inner);
+        }
         Answer::Ready(usage) => draw_usage(frame, theme, view, usage, inner),
     }
 }

@@ -57,7 +57,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         }
         Line::from(spans)
     } else {
-        let n = app.store.sessions().len();
+        let n = app.list.listed;
         Line::from(vec![
             Span::styled("Sessions", theme.style(Role::Title)),
             Span::styled(format!(" {n}"), theme.style(Role::Muted)),
@@ -208,7 +208,7 @@ fn group_line(
             } else {
                 Role::Title
             };
-            (Some((group.state_label(s), role)), name)
+            (group.state_label(s).map(|label| (label, role)), name)
         }
         Level::Server(None) => (None, Role::Title),
         Level::Project => (None, Role::Heading),

@@ -6,6 +6,7 @@ use crate::app::App;
 use crate::app::keymap::Action;
 use crate::app::panes::session_list::fleet_tree::{Group, Level, is_group_key, of_server};
 use crate::app::panes::session_list::tree::SessionRow;
+use crate::archive::list_reader::ARCHIVE_PREFIX;
 use crate::model::store::fleet::ServerState;
 
 impl App {
@@ -37,6 +38,11 @@ impl App {
         let (text, group) = (line(row.header.as_deref()?), row.group.as_ref()?);
         let mut out = Vec::new();
         match &group.level {
+            Level::Server(_) if group.server() == Some(ARCHIVE_PREFIX) => {
+                out.push(
+                    "Archive · sessions kept by ocview's archive that no server here serves and opencode's database does not list, by origin".into(),
+                );
+            }
             Level::Server(state) => {
                 let server = group.server().and_then(|k| self.store.server(k));
                 let state = match state {

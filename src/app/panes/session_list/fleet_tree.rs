@@ -3,8 +3,9 @@
 //! session tree. Every heading counts what its sessions are doing, can be
 //! selected, and folds.
 
+use crate::app::panes::session_list::copies::{key_kind, shadowed};
 use crate::app::panes::session_list::tree::SessionRow;
-use crate::archive::list_reader::{is_archive_key, origin_heading};
+use crate::archive::list_reader::{ARCHIVE_PREFIX, is_archive_key, origin_heading};
 use crate::model::store::fleet::{self, ServerState};
 use crate::model::{Session, SessionStatus, Store};
 use crate::source::opencode_db::history::HISTORY_KEY;
@@ -50,12 +51,12 @@ pub struct Group {
 impl Group {
     /// The state a server heading shows: an archive's origin is no server
     /// to be live or not.
-    pub fn state_label(&self, state: &ServerState) -> String {
-        if self.server().is_some_and(is_archive_key) {
-            "archived".into()
-        } else {
-            state.label()
-        }
+    /// (`None`: nothing to say; opencode's database read as it should is
+    /// not "live", it is just there.)
+    pub fn state_label(&self, state: &ServerState) -> Option<String> {
+        let quiet = self.server().is_some_and(is_archive_key)
+            || (self.server() == Some(HISTORY_KEY) && *state == ServerState::Live);
+        (!quiet).then(|| state.label())
     }
 
     /// The server a server heading stands for.
@@ -71,6 +72,11 @@ const PROJECT_KEY: &str = "\0project\0";
 
 pub fn is_group_key(id: &str) -> bool {
     id.starts_with('\0')
+}
+
+/// The fold key of the "Archive" heading (folded when a viewer starts).
+pub fn archive_group_key() -> String {
+    server_key(ARCHIVE_PREFIX)
 }
 
 fn server_key(server: &str) -> String {
@@ -104,71 +110,6 @@ pub fn is_fleet(store: &Store) -> bool {
             .any(|s| fleet::server_of(&s.info.id).is_some())
 }
 
-/// Where a session of the list comes from, in the order the list shows
-/// them: live servers, opencode's database, the archive.
-fn kind(id: &str) -> u8 {
-    fleet::server_of(id).map_or(0, key_kind)
-}
-
-fn key_kind(key: &str) -> u8 {
-    match key {
-        HISTORY_KEY => 1,
-        key if is_archive_key(key) => 2,
-        _ => 0,
-    }
-}
-
-/// The sessions listed from opencode's database that a live server of
-/// the fleet also serves (the same bare id), and those listed from the
-/// archive that a live server or the database also lists (the archive
-/// may keep a fleet's id whole, `ses_1@a:1`): they show once, live.
-pub fn shadowed(store: &Store) -> std::collections::HashSet<usize> {
-    let sessions = store.sessions();
-    if !sessions.iter().any(|s| kind(&s.info.id) > 0) {
-        return Default::default();
-    }
-    let mut shown: [std::collections::HashSet<&str>; 2] = Default::default();
-    for s in sessions {
-        let k = kind(&s.info.id);
-        if k < 2 {
-            let ids = &mut shown[usize::from(k)];
-            ids.insert(fleet::bare(&s.info.id));
-            ids.insert(&s.info.id);
-        }
-    }
-    sessions
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| {
-            let bare = fleet::bare(&s.info.id);
-            match kind(&s.info.id) {
-                1 => shown[0].contains(bare),
-                2 => shown[0].contains(bare) || shown[1].contains(bare),
-                _ => false,
-            }
-        })
-        .map(|(i, _)| i)
-        .collect()
-}
-
-/// The parent a session is listed under: its own, or, when that is a
-/// database copy shown live instead (see [`shadowed`]), the live copy, so a
-/// history child of a live parent shows under it rather than nowhere.
-pub fn listed_parent<'a>(store: &'a Store, parent: &str) -> Option<&'a Session> {
-    if fleet::server_of(parent) == Some(HISTORY_KEY) {
-        let bare = fleet::bare(parent);
-        let live = store
-            .servers()
-            .iter()
-            .filter(|s| s.key != HISTORY_KEY)
-            .find_map(|s| store.session(&fleet::scoped(bare, &s.key)));
-        if live.is_some() {
-            return live;
-        }
-    }
-    store.session(parent)
-}
-
 struct ServerGroup {
     key: String,
     state: Option<ServerState>,
@@ -177,6 +118,8 @@ struct ServerGroup {
 
 struct ProjectGroup {
     dir: String,
+    /// When its most recently active session was last active.
+    newest: i64,
     counts: Counts,
     rows: Vec<SessionRow>,
 }
@@ -192,13 +135,18 @@ fn home(store: &Store, session: &Session) -> (String, String) {
             .parent_id
             .as_deref()
             .filter(|p| *p != root.info.id)
-            .and_then(|p| listed_parent(store, p))
+            .and_then(|p| super::copies::shown_copy(store, p))
         {
             Some(parent) => root = parent,
             None => break,
         }
     }
     let key = fleet::server_of(&root.info.id).unwrap_or_default();
+    // Every archive origin under one "Archive" heading, each origin (its
+    // machine and server, or file) a group of its own there.
+    if let Some(origin) = origin_heading(key) {
+        return (ARCHIVE_PREFIX.to_string(), origin.to_string());
+    }
     let dir = root
         .project_directory
         .clone()
@@ -227,6 +175,7 @@ fn slot(servers: &mut Vec<ServerGroup>, key: &str, dir: &str) -> (usize, usize) 
         None => {
             projects.push(ProjectGroup {
                 dir: dir.to_string(),
+                newest: i64::MIN,
                 counts: Counts::default(),
                 rows: Vec::new(),
             });
@@ -238,7 +187,7 @@ fn slot(servers: &mut Vec<ServerGroup>, key: &str, dir: &str) -> (usize, usize) 
 
 /// The session tree's rows (`tree`, already filtered and folded) under
 /// their server's and project's headings. Projects come in order of their
-/// newest session (the store's order); counts take every session of a
+/// most recently active session; counts take every session of a
 /// group, shown or not. With a filter, folds are ignored and groups with
 /// no match left out.
 pub fn group(
@@ -250,6 +199,7 @@ pub fn group(
     let mut servers: Vec<ServerGroup> = store
         .servers()
         .iter()
+        .filter(|s| !is_archive_key(&s.key))
         .map(|s| ServerGroup {
             key: s.key.clone(),
             state: Some(s.state.clone()),
@@ -266,7 +216,9 @@ pub fn group(
             place.push((a, b));
             continue;
         }
-        let counts = &mut servers[a].projects[b].counts;
+        let project = &mut servers[a].projects[b];
+        project.newest = project.newest.max(super::copies::active_at(s));
+        let counts = &mut project.counts;
         counts.sessions += 1;
         if matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }) {
             counts.busy += 1;
@@ -293,8 +245,11 @@ pub fn group(
     }
 
     // The database's sessions after every live server's, the archive's
-    // after those.
+    // after those; a server's projects most recently active first.
     servers.sort_by_key(|s| key_kind(&s.key));
+    for server in &mut servers {
+        server.projects.sort_by_key(|p| std::cmp::Reverse(p.newest));
+    }
     let mut out = Vec::new();
     for server in servers {
         let kept = server.key == HISTORY_KEY || is_archive_key(&server.key);
@@ -319,6 +274,8 @@ pub fn group(
             "(no server)".to_string()
         } else if server.key == HISTORY_KEY {
             "history".to_string()
+        } else if server.key == ARCHIVE_PREFIX {
+            "Archive".to_string()
         } else if let Some(origin) = origin_heading(&server.key) {
             origin.to_string()
         } else {
@@ -330,7 +287,8 @@ pub fn group(
             continue;
         }
         for p in server.projects {
-            if filtering && p.rows.is_empty() {
+            // Nothing to show: filtered out, or every session shown live.
+            if p.rows.is_empty() && (filtering || p.counts.sessions == 0) {
                 continue;
             }
             let key = project_key(&server.key, &p.dir);
@@ -436,7 +394,7 @@ pub(crate) mod tests {
     }
 
     /// Each row as text: headings by their name, sessions by their id.
-    fn shown(store: &Store, rows: &[SessionRow]) -> Vec<String> {
+    pub(crate) fn shown(store: &Store, rows: &[SessionRow]) -> Vec<String> {
         rows.iter()
             .map(|r| match (&r.header, &r.group) {
                 (Some(h), Some(g)) if g.server().is_some() => format!("S {h}"),
@@ -450,7 +408,7 @@ pub(crate) mod tests {
             .collect()
     }
 
-    fn all(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<SessionRow> {
+    pub(crate) fn all(store: &Store, folded: &HashSet<String>, filter: &str) -> Vec<SessionRow> {
         rows(store, folded, filter, &HashMap::new())
     }
 

@@ -1,6 +1,7 @@
 //! The session list: sessions as a tree (a fleet grouped by server and
 //! project), with live status, badges and counts.
 
+pub mod copies;
 pub mod draw;
 pub mod fleet_heading;
 pub mod fleet_tree;
@@ -21,6 +22,9 @@ pub struct ListState {
     pub folded: HashSet<String>,
     /// The rows as laid out by `prepare`.
     pub rows: Vec<tree::SessionRow>,
+    /// The sessions the list shows, folded or not (a session shown live
+    /// counts once, not with its database and archive copies).
+    pub listed: usize,
     /// First visible row (the list scrolls to keep the selection in view).
     pub offset: usize,
     /// A single server's heading, when other sources' sessions (the

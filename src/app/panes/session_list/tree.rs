@@ -67,7 +67,7 @@ pub fn rows(
             .parent_id
             .as_deref()
             .filter(|p| *p != s.info.id)
-            .and_then(|p| fleet_tree::listed_parent(store, p))
+            .and_then(|p| super::copies::shown_copy(store, p))
             .map(|p| p.info.id.as_str())
             .filter(|p| *p != s.info.id)
     };
@@ -77,9 +77,11 @@ pub fn rows(
             None => roots.push(i),
         }
     }
-    // Children read best oldest first, in the order they were spawned.
+    // Most recently active first (ids do not order by time); children
+    // read best oldest first, in the order they were spawned.
+    roots.sort_by_cached_key(|&i| std::cmp::Reverse(super::copies::active_at(&sessions[i])));
     for list in children.values_mut() {
-        list.reverse();
+        list.sort_by_cached_key(|&i| sessions[i].info.time.created.unwrap_or(i64::MAX));
     }
     let needle = filter.to_lowercase();
     let matches = |i: usize| {
@@ -132,7 +134,7 @@ pub fn rows(
     let mut out = Vec::new();
     let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
     // A database session that a live server also serves shows once, live.
-    let mut seen = fleet_tree::shadowed(store);
+    let mut seen = super::copies::shadowed(store);
     while let Some((i, depth)) = stack.pop() {
         if !seen.insert(i) || keep.as_ref().is_some_and(|k| !k.contains(&i)) {
             continue;

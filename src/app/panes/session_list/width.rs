@@ -78,7 +78,7 @@ fn row_needs(app: &App, row: &SessionRow, fleet: bool, with_cost: bool) -> usize
     if let (Some(text), Some(group)) = (&row.header, &row.group) {
         // Marker, lead and fold mark, name, state, badge, counts.
         let state = match &group.level {
-            Level::Server(Some(s)) => 1 + wrap::width(&group.state_label(s)),
+            Level::Server(Some(s)) => group.state_label(s).map_or(0, |l| 1 + wrap::width(&l)),
             _ => 0,
         };
         let counts = [group.counts.busy, group.counts.asking, group.counts.failed]

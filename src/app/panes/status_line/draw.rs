@@ -61,6 +61,14 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     {
         head = format!(" ● rec {size} ·{head}");
     }
+    // Without its archive, said for as long as it lasts (`!` says why).
+    if app.archive.trouble().is_some() {
+        let key = app.keymap.hint(crate::app::keymap::Action::BadRecord);
+        head = match key {
+            Some(key) => format!(" archive off ({key} why) ·{head}"),
+            None => format!(" archive off ·{head}"),
+        };
+    }
     let mut rest = String::new();
     // The bar gives way to everything but the position.
     let mut position_w = 0;

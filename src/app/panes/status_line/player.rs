@@ -287,7 +287,7 @@ impl App {
             self.selected = None;
             self.history.clear();
         }
-        self.select_first_if_none();
+        self.select_first_if_none(false);
         self.notice = None;
         self.refresh_prompts();
     }
