@@ -264,3 +264,58 @@ fn the_command_line_imports_and_searches_for_scripts() {
         .unwrap();
     assert!(String::from_utf8_lossy(&off.stderr).contains("the archive is off"));
 }
+
+/// Beside a live server (`attach`): enter on a hit of a session no server
+/// serves opens the archive's copy, under the Archive heading, read from
+/// the archive alone: nothing is asked of the server for it.
+#[test]
+fn beside_a_live_server_a_hit_no_server_serves_opens_from_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = viewer_with_archive(dir.path());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _entered = rt.enter();
+    let (live_tx, mut live_rx) = tokio::sync::mpsc::unbounded_channel();
+    app.live = Some(ocview::app::launch::archive_list::route(
+        Some(live_tx),
+        None,
+        None,
+    ));
+    let mut done = app.verbs.take_done();
+    screen(&mut app, 120, 30);
+    press(&mut app, &["F"]);
+    typed(&mut app, "util");
+    answered(&mut app, &mut done);
+    let hit = app
+        .archive
+        .view
+        .hits
+        .iter()
+        .position(|h| app.store.session(&h.session_id).is_none())
+        .expect("a hit of a session the server does not serve");
+    for _ in 0..hit {
+        press(&mut app, &["down"]);
+    }
+    let hit = app.archive.view.hits[hit].clone();
+    press(&mut app, &["enter"]);
+    answered(&mut app, &mut done);
+    let selected = app.selected.clone().unwrap_or_default();
+    assert!(
+        selected.starts_with(&format!("{}@archive · ", hit.session_id)),
+        "{selected}"
+    );
+    let shown = screen(&mut app, 200, 50);
+    assert!(shown.contains(" ▾ Archive"), "{shown}");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut asked = Vec::new();
+    while let Ok(cmd) = live_rx.try_recv() {
+        asked.push(format!("{cmd:?}"));
+    }
+    assert!(
+        asked.iter().all(|c| !c.contains(&hit.session_id)),
+        "the server was asked for an archived session: {asked:?}"
+    );
+}

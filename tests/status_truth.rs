@@ -82,3 +82,68 @@ fn a_fleet_heading_keeps_a_long_servers_port_whole() {
         "{heading}"
     );
 }
+
+/// Without its archive (here a file that is no archive), the status line
+/// says so for as long as it lasts: past the live state that clears other
+/// notices and past a notice's life; `!` says why. The archive's list
+/// reader's trouble stays said the same way until it reads again.
+#[test]
+fn a_lost_archive_is_said_until_it_is_back() {
+    use ocview::app::verbs::Done;
+    use ocview::archive::Setting;
+    use ocview::source::player::SourceState;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let mut app = app_with(&common::fixture("b_edit_write_diff", "event.jsonl"));
+    let mut done = app.verbs.take_done();
+    let tell = app.verbs.done_sender();
+    app.archive.tap = Some(ocview::archive::writer::spawn(
+        Setting::Sqlite(path),
+        ocview::archive::Origin {
+            server: Some("http://127.0.0.1:4096".into()),
+            host: "here".into(),
+            file: None,
+        },
+        Box::new(move |line| {
+            let _ = tell.send(Done::Archive(
+                ocview::app::overlays::archive_search::Reply::Said(line),
+            ));
+        }),
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while app.archive.trouble().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer said nothing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    while let Ok(d) = done.try_recv() {
+        app.on_done(d);
+    }
+    // A live state clears passing notices; ten minutes pass.
+    app.on_source(SourceMsg::State(SourceState::Live));
+    app.expire_notice(tokio::time::Instant::now() + std::time::Duration::from_secs(600));
+    assert_eq!(app.notice, None);
+    let line = screen(&mut app, 120, 30);
+    assert!(status(&line).contains("archive off (! why)"), "{line}");
+    press(&mut app, &["!"]);
+    let why = app.notice.clone().unwrap_or_default();
+    assert!(
+        why.starts_with("archive off: ") && why.contains("archive.db"),
+        "{why}"
+    );
+
+    // The list reader's trouble, said and then over.
+    app.archive.tap = None;
+    app.notice = None;
+    assert!(!status(&screen(&mut app, 120, 30)).contains("archive off"));
+    app.on_source(SourceMsg::ArchiveTrouble(Some(
+        "archive: connection refused".into(),
+    )));
+    app.on_source(SourceMsg::State(SourceState::Live));
+    assert!(status(&screen(&mut app, 120, 30)).contains("archive off"));
+    app.on_source(SourceMsg::ArchiveTrouble(None));
+    assert!(!status(&screen(&mut app, 120, 30)).contains("archive off"));
+}
