@@ -4,8 +4,9 @@
 //! a fresh session each time, once with `--archive PATH` (a new SQLite
 //! archive: every event goes through the writer thread into the file) and
 //! once with `--no-archive`. CPU is utime + stime of ocview's process group
-//! from `/proc` while the answer streams and is drawn. Prints on ÷ off
-//! (goal ≤ 1.2) with the raw numbers, and what the archive holds after.
+//! from `/proc` while the answer streams and is drawn, and memory (VmRSS)
+//! once it is in. Prints on ÷ off for each (goals ≤ 1.2) with the raw
+//! numbers, and what the archive holds after.
 //!
 //! `OCVIEW_BENCH_WORDS` sets the answer's length (3,000 words: about 15 s
 //! of streaming); `OCVIEW_BENCH_ROUNDS` (2) how many times each runs, the
@@ -27,15 +28,21 @@ use std::time::{Duration, Instant};
 
 use fake_model::{FakeModel, Step, steps};
 use opencode::Server;
-use streaming::{env_number, group_cpu, long_answer};
+use streaming::{env_number, group_cpu, group_rss_mib, long_answer};
 use tmux::Tmux;
 
 const WIDTH: u16 = 160;
 const HEIGHT: u16 = 45;
 
 /// ocview attached to a fresh session (with `archive` flags) while the
-/// answer streams: its CPU seconds and the streaming's wall time.
-fn run(rt: &tokio::runtime::Runtime, server: &Server, name: &str, archive: &str) -> (f64, f64) {
+/// answer streams: its CPU seconds, the streaming's wall time, and its
+/// memory (MiB) once the answer is in.
+fn run(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    name: &str,
+    archive: &str,
+) -> (f64, f64, f64) {
     let session = rt.block_on(server.create_session());
     let t = Tmux::start_sized(name, WIDTH, HEIGHT);
     t.line(&format!(
@@ -60,8 +67,9 @@ fn run(rt: &tokio::runtime::Runtime, server: &Server, name: &str, archive: &str)
     std::thread::sleep(Duration::from_secs(2));
     let _ = t.capture();
     let cpu = group_cpu(pid) - cpu;
+    let rss = group_rss_mib(pid);
     drop(t);
-    (cpu, secs)
+    (cpu, secs, rss)
 }
 
 fn main() {
@@ -99,11 +107,12 @@ fn main() {
         ));
     }
     drop(server);
-    let total = |v: &[(f64, f64)]| v.iter().map(|r| r.0).sum::<f64>();
+    let total = |v: &[(f64, f64, f64)]| v.iter().map(|r| r.0).sum::<f64>();
+    let memory = |v: &[(f64, f64, f64)]| v.iter().map(|r| r.2).sum::<f64>();
     for (name, v) in [("archive on", &on), ("archive off", &off)] {
-        for (cpu, secs) in v.iter() {
+        for (cpu, secs, rss) in v.iter() {
             println!(
-                "  {name}: {cpu:.2} s CPU over {secs:.1} s of streaming ({:.0} µs a delta)",
+                "  {name}: {cpu:.2} s CPU over {secs:.1} s of streaming ({:.0} µs a delta), {rss:.1} MiB after",
                 cpu * 1e6 / deltas as f64
             );
         }
@@ -119,6 +128,11 @@ fn main() {
         .map(|(e, p)| format!("{e} events, {p} parts"))
         .unwrap_or_else(|e| format!("unreadable: {e}"));
     println!("  the archive holds {held}");
+    let held_ratio = memory(&on) / memory(&off).max(f64::EPSILON);
+    println!(
+        "  memory after streaming, archive on ÷ off: {held_ratio:.3} (goal ≤ 1.2){}",
+        if held_ratio > 1.2 { "  MISSES" } else { "" }
+    );
     let ratio = total(&on) / total(&off).max(f64::EPSILON);
     println!(
         "  streaming CPU, archive on ÷ off: {ratio:.3} (goal ≤ 1.2) ratio to goal {:.2}{}",

@@ -216,3 +216,121 @@ async fn a_live_session_the_archive_holds_shows_what_the_server_holds_now() {
         t.assert_terminal_restored();
     }
 }
+
+/// The parent delegates to a child that reads two files: two tool calls.
+fn subagent_model() -> support::fake_model::Script {
+    std::sync::Arc::new(|req: &Value, n: usize| {
+        let child = support::fake_model::first_user_text(req).contains("SUBTASK");
+        match (child, n) {
+            (false, 0) => Step::text("Delegating.").then_tool(
+                "task",
+                json!({"description": "Read two files", "prompt": "SUBTASK: read them", "subagent_type": "general"}),
+            ),
+            (true, 0) => Step::text("First.").then_tool("read", json!({"filePath": "src/util.py"})),
+            (true, 1) => Step::text("Second.").then_tool("read", json!({"filePath": "README.md"})),
+            (true, _) => Step::text("Child done."),
+            (false, _) => Step::text("Parent done."),
+        }
+    })
+}
+
+/// The second day on the real server: yesterday a viewer archived a
+/// session (and its subagent's) from a server since stopped; today a
+/// server on the same port and project runs the same scenario. Attached
+/// to today's, with `--follow`: today's session is the one shown and
+/// followed, its task card counts the child's two tool calls, "Sessions N"
+/// counts the rows, yesterday's sessions wait under the folded Archive
+/// heading, and a search hit of yesterday's opens from the archive (no
+/// server asked: no "not found").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
+    let model = FakeModel::start(subagent_model()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db_arg = dir.path().join("archive.db").display().to_string();
+    let bin = env!("CARGO_BIN_EXE_ocview");
+
+    // Yesterday.
+    let mut yesterday = Server::start(&model.url()).await;
+    let parent = yesterday.create_session().await;
+    let t = Tmux::start_sized("second-day-yesterday", 120, 40);
+    t.line(&format!(
+        "{bin} --archive {db_arg} attach {} --follow",
+        yesterday.url()
+    ));
+    t.wait_for("the viewer, live", |s| {
+        s.contains("live") && s.contains("Sessions")
+    });
+    yesterday.prompt(&parent, "delegate yesterday").await;
+    yesterday.wait_idle(&parent, 90).await;
+    t.wait_for("yesterday's turn, done", |s| {
+        s.contains("Parent done.") && s.contains("2 tool calls")
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+    drop(t);
+    yesterday.kill();
+
+    // Today: the same port and project, a fresh server.
+    let mut today = Server::prepare(&model.url(), None);
+    today.port = yesterday.port;
+    today.project = yesterday.project.clone();
+    today.launch().await;
+    let session = today.create_session().await;
+    let t = Tmux::start_sized("second-day-today", 120, 40);
+    t.line(&format!(
+        "{bin} --archive {db_arg} attach {} --follow",
+        today.url()
+    ));
+    let start = t.wait_for("the viewer, live", |s| {
+        s.contains("live") && s.contains("Sessions")
+    });
+    assert!(start.contains(" ▸ Archive"), "yesterday's, folded: {start}");
+    today.prompt(&session, "delegate today").await;
+    today.wait_idle(&session, 90).await;
+    let shown = t.wait_for("today's turn, done, followed", |s| {
+        s.contains("Parent done.") && s.contains("2 tool calls") && s.contains("delegate today")
+    });
+    assert!(!shown.contains("delegate yesterday"), "{shown}");
+    assert!(!shown.contains("0 tool calls"), "{shown}");
+
+    // Every row unfolded: "Sessions N" counts them.
+    t.keys(&["G"]);
+    t.wait_for("the Archive heading selected", |s| {
+        s.lines().any(|l| l.contains('›') && l.contains("Archive"))
+    });
+    t.keys(&["Space"]);
+    let all = t.wait_for("the archive's sessions", |s| s.contains(" ▾ Archive"));
+    let rows = all
+        .lines()
+        .take_while(|l| l.contains('│'))
+        .filter(|l| {
+            // Headings begin "▾ "; sessions "·", or "▾·" with children.
+            let left = l.split('│').next().unwrap_or("");
+            let row = left.trim_start_matches(['›', ' ']);
+            row.starts_with('·') || row.starts_with("▾·") || row.starts_with("▸·")
+        })
+        .count();
+    assert!(
+        all.contains(&format!("Sessions {rows}")),
+        "{rows} rows:\n{all}"
+    );
+    assert_eq!(rows, 4, "today's two and yesterday's two:\n{all}");
+
+    // A hit of yesterday's session: opened from the archive alone.
+    t.keys(&["F"]);
+    t.wait_for("the archive search", |s| s.contains("esc close"));
+    t.tmux(&["send-keys", "-t", t.name(), "-l", "delegate yesterday"]);
+    t.wait_for("the hit", |s| {
+        s.contains("esc close") && s.contains("delegate yesterday") && !s.contains("Archive 0/")
+    });
+    t.keys(&["Enter"]);
+    let opened = t.wait_for_secs("yesterday's session, opened", 20, |s| {
+        s.contains("delegate yesterday") && !s.contains("esc close")
+    });
+    assert!(
+        !opened.contains("404") && !opened.contains("not found"),
+        "{opened}"
+    );
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+}

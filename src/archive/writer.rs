@@ -236,6 +236,14 @@ fn run(
         say(format!("archive {}: {why}", keeper.place()));
         return;
     }
+    // The keeper's lines, held while the writer's state is brought up to
+    // date, then said.
+    let held = std::cell::RefCell::new(Vec::<String>::new());
+    let pass_on = |held: &std::cell::RefCell<Vec<String>>| {
+        for line in held.take() {
+            say(line);
+        }
+    };
     let keep_bounded = |engine: &mut dyn super::Engine| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -322,9 +330,13 @@ fn run(
             } else {
                 collector.take_due(now)
             };
-            if let Err(e) = keeper.write(&batch, say) {
+            // What the keeper says (PostgreSQL away) is passed on once the
+            // mark is set below, so the frame it asks for shows the mark.
+            let written = keeper.write(&batch, &|line| held.borrow_mut().push(line));
+            if let Err(e) = written {
                 shared.off.store(true, Ordering::Relaxed);
                 shared.set_trouble(Some(e.to_string()));
+                pass_on(&held);
                 say(format!("{e}: ocview goes on without it"));
                 return;
             }
@@ -344,16 +356,14 @@ fn run(
                 ));
             }
         }
-        keeper.retry(say);
+        keeper.retry(&|line| held.borrow_mut().push(line));
         // PostgreSQL away: what is written waits in the spool meanwhile.
         let away = keeper
             .retry_at()
             .is_some()
             .then(|| format!("archive {}: unreachable, spooling locally", keeper.place()));
-        if shared.set_trouble(away) {
-            // A frame for the mark (the keeper says when it is back).
-            say(String::new());
-        }
+        shared.set_trouble(away);
+        pass_on(&held);
         if closed {
             keeper.finish(FINAL_WAIT / 2, say);
             return;
