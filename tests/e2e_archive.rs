@@ -299,7 +299,7 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
         s.lines().any(|l| l.contains('›') && l.contains("Archive"))
     });
     t.keys(&["Space"]);
-    let all = t.wait_for("the archive's sessions", |s| s.contains(" ▾ Archive"));
+    let all = t.wait_for("the archive's sessions", |s| s.contains("▾ Archive"));
     let rows = all
         .lines()
         .take_while(|l| l.contains('│'))

@@ -208,14 +208,14 @@ fn line_of(text: &str, needle: &str) -> usize {
 fn the_two_commands_stay_near_the_top_and_ci_runs_the_test_command() {
     let text = readme();
     let demo = line_of(&text, "cargo run --release -- demo");
-    let tests = line_of(&text, "cargo test --locked");
+    let tests = line_of(&text, "bash scripts/test");
     assert!(demo < 40 && tests < 40, "the two commands near the top");
     // Before the install notes, the keys and the details.
     assert!(demo < line_of(&text, "## Install"));
     assert!(tests < line_of(&text, START));
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
     assert!(
-        ci.lines().any(|l| l.trim() == "cargo test --locked"),
+        ci.lines().any(|l| l.trim() == "bash scripts/test"),
         ".ci/run runs the README's test command"
     );
 }
