@@ -335,3 +335,58 @@ fn another_viewers_session_appears_in_a_running_viewers_list() {
         "{opened:?}"
     );
 }
+
+/// A task card of an archived session counts its child's tool calls from
+/// where the child is kept: opening the parent reads the child from the
+/// archive too (it was only listed), so the card does not say "0 tool
+/// calls".
+#[test]
+fn an_archived_task_card_counts_the_childs_tool_calls_from_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.db");
+    {
+        let mut engine = ocview::archive::sqlite::SqliteArchive::open(&path).unwrap();
+        let scenario = common::fixtures_dir()
+            .join("e_task_subagent")
+            .join("event.jsonl");
+        ocview::archive::import::import_file(&mut engine, &scenario).unwrap();
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _entered = rt.enter();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+    let handle = list_reader::spawn(Setting::Sqlite(path), None, tx);
+    let mut app = app_with(b"");
+    app.live = Some(ocview::app::launch::archive_list::route(
+        None,
+        None,
+        Some(handle),
+    ));
+    for msg in receive_until(&mut rx, |_, n| n == 2) {
+        app.on_source(msg);
+    }
+    let parent = app
+        .store
+        .sessions()
+        .iter()
+        .find(|s| s.info.parent_id.is_none())
+        .map(|s| s.info.id.clone())
+        .expect("the parent, listed");
+    app.selected = Some(parent);
+    app.list.folded.clear();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let shown = loop {
+        let shown = screen(&mut app, 120, 40);
+        if shown.contains("2 tool calls") || Instant::now() > deadline {
+            break shown;
+        }
+        while let Ok(msg) = rx.try_recv() {
+            app.on_source(msg);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(shown.contains("2 tool calls"), "{shown}");
+}
