@@ -585,18 +585,21 @@ fn variant(part: &crate::model::Part, expanded: bool, full: bool, ctx: &blocks::
             crate::model::ToolStatus::Running | crate::model::ToolStatus::Pending
         ) {
             v ^= ((ctx.now_ms / 250) as u64) << 8;
-            if t.tool == "task"
-                && let Some(child) = part
-                    .tool_state_field("metadata")
-                    .and_then(|m| {
-                        m.get("sessionId")
-                            .and_then(|s| s.as_str())
-                            .map(|id| crate::model::store::fleet::like(&part.session_id, id))
-                    })
-                    .and_then(|id| ctx.store.and_then(|s| s.session(&id)))
-            {
-                v ^= child.revision.rotate_left(32);
-            }
+        }
+        // A task card counts its child's work, finished or not: the child
+        // may load after the card was drawn (an archived one is read when
+        // its parent opens).
+        if t.tool == "task"
+            && let Some(child) = part
+                .tool_state_field("metadata")
+                .and_then(|m| {
+                    m.get("sessionId")
+                        .and_then(|s| s.as_str())
+                        .map(|id| crate::model::store::fleet::like(&part.session_id, id))
+                })
+                .and_then(|id| ctx.store.and_then(|s| s.session(&id)))
+        {
+            v ^= child.revision.rotate_left(32);
         }
     }
     v
