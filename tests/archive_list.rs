@@ -351,11 +351,7 @@ fn an_archived_task_card_counts_the_childs_tool_calls_from_the_archive() {
             .join("event.jsonl");
         ocview::archive::import::import_file(&mut engine, &scenario).unwrap();
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::background_runtime();
     let _entered = rt.enter();
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let handle = list_reader::spawn(Setting::Sqlite(path), None, tx);

@@ -272,11 +272,7 @@ fn the_command_line_imports_and_searches_for_scripts() {
 fn beside_a_live_server_a_hit_no_server_serves_opens_from_the_archive() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = viewer_with_archive(dir.path());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::background_runtime();
     let _entered = rt.enter();
     let (live_tx, mut live_rx) = tokio::sync::mpsc::unbounded_channel();
     app.live = Some(ocview::app::launch::archive_list::route(

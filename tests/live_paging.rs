@@ -64,13 +64,7 @@ async fn the_server_refuses_a_bare_message_id_and_pages_by_cursor() {
 async fn g_loads_every_page_to_the_first_message_without_a_400() {
     let n = 1_234;
     let server = HistoryServer::start(n).await;
-    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
-    v.until("the newest page", 10, |a| {
-        a.store
-            .session(SESSION)
-            .is_some_and(|s| s.messages.len() >= 100)
-    })
-    .await;
+    let mut v = LiveViewer::on_the_newest_page(&server).await;
     assert_eq!(v.loaded(SESSION), 100, "only the newest page on open");
     v.app.focus = Focus::Turns;
     v.press(&["g"]);
@@ -100,13 +94,7 @@ async fn g_loads_every_page_to_the_first_message_without_a_400() {
 #[tokio::test]
 async fn scrolling_up_loads_ahead_of_the_reader() {
     let server = HistoryServer::start(1_000).await;
-    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
-    v.until("the newest page", 10, |a| {
-        a.store
-            .session(SESSION)
-            .is_some_and(|s| s.messages.len() >= 100)
-    })
-    .await;
+    let mut v = LiveViewer::on_the_newest_page(&server).await;
     v.app.focus = Focus::Turns;
     // Page up until the view is near the top of the loaded messages: the
     // next page comes before the reader gets there.
@@ -232,14 +220,8 @@ async fn a_reconnect_reloads_the_todos_keeps_the_pages_and_paging_goes_on() {
 async fn a_search_from_the_list_loads_whole_histories_and_finds_the_first_message() {
     let n = 1_234;
     let server = HistoryServer::start(n).await;
-    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+    let mut v = LiveViewer::on_the_newest_page(&server).await;
     v.app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
-    v.until("the newest page", 10, |a| {
-        a.store
-            .session(SESSION)
-            .is_some_and(|s| s.messages.len() >= 100)
-    })
-    .await;
     v.app.focus = Focus::Sessions;
     v.press(&["/"]);
     for c in "FIRST-PROMPT".chars() {
@@ -277,15 +259,9 @@ async fn a_search_from_the_list_loads_whole_histories_and_finds_the_first_messag
 #[tokio::test]
 async fn a_search_says_searching_while_older_pages_load_never_no_match() {
     let server = HistoryServer::start(1_234).await;
-    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+    let mut v = LiveViewer::on_the_newest_page(&server).await;
     // Results answered at once, read below after each batch of pages.
     v.app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
-    v.until("the newest page", 10, |a| {
-        a.store
-            .session(SESSION)
-            .is_some_and(|s| s.messages.len() >= 100)
-    })
-    .await;
     v.app.focus = Focus::Turns;
     v.frame();
     let keys: Vec<String> = "/FIRST-PROMPT".chars().map(String::from).collect();
@@ -317,13 +293,7 @@ async fn capital_y_loads_the_whole_history_with_progress_then_copies_it_all() {
     // Three pages, within what one OSC 52 carries.
     let n = 300;
     let server = HistoryServer::start(n).await;
-    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
-    v.until("the newest page", 10, |a| {
-        a.store
-            .session(SESSION)
-            .is_some_and(|s| s.messages.len() >= 100)
-    })
-    .await;
+    let mut v = LiveViewer::on_the_newest_page(&server).await;
     v.press(&["Y"]);
     let said = v
         .app
@@ -368,13 +338,7 @@ async fn capital_y_loads_the_whole_history_with_progress_then_copies_it_all() {
 #[tokio::test]
 async fn a_turn_end_said_twice_is_fetched_once_and_only_for_an_open_session() {
     let server = HistoryServer::start(120).await;
-    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
-    v.until("the newest page", 10, |a| {
-        a.store
-            .session(SESSION)
-            .is_some_and(|s| s.messages.len() >= 100)
-    })
-    .await;
+    let mut v = LiveViewer::on_the_newest_page(&server).await;
     let pages = || server.counts.pages.load(Ordering::Relaxed);
     assert_eq!(pages(), 1);
     let status = |id: &str, kind: &str| {

@@ -9,7 +9,6 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ocview::app::Focus;
-use ocview::source::live::LiveOptions;
 use ocview::source::player::SourceState;
 use support::history_server::{HistoryServer, SESSION, message_id};
 use support::live_viewer::LiveViewer;
@@ -28,13 +27,7 @@ fn assert_run(v: &LiveViewer, from: usize, to: usize) {
 
 /// Open the session and scroll up until `pages` older pages of 100 are in.
 async fn scrolled_back(server: &HistoryServer, pages: usize) -> LiveViewer {
-    let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
-    v.until("the newest page", 10, |a| {
-        a.store
-            .session(SESSION)
-            .is_some_and(|s| s.messages.len() >= 100)
-    })
-    .await;
+    let mut v = LiveViewer::on_the_newest_page(server).await;
     v.app.focus = Focus::Turns;
     let want = 100 * (pages + 1);
     for _ in 0..400 {

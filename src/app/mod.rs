@@ -321,14 +321,12 @@ impl App {
         self.poll_usage();
         self.follow_attention();
         self.show_the_shown_copy();
-        self.list.rows = crate::app::panes::session_list::tree::rows(
+        (self.list.rows, self.list.listed) = crate::app::panes::session_list::tree::rows_and_listed(
             &self.store,
             &self.list.folded,
             &self.list.filter,
             &self.search.list.counts,
         );
-        self.list.listed = self.store.sessions().len()
-            - crate::app::panes::session_list::copies::shadowed(&self.store).len();
         crate::app::panes::session_list::tree::name_live_heading(
             &mut self.list.rows,
             self.list.live_heading.as_deref(),

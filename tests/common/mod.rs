@@ -253,3 +253,13 @@ pub fn lengthened(name: &str, pairs: usize) -> Vec<u8> {
     }
     out
 }
+
+/// A runtime whose one worker runs what the app spawns (a router's task)
+/// while the test drives the app on its own thread.
+pub fn background_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}

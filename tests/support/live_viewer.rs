@@ -86,6 +86,19 @@ impl LiveViewer {
 
     /// Apply what arrives, a frame after each batch, until `f` holds, or
     /// panic after `secs`.
+    /// Attached to a stand-in `server`, its long session open on the
+    /// newest page.
+    pub async fn on_the_newest_page(server: &super::history_server::HistoryServer) -> LiveViewer {
+        let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
+        v.until("the newest page", 10, |a| {
+            a.store
+                .session(super::history_server::SESSION)
+                .is_some_and(|s| s.messages.len() >= 100)
+        })
+        .await;
+        v
+    }
+
     pub async fn until(&mut self, what: &str, secs: u64, mut f: impl FnMut(&App) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
         loop {

@@ -6,6 +6,8 @@
 
 use tokio::sync::mpsc;
 
+use crate::app::App;
+use crate::app::panes::session_list::fleet_tree;
 use crate::archive::Setting;
 use crate::archive::list_reader::{self, ArchiveListHandle, Scope, is_archive_key};
 use crate::model::store::fleet;
@@ -13,16 +15,21 @@ use crate::source::live::LiveCommand;
 use crate::source::msg::SourceMsg;
 use crate::source::opencode_db::history::{HISTORY_KEY, HistoryHandle};
 
-/// The archive's reader, when there is an archive; with `scope`, it lists
-/// only those servers' sessions (`ocview attach URL…`).
+/// The archive's reader for `app`'s list, when there is an archive; with
+/// `scope`, it lists only those servers' sessions (`ocview attach URL…`).
+/// Its heading starts folded.
 pub fn spawn(
-    setting: Option<&Setting>,
+    app: &mut App,
     scope: Option<Scope>,
     tx: mpsc::Sender<SourceMsg>,
 ) -> Option<ArchiveListHandle> {
-    match setting {
+    match &app.archive.setting {
         None | Some(Setting::Off) => None,
-        Some(setting) => Some(list_reader::spawn(setting.clone(), scope, tx)),
+        Some(setting) => {
+            let handle = list_reader::spawn(setting.clone(), scope, tx);
+            app.list.folded.insert(fleet_tree::archive_group_key());
+            Some(handle)
+        }
     }
 }
 

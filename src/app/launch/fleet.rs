@@ -50,16 +50,7 @@ pub async fn fleet_tui(
         let urls: Vec<&str> = members.iter().map(|(url, _)| url.as_str()).collect();
         crate::archive::list_reader::Scope::of(&urls)
     });
-    let archive = crate::app::launch::archive_list::spawn(
-        app.archive.setting.as_ref(),
-        scope,
-        tx_history.clone(),
-    );
-    if archive.is_some() {
-        app.list
-            .folded
-            .insert(crate::app::panes::session_list::fleet_tree::archive_group_key());
-    }
+    let archive = crate::app::launch::archive_list::spawn(&mut app, scope, tx_history.clone());
     let history = crate::app::launch::history::spawn(tx_history);
     app.live = Some(if history.is_none() && archive.is_none() {
         handle.commands

@@ -26,13 +26,8 @@ pub fn spawn(tx: mpsc::Sender<SourceMsg>) -> Option<HistoryHandle> {
 pub async fn history_tui(mut app: App, path: std::path::PathBuf) -> anyhow::Result<Outcome> {
     let (tx, rx) = mpsc::channel(8192);
     // The archive's sessions after the database's.
-    let archive = super::archive_list::spawn(app.archive.setting.as_ref(), None, tx.clone());
+    let archive = super::archive_list::spawn(&mut app, None, tx.clone());
     let handle = history::spawn(path, tx);
-    if archive.is_some() {
-        app.list
-            .folded
-            .insert(crate::app::panes::session_list::fleet_tree::archive_group_key());
-    }
     app.live = Some(super::archive_list::route(None, Some(handle), archive));
     app.source.state = SourceState::Live;
     tui(app, rx).await

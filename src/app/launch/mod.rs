@@ -12,7 +12,6 @@ use std::io::BufRead;
 use crossterm::event::EventStream;
 use tokio::sync::mpsc;
 
-use crate::app::panes::session_list::fleet_tree::archive_group_key;
 use crate::app::run::{Exit, run};
 use crate::app::{App, terminal};
 use crate::source::live::{self, ApiError, Client, LiveOptions};
@@ -118,14 +117,13 @@ pub async fn attach_tui(
     // The archive's sessions after the server's, as in a fleet: the
     // server's own then sit under its address.
     let scope = crate::archive::list_reader::Scope::of(&[client.base()]);
-    let archive = archive_list::spawn(app.archive.setting.as_ref(), Some(scope), tx.clone());
+    let archive = archive_list::spawn(&mut app, Some(scope), tx.clone());
     let heading = archive_list::live_heading(client.base());
     let live = live::spawn(client, options, tx, raw);
     app.live = Some(match archive {
         None => live,
         Some(archive) => {
             app.list.live_heading = Some(heading);
-            app.list.folded.insert(archive_group_key());
             archive_list::route(Some(live), None, Some(archive))
         }
     });

@@ -252,8 +252,6 @@ impl App {
     /// An answer from the archive's threads.
     pub(crate) fn on_archive(&mut self, reply: Reply) {
         match reply {
-            // Only a frame: the archive's state changed (its mark).
-            Reply::Said(text) if text.is_empty() => {}
             Reply::Said(text) => {
                 tracing::warn!("{text}");
                 self.notice = Some(crate::model::wire::sanitize::line(&text).into_owned());

@@ -57,6 +57,17 @@ pub fn rows(
     filter: &str,
     hits: &HashMap<String, usize>,
 ) -> Vec<SessionRow> {
+    rows_and_listed(store, folded, filter, hits).0
+}
+
+/// [`rows`], and how many sessions the list shows, folded or not (a
+/// session shown live counts once, not with its copies): "Sessions N".
+pub fn rows_and_listed(
+    store: &Store,
+    folded: &HashSet<String>,
+    filter: &str,
+    hits: &HashMap<String, usize>,
+) -> (Vec<SessionRow>, usize) {
     let sessions = store.sessions();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
@@ -135,6 +146,7 @@ pub fn rows(
     let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
     // A database session that a live server also serves shows once, live.
     let mut seen = super::copies::shadowed(store);
+    let listed = sessions.len() - seen.len();
     while let Some((i, depth)) = stack.pop() {
         if !seen.insert(i) || keep.as_ref().is_some_and(|k| !k.contains(&i)) {
             continue;
@@ -158,11 +170,12 @@ pub fn rows(
             }
         }
     }
-    if fleet_tree::is_fleet(store) {
+    let rows = if fleet_tree::is_fleet(store) {
         fleet_tree::group(store, out, folded, !needle.is_empty())
     } else {
         group_by_project(store, out)
-    }
+    };
+    (rows, listed)
 }
 
 /// Name the heading of the sessions no server scopes (a single server's,
