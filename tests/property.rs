@@ -299,6 +299,7 @@ fn kib(field: &str) -> f64 {
 /// (`/proc/self/clear_refs`, 5). Returns that size, and whether the reset
 /// worked (else only the resident size at the end of the case is read).
 fn start_peak() -> (f64, bool) {
+    wait_for_highlighters_to_end();
     // SAFETY: malloc_trim only releases free memory; no pointer is involved.
     #[cfg(target_env = "gnu")]
     unsafe {
@@ -306,6 +307,24 @@ fn start_peak() -> (f64, bool) {
     }
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     (kib("VmRSS"), reset)
+}
+
+/// An earlier case's viewer was dropped, and its highlighting thread
+/// ends after the block it is on, giving its grammars back: measured
+/// before that, the next case would be charged for them.
+fn wait_for_highlighters_to_end() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let highlighting = || {
+        std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| {
+            tasks.flatten().any(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|name| name.trim() == "ocview-highlight")
+            })
+        })
+    };
+    while highlighting() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
 }
 
 /// The case's cost so far: its peak (or its resident size) over `base`.

@@ -93,7 +93,7 @@ fn send(worker: &Arc<Worker>, shared: &Arc<Shared>, theme: &SyntaxTheme, job: Jo
         None => job,
     };
     let (tx, rx) = mpsc::channel::<Job>();
-    let (w, sh, th) = (worker.clone(), shared.clone(), theme.clone());
+    let (w, sh, th) = (Arc::downgrade(worker), shared.clone(), theme.clone());
     let spawned = std::thread::Builder::new()
         .name("ocview-highlight".into())
         .spawn(move || work(rx, w, sh, th));
@@ -107,13 +107,27 @@ fn send(worker: &Arc<Worker>, shared: &Arc<Shared>, theme: &SyntaxTheme, job: Jo
 }
 
 /// The worker's loop: grammars loaded on the first job; after `idle`
-/// without one, the thread ends and gives its memory back.
-fn work(rx: mpsc::Receiver<Job>, worker: Arc<Worker>, shared: Arc<Shared>, theme: SyntaxTheme) {
+/// without one, the thread ends and gives its memory back. It holds its
+/// highlighter weakly: once every copy of it is gone (a viewer closed, a
+/// theme changed), the jobs still queued are dropped, not done for nobody.
+fn work(
+    rx: mpsc::Receiver<Job>,
+    worker: std::sync::Weak<Worker>,
+    shared: Arc<Shared>,
+    theme: SyntaxTheme,
+) {
+    let idle = match worker.upgrade() {
+        Some(w) => w.idle,
+        None => return,
+    };
     let mut grammars: Option<SyntaxSet> = None;
     loop {
-        let (key, code) = match rx.recv_timeout(worker.idle) {
+        let (key, code) = match rx.recv_timeout(idle) {
             Ok(job) => job,
             Err(mpsc::RecvTimeoutError::Timeout) => {
+                let Some(worker) = worker.upgrade() else {
+                    break;
+                };
                 let mut slot = worker.slot.lock().expect("highlight worker");
                 match rx.try_recv() {
                     // Sent just before the lock: done before ending.
@@ -126,6 +140,9 @@ fn work(rx: mpsc::Receiver<Job>, worker: Arc<Worker>, shared: Arc<Shared>, theme
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        if worker.strong_count() == 0 {
+            break;
+        }
         let set = grammars.get_or_insert_with(load_syntaxes);
         let result = highlight_now(set, &key.0, &code, &theme).map(Arc::new);
         store(&shared, key, result);
@@ -420,5 +437,31 @@ mod tests {
             h.lookup("python", "def f():\n    return 1\n"),
             Lookup::Ready(_)
         ));
+    }
+
+    #[test]
+    fn a_dropped_highlighter_stops_its_worker_without_doing_its_queue() {
+        let h = Highlighter::spawn(&crate::render::theme::Theme::default().syntax);
+        let jobs = 200;
+        for n in 0..jobs {
+            assert!(matches!(
+                h.lookup("rust", &format!("fn f{n}() {{ let x = {n}; }}\n")),
+                Lookup::Pending
+            ));
+        }
+        let shared = h.shared.clone();
+        drop(h);
+        // The worker holds the results' table until it ends: it ends well
+        // before its 3-second idle time, after at most the job it was on.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while Arc::strong_count(&shared) > 1 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the worker of a dropped highlighter is still running"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let done = shared.done.lock().unwrap().len();
+        assert!(done <= 1, "{done} of {jobs} blocks highlighted for nobody");
     }
 }
