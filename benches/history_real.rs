@@ -11,10 +11,19 @@
 //!    alone and (b) while `ocview history DB` follows that database,
 //!    rounds alternating, medians, and the ratio b ÷ a (goal ≤ 1.1).
 //!
+//! 3. the archive's cost in memory (issue 36, point 7), live on the same
+//!    server: a 5,700-message session opened with `ocview attach --session`
+//!    with a fresh archive, without one, and in OpenCode's own TUI
+//!    (`opencode attach --session`, its process group); then `g` on a
+//!    28,500-message session (every page loaded) with and without the
+//!    archive. Goals: ocview with its archive ÷ OpenCode's TUI ≤ 0.1, on ÷
+//!    off ≤ 1.2 for both, ≤ 150 MB after `g`.
+//!
 //! Run with `cargo bench --bench history_real` (needs opencode-ai 1.18.33
 //! as the tests find it, and tmux). `OCVIEW_BENCH_MESSAGES=N` for another
 //! size, `OCVIEW_BENCH_ROUNDS=R` import rounds of each kind,
-//! `OCVIEW_BENCH_ONLY=memory|import` for one of the two.
+//! `OCVIEW_BENCH_ONLY=memory|import|archive` for one of the three
+//! (`OCVIEW_BENCH_LONG=N` for the long session's size).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -25,6 +34,11 @@ use std::time::{Duration, Instant};
 use support::long_session::LongSession;
 use support::opencode::{Server, binary};
 use support::tmux::Tmux;
+
+#[path = "common/archive_memory.rs"]
+mod archive_memory;
+#[path = "common/streaming.rs"]
+mod streaming;
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -267,10 +281,14 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    if only != "import" {
+    if only.is_empty() || only == "memory" {
         rt.block_on(memory(messages));
     }
-    if only != "memory" {
+    if only.is_empty() || only == "import" {
         rt.block_on(import_under_follow(messages, rounds));
+    }
+    if only.is_empty() || only == "archive" {
+        let long = env_or("OCVIEW_BENCH_LONG", 28_500);
+        rt.block_on(archive_memory::run(messages, long));
     }
 }

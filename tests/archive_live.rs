@@ -155,3 +155,57 @@ fn quitting_mid_stream_writes_the_streaming_parts_latest_state() {
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(archive.events("ses_live").unwrap().len(), 53);
 }
+
+/// A page loaded over REST: its finished messages are written, then let go
+/// of (the viewer holds the session; the writer holding a second copy
+/// doubled ocview's memory after `g` on a long session). The message still
+/// streaming stays, and a later event for a let-go message is still kept.
+#[test]
+fn a_loaded_pages_finished_messages_are_written_then_let_go() {
+    use ocview::model::{MessageInfo, Part};
+    let raw = |s: &str| serde_json::value::RawValue::from_string(s.to_string()).unwrap();
+    let info = |id: &str, role: &str, completed: &str| {
+        MessageInfo::from_raw(&raw(&format!(
+            r#"{{"id":"{id}","sessionID":"ses_live","role":"{role}","time":{{"created":1700000000000{completed}}}}}"#
+        )))
+        .unwrap()
+    };
+    let part = |id: &str, message: &str, text: &str| {
+        Part::from_raw(&raw(&format!(
+            r#"{{"id":"{id}","messageID":"{message}","sessionID":"ses_live","type":"text","text":"{text}"}}"#
+        )))
+        .unwrap()
+    };
+    let mut c = Collector::live(origin());
+    let t0 = Instant::now();
+    c.envelope(event(START[0]));
+    c.loaded(vec![
+        (info("msg_a", "user", ""), vec![part("prt_a", "msg_a", "asked")]),
+        (
+            info("msg_b", "assistant", r#","completed":1700000001000"#),
+            vec![part("prt_b", "msg_b", "answered")],
+        ),
+        (info("msg_c", "assistant", ""), vec![part("prt_c", "msg_c", "still")]),
+    ]);
+    let batch = c.take_due(t0);
+    let mut messages: Vec<&str> = batch.messages.iter().map(|m| m.id.as_str()).collect();
+    messages.sort();
+    assert_eq!(messages, ["msg_a", "msg_b", "msg_c"]);
+    assert_eq!(batch.parts.len(), 3);
+    let held: Vec<&str> = c
+        .store
+        .session("ses_live")
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m.info.id.as_str())
+        .collect();
+    assert_eq!(held, ["msg_c"], "only the unfinished message is held");
+    // A let-go message's part updated later is still written.
+    c.envelope(event(
+        r#"{"type":"message.part.updated","properties":{"part":{"id":"prt_b","messageID":"msg_b","sessionID":"ses_live","type":"text","text":"answered again"}}}"#,
+    ));
+    let batch = c.take_due(t0 + Duration::from_millis(250));
+    let again = batch.parts.iter().find(|p| p.id == "prt_b").expect("written");
+    assert_eq!(again.text, "answered again");
+}

@@ -42,6 +42,10 @@ pub struct Collector {
     touched: Touched,
     /// Live only: the streaming parts whose rows wait.
     waiting: Option<Waiting>,
+    /// Live only: finished messages a loaded page brought, let go of once
+    /// their rows are made (the viewer holds the session; a second copy
+    /// here doubled ocview's memory after `g` on a long session).
+    loaded_done: Vec<(String, String)>,
 }
 
 /// What came since the last batch.
@@ -78,6 +82,7 @@ impl Collector {
             servers: HashMap::new(),
             touched: Touched::default(),
             waiting: None,
+            loaded_done: Vec::new(),
         }
     }
 
@@ -128,6 +133,11 @@ impl Collector {
     /// events that say each of them.
     pub fn loaded(&mut self, messages: Vec<(crate::model::MessageInfo, Vec<Part>)>) {
         for (info, parts) in messages {
+            let finished = info.completed.is_some() || info.role == crate::model::Role::User;
+            if finished && self.waiting.is_some() {
+                self.loaded_done
+                    .push((info.session_id.clone(), info.id.clone()));
+            }
             self.envelope(Envelope::new(Event::MessageUpdated(Box::new(info))));
             for part in parts {
                 self.envelope(Envelope::new(Event::PartUpdated(Box::new(part))));
@@ -220,13 +230,35 @@ impl Collector {
                 Some(part_row(m, m.part(&pid)?, clock, updates.get(&pid)))
             })
             .collect();
-        Batch {
+        let batch = Batch {
             origin: self.origin.clone(),
             events: std::mem::take(&mut self.touched.events),
             sessions,
             messages,
             parts,
             checkpoint: None,
+        };
+        self.let_go_of_loaded();
+        batch
+    }
+
+    /// The finished messages loaded pages brought, their rows made: out of
+    /// the store, but for one whose part still waits for its row. A later
+    /// event for one of them finds it gone and is taken as it comes (a
+    /// message's update brings it back; a part's, under a stand-in).
+    fn let_go_of_loaded(&mut self) {
+        for (session_id, message_id) in std::mem::take(&mut self.loaded_done) {
+            let waits = self
+                .waiting
+                .as_ref()
+                .is_some_and(|w| w.holds_message(&session_id, &message_id));
+            if !waits {
+                let gone = Event::MessageRemoved {
+                    session_id,
+                    message_id,
+                };
+                self.store.apply(Envelope::new(gone), &mut NoObserver);
+            }
         }
     }
 }

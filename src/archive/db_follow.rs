@@ -52,14 +52,9 @@ fn run(
     stopped: &Receiver<()>,
     say: &dyn Fn(String),
 ) {
-    let mut engine = match setting.open() {
-        Ok(Some(engine)) => engine,
-        // The writer says why an archive cannot be used; once is enough.
-        Ok(None) | Err(_) => return,
-    };
-    if engine.read_only().is_some() {
-        return;
-    }
+    // The archive is opened once there is something to import: a viewer
+    // on a machine without opencode's database holds no connection for it.
+    let mut engine = None;
     let name = import_db::short_name(path);
     let mut watch: Option<Db> = None;
     let mut version: Option<i64> = None;
@@ -88,8 +83,19 @@ fn run(
                     ));
                 }
             };
+            if engine.is_none() {
+                match setting.open() {
+                    Ok(Some(opened)) if opened.read_only().is_none() => engine = Some(opened),
+                    // The writer says why an archive cannot be used; once
+                    // is enough. A read-only one takes no import.
+                    _ => return,
+                }
+            }
+            let Some(engine) = engine.as_mut() else {
+                return;
+            };
             let floor = limits.age_floor(now_ms());
-            match import_db::import_db_within(&mut *engine, path, floor, &mut progress) {
+            match import_db::import_db_within(&mut **engine, path, floor, &mut progress) {
                 Ok(done) => {
                     said_failure = None;
                     if let Some(line) = finished(&name, &done, last_said.is_some()) {

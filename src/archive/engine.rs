@@ -100,6 +100,9 @@ pub trait Engine: Send {
     fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError>;
     /// Remember how far `source` was imported.
     fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError>;
+    /// Let go of the pages cached for the writes and reads so far (after a
+    /// burst; the next ones are read again from the file).
+    fn release_memory(&mut self) {}
 }
 
 /// How far an opencode database was imported: every session updated before

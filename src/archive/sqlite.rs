@@ -209,6 +209,12 @@ impl Engine for SqliteArchive {
         &self.place
     }
 
+    fn release_memory(&mut self) {
+        if let Err(e) = self.conn.release_memory() {
+            tracing::debug!("archive: cache not released: {e}");
+        }
+    }
+
     fn read_only(&self) -> Option<&str> {
         self.read_only.as_deref()
     }

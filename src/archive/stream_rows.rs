@@ -64,6 +64,13 @@ impl Waiting {
         std::mem::take(&mut self.since).into_keys().collect()
     }
 
+    /// Whether a part of this message waits for its row.
+    pub fn holds_message(&self, session_id: &str, message_id: &str) -> bool {
+        self.since
+            .keys()
+            .any(|(sid, mid, _)| sid == session_id && mid == message_id)
+    }
+
     /// When the first waiting part's row is due, if any waits.
     pub fn next_due(&self) -> Option<Instant> {
         self.since.values().min().map(|t| *t + ROW_EVERY)

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,9 @@ use crate::model::{Envelope, MessageInfo, Part};
 
 /// Items the queue holds before a send is dropped instead of waiting.
 const QUEUE: usize = 16 * 1024;
+/// Events written since the queue was last empty that make a burst, after
+/// which memory is handed back (a stream's few events a second never are).
+const BURST: usize = 5000;
 /// A batch is written when it holds this many events or parts…
 const BATCH: usize = 2000;
 /// …or when its first item has waited this long. Until then the writer
@@ -41,7 +44,7 @@ enum Item {
 /// The loop's end of the writer. Dropping it writes what is queued (waiting
 /// a few seconds at most).
 pub struct Tap {
-    tx: Option<SyncSender<Item>>,
+    tx: Option<Sender<Item>>,
     shared: Arc<Shared>,
     /// The writer's thread: woken when the queue fills and when the tap
     /// goes.
@@ -137,22 +140,23 @@ impl Tap {
 
     fn send(&self, item: Item) {
         let Some(tx) = &self.tx else { return };
-        // Counted before it is sent: the writer may take it at once.
+        // Counted before it is sent: the writer may take it at once. The
+        // count bounds the queue (a channel bounded by itself would set
+        // aside room for every item up front: 3 MB held all the time).
         let queued = self.shared.queued.fetch_add(1, Ordering::Relaxed) + 1;
-        match tx.try_send(item) {
-            Ok(()) => {
-                if queued >= QUEUE / 2
-                    && let Some(writer) = &self.writer
-                {
-                    writer.unpark();
-                }
-            }
-            Err(e) => {
-                self.shared.queued.fetch_sub(1, Ordering::Relaxed);
-                if let TrySendError::Full(_) = e {
-                    self.shared.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-            }
+        if queued > QUEUE {
+            self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if tx.send(item).is_err() {
+            self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        if queued >= QUEUE / 2
+            && let Some(writer) = &self.writer
+        {
+            writer.unpark();
         }
     }
 }
@@ -186,7 +190,7 @@ pub fn spawn_bounded(
     limits: Limits,
     say: Box<dyn Fn(String) + Send>,
 ) -> Tap {
-    let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+    let (tx, rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let shared = Arc::new(Shared::default());
     let theirs = shared.clone();
@@ -262,6 +266,7 @@ fn run(
         keep_bounded(engine);
     }
     let mut since_pruned = 0;
+    let mut since_burst = 0;
     let mut collector = Collector::live(origin);
     let mut first: Option<Instant> = None;
     let mut said_dropped = 0;
@@ -340,6 +345,7 @@ fn run(
                 say(format!("{e}: ocview goes on without it"));
                 return;
             }
+            since_burst += batch.events.len();
             since_pruned += 1;
             if since_pruned >= PRUNE_EVERY
                 && let Some(engine) = keeper.engine()
@@ -355,6 +361,15 @@ fn run(
                     keeper.place()
                 ));
             }
+        }
+        if since_burst >= BURST && shared.queued.load(Ordering::Relaxed) == 0 {
+            // A burst written (a long session's pages): its cached pages and
+            // the queue's freed copies go back, not kept for the day.
+            since_burst = 0;
+            if let Some(engine) = keeper.engine() {
+                engine.release_memory();
+            }
+            crate::model::heap::give_back_freed();
         }
         keeper.retry(&|line| held.borrow_mut().push(line));
         // PostgreSQL away: what is written waits in the spool meanwhile.

@@ -46,3 +46,26 @@ fn the_writer_is_not_woken_for_each_event() {
     let woke = tap.shared.wakes.load(Ordering::Relaxed) - before;
     assert!(woke <= 12, "woke {woke} times for 100 events");
 }
+
+/// A writer that cannot keep up (here: none takes from the queue) costs
+/// the loop a bounded queue: what comes past it is dropped and counted,
+/// and an empty queue holds no room set aside.
+#[test]
+fn a_queue_nobody_takes_from_stops_at_its_bound_and_counts_the_rest() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tap = Tap {
+        tx: Some(tx),
+        shared: Arc::new(Shared::default()),
+        writer: None,
+        finished: None,
+    };
+    let delta = event(
+        r#"{"type":"message.part.delta","properties":{"sessionID":"ses_q","messageID":"msg_q","partID":"prt_q","field":"text","delta":"q "}}"#,
+    );
+    for _ in 0..QUEUE + 10 {
+        tap.event(&delta);
+    }
+    assert_eq!(tap.shared.queued.load(Ordering::Relaxed), QUEUE);
+    assert_eq!(tap.shared.dropped.load(Ordering::Relaxed), 10);
+    assert_eq!(rx.try_iter().count(), QUEUE);
+}

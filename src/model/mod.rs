@@ -5,9 +5,11 @@
 //!   readers, and the sanitizer for the untrusted text they carry;
 //! - `entity`: sessions, messages, parts and prompts, and what a reader is
 //!   shown of them;
-//! - `store`: the store that holds them and everything that changes it.
+//! - `store`: the store that holds them and everything that changes it;
+//! - `heap`: freed memory handed back after a burst.
 
 pub mod entity;
+pub mod heap;
 pub mod store;
 pub mod wire;
 

@@ -152,18 +152,8 @@ fn work(
         shared.ready.notify_one();
     }
     drop(grammars);
-    give_back_freed_memory();
+    crate::model::heap::give_back_freed();
     tracing::debug!("highlighting idle: its thread and grammars let go");
-}
-
-/// Freed heap goes back to the system (glibc keeps it otherwise, in the
-/// worker thread's own arena).
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages; no pointer is involved.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 impl Highlighter {

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 use tracing_subscriber::EnvFilter;
 
+/// Log lines waiting for the file before more are dropped.
+const LOG_QUEUE_LINES: usize = 4096;
+
 pub fn log_dir() -> Option<PathBuf> {
     std::env::var_os("XDG_STATE_HOME")
         .filter(|v| !v.is_empty())
@@ -25,7 +28,13 @@ pub fn init() -> Option<tracing_appender::non_blocking::WorkerGuard> {
         .append(true)
         .open(dir.join("ocview.log"))
         .ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // The queue's room is set aside up front (the default, 128,000 lines,
+    // held 4 MB all the time); a few thousand lines waiting is plenty for
+    // a log written at `info`, and a burst past it is dropped, not waited on.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(file);
     let filter = EnvFilter::try_from_env("OCVIEW_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_writer(writer)
