@@ -673,11 +673,100 @@ fn the_file_is_private_and_its_folder_too() {
     assert!(wal.exists());
     assert_eq!(mode(&wal), 0o600);
     drop(archive);
-    // A file others could read is made private when opened.
+    // An archive someone made readable by others keeps that mode: ocview
+    // changes no mode of a file that is there already.
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
     open(&Setting::Sqlite(path.clone()));
-    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&path), 0o640);
+}
+
+/// Pointed at a path that is not an archive of the user's, ocview refuses
+/// it, naming it, and leaves it exactly as it was: a link (to a file of
+/// someone else's), a device, a pipe, an empty file, another program's
+/// database. A file of another user's is only read.
+#[test]
+fn a_path_that_is_not_an_archive_is_refused_and_left_as_it_was() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let theirs = at("theirs.txt");
+    std::fs::write(&theirs, "someone's notes\n").unwrap();
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&theirs, at("link.db")).unwrap();
+    let fifo = std::ffi::CString::new(at("pipe.db").to_str().unwrap()).unwrap();
+    // SAFETY: a path of our own, NUL-terminated.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    std::fs::write(at("empty.db"), "").unwrap();
+    std::fs::set_permissions(at("empty.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let other = rusqlite::Connection::open(at("other.db")).unwrap();
+    other
+        .execute_batch("CREATE TABLE notes(x); INSERT INTO notes VALUES ('kept');")
+        .unwrap();
+    drop(other);
+    let mut cases = vec![
+        ("link.db", "symbolic link"),
+        ("pipe.db", "not a regular file"),
+        ("empty.db", "empty file"),
+        ("other.db", "not an ocview archive"),
+    ];
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        // A private device node like /dev/null, made here: the machine's
+        // own is never put at risk.
+        let node = std::ffi::CString::new(at("null.db").to_str().unwrap()).unwrap();
+        // SAFETY: a path of our own; (1, 3) is the null device.
+        let made =
+            unsafe { libc::mknod(node.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+        if made == 0 {
+            cases.push(("null.db", "not a regular file"));
+        }
+    }
+    let state = |name: &str| {
+        let meta = std::fs::symlink_metadata(at(name)).unwrap();
+        let bytes = if meta.is_file() {
+            std::fs::read(at(name)).unwrap()
+        } else {
+            Vec::new()
+        };
+        (meta.mode(), meta.len(), bytes)
+    };
+    for (name, why) in cases {
+        let before = (state(name), state("theirs.txt"));
+        let e = Setting::Sqlite(at(name))
+            .open()
+            .err()
+            .unwrap_or_else(|| panic!("{name} was taken"));
+        let line = e.to_string();
+        assert!(line.contains(name) && line.contains(why), "{name}: {line}");
+        assert_eq!(
+            (state(name), state("theirs.txt")),
+            before,
+            "{name} was changed"
+        );
+        let beside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(name) && n != name)
+            .collect();
+        assert!(
+            beside.is_empty(),
+            "{name}: files made beside it: {beside:?}"
+        );
+    }
+    if root {
+        // Another user's archive: searched, never written, its mode kept.
+        let path = at("someone.db");
+        write_two_sessions(&mut *open(&Setting::Sqlite(path.clone())));
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let archive = open(&Setting::Sqlite(path.clone()));
+        let why = archive.read_only().expect("only read").to_string();
+        assert!(why.contains("another user"), "{why}");
+        assert_eq!(mode(&path), 0o644);
+    }
 }
 
 #[test]

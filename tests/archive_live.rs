@@ -180,12 +180,18 @@ fn a_loaded_pages_finished_messages_are_written_then_let_go() {
     let t0 = Instant::now();
     c.envelope(event(START[0]));
     c.loaded(vec![
-        (info("msg_a", "user", ""), vec![part("prt_a", "msg_a", "asked")]),
+        (
+            info("msg_a", "user", ""),
+            vec![part("prt_a", "msg_a", "asked")],
+        ),
         (
             info("msg_b", "assistant", r#","completed":1700000001000"#),
             vec![part("prt_b", "msg_b", "answered")],
         ),
-        (info("msg_c", "assistant", ""), vec![part("prt_c", "msg_c", "still")]),
+        (
+            info("msg_c", "assistant", ""),
+            vec![part("prt_c", "msg_c", "still")],
+        ),
     ]);
     let batch = c.take_due(t0);
     let mut messages: Vec<&str> = batch.messages.iter().map(|m| m.id.as_str()).collect();
@@ -206,6 +212,10 @@ fn a_loaded_pages_finished_messages_are_written_then_let_go() {
         r#"{"type":"message.part.updated","properties":{"part":{"id":"prt_b","messageID":"msg_b","sessionID":"ses_live","type":"text","text":"answered again"}}}"#,
     ));
     let batch = c.take_due(t0 + Duration::from_millis(250));
-    let again = batch.parts.iter().find(|p| p.id == "prt_b").expect("written");
+    let again = batch
+        .parts
+        .iter()
+        .find(|p| p.id == "prt_b")
+        .expect("written");
     assert_eq!(again.text, "answered again");
 }

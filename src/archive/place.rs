@@ -74,6 +74,27 @@ pub fn resolve(
     }
 }
 
+/// libpq's other form, `host=… dbname=… password=…`: taken as a file name
+/// it would become a file of that name.
+fn looks_like_key_values(v: &str) -> bool {
+    const KEYS: [&str; 10] = [
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "sslmode",
+        "service",
+        "application_name",
+    ];
+    v.split_whitespace().any(|word| {
+        word.split_once('=')
+            .is_some_and(|(key, _)| KEYS.contains(&key.trim().to_ascii_lowercase().as_str()))
+    })
+}
+
 /// One value: `off`/`false`, a `postgres://` URL, or a file.
 pub fn parse(value: &str, from: &str) -> Result<Setting, String> {
     let v = value.trim();
@@ -94,6 +115,12 @@ pub fn parse(value: &str, from: &str) -> Result<Setting, String> {
             ));
         }
         return Ok(Setting::Postgres(v.to_string()));
+    }
+    if looks_like_key_values(v) {
+        // Never echoed: such a string often holds `password=`.
+        return Err(format!(
+            "{from}: a PostgreSQL connection string (key=value words) is not taken: give a postgres:// URL, with the password in ~/.pgpass (or $PGPASSFILE) or $PGPASSWORD"
+        ));
     }
     if v.contains("://") {
         return Err(format!(
@@ -221,6 +248,23 @@ mod tests {
             parse("postgres://me@h/db", "t").unwrap(),
             Setting::Postgres(_)
         ));
+        for words in [
+            "host=db dbname=arch user=me password=hunter2",
+            "dbname=arch",
+            "  password = hunter2 host=db",
+        ] {
+            let e = parse(words, "--archive").unwrap_err();
+            assert!(
+                e.contains("connection string") && e.contains("postgres://"),
+                "{e}"
+            );
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+        // A file whose name merely holds an `=` is still a file.
+        assert_eq!(
+            parse("/tmp/a=b.db", "t").unwrap(),
+            Setting::Sqlite("/tmp/a=b.db".into())
+        );
         let e = parse("postgres://me:hunter2@h/db", "--archive").unwrap_err();
         assert!(e.contains("password") && !e.contains("hunter2"), "{e}");
     }

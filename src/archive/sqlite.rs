@@ -1,7 +1,7 @@
 //! The embedded engine: one SQLite file (WAL), created mode 0600 in a
 //! folder of mode 0700, searched through FTS5.
 
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -33,30 +33,22 @@ impl SqliteArchive {
     pub fn open(path: &Path) -> Result<SqliteArchive, ArchiveError> {
         let place = path.display().to_string();
         let fail = |trouble, m: String| ArchiveError::new(trouble, &place, m);
-        let mut read_only = None;
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => {
-                return Err(fail(Trouble::Failed, "it is a directory".into()));
+        let read_only = match std::fs::symlink_metadata(path) {
+            Ok(meta) => existing_file(&meta).map_err(|e| fail(Trouble::Failed, e))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                create_private(path).map_err(|e| fail(Trouble::Failed, e))?;
+                None
             }
-            Ok(meta) => {
-                let mode = meta.permissions().mode();
-                if mode & 0o200 == 0 {
-                    // Root may write anyway: the mode says what is meant.
-                    read_only = Some(format!("the file is read-only (mode {:03o})", mode & 0o777));
-                } else if mode & 0o077 != 0 {
-                    let private = std::fs::Permissions::from_mode(0o600);
-                    if let Err(e) = std::fs::set_permissions(path, private) {
-                        tracing::warn!("archive: cannot make {place} private: {e}");
-                    }
-                }
-            }
-            Err(_) => create_private(path).map_err(|e| fail(Trouble::Failed, e))?,
-        }
-        let flags = if read_only.is_some() {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            Err(e) => return Err(fail(Trouble::Failed, format!("cannot be read: {e}"))),
         };
+        // Never through a link put there after the check.
+        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | if read_only.is_some() {
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+            } else {
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+            };
         let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(&place, &e))?;
         conn.busy_timeout(BUSY_WAIT)
             .map_err(|e| classify(&place, &e))?;
@@ -75,6 +67,13 @@ impl SqliteArchive {
         let version = recorded.unwrap_or(0).max(legacy);
         if version > schema::LATEST {
             return self.newer(path, version);
+        }
+        if version == 0 && holds_tables(&self.conn).map_err(|e| classify(&self.place, &e))? {
+            return Err(ArchiveError::new(
+                Trouble::Failed,
+                &self.place,
+                "an SQLite database that is not an ocview archive: left as it is",
+            ));
         }
         if self.read_only.is_some() {
             return if version == 0 {
@@ -123,12 +122,23 @@ impl SqliteArchive {
     /// Written by a newer ocview: open it again read-only, and say so.
     fn newer(&mut self, path: &Path, version: i64) -> Result<(), ArchiveError> {
         if self.read_only.is_none() {
-            self.conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .map_err(|e| classify(&self.place, &e))?;
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+            self.conn =
+                Connection::open_with_flags(path, flags).map_err(|e| classify(&self.place, &e))?;
         }
         self.read_only = Some(schema::newer(version));
         Ok(())
     }
+}
+
+/// Whether a database with no archive version holds tables of its own
+/// (another program's database), rather than being new.
+fn holds_tables(c: &Connection) -> rusqlite::Result<bool> {
+    c.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table'",
+        [],
+        |r| r.get(0),
+    )
 }
 
 /// Put the archive in WAL mode. Changing the journal takes the file for
@@ -148,6 +158,53 @@ fn write_ahead_log(c: &Connection) -> rusqlite::Result<()> {
         }
     }
 }
+
+/// Whether an existing path may be used as an archive, and why it may
+/// only be read: a regular file (not a link, a device, a pipe), not empty
+/// unless another ocview is making it this moment, and written only when
+/// it is the user's own and its mode lets them. Its mode is never changed.
+fn existing_file(meta: &std::fs::Metadata) -> Result<Option<String>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        return Err("it is a symbolic link: name the archive file itself".into());
+    }
+    if kind.is_dir() {
+        return Err("it is a directory".into());
+    }
+    if !kind.is_file() {
+        return Err("it is not a regular file (a device or a pipe): left as it is".into());
+    }
+    let mode = meta.mode();
+    let fresh = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < BEING_MADE);
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if meta.len() == 0 && !(fresh && mode & 0o777 == 0o600 && meta.uid() == me) {
+        return Err("it is an empty file, not an archive: left as it is".into());
+    }
+    if meta.uid() != me {
+        return Ok(Some(format!(
+            "the file belongs to another user (uid {}): only read",
+            meta.uid()
+        )));
+    }
+    if mode & 0o200 == 0 {
+        // Root may write anyway: the mode says what is meant.
+        return Ok(Some(format!(
+            "the file is read-only (mode {:03o})",
+            mode & 0o777
+        )));
+    }
+    Ok(None)
+}
+
+/// How long an empty private file may be another ocview's archive in the
+/// making (it creates the file, then SQLite writes its first page).
+const BEING_MADE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The archive's folder (mode 0700) and file (mode 0600), made before
 /// SQLite opens it, so it is never readable by others for a moment.

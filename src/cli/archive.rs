@@ -496,7 +496,18 @@ pub fn export(session: Option<&str>, file: &Path, setting: &Setting) -> Result<E
         let mut out = std::io::stdout().lock();
         ocview::archive::export::export(&mut *archive, id.as_deref(), &mut out)?
     } else {
-        let out = std::fs::File::create(file).map_err(|e| format!("cannot write {shown}: {e}"))?;
+        // A new file is private (what it holds may be secret); one that
+        // exists keeps its mode.
+        let out = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(file)
+        }
+        .map_err(|e| format!("cannot write {shown}: {e}"))?;
         let mut out = std::io::BufWriter::new(out);
         ocview::archive::export::export(&mut *archive, id.as_deref(), &mut out)
             .map_err(|e| format!("{shown}: {e}"))?

@@ -95,16 +95,8 @@ impl Recorder {
                 .append(true)
                 .mode(0o600)
                 .open(&self.path)?;
-            // `mode` applies only to a new file: a regular file appended to
-            // is made private too (never a device such as /dev/null).
-            use std::os::unix::fs::PermissionsExt;
-            let meta = file.metadata()?;
-            if meta.is_file()
-                && meta.permissions().mode() & 0o077 != 0
-                && let Err(e) = file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            {
-                tracing::warn!("cannot make {} private: {e}", self.path.display());
-            }
+            // `mode` applies only to a new file: one the person named that
+            // exists keeps its mode (never changed by ocview).
             file.write_all(self.header.as_bytes())?;
             self.bytes += self.header.len() as u64;
             self.file = Some(file);
@@ -223,12 +215,13 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
-    fn lines_are_whole_and_the_file_private() {
+    fn lines_are_whole_and_a_named_file_keeps_its_mode() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rec.jsonl");
-        // Appending to a file others could read makes it private.
+        // A file the person named that is there already is appended to,
+        // its mode left as they set it (a new one is private: e2e_record).
         std::fs::write(&path, "").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         let mut r = Recorder::create(&path, "http://x", Some("1.18.33")).unwrap();
         assert_eq!(
             std::fs::read(&path).unwrap(),
@@ -245,7 +238,7 @@ mod tests {
         assert!(lines[0].contains("\"ocview_recording\":1"));
         assert!(lines[1].starts_with("{\"t\":") && lines[1].ends_with("\"properties\":{}}}"));
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        assert_eq!(mode, 0o640);
     }
 
     #[test]

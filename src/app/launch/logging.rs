@@ -21,11 +21,19 @@ pub fn log_dir() -> Option<PathBuf> {
 /// drop, or `None` when no log file could be opened (then nothing is logged:
 /// never to the terminal).
 pub fn init() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let dir = log_dir()?;
-    std::fs::create_dir_all(&dir).ok()?;
+    // Private whatever the umask: a log names servers, paths and sessions.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .ok()?;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(dir.join("ocview.log"))
         .ok()?;
     // The queue's room is set aside up front (the default, 128,000 lines,
