@@ -587,6 +587,34 @@ fn a_renamed_column_says_what_is_missing_and_shows_the_rest() {
     });
 }
 
+/// A release without `session.time_updated`: its sessions are listed (by
+/// id, newest first), not none (SQLite read "ORDER BY 0" as a column).
+#[test]
+fn a_database_without_time_updated_lists_its_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    make_db(&db, true, 0);
+    let c = Connection::open(&db).unwrap();
+    let indexes: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'session' AND sql LIKE '%time_updated%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .flatten()
+        .collect();
+    for index in indexes {
+        c.execute_batch(&format!("DROP INDEX \"{index}\"")).unwrap();
+    }
+    c.execute_batch("ALTER TABLE session DROP COLUMN time_updated")
+        .unwrap();
+    drop(c);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (mut app, mut rx) = history_app(&rt, &db);
+    pump(&rt, &mut app, &mut rx, "both sessions", |_, t| {
+        t.contains("The readable session") && t.contains("Odd rows here")
+    });
+}
+
 #[test]
 fn a_message_whose_data_is_not_an_object_is_named_and_the_rest_shown() {
     let dir = tempfile::tempdir().unwrap();

@@ -118,7 +118,9 @@ impl Db {
         if self.schema.has("session", "time_updated") {
             "coalesce(time_updated, 0)"
         } else {
-            "0"
+            // No time to order by: by id (newest ids first). Not the bare
+            // literal `0`, which SQLite reads as "the 0th column" (an error).
+            "abs(0)"
         }
     }
 
