@@ -83,3 +83,85 @@ fn no_database_is_one_clear_line() {
         "{text}"
     );
 }
+
+/// One malformed row among thousands (a message's JSON cut short, a part's
+/// too): the report is whole, counts every other row, and its last line
+/// says how many were skipped (SQLite's `json_extract` failed the whole
+/// report with "malformed JSON").
+#[test]
+fn a_malformed_row_is_skipped_and_said_and_the_rest_counted() {
+    use ocview::headless::stats::{self, StatsOptions};
+    use ocview::source::opencode_db::Db;
+    use ocview::source::opencode_db::usage::UsageQuery;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    support::usage_db::generate(&path, 40, 30, 3, 60, NOW, |i| format!("ses_{i:04}"));
+    let query = UsageQuery {
+        since_ms: None,
+        project: None,
+        costliest: 5,
+        tools: true,
+        day_offset_ms: 0,
+    };
+    let whole = Db::open(&path).unwrap().usage(&query).unwrap();
+    assert_eq!(whole.malformed, 0);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let (bad_message, cost): (String, f64) = c
+        .query_row(
+            "SELECT id, json_extract(data, '$.cost') FROM message \
+             WHERE json_extract(data, '$.role') = 'assistant' LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    c.execute(
+        "UPDATE message SET data = substr(data, 1, 20) WHERE id = ?1",
+        [&bad_message],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE part SET data = '{\"type\":\"tool\",\"tool\":' \
+         WHERE id = (SELECT min(id) FROM part WHERE json_extract(data, '$.type') = 'tool')",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let cut = Db::open(&path)
+        .unwrap()
+        .usage(&query)
+        .expect("a whole report");
+    assert_eq!(cut.malformed, 2);
+    assert_eq!(cut.sessions, whole.sessions);
+    assert_eq!(
+        cut.messages, whole.messages,
+        "every message is still counted"
+    );
+    let tools =
+        |u: &ocview::source::opencode_db::usage::Usage| u.tools.iter().map(|t| t.1).sum::<u64>();
+    assert_eq!(tools(&cut), tools(&whole) - 1);
+    let by_day_cost: f64 = cut.by_day.values().map(|g| g.figures.cost).sum();
+    let whole_cost: f64 = whole.by_day.values().map(|g| g.figures.cost).sum();
+    assert!(
+        (whole_cost - cost - by_day_cost).abs() < 1e-9,
+        "{whole_cost} - {cost} != {by_day_cost}"
+    );
+    let options = StatsOptions {
+        days: None,
+        tools: None,
+        models: None,
+        now_ms: NOW,
+    };
+    let text = stats::to_text(&cut, &options);
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with("! 2 rows") && last.contains("skipped"),
+        "{text}"
+    );
+    let json = stats::to_json(&cut, &options);
+    assert_eq!(json["malformed_rows"], 2);
+    // The usage view says it beside its counts.
+    let mut app = app_on_db(&path);
+    press(&mut app, &["u"]);
+    let screen = wait_ready(&mut app, 200, 50);
+    assert!(screen.contains("! 1 unreadable rows skipped"), "{screen}");
+}

@@ -79,6 +79,10 @@ pub fn run(args: &StatsArgs) -> Result<String, String> {
         text.push('\n');
         text
     } else if args.csv {
+        // The CSV's rows are figures only: what was skipped goes to stderr.
+        if found.malformed > 0 {
+            eprintln!("ocview: {}", stats::malformed_line(found.malformed));
+        }
         stats::to_csv(&found)
     } else {
         stats::to_text(&found, &options)

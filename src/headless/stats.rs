@@ -113,6 +113,7 @@ pub fn to_json(u: &Usage, o: &StatsOptions) -> Value {
             v
         }).collect::<Vec<_>>(),
         "tools": u.tools.iter().map(|(t, n)| json!({"name": t, "calls": n})).collect::<Vec<_>>(),
+        "malformed_rows": u.malformed,
     })
 }
 
@@ -348,7 +349,18 @@ pub fn to_text(u: &Usage, o: &StatsOptions) -> String {
             grouped(u.summed_sessions)
         );
     }
+    if u.malformed > 0 {
+        let _ = writeln!(out, "! {}", malformed_line(u.malformed));
+    }
     out
+}
+
+/// What a report says of the rows it could not read.
+pub fn malformed_line(rows: u64) -> String {
+    format!(
+        "{} rows of the database hold JSON that cannot be read: skipped, the rest counted.",
+        grouped(rows)
+    )
 }
 
 #[cfg(test)]

@@ -113,7 +113,15 @@ pub struct Usage {
     pub costliest: Vec<CostlySession>,
     /// Tool name → calls, most first (when asked for).
     pub tools: Vec<(String, u64)>,
+    /// Rows whose JSON could not be read (messages; parts when tools are
+    /// counted): skipped, the rest counted.
+    pub malformed: u64,
 }
+
+/// A row's JSON, or NULL when it is not JSON: `json_extract` fails the
+/// whole query on one malformed row.
+const MESSAGE_JSON: &str = "(CASE WHEN json_valid(m.data) THEN m.data END)";
+const PART_JSON: &str = "(CASE WHEN json_valid(p.data) THEN p.data END)";
 
 impl Usage {
     /// The median of the sessions' token totals (opencode's rule: the mean
@@ -190,17 +198,23 @@ impl Db {
         })?;
         usage.sessions = sessions.len() as u64;
         if s.has("message", "session_id") {
-            usage.messages = guard::with_retry(&self.shown, || {
+            let bad = if s.has("message", "data") {
+                "NOT json_valid(data)"
+            } else {
+                "0"
+            };
+            let (messages, malformed) = guard::with_retry(&self.shown, || {
                 let sql = format!(
-                    "SELECT count(*) FROM message WHERE session_id IN \
+                    "SELECT count(*), coalesce(sum({bad}), 0) FROM message WHERE session_id IN \
                      (SELECT id FROM session WHERE {filter})"
                 );
                 self.conn
                     .query_row(&sql, rusqlite::params_from_iter(params.iter()), |r| {
-                        r.get::<_, i64>(0)
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
                     })
-            })?
-            .max(0) as u64;
+            })?;
+            usage.messages = messages.max(0) as u64;
+            usage.malformed = malformed.max(0) as u64;
         }
         // The assistant messages, grouped: the days, models and agents, and
         // each session's sum where opencode stored none.
@@ -278,7 +292,9 @@ impl Db {
             g.name = day.to_string();
         }
         if q.tools {
-            usage.tools = self.tool_counts(&filter, &params)?;
+            let (tools, malformed) = self.tool_counts(&filter, &params)?;
+            usage.tools = tools;
+            usage.malformed += malformed;
         }
         Ok(usage)
     }
@@ -324,7 +340,7 @@ impl Db {
         let time = if s.has("message", "time_created") {
             "m.time_created".to_string()
         } else {
-            "json_extract(m.data, '$.time.created')".to_string()
+            format!("json_extract({MESSAGE_JSON}, '$.time.created')")
         };
         // The day, floored (SQLite may lack floor()).
         let x = format!("CAST(coalesce({time}, 0) AS INTEGER) + {}", q.day_offset_ms);
@@ -332,16 +348,16 @@ impl Db {
         let per_session = !s.has_totals();
         let session = if per_session { "m.session_id" } else { "NULL" };
         let chosen = format!("m.session_id IN (SELECT id FROM session WHERE {filter})");
-        let assistant = "json_extract(m.data, '$.role') = 'assistant'";
+        let assistant = format!("json_extract({MESSAGE_JSON}, '$.role') = 'assistant'");
         // One parse of the message (SQLite keeps the last parsed JSON for
         // the calls that follow on the same value).
         let scan = format!(
             "SELECT {session}, {day}, \
-             json_extract(m.data, '$.providerID'), json_extract(m.data, '$.modelID'), \
-             coalesce(json_extract(m.data, '$.agent'), json_extract(m.data, '$.mode')), \
-             json_extract(m.data, '$.cost'), json_extract(m.data, '$.tokens.input'), \
-             json_extract(m.data, '$.tokens.output'), json_extract(m.data, '$.tokens.reasoning'), \
-             json_extract(m.data, '$.tokens.cache.read'), json_extract(m.data, '$.tokens.cache.write') \
+             json_extract({MESSAGE_JSON}, '$.providerID'), json_extract({MESSAGE_JSON}, '$.modelID'), \
+             coalesce(json_extract({MESSAGE_JSON}, '$.agent'), json_extract({MESSAGE_JSON}, '$.mode')), \
+             json_extract({MESSAGE_JSON}, '$.cost'), json_extract({MESSAGE_JSON}, '$.tokens.input'), \
+             json_extract({MESSAGE_JSON}, '$.tokens.output'), json_extract({MESSAGE_JSON}, '$.tokens.reasoning'), \
+             json_extract({MESSAGE_JSON}, '$.tokens.cache.read'), json_extract({MESSAGE_JSON}, '$.tokens.cache.write') \
              FROM message m WHERE {chosen} AND {assistant}"
         );
         let mut groups = Grouper::default();
@@ -359,22 +375,24 @@ impl Db {
         if per_session && can_step {
             // Steps of messages that reported no figures; those messages
             // are already counted above.
-            let silent = "coalesce(json_extract(m.data, '$.cost'), 0) = 0 \
-                 AND coalesce(json_extract(m.data, '$.tokens.input'), 0) = 0 \
-                 AND coalesce(json_extract(m.data, '$.tokens.output'), 0) = 0 \
-                 AND coalesce(json_extract(m.data, '$.tokens.reasoning'), 0) = 0 \
-                 AND coalesce(json_extract(m.data, '$.tokens.cache.read'), 0) = 0 \
-                 AND coalesce(json_extract(m.data, '$.tokens.cache.write'), 0) = 0";
+            let silent = format!(
+                "coalesce(json_extract({MESSAGE_JSON}, '$.cost'), 0) = 0 \
+                 AND coalesce(json_extract({MESSAGE_JSON}, '$.tokens.input'), 0) = 0 \
+                 AND coalesce(json_extract({MESSAGE_JSON}, '$.tokens.output'), 0) = 0 \
+                 AND coalesce(json_extract({MESSAGE_JSON}, '$.tokens.reasoning'), 0) = 0 \
+                 AND coalesce(json_extract({MESSAGE_JSON}, '$.tokens.cache.read'), 0) = 0 \
+                 AND coalesce(json_extract({MESSAGE_JSON}, '$.tokens.cache.write'), 0) = 0"
+            );
             let steps = format!(
                 "SELECT m.session_id, {day}, \
-                 json_extract(m.data, '$.providerID'), json_extract(m.data, '$.modelID'), \
-                 coalesce(json_extract(m.data, '$.agent'), json_extract(m.data, '$.mode')), \
-                 json_extract(p.data, '$.cost'), json_extract(p.data, '$.tokens.input'), \
-                 json_extract(p.data, '$.tokens.output'), json_extract(p.data, '$.tokens.reasoning'), \
-                 json_extract(p.data, '$.tokens.cache.read'), json_extract(p.data, '$.tokens.cache.write') \
+                 json_extract({MESSAGE_JSON}, '$.providerID'), json_extract({MESSAGE_JSON}, '$.modelID'), \
+                 coalesce(json_extract({MESSAGE_JSON}, '$.agent'), json_extract({MESSAGE_JSON}, '$.mode')), \
+                 json_extract({PART_JSON}, '$.cost'), json_extract({PART_JSON}, '$.tokens.input'), \
+                 json_extract({PART_JSON}, '$.tokens.output'), json_extract({PART_JSON}, '$.tokens.reasoning'), \
+                 json_extract({PART_JSON}, '$.tokens.cache.read'), json_extract({PART_JSON}, '$.tokens.cache.write') \
                  FROM message m JOIN part p ON p.message_id = m.id \
                  WHERE {chosen} AND {assistant} AND {silent} \
-                 AND json_extract(p.data, '$.type') = 'step-finish'"
+                 AND json_extract({PART_JSON}, '$.type') = 'step-finish'"
             );
             let mut groups = Grouper::default();
             guard::with_retry(&self.shown, || {
@@ -397,24 +415,36 @@ impl Db {
         &self,
         filter: &str,
         params: &[rusqlite::types::Value],
-    ) -> Result<Vec<(String, u64)>, DbError> {
+    ) -> Result<(Vec<(String, u64)>, u64), DbError> {
         if !self.schema.has("part", "data") || !self.schema.has("part", "session_id") {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), 0));
         }
+        // Malformed parts make the group whose tool is NULL.
         let sql = format!(
-            "SELECT json_extract(data, '$.tool'), count(*) FROM part \
-             WHERE session_id IN (SELECT id FROM session WHERE {filter}) \
-             AND json_extract(data, '$.type') = 'tool' \
-             AND coalesce(json_extract(data, '$.tool'), '') != '' GROUP BY 1"
+            "SELECT json_extract(d, '$.tool'), count(*) FROM \
+             (SELECT {PART_JSON} AS d FROM part p \
+              WHERE p.session_id IN (SELECT id FROM session WHERE {filter})) \
+             WHERE d IS NULL OR (json_extract(d, '$.type') = 'tool' \
+             AND coalesce(json_extract(d, '$.tool'), '') != '') GROUP BY 1"
         );
+        let mut malformed = 0;
         let mut tools: Vec<(String, u64)> = guard::with_retry(&self.shown, || {
             let mut st = self.conn.prepare(&sql)?;
             let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
-            rows.mapped(|r| Ok((text(r, 0).unwrap_or_default(), count(r, 1))))
-                .collect()
-        })?;
+            rows.mapped(|r| Ok((text(r, 0), count(r, 1))))
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?
+        .into_iter()
+        .filter_map(|(tool, n)| match tool {
+            Some(tool) => Some((tool, n)),
+            None => {
+                malformed += n;
+                None
+            }
+        })
+        .collect();
         tools.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok(tools)
+        Ok((tools, malformed))
     }
 
     /// Project id → a name people know: its name, else its folder.

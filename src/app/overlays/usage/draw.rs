@@ -96,7 +96,11 @@ fn draw_usage(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, are
     .areas(area);
     let summed = u.summed_sessions > 0;
     let t = &u.totals;
-    let counts = format!("{} sessions · {} messages", u.sessions, u.messages);
+    let mut counts = format!("{} sessions · {} messages", u.sessions, u.messages);
+    if u.malformed > 0 {
+        // Said beside what was counted, so no figure reads as whole.
+        counts.push_str(&format!(" · ! {} unreadable rows skipped", u.malformed));
+    }
     let cost = format::summed(format::cost(t.cost), summed);
     let full = format!(
         "{cost} · {} tok (in {} out {} reasoning {} cache {}/{}) · {counts}",
