@@ -236,6 +236,40 @@ fn a_truncated_file_says_where_the_cut_record_starts() {
     assert!(dump.contains("== session ses_shape"), "{dump}");
 }
 
+/// JSON lines whose first line was cut (after its `{`, or inside an
+/// object): that line alone is lost, every later line is applied (the cut
+/// line made the file look pretty-printed, and the rest was swallowed).
+#[test]
+fn a_cut_first_line_loses_that_line_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dump_of(dir.path(), "whole.jsonl", EVENTS[1..].join("\n").as_bytes());
+    for (name, cut) in [
+        ("brace.jsonl", "{"),
+        (
+            "inside.jsonl",
+            r#"{"id":"evt_0","type":"session.updated","properties":{"#,
+        ),
+    ] {
+        let bytes = format!("{cut}\n{}\n", EVENTS[1..].join("\n"));
+        let dump = dump_of(dir.path(), name, bytes.as_bytes());
+        assert!(dump.contains("form: JSON lines"), "{name}:\n{dump}");
+        assert!(
+            dump.contains("\nline 1: malformed: truncated"),
+            "{name}:\n{dump}"
+        );
+        let applied = |d: &str| {
+            d.lines()
+                .find(|l| l.starts_with("summary: "))
+                .and_then(|l| l.split(" events applied").next())
+                .map(str::to_string)
+        };
+        assert_eq!(applied(&dump), applied(&whole), "{name}:\n{dump}");
+        for shown in &SHOWN[1..] {
+            assert!(dump.contains(shown), "{name}: {shown:?} missing:\n{dump}");
+        }
+    }
+}
+
 #[test]
 fn a_file_that_is_not_json_says_so_by_line() {
     let (said, path) = refusal("notes.txt", b"hello\nthis is not JSON\n");

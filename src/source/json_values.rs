@@ -62,6 +62,16 @@ impl ValueCutter {
         self.depth > 0
     }
 
+    /// The line the value being read began on, if one is.
+    pub fn value_start(&self) -> Option<u64> {
+        self.in_value().then_some(self.start_line)
+    }
+
+    /// Drop the value being read (it was not one).
+    pub fn reset(&mut self) {
+        *self = ValueCutter::new(self.max);
+    }
+
     /// Feed one line (without its ending); finished pieces go to `out`.
     pub fn push_line(&mut self, line: &[u8], number: u64, out: &mut Vec<Piece>) {
         let mut i = 0;

@@ -90,6 +90,8 @@ pub struct ReplayReader<R> {
     pieces: Vec<Piece>,
     queue: VecDeque<Record>,
     done: bool,
+    /// The line the form was told from.
+    detected_at: u64,
 }
 
 impl<R: BufRead> ReplayReader<R> {
@@ -104,6 +106,7 @@ impl<R: BufRead> ReplayReader<R> {
             pieces: Vec::new(),
             queue: VecDeque::new(),
             done: false,
+            detected_at: 0,
         }
     }
 
@@ -133,6 +136,7 @@ impl<R: BufRead> ReplayReader<R> {
             let queue = &mut self.queue;
             let values = &mut self.values;
             let pieces = &mut self.pieces;
+            let detected_at = &mut self.detected_at;
             let step = self.lines.read_with(&mut self.buf, |line, info| {
                 // Editors on some systems start a UTF-8 file with a BOM.
                 let line = match info.number {
@@ -146,6 +150,7 @@ impl<R: BufRead> ReplayReader<R> {
                         if trimmed.is_empty() {
                             return None;
                         }
+                        *detected_at = info.number;
                         *format.insert(detect(trimmed))
                     }
                 };
@@ -177,6 +182,24 @@ impl<R: BufRead> ReplayReader<R> {
                         for frame in frames.drain(..) {
                             queue.push_back(frame.record());
                         }
+                        None
+                    }
+                    Format::PrettyObjects
+                        if values.value_start() == Some(*detected_at) && whole_object(line) =>
+                    {
+                        // The first "object" never ended, and a line that is
+                        // a whole object comes: JSON lines whose first line
+                        // was cut. That line alone is lost.
+                        values.reset();
+                        *format = Some(Format::JsonLines);
+                        queue.push_back(Record {
+                            line: *detected_at,
+                            repaired: None,
+                            item: Err(RecordError::truncated(
+                                "truncated: a cut line, the lines after it read one by one",
+                            )),
+                        });
+                        queue.push_back(decode_record(line, info.number, info.terminated));
                         None
                     }
                     _ => {
@@ -307,6 +330,13 @@ fn rebase_position(message: &str, start: u64) -> String {
         Ok(n) if n > 0 => format!("{}{AT}{}{}", &message[..at], start + n - 1, &rest[digits..]),
         _ => message.to_string(),
     }
+}
+
+/// A line that is a whole JSON object by itself, from its first column (a
+/// pretty-printed value's inner lines are indented or not whole).
+fn whole_object(line: &[u8]) -> bool {
+    line.starts_with(b"{\"")
+        && serde_json::from_slice::<serde::de::IgnoredAny>(line.trim_ascii_end()).is_ok()
 }
 
 /// The form of a recording, from its first non-blank line.
