@@ -141,6 +141,38 @@ fn duplicate_events_change_nothing() {
     assert_eq!(text_of(&twice), "abcd");
 }
 
+/// A delta said again later, not next to its twin (a reconnect's replay,
+/// a recording stitched together), is applied once: held before its part,
+/// while streaming, and after a part update that already holds it.
+#[test]
+fn a_delta_said_again_later_is_applied_once_adjacent_or_not() {
+    let mut s = base();
+    apply(&mut s, delta(11, "ab"));
+    apply(&mut s, delta(12, "cd"));
+    // Both held: the first again, before the part comes.
+    assert_eq!(
+        apply(&mut s, delta(11, "ab")).effect,
+        ocview::model::Effect::Stale
+    );
+    apply(&mut s, text_part(10, "", false));
+    assert_eq!(text_of(&s), "abcd");
+    apply(&mut s, delta(13, "ef"));
+    for (n, text) in [(11, "ab"), (12, "cd"), (13, "ef")] {
+        let out = apply(&mut s, delta(n, text));
+        assert_eq!(out.effect, ocview::model::Effect::Stale, "delta {n}");
+    }
+    assert_eq!(text_of(&s), "abcdef");
+    // An update that is not final holds the text so far: the deltas in
+    // it stay applied.
+    apply(&mut s, text_part(14, "abcdef", false));
+    assert_eq!(
+        apply(&mut s, delta(12, "cd")).effect,
+        ocview::model::Effect::Stale
+    );
+    apply(&mut s, delta(15, "gh"));
+    assert_eq!(text_of(&s), "abcdefgh");
+}
+
 #[test]
 fn every_recorded_event_applied_twice_gives_the_same_transcript() {
     for scenario in common::scenarios() {

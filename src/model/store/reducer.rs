@@ -369,6 +369,9 @@ impl Store {
                 if mark.seq == 0 {
                     part.last_event = existing.last_event;
                 }
+                if !part.is_final() {
+                    part.deltas_applied = existing.deltas_applied.take();
+                }
                 part.revision = existing.revision + 1;
                 part.source = existing.source;
                 *existing = part;
@@ -393,9 +396,13 @@ impl Store {
         if let Some(held) = held {
             let part = &mut message.parts[pi];
             for d in held {
-                if !part.is_final() && !part.last_event.makes_stale(d.mark) {
+                if !part.is_final()
+                    && !part.last_event.makes_stale(d.mark)
+                    && !part.has_delta(d.mark)
+                {
                     part.append_delta(&d.field, &d.delta);
                     part.last_event.advance(d.mark);
+                    part.note_delta(d.mark);
                     obs.part_changed(part, pi, &d.delta);
                 }
             }
@@ -438,13 +445,14 @@ impl Store {
             return Outcome::with(Effect::Held);
         };
         let part = &mut Arc::make_mut(&mut self.sessions[si]).messages[mi].parts[pi];
-        if part.last_event.makes_stale(mark) || part.is_final() {
+        if part.last_event.makes_stale(mark) || part.is_final() || part.has_delta(mark) {
             return Outcome::with(Effect::Stale);
         }
         if !part.append_delta(&field, &delta) {
             return Outcome::with(Effect::Stale);
         }
         part.last_event.advance(mark);
+        part.note_delta(mark);
         part.revision += 1;
         obs.part_changed(part, pi, &delta);
         self.touch(si, Some(mi));
