@@ -265,6 +265,54 @@ fn the_command_line_imports_and_searches_for_scripts() {
     assert!(String::from_utf8_lossy(&off.stderr).contains("the archive is off"));
 }
 
+/// A session whose title and text carry a clipboard write (OSC 52), C1
+/// and bidi controls and a line separator: `search --json` prints none of
+/// them, not even escaped (`jq -r` would print them again), and the marks
+/// still point at the word in what is printed.
+#[test]
+fn search_json_prints_no_control_from_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let evil = r"\u001b]52;c;ZWNobyBoaQ==\u0007\u009b31m\u202egpj\u2028";
+    let lines = [
+        format!(r#"{{"type":"session.updated","properties":{{"info":{{"id":"ses_evil","title":"Evil{evil}title","directory":"/p","time":{{"created":1795339000000,"updated":1795339000000}}}}}}}}"#),
+        r#"{"type":"message.updated","properties":{"info":{"id":"msg_e","sessionID":"ses_evil","role":"user","time":{"created":1795339000100}}}}"#.to_string(),
+        format!(r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_e","messageID":"msg_e","sessionID":"ses_evil","type":"text","text":"tab\there {evil} hostile words"}}}}}}"#),
+    ];
+    let file = dir.path().join("evil.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .arg("--archive")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["archive", "import", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let out = run(&["search", "hostile", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let printed = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let hit = &hits[0];
+    for field in ["title", "snippet", "session_id"] {
+        let text = printed(&hit[field]);
+        for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2028}'] {
+            assert!(!text.contains(bad), "{field} holds {bad:?}: {text:?}");
+        }
+    }
+    assert!(printed(&hit["title"]).starts_with("Evil␛]52"), "{hit}");
+    let snippet = printed(&hit["snippet"]);
+    let mark = &hit["marks"][0];
+    let (a, b) = (
+        mark[0].as_u64().unwrap() as usize,
+        mark[1].as_u64().unwrap() as usize,
+    );
+    let marked: String = snippet.chars().skip(a).take(b - a).collect();
+    assert_eq!(marked, "hostile", "{snippet:?}");
+}
+
 /// Beside a live server (`attach`): enter on a hit of a session no server
 /// serves opens the archive's copy, under the Archive heading, read from
 /// the archive alone: nothing is asked of the server for it.

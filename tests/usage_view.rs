@@ -165,3 +165,80 @@ fn a_malformed_row_is_skipped_and_said_and_the_rest_counted() {
     let screen = wait_ready(&mut app, 200, 50);
     assert!(screen.contains("! 1 unreadable rows skipped"), "{screen}");
 }
+
+/// Names from the database holding a clipboard write (OSC 52), a screen
+/// clear, a C1 control, a bidi override and a line separator: none of
+/// them reaches any output of `ocview stats` (text, `--csv`, `--json`),
+/// and a tool name is cut after it was made inert, not inside a sequence.
+#[test]
+fn hostile_names_reach_no_stats_output() {
+    use ocview::headless::stats::{self, StatsOptions};
+    use ocview::source::opencode_db::Db;
+    use ocview::source::opencode_db::usage::UsageQuery;
+    const BAD: [char; 6] = [
+        '\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2028}', '\u{85}',
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    support::usage_db::generate(&path, 6, 4, 3, 5, NOW, |i| format!("ses_{i:04}"));
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let evil = "x\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[2J\u{9b}31m\u{202e}gpj\u{2028}\u{85}y";
+    c.execute(
+        "UPDATE message SET data = json_set(data, '$.modelID', ?1, '$.agent', ?1)",
+        [evil],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE part SET data = json_set(data, '$.tool', ?1) WHERE json_extract(data, '$.type') = 'tool'",
+        [format!("tool{evil}")],
+    )
+    .unwrap();
+    c.execute("UPDATE session SET title = ?1, directory = ?1", [evil])
+        .unwrap();
+    drop(c);
+    let query = UsageQuery {
+        since_ms: None,
+        project: None,
+        costliest: 5,
+        tools: true,
+        day_offset_ms: 0,
+    };
+    let usage = Db::open(&path).unwrap().usage(&query).unwrap();
+    assert!(
+        usage.by_model.iter().any(|g| g.name.contains('\u{1b}')),
+        "the names are hostile"
+    );
+    let options = StatsOptions {
+        days: None,
+        tools: None,
+        models: Some(None),
+        now_ms: NOW,
+    };
+    let json = stats::to_json(&usage, &options);
+    let outputs = [
+        ("text", stats::to_text(&usage, &options)),
+        ("csv", stats::to_csv(&usage)),
+        ("json", serde_json::to_string_pretty(&json).unwrap()),
+        // What `jq -r` would print of each string.
+        ("json strings", strings(&json)),
+    ];
+    for (name, out) in outputs {
+        for bad in BAD {
+            assert!(!out.contains(bad), "{name} holds {bad:?}:\n{out}");
+        }
+    }
+    let text = stats::to_text(&usage, &options);
+    assert!(text.contains("gpj␤"), "the names still show:\n{text}");
+}
+
+fn strings(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a.iter().map(strings).collect(),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{k}{}", strings(v)))
+            .collect(),
+        _ => String::new(),
+    }
+}

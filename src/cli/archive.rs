@@ -189,11 +189,14 @@ pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> 
             .iter()
             .map(|h| {
                 let mut v = serde_json::to_value(h).unwrap_or_default();
+                // Inert before it is counted: the marks are offsets into
+                // what is printed.
+                sanitize::json_value(&mut v);
                 let mut snippet = String::new();
                 let mut marks = Vec::new();
                 for (piece, hit) in h.pieces() {
                     let start = snippet.chars().count();
-                    snippet.push_str(&piece);
+                    snippet.push_str(&sanitize::line(&piece));
                     if hit {
                         marks.push([start, snippet.chars().count()]);
                     }
@@ -421,6 +424,7 @@ pub fn stats(json: bool, setting: &Setting) -> Result<ExitCode, String> {
         v["bytes"] = size.into();
         v["oldest"] = span.map(|s| s.0).into();
         v["newest"] = span.map(|s| s.1).into();
+        sanitize::json_value(&mut v);
         format!("{v}\n")
     } else {
         let when = match span {

@@ -94,7 +94,10 @@ fn resolve(db: &Db, wanted: &str) -> anyhow::Result<String> {
         many => Err(anyhow::anyhow!(
             "{} names more than one session: {}",
             ocview::model::wire::sanitize::line(wanted),
-            many.join(", ")
+            many.iter()
+                .map(|id| ocview::model::wire::sanitize::line(id))
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }

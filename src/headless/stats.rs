@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use crate::model::wire::sanitize;
 use crate::source::opencode_db::usage::{DAY_MS, Figures, Group, Usage};
 
 /// What was asked, as far as the printing goes.
@@ -81,7 +82,42 @@ fn group_json(g: &Group, count: &str) -> Value {
 
 /// Every figure, unrounded. Models' `output` is the model's own output;
 /// `opencode stats` shows output + reasoning there.
+/// The report's names as every output shows them: what came from the
+/// database (model, tool, project, agent names, titles, folders, ids) with
+/// no control, bidi or separator character left, before any is cut.
+fn inert(u: &Usage) -> Usage {
+    let line = |s: &mut String| {
+        if let std::borrow::Cow::Owned(clean) = sanitize::line(s) {
+            *s = clean;
+        }
+    };
+    let mut u = u.clone();
+    for g in u
+        .by_day
+        .values_mut()
+        .chain(&mut u.by_model)
+        .chain(&mut u.by_project)
+        .chain(&mut u.by_agent)
+    {
+        line(&mut g.name);
+    }
+    for s in &mut u.costliest {
+        line(&mut s.id);
+        line(&mut s.title);
+        line(&mut s.directory);
+    }
+    for (name, _) in &mut u.tools {
+        line(name);
+    }
+    u.model_days = std::mem::take(&mut u.model_days)
+        .into_iter()
+        .map(|(name, days)| (sanitize::line(&name).into_owned(), days))
+        .collect();
+    u
+}
+
 pub fn to_json(u: &Usage, o: &StatsOptions) -> Value {
+    let u = &inert(u);
     let d = derived(u, o);
     json!({
         "sessions": u.sessions,
@@ -120,6 +156,7 @@ pub fn to_json(u: &Usage, o: &StatsOptions) -> Value {
 /// One row per figure group: `kind,name,count,cost,input,output,reasoning,
 /// cache_read,cache_write`.
 pub fn to_csv(u: &Usage) -> String {
+    let u = &inert(u);
     let mut out =
         String::from("kind,name,count,cost,input,output,reasoning,cache_read,cache_write\n");
     let mut row = |kind: &str, name: &str, count: u64, f: &Figures| {
@@ -239,6 +276,7 @@ fn js_round(x: f64) -> f64 {
 
 /// The text `opencode stats` prints for these figures, then ocview's own.
 pub fn to_text(u: &Usage, o: &StatsOptions) -> String {
+    let u = &inert(u);
     let d = derived(u, o);
     let mut out = String::new();
     title(&mut out, "OVERVIEW", 23);

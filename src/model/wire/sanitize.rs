@@ -11,7 +11,13 @@ use std::borrow::Cow;
 const TAB_WIDTH: usize = 4;
 
 fn needs_change(c: char) -> bool {
-    c.is_control() || is_bidi_control(c)
+    c.is_control() || is_bidi_control(c) || is_separator(c)
+}
+
+/// U+2028 and U+2029 end a line in some readers (notifications, editors,
+/// JavaScript) without being a newline anywhere else.
+fn is_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// Characters that change how text reads without showing: bidi
@@ -68,6 +74,29 @@ pub fn json(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Every string of a JSON value (keys too) made inert as `line` makes it:
+/// what `--json` prints is read by scripts that print it again (`jq -r`
+/// turns an escaped `\u001b` back into ESC).
+pub fn json_value(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => {
+            if let Cow::Owned(clean) = line(s) {
+                *s = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(json_value),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                json_value(&mut item);
+                map.insert(line(&key).into_owned(), item);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Remove the control strings a terminal would swallow whole: OSC (titles,
@@ -169,6 +198,7 @@ pub fn plain(text: &str) -> Cow<'_, str> {
             }
             c if is_bidi_control(c) => {}
             c if c.is_control() => out.push(picture(c)),
+            c if is_separator(c) => out.push('\u{2424}'),
             c => out.push(c),
         }
     }
@@ -198,6 +228,8 @@ fn clean(text: &str, keep_newlines: bool) -> Cow<'_, str> {
             }
             c if is_bidi_control(c) => continue,
             c if c.is_control() => out.push(picture(c)),
+            // The picture of a newline: it shows where the break was.
+            c if is_separator(c) => out.push('\u{2424}'),
             c => out.push(c),
         }
         column += 1;
@@ -208,6 +240,33 @@ fn clean(text: &str, keep_newlines: bool) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_and_paragraph_separators_show_as_marks_everywhere() {
+        for text in ["a\u{2028}b", "a\u{2029}b"] {
+            assert_eq!(line(text), "a\u{2424}b");
+            assert_eq!(block(text), "a\u{2424}b");
+            assert_eq!(plain(text), "a\u{2424}b");
+            assert!(json(&format!("\"{text}\"")).is_ascii());
+        }
+    }
+
+    #[test]
+    fn every_string_of_a_json_value_is_made_inert() {
+        let mut v = serde_json::json!({
+            "title\u{1b}]52;c;eA==\u{7}": ["\u{9b}31m", "ok", 3, {"name": "\u{202e}gpj.exe\u{2028}"}],
+        });
+        json_value(&mut v);
+        let text = v.to_string();
+        let raw = serde_json::from_str::<serde_json::Value>(&text)
+            .unwrap()
+            .to_string();
+        for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2028}'] {
+            assert!(!raw.contains(bad), "{bad:?} in {raw}");
+            assert!(!format!("{v:?}").contains(bad), "{bad:?} in {v:?}");
+        }
+        assert!(text.contains("\"ok\"") && text.contains('3'));
+    }
 
     #[test]
     fn control_strings_go_and_their_text_stays() {
