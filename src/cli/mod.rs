@@ -226,15 +226,79 @@ impl AuthArgs {
 /// (a wrong path to a big file is not read whole).
 const PASSWORD_FILE_MAX: u64 = 4096;
 
+/// How long a password file (a pipe, say) may take to give its line.
+const PASSWORD_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Up to `max` bytes of a file opened non-blocking, until its end or its
+/// first line end, within `wait` (a pipe is waited on with poll(2), never
+/// read in a busy loop; its writer may stay open after the line).
+fn read_line_within(
+    mut file: std::fs::File,
+    max: u64,
+    wait: std::time::Duration,
+) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let deadline = std::time::Instant::now() + wait;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while (bytes.len() as u64) < max {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if chunk[..n].contains(&b'\n') {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Err(std::io::ErrorKind::TimedOut.into());
+                }
+                let mut fd = libc::pollfd {
+                    fd: file.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one pollfd of a descriptor this function owns.
+                unsafe { libc::poll(&mut fd, 1, left.as_millis().max(1) as libc::c_int) };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(bytes)
+}
+
 /// The first line of a password file, without its line end. As ssh does
 /// with keys, a file other users may read or change is refused.
 fn read_password(path: &std::path::Path) -> Result<String, String> {
-    use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
     let shown = || ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     let cannot = |e: std::io::Error| format!("cannot read the password file {}: {e}", shown());
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let mode = file.metadata().map_err(cannot)?.permissions().mode();
+    // Never blocking on open: a named pipe nobody writes to would wait
+    // forever (a `<(pass show …)` pipe has its writer and is read).
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(cannot)?
+    };
+    let meta = file.metadata().map_err(cannot)?;
+    let kind = meta.file_type();
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if !kind.is_file() && !kind.is_fifo() {
+            return Err(format!(
+                "the password file {} is not a file (a directory or a device)",
+                shown()
+            ));
+        }
+    }
+    let mode = meta.permissions().mode();
     if mode & 0o077 != 0 {
         let what = if mode & 0o044 != 0 {
             "readable"
@@ -248,10 +312,17 @@ fn read_password(path: &std::path::Path) -> Result<String, String> {
             shown()
         ));
     }
-    let mut bytes = Vec::new();
-    file.take(PASSWORD_FILE_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
+    let bytes = read_line_within(file, PASSWORD_FILE_MAX + 1, PASSWORD_WAIT).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::TimedOut {
+            format!(
+                "the password file {} gave nothing within {} s (a pipe nobody writes to?)",
+                shown(),
+                PASSWORD_WAIT.as_secs()
+            )
+        } else {
+            cannot(e)
+        }
+    })?;
     if bytes.len() as u64 > PASSWORD_FILE_MAX {
         return Err(format!(
             "the password file {} is larger than {} KiB: it should hold the password on one line",
@@ -364,6 +435,46 @@ mod tests {
         assert!(read_password(&binary).unwrap_err().contains("UTF-8"));
         let e = read_password(&dir.path().join("missing")).unwrap_err();
         assert!(e.contains("cannot read the password file"), "{e}");
+    }
+
+    /// A named pipe nobody writes to is refused within a second (opening
+    /// it blocked for ever); one with a writer, as `<(pass show …)` gives,
+    /// is read; a directory is not a password file.
+    #[test]
+    fn a_password_pipe_is_read_or_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = |name: &str| {
+            let path = dir.path().join(name);
+            let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            // SAFETY: a path of our own, NUL-terminated.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            path
+        };
+        let answer_of = |path: PathBuf| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(read_password(&path)));
+            rx.recv_timeout(std::time::Duration::from_secs(5))
+                .expect("read_password answered within 5 s")
+        };
+        let started = std::time::Instant::now();
+        let e = answer_of(fifo("nobody")).unwrap_err();
+        assert!(e.contains("nobody"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(3));
+
+        // A writer that stays open after its line (as `pass` may): the
+        // line is enough. O_RDWR holds the pipe's write end without waiting.
+        let written = fifo("written");
+        let mut writer = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&written)
+            .unwrap();
+        std::io::Write::write_all(&mut writer, b"from-a-pipe\nmore\n").unwrap();
+        assert_eq!(answer_of(written).unwrap(), "from-a-pipe");
+        drop(writer);
+
+        let e = read_password(dir.path()).unwrap_err();
+        assert!(e.contains("not a file") || e.contains("cannot read"), "{e}");
     }
 
     #[test]
