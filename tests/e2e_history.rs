@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::screen;
 use ocview::app::App;
 use ocview::source::msg::SourceMsg;
-use ocview::source::opencode_db::{Db, history};
+use ocview::source::opencode_db::Db;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Step, first_user_text, last_turn};
@@ -26,14 +26,8 @@ use tokio::sync::mpsc;
 fn history_app(rt: &tokio::runtime::Runtime, db: &Path) -> (App, mpsc::Receiver<SourceMsg>) {
     let mut app = App::new(ocview::app::config::Config::default(), "history", false).unwrap();
     let (tx, rx) = mpsc::channel(8192);
-    let handle = history::spawn(db.to_path_buf(), tx);
     let _guard = rt.enter();
-    app.live = Some(ocview::app::launch::archive_list::route(
-        None,
-        Some(handle),
-        None,
-    ));
-    app.source.state = ocview::source::msg::SourceState::Live;
+    ocview::app::launch::history::open_database(&mut app, db.to_path_buf(), tx, None);
     (app, rx)
 }
 
@@ -585,6 +579,36 @@ fn a_renamed_column_says_what_is_missing_and_shows_the_rest() {
     pump(&rt, &mut app, &mut rx, "its message", |_, t| {
         t.contains("A question that reads fine")
     });
+}
+
+/// `u` in `ocview history DB` totals that database, not the one this
+/// machine's opencode uses.
+#[test]
+fn the_usage_view_reads_the_database_the_viewer_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("elsewhere.db");
+    make_db(&db, true, 0);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (mut app, _rx) = history_app(&rt, &db);
+    assert_eq!(app.usage.db.as_deref(), Some(db.as_path()));
+    common::press(&mut app, &["u"]);
+    let start = Instant::now();
+    loop {
+        let text = screen(&mut app, 120, 40);
+        if let Some(view) = &app.usage.view
+            && !view.loading()
+        {
+            match &view.answer {
+                ocview::app::overlays::usage::Answer::Ready(u) => {
+                    assert_eq!(u.sessions, 2, "{text}");
+                    break;
+                }
+                _ => panic!("no usage of {}:\n{text}", db.display()),
+            }
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A release without `session.time_updated`: its sessions are listed (by

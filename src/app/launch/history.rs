@@ -27,8 +27,21 @@ pub async fn history_tui(mut app: App, path: std::path::PathBuf) -> anyhow::Resu
     let (tx, rx) = mpsc::channel(8192);
     // The archive's sessions after the database's.
     let archive = super::archive_list::spawn(&mut app, None, tx.clone());
+    open_database(&mut app, path, tx, archive);
+    tui(app, rx).await
+}
+
+/// The viewer on the database at `path`: its reader started and routed
+/// to (with the archive's list, when given); the usage view (`u`) reads
+/// this database too, not the one this machine's opencode uses.
+pub fn open_database(
+    app: &mut App,
+    path: std::path::PathBuf,
+    tx: mpsc::Sender<SourceMsg>,
+    archive: Option<crate::archive::list_reader::ArchiveListHandle>,
+) {
+    app.usage.db = Some(path.clone());
     let handle = history::spawn(path, tx);
     app.live = Some(super::archive_list::route(None, Some(handle), archive));
     app.source.state = SourceState::Live;
-    tui(app, rx).await
 }
