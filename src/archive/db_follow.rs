@@ -63,12 +63,6 @@ fn run(
         if watch.is_none() && path.is_file() {
             watch = Db::open(path).ok();
         }
-        if watch.as_ref().is_some_and(Db::outdated) {
-            // A writer came: open it again, and import once more (the new
-            // connection's numbers are not the old one's).
-            watch = Db::open(path).ok();
-            version = None;
-        }
         let now = watch.as_ref().and_then(|db| db.data_version().ok());
         if watch.is_some() && now.is_none() {
             // Reopen at the next poll (the file was replaced, or locked).

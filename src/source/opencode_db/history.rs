@@ -292,17 +292,6 @@ impl Reader {
         if !self.open() {
             return;
         }
-        if self.db.as_ref().is_some_and(Db::outdated) {
-            self.db = None;
-            // Read again as after any commit (a new connection's numbers
-            // are not the old one's, and this is not the first read).
-            if self.version.is_some() {
-                self.version = Some(i64::MIN);
-            }
-            if !self.open() {
-                return;
-            }
-        }
         let Some(db) = &self.db else { return };
         let version = match db.data_version() {
             Ok(v) => v,

@@ -98,22 +98,13 @@ pub struct Db {
     schema: Schema,
     path: PathBuf,
     shown: String,
-    /// Read as a closed database (`immutable`, nothing made beside it):
-    /// the file's time and size then, to tell when a writer came and went.
-    closed: Option<(Option<std::time::SystemTime>, u64)>,
 }
 
 impl Db {
     /// Open read-only and read the schema; a file that is not opencode's
     /// (or is missing, locked, damaged) fails with its reason.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        let stamp = |p: &Path| {
-            std::fs::metadata(p)
-                .map(|m| (m.modified().ok(), m.len()))
-                .unwrap_or((None, 0))
-        };
-        let (conn, closed) = guard::open(path)?;
-        let closed = closed.then(|| stamp(path));
+        let conn = guard::open(path)?;
         let shown = path.display().to_string();
         let schema = Schema::read(&conn, &shown)?;
         Ok(Db {
@@ -121,22 +112,7 @@ impl Db {
             schema,
             path: path.to_path_buf(),
             shown,
-            closed,
         })
-    }
-
-    /// Opened while nobody wrote it, and a writer has come since: what it
-    /// reads may be old, and `data_version` will not move. Open it again
-    /// (its numbers then start afresh).
-    pub fn outdated(&self) -> bool {
-        let Some(then) = self.closed else {
-            return false;
-        };
-        // A writer that came and went leaves the file changed, not its files.
-        let now = std::fs::metadata(&self.path)
-            .map(|m| (m.modified().ok(), m.len()))
-            .unwrap_or((None, 0));
-        guard::writer_files_exist(&self.path) || now != then
     }
 
     pub fn schema(&self) -> &Schema {

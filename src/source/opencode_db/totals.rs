@@ -123,11 +123,6 @@ fn run(path: PathBuf, watch: Receiver<String>, tx: tokio_mpsc::Sender<SourceMsg>
                 }
             }
         }
-        if db.as_ref().is_some_and(Db::outdated) {
-            db = None;
-            counted = None;
-            continue;
-        }
         let Some(open) = &db else { continue };
         // Nothing committed since the last count of this session: no read.
         let version = match open.data_version() {
