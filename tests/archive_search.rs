@@ -216,14 +216,7 @@ fn the_command_line_imports_and_searches_for_scripts() {
     assert_eq!(std::env::var("OCVIEW_ARCHIVE").as_deref(), Ok("off"));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-            .arg("--archive")
-            .arg(&db)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| ocview_on(&db, args);
     let file = common::fixtures_dir().join("a_bash_permission_once/event.jsonl");
     let file = file.to_str().unwrap();
     let out = run(&["archive", "import", file]);
@@ -281,14 +274,7 @@ fn search_json_prints_no_control_from_the_archive() {
     ];
     let file = dir.path().join("evil.jsonl");
     std::fs::write(&file, lines.join("\n")).unwrap();
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-            .arg("--archive")
-            .arg(&db)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| ocview_on(&db, args);
     let out = run(&["archive", "import", file.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
     let out = run(&["search", "hostile", "--json"]);
@@ -362,4 +348,14 @@ fn beside_a_live_server_a_hit_no_server_serves_opens_from_the_archive() {
         asked.iter().all(|c| !c.contains(&hit.session_id)),
         "the server was asked for an archived session: {asked:?}"
     );
+}
+
+/// The command line on the archive `db`.
+fn ocview_on(db: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .arg("--archive")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
 }

@@ -92,17 +92,10 @@ fn no_database_is_one_clear_line() {
 fn a_malformed_row_is_skipped_and_said_and_the_rest_counted() {
     use ocview::headless::stats::{self, StatsOptions};
     use ocview::source::opencode_db::Db;
-    use ocview::source::opencode_db::usage::UsageQuery;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("opencode.db");
     support::usage_db::generate(&path, 40, 30, 3, 60, NOW, |i| format!("ses_{i:04}"));
-    let query = UsageQuery {
-        since_ms: None,
-        project: None,
-        costliest: 5,
-        tools: true,
-        day_offset_ms: 0,
-    };
+    let query = all_time_with_tools();
     let whole = Db::open(&path).unwrap().usage(&query).unwrap();
     assert_eq!(whole.malformed, 0);
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -174,7 +167,6 @@ fn a_malformed_row_is_skipped_and_said_and_the_rest_counted() {
 fn hostile_names_reach_no_stats_output() {
     use ocview::headless::stats::{self, StatsOptions};
     use ocview::source::opencode_db::Db;
-    use ocview::source::opencode_db::usage::UsageQuery;
     const BAD: [char; 6] = [
         '\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2028}', '\u{85}',
     ];
@@ -196,13 +188,7 @@ fn hostile_names_reach_no_stats_output() {
     c.execute("UPDATE session SET title = ?1, directory = ?1", [evil])
         .unwrap();
     drop(c);
-    let query = UsageQuery {
-        since_ms: None,
-        project: None,
-        costliest: 5,
-        tools: true,
-        day_offset_ms: 0,
-    };
+    let query = all_time_with_tools();
     let usage = Db::open(&path).unwrap().usage(&query).unwrap();
     assert!(
         usage.by_model.iter().any(|g| g.name.contains('\u{1b}')),
@@ -240,5 +226,16 @@ fn strings(v: &serde_json::Value) -> String {
             .map(|(k, v)| format!("{k}{}", strings(v)))
             .collect(),
         _ => String::new(),
+    }
+}
+
+/// What `ocview stats` asks: all time, tools counted.
+fn all_time_with_tools() -> ocview::source::opencode_db::usage::UsageQuery {
+    ocview::source::opencode_db::usage::UsageQuery {
+        since_ms: None,
+        project: None,
+        costliest: 5,
+        tools: true,
+        day_offset_ms: 0,
     }
 }
