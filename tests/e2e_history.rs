@@ -611,6 +611,67 @@ fn the_usage_view_reads_the_database_the_viewer_opened() {
     }
 }
 
+/// Reading a cleanly closed WAL database makes no file beside it (SQLite
+/// would make -wal and -shm: run as root on another user's database, they
+/// were root's and opencode could not open it). Once a writer comes, the
+/// same reader opens it again and sees what it wrote, its data_version
+/// moves, and the writer still checkpoints with the reader there.
+#[test]
+fn a_closed_database_is_read_without_a_file_made_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("opencode.db");
+    make_db(&db_path, true, 0);
+    let listed = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listed();
+    assert_eq!(before, ["opencode.db"], "closed cleanly");
+    let db = Db::open(&db_path).unwrap();
+    assert_eq!(db.sessions(10, None).unwrap().len(), 2);
+    let v0 = db.data_version().unwrap();
+    assert!(!db.outdated());
+    assert_eq!(listed(), before, "a file was made beside the database");
+
+    // A writer comes (its -wal and -shm appear) and changes a title.
+    let writer = Connection::open(&db_path).unwrap();
+    writer
+        .execute(
+            "UPDATE session SET title = 'Written while read' WHERE id = 'ses_good'",
+            [],
+        )
+        .unwrap();
+    assert!(db.outdated(), "the reader knows to open it again");
+    assert_ne!(
+        db.data_version().unwrap(),
+        v0,
+        "a reader polling would miss it"
+    );
+    let titles: Vec<String> = db
+        .sessions(10, None)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.title.unwrap_or_default())
+        .collect();
+    assert!(
+        titles.iter().any(|t| t == "Written while read"),
+        "{titles:?}"
+    );
+    assert!(!db.outdated(), "read live from then on");
+    let (busy, _, _): (i64, i64, i64) = writer
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!(busy, 0, "the writer checkpoints with the reader open");
+    drop(db);
+}
+
 /// A release without `session.time_updated`: its sessions are listed (by
 /// id, newest first), not none (SQLite read "ORDER BY 0" as a column).
 #[test]

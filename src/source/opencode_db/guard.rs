@@ -33,9 +33,28 @@ const ALLOWED_PRAGMAS: [&str; 5] = [
     "schema_version",
 ];
 
+/// The files a writer of a WAL database keeps beside it.
+pub fn writer_files_exist(path: &Path) -> bool {
+    ["-wal", "-shm"].iter().any(|end| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(end);
+        std::path::Path::new(&name).exists()
+    })
+}
+
+/// Whether the file's header says write-ahead log (bytes 18 and 19 are 2).
+fn is_wal_database(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok_and(|()| header[18] == 2 && header[19] == 2)
+}
+
 /// Open `path` read-only with the guards on. Checks the file first so a
-/// missing or empty one gets its own message.
-pub fn open(path: &Path) -> Result<Connection, DbError> {
+/// missing or empty one gets its own message. The flag: opened as a
+/// closed database (see below), to be opened again once a writer comes.
+pub fn open(path: &Path) -> Result<(Connection, bool), DbError> {
     let shown = path.display().to_string();
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -51,12 +70,19 @@ pub fn open(path: &Path) -> Result<Connection, DbError> {
         Ok(_) => {}
     }
     // No CREATE: a missing file fails instead of appearing. The URI's
-    // mode=ro says the same to SQLite's file layer. Not `immutable`: the
-    // file is live, and immutable would read torn pages.
+    // mode=ro says the same to SQLite's file layer. A WAL database nobody
+    // has open (no -wal, no -shm beside it) is read `immutable`: SQLite
+    // would otherwise make both files beside it, and, run as another user,
+    // leave files opencode cannot open. A live one is never immutable (it
+    // would read torn pages): `Db` opens it again once a writer comes.
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
-    let uri = super::path::read_only_uri(path);
+    let closed = is_wal_database(path) && !writer_files_exist(path);
+    let mut uri = super::path::read_only_uri(path);
+    if closed {
+        uri.push_str("&immutable=1");
+    }
     let mut conn =
         Connection::open_with_flags(&uri, flags).map_err(|e| DbError::from_sqlite(&shown, e))?;
     conn.authorizer(Some(authorize))
@@ -72,7 +98,7 @@ pub fn open(path: &Path) -> Result<Connection, DbError> {
         Ok(())
     };
     setup().map_err(|e| DbError::from_sqlite(&shown, e))?;
-    Ok(conn)
+    Ok((conn, closed))
 }
 
 /// The authorizer: reads and selects, except of secrets; the few pragmas

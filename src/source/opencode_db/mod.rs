@@ -22,7 +22,9 @@ pub mod sessions;
 pub mod totals;
 pub mod usage;
 
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use rusqlite::{Connection, ErrorCode};
 
@@ -94,25 +96,66 @@ impl DbError {
 
 /// An open, guarded database and what its schema holds.
 pub struct Db {
-    conn: Connection,
+    conn: RefCell<Connection>,
     schema: Schema,
     path: PathBuf,
     shown: String,
+    /// Read as a closed database (`immutable`, nothing made beside it):
+    /// the file's time and size then, to tell when a writer came.
+    closed: Cell<Option<FileStamp>>,
+    /// Times the connection was opened again: `data_version` moves with it,
+    /// since a new connection's numbers are not the old one's.
+    reopened: Cell<i64>,
+}
+
+type FileStamp = (Option<SystemTime>, u64);
+
+fn stamp(path: &Path) -> FileStamp {
+    std::fs::metadata(path)
+        .map(|m| (m.modified().ok(), m.len()))
+        .unwrap_or((None, 0))
 }
 
 impl Db {
     /// Open read-only and read the schema; a file that is not opencode's
     /// (or is missing, locked, damaged) fails with its reason.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        let conn = guard::open(path)?;
+        let (conn, closed) = guard::open(path)?;
+        let closed = closed.then(|| stamp(path));
         let shown = path.display().to_string();
         let schema = Schema::read(&conn, &shown)?;
         Ok(Db {
-            conn,
+            conn: RefCell::new(conn),
             schema,
             path: path.to_path_buf(),
             shown,
+            closed: Cell::new(closed),
+            reopened: Cell::new(0),
         })
+    }
+
+    /// Opened while nobody wrote it, and a writer has come since (its files
+    /// appeared, or the file changed): what it reads may be old.
+    pub fn outdated(&self) -> bool {
+        self.closed
+            .get()
+            .is_some_and(|then| guard::writer_files_exist(&self.path) || stamp(&self.path) != then)
+    }
+
+    /// One short read through the guards (retried briefly while busy),
+    /// first opening the file again if a writer came since it was opened
+    /// as a closed database.
+    fn read<T>(&self, mut f: impl FnMut(&Connection) -> rusqlite::Result<T>) -> Result<T, DbError> {
+        if self.outdated()
+            && let Ok(mut conn) = self.conn.try_borrow_mut()
+        {
+            let (fresh, closed) = guard::open(&self.path)?;
+            *conn = fresh;
+            self.closed.set(closed.then(|| stamp(&self.path)));
+            self.reopened.set(self.reopened.get() + 1);
+        }
+        let conn = self.conn.borrow();
+        guard::with_retry(&self.shown, || f(&conn))
     }
 
     pub fn schema(&self) -> &Schema {
@@ -126,17 +169,17 @@ impl Db {
     /// Changes each time another connection commits: nothing to read again
     /// while it stays the same.
     pub fn data_version(&self) -> Result<i64, DbError> {
-        guard::with_retry(&self.shown, || {
-            self.conn.query_row("PRAGMA data_version", [], |r| r.get(0))
-        })
+        let version: i64 =
+            self.read(|conn| conn.query_row("PRAGMA data_version", [], |r| r.get(0)))?;
+        Ok((self.reopened.get() << 40) + version)
     }
 
     /// Run any read-only statement through the guards (for callers that
     /// need more than the reads below, and for the authorizer's tests):
     /// the rows' first columns as text.
     pub fn query_strings(&self, sql: &str) -> Result<Vec<String>, DbError> {
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(sql)?;
+        self.read(|conn| {
+            let mut st = conn.prepare(sql)?;
             st.query_map([], |r| {
                 r.get_ref(0).map(|v| match v {
                     rusqlite::types::ValueRef::Null => String::new(),

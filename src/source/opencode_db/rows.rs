@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use rusqlite::Row;
 use rusqlite::types::ValueRef;
 
-use super::{Db, DbError, guard};
+use super::{Db, DbError};
 
 /// A `message` or `part` row: its ids, times and the `data` JSON (without
 /// the ids) as stored.
@@ -67,8 +67,8 @@ impl Db {
         if !self.schema.has("project", "worktree") {
             return Ok(HashMap::new());
         }
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare("SELECT id, worktree FROM project")?;
+        self.read(|conn| {
+            let mut st = conn.prepare("SELECT id, worktree FROM project")?;
             st.query_map([], |r| Ok((text(r, 0), text(r, 1))))?
                 .collect()
         })
@@ -94,8 +94,8 @@ impl Db {
         sql.push_str(&format!(
             " ORDER BY coalesce({created}, 0) DESC, id DESC LIMIT {limit}"
         ));
-        let mut rows = guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(&sql)?;
+        let mut rows = self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
             let rows = match before {
                 Some(c) => st.query(rusqlite::params![session, c.time_created, c.id])?,
                 None => st.query([session])?,
@@ -118,8 +118,8 @@ impl Db {
                 "SELECT id, message_id, session_id, {created}, {updated}, data FROM part \
                  WHERE message_id IN ({marks}) ORDER BY message_id, id"
             );
-            out.extend(guard::with_retry(&self.shown, || {
-                let mut st = self.conn.prepare(&sql)?;
+            out.extend(self.read(|conn| {
+                let mut st = conn.prepare(&sql)?;
                 st.query_map(rusqlite::params_from_iter(chunk.iter()), content_row)?
                     .collect::<Result<Vec<_>, _>>()
             })?);
@@ -142,8 +142,8 @@ impl Db {
             &["id", "message_id", "session_id", "data", "time_updated"],
         )?;
         let read = |sql: &str| {
-            guard::with_retry(&self.shown, || {
-                let mut st = self.conn.prepare(sql)?;
+            self.read(|conn| {
+                let mut st = conn.prepare(sql)?;
                 st.query_map(rusqlite::params![session, since], content_row)?
                     .collect::<Result<Vec<_>, _>>()
             })
@@ -175,8 +175,8 @@ impl Db {
             s.column_or_null("todo", "status"),
             s.column_or_null("todo", "priority"),
         );
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(&sql)?;
+        self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
             st.query_map([session], |r| {
                 Ok(TodoRow {
                     content: text(r, 0),
@@ -199,8 +199,8 @@ impl Db {
         let sql = format!(
             "SELECT id, {seq}, type, data FROM event WHERE aggregate_id = ?1 ORDER BY {seq}, id"
         );
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(&sql)?;
+        self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
             st.query_map([session], |r| {
                 Ok(EventRow {
                     id: text(r, 0),
@@ -242,11 +242,10 @@ impl super::Db {
     /// The session table's largest rowid: a session imported while ocview
     /// follows keeps its old times, so only its new rowid shows it is new.
     pub fn session_rowid_max(&self) -> Result<i64, DbError> {
-        guard::with_retry(&self.shown, || {
-            self.conn
-                .query_row("SELECT coalesce(max(rowid), 0) FROM session", [], |r| {
-                    r.get(0)
-                })
+        self.read(|conn| {
+            conn.query_row("SELECT coalesce(max(rowid), 0) FROM session", [], |r| {
+                r.get(0)
+            })
         })
     }
 

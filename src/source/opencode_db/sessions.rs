@@ -7,7 +7,7 @@ use rusqlite::Row;
 use rusqlite::types::ValueRef;
 
 use super::schema::{TOTALS_COLUMNS, quote};
-use super::{Db, DbError, guard};
+use super::{Db, DbError};
 
 /// The cost and tokens opencode stored for a session.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -108,10 +108,8 @@ impl Db {
             .filter(|_| self.schema.has("session", "time_updated"))
             .unwrap_or(i64::MIN);
         let sql = format!("SELECT count(*) FROM session WHERE {order} >= ?1");
-        guard::with_retry(&self.shown, || {
-            self.conn.query_row(&sql, [since], |r| r.get::<_, i64>(0))
-        })
-        .map(|n| n.max(0) as u64)
+        self.read(|conn| conn.query_row(&sql, [since], |r| r.get::<_, i64>(0)))
+            .map(|n| n.max(0) as u64)
     }
 
     fn session_order(&self) -> &'static str {
@@ -146,8 +144,8 @@ impl Db {
             "SELECT {} FROM session WHERE {filter} ORDER BY {order} DESC, id DESC LIMIT {limit}",
             cols.join(", ")
         );
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(&sql)?;
+        self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
             let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
             rows.mapped(|r| Ok(session_row(r, totals))).collect()
         })
@@ -155,11 +153,8 @@ impl Db {
 
     /// How many sessions the database holds.
     pub fn session_count(&self) -> Result<u64, DbError> {
-        guard::with_retry(&self.shown, || {
-            self.conn
-                .query_row("SELECT count(*) FROM session", [], |r| r.get::<_, i64>(0))
-        })
-        .map(|n| n.max(0) as u64)
+        self.read(|conn| conn.query_row("SELECT count(*) FROM session", [], |r| r.get::<_, i64>(0)))
+            .map(|n| n.max(0) as u64)
     }
 
     /// How many messages `session` has; `None` when this database does
@@ -168,8 +163,8 @@ impl Db {
         if !self.schema.has("message", "session_id") {
             return Err(DbError::Unsupported("message table".into()));
         }
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(
+        self.read(|conn| {
+            let mut st = conn.prepare(
                 "SELECT (SELECT count(*) FROM message WHERE session_id = ?1) \
                  FROM session WHERE id = ?1",
             )?;

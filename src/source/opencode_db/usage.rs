@@ -15,7 +15,7 @@ use rusqlite::Row;
 
 use super::schema::{TOTALS_COLUMNS, quote};
 use super::sessions::{lenient_f64 as real, lenient_int as int, lenient_text as text};
-use super::{Db, DbError, guard};
+use super::{Db, DbError};
 
 pub const DAY_MS: i64 = 86_400_000;
 
@@ -171,8 +171,8 @@ impl Db {
         let mut usage = Usage::default();
         let mut sessions: HashMap<String, SessionFacts> = HashMap::new();
         let ranged = q.since_ms.is_some();
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(&sql)?;
+        self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
             sessions.clear();
             let (mut first, mut last) = (None::<i64>, None::<i64>);
@@ -203,15 +203,14 @@ impl Db {
             } else {
                 "0"
             };
-            let (messages, malformed) = guard::with_retry(&self.shown, || {
+            let (messages, malformed) = self.read(|conn| {
                 let sql = format!(
                     "SELECT count(*), coalesce(sum({bad}), 0) FROM message WHERE session_id IN \
                      (SELECT id FROM session WHERE {filter})"
                 );
-                self.conn
-                    .query_row(&sql, rusqlite::params_from_iter(params.iter()), |r| {
-                        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-                    })
+                conn.query_row(&sql, rusqlite::params_from_iter(params.iter()), |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                })
             })?;
             usage.messages = messages.max(0) as u64;
             usage.malformed = malformed.max(0) as u64;
@@ -361,9 +360,9 @@ impl Db {
              FROM message m WHERE {chosen} AND {assistant}"
         );
         let mut groups = Grouper::default();
-        guard::with_retry(&self.shown, || {
+        self.read(|conn| {
             groups = Grouper::default();
-            let mut st = self.conn.prepare(&scan)?;
+            let mut st = conn.prepare(&scan)?;
             let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
             while let Some(r) = rows.next()? {
                 groups.add(r, 1);
@@ -395,9 +394,9 @@ impl Db {
                  AND json_extract({PART_JSON}, '$.type') = 'step-finish'"
             );
             let mut groups = Grouper::default();
-            guard::with_retry(&self.shown, || {
+            self.read(|conn| {
                 groups = Grouper::default();
-                let mut st = self.conn.prepare(&steps)?;
+                let mut st = conn.prepare(&steps)?;
                 let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
                 while let Some(r) = rows.next()? {
                     // A step adds figures, not another message.
@@ -428,21 +427,22 @@ impl Db {
              AND coalesce(json_extract(d, '$.tool'), '') != '') GROUP BY 1"
         );
         let mut malformed = 0;
-        let mut tools: Vec<(String, u64)> = guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(&sql)?;
-            let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
-            rows.mapped(|r| Ok((text(r, 0), count(r, 1))))
-                .collect::<rusqlite::Result<Vec<_>>>()
-        })?
-        .into_iter()
-        .filter_map(|(tool, n)| match tool {
-            Some(tool) => Some((tool, n)),
-            None => {
-                malformed += n;
-                None
-            }
-        })
-        .collect();
+        let mut tools: Vec<(String, u64)> = self
+            .read(|conn| {
+                let mut st = conn.prepare(&sql)?;
+                let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+                rows.mapped(|r| Ok((text(r, 0), count(r, 1))))
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })?
+            .into_iter()
+            .filter_map(|(tool, n)| match tool {
+                Some(tool) => Some((tool, n)),
+                None => {
+                    malformed += n;
+                    None
+                }
+            })
+            .collect();
         tools.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok((tools, malformed))
     }
@@ -456,8 +456,8 @@ impl Db {
         let name = s.column_or_null("project", "name");
         let worktree = s.column_or_null("project", "worktree");
         let sql = format!("SELECT id, coalesce(nullif({name}, ''), {worktree}) FROM project");
-        guard::with_retry(&self.shown, || {
-            let mut st = self.conn.prepare(&sql)?;
+        self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
             let rows = st.query([])?;
             rows.mapped(|r| {
                 Ok((
