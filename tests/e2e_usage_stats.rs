@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use ocview::source::opencode_db::Db;
+use rusqlite::Connection;
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Script, Step};
 use support::opencode::{Server, binary, binary_of};
@@ -347,4 +348,116 @@ async fn a_database_from_an_older_release_opens_and_its_totals_are_summed() {
     assert_eq!(json["tokens"]["input"].as_u64().unwrap(), server_input);
     let text = ocview(&server, &[]);
     assert!(text.contains("Σ 1 sessions had no stored totals"), "{text}");
+}
+
+/// Costs that sit at or beside a rounding tie, in decimal or in binary.
+const NEAR_TIES: [f64; 12] = [
+    0.1, 0.2, 0.3, 0.145, 0.015, 0.00015, 0.00035, 0.0725, 1.005, 0.125, 0.00005, 0.33,
+];
+
+/// Projects in a database opencode made, each with sessions whose costs
+/// add up (in the table's order, which is not the ids') at or beside a
+/// tie of `toFixed(2)` for the totals and of `toFixed(4)` for the models:
+/// every figure `ocview stats` prints equals the real `opencode stats`'s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rounding_tie_prints_as_opencode_stats_prints_it() {
+    use rusqlite::params;
+    let server = Server::prepare("http://127.0.0.1:9", None);
+    // opencode makes its database (and its migrations) on a first run.
+    opencode_stats(&server, &binary(), &[]);
+    let db = Connection::open(server.home.join("data/opencode/opencode.db")).unwrap();
+    // A session's messages go in before it (its cost is their sum).
+    db.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    let t0: i64 = 1_795_000_000_000;
+    let mut projects = Vec::new();
+    for k in 0..12usize {
+        let project = format!("prj_tie{k:02}");
+        db.execute(
+            "INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) \
+             VALUES (?1, ?2, ?3, ?3, '[]')",
+            params![project, format!("/work/tie{k}"), t0],
+        )
+        .unwrap();
+        // Newest id first in the table: opencode adds in the table's order.
+        let count = 1 + k % 4;
+        for s in (0..count).rev() {
+            let session = format!("ses_tie{k:02}_{s}");
+            let start = t0 + (s as i64) * 40_000_000;
+            let mut total = 0.0;
+            let mut t = start;
+            for m in 0..2 + (k + s) % 3 {
+                let cost = if count == 1 && m == 0 {
+                    // A lone session at a tie itself.
+                    [0.125, 0.145, 0.015][k % 3]
+                } else if count == 1 {
+                    0.0
+                } else {
+                    NEAR_TIES[(k * 5 + s * 3 + m) % NEAR_TIES.len()]
+                };
+                let model = if (k + m) % 2 == 0 { "mock-1" } else { "mock-2" };
+                let user = format!("msg_{session}_{m}_u");
+                let info = json!({"role": "user", "time": {"created": t}, "agent": "build",
+                    "model": {"providerID": "mock", "modelID": model}});
+                db.execute(
+                    "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
+                    params![user, session, t, info.to_string()],
+                )
+                .unwrap();
+                t += 1000;
+                let info = json!({"role": "assistant", "time": {"created": t, "completed": t + 500},
+                    "parentID": user, "modelID": model, "providerID": "mock", "mode": "build", "agent": "build",
+                    "path": {"cwd": "/work", "root": "/work"}, "cost": cost,
+                    "tokens": {"total": 1070, "input": 1020, "output": 50, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+                    "finish": "stop"});
+                let assistant = format!("msg_{session}_{m}_a");
+                db.execute(
+                    "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
+                    params![assistant, session, t, info.to_string()],
+                )
+                .unwrap();
+                // Tools as often as each other, met `write` first: opencode
+                // lists them as it met them, not by name.
+                let tool = ["write", "bash"][m % 2];
+                let part = json!({"type": "tool", "callID": format!("call_{m}"), "tool": tool,
+                    "state": {"status": "completed", "input": {}, "output": "ok", "title": "", "metadata": {},
+                        "time": {"start": t, "end": t}}});
+                db.execute(
+                    "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                    params![format!("prt_{session}_{m}"), assistant, session, t, part.to_string()],
+                )
+                .unwrap();
+                t += 1000;
+                total += cost;
+            }
+            let messages = 2 * (2 + (k + s) % 3) as i64;
+            db.execute(
+                "INSERT INTO session (id, project_id, slug, directory, title, version, cost, \
+                 tokens_input, tokens_output, time_created, time_updated) \
+                 VALUES (?1, ?2, ?1, '/work', 'Ties', '1.18.33', ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    session,
+                    project,
+                    total,
+                    510 * messages,
+                    25 * messages,
+                    start,
+                    t
+                ],
+            )
+            .unwrap();
+        }
+        projects.push(project);
+    }
+    drop(db);
+    let mut costs = Vec::new();
+    for project in &projects {
+        let json = compare(&server, &["--project", project]);
+        costs.push(json["cost"].as_f64().unwrap());
+    }
+    // The lone sessions' ties: 0.125 rounds up, 0.145 (0.14499…) down.
+    let text = ocview(&server, &["--project", &projects[0]]);
+    assert!(text.contains("$0.13"), "{text}");
+    let text = ocview(&server, &["--project", &projects[4]]);
+    assert!(text.contains("$0.14 "), "{text}");
+    assert!(costs.iter().all(|c| *c > 0.0), "{costs:?}");
 }

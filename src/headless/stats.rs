@@ -237,11 +237,21 @@ fn line(out: &mut String, label: &str, value: &str) {
     let _ = writeln!(out, "│{label}{}{value} │", " ".repeat(gap));
 }
 
-/// JavaScript's `n.toFixed(d)`: a tie rounds up, not to even.
+/// JavaScript's `n.toFixed(d)`: the number's exact binary value rounded,
+/// a true tie away from zero (not to even). Only a value exactly halfway
+/// is a tie: `0.15` is 0.1499999… and gives "0.1", `0.125` gives "0.13".
 pub fn to_fixed(x: f64, d: usize) -> String {
-    let scaled = x * 2.0 * 10f64.powi(d as i32);
-    let tie = scaled.fract() == 0.0 && (scaled.abs() % 2.0) == 1.0;
-    let x = if tie { x.next_up() } else { x };
+    let s = 2.0 * 10f64.powi(d as i32);
+    let scaled = x * s;
+    // The product's rounding error, exactly (fused multiply-add): zero
+    // only when `scaled` is x × s itself, not a neighbour of it.
+    let exact = x.mul_add(s, -scaled) == 0.0;
+    let tie = exact && scaled.fract() == 0.0 && scaled.abs() % 2.0 == 1.0;
+    let x = match (tie, x > 0.0) {
+        (false, _) => x,
+        (true, true) => x.next_up(),
+        (true, false) => x.next_down(),
+    };
     format!("{x:.d$}")
 }
 
@@ -412,6 +422,21 @@ mod tests {
         assert_eq!(to_fixed(2.5, 0), "3");
         assert_eq!(to_fixed(0.1, 2), "0.10");
         assert_eq!(to_fixed(1.005, 2), "1.00"); // 1.00499999… in binary
+        // What node prints for each (a product that rounds to a tie is not one).
+        for (x, d, js) in [
+            (0.15, 1, "0.1"),
+            (0.35, 1, "0.3"),
+            (1.45, 1, "1.4"),
+            (8.345, 2, "8.35"),
+            (0.145, 2, "0.14"),
+            (0.00015, 4, "0.0001"),
+            (0.12345, 4, "0.1235"),
+            (1.00005, 4, "1.0001"),
+            (-2.5, 0, "-3"),
+            (12.5, 0, "13"),
+        ] {
+            assert_eq!(to_fixed(x, d), js, "({x}).toFixed({d})");
+        }
     }
 
     #[test]

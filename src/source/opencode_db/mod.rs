@@ -21,6 +21,7 @@ pub mod schema;
 pub mod sessions;
 pub mod totals;
 pub mod usage;
+mod usage_groups;
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};

@@ -15,6 +15,7 @@ use rusqlite::Row;
 
 use super::schema::{TOTALS_COLUMNS, quote};
 use super::sessions::{lenient_f64 as real, lenient_int as int, lenient_text as text};
+use super::usage_groups::{Grouper, MessageGroup, ModelCost, model_costs_in_order};
 use super::{Db, DbError};
 
 pub const DAY_MS: i64 = 86_400_000;
@@ -136,6 +137,9 @@ impl Usage {
     }
 }
 
+/// Where a tool was first met: the session's place, the part's rowid.
+type FirstMet = (usize, i64);
+
 struct SessionFacts {
     project: String,
     title: String,
@@ -167,9 +171,14 @@ impl Db {
         if stored {
             cols.extend(TOTALS_COLUMNS.iter().map(|c| quote(c)));
         }
-        let sql = format!("SELECT {} FROM session WHERE {filter}", cols.join(", "));
+        // In the table's order, as opencode reads it: its sums are added
+        // in that order, and a sum at a rounding tie depends on it.
+        let sql = format!(
+            "SELECT {} FROM session WHERE {filter} ORDER BY rowid",
+            cols.join(", ")
+        );
         let mut usage = Usage::default();
-        let mut sessions: HashMap<String, SessionFacts> = HashMap::new();
+        let mut sessions: Vec<(String, SessionFacts)> = Vec::new();
         let ranged = q.since_ms.is_some();
         self.read(|conn| {
             let mut st = conn.prepare(&sql)?;
@@ -190,7 +199,7 @@ impl Db {
                     time_updated: updated,
                     stored: stored.then(|| figures_at(r, 6)),
                 };
-                sessions.insert(id, facts);
+                sessions.push((id, facts));
             }
             usage.first_ms = first;
             usage.last_ms = last;
@@ -220,7 +229,8 @@ impl Db {
         let mut summed: HashMap<String, Figures> = HashMap::new();
         let mut models: HashMap<String, Group> = HashMap::new();
         let mut agents: HashMap<String, Group> = HashMap::new();
-        for row in self.message_groups(q, &filter, &params)? {
+        let (rows, model_costs) = self.message_groups(q, &filter, &params)?;
+        for row in rows {
             let day = usage.by_day.entry(row.day).or_default();
             day.count += row.messages;
             day.figures.add(&row.figures);
@@ -241,6 +251,7 @@ impl Db {
         let names = self.project_names();
         let mut projects: HashMap<String, Group> = HashMap::new();
         let mut costly = Vec::with_capacity(sessions.len());
+        let order: Vec<String> = sessions.iter().map(|(id, _)| id.clone()).collect();
         for (id, facts) in sessions {
             let (figures, was_summed) = match facts.stored {
                 Some(f) => (f, false),
@@ -284,14 +295,34 @@ impl Db {
         });
         costly.truncate(q.costliest);
         usage.costliest = costly;
-        usage.by_model = ranked(models, |a, b| b.count.cmp(&a.count));
+        // Models as opencode lists them: most messages first, then in the
+        // order they first appear; each one's cost added in its order.
+        let ordered = model_costs_in_order(&model_costs, order.iter().map(String::as_str));
+        usage.by_model = ordered
+            .into_iter()
+            .filter_map(|(name, cost)| {
+                let mut g = models.remove(&name)?;
+                g.figures.cost = cost;
+                Some(Group { name, ..g })
+            })
+            .collect();
+        // Any model without a session in the list (none, in practice).
+        usage
+            .by_model
+            .extend(ranked(models, |a, b| b.count.cmp(&a.count)));
+        usage.by_model.sort_by_key(|g| std::cmp::Reverse(g.count));
         usage.by_agent = ranked(agents, |a, b| b.figures.cost.total_cmp(&a.figures.cost));
         usage.by_project = ranked(projects, |a, b| b.figures.cost.total_cmp(&a.figures.cost));
         for (day, g) in usage.by_day.iter_mut() {
             g.name = day.to_string();
         }
         if q.tools {
-            let (tools, malformed) = self.tool_counts(&filter, &params)?;
+            let at: HashMap<&str, usize> = order
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (id.as_str(), i))
+                .collect();
+            let (tools, malformed) = self.tool_counts(&filter, &params, &at)?;
             usage.tools = tools;
             usage.malformed += malformed;
         }
@@ -331,10 +362,10 @@ impl Db {
         q: &UsageQuery,
         filter: &str,
         params: &[rusqlite::types::Value],
-    ) -> Result<Vec<MessageGroup>, DbError> {
+    ) -> Result<(Vec<MessageGroup>, Vec<ModelCost>), DbError> {
         let s = &self.schema;
         if !s.has("message", "data") || !s.has("message", "session_id") {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         let time = if s.has("message", "time_created") {
             "m.time_created".to_string()
@@ -345,13 +376,12 @@ impl Db {
         let x = format!("CAST(coalesce({time}, 0) AS INTEGER) + {}", q.day_offset_ms);
         let day = format!("(({x}) - ((({x}) % {DAY_MS}) + {DAY_MS}) % {DAY_MS}) / {DAY_MS}");
         let per_session = !s.has_totals();
-        let session = if per_session { "m.session_id" } else { "NULL" };
         let chosen = format!("m.session_id IN (SELECT id FROM session WHERE {filter})");
         let assistant = format!("json_extract({MESSAGE_JSON}, '$.role') = 'assistant'");
         // One parse of the message (SQLite keeps the last parsed JSON for
         // the calls that follow on the same value).
         let scan = format!(
-            "SELECT {session}, {day}, \
+            "SELECT m.session_id, {day}, \
              json_extract({MESSAGE_JSON}, '$.providerID'), json_extract({MESSAGE_JSON}, '$.modelID'), \
              coalesce(json_extract({MESSAGE_JSON}, '$.agent'), json_extract({MESSAGE_JSON}, '$.mode')), \
              json_extract({MESSAGE_JSON}, '$.cost'), json_extract({MESSAGE_JSON}, '$.tokens.input'), \
@@ -359,9 +389,9 @@ impl Db {
              json_extract({MESSAGE_JSON}, '$.tokens.cache.read'), json_extract({MESSAGE_JSON}, '$.tokens.cache.write') \
              FROM message m WHERE {chosen} AND {assistant}"
         );
-        let mut groups = Grouper::default();
+        let mut groups = Grouper::new(per_session);
         self.read(|conn| {
-            groups = Grouper::default();
+            groups = Grouper::new(per_session);
             let mut st = conn.prepare(&scan)?;
             let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
             while let Some(r) = rows.next()? {
@@ -369,7 +399,7 @@ impl Db {
             }
             Ok(())
         })?;
-        let mut out = groups.into_groups();
+        let (mut out, mut model_costs) = groups.into_groups();
         let can_step = s.has("part", "data") && s.has("part", "message_id");
         if per_session && can_step {
             // Steps of messages that reported no figures; those messages
@@ -393,9 +423,9 @@ impl Db {
                  WHERE {chosen} AND {assistant} AND {silent} \
                  AND json_extract({PART_JSON}, '$.type') = 'step-finish'"
             );
-            let mut groups = Grouper::default();
+            let mut groups = Grouper::new(true);
             self.read(|conn| {
-                groups = Grouper::default();
+                groups = Grouper::new(true);
                 let mut st = conn.prepare(&steps)?;
                 let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
                 while let Some(r) = rows.next()? {
@@ -404,47 +434,64 @@ impl Db {
                 }
                 Ok(())
             })?;
-            out.extend(groups.into_groups());
+            let (steps, step_costs) = groups.into_groups();
+            out.extend(steps);
+            model_costs.extend(step_costs);
         }
-        Ok(out)
+        Ok((out, model_costs))
     }
 
-    /// Tool calls by tool, most first (ties by name).
+    /// Tool calls by tool, most first; ties in the order opencode meets
+    /// them (sessions in `order`, then each one's parts as written).
     fn tool_counts(
         &self,
         filter: &str,
         params: &[rusqlite::types::Value],
+        order: &HashMap<&str, usize>,
     ) -> Result<(Vec<(String, u64)>, u64), DbError> {
         if !self.schema.has("part", "data") || !self.schema.has("part", "session_id") {
             return Ok((Vec::new(), 0));
         }
-        // Malformed parts make the group whose tool is NULL.
+        // Malformed parts make the groups whose tool is NULL.
         let sql = format!(
-            "SELECT json_extract(d, '$.tool'), count(*) FROM \
-             (SELECT {PART_JSON} AS d FROM part p \
+            "SELECT json_extract(d, '$.tool'), sid, count(*), min(rid) FROM \
+             (SELECT {PART_JSON} AS d, p.session_id AS sid, p.rowid AS rid FROM part p \
               WHERE p.session_id IN (SELECT id FROM session WHERE {filter})) \
              WHERE d IS NULL OR (json_extract(d, '$.type') = 'tool' \
-             AND coalesce(json_extract(d, '$.tool'), '') != '') GROUP BY 1"
+             AND coalesce(json_extract(d, '$.tool'), '') != '') GROUP BY 1, 2"
         );
-        let mut malformed = 0;
-        let mut tools: Vec<(String, u64)> = self
-            .read(|conn| {
-                let mut st = conn.prepare(&sql)?;
-                let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
-                rows.mapped(|r| Ok((text(r, 0), count(r, 1))))
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })?
-            .into_iter()
-            .filter_map(|(tool, n)| match tool {
-                Some(tool) => Some((tool, n)),
-                None => {
-                    malformed += n;
-                    None
-                }
+        let rows = self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
+            let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+            rows.mapped(|r| {
+                let session = text(r, 1).unwrap_or_default();
+                let first = (
+                    order.get(session.as_str()).copied().unwrap_or(usize::MAX),
+                    int(r, 3).unwrap_or(0),
+                );
+                Ok((text(r, 0), count(r, 2), first))
             })
-            .collect();
-        tools.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok((tools, malformed))
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        let mut malformed = 0;
+        // Tool → calls, and where it was first met (session, part).
+        let mut tools: HashMap<String, (u64, FirstMet)> = HashMap::new();
+        for (tool, n, first) in rows {
+            match tool {
+                Some(tool) => {
+                    let t = tools.entry(tool).or_insert((0, first));
+                    t.0 += n;
+                    t.1 = t.1.min(first);
+                }
+                None => malformed += n,
+            }
+        }
+        let mut tools: Vec<(String, (u64, FirstMet))> = tools.into_iter().collect();
+        tools.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+        Ok((
+            tools.into_iter().map(|(t, (n, _))| (t, n)).collect(),
+            malformed,
+        ))
     }
 
     /// Project id → a name people know: its name, else its folder.
@@ -468,98 +515,6 @@ impl Db {
             .collect()
         })
         .unwrap_or_default()
-    }
-}
-
-struct MessageGroup {
-    session: String,
-    day: i64,
-    model: String,
-    agent: String,
-    messages: u64,
-    figures: Figures,
-}
-
-/// Rows of (session, day, provider, model, agent, cost, five tokens)
-/// summed by their first five columns, as SQLite's `total()` and GROUP BY
-/// did: values that are not numbers add nothing, counts are rounded once
-/// summed.
-#[derive(Default)]
-struct Grouper {
-    /// The key's texts joined with the day → the group's place.
-    index: HashMap<String, usize>,
-    groups: Vec<(MessageGroup, [f64; 6])>,
-    key: String,
-}
-
-impl Grouper {
-    fn add(&mut self, r: &Row<'_>, messages: u64) {
-        use std::fmt::Write;
-        let day = int(r, 1).unwrap_or(0);
-        let (session, provider, model) = (text_at(r, 0), text_at(r, 2), text_at(r, 3));
-        let agent = text_at(r, 4);
-        let agent = if agent.is_empty() {
-            "(none)".into()
-        } else {
-            agent
-        };
-        // Unit separators keep the texts apart in one key.
-        self.key.clear();
-        for part in [&session, &provider, &model, &agent] {
-            self.key.push_str(part);
-            self.key.push('\u{1f}');
-        }
-        let _ = write!(self.key, "{day}");
-        let at = match self.index.get(self.key.as_str()) {
-            Some(&at) => at,
-            None => {
-                self.index.insert(self.key.clone(), self.groups.len());
-                let group = MessageGroup {
-                    session: session.into_owned(),
-                    day,
-                    model: format!("{provider}/{model}"),
-                    agent: agent.into_owned(),
-                    messages: 0,
-                    figures: Figures::default(),
-                };
-                self.groups.push((group, [0.0; 6]));
-                self.groups.len() - 1
-            }
-        };
-        let (group, sums) = &mut self.groups[at];
-        group.messages += messages;
-        for (k, sum) in sums.iter_mut().enumerate() {
-            *sum += real(r, 5 + k).unwrap_or(0.0);
-        }
-    }
-
-    fn into_groups(self) -> Vec<MessageGroup> {
-        let n = |v: f64| if v > 0.0 { v.round() as u64 } else { 0 };
-        self.groups
-            .into_iter()
-            .map(|(mut g, s)| {
-                g.figures = Figures {
-                    cost: s[0],
-                    input: n(s[1]),
-                    output: n(s[2]),
-                    reasoning: n(s[3]),
-                    cache_read: n(s[4]),
-                    cache_write: n(s[5]),
-                };
-                g
-            })
-            .collect()
-    }
-}
-
-/// A column as text, borrowed where it is text already ("" for NULL).
-fn text_at<'r>(r: &'r Row<'_>, i: usize) -> std::borrow::Cow<'r, str> {
-    use rusqlite::types::ValueRef;
-    match r.get_ref(i) {
-        Ok(ValueRef::Text(t) | ValueRef::Blob(t)) => String::from_utf8_lossy(t),
-        Ok(ValueRef::Integer(n)) => n.to_string().into(),
-        Ok(ValueRef::Real(f)) => f.to_string().into(),
-        _ => "".into(),
     }
 }
 
