@@ -442,6 +442,76 @@ fn a_read_only_role_is_said_on_the_status_line_and_still_searches() {
     assert_eq!(archive.events("ses_ro").unwrap().len(), 5);
 }
 
+/// A password PostgreSQL refuses is said as refused at once (it was
+/// "unreachable" after a minute of retries), and so is a missing one; the
+/// viewer's writer says so and spools nothing; the right one logs in.
+#[test]
+fn a_refused_password_is_said_at_once_and_nothing_is_spooled() {
+    let home = state_home();
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    pg.database("pw");
+    pg.sql("postgres", "CREATE ROLE keeper LOGIN PASSWORD 'right-one'");
+    pg.sql("pw", "GRANT ALL ON SCHEMA public TO keeper");
+    pg.require_password("keeper");
+    let url = pg.url("pw", "keeper");
+    let stats = |password: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ocview"));
+        c.args(["archive", "stats", "--archive", &url])
+            .env("XDG_STATE_HOME", home)
+            .env("PGPASSFILE", "/nonexistent")
+            .env_remove("PGPASSWORD");
+        if let Some(p) = password {
+            c.env("PGPASSWORD", p);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (ok, said) = stats(Some("wrong-one"));
+    assert!(!ok, "{said}");
+    assert!(said.contains("login refused"), "{said}");
+    assert!(said.contains("password authentication failed"), "{said}");
+    assert!(
+        !said.contains("wrong-one") && !said.contains("reached"),
+        "{said}"
+    );
+    let (ok, said) = stats(None);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("asks for a password and none was given"),
+        "{said}"
+    );
+    let (ok, said) = stats(Some("right-one"));
+    assert!(ok, "{said}");
+
+    // The viewer's writer: one line saying so, nothing spooled.
+    // SAFETY: this test's thread alone reads the variable, before and after.
+    unsafe { std::env::set_var("PGPASSWORD", "wrong-one") };
+    let setting = Setting::Postgres(url.clone());
+    let (tx, heard) = std::sync::mpsc::channel::<String>();
+    let tap = ocview::archive::writer::spawn(
+        setting.clone(),
+        Origin::default(),
+        Box::new(move |line| {
+            let _ = tx.send(line);
+        }),
+    );
+    let line = heard.recv_timeout(Duration::from_secs(10)).expect("a line");
+    unsafe { std::env::remove_var("PGPASSWORD") };
+    assert!(line.contains("login refused"), "{line}");
+    assert!(!line.contains("spool"), "{line}");
+    drop(tap);
+    assert!(!spool_path(home, &setting).exists());
+}
+
 /// The acceptance: two ocview processes as two machines stream into
 /// one PostgreSQL while a third searches; PostgreSQL is killed for five
 /// seconds mid-stream and started again; the archive ends holding exactly

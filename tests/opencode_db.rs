@@ -134,6 +134,42 @@ fn nothing_is_written_created_or_attached() {
     assert!(!missing.exists());
 }
 
+/// opencode before 1.2 kept sessions as JSON files under `storage/`: no
+/// database is there, and ocview says which release it reads instead of
+/// only "no opencode database".
+#[test]
+fn a_release_before_1_2_is_named_for_what_it_is() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("opencode");
+    let sessions = data.join("storage/session/prj_1");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join("ses_old.json"),
+        r#"{"id":"ses_old","title":"Old"}"#,
+    )
+    .unwrap();
+    let e = Db::open(&data.join("opencode.db")).err().unwrap();
+    assert!(matches!(e, DbError::OldRelease(_)), "{e}");
+    let line = one_line(&e);
+    assert!(
+        line.contains("before 1.2") && line.contains("storage/"),
+        "{line}"
+    );
+    assert!(line.contains("opencode 1.2 and later"), "{line}");
+    assert!(!data.join("opencode.db").exists());
+    for args in [&["stats"][..], &["history"]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(args)
+            .env("XDG_DATA_HOME", home.path())
+            .env_remove("OPENCODE_DB")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {said}");
+        assert!(said.contains("before 1.2"), "{args:?}: {said}");
+    }
+}
+
 #[test]
 fn sessions_and_message_counts_read_from_whatever_schema_is_there() {
     let dir = tempfile::tempdir().unwrap();

@@ -217,8 +217,28 @@ fn schema_moved(e: &tokio_postgres::Error) -> bool {
 }
 
 pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
+    // Asked for a password and none was given: waiting will not bring one.
+    let missing = std::iter::successors(Some(e as &dyn std::error::Error), |e| e.source())
+        .any(|e| e.to_string().contains("password missing"));
+    if e.code().is_none() && missing {
+        return ArchiveError::new(
+            Trouble::Failed,
+            place,
+            "the server asks for a password and none was given: put it in ~/.pgpass \
+             (or $PGPASSFILE, or passfile= in the URL) or in $PGPASSWORD"
+                .to_string(),
+        );
+    }
     let (trouble, what) = match e.code() {
         _ if e.is_closed() => (Trouble::Unreachable, "cannot be reached"),
+        // A refused password or user is said at once, not retried: it
+        // stays refused until someone changes it.
+        Some(c)
+            if *c == SqlState::INVALID_PASSWORD
+                || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION =>
+        {
+            (Trouble::Failed, "login refused")
+        }
         // The server going down, starting up, or the connection lost: it
         // may come back (the writer spools meanwhile).
         Some(c)
@@ -241,7 +261,6 @@ pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
             (Trouble::ReadOnly, "the server is read-only")
         }
         Some(c) if *c == SqlState::DISK_FULL => (Trouble::Full, "the server's disk is full"),
-        Some(c) if *c == SqlState::INVALID_PASSWORD => (Trouble::Unreachable, "refused"),
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => (Trouble::Locked, "locked"),
         Some(_) => (Trouble::Failed, "failed"),
         None => (Trouble::Unreachable, "cannot be reached"),

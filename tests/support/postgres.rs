@@ -216,6 +216,20 @@ impl Postgres {
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
+    /// Logins of `user` over TCP need its password from now on (every
+    /// other login stays trusted).
+    #[allow(dead_code)]
+    pub fn require_password(&self, user: &str) {
+        let hba = self.data.join("pg_hba.conf");
+        let old = std::fs::read_to_string(&hba).unwrap();
+        std::fs::write(
+            &hba,
+            format!("host all {user} 127.0.0.1/32 scram-sha-256\n{old}"),
+        )
+        .unwrap();
+        self.sql("postgres", "SELECT pg_reload_conf()");
+    }
+
     /// A new, empty database and its URL (as `user`).
     pub fn database(&self, name: &str) -> String {
         self.sql("postgres", &format!("CREATE DATABASE {name}"));

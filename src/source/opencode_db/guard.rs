@@ -58,6 +58,10 @@ pub fn open(path: &Path) -> Result<(Connection, bool), DbError> {
     let shown = path.display().to_string();
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let data = path.parent().unwrap_or(Path::new("."));
+            if data.join("storage").join("session").is_dir() {
+                return Err(DbError::OldRelease(data.display().to_string()));
+            }
             return Err(DbError::Missing(shown));
         }
         Err(e) => return Err(DbError::Other(format!("{shown}: {e}"))),

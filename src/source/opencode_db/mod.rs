@@ -37,6 +37,9 @@ pub use sessions::{SessionRow, SessionTotals};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DbError {
     Missing(String),
+    /// No database, but the JSON files releases before 1.2 kept (the
+    /// folder holding `storage/`).
+    OldRelease(String),
     Empty(String),
     NotSqlite(String),
     Corrupt(String),
@@ -53,6 +56,12 @@ impl std::fmt::Display for DbError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DbError::Missing(p) => write!(f, "no opencode database at {p}"),
+            DbError::OldRelease(dir) => write!(
+                f,
+                "{dir} holds the sessions of an opencode release before 1.2 (JSON files under \
+                 storage/), not a database: ocview reads the database of opencode 1.2 and \
+                 later"
+            ),
             DbError::Empty(p) => write!(f, "{p} is empty: not an opencode database"),
             DbError::NotSqlite(p) => write!(f, "{p} is not an SQLite database"),
             DbError::Corrupt(p) => write!(f, "{p} is damaged (SQLite reports it malformed)"),
