@@ -15,6 +15,7 @@ use ocview::app::App;
 use ocview::source::msg::SourceMsg;
 use ocview::source::opencode_db::{Db, event_log, history};
 use rusqlite::{Connection, params};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 const T0: i64 = 1_795_547_214_000;
@@ -594,4 +595,86 @@ fn tmux_plain_ocview_with_no_server_falls_back_to_history() {
         s.contains("Parent session title") && s.contains("Child task")
     });
     assert!(list.contains("history"), "{list}");
+}
+
+/// Everything a database can name, hostile: the project folder, the
+/// session's id, title and folder, the model, the agent, a tool's name,
+/// title and output, a message's text. `ocview history` in a real terminal
+/// (every byte it writes captured): the list, the opened session and its
+/// tool card show the names with visible marks, and no sequence, C1,
+/// bidi or separator character from the data reaches the terminal.
+#[test]
+fn no_sequence_from_the_database_reaches_the_terminal() {
+    use support::history_db as db;
+    use support::tmux::Tmux;
+    // OSC 52 (a clipboard write), DCS, C1 CSI, a bidi override, the line
+    // and paragraph separators, NEL.
+    const EVIL: &str =
+        "\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}Pq\u{9b}2J\u{202e}gpj\u{2028}\u{2029}\u{85}";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    let c = db::create(&path, false);
+    db::project(&c, "prj_evil", &format!("/work/evil{EVIL}"), T0);
+    let sid = format!("ses_evil{EVIL}");
+    db::session(
+        &c,
+        &sid,
+        "prj_evil",
+        None,
+        &format!("Hostile {EVIL} title"),
+        T0 + 10,
+        None,
+    );
+    c.execute(
+        "UPDATE session SET directory = ?1",
+        [format!("/work/dir{EVIL}")],
+    )
+    .unwrap();
+    let user = json!({"role": "user", "time": {"created": T0 + 1}, "agent": format!("agent{EVIL}"),
+        "model": {"providerID": "mock", "modelID": format!("model{EVIL}")}});
+    db::message(&c, "msg_u1", &sid, T0 + 1, &user.to_string());
+    let text = json!({"type": "text", "text": format!("Question with {EVIL} inside")});
+    db::part(&c, "prt_u1", "msg_u1", &sid, T0 + 1, &text.to_string());
+    let answer = json!({"role": "assistant", "time": {"created": T0 + 2, "completed": T0 + 3},
+        "parentID": "msg_u1", "modelID": format!("model{EVIL}"), "providerID": format!("prov{EVIL}"),
+        "mode": "build", "agent": format!("agent{EVIL}"), "path": {"cwd": "/w", "root": "/w"}, "cost": 0.01,
+        "tokens": {"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 0, "write": 0}}, "finish": "stop"});
+    db::message(&c, "msg_a1", &sid, T0 + 2, &answer.to_string());
+    let tool = json!({"type": "tool", "callID": "call_1", "tool": format!("tool{EVIL}"),
+        "state": {"status": "completed", "input": {"command": format!("ls {EVIL}")}, "output": format!("out{EVIL}"),
+            "title": format!("title{EVIL}"), "metadata": {}, "time": {"start": T0 + 2, "end": T0 + 3}}});
+    db::part(&c, "prt_a1", "msg_a1", &sid, T0 + 2, &tool.to_string());
+    let text = json!({"type": "text", "text": format!("Answer with {EVIL} inside")});
+    db::part(&c, "prt_a2", "msg_a1", &sid, T0 + 3, &text.to_string());
+    drop(c);
+
+    let raw = dir.path().join("pane.raw");
+    let t = Tmux::start_sized("historyevil", 160, 40);
+    t.pipe_output_to(&raw);
+    t.line(&format!(
+        "{} history --no-archive {}",
+        env!("CARGO_BIN_EXE_ocview"),
+        path.display()
+    ));
+    t.wait_for("the hostile session listed", |s| s.contains("Hostile ␛]52"));
+    t.keys(&["Enter"]);
+    t.wait_for("the session opened", |s| {
+        s.contains("Answer with") && s.contains("tool␛")
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+    let bytes = std::fs::read(&raw).unwrap();
+    let shown = String::from_utf8_lossy(&bytes);
+    assert!(shown.contains("Question with"), "the text was drawn");
+    for (what, bad) in [
+        ("OSC 52", "\u{1b}]52"),
+        ("DCS", "\u{1b}P"),
+        ("C1 CSI", "\u{9b}"),
+        ("NEL", "\u{85}"),
+        ("bidi override", "\u{202e}"),
+        ("line separator", "\u{2028}"),
+        ("paragraph separator", "\u{2029}"),
+    ] {
+        assert!(!shown.contains(bad), "{what} reached the terminal");
+    }
 }

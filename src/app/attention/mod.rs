@@ -137,6 +137,11 @@ mod tests {
         let sneaky = "fix \u{202E}txt.exe\u{202C} \u{2066}a\u{2069}\u{200B}b\u{FEFF}";
         let s = String::from_utf8(sequence(NotifyMode::Osc9, sneaky)).unwrap();
         assert_eq!(s, "\u{1b}]9;fix txt.exe ab\u{7}");
+        // Line and paragraph separators and NEL end no line of a desktop's.
+        let s =
+            String::from_utf8(sequence(NotifyMode::Osc9, "a\u{2028}b\u{2029}c\u{85}d")).unwrap();
+        assert!(!s.contains(['\u{2028}', '\u{2029}', '\u{85}']), "{s:?}");
+        assert!(s.contains('a') && s.contains('d'), "{s:?}");
         let s = String::from_utf8(sequence(NotifyMode::Auto, "hi")).unwrap();
         assert_eq!(s, "\u{7}\u{1b}]9;hi\u{7}");
         assert!(sequence(NotifyMode::Off, "x").is_empty());
