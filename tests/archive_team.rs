@@ -222,6 +222,40 @@ fn a_spool_flushes_in_order_and_is_gone() {
     assert_eq!(log, want);
 }
 
+/// The spool's folder is made 0700 when ocview makes it, and left as it
+/// is when it exists; a link put where the spool file goes is not followed.
+#[test]
+fn the_spool_makes_only_its_own_paths_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let made = dir.path().join("new/deeper");
+    Spool::at(made.join("spool.jsonl"), 1 << 20)
+        .append(&batch_of(&session_lines("ses_a", 1), "h"))
+        .unwrap();
+    assert_eq!(mode(&made), 0o700);
+    assert_eq!(mode(&dir.path().join("new")), 0o700);
+    assert_eq!(mode(&made.join("spool.jsonl")), 0o600);
+
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Spool::at(shared.join("spool.jsonl"), 1 << 20)
+        .append(&batch_of(&session_lines("ses_b", 1), "h"))
+        .unwrap();
+    assert_eq!(mode(&shared), 0o755, "an existing folder keeps its mode");
+
+    let target = dir.path().join("someone-elses.txt");
+    std::fs::write(&target, "theirs\n").unwrap();
+    let linked = dir.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(&target, linked.join("spool.jsonl")).unwrap();
+    let refused = Spool::at(linked.join("spool.jsonl"), 1 << 20)
+        .append(&batch_of(&session_lines("ses_c", 1), "h"));
+    assert!(refused.is_err(), "a link was followed");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs\n");
+}
+
 #[test]
 fn a_full_spool_refuses_and_says_why() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::engine::{ArchiveError, Engine};
@@ -91,9 +91,16 @@ impl Spool {
     /// the path names (another process may have flushed and deleted the
     /// one we opened while we waited).
     fn locked(&self) -> std::io::Result<Locked> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        // A folder made here is 0700 (each level made); one that exists is
+        // left as its owner set it. The file is 0600, and never opened
+        // through a link someone put in its place.
+        if let Some(dir) = self.path.parent()
+            && !dir.exists()
+        {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
         }
         loop {
             let file = OpenOptions::new()
@@ -101,6 +108,7 @@ impl Spool {
                 .append(true)
                 .create(true)
                 .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
                 .open(&self.path)?;
             // SAFETY: flock on a descriptor we own; it is released when the
             // file is closed.
