@@ -237,6 +237,67 @@ async fn a_rejection_message_being_typed_never_answers_the_question_that_replace
     s.answer_properly("question", &["1", "Enter"]).await;
 }
 
+/// The same under slow frames: the open session streams a 4 MB table
+/// (each frame lays it out again), another session's permission gets a
+/// rejection message typed into it, another client answers it, the agent
+/// asks a question at once, and the typing goes on meanwhile, in bursts
+/// that land during the slow frames: every key stays in the text box until
+/// enter, and the question stays unanswered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_slow_frames_a_rejection_message_keeps_its_keys_when_its_prompt_goes() {
+    let s = scene("seen-slow-reject", 100, 30).await;
+    s.server.prompt(&s.session, "big table").await;
+    s.t.wait_for_secs("the table streaming", 60, |sc| sc.contains("build/obj"));
+    std::thread::sleep(Duration::from_secs(3));
+    let asking = s.server.create_session().await;
+    s.server.prompt(&asking, "run rm").await;
+    let per = s.wait_pending("permission").await;
+    s.bar_armed();
+    s.t.keys(&["m"]);
+    s.t.wait_for_secs("the text box", 30, |sc| {
+        sc.contains("reject with a message")
+    });
+    s.send(&["-l", "not now"]);
+    // Another client rejects it, and the agent asks next, while the typing
+    // goes on: a burst every 40 ms.
+    s.server
+        .post(
+            &format!("/permission/{per}/reply"),
+            json!({"reply": "reject"}),
+        )
+        .await;
+    s.server.wait_idle(&asking, 60).await;
+    s.server.prompt(&asking, "ask me").await;
+    let typing = [" ", "1", "2", "y", "n", "a", " ", "1", "Space", "2"];
+    let mut que = None;
+    for k in typing.iter().cycle().take(100) {
+        std::thread::sleep(Duration::from_millis(40));
+        s.send(&[k]);
+        if que.is_none() && !s.pending("question").await.is_empty() {
+            que = Some(
+                s.pending("question").await[0]["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+    }
+    let que = match que {
+        Some(q) => q,
+        None => s.wait_pending("question").await,
+    };
+    s.still_pending("question", &que).await;
+    s.t.wait_for_secs("the text box still open, its prompt gone", 30, |sc| {
+        sc.contains("gone: reject with a message")
+    });
+    s.t.keys(&["Enter"]);
+    s.t.wait_for_secs("the text box closed, nothing sent", 30, |sc| {
+        sc.contains("not sent")
+    });
+    s.still_pending("question", &que).await;
+    s.answer_properly("question", &["1", "Enter"]).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enter_in_the_jump_list_over_a_question_does_not_answer_it() {
     let s = scene("seen-jump", 100, 30).await;
