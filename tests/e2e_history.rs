@@ -87,11 +87,7 @@ fn store_messages(app: &App, id: &str) -> Vec<Value> {
                 .as_ref()
                 .map(|r| serde_json::from_str(r.get()).unwrap())
                 .unwrap_or_else(|| json!({"id": m.info.id}));
-            let parts: Vec<Value> = m
-                .parts
-                .iter()
-                .map(|p| serde_json::from_str(p.raw.get()).unwrap())
-                .collect();
+            let parts: Vec<Value> = m.parts.iter().map(|p| p.to_value()).collect();
             let mut info = info;
             info["id"] = json!(m.info.id);
             shown_message(&info, &parts)

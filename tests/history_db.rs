@@ -259,7 +259,7 @@ fn content(
                 m.info.id.clone(),
                 m.parts
                     .iter()
-                    .map(|p| (p.id.clone(), serde_json::from_str(p.raw.get()).unwrap()))
+                    .map(|p| (p.id.clone(), p.to_value()))
                     .collect(),
             )
         })

@@ -76,7 +76,7 @@ struct Touched {
 impl Collector {
     pub fn new(origin: Origin) -> Self {
         Collector {
-            store: Store::new(),
+            store: Store::keeping_raw_whole(),
             stats: IngestStats::default(),
             origin,
             servers: HashMap::new(),

@@ -5,6 +5,8 @@
 //! fields and the big free-form payloads (tool input and metadata) are kept
 //! without being parsed until something wants them.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -225,7 +227,8 @@ pub struct Part {
     pub session_id: String,
     pub body: PartBody,
     /// The last object the server sent for this part. For text and reasoning,
-    /// streamed deltas are appended to the typed text, not to this.
+    /// streamed deltas are appended to the typed text, not to this, and a
+    /// viewer's store drops the text from it: `to_value` is the part whole.
     pub raw: Box<RawValue>,
     /// Set for stream-only parts materialised from bus events (seed 000).
     pub source: Option<PartSource>,
@@ -367,6 +370,26 @@ impl Part {
             map.insert("text".into(), Value::String(text.to_string()));
         }
         v
+    }
+
+    /// Drop the text from the raw object of a text or reasoning part: the
+    /// body holds it, and `to_value` puts it back. A long session's text
+    /// is then held once, not twice (a third of a viewer's memory).
+    pub(crate) fn shed_text_from_raw(&mut self) {
+        if !matches!(self.body, PartBody::Text(_) | PartBody::Reasoning(_)) {
+            return;
+        }
+        // Values borrowed: only the keys are copied to rebuild the object.
+        let Ok(mut map) = serde_json::from_str::<BTreeMap<String, &RawValue>>(self.raw.get())
+        else {
+            return;
+        };
+        if map.remove("text").is_none_or(|t| t.get().len() <= 2) {
+            return;
+        }
+        if let Ok(raw) = serde_json::value::to_raw_value(&map) {
+            self.raw = raw;
+        }
     }
 
     /// A field of the tool state that is kept raw (`input`, `metadata`, `attachments`).

@@ -127,11 +127,24 @@ pub struct Store {
     pub(crate) model_limits: crate::model::entity::context::ModelLimits,
     /// A fleet's servers, in the order they joined (empty for one server).
     pub(crate) servers: Vec<fleet::ServerEntry>,
+    /// Keep a text or reasoning part's text in its raw object too. A
+    /// viewer's store keeps it once, in the part's body (`Part::to_value`
+    /// puts it back); the archive's collector keeps the server's object
+    /// whole, to store it as it came.
+    pub(crate) keep_text_in_raw: bool,
 }
 
 impl Store {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A store that keeps every part's raw object as it came.
+    pub fn keeping_raw_whole() -> Self {
+        Store {
+            keep_text_in_raw: true,
+            ..Self::default()
+        }
     }
 
     pub fn sessions(&self) -> &[Arc<Session>] {

@@ -348,6 +348,9 @@ impl Store {
             Arc::make_mut(&mut self.sessions[si]).note_streamed_part(&message_id, &part_id);
         }
         let held = self.held_deltas.remove(&part_id);
+        if !self.keep_text_in_raw {
+            part.shed_text_from_raw();
+        }
         let message = &mut Arc::make_mut(&mut self.sessions[si]).messages[mi];
         // The server's stored part of a finished message is its final word
         // (seed 000): it replaces what streaming captured, even a shorter

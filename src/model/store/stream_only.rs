@@ -97,11 +97,15 @@ impl Store {
         obs: &mut dyn ReplyObserver,
     ) -> Outcome {
         let (si, _) = self.session_or_placeholder(session_id);
+        let shed = !self.keep_text_in_raw;
         let mut fetched: Vec<Message> = fetched
             .into_iter()
             .map(|(info, mut parts)| {
                 parts.sort_by(|a, b| a.id.cmp(&b.id));
                 parts.dedup_by(|a, b| a.id == b.id);
+                if shed {
+                    parts.iter_mut().for_each(Part::shed_text_from_raw);
+                }
                 Message {
                     info,
                     parts,
