@@ -240,8 +240,10 @@ fn subagent_model() -> support::fake_model::Script {
 /// to today's, with `--follow`: today's session is the one shown and
 /// followed, its task card counts the child's two tool calls, "Sessions N"
 /// counts the rows, yesterday's sessions wait under the folded Archive
-/// heading, and a search hit of yesterday's opens from the archive (no
-/// server asked: no "not found").
+/// heading, enter on the task card opens today's child (asked of today's
+/// server), and a search hit of yesterday's opens from the archive: the
+/// server is asked nothing (every request counted at a proxy in front of
+/// it, on the same port both days).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     let model = FakeModel::start(subagent_model()).await;
@@ -251,11 +253,13 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
 
     // Yesterday.
     let mut yesterday = Server::start(&model.url()).await;
+    let proxy = support::cut_proxy::CutProxy::start(&yesterday.url()).await;
+    let port = proxy.port;
     let parent = yesterday.create_session().await;
     let t = Tmux::start_sized("second-day-yesterday", 120, 40);
     t.line(&format!(
         "{bin} --archive {db_arg} attach {} --follow",
-        yesterday.url()
+        proxy.url
     ));
     t.wait_for("the viewer, live", |s| {
         s.contains("live") && s.contains("Sessions")
@@ -268,6 +272,11 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
     drop(t);
+    drop(proxy);
+    let yesterdays_child = yesterday.get(&format!("/session/{parent}/children")).await[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     yesterday.kill();
 
     // Today: the same port and project, a fresh server.
@@ -276,10 +285,11 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     today.project = yesterday.project.clone();
     today.launch().await;
     let session = today.create_session().await;
+    let proxy = support::cut_proxy::CutProxy::start_on(&today.url(), port).await;
     let t = Tmux::start_sized("second-day-today", 120, 40);
     t.line(&format!(
         "{bin} --archive {db_arg} attach {} --follow",
-        today.url()
+        proxy.url
     ));
     let start = t.wait_for("the viewer, live", |s| {
         s.contains("live") && s.contains("Sessions")
@@ -292,6 +302,48 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     });
     assert!(!shown.contains("delegate yesterday"), "{shown}");
     assert!(!shown.contains("0 tool calls"), "{shown}");
+
+    // Enter on the task card: today's child, asked of today's server.
+    let todays_child = today.get(&format!("/session/{session}/children")).await[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t.keys(&["Tab"]);
+    for _ in 0..6 {
+        let now = t.capture();
+        if now
+            .lines()
+            .any(|l| l.contains('›') && l.contains("Read two files"))
+        {
+            break;
+        }
+        t.keys(&["J"]);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    t.wait_for("the task card selected", |s| {
+        s.lines()
+            .any(|l| l.contains('›') && l.contains("Read two files"))
+    });
+    t.keys(&["Enter"]);
+    t.wait_for_secs("the child, opened", 20, |s| {
+        s.contains("Child done.") && s.contains("SUBTASK")
+    });
+    let asked = proxy.requests();
+    assert!(
+        asked
+            .iter()
+            .any(|r| r.contains(&format!("/session/{todays_child}/message"))),
+        "today's child's messages were not asked for: {asked:#?}"
+    );
+    assert!(
+        !asked
+            .iter()
+            .any(|r| r.contains(&parent) || r.contains(&yesterdays_child)),
+        "yesterday's sessions were asked of today's server: {asked:#?}"
+    );
+    t.keys(&["Escape"]);
+    t.wait_for("back at the parent", |s| s.contains("delegate today"));
+    t.keys(&["Tab"]);
 
     // Every row unfolded: "Sessions N" counts them.
     t.keys(&["G"]);
@@ -323,6 +375,7 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     t.wait_for("the hit", |s| {
         s.contains("esc close") && s.contains("delegate yesterday") && !s.contains("Archive 0/")
     });
+    let before = proxy.requests().len();
     t.keys(&["Enter"]);
     let opened = t.wait_for_secs("yesterday's session, opened", 20, |s| {
         s.contains("delegate yesterday") && !s.contains("esc close")
@@ -330,6 +383,13 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     assert!(
         !opened.contains("404") && !opened.contains("not found"),
         "{opened}"
+    );
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let asked = proxy.requests();
+    assert_eq!(
+        asked[before..],
+        [] as [String; 0],
+        "opening an archived session asked the server"
     );
     t.keys(&["q"]);
     t.assert_terminal_restored();

@@ -67,11 +67,17 @@ fn ocview(
         return opened;
     }
     t.keys(&["g"]);
+    // How long the archive's writer is given to take the pages before the
+    // memory is read (OCVIEW_BENCH_SETTLE_S, default 5 s).
+    let settle = std::env::var("OCVIEW_BENCH_SETTLE_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
     let all = settled(
         &t,
         &format!("{tag}: after g"),
         &head(0),
-        Duration::from_secs(5),
+        Duration::from_secs(settle),
     );
     t.keys(&["q"]);
     all

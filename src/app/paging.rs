@@ -85,6 +85,11 @@ impl App {
         };
         self.store
             .finalize_session(session_id, messages, before.as_deref(), &mut NoObserver);
+        // The last page of a walk back through a long session: what its
+        // pages were read into is freed, and handed back once, not held.
+        if older && complete {
+            crate::model::heap::give_back_freed();
+        }
         // Pinned to the top (`g`), or searched: every older page, at once,
         // not a frame later.
         if again && self.wants_all(session_id) {
