@@ -217,7 +217,7 @@ fn main() {
             let ms = (seconds_of_day(&at) - started) * 1000.0;
             Some(if ms < 0.0 { ms + 86_400_000.0 } else { ms })
         });
-    // Past highlighting's idle time, as tests/lean_start.rs reads memory.
+    // Past highlighting's idle time, as tests/e2e/lean_start.rs reads memory.
     std::thread::sleep(Duration::from_secs(4));
     let keys_only = std::env::var("OCVIEW_BENCH_ONLY").is_ok_and(|v| v == "keys");
     let ocview = (!keys_only).then(|| measure(&rt, &server, &session, &t, pid, &out));

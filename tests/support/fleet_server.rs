@@ -8,7 +8,7 @@
 //!
 //! The servers run on a thread and runtime of their own, so their work does
 //! not queue behind the viewer's tasks. Hand-written HTTP/1.1, one request
-//! per connection, as `history_server.rs`. Used by `tests/fleet_load.rs`
+//! per connection, as `history_server.rs`. Used by `tests/it/fleet_load.rs`
 //! and `benches/fleet.rs`.
 #![allow(dead_code)]
 

@@ -19,7 +19,7 @@ impl Fresh for Files {
 }
 
 /// PostgreSQL: a new database each time, on the one server.
-pub struct Server(pub crate::postgres_support::Postgres, pub u32);
+pub struct Server(pub super::postgres::Postgres, pub u32);
 
 impl Fresh for Server {
     fn fresh(&mut self) -> Setting {

@@ -2,10 +2,12 @@
 #![allow(dead_code)]
 
 pub mod archived;
+pub mod big_events;
 pub mod cut_proxy;
 pub mod discover_json;
 pub mod fake_model;
 pub mod fleet_server;
+pub mod fresh_archive;
 pub mod header_server;
 pub mod history_db;
 pub mod history_server;
@@ -14,9 +16,11 @@ pub mod long_session;
 pub mod opencode;
 pub mod osc52;
 pub mod peak;
+pub mod postgres;
 pub mod proc_status;
 pub mod pty;
 pub mod stalling_server;
 pub mod stand_in;
 pub mod tmux;
+pub mod two_sessions;
 pub mod usage_db;

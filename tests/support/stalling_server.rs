@@ -1,6 +1,6 @@
 //! A fake `opencode serve` on loopback that hangs, stays busy, refuses the
 //! password or swallows a request: enough for a headless attach, `export`
-//! and `record` to meet each of these servers (`tests/errors.rs`).
+//! and `record` to meet each of these servers (`tests/e2e/errors.rs`).
 //! Hand-written HTTP/1.1, one request per connection, a thread each.
 
 use std::io::{BufRead, BufReader, Write};

@@ -6,7 +6,7 @@
 //! `X-Next-Cursor` of the previous page); a bare message id in `before=` is
 //! answered HTTP 400. A cursor names a place in the stored history, not a
 //! connection (checked against a real server restarted mid-scroll in
-//! tests/e2e_paging.rs): a reconnect keeps every cursor, so the pages
+//! tests/e2e/e2e_paging.rs): a reconnect keeps every cursor, so the pages
 //! already loaded are not read again. Should the server refuse a kept
 //! cursor anyway (400), it is forgotten and the history read again from
 //! the newest page.

@@ -1,0 +1,488 @@
+//! PostgreSQL's index of the parts the log holds (schema 10): one document
+//! per block of the log, not per part. A block matches when its parts
+//! together have the words; a hit is only a part that has them itself, in
+//! its latest state, in order where the query asks for a phrase. Many
+//! blocks are read newest first, in rounds, and ruled out by their oldest
+//! and newest parts' times; a project's blocks are found by its sessions,
+//! few or many. An archive of schema 9 or 10 is upgraded and finds the same
+//! hits, and a writer that may not upgrade it, upgraded under it, goes on
+//! writing. A message the log holds is kept as its place there.
+
+use crate::support::postgres as postgres_support;
+
+use ocview::archive::collect::Collector;
+use ocview::archive::rows::Batch;
+use ocview::archive::{Engine, Origin, Query, Setting, schema};
+use ocview::source::ReplayReader;
+
+const SESSION: &str = "ses_blocks";
+
+fn batch_of(lines: &[String]) -> Batch {
+    let mut collector = Collector::new(Origin {
+        server: Some("http://blocks-box:4096".into()),
+        host: "testhost".into(),
+        file: None,
+    });
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let mut reader = ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    collector.take()
+}
+
+fn session(updated: i64) -> String {
+    format!(
+        r#"{{"type":"session.updated","properties":{{"info":{{"id":"{SESSION}","title":"Blocks","directory":"/work/blocks","time":{{"created":1,"updated":{updated}}}}}}}}}"#
+    )
+}
+
+fn message(id: &str, time: i64) -> String {
+    format!(
+        r#"{{"type":"message.updated","properties":{{"info":{{"id":"{id}","sessionID":"{SESSION}","role":"assistant","agent":"build","providerID":"anthropic","modelID":"claude-x","time":{{"created":{time}}}}}}}}}"#
+    )
+}
+
+fn text_part(id: &str, message: &str, text: &str, time: i64) -> String {
+    format!(
+        r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"{id}","messageID":"{message}","sessionID":"{SESSION}","type":"text","text":"{text}","time":{{"start":{time}}}}}}}}}"#
+    )
+}
+
+fn delta(id: &str, message: &str, text: &str) -> String {
+    format!(
+        r#"{{"type":"message.part.delta","properties":{{"sessionID":"{SESSION}","messageID":"{message}","partID":"{id}","field":"text","delta":"{text}"}}}}"#
+    )
+}
+
+/// A new archive in database `name` of `pg`.
+fn opened(pg: &postgres_support::Postgres, name: &str) -> Box<dyn Engine> {
+    Setting::Postgres(pg.database(name))
+        .open()
+        .unwrap()
+        .unwrap()
+}
+
+fn parts_found(archive: &mut dyn Engine, text: &str, f: impl Fn(&mut Query)) -> Vec<String> {
+    let mut q = Query::new(text);
+    f(&mut q);
+    archive
+        .search(&q)
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+        .into_iter()
+        .filter_map(|h| h.part_id)
+        .collect()
+}
+
+fn found(archive: &mut dyn Engine, text: &str) -> Vec<String> {
+    let mut ids = parts_found(archive, text, |_| {});
+    ids.sort();
+    ids
+}
+
+/// The first batch: three parts the log holds as they are (one block), one
+/// part grown by deltas (not the log's: a document of its own).
+fn first_batch() -> Batch {
+    batch_of(&[
+        session(10),
+        message("msg_1", 1_000),
+        text_part("prt_a", "msg_1", "the invoice total", 1_001),
+        text_part("prt_b", "msg_1", "a billing report", 1_002),
+        text_part("prt_c", "msg_1", "rs billing then README", 1_003),
+        text_part("prt_d", "msg_1", "overdue ", 1_004),
+        delta("prt_d", "msg_1", "invoice"),
+    ])
+}
+
+#[test]
+fn a_blocks_document_finds_only_the_parts_that_have_the_words() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("blocks");
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    let batch = first_batch();
+    let logged: Vec<&str> = batch
+        .parts
+        .iter()
+        .filter(|p| p.logged_as.is_some())
+        .map(|p| p.id.as_str())
+        .collect();
+    assert_eq!(logged, ["prt_a", "prt_b", "prt_c"], "{:?}", batch.parts);
+    archive.write(&batch).unwrap();
+
+    // The log's parts have no document of their own; their block has one.
+    let own = postgres_support::rows(&url, "SELECT id, tsv IS NOT NULL FROM parts ORDER BY id");
+    assert_eq!(
+        own,
+        [
+            ["prt_a", "f"],
+            ["prt_b", "f"],
+            ["prt_c", "f"],
+            ["prt_d", "t"]
+        ]
+    );
+    let blocks = postgres_support::rows(
+        &url,
+        "SELECT count(*) FROM event_blocks WHERE tsv IS NOT NULL AND newest = 1003",
+    );
+    assert_eq!(blocks, [["1"]]);
+    // The message, as the log holds it, is kept as its place there, and
+    // read back from it.
+    let message = postgres_support::rows(
+        &url,
+        "SELECT raw = '', logged IS NOT NULL FROM messages WHERE id = 'msg_1'",
+    );
+    assert_eq!(message, [["t", "t"]]);
+    let snapshot = archive.snapshot(SESSION).unwrap();
+    assert!(
+        snapshot
+            .iter()
+            .any(|e| e.contains("message.updated") && e.contains("claude-x")),
+        "{snapshot:#?}"
+    );
+
+    assert_eq!(found(&mut *archive, "invoice"), ["prt_a", "prt_d"]);
+    assert_eq!(found(&mut *archive, "billing"), ["prt_b", "prt_c"]);
+    // The block has both words; no one part has them.
+    assert!(found(&mut *archive, "invoice report").is_empty());
+    assert_eq!(found(&mut *archive, "billing report"), ["prt_b"]);
+    // A phrase: its pieces in order, in one part.
+    assert_eq!(found(&mut *archive, "billing.rs"), Vec::<String>::new());
+    assert_eq!(found(&mut *archive, "rs.billing"), ["prt_c"]);
+    // Prefixes, and the filters a part answers.
+    let typed = parts_found(&mut *archive, "bill", |q| q.prefix = true);
+    assert_eq!(typed.len(), 2, "{typed:?}");
+    assert_eq!(
+        parts_found(&mut *archive, "billing", |q| q.until = Some(1_003)),
+        ["prt_b"]
+    );
+    assert_eq!(
+        parts_found(&mut *archive, "invoice", |q| q.since = Some(1_002)),
+        ["prt_d"]
+    );
+    assert_eq!(
+        parts_found(&mut *archive, "invoice", |q| q.model =
+            Some("claude".into()))
+        .len(),
+        2
+    );
+    assert!(parts_found(&mut *archive, "invoice", |q| q.tool = Some("bash".into())).is_empty());
+    assert!(
+        parts_found(&mut *archive, "invoice", |q| q.project =
+            Some("elsewhere".into()))
+        .is_empty()
+    );
+    assert_eq!(
+        parts_found(&mut *archive, "invoice", |q| q.server =
+            Some("blocks-box".into()))
+        .len(),
+        2
+    );
+    let hit = archive.search(&Query::new("total")).unwrap().remove(0);
+    assert_eq!(hit.plain_snippet(), "the invoice «total»");
+    assert_eq!(hit.title, "Blocks");
+
+    // The same batch again adds nothing and finds the same.
+    assert_eq!(archive.write(&batch).unwrap().parts, 0);
+    assert_eq!(found(&mut *archive, "invoice"), ["prt_a", "prt_d"]);
+
+    // A part's later state is found, its earlier one no longer: the old
+    // block still has the word, the part's place has moved on.
+    archive
+        .write(&batch_of(&[
+            session(20),
+            text_part("prt_a", "msg_1", "the receipt total", 1_001),
+        ]))
+        .unwrap();
+    assert_eq!(found(&mut *archive, "invoice"), ["prt_d"]);
+    assert_eq!(found(&mut *archive, "receipt"), ["prt_a"]);
+}
+
+#[test]
+fn many_blocks_are_read_newest_first_until_the_hits_are_settled() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let mut archive = opened(&pg, "rounds");
+    // 60 blocks, one per batch; each has a part with the word and one
+    // without. Written out of time order, so blocks' order is not time's.
+    let mut order: Vec<i64> = (0..60).collect();
+    order.sort_by_key(|i| (i * 37) % 60);
+    for i in order {
+        let time = 10_000 + i * 100;
+        archive
+            .write(&batch_of(&[
+                session(time),
+                message(&format!("msg_{i:02}"), time),
+                text_part(
+                    &format!("prt_{i:02}"),
+                    &format!("msg_{i:02}"),
+                    "a common word",
+                    time,
+                ),
+                text_part(
+                    &format!("prt_{i:02}_x"),
+                    &format!("msg_{i:02}"),
+                    "nothing here",
+                    time + 1,
+                ),
+            ]))
+            .unwrap();
+    }
+    let mut newest = |limit: u32, f: &dyn Fn(&mut Query)| {
+        parts_found(&mut *archive, "common", |q| {
+            q.limit = limit;
+            f(q)
+        })
+    };
+    let expected: Vec<String> = (0..60).rev().map(|i| format!("prt_{i:02}")).collect();
+    assert_eq!(newest(20, &|_| {}), expected[..20]);
+    assert_eq!(newest(50, &|_| {}), expected[..50]);
+    assert_eq!(newest(100, &|_| {}), expected);
+    // Older than the newest blocks: the rounds go on past them.
+    assert_eq!(
+        newest(5, &|q| q.until = Some(10_000 + 10 * 100)),
+        expected[50..55]
+    );
+}
+
+#[test]
+fn a_project_of_few_or_many_sessions_finds_the_same_hits() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let mut archive = opened(&pg, "projects");
+    archive.write(&first_batch()).unwrap();
+    let in_project = |archive: &mut dyn Engine, project: &str| {
+        let mut ids = parts_found(archive, "invoice", |q| {
+            q.project = Some(project.into());
+            q.until = Some(1_004);
+        });
+        ids.sort();
+        ids
+    };
+    // One session: its blocks are found by it.
+    assert_eq!(in_project(&mut *archive, "/work/blocks"), ["prt_a"]);
+    // More sessions than are named to the blocks' query: the blocks are
+    // walked newest first, each checked against its session.
+    let others: Vec<String> = (0..1_001)
+        .map(|i| {
+            format!(
+                r#"{{"type":"session.updated","properties":{{"info":{{"id":"ses_other_{i}","title":"Other","directory":"/work/blocks-{i}","time":{{"created":1,"updated":5}}}}}}}}"#
+            )
+        })
+        .collect();
+    archive.write(&batch_of(&others)).unwrap();
+    assert_eq!(in_project(&mut *archive, "/work/blocks"), ["prt_a"]);
+    assert!(in_project(&mut *archive, "/work/blocks-7").is_empty());
+}
+
+/// The grants a writer with no right to change the schema has: it writes
+/// an archive at the version it finds.
+const WRITER: &str =
+    "DO $$ BEGIN CREATE ROLE writer LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;";
+const WRITER_GRANTS: &str =
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO writer;
+     GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO writer;";
+
+#[test]
+fn a_schema_9_archive_moves_its_parts_documents_into_their_blocks() {
+    an_older_archive_finds_the_same_hits(9);
+}
+
+#[test]
+fn a_schema_10_archive_gets_its_blocks_oldest_times() {
+    an_older_archive_finds_the_same_hits(10);
+}
+
+/// An archive at `version`, written by a writer of that version that may
+/// not upgrade it, then upgraded: the same hits as one made now, with a
+/// date range too (it rules blocks out by their oldest and newest parts).
+fn an_older_archive_finds_the_same_hits(version: i64) {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    // The same parts in an archive made now, to compare with.
+    let mut now = opened(&pg, "now");
+    now.write(&first_batch()).unwrap();
+    // Its block spans the times of the three parts in its document.
+    let span = "SELECT oldest, newest FROM event_blocks WHERE tsv IS NOT NULL";
+    assert_eq!(
+        postgres_support::rows(&pg.url("now", "postgres"), span),
+        [["1001", "1003"]]
+    );
+    let queries = [
+        "invoice",
+        "billing",
+        "invoice report",
+        "rs.billing",
+        "total",
+    ];
+    let expected: Vec<Vec<String>> = queries.iter().map(|q| found(&mut *now, q)).collect();
+    let dated = |archive: &mut dyn Engine| {
+        [
+            (None, Some(1_003)),
+            (Some(1_002), Some(1_004)),
+            (Some(1_004), None),
+        ]
+        .map(|(since, until)| {
+            parts_found(archive, "billing", |q| {
+                q.since = since;
+                q.until = until;
+            })
+        })
+    };
+    let expected_dated = dated(&mut *now);
+    assert_eq!(
+        expected_dated,
+        [vec!["prt_b"], vec!["prt_c", "prt_b"], vec![]]
+    );
+
+    // An archive at `version`, written as that version writes, by a
+    // writer that may not upgrade it.
+    let db = format!("v{version}");
+    let url = pg.database(&db);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (mut c, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let older: Vec<_> = schema::POSTGRES
+            .iter()
+            .copied()
+            .filter(|m| m.0 <= version)
+            .collect();
+        ocview::archive::migrate_postgres::run(&mut c, &older, schema::POSTGRES_STEPS)
+            .await
+            .unwrap();
+    });
+    pg.sql("postgres", WRITER);
+    pg.sql(&db, WRITER_GRANTS);
+    let mut writer = Setting::Postgres(pg.url(&db, "writer"))
+        .open()
+        .unwrap()
+        .unwrap();
+    assert!(writer.read_only().is_none());
+    writer.write(&first_batch()).unwrap();
+    let own = postgres_support::rows(&url, "SELECT count(*) FROM parts WHERE tsv IS NOT NULL");
+    let own_expected = if version == 9 { "4" } else { "1" };
+    assert_eq!(own, [[own_expected]], "schema {version}'s documents");
+
+    let mut upgraded = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    let latest = postgres_support::rows(&url, "SELECT max(version) FROM ocview_schema");
+    assert_eq!(latest, [[schema::LATEST.to_string()]]);
+    assert_eq!(postgres_support::rows(&url, span), [["1001", "1003"]]);
+    // The writer opened before the upgrade goes on writing as it did, in
+    // a new block, then stops: its part is found with a date range too.
+    writer
+        .write(&batch_of(&[
+            session(30),
+            text_part("prt_late", "msg_1", "a late notice", 1_010),
+        ]))
+        .unwrap();
+    drop(writer);
+    assert_eq!(
+        parts_found(&mut *upgraded, "late", |q| q.until = Some(1_020)),
+        ["prt_late"]
+    );
+    assert_eq!(found(&mut *upgraded, "late"), ["prt_late"]);
+    let own = postgres_support::rows(&url, "SELECT id FROM parts WHERE tsv IS NOT NULL");
+    assert_eq!(own, [["prt_d"]], "the log's parts gave theirs to the block");
+    let got: Vec<Vec<String>> = queries.iter().map(|q| found(&mut *upgraded, q)).collect();
+    assert_eq!(got, expected);
+    assert_eq!(dated(&mut *upgraded), expected_dated);
+}
+
+#[test]
+fn text_past_a_blocks_budget_keeps_a_document_of_its_own() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("budget");
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    // Five parts of 60 kB in one block: four fit its 256 kB, one does not.
+    let filler = "lorem ".repeat(10_000);
+    let mut lines = vec![session(10), message("msg_1", 1_000)];
+    for i in 0..5 {
+        lines.push(text_part(
+            &format!("prt_{i}"),
+            "msg_1",
+            &format!("marker{i} {filler}"),
+            1_000 + i,
+        ));
+    }
+    archive.write(&batch_of(&lines)).unwrap();
+    let own = postgres_support::rows(&url, "SELECT id FROM parts WHERE tsv IS NOT NULL");
+    assert_eq!(own, [["prt_4"]]);
+    for i in 0..5 {
+        assert_eq!(
+            found(&mut *archive, &format!("marker{i}")),
+            [format!("prt_{i}")]
+        );
+    }
+    assert_eq!(found(&mut *archive, "lorem").len(), 5);
+}
+
+#[test]
+fn a_message_sent_again_unchanged_keeps_its_place_in_the_log() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("messages");
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    // One collector, two batches: the second has a new part of the message
+    // and not its `message.updated`, so the message comes again without a
+    // place in the log of its own.
+    let mut collector = Collector::new(Origin {
+        server: None,
+        host: "testhost".into(),
+        file: None,
+    });
+    let mut feed = |lines: &[String]| {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let mut reader = ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+        while let Some(record) = reader.next_record().unwrap() {
+            collector.record(record);
+        }
+        collector.take()
+    };
+    let first = feed(&[
+        session(10),
+        message("msg_1", 1_000),
+        text_part("prt_a", "msg_1", "first", 1_001),
+    ]);
+    archive.write(&first).unwrap();
+    // Received later, as a recording says: the message's row is newer.
+    let second = feed(&[format!(
+        r#"{{"t":5000,"event":{}}}"#,
+        text_part("prt_b", "msg_1", "second", 1_002)
+    )]);
+    let again = second.messages.iter().find(|m| m.id == "msg_1");
+    assert!(
+        again.is_some_and(|m| m.logged_as.is_none()),
+        "{:?}",
+        second.messages
+    );
+    archive.write(&second).unwrap();
+    let kept = postgres_support::rows(
+        &url,
+        "SELECT raw = '', logged IS NOT NULL FROM messages WHERE id = 'msg_1'",
+    );
+    assert_eq!(kept, [["t", "t"]], "kept as its place, not copied");
+    let snapshot = archive.snapshot(SESSION).unwrap();
+    assert!(
+        snapshot
+            .iter()
+            .any(|e| e.contains("message.updated") && e.contains("claude-x")),
+        "{snapshot:#?}"
+    );
+}

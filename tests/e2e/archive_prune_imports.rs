@@ -1,0 +1,180 @@
+//! Pruning forgets what it took: a file whose sessions were all pruned is
+//! imported again (its checkpoint went with them), one with sessions left
+//! is still "already archived"; an opencode database whose sessions were
+//! all pruned for age is not brought back by an importer that keeps the
+//! same age limit, and is brought back whole once the limit is lifted
+//! (its import mark went too). Run on both engines: SQLite in a temporary
+//! directory and a real PostgreSQL.
+
+use crate::support::fresh_archive;
+use crate::support::history_db;
+use crate::support::postgres as postgres_support;
+
+use fresh_archive::{Files, Fresh, Server};
+use std::path::{Path, PathBuf};
+
+use ocview::archive::import::{Imported, import_file};
+use ocview::archive::import_db::{DbImported, import_db, import_db_within};
+use ocview::archive::{Engine, Limits, Setting, prune};
+
+const DAY: i64 = 24 * 3600 * 1000;
+const NOW: i64 = 1_795_547_214_000;
+
+fn open(setting: &Setting) -> Box<dyn Engine> {
+    setting
+        .open()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("on")
+}
+
+fn sessions(archive: &mut dyn Engine) -> Vec<String> {
+    let mut ids: Vec<String> = archive
+        .oldest_sessions(None, 1000)
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// A recording of one session last updated at `updated`, with a part.
+fn recording(dir: &Path, id: &str, updated: i64) -> PathBuf {
+    let path = dir.join(format!("{id}.jsonl"));
+    let text = format!(
+        r#"{{"type":"session.updated","properties":{{"info":{{"id":"{id}","title":"Session {id}","directory":"/work/a","time":{{"created":{updated},"updated":{updated}}}}}}}}}
+{{"type":"message.updated","properties":{{"info":{{"id":"msg_{id}","sessionID":"{id}","role":"assistant","agent":"build","providerID":"p","modelID":"m","time":{{"created":{updated}}}}}}}}}
+{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_{id}","messageID":"msg_{id}","sessionID":"{id}","type":"text","text":"words of {id}"}}}}}}
+"#
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn import(archive: &mut dyn Engine, path: &Path) -> Imported {
+    import_file(archive, path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn suite(engines: &mut dyn Fresh) {
+    a_file_whose_sessions_all_went_imports_again(engines);
+    a_pruned_database_stays_out_under_the_age_limit_and_comes_back_without(engines);
+}
+
+fn a_file_whose_sessions_all_went_imports_again(engines: &mut dyn Fresh) {
+    let dir = tempfile::tempdir().unwrap();
+    let old = recording(dir.path(), "ses_old", NOW - 100 * DAY);
+    let new = recording(dir.path(), "ses_new", NOW - DAY);
+    let mut archive = open(&engines.fresh());
+    for f in [&old, &new] {
+        assert!(!import(&mut *archive, f).already);
+        assert!(import(&mut *archive, f).already, "{}", f.display());
+    }
+    let limits = Limits {
+        max_bytes: None,
+        max_age_days: Some(30),
+    };
+    let pruned = prune::prune(&mut *archive, &limits, NOW).unwrap();
+    assert_eq!(pruned.by_age, ["ses_old"]);
+    assert_eq!(sessions(&mut *archive), ["ses_new"]);
+
+    // Its only session went: the file is not "already archived" any more.
+    let again = import(&mut *archive, &old);
+    assert!(!again.already, "{again:?}");
+    assert!(
+        again.written.events > 0 && again.written.parts > 0,
+        "{again:?}"
+    );
+    assert_eq!(sessions(&mut *archive), ["ses_new", "ses_old"]);
+    assert!(import(&mut *archive, &old).already);
+    // The other file lost nothing: it is still in.
+    assert!(import(&mut *archive, &new).already);
+}
+
+/// A database of two sessions, both older than the age limit used below.
+fn old_database(dir: &Path) -> PathBuf {
+    let path = dir.join("opencode.db");
+    let c = history_db::create(&path, true);
+    history_db::project(&c, "prj_a", "/work/alpha", NOW - 300 * DAY);
+    for (id, days) in [("ses_db_older", 200), ("ses_db_old", 150)] {
+        let t = NOW - days * DAY;
+        history_db::session(&c, id, "prj_a", None, &format!("Title {id}"), t, None);
+        let msg = format!("msg_{id}");
+        history_db::message(
+            &c,
+            &msg,
+            id,
+            t,
+            &format!(
+                r#"{{"role":"user","time":{{"created":{t}}},"agent":"build","model":{{"providerID":"mock","modelID":"mock-1"}}}}"#
+            ),
+        );
+        history_db::part(
+            &c,
+            &format!("prt_{id}"),
+            &msg,
+            id,
+            t,
+            r#"{"type":"text","text":"an old question"}"#,
+        );
+    }
+    path
+}
+
+fn import_db_now(archive: &mut dyn Engine, db: &Path, limits: &Limits) -> DbImported {
+    import_db_within(archive, db, limits.age_floor(NOW), &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn a_pruned_database_stays_out_under_the_age_limit_and_comes_back_without(engines: &mut dyn Fresh) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = old_database(dir.path());
+    let mut archive = open(&engines.fresh());
+    // Imported with no age limit (or by an ocview without one).
+    import_db(&mut *archive, &db, &mut |_, _| {}).unwrap();
+    assert_eq!(sessions(&mut *archive), ["ses_db_old", "ses_db_older"]);
+    let limits = Limits {
+        max_bytes: None,
+        max_age_days: Some(60),
+    };
+    let pruned = prune::prune(&mut *archive, &limits, NOW).unwrap();
+    assert_eq!(pruned.by_age.len(), 2, "{pruned:?}");
+
+    // Under the same limit, the importer brings back nothing it would
+    // prune again.
+    let under_limit = import_db_now(&mut *archive, &db, &limits);
+    assert_eq!(under_limit.sessions, 0, "{under_limit:?}");
+    assert_eq!(under_limit.written.events + under_limit.written.parts, 0);
+    assert!(sessions(&mut *archive).is_empty());
+    assert_eq!(
+        prune::prune(&mut *archive, &limits, NOW)
+            .unwrap()
+            .sessions(),
+        0
+    );
+
+    // The limit lifted: every session comes back (the mark went with the
+    // last of them, not only those updated since it).
+    let lifted = import_db_now(&mut *archive, &db, &Limits::NONE);
+    assert_eq!(lifted.sessions, 2, "{lifted:?}");
+    assert_eq!(sessions(&mut *archive), ["ses_db_old", "ses_db_older"]);
+    // And the mark is back: a second run reads nothing new.
+    let second = import_db_now(&mut *archive, &db, &Limits::NONE);
+    assert_eq!(
+        second.written.events + second.written.parts,
+        0,
+        "{second:?}"
+    );
+}
+
+#[test]
+fn sqlite_pruning_forgets_the_imports_of_what_it_took() {
+    suite(&mut Files(tempfile::tempdir().unwrap(), 0));
+}
+
+#[test]
+fn postgres_pruning_forgets_the_imports_of_what_it_took() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    suite(&mut Server(pg, 0));
+}

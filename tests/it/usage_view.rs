@@ -1,0 +1,241 @@
+//! The usage view on a generated database (the schema opencode 1.18.33
+//! created): loading… until the reader answers, the drawing at 80×24 and
+//! 200×50, a range switch that reads again, and enter on a costly session
+//! asking the app to open it.
+
+use crate::common;
+use crate::support;
+
+use std::time::{Duration, Instant};
+
+use common::{press, screen};
+use ocview::app::Overlay;
+use ocview::app::overlays::usage::Answer;
+
+const NOW: i64 = 1_780_000_000_000;
+
+fn app_on_db(path: &std::path::Path) -> ocview::app::App {
+    let mut app = common::app_with(b"");
+    app.now_ms = NOW;
+    app.usage.db = Some(path.to_path_buf());
+    app
+}
+
+fn wait_ready(app: &mut ocview::app::App, w: u16, h: u16) -> String {
+    let start = Instant::now();
+    loop {
+        let text = screen(app, w, h);
+        if app.usage.view.as_ref().is_some_and(|v| !v.loading()) {
+            return screen(app, w, h);
+        }
+        assert!(text.contains("loading…"), "{text}");
+        assert!(start.elapsed() < Duration::from_secs(20), "no answer");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_usage_view_draws_a_generated_database_and_opens_a_costly_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    support::usage_db::generate(&path, 40, 3, 3, 60, NOW, |i| format!("ses_{i:04}"));
+    for (w, h) in [(80u16, 24u16), (200, 50)] {
+        let mut app = app_on_db(&path);
+        press(&mut app, &["u"]);
+        assert_eq!(app.overlay, Some(Overlay::Usage));
+        let text = wait_ready(&mut app, w, h);
+        assert!(!text.contains('\u{1b}'));
+        insta::assert_snapshot!(format!("usage_view_{w}x{h}"), text);
+    }
+    // 1: seven days, read again.
+    let mut app = app_on_db(&path);
+    press(&mut app, &["u"]);
+    wait_ready(&mut app, 80, 24);
+    let month = match &app.usage.view.as_ref().unwrap().answer {
+        Answer::Ready(u) => u.sessions,
+        _ => unreachable!(),
+    };
+    press(&mut app, &["1"]);
+    let text = wait_ready(&mut app, 80, 24);
+    let week = match &app.usage.view.as_ref().unwrap().answer {
+        Answer::Ready(u) => u.sessions,
+        _ => unreachable!(),
+    };
+    assert!(week < month && week > 0, "{week} of {month}\n{text}");
+    // Enter: the app is asked to open the costliest session.
+    press(&mut app, &["j"]);
+    press(&mut app, &["enter"]);
+    assert_eq!(app.overlay, None);
+    assert!(
+        app.wanted_session
+            .as_deref()
+            .is_some_and(|s| s.starts_with("ses_"))
+    );
+}
+
+#[test]
+fn no_database_is_one_clear_line() {
+    let mut app = app_on_db(std::path::Path::new("/nonexistent/opencode.db"));
+    press(&mut app, &["u"]);
+    let text = wait_ready(&mut app, 80, 24);
+    assert!(
+        text.contains("no opencode database at /nonexistent/opencode.db"),
+        "{text}"
+    );
+}
+
+/// One malformed row among thousands (a message's JSON cut short, a part's
+/// too): the report is whole, counts every other row, and its last line
+/// says how many were skipped (SQLite's `json_extract` failed the whole
+/// report with "malformed JSON").
+#[test]
+fn a_malformed_row_is_skipped_and_said_and_the_rest_counted() {
+    use ocview::headless::stats::{self, StatsOptions};
+    use ocview::source::opencode_db::Db;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    support::usage_db::generate(&path, 40, 30, 3, 60, NOW, |i| format!("ses_{i:04}"));
+    let query = all_time_with_tools();
+    let whole = Db::open(&path).unwrap().usage(&query).unwrap();
+    assert_eq!(whole.malformed, 0);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let (bad_message, cost): (String, f64) = c
+        .query_row(
+            "SELECT id, json_extract(data, '$.cost') FROM message \
+             WHERE json_extract(data, '$.role') = 'assistant' LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    c.execute(
+        "UPDATE message SET data = substr(data, 1, 20) WHERE id = ?1",
+        [&bad_message],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE part SET data = '{\"type\":\"tool\",\"tool\":' \
+         WHERE id = (SELECT min(id) FROM part WHERE json_extract(data, '$.type') = 'tool')",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let cut = Db::open(&path)
+        .unwrap()
+        .usage(&query)
+        .expect("a whole report");
+    assert_eq!(cut.malformed, 2);
+    assert_eq!(cut.sessions, whole.sessions);
+    assert_eq!(
+        cut.messages, whole.messages,
+        "every message is still counted"
+    );
+    let tools =
+        |u: &ocview::source::opencode_db::usage::Usage| u.tools.iter().map(|t| t.1).sum::<u64>();
+    assert_eq!(tools(&cut), tools(&whole) - 1);
+    let by_day_cost: f64 = cut.by_day.values().map(|g| g.figures.cost).sum();
+    let whole_cost: f64 = whole.by_day.values().map(|g| g.figures.cost).sum();
+    assert!(
+        (whole_cost - cost - by_day_cost).abs() < 1e-9,
+        "{whole_cost} - {cost} != {by_day_cost}"
+    );
+    let options = StatsOptions {
+        days: None,
+        tools: None,
+        models: None,
+        now_ms: NOW,
+    };
+    let text = stats::to_text(&cut, &options);
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with("! 2 rows") && last.contains("skipped"),
+        "{text}"
+    );
+    let json = stats::to_json(&cut, &options);
+    assert_eq!(json["malformed_rows"], 2);
+    // The usage view says it beside its counts.
+    let mut app = app_on_db(&path);
+    press(&mut app, &["u"]);
+    let screen = wait_ready(&mut app, 200, 50);
+    assert!(screen.contains("! 1 unreadable rows skipped"), "{screen}");
+}
+
+/// Names from the database holding a clipboard write (OSC 52), a screen
+/// clear, a C1 control, a bidi override and a line separator: none of
+/// them reaches any output of `ocview stats` (text, `--csv`, `--json`),
+/// and a tool name is cut after it was made inert, not inside a sequence.
+#[test]
+fn hostile_names_reach_no_stats_output() {
+    use ocview::headless::stats::{self, StatsOptions};
+    use ocview::source::opencode_db::Db;
+    const BAD: [char; 6] = [
+        '\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2028}', '\u{85}',
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    support::usage_db::generate(&path, 6, 4, 3, 5, NOW, |i| format!("ses_{i:04}"));
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let evil = "x\u{1b}]52;c;ZWNobyBoaQ==\u{7}\u{1b}[2J\u{9b}31m\u{202e}gpj\u{2028}\u{85}y";
+    c.execute(
+        "UPDATE message SET data = json_set(data, '$.modelID', ?1, '$.agent', ?1)",
+        [evil],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE part SET data = json_set(data, '$.tool', ?1) WHERE json_extract(data, '$.type') = 'tool'",
+        [format!("tool{evil}")],
+    )
+    .unwrap();
+    c.execute("UPDATE session SET title = ?1, directory = ?1", [evil])
+        .unwrap();
+    drop(c);
+    let query = all_time_with_tools();
+    let usage = Db::open(&path).unwrap().usage(&query).unwrap();
+    assert!(
+        usage.by_model.iter().any(|g| g.name.contains('\u{1b}')),
+        "the names are hostile"
+    );
+    let options = StatsOptions {
+        days: None,
+        tools: None,
+        models: Some(None),
+        now_ms: NOW,
+    };
+    let json = stats::to_json(&usage, &options);
+    let outputs = [
+        ("text", stats::to_text(&usage, &options)),
+        ("csv", stats::to_csv(&usage)),
+        ("json", serde_json::to_string_pretty(&json).unwrap()),
+        // What `jq -r` would print of each string.
+        ("json strings", strings(&json)),
+    ];
+    for (name, out) in outputs {
+        for bad in BAD {
+            assert!(!out.contains(bad), "{name} holds {bad:?}:\n{out}");
+        }
+    }
+    let text = stats::to_text(&usage, &options);
+    assert!(text.contains("gpj␤"), "the names still show:\n{text}");
+}
+
+fn strings(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a.iter().map(strings).collect(),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{k}{}", strings(v)))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// What `ocview stats` asks: all time, tools counted.
+fn all_time_with_tools() -> ocview::source::opencode_db::usage::UsageQuery {
+    ocview::source::opencode_db::usage::UsageQuery {
+        since_ms: None,
+        project: None,
+        costliest: 5,
+        tools: true,
+        day_offset_ms: 0,
+    }
+}
