@@ -1,12 +1,13 @@
-//! The README as a newcomer reads it: its keys table is the keymap (every
-//! action, by name, with its default keys, grouped as help groups them),
-//! help lists every action too, the two commands stay near the top and
-//! are the ones CI runs, and the picture of the screen is there and is
-//! made the same way every time by `scripts/screenshot.py`.
+//! The README as a newcomer reads it, and docs/keys.md: the keys table
+//! there is the keymap (every action, by name, with its default keys,
+//! grouped as help groups them), the README's everyday keys are keys of the
+//! actions they name, help lists every action too, the two commands stay
+//! near the top and are the ones CI runs, and the picture of the screen is
+//! there and is made the same way every time by `scripts/screenshot.py`.
 //!
 //! The keys table is generated: when the keymap changes, run
-//! `OCVIEW_README_KEYS=write cargo test --test readme` to rewrite it (the
-//! failing test prints the expected table too).
+//! `OCVIEW_README_KEYS=write bash scripts/test -E 'test(/^readme::/)'` to
+//! rewrite it (the failing test prints the expected table too).
 
 use crate::common;
 
@@ -30,6 +31,13 @@ fn readme() -> String {
     std::fs::read_to_string(root().join("README.md")).expect("README.md")
 }
 
+/// Where the generated keys table lives.
+const KEYS_DOC: &str = "docs/keys.md";
+
+fn keys_doc() -> String {
+    std::fs::read_to_string(root().join(KEYS_DOC)).expect(KEYS_DOC)
+}
+
 /// A key or a description as a table cell: `|` would end the cell.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|")
@@ -44,7 +52,7 @@ fn keys_table(map: &Keymap) -> String {
         if rows.is_empty() {
             continue;
         }
-        out.push_str(&format!("\n#### {}\n\n", ctx.title()));
+        out.push_str(&format!("\n### {}\n\n", ctx.title()));
         out.push_str("| keys | does | action |\n|---|---|---|\n");
         for (_, help, name) in rows {
             let action = Action::ALL.iter().find(|a| a.name() == name).unwrap();
@@ -69,18 +77,18 @@ fn keys_table(map: &Keymap) -> String {
 fn generated_part(text: &str) -> (usize, usize) {
     let start = text
         .find(START)
-        .expect("the README marks its keys table with <!-- keys:start … -->");
+        .expect("docs/keys.md marks its keys table with <!-- keys:start … -->");
     let start = start + text[start..].find('\n').expect("a line after the marker") + 1;
     let end = text[start..]
         .find(END)
         .map(|e| start + e)
-        .expect("the README ends its keys table with <!-- keys:end -->");
+        .expect("docs/keys.md ends its keys table with <!-- keys:end -->");
     (start, end)
 }
 
 #[test]
-fn the_readme_keys_table_is_the_keymap() {
-    let text = readme();
+fn the_keys_table_is_the_keymap() {
+    let text = keys_doc();
     let (start, end) = generated_part(&text);
     let expected = keys_table(&Keymap::default());
     if text[start..end] == expected {
@@ -88,27 +96,27 @@ fn the_readme_keys_table_is_the_keymap() {
     }
     if std::env::var("OCVIEW_README_KEYS").as_deref() == Ok("write") {
         let rewritten = format!("{}{expected}{}", &text[..start], &text[end..]);
-        std::fs::write(root().join("README.md"), rewritten).unwrap();
-        eprintln!("README.md: keys table rewritten from the keymap");
+        std::fs::write(root().join(KEYS_DOC), rewritten).unwrap();
+        eprintln!("{KEYS_DOC}: keys table rewritten from the keymap");
         return;
     }
     panic!(
-        "README.md's keys table is not the keymap's (src/app/keymap.rs). \
-         Rewrite it with `OCVIEW_README_KEYS=write cargo test --test readme`; \
+        "{KEYS_DOC}'s keys table is not the keymap's (src/app/keymap.rs). \
+         Rewrite it with `OCVIEW_README_KEYS=write bash scripts/test -E 'test(/^readme::/)'`; \
          it should read:\n{expected}"
     );
 }
 
-/// Every action's row, found by reading the README's tables back: under
+/// Every action's row, found by reading the generated tables back: under
 /// its context's heading, its name and each of its default keys.
 #[test]
-fn every_action_and_its_default_keys_are_in_the_readme_keys_table() {
-    let text = readme();
+fn every_action_and_its_default_keys_are_in_the_keys_table() {
+    let text = keys_doc();
     let (start, end) = generated_part(&text);
     let mut heading = "";
     let mut rows: Vec<(&str, &str)> = Vec::new();
     for line in text[start..end].lines() {
-        if let Some(h) = line.strip_prefix("#### ") {
+        if let Some(h) = line.strip_prefix("### ") {
             heading = h;
         } else if line.starts_with("| `") {
             rows.push((heading, line));
@@ -142,10 +150,52 @@ fn every_action_and_its_default_keys_are_in_the_readme_keys_table() {
     }
     assert!(
         missing.is_empty(),
-        "the README's keys table lacks: {missing:?}"
+        "{KEYS_DOC}'s keys table lacks: {missing:?}"
     );
     // And names nothing the keymap does not have.
     assert_eq!(rows.len(), Action::ALL.len(), "one row per action");
+}
+
+/// The README's everyday keys: each row names actions of the keymap, and
+/// each key it shows is a default key of one of them.
+#[test]
+fn the_readmes_everyday_keys_are_the_keymaps() {
+    let text = readme();
+    let start = text
+        .find("## The everyday keys")
+        .expect("the README has its everyday keys");
+    let map = Keymap::default();
+    let mut rows = 0;
+    for line in text[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| keys"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+    {
+        rows += 1;
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+        let (keys, actions) = (cells[0], cells[cells.len() - 1]);
+        let actions: Vec<Action> = actions
+            .split_whitespace()
+            .map(|name| {
+                let name = name.trim_matches('`');
+                *Action::ALL
+                    .iter()
+                    .find(|a| a.name() == name)
+                    .unwrap_or_else(|| panic!("no action {name}: {line}"))
+            })
+            .collect();
+        for key in keys.split_whitespace() {
+            let key = key.trim_matches('`');
+            assert!(
+                actions
+                    .iter()
+                    .any(|a| map.keys(*a).iter().any(|k| k.to_string() == key)),
+                "{key} is not a key of {actions:?}: {line}"
+            );
+        }
+    }
+    assert!(rows >= 8, "the everyday keys table has {rows} rows");
 }
 
 /// An app replaying the demo recording as a file, so help has the
