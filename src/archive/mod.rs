@@ -11,6 +11,7 @@
 mod block_words;
 pub mod blocks;
 pub mod collect;
+mod collect_rows;
 pub mod db_follow;
 pub mod encode;
 mod encode_prompt;

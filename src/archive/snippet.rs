@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::collect::strings;
+use super::collect_rows::strings;
 
 use super::query::{MARK_END, MARK_START, MIN_PREFIX, indexable};
 

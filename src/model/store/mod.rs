@@ -9,6 +9,7 @@
 pub mod fleet;
 pub mod lookup;
 pub mod observer;
+mod part_rules;
 pub mod reconcile;
 mod reducer;
 mod stream_only;

@@ -20,6 +20,7 @@
 //!   ignored, counted with its reason, never shown under an empty id.
 
 use super::observer::ReplyObserver;
+use super::part_rules::{keep_streamed_text, regresses};
 use super::{Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store};
 use crate::model::entity::message::{Message, MessageInfo};
 use crate::model::entity::part::{Part, PartBody};
@@ -561,33 +562,6 @@ impl Store {
             prompts: true,
             ..Default::default()
         })
-    }
-}
-
-/// Whether replacing `old` by `new` would move the part backwards.
-fn regresses(old: &Part, new: &Part) -> bool {
-    match (&old.body, &new.body) {
-        (PartBody::Tool(a), PartBody::Tool(b)) => b.state.status.rank() < a.state.status.rank(),
-        _ => old.is_final() && !new.is_final(),
-    }
-}
-
-/// An unfinished update (a snapshot taken mid-stream) must not throw away
-/// text we already streamed past it.
-pub(super) fn keep_streamed_text(old: &Part, new: &mut Part) {
-    if new.is_final() {
-        return;
-    }
-    let (Some(old_text), Some(new_text)) = (old.text(), new.text()) else {
-        return;
-    };
-    if old_text.len() > new_text.len() && old_text.starts_with(new_text) {
-        let kept = old_text.to_string();
-        match &mut new.body {
-            PartBody::Text(t) => t.text = kept,
-            PartBody::Reasoning(r) => r.text = kept,
-            _ => {}
-        }
     }
 }
 

@@ -155,7 +155,7 @@ impl Store {
                         part.revision = streamed.revision + 1;
                         part.last_event = streamed.last_event;
                         if !finished {
-                            super::reducer::keep_streamed_text(streamed, part);
+                            super::part_rules::keep_streamed_text(streamed, part);
                         }
                     }
                 }

@@ -6,3 +6,4 @@ pub mod fold;
 pub mod keys;
 pub mod layout;
 pub mod positions;
+mod variant;
