@@ -51,8 +51,10 @@ fn ocview(
     g: bool,
 ) -> f64 {
     let t = Tmux::start_sized(tag, 200, 50);
+    // OCVIEW_BENCH_WRAP runs ocview under a tool (a heap profiler, say).
+    let wrap = std::env::var("OCVIEW_BENCH_WRAP").unwrap_or_default();
     t.line(&format!(
-        "OCVIEW_ARCHIVE= {} attach {} --session {session} {archive}",
+        "OCVIEW_ARCHIVE= {wrap} {} attach {} --session {session} {archive}",
         env!("CARGO_BIN_EXE_ocview"),
         server.url()
     ));

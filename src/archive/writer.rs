@@ -20,9 +20,13 @@ use crate::model::{Envelope, MessageInfo, Part};
 
 /// Items the queue holds before a send is dropped instead of waiting.
 const QUEUE: usize = 16 * 1024;
-/// Events written since the queue was last empty that make a burst, after
-/// which memory is handed back (a stream's few events a second never are).
-const BURST: usize = 5000;
+/// Events written since memory was last handed back that make a burst:
+/// once the queue is empty after one, SQLite's page cache (up to 32 MB)
+/// and the freed heap go back. Small enough that the end of a long
+/// session's load is one too (its pages come a few hundred events at a
+/// time, the queue emptying between them), large enough that a stream's
+/// few events a second hand back at most once a minute.
+const BURST: usize = 500;
 /// A batch is written when it holds this many events or parts…
 const BATCH: usize = 2000;
 /// …or when its first item has waited this long. Until then the writer

@@ -2,8 +2,7 @@
 //! directory and a real PostgreSQL started here (tests/support/postgres.rs).
 //! Import of every fixture format, duplicates, search with each filter,
 //! replay of an archived session to the original's state, the newer-schema
-//! and read-only cases; then what only the file engine has (its modes, a
-//! corrupt, read-only or locked file).
+//! and read-only cases. What only the file engine has is in `archive_file`.
 
 use crate::support::postgres as postgres_support;
 use crate::support::two_sessions;
@@ -12,16 +11,16 @@ use std::path::{Path, PathBuf};
 use two_sessions::TWO_SESSIONS;
 
 use ocview::archive::collect::Collector;
-use ocview::archive::{Engine, Limits, Origin, Query, Setting, Trouble, prune};
+use ocview::archive::{Engine, Origin, Query, Setting, Trouble};
 use ocview::model::{NoObserver, Store};
 use ocview::source::{self, ReplayReader};
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// Every file of every form the viewer reads.
-fn every_fixture_file() -> Vec<PathBuf> {
+pub(crate) fn every_fixture_file() -> Vec<PathBuf> {
     let mut files = vec![
         fixtures().join("durable-stream.jsonl"),
         fixtures().join("opencode-export.json"),
@@ -106,13 +105,13 @@ fn lines(events: &[String]) -> Vec<u8> {
     text
 }
 
-fn import(engine: &mut dyn Engine, path: &Path) -> ocview::archive::import::Imported {
+pub(crate) fn import(engine: &mut dyn Engine, path: &Path) -> ocview::archive::import::Imported {
     ocview::archive::import::import_file(engine, path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Opens a fresh, empty archive of one engine each time it is called.
-trait Fresh {
+pub(crate) trait Fresh {
     fn fresh(&mut self) -> Setting;
     /// Make the archive look written by a newer ocview.
     fn make_newer(&mut self, setting: &Setting);
@@ -174,7 +173,7 @@ fn db_of(setting: &Setting) -> String {
     path.split('?').next().unwrap().to_string()
 }
 
-fn open(setting: &Setting) -> Box<dyn Engine> {
+pub(crate) fn open(setting: &Setting) -> Box<dyn Engine> {
     setting
         .open()
         .unwrap_or_else(|e| panic!("{e}"))
@@ -188,107 +187,9 @@ fn suite(engines: &mut dyn Fresh) {
     search_finds_by_every_filter(engines);
     a_newer_archive_opens_read_only(engines);
     a_reader_searches_but_never_writes(engines);
-    the_age_limit_prunes_old_sessions_whole(engines);
-    the_size_cap_prunes_the_oldest_sessions(engines);
+    crate::archive_limits::the_age_limit_prunes_old_sessions_whole(engines);
+    crate::archive_limits::the_size_cap_prunes_the_oldest_sessions(engines);
     an_export_imports_back_to_the_same_log(engines);
-}
-
-const DAY: i64 = 24 * 3600 * 1000;
-
-fn the_age_limit_prunes_old_sessions_whole(engines: &mut dyn Fresh) {
-    let mut archive = open(&engines.fresh());
-    write_two_sessions(&mut *archive);
-    let before = archive.counts().unwrap();
-    // ses_alpha was last updated 125 days before now, ses_beta 10.
-    let now = 1_710_000_000_000 + 10 * DAY;
-    let limits = Limits {
-        max_bytes: None,
-        max_age_days: Some(60),
-    };
-    let pruned = prune::prune(&mut *archive, &limits, now).unwrap();
-    assert_eq!(pruned.by_age, vec!["ses_alpha".to_string()]);
-    assert_eq!(
-        pruned.summary(&limits).unwrap(),
-        "pruned 1 oldest session (older than 60 days)"
-    );
-    let after = archive.counts().unwrap();
-    assert_eq!(after.sessions, 1, "{after:?}");
-    assert_eq!(after.messages, before.messages - 1, "{after:?}");
-    assert_eq!(after.parts, before.parts - 2, "{after:?}");
-    assert!(archive.events("ses_alpha").unwrap().is_empty());
-    assert!(archive.snapshot("ses_alpha").unwrap().is_empty());
-    assert!(!archive.events("ses_beta").unwrap().is_empty());
-    // Its index rows went too: the title and every part.
-    assert_eq!(
-        found(&mut *archive, &Query::new("invoice")),
-        ["ses_beta/prt_b2", "ses_beta/prt_b1"]
-    );
-    assert!(found(&mut *archive, &Query::new("billing")).is_empty());
-    // Within the limit now: a second run takes nothing.
-    assert_eq!(
-        prune::prune(&mut *archive, &limits, now)
-            .unwrap()
-            .sessions(),
-        0
-    );
-}
-
-fn the_size_cap_prunes_the_oldest_sessions(engines: &mut dyn Fresh) {
-    let mut archive = open(&engines.fresh());
-    for f in every_fixture_file() {
-        import(&mut *archive, &f);
-    }
-    let all = archive.oldest_sessions(None, 10_000).unwrap();
-    let size = archive.size().unwrap();
-    assert!(
-        all.len() >= 9 && size > 0,
-        "{} sessions, {size} bytes",
-        all.len()
-    );
-    let cap = size / 2;
-    let limits = Limits {
-        max_bytes: Some(cap),
-        max_age_days: None,
-    };
-    let pruned = prune::prune(&mut *archive, &limits, 0).unwrap();
-    assert!(
-        !pruned.by_size.is_empty() && pruned.by_age.is_empty(),
-        "{pruned:?}"
-    );
-    assert_eq!(pruned.bytes_before, size);
-    let now = archive.size().unwrap();
-    assert!(now <= cap, "{now} bytes held, cap {cap}");
-    assert_eq!(pruned.bytes_after, now);
-    let kept = archive.oldest_sessions(None, 10_000).unwrap();
-    assert!(!kept.is_empty());
-    assert_eq!(kept.len() + pruned.by_size.len(), all.len());
-    // The oldest went, in order: what is kept is the newest part of the list.
-    assert_eq!(kept.as_slice(), &all[all.len() - kept.len()..]);
-    let pruned_ids: Vec<&String> = all[..pruned.by_size.len()].iter().map(|s| &s.0).collect();
-    assert_eq!(pruned_ids, pruned.by_size.iter().collect::<Vec<_>>());
-    for id in &pruned.by_size {
-        assert!(archive.events(id).unwrap().is_empty(), "{id} kept events");
-    }
-    assert!(
-        pruned
-            .summary(&limits)
-            .unwrap()
-            .contains("oldest sessions (size cap "),
-        "{:?}",
-        pruned.summary(&limits)
-    );
-    // A cap below one session keeps the newest.
-    let tiny = Limits {
-        max_bytes: Some(1),
-        max_age_days: None,
-    };
-    prune::prune(&mut *archive, &tiny, 0).unwrap();
-    assert_eq!(
-        archive.oldest_sessions(None, 10).unwrap(),
-        vec![all.last().unwrap().clone()]
-    );
-    archive.vacuum().unwrap();
-    assert_eq!(archive.counts().unwrap().sessions, 1);
 }
 
 /// Events of a session the store never makes (deltas alone): logged,
@@ -485,7 +386,7 @@ fn archived_sessions_replay_to_the_original_state(engines: &mut dyn Fresh) {
     assert!(checked >= 10, "{checked} sessions checked");
 }
 
-fn write_two_sessions(archive: &mut dyn Engine) {
+pub(crate) fn write_two_sessions(archive: &mut dyn Engine) {
     // Each from its own server, as two attached servers would.
     for (server, id) in [
         ("http://alpha-box:4096", "ses_alpha"),
@@ -509,7 +410,7 @@ fn write_two_sessions(archive: &mut dyn Engine) {
     }
 }
 
-fn found(archive: &mut dyn Engine, q: &Query) -> Vec<String> {
+pub(crate) fn found(archive: &mut dyn Engine, q: &Query) -> Vec<String> {
     archive
         .search(q)
         .unwrap_or_else(|e| panic!("{q:?}: {e}"))
@@ -650,257 +551,4 @@ fn postgres_engine_passes_the_suite() {
         return;
     };
     suite(&mut Server(pg, 0));
-}
-
-// What only the file engine has.
-
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-#[test]
-fn the_file_is_private_and_its_folder_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data/ocview/archive.db");
-    let mut archive = open(&Setting::Sqlite(path.clone()));
-    write_two_sessions(&mut *archive);
-    assert_eq!(mode(&path), 0o600);
-    assert_eq!(mode(path.parent().unwrap()), 0o700);
-    let wal = path.with_extension("db-wal");
-    assert!(wal.exists());
-    assert_eq!(mode(&wal), 0o600);
-    drop(archive);
-    // An archive someone made readable by others keeps that mode: ocview
-    // changes no mode of a file that is there already.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-    open(&Setting::Sqlite(path.clone()));
-    assert_eq!(mode(&path), 0o640);
-}
-
-/// Pointed at a path that is not an archive of the user's, ocview refuses
-/// it, naming it, and leaves it exactly as it was: a link (to a file of
-/// someone else's), a device, a pipe, an empty file, another program's
-/// database. A file of another user's is only read.
-#[test]
-fn a_path_that_is_not_an_archive_is_refused_and_left_as_it_was() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let dir = tempfile::tempdir().unwrap();
-    let at = |name: &str| dir.path().join(name);
-    let theirs = at("theirs.txt");
-    std::fs::write(&theirs, "someone's notes\n").unwrap();
-    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::os::unix::fs::symlink(&theirs, at("link.db")).unwrap();
-    let fifo = std::ffi::CString::new(at("pipe.db").to_str().unwrap()).unwrap();
-    // SAFETY: a path of our own, NUL-terminated.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
-    std::fs::write(at("empty.db"), "").unwrap();
-    std::fs::set_permissions(at("empty.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
-    let other = rusqlite::Connection::open(at("other.db")).unwrap();
-    other
-        .execute_batch("CREATE TABLE notes(x); INSERT INTO notes VALUES ('kept');")
-        .unwrap();
-    drop(other);
-    let mut cases = vec![
-        ("link.db", "symbolic link"),
-        ("pipe.db", "not a regular file"),
-        ("empty.db", "empty file"),
-        ("other.db", "not an ocview archive"),
-    ];
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if root {
-        // A private device node like /dev/null, made here: the machine's
-        // own is never put at risk.
-        let node = std::ffi::CString::new(at("null.db").to_str().unwrap()).unwrap();
-        // SAFETY: a path of our own; (1, 3) is the null device.
-        let made =
-            unsafe { libc::mknod(node.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
-        if made == 0 {
-            cases.push(("null.db", "not a regular file"));
-        }
-    }
-    let state = |name: &str| {
-        let meta = std::fs::symlink_metadata(at(name)).unwrap();
-        let bytes = if meta.is_file() {
-            std::fs::read(at(name)).unwrap()
-        } else {
-            Vec::new()
-        };
-        (meta.mode(), meta.len(), bytes)
-    };
-    for (name, why) in cases {
-        let before = (state(name), state("theirs.txt"));
-        let e = Setting::Sqlite(at(name))
-            .open()
-            .err()
-            .unwrap_or_else(|| panic!("{name} was taken"));
-        let line = e.to_string();
-        assert!(line.contains(name) && line.contains(why), "{name}: {line}");
-        assert_eq!(
-            (state(name), state("theirs.txt")),
-            before,
-            "{name} was changed"
-        );
-        let beside: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(name) && n != name)
-            .collect();
-        assert!(
-            beside.is_empty(),
-            "{name}: files made beside it: {beside:?}"
-        );
-    }
-    if root {
-        // Another user's archive: searched, never written, its mode kept.
-        let path = at("someone.db");
-        write_two_sessions(&mut *open(&Setting::Sqlite(path.clone())));
-        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let archive = open(&Setting::Sqlite(path.clone()));
-        let why = archive.read_only().expect("only read").to_string();
-        assert!(why.contains("another user"), "{why}");
-        assert_eq!(mode(&path), 0o644);
-    }
-}
-
-#[test]
-fn a_corrupt_file_is_said_in_one_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("archive.db");
-    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
-    let e = Setting::Sqlite(path.clone()).open().err().expect("refused");
-    assert_eq!(e.trouble, Trouble::Corrupt, "{e}");
-    let line = e.to_string();
-    assert!(
-        line.contains("not an archive") && line.contains("archive.db"),
-        "{line}"
-    );
-    assert!(!line.contains('\n'));
-}
-
-#[test]
-fn a_read_only_file_is_searched_but_not_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("archive.db");
-    {
-        let mut archive = open(&Setting::Sqlite(path.clone()));
-        write_two_sessions(&mut *archive);
-    }
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
-    let mut archive = open(&Setting::Sqlite(path.clone()));
-    let why = archive.read_only().expect("read-only").to_string();
-    assert!(why.contains("read-only (mode 400)"), "{why}");
-    assert_eq!(found(&mut *archive, &Query::new("billing")).len(), 2);
-    let e = archive.write(&Default::default()).unwrap_err();
-    assert_eq!(e.trouble, Trouble::ReadOnly);
-}
-
-#[test]
-fn a_locked_file_is_said_and_nothing_waits_long() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("archive.db");
-    let mut archive = open(&Setting::Sqlite(path.clone()));
-    let other = rusqlite::Connection::open(&path).unwrap();
-    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    let started = std::time::Instant::now();
-    let mut batch = ocview::archive::rows::Batch::default();
-    batch.events.push(ocview::archive::rows::EventRow {
-        key: "k".into(),
-        session_id: "s".into(),
-        time_ms: 0,
-        json: "{}".into(),
-    });
-    let e = archive.write(&batch).unwrap_err();
-    assert_eq!(e.trouble, Trouble::Locked, "{e}");
-    assert!(e.to_string().contains("locked by another program"), "{e}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
-}
-
-#[test]
-fn the_writer_says_what_is_wrong_and_gives_up_quietly() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("archive.db");
-    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let tap = ocview::archive::writer::spawn(
-        Setting::Sqlite(path),
-        Origin::default(),
-        Box::new(move |line| {
-            let _ = tx.send(line);
-        }),
-    );
-    let line = rx
-        .recv_timeout(std::time::Duration::from_secs(5))
-        .expect("a message");
-    assert!(
-        line.contains("not an archive") && line.ends_with("ocview goes on without it"),
-        "{line}"
-    );
-    // Sends cost nothing afterwards, and never block.
-    let env = ocview::model::Envelope::new(ocview::model::Event::SessionIdle {
-        session_id: "s".into(),
-    });
-    for _ in 0..100_000 {
-        tap.event(&env);
-    }
-    drop(tap);
-}
-
-#[test]
-fn live_events_reach_the_archive_through_the_writer() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("archive.db");
-    let tap = ocview::archive::writer::spawn(
-        Setting::Sqlite(path.clone()),
-        Origin {
-            server: Some("http://box:4096".into()),
-            host: "h".into(),
-            file: None,
-        },
-        Box::new(|line| panic!("{line}")),
-    );
-    let mut reader = ReplayReader::new(std::io::Cursor::new(TWO_SESSIONS.as_bytes()));
-    while let Some(record) = reader.next_record().unwrap() {
-        if let Ok(ocview::source::record::Decoded::Event(env)) = &record.item {
-            tap.event(env);
-        }
-    }
-    drop(tap); // writes what is queued
-    let mut archive = open(&Setting::Sqlite(path));
-    let hits = archive.search(&Query::new("invoice")).unwrap();
-    assert_eq!(hits.len(), 4);
-    assert_eq!(hits[0].server.as_deref(), Some("http://box:4096"));
-}
-
-#[test]
-fn the_writer_prunes_when_it_starts_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let setting = Setting::Sqlite(dir.path().join("archive.db"));
-    write_two_sessions(&mut *open(&setting));
-    let (said, heard) = std::sync::mpsc::channel();
-    let tap = ocview::archive::writer::spawn_bounded(
-        setting.clone(),
-        Origin {
-            server: Some("http://box:4096".into()),
-            host: "h".into(),
-            file: None,
-        },
-        // Both sessions are from 2023 and 2024: far past a year.
-        Limits::from_settings(None, None),
-        Box::new(move |line| {
-            let _ = said.send(line);
-        }),
-    );
-    drop(tap);
-    let lines: Vec<String> = heard.try_iter().collect();
-    assert_eq!(
-        lines,
-        ["archive: pruned 2 oldest sessions (older than 365 days)"]
-    );
-    assert_eq!(open(&setting).counts().unwrap().sessions, 0);
 }

@@ -23,20 +23,20 @@ use ocview::source::opencode_db::{Db, convert};
 use ocview::source::{self, ReplayReader};
 use rusqlite::{Connection, params};
 
-const NOW: i64 = 1_795_547_214_000;
+pub(crate) const NOW: i64 = 1_795_547_214_000;
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode-1.18.33")
 }
 
-fn open(setting: &Setting) -> Box<dyn Engine> {
+pub(crate) fn open(setting: &Setting) -> Box<dyn Engine> {
     setting
         .open()
         .unwrap_or_else(|e| panic!("{e}"))
         .expect("on")
 }
 
-fn store_of(text: &[u8]) -> Store {
+pub(crate) fn store_of(text: &[u8]) -> Store {
     let mut store = Store::new();
     source::ingest(
         &mut ReplayReader::new(std::io::Cursor::new(text.to_vec())),
@@ -47,7 +47,7 @@ fn store_of(text: &[u8]) -> Store {
     store
 }
 
-fn lines(events: &[String]) -> Vec<u8> {
+pub(crate) fn lines(events: &[String]) -> Vec<u8> {
     let mut text = Vec::new();
     for e in events {
         text.extend_from_slice(e.as_bytes());
@@ -57,7 +57,7 @@ fn lines(events: &[String]) -> Vec<u8> {
 }
 
 /// What a session shows, in a form two stores can be compared by.
-fn fingerprint(store: &Store, id: &str) -> String {
+pub(crate) fn fingerprint(store: &Store, id: &str) -> String {
     let s = store
         .session(id)
         .unwrap_or_else(|| panic!("no session {id}"));
@@ -88,7 +88,7 @@ fn fingerprint(store: &Store, id: &str) -> String {
 
 /// What history shows of the database: every session's row, all its
 /// messages and parts and its todos, read as history reads them.
-fn history_store(path: &Path) -> Store {
+pub(crate) fn history_store(path: &Path) -> Store {
     let db = Db::open(path).unwrap();
     let mut store = Store::new();
     let apply = |store: &mut Store, env: Envelope| {
@@ -133,14 +133,14 @@ fn history_store(path: &Path) -> Store {
     store
 }
 
-fn import(archive: &mut dyn Engine, db: &Path) -> DbImported {
+pub(crate) fn import(archive: &mut dyn Engine, db: &Path) -> DbImported {
     import_db(archive, db, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A database with the schema a real opencode 1.18.33 made: a parent and a
 /// child session with messages, parts (one not an object), todos and an
 /// event log that holds only the first message.
-fn make_db(dir: &Path) -> PathBuf {
+pub(crate) fn make_db(dir: &Path) -> PathBuf {
     let path = dir.join("opencode.db");
     let c = Connection::open(&path).unwrap();
     c.execute_batch("PRAGMA journal_mode=WAL").unwrap();
@@ -189,7 +189,7 @@ fn make_db(dir: &Path) -> PathBuf {
     path
 }
 
-fn add_session(c: &Connection, id: &str, parent: Option<&str>, title: &str, t: i64) {
+pub(crate) fn add_session(c: &Connection, id: &str, parent: Option<&str>, title: &str, t: i64) {
     c.execute(
         "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, cost, tokens_input, tokens_output, time_created, time_updated)
          VALUES (?1, 'prj_a', ?2, 's', '/work/alpha', ?3, '1.18.33', 0.25, 1200, 300, ?4, ?4)",
@@ -199,7 +199,7 @@ fn add_session(c: &Connection, id: &str, parent: Option<&str>, title: &str, t: i
 }
 
 /// A user message and an assistant answer `text` in session `sid`.
-fn add_turn(c: &Connection, sid: &str, tag: &str, t: i64, text: &str) {
+pub(crate) fn add_turn(c: &Connection, sid: &str, tag: &str, t: i64, text: &str) {
     let msg = |id: &str, t: i64, data: &str| {
         c.execute(
             "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
@@ -257,14 +257,14 @@ fn add_turn(c: &Connection, sid: &str, tag: &str, t: i64, text: &str) {
 }
 
 /// An `evt_` id made at `ms`, as opencode makes them (ms × 0x1000, 48 bits).
-fn event_id(ms: i64) -> String {
+pub(crate) fn event_id(ms: i64) -> String {
     format!(
         "evt_{:012x}8u3Y5oV8i4uoNR",
         ((ms as u64) << 12) & ((1 << 48) - 1)
     )
 }
 
-fn hits(archive: &mut dyn Engine, word: &str) -> Vec<String> {
+pub(crate) fn hits(archive: &mut dyn Engine, word: &str) -> Vec<String> {
     archive
         .search(&Query::new(word))
         .unwrap()
@@ -273,13 +273,13 @@ fn hits(archive: &mut dyn Engine, word: &str) -> Vec<String> {
         .collect()
 }
 
-fn suite(engines: &mut dyn Fresh) {
+pub(crate) fn suite(engines: &mut dyn Fresh) {
     the_database_imports_as_history_shows_it(engines);
     a_second_import_adds_nothing_and_a_touched_session_alone_goes_in_again(engines);
     prompt_events_are_kept_and_replayed(engines);
 }
 
-fn the_database_imports_as_history_shows_it(engines: &mut dyn Fresh) {
+pub(crate) fn the_database_imports_as_history_shows_it(engines: &mut dyn Fresh) {
     let dir = tempfile::tempdir().unwrap();
     let db = make_db(dir.path());
     let mut archive = open(&engines.fresh());
@@ -306,7 +306,9 @@ fn the_database_imports_as_history_shows_it(engines: &mut dyn Fresh) {
     );
 }
 
-fn a_second_import_adds_nothing_and_a_touched_session_alone_goes_in_again(engines: &mut dyn Fresh) {
+pub(crate) fn a_second_import_adds_nothing_and_a_touched_session_alone_goes_in_again(
+    engines: &mut dyn Fresh,
+) {
     let dir = tempfile::tempdir().unwrap();
     let db = make_db(dir.path());
     let mut archive = open(&engines.fresh());
@@ -376,7 +378,7 @@ fn a_second_import_adds_nothing_and_a_touched_session_alone_goes_in_again(engine
 
 /// Permissions and questions asked and answered, from the real server's
 /// streams: the archive's log replays them as they were live.
-fn prompt_events_are_kept_and_replayed(engines: &mut dyn Fresh) {
+pub(crate) fn prompt_events_are_kept_and_replayed(engines: &mut dyn Fresh) {
     let mut checked = 0;
     for scenario in [
         "a_bash_permission_once",
@@ -417,12 +419,12 @@ fn prompt_events_are_kept_and_replayed(engines: &mut dyn Fresh) {
 }
 
 #[test]
-fn sqlite_engine_imports_opencode_databases() {
+pub(crate) fn sqlite_engine_imports_opencode_databases() {
     suite(&mut Files(tempfile::tempdir().unwrap(), 0));
 }
 
 #[test]
-fn postgres_engine_imports_opencode_databases() {
+pub(crate) fn postgres_engine_imports_opencode_databases() {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
@@ -432,7 +434,7 @@ fn postgres_engine_imports_opencode_databases() {
 /// A large first import shows its progress, and while ocview runs the
 /// database is followed: a session written later reaches the archive.
 #[test]
-fn the_database_is_followed_in_the_background_with_progress() {
+pub(crate) fn the_database_is_followed_in_the_background_with_progress() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("opencode.db");
     support::usage_db::generate(&db, 150, 2, 3, 30, NOW, |i| format!("ses_{i:04}"));
@@ -490,14 +492,14 @@ fn the_database_is_followed_in_the_background_with_progress() {
     drop(follower);
 }
 
-fn ocview() -> std::process::Command {
+pub(crate) fn ocview() -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"));
     c.env_remove("OCVIEW_ARCHIVE");
     c
 }
 
 /// `ocview archive import --opencode-db DB --archive ARCHIVE`: its stderr.
-fn import_command(db: &Path, archive: &Path) -> String {
+pub(crate) fn import_command(db: &Path, archive: &Path) -> String {
     let out = ocview()
         .args(["archive", "import", "--opencode-db"])
         .arg(db)
@@ -515,7 +517,7 @@ fn import_command(db: &Path, archive: &Path) -> String {
 /// the archive opens and replays each session as history shows it, finds
 /// a word of the tool's output, and a second import adds nothing.
 #[test]
-fn a_real_opencode_database_imports_as_history_shows_it() {
+pub(crate) fn a_real_opencode_database_imports_as_history_shows_it() {
     use serde_json::json;
     use support::fake_model::{FakeModel, Step, first_user_text, last_turn};
     use support::opencode::Server;
@@ -584,51 +586,4 @@ fn a_real_opencode_database_imports_as_history_shows_it() {
     assert_eq!(hits(&mut *archive, "quokka"), [ids[1].clone()]);
     let again = import_command(&db, &archive_path);
     assert!(again.contains("0 new events, 0 parts written"), "{again}");
-}
-
-/// Under umask 000, what ocview makes is still private: the archive and
-/// its folder, an export, the log and its folder.
-#[test]
-fn files_ocview_makes_are_private_whatever_the_umask() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let archive = dir.path().join("data/archive.db");
-    let export = dir.path().join("export.jsonl");
-    let state = dir.path().join("state");
-    let recording = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/opencode-run.ndjson"
-    );
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("umask 000 && exec \"$0\" \"$@\"")
-            .arg(env!("CARGO_BIN_EXE_ocview"))
-            .args(args)
-            .env_remove("OCVIEW_ARCHIVE")
-            .env("XDG_STATE_HOME", &state)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let a = archive.to_str().unwrap();
-    run(&["archive", "--archive", a, "import", recording]);
-    run(&[
-        "archive",
-        "--archive",
-        a,
-        "export",
-        export.to_str().unwrap(),
-    ]);
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&archive), 0o600);
-    assert_eq!(mode(archive.parent().unwrap()), 0o700);
-    assert_eq!(mode(&export), 0o600);
-    let log = state.join("ocview/ocview.log");
-    assert_eq!(mode(&log), 0o600);
-    assert_eq!(mode(log.parent().unwrap()), 0o700);
 }

@@ -24,6 +24,7 @@ mod prompts;
 mod property;
 mod redraw_loop;
 mod reducer;
+mod reducer_parts;
 mod search_view;
 mod seen;
 mod status_truth;
