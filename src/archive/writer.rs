@@ -22,11 +22,13 @@ use crate::model::{Envelope, MessageInfo, Part};
 const QUEUE: usize = 16 * 1024;
 /// Events written since memory was last handed back that make a burst:
 /// once the queue is empty after one, SQLite's page cache (up to 32 MB)
-/// and the freed heap go back. Small enough that the end of a long
-/// session's load is one too (its pages come a few hundred events at a
-/// time, the queue emptying between them), large enough that a stream's
-/// few events a second hand back at most once a minute.
-const BURST: usize = 500;
+/// and the freed heap go back. A stream's few events a second rarely make
+/// one (handing back costs a stream CPU: pages read again).
+const BURST: usize = 5000;
+/// The same when loaded pages came since (a session opened, `g`): their
+/// events come a few hundred at a time, the queue emptying between pages,
+/// so the end of a long load is a burst too, not a cache held all day.
+const LOADED_BURST: usize = 500;
 /// A batch is written when it holds this many events or parts…
 const BATCH: usize = 2000;
 /// …or when its first item has waited this long. Until then the writer
@@ -274,12 +276,17 @@ fn run(
     let mut collector = Collector::live(origin);
     let mut first: Option<Instant> = None;
     let mut said_dropped = 0;
+    // Loaded pages taken since memory was last handed back.
+    let loaded = std::cell::Cell::new(false);
     let take = |item: Item, collector: &mut Collector| {
         shared.queued.fetch_sub(1, Ordering::Relaxed);
         match item {
             Item::Event(env) => collector.envelope(env),
             Item::Server(key, url) => collector.server(key, url),
-            Item::Loaded(messages) => collector.loaded(messages),
+            Item::Loaded(messages) => {
+                loaded.set(true);
+                collector.loaded(messages)
+            }
         }
     };
     loop {
@@ -366,10 +373,12 @@ fn run(
                 ));
             }
         }
-        if since_burst >= BURST && shared.queued.load(Ordering::Relaxed) == 0 {
+        let burst = if loaded.get() { LOADED_BURST } else { BURST };
+        if since_burst >= burst && shared.queued.load(Ordering::Relaxed) == 0 {
             // A burst written (a long session's pages): its cached pages and
             // the queue's freed copies go back, not kept for the day.
             since_burst = 0;
+            loaded.set(false);
             if let Some(engine) = keeper.engine() {
                 engine.release_memory();
             }
