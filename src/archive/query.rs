@@ -48,15 +48,21 @@ impl Query {
     }
 
     /// The words searched for: nothing but letters, digits and the
-    /// characters inside a path or a name; the engines' own syntax never
-    /// reaches them from the person typing.
+    /// characters inside a path or a name, or a word (an apostrophe: the
+    /// index splits "doesn't" at it, so the word is the phrase of its two
+    /// pieces, never "doesnt"); the engines' own syntax never reaches them
+    /// from the person typing.
     pub fn words(&self) -> Vec<String> {
         self.text
             .split_whitespace()
             .map(|w| {
                 w.chars()
-                    .filter(|c| c.is_alphanumeric() || "._-/:@".contains(*c))
+                    .map(|c| if c == '\u{2019}' { '\'' } else { c })
+                    .filter(|c| c.is_alphanumeric() || "._-/:@'".contains(*c))
                     .collect::<String>()
+                    // Inside a word only: around one they are quotes.
+                    .trim_matches('\'')
+                    .to_string()
             })
             .filter(|w| w.chars().any(char::is_alphanumeric))
             .take(16)
@@ -245,6 +251,19 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_with_an_apostrophe_is_the_phrase_of_its_pieces() {
+        for typed in ["doesn't", "doesn\u{2019}t"] {
+            let q = Query::new(typed);
+            assert_eq!(q.words(), ["doesn't"]);
+            assert_eq!(q.fts5().unwrap(), "\"doesn't\"");
+            assert_eq!(q.tsquery().unwrap(), "('doesn' <-> 't')");
+        }
+        // Quotes alone are no word; around one, they go with its pieces.
+        assert!(Query::new("' ''").words().is_empty());
+        assert_eq!(Query::new("'quoted'").tsquery().unwrap(), "'quoted'");
+    }
 
     #[test]
     fn words_never_carry_engine_syntax() {

@@ -187,6 +187,7 @@ fn suite(engines: &mut dyn Fresh) {
     search_finds_by_every_filter(engines);
     a_newer_archive_opens_read_only(engines);
     a_reader_searches_but_never_writes(engines);
+    words_with_an_apostrophe_are_found_as_typed(engines);
     crate::archive_limits::the_age_limit_prunes_old_sessions_whole(engines);
     crate::archive_limits::the_size_cap_prunes_the_oldest_sessions(engines);
     an_export_imports_back_to_the_same_log(engines);
@@ -408,6 +409,33 @@ pub(crate) fn write_two_sessions(archive: &mut dyn Engine) {
         batch.events.retain(|e| e.session_id == id);
         archive.write(&batch).unwrap();
     }
+}
+
+/// "doesn't", "don't", "user's" are found as people type them (the
+/// apostrophe was dropped: "doesnt" matched nothing, "dont" matched
+/// `dont_inherit`), with a typographic apostrophe too.
+fn words_with_an_apostrophe_are_found_as_typed(engines: &mut dyn Fresh) {
+    let mut archive = open(&engines.fresh());
+    let lines = r#"{"type":"session.updated","properties":{"info":{"id":"ses_words","title":"Words","directory":"/work/w","time":{"created":1700000000000,"updated":1700000000000}}}}
+{"type":"message.updated","properties":{"info":{"id":"msg_w1","sessionID":"ses_words","role":"assistant","time":{"created":1700000000000}}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_w1","messageID":"msg_w1","sessionID":"ses_words","type":"text","text":"It doesn't build and the user's config is gone"}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_w2","messageID":"msg_w1","sessionID":"ses_words","type":"text","text":"compile(dont_inherit=True) and don't stop"}}}
+"#;
+    let mut collector = Collector::new(Origin::default());
+    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.as_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    archive.write(&collector.take()).unwrap();
+    let a = &mut *archive;
+    assert_eq!(found(a, &Query::new("doesn't")), ["ses_words/prt_w1"]);
+    assert_eq!(
+        found(a, &Query::new("doesn\u{2019}t build")),
+        ["ses_words/prt_w1"]
+    );
+    assert_eq!(found(a, &Query::new("user's")), ["ses_words/prt_w1"]);
+    assert_eq!(found(a, &Query::new("don't")), ["ses_words/prt_w2"]);
+    assert!(found(a, &Query::new("won't")).is_empty());
 }
 
 pub(crate) fn found(archive: &mut dyn Engine, q: &Query) -> Vec<String> {
