@@ -114,6 +114,30 @@ impl Scene {
         );
     }
 
+    /// The open session streams the 4 MB table (every frame lays it out
+    /// again), then another session asks to run `rm -rf build`: that
+    /// session and the permission's id.
+    async fn permission_under_slow_frames(&self) -> (String, String) {
+        self.server.prompt(&self.session, "big table").await;
+        self.t
+            .wait_for_secs("the table streaming", 60, |sc| sc.contains("build/obj"));
+        std::thread::sleep(Duration::from_secs(3));
+        let asking = self.server.create_session().await;
+        self.server.prompt(&asking, "run rm").await;
+        let id = self.wait_pending("permission").await;
+        (asking, id)
+    }
+
+    /// Another client rejects the permission `id`.
+    async fn reject_elsewhere(&self, id: &str) {
+        self.server
+            .post(
+                &format!("/permission/{id}/reply"),
+                json!({"reply": "reject"}),
+            )
+            .await;
+    }
+
     /// The prompt bar shows a prompt's choices, armed.
     fn bar_armed(&self) {
         self.t
@@ -180,12 +204,7 @@ async fn a_question_that_arrives_under_the_diff_view_is_not_answered_by_its_keys
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_y_typed_while_a_slow_frame_draws_the_permission_does_not_allow_it() {
     let s = scene("seen-slow", 100, 30).await;
-    s.server.prompt(&s.session, "big table").await;
-    s.t.wait_for_secs("the table streaming", 60, |sc| sc.contains("build/obj"));
-    std::thread::sleep(Duration::from_secs(4));
-    let asking = s.server.create_session().await;
-    s.server.prompt(&asking, "run rm").await;
-    let id = s.wait_pending("permission").await;
+    let (_, id) = s.permission_under_slow_frames().await;
     for _ in 0..75 {
         std::thread::sleep(Duration::from_millis(40));
         s.send(&["y"]);
@@ -219,12 +238,7 @@ async fn a_rejection_message_being_typed_never_answers_the_question_that_replace
     s.t.keys(&["m"]);
     s.send(&["-l", "not now"]);
     // Another client rejects it; the agent asks a question next.
-    s.server
-        .post(
-            &format!("/permission/{per}/reply"),
-            json!({"reply": "reject"}),
-        )
-        .await;
+    s.reject_elsewhere(&per).await;
     s.t.wait_for("the text box says its prompt is gone", |sc| {
         sc.contains("gone: reject with a message")
     });
@@ -245,12 +259,7 @@ async fn a_rejection_message_being_typed_never_answers_the_question_that_replace
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_slow_frames_a_rejection_message_keeps_its_keys_when_its_prompt_goes() {
     let s = scene("seen-slow-reject", 100, 30).await;
-    s.server.prompt(&s.session, "big table").await;
-    s.t.wait_for_secs("the table streaming", 60, |sc| sc.contains("build/obj"));
-    std::thread::sleep(Duration::from_secs(3));
-    let asking = s.server.create_session().await;
-    s.server.prompt(&asking, "run rm").await;
-    let per = s.wait_pending("permission").await;
+    let (asking, per) = s.permission_under_slow_frames().await;
     s.bar_armed();
     s.t.keys(&["m"]);
     s.t.wait_for_secs("the text box", 30, |sc| {
@@ -259,32 +268,16 @@ async fn under_slow_frames_a_rejection_message_keeps_its_keys_when_its_prompt_go
     s.send(&["-l", "not now"]);
     // Another client rejects it, and the agent asks next, while the typing
     // goes on: a burst every 40 ms.
-    s.server
-        .post(
-            &format!("/permission/{per}/reply"),
-            json!({"reply": "reject"}),
-        )
-        .await;
+    s.reject_elsewhere(&per).await;
     s.server.wait_idle(&asking, 60).await;
     s.server.prompt(&asking, "ask me").await;
     let typing = [" ", "1", "2", "y", "n", "a", " ", "1", "Space", "2"];
-    let mut que = None;
     for k in typing.iter().cycle().take(100) {
         std::thread::sleep(Duration::from_millis(40));
         s.send(&[k]);
-        if que.is_none() && !s.pending("question").await.is_empty() {
-            que = Some(
-                s.pending("question").await[0]["id"]
-                    .as_str()
-                    .unwrap()
-                    .to_string(),
-            );
-        }
     }
-    let que = match que {
-        Some(q) => q,
-        None => s.wait_pending("question").await,
-    };
+    // Still asking: none of those keys answered it.
+    let que = s.wait_pending("question").await;
     s.still_pending("question", &que).await;
     s.t.wait_for_secs("the text box still open, its prompt gone", 30, |sc| {
         sc.contains("gone: reject with a message")

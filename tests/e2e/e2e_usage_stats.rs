@@ -361,7 +361,7 @@ const NEAR_TIES: [f64; 12] = [
 /// every figure `ocview stats` prints equals the real `opencode stats`'s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_rounding_tie_prints_as_opencode_stats_prints_it() {
-    use rusqlite::params;
+    use crate::support::history_db as db_rows;
     let server = Server::prepare("http://127.0.0.1:9", None);
     // opencode makes its database (and its migrations) on a first run.
     opencode_stats(&server, &binary(), &[]);
@@ -372,12 +372,7 @@ async fn every_rounding_tie_prints_as_opencode_stats_prints_it() {
     let mut projects = Vec::new();
     for k in 0..12usize {
         let project = format!("prj_tie{k:02}");
-        db.execute(
-            "INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) \
-             VALUES (?1, ?2, ?3, ?3, '[]')",
-            params![project, format!("/work/tie{k}"), t0],
-        )
-        .unwrap();
+        db_rows::project(&db, &project, &format!("/work/tie{k}"), t0);
         // Newest id first in the table: opencode adds in the table's order.
         let count = 1 + k % 4;
         for s in (0..count).rev() {
@@ -398,11 +393,7 @@ async fn every_rounding_tie_prints_as_opencode_stats_prints_it() {
                 let user = format!("msg_{session}_{m}_u");
                 let info = json!({"role": "user", "time": {"created": t}, "agent": "build",
                     "model": {"providerID": "mock", "modelID": model}});
-                db.execute(
-                    "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
-                    params![user, session, t, info.to_string()],
-                )
-                .unwrap();
+                db_rows::message(&db, &user, &session, t, &info.to_string());
                 t += 1000;
                 let info = json!({"role": "assistant", "time": {"created": t, "completed": t + 500},
                     "parentID": user, "modelID": model, "providerID": "mock", "mode": "build", "agent": "build",
@@ -410,41 +401,21 @@ async fn every_rounding_tie_prints_as_opencode_stats_prints_it() {
                     "tokens": {"total": 1070, "input": 1020, "output": 50, "reasoning": 0, "cache": {"read": 0, "write": 0}},
                     "finish": "stop"});
                 let assistant = format!("msg_{session}_{m}_a");
-                db.execute(
-                    "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?3, ?4)",
-                    params![assistant, session, t, info.to_string()],
-                )
-                .unwrap();
+                db_rows::message(&db, &assistant, &session, t, &info.to_string());
                 // Tools as often as each other, met `write` first: opencode
                 // lists them as it met them, not by name.
                 let tool = ["write", "bash"][m % 2];
                 let part = json!({"type": "tool", "callID": format!("call_{m}"), "tool": tool,
                     "state": {"status": "completed", "input": {}, "output": "ok", "title": "", "metadata": {},
                         "time": {"start": t, "end": t}}});
-                db.execute(
-                    "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-                    params![format!("prt_{session}_{m}"), assistant, session, t, part.to_string()],
-                )
-                .unwrap();
+                let id = format!("prt_{session}_{m}");
+                db_rows::part(&db, &id, &assistant, &session, t, &part.to_string());
                 t += 1000;
                 total += cost;
             }
             let messages = 2 * (2 + (k + s) % 3) as i64;
-            db.execute(
-                "INSERT INTO session (id, project_id, slug, directory, title, version, cost, \
-                 tokens_input, tokens_output, time_created, time_updated) \
-                 VALUES (?1, ?2, ?1, '/work', 'Ties', '1.18.33', ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    session,
-                    project,
-                    total,
-                    510 * messages,
-                    25 * messages,
-                    start,
-                    t
-                ],
-            )
-            .unwrap();
+            let totals = Some((total, 510 * messages, 25 * messages));
+            db_rows::session(&db, &session, &project, None, "Ties", start, totals);
         }
         projects.push(project);
     }

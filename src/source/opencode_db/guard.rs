@@ -34,7 +34,7 @@ const ALLOWED_PRAGMAS: [&str; 5] = [
 ];
 
 /// The files a writer of a WAL database keeps beside it.
-pub fn writer_files_exist(path: &Path) -> bool {
+pub(super) fn writer_files_exist(path: &Path) -> bool {
     ["-wal", "-shm"].iter().any(|end| {
         let mut name = path.as_os_str().to_owned();
         name.push(end);

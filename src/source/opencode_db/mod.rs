@@ -126,12 +126,18 @@ fn stamp(path: &Path) -> FileStamp {
         .unwrap_or((None, 0))
 }
 
+/// The guarded connection, and the file's stamp when it was opened as a
+/// closed database.
+fn connect(path: &Path) -> Result<(Connection, Option<FileStamp>), DbError> {
+    let (conn, closed) = guard::open(path)?;
+    Ok((conn, closed.then(|| stamp(path))))
+}
+
 impl Db {
     /// Open read-only and read the schema; a file that is not opencode's
     /// (or is missing, locked, damaged) fails with its reason.
     pub fn open(path: &Path) -> Result<Db, DbError> {
-        let (conn, closed) = guard::open(path)?;
-        let closed = closed.then(|| stamp(path));
+        let (conn, closed) = connect(path)?;
         let shown = path.display().to_string();
         let schema = Schema::read(&conn, &shown)?;
         Ok(Db {
@@ -159,9 +165,9 @@ impl Db {
         if self.outdated()
             && let Ok(mut conn) = self.conn.try_borrow_mut()
         {
-            let (fresh, closed) = guard::open(&self.path)?;
+            let (fresh, closed) = connect(&self.path)?;
             *conn = fresh;
-            self.closed.set(closed.then(|| stamp(&self.path)));
+            self.closed.set(closed);
             self.reopened.set(self.reopened.get() + 1);
         }
         let conn = self.conn.borrow();
