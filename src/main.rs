@@ -22,8 +22,8 @@ use ocview::source::{self, ReplayReader};
 mod cli;
 use cli::archive::ArchiveCommand;
 use cli::{Cli, Command, ExportArg, PaceArgs, StartArg, db_replay, discovered, fleet_members};
+use ocview::app::msg::AppMsg;
 use ocview::app::overlays::archive_search::Reply;
-use ocview::app::verbs::Done;
 use ocview::archive::{Origin, Setting};
 
 /// The demo recording: real opencode 1.18.33 sessions (reasoning and
@@ -337,7 +337,7 @@ fn record_tap(server: Option<String>, config: &Config) -> Option<ocview::archive
 fn say_archive(app: &App) -> Box<dyn Fn(String) + Send> {
     let done = app.verbs.done_sender();
     Box::new(move |line| {
-        let _ = done.send(Done::Archive(Reply::Said(line)));
+        let _ = done.send(AppMsg::Archive(Reply::Said(line)));
     })
 }
 
@@ -374,7 +374,7 @@ fn archive_file(app: &App, path: &Path) {
 fn import_replayed(
     engine: &mut dyn ocview::archive::Engine,
     path: &Path,
-    done: &tokio::sync::mpsc::UnboundedSender<Done>,
+    done: &tokio::sync::mpsc::UnboundedSender<AppMsg>,
 ) -> Result<(), String> {
     use ocview::archive::progress::{Pacer, status_line};
     let name = path.file_name().map_or_else(
@@ -384,14 +384,14 @@ fn import_replayed(
     let mut pacer = Pacer::new(Duration::from_secs(1), Duration::from_millis(250));
     let mut on = |step| {
         if pacer.due(&step) {
-            let _ = done.send(Done::Archive(Reply::Progress(Some(status_line(
+            let _ = done.send(AppMsg::Archive(Reply::Progress(Some(status_line(
                 &name, &step,
             )))));
         }
     };
     let result = ocview::archive::import::import_file_with(engine, path, &mut on).map(drop);
     if pacer.spoke() {
-        let _ = done.send(Done::Archive(Reply::Progress(None)));
+        let _ = done.send(AppMsg::Archive(Reply::Progress(None)));
     }
     result
 }

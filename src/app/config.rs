@@ -9,6 +9,72 @@ use serde::Deserialize;
 
 use crate::app::keymap::Keymap;
 
+/// The `theme_mode` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeSetting {
+    /// The terminal's background decides.
+    #[default]
+    Auto,
+    Dark,
+    Light,
+}
+
+/// The `colors` setting: `auto` follows the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorSetting {
+    #[default]
+    Auto,
+    Truecolor,
+    #[serde(rename = "256")]
+    Ansi256,
+    #[serde(rename = "16")]
+    Ansi16,
+    None,
+}
+
+/// How to copy (config `clipboard`, or `OCVIEW_CLIPBOARD`, which wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ClipboardMode {
+    /// The system clipboard's program when one is reachable, else OSC 52.
+    #[default]
+    Auto,
+    /// Always OSC 52 (over ssh, or when the local clipboard is not the one
+    /// wanted).
+    Osc52,
+    /// Never copy.
+    Off,
+}
+
+impl ClipboardMode {
+    pub fn parse(text: &str) -> Option<ClipboardMode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(ClipboardMode::Auto),
+            "osc52" => Some(ClipboardMode::Osc52),
+            "off" => Some(ClipboardMode::Off),
+            _ => None,
+        }
+    }
+}
+
+/// How to notify (config `notify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyMode {
+    /// The bell and an OSC 9 notification (iTerm2, WezTerm, Windows Terminal, kitty, foot…).
+    #[default]
+    Auto,
+    /// The bell only.
+    Bell,
+    /// OSC 9 only.
+    Osc9,
+    /// OSC 777 (rxvt-unicode, some VTE terminals).
+    Osc777,
+    Off,
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -18,10 +84,10 @@ pub struct Config {
     pub theme: Option<String>,
     /// Which variant of the theme: `auto` (the terminal's background),
     /// `dark` or `light`.
-    pub theme_mode: crate::app::look::ModeSetting,
+    pub theme_mode: ModeSetting,
     /// Colour depth: `auto` (from COLORTERM, TERM and NO_COLOR),
     /// `truecolor`, `256`, `16` or `none`.
-    pub colors: crate::app::terminal::color_depth::ColorSetting,
+    pub colors: ColorSetting,
     /// Mouse support: wheel scrolling and clicks.
     pub mouse: bool,
     /// At this many columns or more the side panel sits beside the turns
@@ -41,7 +107,7 @@ pub struct Config {
     pub replay_max_gap_secs: f64,
     /// Attention when a prompt arrives or a watched session finishes or
     /// fails: `auto` (bell and OSC 9), `bell`, `osc9`, `osc777`, `off`.
-    pub notify: crate::app::attention::NotifyMode,
+    pub notify: NotifyMode,
     /// How long a prompt that took focus shows before it takes an answer,
     /// in milliseconds: keys typed for the previous prompt must not answer
     /// one the user has not seen.
@@ -64,7 +130,7 @@ pub struct Config {
     pub session_list_fold_width: u16,
     /// How `y` copies: `auto` (the system clipboard's program when one is
     /// reachable, else OSC 52), `osc52`, `off`. `OCVIEW_CLIPBOARD` wins.
-    pub clipboard: crate::app::verbs::clipboard::ClipboardMode,
+    pub clipboard: ClipboardMode,
     /// The archive of every session seen: `true` (the default,
     /// `$XDG_DATA_HOME/ocview/archive.db`), `false`, a file, or a
     /// `postgres://` URL (no password in it: ~/.pgpass or $PGPASSWORD).
@@ -234,11 +300,8 @@ mod tests {
             "x"
         );
         let c = Config::parse("theme_mode = \"light\"\ncolors = \"256\"").unwrap();
-        assert_eq!(c.theme_mode, super::super::look::ModeSetting::Light);
-        assert_eq!(
-            c.colors,
-            crate::app::terminal::color_depth::ColorSetting::Ansi256
-        );
+        assert_eq!(c.theme_mode, ModeSetting::Light);
+        assert_eq!(c.colors, ColorSetting::Ansi256);
         assert!(
             Config::parse("colors = \"lots\"")
                 .unwrap_err()

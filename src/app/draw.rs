@@ -73,7 +73,7 @@ pub fn layout(area: Rect, app: &App) -> Areas {
             .session_list_width
             .unwrap_or_else(|| auto_list_width(app, area.width, main.width));
         let limit = wanted.min(main.width / 3);
-        let height = list_inner(main).height as usize;
+        let height = crate::app::boxes::list_inner(main).height as usize;
         let offset = session_list::width::offset_keeping(
             app.selected_row(),
             app.list.offset,
@@ -139,59 +139,6 @@ fn paint_background(frame: &mut Frame, theme: &theme::Theme) {
         {
             cell.fg = fg;
         }
-    }
-}
-
-/// A rectangle of `width` × `height` (at most the screen's) in the middle
-/// of `screen`.
-pub fn centred(screen: Rect, width: u16, height: u16) -> Rect {
-    let (width, height) = (width.min(screen.width), height.min(screen.height));
-    Rect {
-        x: screen.x + (screen.width - width) / 2,
-        y: screen.y + (screen.height - height) / 2,
-        width,
-        height,
-    }
-}
-
-/// A list or text over the screen: cleared, bordered, titled, scrolled.
-pub(crate) fn overlay_box(
-    frame: &mut Frame,
-    theme: &theme::Theme,
-    area: Rect,
-    title: String,
-    lines: Vec<ratatui::text::Line<'static>>,
-    scroll: u16,
-) {
-    use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.style(theme::Role::BorderFocus))
-        .title(ratatui::text::Line::styled(
-            title,
-            theme.style(theme::Role::Title),
-        ));
-    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
-}
-
-/// The session list's rows area (below its header, left of its border).
-pub fn list_inner(r: Rect) -> Rect {
-    Rect {
-        x: r.x,
-        y: r.y.saturating_add(1).min(r.bottom()),
-        width: r.width.saturating_sub(1),
-        height: r.height.saturating_sub(1),
-    }
-}
-
-/// The turn view's lines area (below its header, one column of margin).
-pub fn turn_inner(r: Rect) -> Rect {
-    Rect {
-        x: r.x.saturating_add(1).min(r.right()),
-        y: r.y.saturating_add(1).min(r.bottom()),
-        width: r.width.saturating_sub(1),
-        height: r.height.saturating_sub(1),
     }
 }
 

@@ -48,12 +48,14 @@ impl App {
 
     pub fn act(&mut self, action: Action) {
         self.note_navigation(action);
-        let page = crate::app::draw::turn_inner(self.areas.turns).height.max(1) as i64;
+        let page = crate::app::boxes::turn_inner(self.areas.turns)
+            .height
+            .max(1) as i64;
         match action {
             Action::Quit => self.quit = true,
             Action::Suspend => {
                 let stop = crate::app::terminal::job_control::Job::Stop;
-                self.verbs.request = Some(crate::app::verbs::Request::Suspend(stop));
+                self.verbs.request = Some(crate::app::msg::Request::Suspend(stop));
             }
             Action::Help => {
                 self.overlay = Some(Overlay::Help);
@@ -278,7 +280,7 @@ impl App {
                     self.focus = Focus::Sessions;
                     true
                 } else if inside(self.areas.sessions) {
-                    let inner = crate::app::draw::list_inner(self.areas.sessions);
+                    let inner = crate::app::boxes::list_inner(self.areas.sessions);
                     let row = (m.row.saturating_sub(inner.y)) as usize + self.list.offset;
                     if let Some(r) = self.list.rows.get(row) {
                         // A project heading that cannot be selected stands
@@ -291,7 +293,7 @@ impl App {
                     true
                 } else if inside(self.areas.turns) {
                     self.focus = Focus::Turns;
-                    let inner = crate::app::draw::turn_inner(self.areas.turns);
+                    let inner = crate::app::boxes::turn_inner(self.areas.turns);
                     let row = m.row.saturating_sub(inner.y) as usize;
                     self.click_turn_row(row);
                     true

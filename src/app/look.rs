@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use crate::app::App;
 use crate::app::config::Config;
 use crate::app::terminal::color_depth::ColorDepth;
@@ -14,16 +12,7 @@ use crate::render::render_cache::RenderCache;
 use crate::render::theme::catalog::{self, Catalog, Choice, Dirs};
 use crate::render::theme::{Mode, Theme};
 
-/// The `theme_mode` setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ModeSetting {
-    /// The terminal's background decides.
-    #[default]
-    Auto,
-    Dark,
-    Light,
-}
+pub use crate::app::config::ModeSetting;
 
 /// How long the terminal has to say its background colour. A terminal
 /// that does not know the question usually says so at once (it answers

@@ -7,6 +7,7 @@
 
 pub mod ages;
 pub mod attention;
+pub mod boxes;
 pub mod config;
 pub mod draw;
 pub mod frame_gate;
@@ -15,11 +16,13 @@ pub mod keymap;
 pub mod launch;
 pub mod layers;
 pub mod look;
+pub mod msg;
 pub mod notice;
 pub mod overlays;
 pub mod paging;
 pub mod panes;
 pub mod run;
+pub mod session_tree;
 pub mod sources;
 pub mod terminal;
 pub mod verbs;
@@ -100,7 +103,7 @@ pub struct App {
     /// (`crate::app::draw::side_panel_beside`).
     pub side_panel_shown: Option<bool>,
     /// The selected session's id, or in a fleet a heading's fold key
-    /// (`crate::app::panes::session_list::fleet_tree::is_group_key`).
+    /// (`crate::app::session_tree::groups::is_group_key`).
     pub selected: Option<String>,
     /// Sessions opened from a parent (Enter on a task card), to go back.
     pub history: Vec<String>,
@@ -294,7 +297,7 @@ impl App {
     pub fn selected_session_id(&self) -> Option<String> {
         self.selected
             .clone()
-            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
+            .filter(|id| !crate::app::session_tree::groups::is_group_key(id))
     }
 
     pub fn selected_session(&self) -> Option<&crate::model::Session> {
@@ -321,13 +324,13 @@ impl App {
         self.poll_usage();
         self.follow_attention();
         self.show_the_shown_copy();
-        (self.list.rows, self.list.listed) = crate::app::panes::session_list::tree::rows_and_listed(
+        (self.list.rows, self.list.listed) = crate::app::session_tree::rows::rows_and_listed(
             &self.store,
             &self.list.folded,
             &self.list.filter,
             &self.search.list.counts,
         );
-        crate::app::panes::session_list::tree::name_live_heading(
+        crate::app::session_tree::rows::name_live_heading(
             &mut self.list.rows,
             self.list.live_heading.as_deref(),
         );
@@ -346,7 +349,7 @@ impl App {
         let Some(id) = self
             .selected
             .clone()
-            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
+            .filter(|id| !crate::app::session_tree::groups::is_group_key(id))
         else {
             return;
         };
@@ -358,7 +361,7 @@ impl App {
         let mut state = self.turns.remove(&id).unwrap_or_default();
         let mut cache = std::mem::take(&mut self.cache);
         if let Some(session) = self.store.session(&id) {
-            let turn_area = draw::turn_inner(self.areas.turns);
+            let turn_area = crate::app::boxes::turn_inner(self.areas.turns);
             let ctx = LayoutCtx {
                 render: self.render_ctx(session, turn_area.width),
                 collapse_reasoning: self.config.collapse_reasoning,
@@ -375,11 +378,11 @@ impl App {
     /// database's, of a session a server serves) moves to the copy shown,
     /// so the server's messages are the ones asked for and drawn.
     fn show_the_shown_copy(&mut self) {
-        use crate::app::panes::session_list::{copies, fleet_tree};
+        use crate::app::session_tree::{copies, groups};
         let Some(id) = self
             .selected
             .as_deref()
-            .filter(|id| !copies::is_live(id) && !fleet_tree::is_group_key(id))
+            .filter(|id| !copies::is_live(id) && !groups::is_group_key(id))
         else {
             return;
         };
@@ -453,7 +456,7 @@ impl App {
     }
 
     fn keep_selection_visible(&mut self) {
-        let height = draw::list_inner(self.areas.sessions).height as usize;
+        let height = crate::app::boxes::list_inner(self.areas.sessions).height as usize;
         self.list.offset = crate::app::panes::session_list::width::offset_keeping(
             self.selected_row(),
             self.list.offset,
@@ -464,7 +467,7 @@ impl App {
 
     pub fn selected_row(&self) -> Option<usize> {
         let id = self.selected.as_deref()?;
-        if crate::app::panes::session_list::fleet_tree::is_group_key(id) {
+        if crate::app::session_tree::groups::is_group_key(id) {
             return self
                 .list
                 .rows

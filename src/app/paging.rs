@@ -12,7 +12,6 @@
 use std::time::{Duration, Instant};
 
 use crate::app::App;
-use crate::app::draw;
 use crate::app::panes::turn_view::layout::AHEAD_SCREENS;
 use crate::model::{MessageInfo, NoObserver, Part};
 use crate::source::live::LiveCommand;
@@ -133,7 +132,7 @@ impl App {
             // A copy's task cards count their children's tool calls: the
             // children are read from where they are kept too (a live
             // server's come as they stream).
-            if !crate::app::panes::session_list::copies::is_live(&id) {
+            if !crate::app::session_tree::copies::is_live(&id) {
                 let children: Vec<String> = self
                     .store
                     .children(&id)
@@ -149,7 +148,9 @@ impl App {
         let Some(state) = self.turns.get(&id) else {
             return;
         };
-        let height = draw::turn_inner(self.areas.turns).height.max(1) as usize;
+        let height = crate::app::boxes::turn_inner(self.areas.turns)
+            .height
+            .max(1) as usize;
         if state.rows.is_empty() || state.lines_above >= AHEAD_SCREENS * height {
             return;
         }
@@ -172,7 +173,7 @@ impl App {
         if let Some(id) = self
             .selected
             .clone()
-            .filter(|id| !crate::app::panes::session_list::fleet_tree::is_group_key(id))
+            .filter(|id| !crate::app::session_tree::groups::is_group_key(id))
         {
             self.load_whole(&id);
         }

@@ -9,15 +9,14 @@ use std::time::Duration;
 use crossterm::event::Event;
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
-use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::app::App;
 use crate::app::frame_gate::FrameGate;
+use crate::app::msg::{AppMsg, Request};
 use crate::app::verbs::handover::{self, Program, TempFile};
-use crate::app::verbs::{Done, Request};
 use crate::source::player::SourceMsg;
 
 /// How often a spinner or countdown moves, while something is busy.
@@ -25,56 +24,7 @@ const ANIMATION_TICK: Duration = Duration::from_millis(250);
 /// Source messages applied per wake-up before input gets a look in.
 const DRAIN_LIMIT: usize = 50_000;
 
-/// A backend that can bracket a frame (synchronized output, so the terminal
-/// shows whole frames only). Test backends do nothing.
-pub trait FrameSink: Backend {
-    fn begin_frame(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn end_frame(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    /// Ring the bell, send a notification or an OSC 52 copy (already made
-    /// inert).
-    fn alert(&mut self, _bytes: &[u8]) -> io::Result<()> {
-        Ok(())
-    }
-    /// Give the terminal to another program (the pager, the editor). No
-    /// default: a wrapper that forgot to pass it on would keep the terminal
-    /// in raw mode under the pager.
-    fn suspend(&mut self) -> io::Result<()>;
-    /// Take it back.
-    fn resume(&mut self) -> io::Result<()>;
-}
-
-impl FrameSink for ratatui::backend::TestBackend {
-    fn suspend(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn resume(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<W: io::Write> FrameSink for ratatui::backend::CrosstermBackend<W> {
-    fn begin_frame(&mut self) -> io::Result<()> {
-        crossterm::queue!(self, crossterm::terminal::BeginSynchronizedUpdate)
-    }
-    fn end_frame(&mut self) -> io::Result<()> {
-        crossterm::execute!(self, crossterm::terminal::EndSynchronizedUpdate)
-    }
-    fn alert(&mut self, bytes: &[u8]) -> io::Result<()> {
-        io::Write::write_all(self, bytes)?;
-        io::Write::flush(self)
-    }
-    fn suspend(&mut self) -> io::Result<()> {
-        io::Write::flush(self)?;
-        crate::app::terminal::suspend()
-    }
-    fn resume(&mut self) -> io::Result<()> {
-        crate::app::terminal::resume()
-    }
-}
+pub use crate::app::terminal::frame_sink::FrameSink;
 
 /// Why the loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,7 +195,7 @@ where
                         let result =
                             crate::app::verbs::clipboard::run_program(argv, content.text.clone())
                                 .await;
-                        let _ = tx.send(Done::Clipboard {
+                        let _ = tx.send(AppMsg::Clipboard {
                             via,
                             content,
                             result,

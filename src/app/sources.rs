@@ -99,7 +99,7 @@ impl App {
                 // What the other servers of a fleet list is not in `sessions`:
                 // the store says what is gone.
                 if self.selected.as_ref().is_some_and(|s| {
-                    !crate::app::panes::session_list::fleet_tree::is_group_key(s)
+                    !crate::app::session_tree::groups::is_group_key(s)
                         && self.store.session(s).is_none()
                 }) {
                     self.selected = None;
@@ -337,11 +337,11 @@ impl App {
     /// archive's, the database's) moves to a live session once one is
     /// listed. `listed`: the list of sessions may have changed.
     pub(crate) fn select_first_if_none(&mut self, listed: bool) {
-        use crate::app::panes::session_list::{copies, fleet_tree};
+        use crate::app::session_tree::{copies, groups};
         let on_a_copy = self
             .selected
             .as_deref()
-            .is_some_and(|id| !copies::is_live(id) && !fleet_tree::is_group_key(id));
+            .is_some_and(|id| !copies::is_live(id) && !groups::is_group_key(id));
         let repick = listed && on_a_copy && !self.navigated && self.wanted_session.is_none();
         if self.selected.is_some() && !repick {
             return;

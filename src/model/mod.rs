@@ -9,7 +9,11 @@
 //! - `heap`: freed memory handed back after a burst.
 
 pub mod entity;
+pub mod event_mark;
 pub mod heap;
+pub mod ids;
+pub(crate) mod json_peek;
+pub(crate) mod lenient;
 pub mod store;
 pub mod wire;
 
@@ -20,7 +24,7 @@ pub use entity::prompt::{
     PermissionRequest, Prompt, PromptRequest, QuestionRequest, Resolution, Todo,
 };
 pub use entity::session::{ErrorInfo, Session, SessionInfo, SessionStatus, Tokens};
+pub use event_mark::EventMark;
 pub use store::observer::{NoObserver, ReplyObserver};
 pub use store::{Change, Effect, Outcome, Store};
 pub use wire::event::{Envelope, Event};
-pub use wire::event_mark::EventMark;

@@ -14,9 +14,9 @@ use std::borrow::Cow;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::model::event_mark::event_tag;
+use crate::model::ids::event_seq;
 use crate::model::wire::event::{Envelope, Event};
-use crate::model::wire::event_mark::event_tag;
-use crate::model::wire::ids::event_seq;
 
 /// What one record turned out to be.
 #[derive(Debug)]

@@ -24,7 +24,7 @@ fn viewer_with_archive(dir: &std::path::Path) -> ocview::app::App {
 /// Wait for the archive's answer and hand it to the app, as the loop does.
 fn answered(
     app: &mut ocview::app::App,
-    done: &mut tokio::sync::mpsc::UnboundedReceiver<ocview::app::verbs::Done>,
+    done: &mut tokio::sync::mpsc::UnboundedReceiver<ocview::app::msg::AppMsg>,
 ) {
     let started = std::time::Instant::now();
     loop {

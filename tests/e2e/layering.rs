@@ -1,5 +1,6 @@
 //! The layering check (scripts/check_layers.py, run by .ci/run): no circle
-//! between the crate's top-level folders. First the check itself, on small
+//! between the crate's top-level folders, nor between the modules of any
+//! folder below them. First the check itself, on small
 //! crates written into a temporary folder; then the real crate.
 
 use std::path::Path;
@@ -181,6 +182,85 @@ fn comments_and_string_literals_are_not_edges() {
     assert_eq!(code, 1, "{out}");
     assert_eq!(out.matches("c/mod.rs:").count(), 1, "{out}");
     assert!(out.contains("c/mod.rs:9: use crate::a::X;"), "{out}");
+}
+
+#[test]
+fn a_circle_between_the_files_of_a_sub_folder_is_found() {
+    let (_dir, src) = clean_crate();
+    write(&src, "c/deep/mod.rs", "pub mod leaf;\npub mod twig;\n");
+    write(
+        &src,
+        "c/deep/twig.rs",
+        "pub struct T;\nuse super::leaf::L;\n",
+    );
+    write(
+        &src,
+        "c/deep/leaf.rs",
+        "pub struct L;\nuse crate::c::deep::twig::T;\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("c/deep/leaf -> c/deep/twig\n"), "{out}");
+    assert!(
+        out.contains("leaf.rs:2: use crate::c::deep::twig::T;"),
+        "{out}"
+    );
+    assert!(out.contains("twig.rs:2: use super::leaf::L;"), "{out}");
+    assert!(
+        out.contains("circle inside src/c/deep: leaf -> twig -> leaf"),
+        "{out}"
+    );
+
+    // The folder's own mod.rs wires its files: its paths are no edges.
+    write(&src, "c/deep/twig.rs", "pub struct T;\n");
+    write(
+        &src,
+        "c/deep/mod.rs",
+        "pub mod leaf;\npub mod twig;\nuse leaf::L;\nuse self::twig::T;\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_path_through_a_re_export_is_an_edge_to_where_the_item_lives() {
+    // `super::T` is `twig::T`, re-exported by the folder's mod.rs.
+    let (_dir, src) = clean_crate();
+    write(
+        &src,
+        "c/deep/mod.rs",
+        "pub mod leaf;\npub mod twig;\npub use twig::T;\n",
+    );
+    write(
+        &src,
+        "c/deep/twig.rs",
+        "pub struct T;\nfn f() -> super::leaf::L { todo!() }\n",
+    );
+    write(&src, "c/deep/leaf.rs", "pub struct L;\nuse super::T;\n");
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("leaf.rs:2: use super::T;"), "{out}");
+
+    // Sub-folders of a folder are nodes too: c/deep/x/ and c/deep/y.rs.
+    let (_dir, src) = clean_crate();
+    write(&src, "c/deep/mod.rs", "pub mod leaf;\npub mod x;\n");
+    write(&src, "c/deep/x/mod.rs", "pub mod inner;\n");
+    write(
+        &src,
+        "c/deep/x/inner.rs",
+        "use super::super::leaf::L;\npub struct I;\n",
+    );
+    write(
+        &src,
+        "c/deep/leaf.rs",
+        "pub struct L;\nuse crate::c::deep::x::inner::I;\n",
+    );
+    let (code, out) = check(&src);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("circle inside src/c/deep: leaf -> x -> leaf"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -103,7 +103,7 @@ async fn scrolling_up_loads_ahead_of_the_reader() {
         v.press(&["pageup"]);
         v.frame();
         above = v.app.turn_state().unwrap().lines_above;
-        let height = ocview::app::draw::turn_inner(v.app.areas.turns).height as usize;
+        let height = ocview::app::boxes::turn_inner(v.app.areas.turns).height as usize;
         if above < AHEAD_SCREENS * height {
             break;
         }

@@ -125,7 +125,7 @@ fn edit_card_bands_reach_the_edge_of_the_card() {
         band(&theme, Role::DiffDelLine),
     );
     let buf = frame(&mut app, 80, 40);
-    let inner = ocview::app::draw::turn_inner(app.areas.turns);
+    let inner = ocview::app::boxes::turn_inner(app.areas.turns);
     // The card's body starts four columns in; its band runs from there to
     // the last column of the turn view.
     let body = inner.x + 4;
@@ -147,7 +147,7 @@ fn edit_card_bands_reach_the_edge_of_the_card() {
     // Side by side (200 columns): old on its band left of the divider, new
     // on its band right of it, each to its edge.
     let buf = frame(&mut app, 200, 40);
-    let inner = ocview::app::draw::turn_inner(app.areas.turns);
+    let inner = ocview::app::boxes::turn_inner(app.areas.turns);
     let (y, _) = find(&buf, REMOVED);
     let (_, divider) = find(&buf, "│   2 +");
     let left = banded_run(&buf, y, inner.x, divider, del);

@@ -89,7 +89,7 @@ fn a_fleet_heading_keeps_a_long_servers_port_whole() {
 /// reader's trouble stays said the same way until it reads again.
 #[test]
 fn a_lost_archive_is_said_until_it_is_back() {
-    use ocview::app::verbs::Done;
+    use ocview::app::msg::AppMsg;
     use ocview::archive::Setting;
     use ocview::source::player::SourceState;
     let dir = tempfile::tempdir().unwrap();
@@ -106,7 +106,7 @@ fn a_lost_archive_is_said_until_it_is_back() {
             file: None,
         },
         Box::new(move |line| {
-            let _ = tell.send(Done::Archive(
+            let _ = tell.send(AppMsg::Archive(
                 ocview::app::overlays::archive_search::Reply::Said(line),
             ));
         }),

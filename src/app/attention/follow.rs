@@ -10,7 +10,7 @@ impl App {
     /// A message or part of this session just changed.
     /// The archive's copies load, they do not happen: not followed.
     pub(crate) fn note_activity(&mut self, session_id: &str, is_content: bool) {
-        use crate::app::panes::session_list::copies;
+        use crate::app::session_tree::copies;
         if is_content && !copies::is_archived(session_id) {
             self.last_active = Some(session_id.to_string());
         }

@@ -9,23 +9,7 @@ mod tests_about;
 
 use std::collections::HashSet;
 
-use serde::Deserialize;
-
-/// How to notify (config `notify`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum NotifyMode {
-    /// The bell and an OSC 9 notification (iTerm2, WezTerm, Windows Terminal, kitty, foot…).
-    #[default]
-    Auto,
-    /// The bell only.
-    Bell,
-    /// OSC 9 only.
-    Osc9,
-    /// OSC 777 (rxvt-unicode, some VTE terminals).
-    Osc777,
-    Off,
-}
+pub use crate::app::config::NotifyMode;
 
 #[derive(Debug, Default)]
 pub struct Attention {

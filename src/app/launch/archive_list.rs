@@ -7,7 +7,7 @@
 use tokio::sync::mpsc;
 
 use crate::app::App;
-use crate::app::panes::session_list::fleet_tree;
+use crate::app::session_tree::groups;
 use crate::archive::Setting;
 use crate::archive::list_reader::{self, ArchiveListHandle, Scope, is_archive_key};
 use crate::model::store::fleet;
@@ -27,7 +27,7 @@ pub fn spawn(
         None | Some(Setting::Off) => None,
         Some(setting) => {
             let handle = list_reader::spawn(setting.clone(), scope, tx);
-            app.list.folded.insert(fleet_tree::archive_group_key());
+            app.list.folded.insert(groups::archive_group_key());
             Some(handle)
         }
     }

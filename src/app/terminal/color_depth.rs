@@ -9,9 +9,8 @@ use ratatui::backend::{Backend, ClearType, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
 use ratatui::style::Color;
-use serde::Deserialize;
 
-use crate::app::run::FrameSink;
+use crate::app::terminal::frame_sink::FrameSink;
 
 /// What the terminal can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,19 +22,7 @@ pub enum ColorDepth {
     None,
 }
 
-/// The `colors` setting: `auto` follows the environment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ColorSetting {
-    #[default]
-    Auto,
-    Truecolor,
-    #[serde(rename = "256")]
-    Ansi256,
-    #[serde(rename = "16")]
-    Ansi16,
-    None,
-}
+pub use crate::app::config::ColorSetting;
 
 impl ColorDepth {
     /// The setting if it names a depth; else `NO_COLOR` (any value, per

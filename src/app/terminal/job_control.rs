@@ -15,18 +15,11 @@ use tokio::sync::mpsc;
 
 use crate::app::App;
 use crate::app::keymap::{Action, Key};
-use crate::app::run::FrameSink;
+use crate::app::msg::AppMsg;
 use crate::app::terminal;
-use crate::app::verbs::Done;
+use crate::app::terminal::frame_sink::FrameSink;
 
-/// What the loop is asked to do with the terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Job {
-    /// Give the terminal back and stop (Ctrl-Z, SIGTSTP).
-    Stop,
-    /// Continued without having given the terminal back: take it again.
-    Continued,
-}
+pub use crate::app::msg::Job;
 
 /// Set while ocview stops itself, so the SIGCONT that wakes it is not
 /// taken for a stop it did not prepare for.
@@ -45,7 +38,7 @@ impl App {
 /// While a pager or an editor has the terminal, a SIGTSTP (its Ctrl-Z
 /// reaches the whole job) stops ocview at once, leaving the terminal to
 /// the program: it is not ocview's to restore.
-pub fn watch(done: mpsc::UnboundedSender<Done>) {
+pub fn watch(done: mpsc::UnboundedSender<AppMsg>) {
     use tokio::signal::unix::{SignalKind, signal};
     let stop = signal(SignalKind::from_raw(libc::SIGTSTP));
     let cont = signal(SignalKind::from_raw(libc::SIGCONT));
@@ -67,7 +60,7 @@ pub fn watch(done: mpsc::UnboundedSender<Done>) {
                 Job::Stop if terminal::handed_over() => stop_process(false),
                 Job::Continued if STOPPING.swap(false, Ordering::SeqCst) => {}
                 job => {
-                    if done.send(Done::Job(job)).is_err() {
+                    if done.send(AppMsg::Job(job)).is_err() {
                         return;
                     }
                 }
@@ -149,7 +142,7 @@ mod tests {
         app.on_terminal_event(crossterm::event::Event::Key(ctrl_z));
         assert_eq!(
             app.verbs.request,
-            Some(crate::app::verbs::Request::Suspend(Job::Stop))
+            Some(crate::app::msg::Request::Suspend(Job::Stop))
         );
         assert_eq!(app.overlay, Some(crate::app::Overlay::Themes));
     }

@@ -4,6 +4,7 @@
 //! from the panic hook (a panic in any task), and after a signal.
 
 pub mod color_depth;
+pub mod frame_sink;
 pub mod gap_fill;
 pub mod job_control;
 

@@ -8,32 +8,7 @@
 //! and tab), and goes out base64-encoded, so nothing in it can end the
 //! sequence; it is cut to `OSC52_LIMIT` bytes.
 
-use serde::Deserialize;
-
-/// How to copy (config `clipboard`, or `OCVIEW_CLIPBOARD`, which wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ClipboardMode {
-    /// The system clipboard's program when one is reachable, else OSC 52.
-    #[default]
-    Auto,
-    /// Always OSC 52 (over ssh, or when the local clipboard is not the one
-    /// wanted).
-    Osc52,
-    /// Never copy.
-    Off,
-}
-
-impl ClipboardMode {
-    pub fn parse(text: &str) -> Option<ClipboardMode> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "auto" => Some(ClipboardMode::Auto),
-            "osc52" => Some(ClipboardMode::Osc52),
-            "off" => Some(ClipboardMode::Off),
-            _ => None,
-        }
-    }
-}
+pub use crate::app::config::ClipboardMode;
 
 /// Where copies go, decided once at start.
 #[derive(Debug, Clone, PartialEq, Eq)]

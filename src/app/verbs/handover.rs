@@ -11,14 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::headless::content::Content;
 
-/// Which program opens the content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Program {
-    /// `$PAGER` (default `less -R`), the content on its standard input.
-    Pager,
-    /// `$VISUAL` or `$EDITOR` (default `vi`), on the file.
-    Editor,
-}
+pub use crate::app::msg::Program;
 
 impl Program {
     pub fn label(self) -> &'static str {

@@ -8,51 +8,20 @@
 pub mod clipboard;
 pub mod handover;
 
+pub use crate::app::msg::{AppMsg, Request};
+
 use std::collections::HashSet;
 
 use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::mpsc;
 
 use crate::app::App;
+use crate::app::msg::Program;
 use crate::headless::content::{self, CodeBlock, Content};
 use crate::model::SessionStatus;
 use crate::model::entity::shown::shown;
 use crate::source::live::reply::ReplyOutcome;
 use clipboard::Clipboard;
-use handover::Program;
-
-/// Work for the loop.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Request {
-    /// Bytes for the terminal (an OSC 52 copy).
-    Write(Vec<u8>),
-    /// Run a clipboard program with the content on its input.
-    Clipboard { argv: Vec<String>, content: Content },
-    /// Hand the terminal to the pager or the editor.
-    Open(Program, Content),
-    /// Hand the terminal to a program of ocview's own (a history session
-    /// replayed in the player): its arguments, and what it is, in words.
-    Run {
-        argv: Vec<std::ffi::OsString>,
-        what: String,
-    },
-    /// Job control: give the terminal back and stop, or take it again.
-    Suspend(crate::app::terminal::job_control::Job),
-}
-
-/// What came back from work done off the loop.
-#[derive(Debug)]
-pub enum Done {
-    Clipboard {
-        via: String,
-        content: Content,
-        result: Result<(), String>,
-    },
-    /// A job-control signal (SIGTSTP, SIGCONT) for the loop.
-    Job(crate::app::terminal::job_control::Job),
-    /// What the archive's threads answer.
-    Archive(crate::app::overlays::archive_search::Reply),
-}
 
 /// A line in the status line saying what a verb did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,8 +49,8 @@ pub struct Verbs {
     /// `Y` on a live session not loaded whole: the session to copy once
     /// its first message is in.
     pub copy_when_whole: Option<String>,
-    done_tx: mpsc::UnboundedSender<Done>,
-    done_rx: Option<mpsc::UnboundedReceiver<Done>>,
+    done_tx: mpsc::UnboundedSender<AppMsg>,
+    done_rx: Option<mpsc::UnboundedReceiver<AppMsg>>,
 }
 
 impl Verbs {
@@ -101,7 +70,7 @@ impl Verbs {
     }
 
     /// Where work done off the loop reports (taken once by the loop).
-    pub fn take_done(&mut self) -> mpsc::UnboundedReceiver<Done> {
+    pub fn take_done(&mut self) -> mpsc::UnboundedReceiver<AppMsg> {
         self.done_rx.take().unwrap_or_else(|| {
             let (tx, rx) = mpsc::unbounded_channel();
             self.done_tx = tx;
@@ -109,7 +78,7 @@ impl Verbs {
         })
     }
 
-    pub fn done_sender(&self) -> mpsc::UnboundedSender<Done> {
+    pub fn done_sender(&self) -> mpsc::UnboundedSender<AppMsg> {
         self.done_tx.clone()
     }
 
@@ -324,9 +293,9 @@ impl App {
     }
 
     /// Work done off the loop reported back.
-    pub fn on_done(&mut self, done: Done) {
+    pub fn on_done(&mut self, done: AppMsg) {
         match done {
-            Done::Clipboard {
+            AppMsg::Clipboard {
                 via,
                 content,
                 result: Ok(()),
@@ -336,7 +305,7 @@ impl App {
                 content::size(&content.text)
             )),
             // The terminal may still take it.
-            Done::Clipboard {
+            AppMsg::Clipboard {
                 content,
                 result: Err(e),
                 ..
@@ -345,8 +314,8 @@ impl App {
                     std::env::var_os("STY").is_some() && std::env::var_os("TMUX").is_none();
                 self.copy_osc52(content, screen, Some(e));
             }
-            Done::Job(job) => self.verbs.request = Some(Request::Suspend(job)),
-            Done::Archive(reply) => self.on_archive(reply),
+            AppMsg::Job(job) => self.verbs.request = Some(Request::Suspend(job)),
+            AppMsg::Archive(reply) => self.on_archive(reply),
         }
     }
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::part::PartBody;
 use super::session::Session;
-use crate::model::wire::lenient;
+use crate::model::lenient;
 
 /// The event type ocview writes for the provider list.
 pub const MODEL_LIMITS_EVENT: &str = "ocview.model-limits";

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use super::part::Part;
 use super::session::{ErrorInfo, Tokens};
-use crate::model::wire::lenient;
+use crate::model::lenient;
 
 /// One file's change: in a user message's `summary.diffs` and in `session.diff`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -194,7 +194,7 @@ pub struct Message {
     /// True while the message is known only from its parts.
     pub placeholder: bool,
     pub revision: u64,
-    pub(crate) last_event: crate::model::wire::event_mark::EventMark,
+    pub(crate) last_event: crate::model::event_mark::EventMark,
     /// What this message adds to its session's summed totals, as last counted.
     pub(crate) counted: super::totals::Usage,
 }
@@ -212,7 +212,7 @@ impl Message {
     }
 
     pub fn part_index(&self, id: &str) -> Result<usize, usize> {
-        crate::model::wire::ids::find_by_id(&self.parts, id, |p| &p.id)
+        crate::model::ids::find_by_id(&self.parts, id, |p| &p.id)
     }
 
     pub fn part(&self, id: &str) -> Option<&Part> {

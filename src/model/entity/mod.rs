@@ -8,6 +8,7 @@ pub mod part_source;
 pub mod patch;
 pub mod prompt;
 pub mod search;
+pub mod server;
 pub mod session;
 pub mod shown;
 pub mod totals;

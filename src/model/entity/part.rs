@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::part_source::PartSource;
 use super::session::{ErrorInfo, Tokens};
-use crate::model::wire::lenient;
+use crate::model::lenient;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
@@ -234,7 +234,7 @@ pub struct Part {
     pub source: Option<PartSource>,
     /// Bumped on every change, so renderers can cache by (id, revision, width).
     pub revision: u64,
-    pub(crate) last_event: crate::model::wire::event_mark::EventMark,
+    pub(crate) last_event: crate::model::event_mark::EventMark,
     /// The ids (position, tag) of the deltas applied to it while it
     /// streams: one said again later, adjacent or not, is not appended
     /// twice. Let go of once the part is final. Boxed: 8 bytes on every
@@ -265,7 +265,7 @@ impl Part {
     /// an unknown type or unexpected field shapes give `PartBody::Unknown`.
     pub fn from_raw(raw: &RawValue) -> Result<Self, PartError> {
         let text = raw.get();
-        let head = match crate::model::wire::json_peek::leading_strings(
+        let head = match crate::model::json_peek::leading_strings(
             text,
             ["id", "messageID", "sessionID", "type"],
         ) {
@@ -298,7 +298,7 @@ impl Part {
     }
 
     /// Whether the delta marked `mark` was applied to this part already.
-    pub(crate) fn has_delta(&self, mark: crate::model::wire::event_mark::EventMark) -> bool {
+    pub(crate) fn has_delta(&self, mark: crate::model::event_mark::EventMark) -> bool {
         mark.seq != 0
             && self
                 .deltas_applied
@@ -307,7 +307,7 @@ impl Part {
     }
 
     /// Remember the delta marked `mark` as applied.
-    pub(crate) fn note_delta(&mut self, mark: crate::model::wire::event_mark::EventMark) {
+    pub(crate) fn note_delta(&mut self, mark: crate::model::event_mark::EventMark) {
         if mark.seq != 0 {
             self.deltas_applied
                 .get_or_insert_with(Default::default)

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 
 use super::message::{FileDiff, Message};
 use super::prompt::Todo;
-use crate::model::wire::lenient;
+use crate::model::lenient;
 
 /// Token usage, as opencode reports it for sessions, messages and steps.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -250,7 +250,7 @@ pub struct Session {
     pub placeholder: bool,
     /// Bumped on every change to the session or anything in it.
     pub revision: u64,
-    pub(crate) last_event: crate::model::wire::event_mark::EventMark,
+    pub(crate) last_event: crate::model::event_mark::EventMark,
     /// The part the stream last named in a `message.part.updated`
     /// (applied or not): (message id, part id).
     pub(crate) last_streamed_part: Option<(String, String)>,
@@ -316,7 +316,7 @@ impl Session {
     }
 
     pub fn message_index(&self, id: &str) -> Result<usize, usize> {
-        crate::model::wire::ids::find_by_id(&self.messages, id, |m| &m.info.id)
+        crate::model::ids::find_by_id(&self.messages, id, |m| &m.info.id)
     }
 
     pub fn message(&self, id: &str) -> Option<&Message> {

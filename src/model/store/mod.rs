@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::model::entity::message::{Message, MessageInfo};
 use crate::model::entity::prompt::Prompt;
 use crate::model::entity::session::{ErrorInfo, Session};
-use crate::model::wire::ids::find_by_id;
+use crate::model::ids::find_by_id;
 
 /// What an event did to the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,7 @@ pub(crate) const MAX_EARLY_REPLIES: usize = 4096;
 /// A delta that arrived before its part.
 #[derive(Debug, Clone)]
 pub(crate) struct HeldDelta {
-    pub mark: crate::model::wire::event_mark::EventMark,
+    pub mark: crate::model::event_mark::EventMark,
     pub field: String,
     pub delta: String,
 }

@@ -26,9 +26,9 @@ use crate::model::entity::message::{Message, MessageInfo};
 use crate::model::entity::part::{Part, PartBody};
 use crate::model::entity::prompt::{Prompt, PromptRequest, Resolution};
 use crate::model::entity::session::{SessionInfo, SessionStatus};
+use crate::model::event_mark::EventMark;
+use crate::model::ids::find_by_id;
 use crate::model::wire::event::{Envelope, Event};
-use crate::model::wire::event_mark::EventMark;
-use crate::model::wire::ids::find_by_id;
 use std::sync::Arc;
 
 impl Store {

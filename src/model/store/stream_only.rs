@@ -16,7 +16,7 @@ use crate::model::entity::message::{Message, MessageInfo};
 use crate::model::entity::part::Part;
 use crate::model::entity::part_source::{self, PartSource};
 use crate::model::entity::prompt::Todo;
-use crate::model::wire::event_mark::EventMark;
+use crate::model::event_mark::EventMark;
 
 impl Store {
     pub(crate) fn update_todos(

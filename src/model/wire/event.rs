@@ -79,7 +79,7 @@ pub enum Event {
     /// ocview's own: the context limits of the server's models.
     ModelLimits(Vec<crate::model::entity::context::ModelLimit>),
     /// ocview's own: a server of a fleet joined or changed state.
-    Server(Box<crate::model::store::fleet::ServerReport>),
+    Server(Box<crate::model::entity::server::ServerReport>),
     /// ocview's own: the prompts a (re)load found pending; every other
     /// prompt still pending was settled while the stream was away.
     PendingPrompts {
@@ -493,10 +493,10 @@ impl Event {
                 }
                 Event::ModelLimits(LimitsProps::deserialize(d)?.models)
             }
-            crate::model::store::fleet::SERVER_EVENT => Event::Server(Box::new(
-                crate::model::store::fleet::ServerReport::deserialize(d)?,
+            super::own::SERVER_EVENT => Event::Server(Box::new(
+                crate::model::entity::server::ServerReport::deserialize(d)?,
             )),
-            crate::model::store::reconcile::PENDING_PROMPTS_EVENT => {
+            super::own::PENDING_PROMPTS_EVENT => {
                 #[derive(Deserialize)]
                 struct PendingProps {
                     ids: Vec<String>,
@@ -506,7 +506,7 @@ impl Event {
                     ids: PendingProps::deserialize(d)?.ids,
                 }
             }
-            crate::model::store::reconcile::SESSIONS_EVENT => {
+            super::own::SESSIONS_EVENT => {
                 #[derive(Deserialize)]
                 struct SessionsProps {
                     ids: Vec<String>,
@@ -549,9 +549,9 @@ impl Event {
             Event::QuestionRejected { .. } => "question.rejected",
             Event::TodoUpdated { .. } => "todo.updated",
             Event::ModelLimits(_) => crate::model::entity::context::MODEL_LIMITS_EVENT,
-            Event::Server(_) => crate::model::store::fleet::SERVER_EVENT,
-            Event::PendingPrompts { .. } => crate::model::store::reconcile::PENDING_PROMPTS_EVENT,
-            Event::SessionList { .. } => crate::model::store::reconcile::SESSIONS_EVENT,
+            Event::Server(_) => super::own::SERVER_EVENT,
+            Event::PendingPrompts { .. } => super::own::PENDING_PROMPTS_EVENT,
+            Event::SessionList { .. } => super::own::SESSIONS_EVENT,
             Event::Other(kind) => kind,
         }
     }

@@ -3,8 +3,5 @@
 //! sanitizer for the untrusted text all of it carries.
 
 pub mod event;
-pub mod event_mark;
-pub mod ids;
-pub(super) mod json_peek;
-pub(super) mod lenient;
+pub mod own;
 pub mod sanitize;

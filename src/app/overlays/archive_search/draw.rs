@@ -18,7 +18,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let view = &app.archive.view;
     let width = screen.width.saturating_sub(4).clamp(1, 120);
     let height = screen.height.saturating_sub(2).max(3.min(screen.height));
-    let area = crate::app::draw::centred(screen, width, height);
+    let area = crate::app::boxes::centred(screen, width, height);
     let inner = area.width.saturating_sub(2) as usize;
     let mut lines = vec![Line::from(vec![
         Span::styled("› ", theme.style(Role::Accent)),
@@ -112,5 +112,5 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         view.hits.len(),
         key(Action::ListChoose),
     );
-    crate::app::draw::overlay_box(frame, theme, area, title, lines, 0);
+    crate::app::boxes::overlay_box(frame, theme, area, title, lines, 0);
 }

@@ -24,27 +24,7 @@ const HOW_TO: &str = "type to search every archived session\n\
 /// How every import progress notice starts.
 pub const PROGRESS_PREFIX: &str = "archive: indexing ";
 
-/// What the archive's threads tell the loop.
-#[derive(Debug)]
-pub enum Reply {
-    /// A one-line message for the status line (a bad archive, a write
-    /// that failed).
-    Said(String),
-    /// How far a file's import has come ("archive: indexing big.jsonl
-    /// 45 %"), or `None` when it is done: it replaces only a notice of its
-    /// own kind, and is not logged.
-    Progress(Option<String>),
-    /// The answer to query number `generation`.
-    Found {
-        generation: u64,
-        result: Result<Vec<Hit>, String>,
-    },
-    /// A session's latest state, as bus events, to open at a hit.
-    Opened {
-        hit: Box<Hit>,
-        result: Result<Vec<String>, String>,
-    },
-}
+pub use crate::app::msg::ArchiveReply as Reply;
 
 /// The archive as the app holds it: where it is, its writer (live
 /// sources), and the search overlay's state.
@@ -195,7 +175,7 @@ impl App {
             self.archive.reader = Some(reader::Reader::spawn(
                 setting,
                 Box::new(move |reply| {
-                    let _ = done.send(crate::app::verbs::Done::Archive(reply));
+                    let _ = done.send(crate::app::msg::AppMsg::Archive(reply));
                 }),
             ));
         }
@@ -234,9 +214,7 @@ impl App {
             // Beside live sources: the live copy when a server serves the
             // session, else the archive's, never asked of a server.
             let archived = archived_id(&hit);
-            if let Some(s) =
-                crate::app::panes::session_list::copies::shown_copy(&self.store, &archived)
-            {
+            if let Some(s) = crate::app::session_tree::copies::shown_copy(&self.store, &archived) {
                 hit.session_id = s.info.id.clone();
                 return self.show_hit(&hit);
             }
@@ -288,9 +266,9 @@ impl App {
                     self.load_archived(&lines, scope.as_deref());
                     if self.live.is_some() {
                         hit.session_id = archived_id(&hit);
-                        self.list.folded.remove(
-                            &crate::app::panes::session_list::fleet_tree::archive_group_key(),
-                        );
+                        self.list
+                            .folded
+                            .remove(&crate::app::session_tree::groups::archive_group_key());
                     }
                     if self.notice.as_deref() == Some("opening the archived session…") {
                         self.notice = None;

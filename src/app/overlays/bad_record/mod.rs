@@ -74,6 +74,6 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let height = (lines.len() as u16 + 2).min(screen.height);
     let close = app.keymap.hint(Action::ListClose).unwrap_or_default();
     let title = format!(" A record that could not be read ({close} close) ");
-    let area = crate::app::draw::centred(screen, width, height);
-    crate::app::draw::overlay_box(frame, theme, area, title, lines, 0);
+    let area = crate::app::boxes::centred(screen, width, height);
+    crate::app::boxes::overlay_box(frame, theme, area, title, lines, 0);
 }

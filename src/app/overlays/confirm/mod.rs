@@ -66,7 +66,7 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
             Span::styled(" keep it running", theme.style(Role::Text)),
         ]),
     ];
-    let area = crate::app::draw::centred(screen, width, 10);
+    let area = crate::app::boxes::centred(screen, width, 10);
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)

@@ -84,6 +84,6 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     } else {
         format!(" Keys ({} to close) ", k(A::ListClose))
     };
-    let area = crate::app::draw::centred(screen, width, height);
-    crate::app::draw::overlay_box(frame, theme, area, title, lines, scroll);
+    let area = crate::app::boxes::centred(screen, width, height);
+    crate::app::boxes::overlay_box(frame, theme, area, title, lines, scroll);
 }

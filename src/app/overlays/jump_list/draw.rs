@@ -20,7 +20,7 @@ pub fn area(screen: Rect, entries: usize) -> Rect {
         .saturating_sub(2)
         .min(entries.saturating_add(2).min(u16::MAX as usize) as u16)
         .max(3.min(screen.height));
-    crate::app::draw::centred(screen, width, height)
+    crate::app::boxes::centred(screen, width, height)
 }
 
 /// Rows of entries the box holds at most.
@@ -96,5 +96,5 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         key(Action::ListChoose),
         key(Action::ListClose)
     );
-    crate::app::draw::overlay_box(frame, theme, area, title, lines, 0);
+    crate::app::boxes::overlay_box(frame, theme, area, title, lines, 0);
 }

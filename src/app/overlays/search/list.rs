@@ -132,7 +132,7 @@ impl App {
 
     /// The ids of the sessions the filtered list shows, in order.
     fn listed(&self) -> Vec<String> {
-        let rows = crate::app::panes::session_list::tree::rows(
+        let rows = crate::app::session_tree::rows::rows(
             &self.store,
             &self.list.folded,
             &self.list.filter,

@@ -64,5 +64,5 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         theme.style(Role::Muted),
     ));
     let title = format!(" Themes ({}) ", theme.mode.name());
-    crate::app::draw::overlay_box(frame, theme, area, title, lines, 0);
+    crate::app::boxes::overlay_box(frame, theme, area, title, lines, 0);
 }

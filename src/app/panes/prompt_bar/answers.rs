@@ -16,6 +16,14 @@ use crate::app::{App, Focus, Overlay};
 use crate::model::{PartBody, Prompt, PromptRequest};
 use crate::source::live::reply::{Reply, ReplyOutcome};
 
+/// The text box of the prompt bar, and the prompt it was opened for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditorOwner {
+    pub request_id: String,
+    /// "reject with a message: bash", for when that prompt is gone.
+    pub what: String,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PermStep {
     #[default]
@@ -45,7 +53,7 @@ pub struct PromptUi {
     /// The text being typed: a rejection message or an own answer.
     pub editor: Option<TextArea<'static>>,
     /// The prompt the text box was opened for.
-    pub editor_for: Option<crate::app::panes::prompt_bar::focus::EditorOwner>,
+    pub editor_for: Option<EditorOwner>,
     /// Answers on their way; a second press does nothing.
     pub sending: HashSet<String>,
     /// Answers the server took: hidden until its event settles them.
@@ -397,7 +405,7 @@ impl App {
             .prompt(request_id)
             .map(|p| crate::model::entity::prompt::describe(&p.request).1)
             .unwrap_or_default();
-        self.prompts.editor_for = Some(crate::app::panes::prompt_bar::focus::EditorOwner {
+        self.prompts.editor_for = Some(EditorOwner {
             request_id: request_id.to_string(),
             what: format!("{what} ({})", crate::model::wire::sanitize::line(&subject)),
         });

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 
 use crate::app::App;
 use crate::app::keymap::Action;
-use crate::app::panes::prompt_bar::draw::{keys_line, typing_keys};
+use crate::app::panes::prompt_bar::draw_keys::{keys_line, typing_keys};
 use crate::app::panes::prompt_bar::questions::Draft;
 use crate::model::QuestionRequest;
 use crate::model::wire::sanitize;

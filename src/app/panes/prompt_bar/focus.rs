@@ -8,17 +8,10 @@
 use crossterm::event::{KeyCode, KeyEvent};
 use tokio::time::Instant;
 
+use crate::app::panes::prompt_bar::answers::PromptUi;
 use crate::app::{App, Focus, Overlay};
 
-/// The text box of the prompt bar, and the prompt it was opened for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditorOwner {
-    pub request_id: String,
-    /// "reject with a message: bash", for when that prompt is gone.
-    pub what: String,
-}
-
-impl crate::app::panes::prompt_bar::answers::PromptUi {
+impl PromptUi {
     /// The text box was opened for a prompt that is no longer the one shown
     /// (answered elsewhere, or gone): its keys must not reach the new one.
     pub fn editor_is_stale(&self) -> bool {

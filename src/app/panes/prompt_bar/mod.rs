@@ -3,6 +3,7 @@
 
 pub mod answers;
 pub mod draw;
+pub mod draw_keys;
 pub mod draw_permission;
 pub mod draw_question;
 pub mod focus;

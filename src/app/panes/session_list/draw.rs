@@ -6,9 +6,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use crate::app::panes::session_list::fleet_tree::{Counts, Group, Level};
-use crate::app::panes::session_list::tree::SessionRow;
 use crate::app::panes::session_list::width as row_width;
+use crate::app::session_tree::groups::{Counts, Group, Level};
+use crate::app::session_tree::rows::SessionRow;
 use crate::app::{App, Focus};
 use crate::model::SessionStatus;
 use crate::model::store::fleet::ServerState;
@@ -72,7 +72,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         },
     );
 
-    let inner = crate::app::draw::list_inner(area);
+    let inner = crate::app::boxes::list_inner(area);
     let sessions = app.store.sessions();
     let selected = app.selected_row();
     // In a fleet, sessions sit a column in from their project's heading,

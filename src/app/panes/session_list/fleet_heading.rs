@@ -4,8 +4,8 @@
 
 use crate::app::App;
 use crate::app::keymap::Action;
-use crate::app::panes::session_list::fleet_tree::{Group, Level, is_group_key, of_server};
-use crate::app::panes::session_list::tree::SessionRow;
+use crate::app::session_tree::groups::{Group, Level, is_group_key, of_server};
+use crate::app::session_tree::rows::SessionRow;
 use crate::archive::list_reader::ARCHIVE_PREFIX;
 use crate::model::store::fleet::ServerState;
 
@@ -137,7 +137,7 @@ impl App {
         self.turns.retain(|id, _| store.session(id).is_some());
         self.history.retain(|id| store.session(id).is_some());
         // The selection moves to the row that took the server's place.
-        self.list.rows = crate::app::panes::session_list::tree::rows(
+        self.list.rows = crate::app::session_tree::rows::rows(
             &self.store,
             &self.list.folded,
             &self.list.filter,
@@ -160,8 +160,8 @@ impl App {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fleet_tree::tests::{heading, lines, server, store};
     use super::*;
+    use crate::app::session_tree::tests::groups::{heading, lines, server, store};
 
     fn app() -> App {
         let mut app = App::new(crate::app::config::Config::default(), "test", true).unwrap();

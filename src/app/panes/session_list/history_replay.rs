@@ -4,7 +4,7 @@
 //! ends.
 
 use crate::app::App;
-use crate::app::verbs::Request;
+use crate::app::msg::Request;
 use crate::archive::Setting;
 use crate::archive::list_reader::is_archive_key;
 use crate::model::store::fleet;

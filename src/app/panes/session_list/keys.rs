@@ -39,7 +39,7 @@ impl App {
     }
 
     pub(crate) fn select_first_match(&mut self) {
-        let rows = crate::app::panes::session_list::tree::rows(
+        let rows = crate::app::session_tree::rows::rows(
             &self.store,
             &self.list.folded,
             &self.list.filter,
@@ -56,7 +56,7 @@ impl App {
 
     pub(crate) fn move_selection(&mut self, by: i64) {
         if self.list.rows.is_empty() {
-            self.list.rows = crate::app::panes::session_list::tree::rows(
+            self.list.rows = crate::app::session_tree::rows::rows(
                 &self.store,
                 &self.list.folded,
                 &self.list.filter,
@@ -72,7 +72,7 @@ impl App {
         // Project headings are not selectable (a fleet's are): keep going
         // the same way.
         let step: i64 = if by < 0 { -1 } else { 1 };
-        let selectable = |r: &crate::app::panes::session_list::tree::SessionRow| {
+        let selectable = |r: &crate::app::session_tree::rows::SessionRow| {
             r.header.is_none() || r.group.is_some()
         };
         while !selectable(&self.list.rows[next]) {

@@ -1,13 +1,10 @@
 //! The session list: sessions as a tree (a fleet grouped by server and
 //! project), with live status, badges and counts.
 
-pub mod copies;
 pub mod draw;
 pub mod fleet_heading;
-pub mod fleet_tree;
 pub mod history_replay;
 pub mod keys;
-pub mod tree;
 pub mod width;
 
 use std::collections::HashSet;
@@ -21,7 +18,7 @@ pub struct ListState {
     /// Sessions whose children are folded away, and fleet headings folded.
     pub folded: HashSet<String>,
     /// The rows as laid out by `prepare`.
-    pub rows: Vec<tree::SessionRow>,
+    pub rows: Vec<crate::app::session_tree::rows::SessionRow>,
     /// The sessions the list shows, folded or not (a session shown live
     /// counts once, not with its database and archive copies).
     pub listed: usize,

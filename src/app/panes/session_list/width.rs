@@ -4,8 +4,8 @@
 //! number of sessions.
 
 use crate::app::App;
-use crate::app::panes::session_list::fleet_tree::Level;
-use crate::app::panes::session_list::tree::SessionRow;
+use crate::app::session_tree::groups::Level;
+use crate::app::session_tree::rows::SessionRow;
 use crate::model::Session;
 use crate::model::SessionStatus;
 use crate::model::wire::sanitize;

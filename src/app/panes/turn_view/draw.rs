@@ -17,7 +17,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     }
     let theme = &app.theme;
     let header_area = Rect { height: 1, ..area };
-    let inner = crate::app::draw::turn_inner(area);
+    let inner = crate::app::boxes::turn_inner(area);
     let Some(session) = app.selected_session() else {
         use crate::source::player::SourceState;
         let text = if let Some(text) = app.describe_group() {

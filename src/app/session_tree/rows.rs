@@ -1,31 +1,14 @@
 //! The session list as rows: root sessions newest first, child sessions
 //! (parentID) indented under their parent, folds, the title filter, and the
 //! "a prompt waits here" badge that marks every ancestor of a waiting child.
-//! A fleet's rows go under server and project headings (`fleet_tree`).
+//! A fleet's rows go under server and project headings (`groups`).
 
 use std::collections::{HashMap, HashSet};
 
-use crate::app::panes::session_list::fleet_tree;
+use crate::app::session_tree::groups;
 use crate::model::{Session, Store};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionRow {
-    /// Index into `Store::sessions()`.
-    pub index: usize,
-    pub depth: u16,
-    pub has_children: bool,
-    pub folded: bool,
-    /// A prompt waits in this session or below it.
-    pub badge: bool,
-    /// The prompt waits in this very session.
-    pub own_prompt: bool,
-    /// A project heading (when sessions of several projects are listed);
-    /// `index` then points at the group's first session.
-    pub header: Option<String>,
-    /// In a fleet, a heading is a group's: selectable, foldable, counted
-    /// (`has_children` and `folded` then say the group's).
-    pub group: Option<fleet_tree::Group>,
-}
+pub use super::groups::SessionRow;
 
 /// Sessions with a pending prompt, and all their ancestors.
 fn badged(store: &Store) -> (HashSet<String>, HashSet<String>) {
@@ -170,8 +153,8 @@ pub fn rows_and_listed(
             }
         }
     }
-    let rows = if fleet_tree::is_fleet(store) {
-        fleet_tree::group(store, out, folded, !needle.is_empty())
+    let rows = if groups::is_fleet(store) {
+        groups::group(store, out, folded, !needle.is_empty())
     } else {
         group_by_project(store, out)
     };
@@ -183,9 +166,9 @@ pub fn rows_and_listed(
 pub fn name_live_heading(rows: &mut [SessionRow], name: Option<&str>) {
     let Some(name) = name else { return };
     let live = rows.iter_mut().find(|r| {
-        r.group.as_ref().is_some_and(|g| {
-            matches!(g.level, fleet_tree::Level::Server(_)) && g.server() == Some("")
-        })
+        r.group
+            .as_ref()
+            .is_some_and(|g| matches!(g.level, groups::Level::Server(_)) && g.server() == Some(""))
     });
     if let Some(row) = live {
         row.header = Some(name.to_string());
