@@ -259,7 +259,7 @@ fn pg_database_size(url: &str) -> u64 {
 /// never measured.
 fn layout_tag() -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (v, _, sql) in schema::SQLITE {
+    for (v, _, sql) in ocview::archive::sqlite::schema::MIGRATIONS {
         for b in v.to_le_bytes().iter().chain(sql.as_bytes()) {
             h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
         }

@@ -66,10 +66,13 @@ def blank(text):
     return "".join(out)
 
 
-# Folders whose files may still refer to each other in a circle (each one a
-# debt: remove a folder from here once its files are in order).
+# Folders whose files may refer to each other in a circle. An archive
+# engine's folder is one unit by design (its connection, its log, its search
+# and its upkeep share the engine's type); the others are debts: remove a
+# folder from here once its files are in order.
 FILES_MAY_CIRCLE = {
-    "archive",
+    "archive/postgres",
+    "archive/sqlite",
     "model/entity",
     "render",
     "source",

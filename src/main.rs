@@ -325,7 +325,7 @@ fn record_tap(server: Option<String>, config: &Config) -> Option<ocview::archive
         setting,
         Origin {
             server,
-            host: ocview::archive::place::hostname(),
+            host: ocview::archive::origin::hostname(),
             file: None,
         },
         archive_limits(config),
@@ -604,7 +604,7 @@ fn record(
 ) -> anyhow::Result<ExitCode> {
     let url = server_url(url, None)?;
     let url = url.as_str();
-    let tap = record_tap(Some(ocview::archive::place::origin_url(url)), config);
+    let tap = record_tap(Some(ocview::archive::origin::origin_url(url)), config);
     let rt = runtime()?;
     let n = rt.block_on(launch::record_headless(
         Client::new(url, auth),
@@ -821,7 +821,7 @@ fn fleet_viewer(
         &mut app,
         Some(Origin {
             server: None,
-            host: ocview::archive::place::hostname(),
+            host: ocview::archive::origin::hostname(),
             file: None,
         }),
     );
@@ -884,8 +884,8 @@ fn attach_viewer(
     connect_archive(
         &mut app,
         Some(Origin {
-            server: Some(ocview::archive::place::origin_url(url)),
-            host: ocview::archive::place::hostname(),
+            server: Some(ocview::archive::origin::origin_url(url)),
+            host: ocview::archive::origin::hostname(),
             file: None,
         }),
     );

@@ -17,8 +17,8 @@
 //! claimed slots (i64, little-endian), so deleting a session frees its keys
 //! without an index from key to session.
 
-use super::encode::fnv;
-use super::rows::EventRow;
+use crate::archive::encode::fnv;
+use crate::archive::rows::EventRow;
 
 /// zstd's level: level 1 keeps all but a fraction of a percent of level
 /// 3's ratio on logs, at a speed the indexing goal affords.

@@ -6,28 +6,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::collect_rows::{message_row, part_row, session_row};
-use super::encode;
-use super::rows::{Batch, EventRow, Origin};
-use super::stream_rows::{Settled, Waiting};
+use crate::archive::collect_rows::{message_row, part_row, session_row};
+use crate::archive::encode;
+use crate::archive::rows::{Batch, EventRow, Origin};
+use crate::archive::stream_rows::{Settled, Waiting};
 use crate::model::{Envelope, Event, NoObserver, Part, Store};
 use crate::source::IngestStats;
 use crate::source::replay::{Record, apply_record_tapped};
-
-/// The most text of one part the index keeps (a tool output of megabytes is
-/// found by its start).
-const INDEXED_TEXT_MAX: usize = 64 * 1024;
-
-/// `text` cut to what the index keeps of it, at a character's boundary.
-pub fn cap_indexed(text: &mut String) {
-    if text.len() > INDEXED_TEXT_MAX {
-        let mut end = INDEXED_TEXT_MAX;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-}
 
 pub struct Collector {
     pub store: Store,

@@ -7,10 +7,24 @@ use std::borrow::Cow;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::collect::cap_indexed;
-use super::encode;
-use super::rows::{MessageRow, PartRow, SessionRow};
+use crate::archive::encode;
+use crate::archive::rows::{MessageRow, PartRow, SessionRow};
 use crate::model::{Message, Part, PartBody};
+
+/// The most text of one part the index keeps (a tool output of megabytes is
+/// found by its start).
+const INDEXED_TEXT_MAX: usize = 64 * 1024;
+
+/// `text` cut to what the index keeps of it, at a character's boundary.
+pub fn cap_indexed(text: &mut String) {
+    if text.len() > INDEXED_TEXT_MAX {
+        let mut end = INDEXED_TEXT_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+}
 
 pub(super) fn session_row(s: &crate::model::Session, server: Option<String>) -> SessionRow {
     let info = &s.info;
@@ -45,7 +59,7 @@ pub(super) fn message_row(m: &Message, clock: i64, update: Option<&(String, u64)
     // A run stream's stand-in for a message it names never replaces the
     // message's real state another file gave (newer state wins).
     let stand_in = m.info.raw.as_ref().is_some_and(|r| {
-        serde_json::from_str(r.get()).is_ok_and(|v| super::export::stand_in_info(&v))
+        serde_json::from_str(r.get()).is_ok_and(|v| crate::archive::export::stand_in_info(&v))
     });
     let raw = m
         .info

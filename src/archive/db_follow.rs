@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
-use super::import_db::{self, DbImported};
-use super::place::Setting;
-use super::prune::Limits;
+use crate::archive::import_db::{self, DbImported};
+use crate::archive::place::Setting;
+use crate::archive::prune::Limits;
 use crate::source::opencode_db::Db;
 
 /// How often the database is asked whether it was written.

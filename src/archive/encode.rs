@@ -110,8 +110,8 @@ pub fn encode(env: &Envelope) -> Option<String> {
                 env,
             ));
         }
-        Event::PermissionAsked(p) => super::encode_prompt::permission(p),
-        Event::QuestionAsked(q) => super::encode_prompt::question(q),
+        Event::PermissionAsked(p) => crate::archive::encode_prompt::permission(p),
+        Event::QuestionAsked(q) => crate::archive::encode_prompt::question(q),
         Event::PermissionReplied {
             session_id,
             request_id,

@@ -1,8 +1,9 @@
 //! The one interface both engines give, and how what goes wrong is said.
 
-use super::query::{Hit, Query};
-use super::resume::Checkpoint;
-use super::rows::{Batch, Written};
+use crate::archive::listing::{ListCursor, ListedSession};
+use crate::archive::query::{Hit, Query};
+use crate::archive::resume::Checkpoint;
+use crate::archive::rows::{Batch, Written};
 
 /// What kind of trouble an archive is in: each is said in one line, and
 /// ocview goes on without the archive (or, read-only, without writing).
@@ -103,6 +104,21 @@ pub trait Engine: Send {
     /// Let go of the pages cached for the writes and reads so far (after a
     /// burst; the next ones are read again from the file).
     fn release_memory(&mut self) {}
+
+    /// Sessions newest first, after `after` (the last of the page before).
+    fn list_page(
+        &mut self,
+        after: Option<&ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ListedSession>, ArchiveError>;
+    /// Sessions updated at or after `since` ms, newest first.
+    fn list_since(&mut self, since: i64, limit: u32) -> Result<Vec<ListedSession>, ArchiveError>;
+    /// One session, if the archive has it.
+    fn listed(&mut self, id: &str) -> Result<Option<ListedSession>, ArchiveError>;
+    /// A number that changes when another connection commits (SQLite's
+    /// `data_version`); `None` where a writer says so itself (PostgreSQL's
+    /// NOTIFY, `postgres::notify`).
+    fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError>;
 }
 
 /// How far an opencode database was imported: every session updated before

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::engine::Engine;
+use crate::archive::engine::Engine;
 
 /// What an export wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub fn session_log(engine: &mut dyn Engine, id: &str) -> Result<Vec<String>, Str
     let events = engine.events(id).map_err(|e| e.to_string())?;
     let (mut first, rest): (Vec<String>, Vec<String>) = events
         .into_iter()
-        .map(|e| super::encode::one_line(&e).into_owned())
+        .map(|e| crate::archive::encode::one_line(&e).into_owned())
         .partition(|e| is_stand_in(e));
     first.extend(rest);
     Ok(first)

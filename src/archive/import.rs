@@ -8,12 +8,12 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use super::collect::Collector;
-use super::engine::Engine;
-use super::keeper::Keeper;
-use super::progress::{Counted, Step};
-use super::resume::{self, Checkpoint, FileMark, Start};
-use super::rows::{Batch, Origin, Written};
+use crate::archive::collect::Collector;
+use crate::archive::engine::Engine;
+use crate::archive::keeper::Keeper;
+use crate::archive::progress::{Counted, Step};
+use crate::archive::resume::{self, Checkpoint, FileMark, Start};
+use crate::archive::rows::{Batch, Origin, Written};
 use crate::source::replay::ReplayReader;
 
 /// Records read before a batch is written.
@@ -154,7 +154,7 @@ fn import_into(
     let total = mark.as_ref().map_or(0, |m| m.size.max(0) as u64);
     let origin = Origin {
         server: None,
-        host: super::place::hostname(),
+        host: crate::archive::origin::hostname(),
         file: mark.as_ref().map(|m| m.file.clone()),
     };
     let mut out = Imported::default();

@@ -16,9 +16,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::collect::Collector;
-use super::engine::{Engine, ImportMark};
-use super::rows::{Batch, Origin, Written};
+use crate::archive::collect::Collector;
+use crate::archive::engine::{Engine, ImportMark};
+use crate::archive::rows::{Batch, Origin, Written};
 use crate::source::opencode_db::sessions::{SessionCursor, SessionRow};
 use crate::source::opencode_db::{Db, event_log};
 use crate::source::record::{Decoded, decode};
@@ -102,7 +102,7 @@ pub fn import_db_within(
     let mark = engine.import_mark(&key).map_err(|e| e.to_string())?;
     let origin = Origin {
         server: None,
-        host: super::place::hostname(),
+        host: crate::archive::origin::hostname(),
         file: Some(key.clone()),
     };
     let fail = |e: crate::source::opencode_db::DbError| format!("{shown}: {e}");

@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::engine::{ArchiveError, Engine, Trouble};
-use super::place::Setting;
-use super::rows::{Batch, Written};
-use super::spool::{Spool, SpoolError};
+use crate::archive::engine::{ArchiveError, Engine, Trouble};
+use crate::archive::place::Setting;
+use crate::archive::rows::{Batch, Written};
+use crate::archive::spool::{Spool, SpoolError};
 
 /// The first pause before the server is tried again, and the longest.
 const RETRY_FIRST: Duration = Duration::from_millis(500);
@@ -43,10 +43,7 @@ impl Keeper {
     /// `None`: the archive is off. A spool left from before is flushed
     /// when the server answers.
     pub fn open(setting: &Setting, say: &dyn Fn(String)) -> Result<Option<Keeper>, ArchiveError> {
-        let spool = match setting {
-            Setting::Postgres(_) => Spool::for_place(&setting.place()),
-            _ => None,
-        };
+        let spool = setting.spool();
         let mut keeper = Keeper {
             setting: setting.clone(),
             place: setting.place(),

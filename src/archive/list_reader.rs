@@ -6,7 +6,7 @@
 //! seen at). Opening one sends its latest state from the archive's
 //! snapshot, as the search's enter does, through the one reducer.
 //!
-//! New sessions: on PostgreSQL the writers NOTIFY (`super::notify`) and
+//! New sessions: on PostgreSQL the writers NOTIFY (`postgres::notify`) and
 //! this reader re-reads just the sessions it hears of; on SQLite (one
 //! machine) it asks `PRAGMA data_version` every `SQLITE_POLL` and reads the
 //! sessions updated since the newest it listed, one statement.
@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc as tokio_mpsc;
 
-use super::listing::{self, ListCursor, ListedSession, Listing};
-use super::notify::{self, Heard};
-use super::place::Setting;
+use crate::archive::engine::Engine;
+use crate::archive::listing::{Heard, ListCursor, ListedSession};
+use crate::archive::place::Setting;
 use crate::model::store::fleet::{self, ServerReport, ServerState};
 use crate::model::{Envelope, Event};
 use crate::source::address;
@@ -82,7 +82,7 @@ impl Scope {
     pub fn of(urls: &[&str]) -> Scope {
         Scope {
             servers: urls.iter().map(|u| address::canonical(u)).collect(),
-            machine: super::place::hostname(),
+            machine: crate::archive::origin::hostname(),
         }
     }
 
@@ -146,7 +146,7 @@ struct Reader {
     tx: tokio_mpsc::Sender<SourceMsg>,
     /// For the listener, once the archive is open.
     input: Sender<Input>,
-    engine: Option<Box<dyn Listing>>,
+    engine: Option<Box<dyn Engine>>,
     next_page: Option<ListCursor>,
     listed_all: bool,
     /// The newest `updated` listed.
@@ -246,7 +246,7 @@ impl Reader {
         if self.engine.is_some() {
             return true;
         }
-        match listing::open(&self.setting) {
+        match self.setting.open() {
             Ok(Some(engine)) => {
                 if let Some(why) = engine.read_only()
                     && !self.said_read_only
@@ -259,13 +259,11 @@ impl Reader {
                     self.send(SourceMsg::ArchiveTrouble(None));
                 }
                 self.engine = Some(engine);
-                if let (Setting::Postgres(url), false) = (&self.setting, self.listening) {
-                    self.listening = true;
+                if !self.listening {
                     let input = self.input.clone();
-                    notify::listen(
-                        url.clone(),
-                        Box::new(move |heard| input.send(Input::Heard(heard)).is_ok()),
-                    );
+                    self.listening = self.setting.listen(Box::new(move |heard| {
+                        input.send(Input::Heard(heard)).is_ok()
+                    }));
                 }
                 true
             }
@@ -426,7 +424,7 @@ impl Reader {
             if self.listed_rows.insert((key.clone(), row.id), print) == Some(print) {
                 continue;
             }
-            let line = super::snapshot::session_event(&row.raw);
+            let line = crate::archive::snapshot::session_event(&row.raw);
             self.send_line(&line, &key);
         }
         for id in open {

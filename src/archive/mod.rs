@@ -8,7 +8,6 @@
 //! with a full-text index over it. Writing happens off the UI's thread
 //! (`writer`), as does reading (`reader`).
 
-mod block_words;
 pub mod blocks;
 pub mod collect;
 mod collect_rows;
@@ -23,17 +22,9 @@ pub mod keeper;
 pub mod list_reader;
 pub mod listing;
 pub mod migrate;
-pub mod migrate_postgres;
-pub mod notify;
-mod pg_copy;
-pub mod pgpass;
+pub mod origin;
 pub mod place;
 pub mod postgres;
-mod postgres_blocks_search;
-mod postgres_log;
-mod postgres_marks;
-mod postgres_search;
-mod postgres_upkeep;
 pub mod progress;
 pub mod prune;
 pub mod query;
@@ -44,10 +35,6 @@ pub mod snapshot;
 pub mod snippet;
 pub mod spool;
 pub mod sqlite;
-mod sqlite_log;
-mod sqlite_marks;
-mod sqlite_search;
-mod sqlite_upkeep;
 mod stream_rows;
 pub mod writer;
 
@@ -56,3 +43,30 @@ pub use place::Setting;
 pub use prune::Limits;
 pub use query::{Hit, Query};
 pub use rows::Origin;
+
+#[cfg(test)]
+mod tests {
+    use super::{migrate, postgres, schema, sqlite};
+
+    /// Every version up to `LATEST` on both engines, in order, named as
+    /// refinery wants; others append theirs.
+    #[test]
+    fn both_lists_hold_every_version_up_to_latest() {
+        for list in [sqlite::schema::MIGRATIONS, postgres::schema::MIGRATIONS] {
+            let versions: Vec<i64> = list.iter().map(|m| m.0).collect();
+            assert_eq!(versions, (1..=schema::LATEST).collect::<Vec<_>>());
+            let names: Vec<String> = migrate::refinery_list(list)
+                .unwrap()
+                .iter()
+                .map(|m| m.to_string())
+                .collect();
+            assert!(names.iter().all(|n| n.starts_with('V')), "{names:?}");
+        }
+        for (v, _) in sqlite::schema::STEPS {
+            assert!(*v <= schema::LATEST);
+        }
+        for (v, _) in postgres::schema::STEPS {
+            assert!(*v <= schema::LATEST);
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! (at start and every so many writes) and by `ocview archive prune`,
 //! never on the UI's thread.
 
-use super::engine::{ArchiveError, Engine};
+use crate::archive::engine::{ArchiveError, Engine};
 
 /// The defaults: 2 GB, a year.
 pub const DEFAULT_MAX_MB: u64 = 2048;

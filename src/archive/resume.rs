@@ -9,30 +9,6 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::engine::ArchiveError;
-
-/// Migration 5 (SQLite).
-pub const SQLITE_TABLE: &str = "CREATE TABLE imports (
-    file TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    mtime INTEGER NOT NULL,
-    head TEXT NOT NULL,
-    records INTEGER NOT NULL,
-    bytes INTEGER NOT NULL,
-    done INTEGER NOT NULL
-);";
-
-/// Migration 5 (PostgreSQL).
-pub const POSTGRES_TABLE: &str = "CREATE TABLE imports (
-    file TEXT PRIMARY KEY,
-    size BIGINT NOT NULL,
-    mtime BIGINT NOT NULL,
-    head TEXT NOT NULL,
-    records BIGINT NOT NULL,
-    bytes BIGINT NOT NULL,
-    done BOOLEAN NOT NULL
-);";
-
 /// How many of a file's first bytes its mark hashes.
 const HEAD_BYTES: u64 = 64 * 1024;
 
@@ -66,7 +42,7 @@ impl FileMark {
             file: file.display().to_string(),
             size: meta.len() as i64,
             mtime,
-            head: format!("{:016x}", super::encode::fnv(&head)),
+            head: format!("{:016x}", crate::archive::encode::fnv(&head)),
         })
     }
 }
@@ -104,116 +80,6 @@ pub fn start(mark: &FileMark, recorded: Option<&Checkpoint>) -> Start {
         },
         _ => Start::Fresh,
     }
-}
-
-pub(super) fn save_sqlite(
-    conn: &rusqlite::Connection,
-    c: &Checkpoint,
-) -> Result<(), rusqlite::Error> {
-    conn.prepare(
-        "INSERT INTO imports (file, size, mtime, head, records, bytes, done)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-         ON CONFLICT (file) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
-           head = excluded.head, records = excluded.records, bytes = excluded.bytes,
-           done = excluded.done",
-    )?
-    .execute(rusqlite::params![
-        c.mark.file,
-        c.mark.size,
-        c.mark.mtime,
-        c.mark.head,
-        c.records,
-        c.bytes,
-        c.done
-    ])
-    .map(drop)
-}
-
-pub(super) fn load_sqlite(
-    conn: &rusqlite::Connection,
-    place: &str,
-    file: &str,
-) -> Result<Option<Checkpoint>, ArchiveError> {
-    use rusqlite::OptionalExtension;
-    let found = conn
-        .query_row(
-            "SELECT size, mtime, head, records, bytes, done FROM imports WHERE file = ?1",
-            [file],
-            |r| {
-                Ok(Checkpoint {
-                    mark: FileMark {
-                        file: file.to_string(),
-                        size: r.get(0)?,
-                        mtime: r.get(1)?,
-                        head: r.get(2)?,
-                    },
-                    records: r.get(3)?,
-                    bytes: r.get(4)?,
-                    done: r.get(5)?,
-                })
-            },
-        )
-        .optional();
-    match found {
-        Ok(c) => Ok(c),
-        // An archive of an older schema opened read-only has no record.
-        Err(e) if e.to_string().contains("no such table") => Ok(None),
-        Err(e) => Err(super::sqlite::classify(place, &e)),
-    }
-}
-
-pub(super) async fn save_postgres(
-    tx: &tokio_postgres::Transaction<'_>,
-    c: &Checkpoint,
-) -> Result<(), tokio_postgres::Error> {
-    tx.execute(
-        "INSERT INTO imports (file, size, mtime, head, records, bytes, done)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (file) DO UPDATE SET size = excluded.size, mtime = excluded.mtime,
-           head = excluded.head, records = excluded.records, bytes = excluded.bytes,
-           done = excluded.done",
-        &[
-            &c.mark.file,
-            &c.mark.size,
-            &c.mark.mtime,
-            &c.mark.head,
-            &c.records,
-            &c.bytes,
-            &c.done,
-        ],
-    )
-    .await
-    .map(drop)
-}
-
-pub(super) async fn load_postgres(
-    client: &tokio_postgres::Client,
-    file: &str,
-) -> Result<Option<Checkpoint>, tokio_postgres::Error> {
-    let exists: bool = client
-        .query_one("SELECT to_regclass('imports') IS NOT NULL", &[])
-        .await?
-        .get(0);
-    if !exists {
-        return Ok(None);
-    }
-    let row = client
-        .query_opt(
-            "SELECT size, mtime, head, records, bytes, done FROM imports WHERE file = $1",
-            &[&file],
-        )
-        .await?;
-    Ok(row.map(|r| Checkpoint {
-        mark: FileMark {
-            file: file.to_string(),
-            size: r.get(0),
-            mtime: r.get(1),
-            head: r.get(2),
-        },
-        records: r.get(3),
-        bytes: r.get(4),
-        done: r.get(5),
-    }))
 }
 
 #[cfg(test)]

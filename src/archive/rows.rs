@@ -3,7 +3,7 @@
 //! engines take the same batch, in one transaction.
 
 /// Where a session was seen: never a credential (URLs lose their userinfo
-/// before they get here, `super::place::redact`).
+/// before they get here, `postgres_url::redact`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
     /// The server it streamed from, without credentials.
@@ -79,7 +79,7 @@ pub struct PartRow {
     pub raw: String,
     /// The key of this batch's event whose part object is `raw` as it is
     /// (no delta after it): the archive may keep a reference to that event
-    /// in its log rather than a second copy (`super::sqlite_log`).
+    /// in its log rather than a second copy (`sqlite::event_log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logged_as: Option<String>,
 }
@@ -94,7 +94,7 @@ pub struct Batch {
     pub parts: Vec<PartRow>,
     /// How far a file's import has come with this batch: written in the
     /// batch's own transaction, so a crash never separates the two.
-    pub checkpoint: Option<super::resume::Checkpoint>,
+    pub checkpoint: Option<crate::archive::resume::Checkpoint>,
 }
 
 impl Batch {

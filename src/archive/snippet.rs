@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::collect_rows::strings;
+use crate::archive::collect_rows::strings;
 
-use super::query::{MARK_END, MARK_START, MIN_PREFIX, indexable};
+use crate::archive::query::{MARK_END, MARK_START, MIN_PREFIX, indexable};
 
 /// Tokens shown around the first match (as FTS5's `snippet(…, 16)`).
 const WINDOW: usize = 16;

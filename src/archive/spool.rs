@@ -16,8 +16,8 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::engine::{ArchiveError, Engine};
-use super::rows::{Batch, Written};
+use crate::archive::engine::{ArchiveError, Engine};
+use crate::archive::rows::{Batch, Written};
 
 /// The most a spool holds unless `$OCVIEW_SPOOL_MAX_MB` says otherwise.
 const DEFAULT_CAP: u64 = 512 * 1024 * 1024;
@@ -70,7 +70,10 @@ impl Spool {
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
             .map_or(DEFAULT_CAP, |mb| mb * 1024 * 1024);
-        let name = format!("{:016x}.jsonl", super::encode::fnv(place.as_bytes()));
+        let name = format!(
+            "{:016x}.jsonl",
+            crate::archive::encode::fnv(place.as_bytes())
+        );
         Some(Spool::at(folder()?.join(name), cap))
     }
 
@@ -154,7 +157,7 @@ impl Spool {
     pub fn flush(&self, engine: &mut dyn Engine) -> Result<Flushed, ArchiveError> {
         let io = |e: std::io::Error| {
             ArchiveError::new(
-                super::Trouble::Failed,
+                crate::archive::Trouble::Failed,
                 &self.path.display().to_string(),
                 format!("the local spool cannot be read: {e}"),
             )

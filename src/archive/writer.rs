@@ -11,11 +11,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use super::collect::Collector;
-use super::keeper::Keeper;
-use super::place::Setting;
-use super::prune::{self, Limits};
-use super::rows::Origin;
+use crate::archive::collect::Collector;
+use crate::archive::keeper::Keeper;
+use crate::archive::place::Setting;
+use crate::archive::prune::{self, Limits};
+use crate::archive::rows::Origin;
 use crate::model::{Envelope, MessageInfo, Part};
 
 /// Items the queue holds before a send is dropped instead of waiting.
@@ -106,7 +106,7 @@ impl Tap {
         if let crate::model::Event::Server(report) = &env.event {
             // Which server a fleet member's sessions come from.
             if !report.key.is_empty() && !report.url.is_empty() {
-                let url = super::place::origin_url(&report.url);
+                let url = crate::archive::origin::origin_url(&report.url);
                 self.send(Item::Server(report.key.clone(), url));
             }
             return;
@@ -254,7 +254,7 @@ fn run(
             say(line);
         }
     };
-    let keep_bounded = |engine: &mut dyn super::Engine| {
+    let keep_bounded = |engine: &mut dyn crate::archive::Engine| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);

@@ -356,14 +356,18 @@ fn an_older_archive_finds_the_same_hits(version: i64) {
             .await
             .unwrap();
         tokio::spawn(connection);
-        let older: Vec<_> = schema::POSTGRES
+        let older: Vec<_> = ocview::archive::postgres::schema::MIGRATIONS
             .iter()
             .copied()
             .filter(|m| m.0 <= version)
             .collect();
-        ocview::archive::migrate_postgres::run(&mut c, &older, schema::POSTGRES_STEPS)
-            .await
-            .unwrap();
+        ocview::archive::postgres::migrate::run(
+            &mut c,
+            &older,
+            ocview::archive::postgres::schema::STEPS,
+        )
+        .await
+        .unwrap();
     });
     pg.sql("postgres", WRITER);
     pg.sql(&db, WRITER_GRANTS);

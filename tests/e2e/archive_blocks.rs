@@ -124,7 +124,10 @@ fn fixture_batch() -> Batch {
 /// JSON as text, the index rows keyed by row and time).
 fn schema_5_archive(path: &Path, batch: &Batch) {
     let c = rusqlite::Connection::open(path).unwrap();
-    for (v, _, sql) in schema::SQLITE.iter().filter(|(v, _, _)| *v <= 5) {
+    for (v, _, sql) in ocview::archive::sqlite::schema::MIGRATIONS
+        .iter()
+        .filter(|(v, _, _)| *v <= 5)
+    {
         c.execute_batch(sql).unwrap();
         c.pragma_update(None, "user_version", v).unwrap();
     }
@@ -358,7 +361,10 @@ fn a_schema_5_postgres_archive_opens_and_replays_exactly() {
     };
     let url = pg.database("old5");
     let mut sql = String::from("CREATE TABLE ocview_schema (version BIGINT NOT NULL);");
-    for (v, _, step) in schema::POSTGRES.iter().filter(|(v, _, _)| *v <= 5) {
+    for (v, _, step) in ocview::archive::postgres::schema::MIGRATIONS
+        .iter()
+        .filter(|(v, _, _)| *v <= 5)
+    {
         sql.push_str(step);
         sql.push_str(&format!(
             ";\nINSERT INTO ocview_schema (version) VALUES ({v});\n"

@@ -259,7 +259,7 @@ fn another_viewers_session_appears_in_a_running_viewers_list() {
     let written = Instant::now();
     let here = Origin {
         server: Some(fleet.urls[0].clone()),
-        host: ocview::archive::place::hostname(),
+        host: ocview::archive::origin::hostname(),
         file: None,
     };
     archive_session(

@@ -92,7 +92,7 @@ fn a_single_servers_viewer_lists_the_archives_sessions_of_that_server() {
         let mut engine = ocview::archive::sqlite::SqliteArchive::open(&archive).unwrap();
         let here = ocview::archive::Origin {
             server: Some(fleet.urls[0].clone()),
-            host: ocview::archive::place::hostname(),
+            host: ocview::archive::origin::hostname(),
             file: None,
         };
         archive_session(

@@ -41,7 +41,10 @@ fn open(setting: &Setting) -> Box<dyn Engine> {
 /// one session in it.
 fn old_sqlite(path: &std::path::Path, version: i64) {
     let c = rusqlite::Connection::open(path).unwrap();
-    for (v, _, sql) in schema::SQLITE.iter().filter(|m| m.0 <= version) {
+    for (v, _, sql) in ocview::archive::sqlite::schema::MIGRATIONS
+        .iter()
+        .filter(|m| m.0 <= version)
+    {
         c.execute_batch(sql).unwrap();
         c.pragma_update(None, "user_version", v).unwrap();
     }
@@ -89,7 +92,7 @@ fn sqlite_archives_of_every_old_version_adopt_refinery_and_run_only_what_is_new(
         let c = rusqlite::Connection::open(&path).unwrap();
         assert_eq!(
             sqlite_history(&c),
-            expected_history(schema::SQLITE),
+            expected_history(ocview::archive::sqlite::schema::MIGRATIONS),
             "v{version}"
         );
         let user_version: i64 = c
@@ -136,7 +139,10 @@ fn pg_shape(url: &str) -> Vec<Vec<String>> {
 /// no version 3: it went from 2 to 4), with one session in it.
 fn old_postgres(pg: &postgres_support::Postgres, db: &str, version: i64) {
     let mut sql = String::from("CREATE TABLE ocview_schema (version BIGINT NOT NULL);");
-    for (v, _, step) in schema::POSTGRES.iter().filter(|m| m.0 <= version) {
+    for (v, _, step) in ocview::archive::postgres::schema::MIGRATIONS
+        .iter()
+        .filter(|m| m.0 <= version)
+    {
         if !step.is_empty() {
             sql.push_str(step);
             sql.push_str(&format!(
@@ -159,12 +165,13 @@ fn postgres_archives_of_every_old_version_adopt_refinery_and_run_only_what_is_ne
     let fresh = pg.database("fresh");
     drop(open(&Setting::Postgres(fresh.clone())));
     let fresh_shape = pg_shape(&fresh);
-    let expected: Vec<Vec<String>> = expected_history(schema::POSTGRES)
-        .into_iter()
-        .map(|(v, n, c)| vec![v.to_string(), n, c])
-        .collect();
+    let expected: Vec<Vec<String>> =
+        expected_history(ocview::archive::postgres::schema::MIGRATIONS)
+            .into_iter()
+            .map(|(v, n, c)| vec![v.to_string(), n, c])
+            .collect();
     // The versions the old runner could leave a database at.
-    let old: Vec<i64> = schema::POSTGRES
+    let old: Vec<i64> = ocview::archive::postgres::schema::MIGRATIONS
         .iter()
         .filter(|m| !m.2.is_empty() && m.0 <= schema::LAST_BEFORE_REFINERY)
         .map(|m| m.0)
@@ -239,8 +246,9 @@ fn postgres_openers_at_once_on_a_new_archive_all_open_it() {
 /// next migration, once; a failing one takes its migration back.
 #[test]
 fn a_postgres_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
-    use ocview::archive::migrate::{MigrateError, PgStep, Ran};
-    use ocview::archive::migrate_postgres::run;
+    use ocview::archive::migrate::{MigrateError, Ran};
+    use ocview::archive::postgres::migrate::Step as PgStep;
+    use ocview::archive::postgres::migrate::run;
     type Step<'a> = std::pin::Pin<
         Box<
             dyn std::future::Future<Output = Result<(), MigrateError<tokio_postgres::Error>>>

@@ -39,7 +39,10 @@ async fn write_schema_5(url: &str, batch: &Batch) {
     c.batch_execute("CREATE TABLE ocview_schema (version BIGINT NOT NULL)")
         .await
         .unwrap();
-    for (v, _, sql) in schema::POSTGRES.iter().filter(|(v, _, _)| *v <= 5) {
+    for (v, _, sql) in ocview::archive::postgres::schema::MIGRATIONS
+        .iter()
+        .filter(|(v, _, _)| *v <= 5)
+    {
         c.batch_execute(sql).await.unwrap();
         c.execute("INSERT INTO ocview_schema (version) VALUES ($1)", &[v])
             .await

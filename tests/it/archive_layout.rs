@@ -132,7 +132,10 @@ fn an_archive_of_schema_2_is_migrated_with_its_index() {
     let path = dir.path().join("old.db");
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        for (v, _, sql) in schema::SQLITE.iter().filter(|(v, _, _)| *v <= 2) {
+        for (v, _, sql) in ocview::archive::sqlite::schema::MIGRATIONS
+            .iter()
+            .filter(|(v, _, _)| *v <= 2)
+        {
             conn.execute_batch(sql).unwrap();
             conn.pragma_update(None, "user_version", v).unwrap();
         }

@@ -1,13 +1,13 @@
 //! Keeping the PostgreSQL archive bounded: its size, its oldest sessions,
 //! and deleting whole sessions (events, latest state and its index).
 
-use super::engine::{ArchiveError, refuse_write};
-use super::postgres::{PgArchive, classify};
+use crate::archive::engine::{ArchiveError, refuse_write};
+use crate::archive::postgres::{PgArchive, classify};
 
 /// The bytes of the rows the tables hold. Not the files' size: that
 /// drops only on VACUUM FULL, and a cap measured against it would prune
 /// again and again after a delete.
-pub(super) fn size(a: &mut PgArchive) -> Result<u64, ArchiveError> {
+pub(in crate::archive) fn size(a: &mut PgArchive) -> Result<u64, ArchiveError> {
     let row =
         a.rt.block_on(a.client.query_one(
             "SELECT ((SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM event_blocks t)
@@ -21,7 +21,7 @@ pub(super) fn size(a: &mut PgArchive) -> Result<u64, ArchiveError> {
     Ok(row.get::<_, i64>(0).max(0) as u64)
 }
 
-pub(super) fn oldest_sessions(
+pub(in crate::archive) fn oldest_sessions(
     a: &mut PgArchive,
     before: Option<i64>,
     limit: u32,
@@ -37,7 +37,9 @@ pub(super) fn oldest_sessions(
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
-pub(super) fn unlisted_sessions(a: &mut PgArchive) -> Result<Vec<String>, ArchiveError> {
+pub(in crate::archive) fn unlisted_sessions(
+    a: &mut PgArchive,
+) -> Result<Vec<String>, ArchiveError> {
     let rows =
         a.rt.block_on(a.client.query(
             "SELECT DISTINCT session_id FROM event_blocks
@@ -48,7 +50,7 @@ pub(super) fn unlisted_sessions(a: &mut PgArchive) -> Result<Vec<String>, Archiv
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
-pub(super) fn span(a: &mut PgArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
+pub(in crate::archive) fn span(a: &mut PgArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
     let row =
         a.rt.block_on(
             a.client
@@ -59,7 +61,10 @@ pub(super) fn span(a: &mut PgArchive) -> Result<Option<(i64, i64)>, ArchiveError
     Ok(oldest.zip(newest))
 }
 
-pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, ArchiveError> {
+pub(in crate::archive) fn delete_sessions(
+    a: &mut PgArchive,
+    ids: &[String],
+) -> Result<u64, ArchiveError> {
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }
@@ -76,7 +81,7 @@ pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, 
             .iter()
             .map(|r| r.get(0))
             .collect();
-        super::postgres_log::delete(&tx, ids).await?;
+        crate::archive::postgres::event_log::delete(&tx, ids).await?;
         for table in ["parts", "messages"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
@@ -109,7 +114,7 @@ pub(super) fn delete_sessions(a: &mut PgArchive, ids: &[String]) -> Result<u64, 
     .map_err(|e: tokio_postgres::Error| classify(&place, &e))
 }
 
-pub(super) fn vacuum(a: &mut PgArchive) -> Result<(), ArchiveError> {
+pub(in crate::archive) fn vacuum(a: &mut PgArchive) -> Result<(), ArchiveError> {
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }

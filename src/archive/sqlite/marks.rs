@@ -2,10 +2,10 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::engine::{ArchiveError, ImportMark, refuse_write};
-use super::sqlite::{SqliteArchive, classify};
+use crate::archive::engine::{ArchiveError, ImportMark, refuse_write};
+use crate::archive::sqlite::{SqliteArchive, classify};
 
-pub(super) fn import_mark(
+pub(in crate::archive) fn import_mark(
     a: &mut SqliteArchive,
     source: &str,
 ) -> Result<Option<ImportMark>, ArchiveError> {
@@ -24,7 +24,7 @@ pub(super) fn import_mark(
         .map_err(|e| classify(&a.place, &e))
 }
 
-pub(super) fn set_import_mark(
+pub(in crate::archive) fn set_import_mark(
     a: &mut SqliteArchive,
     source: &str,
     mark: ImportMark,

@@ -3,18 +3,18 @@
 //! are looked for where a word of the text may stand. Only ASCII is judged;
 //! anything else is left to PostgreSQL, so no hit is ever passed over.
 
-use super::query::{MIN_PREFIX, Query};
+use crate::archive::query::{MIN_PREFIX, Query};
 
 /// One piece of a query's words, lowercased, and whether it is matched as
 /// the start of a word (the last, while typing) or as a whole word.
-pub(super) struct Piece {
+pub(in crate::archive) struct Piece {
     text: String,
     prefix: bool,
 }
 
 /// The pieces of the query's words (as `Query::tsquery` makes them): a
 /// part that has the words has each piece as a word of its text.
-pub(super) fn pieces(q: &Query) -> Vec<Piece> {
+pub(in crate::archive) fn pieces(q: &Query) -> Vec<Piece> {
     let words = q.words();
     let n = words.len();
     let mut out = Vec::new();
@@ -40,9 +40,12 @@ pub(super) fn pieces(q: &Query) -> Vec<Piece> {
 /// piece as a word (`may_hold`), by their index in the block. Each piece is
 /// looked for once in the whole block, not once per event: most events
 /// hold none of a query's rarer words.
-pub(super) fn events_holding(raw: &[u8], pieces: &[Piece]) -> Result<Vec<(usize, String)>, String> {
-    let spans = super::blocks::spans(raw)?;
-    let event = |i: usize| super::blocks::event_at(raw, spans[i].clone());
+pub(in crate::archive) fn events_holding(
+    raw: &[u8],
+    pieces: &[Piece],
+) -> Result<Vec<(usize, String)>, String> {
+    let spans = crate::archive::blocks::spans(raw)?;
+    let event = |i: usize| crate::archive::blocks::event_at(raw, spans[i].clone());
     if pieces.iter().any(|p| !p.text.is_ascii()) {
         return (0..spans.len()).map(|i| Ok((i, event(i)?))).collect();
     }
@@ -86,7 +89,7 @@ pub(super) fn events_holding(raw: &[u8], pieces: &[Piece]) -> Result<Vec<(usize,
 /// word. Only ASCII is judged (its case is folded the same everywhere): a JSON with other
 /// characters, or with escapes that may stand for them, or a piece with
 /// them, may hold anything and is checked whole.
-pub(super) fn may_hold(event: &str, pieces: &[Piece]) -> bool {
+pub(in crate::archive) fn may_hold(event: &str, pieces: &[Piece]) -> bool {
     if !event.is_ascii() || event.contains("\\u") || pieces.iter().any(|p| !p.text.is_ascii()) {
         return true;
     }

@@ -7,17 +7,17 @@
 
 use tokio_postgres::types::ToSql;
 
-use super::engine::{ArchiveError, Trouble};
-use super::postgres::{PgArchive, classify};
-use super::postgres_blocks_search::BLOCK_DOCUMENTS_SINCE;
-use super::query::{Hit, Query};
+use crate::archive::engine::{ArchiveError, Trouble};
+use crate::archive::postgres::blocks_search::BLOCK_DOCUMENTS_SINCE;
+use crate::archive::postgres::{PgArchive, classify};
+use crate::archive::query::{Hit, Query};
 
 /// The characters that part a path or a name into the words indexed.
 const SEPARATORS: [char; 6] = ['.', '/', '-', '_', ':', '@'];
 
 /// The document of a text (`$body`): paths and names are found by their
 /// pieces, as FTS5 finds them.
-pub(super) fn tsvector_sql(body: &str) -> String {
+pub(in crate::archive) fn tsvector_sql(body: &str) -> String {
     format!(
         "to_tsvector('simple', translate({body}, '{}', '{}'))",
         String::from_iter(SEPARATORS),
@@ -28,7 +28,7 @@ pub(super) fn tsvector_sql(body: &str) -> String {
 /// The text `tsvector_sql` gives the parser, made here: the same characters
 /// become spaces (each is one byte in UTF-8, never inside another
 /// character).
-pub(super) fn translated(text: &str) -> String {
+pub(in crate::archive) fn translated(text: &str) -> String {
     text.replace(SEPARATORS, " ")
 }
 
@@ -72,7 +72,7 @@ pub const MIGRATION_7: &str = "
 /// The hits of `q`, newest first: the newest parts and the newest titles
 /// that match, each found and filtered apart; only the few kept are joined
 /// to their part's JSON for the snippet.
-pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
+pub(in crate::archive) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
     let Some(matching) = q.tsquery() else {
         return Ok(Vec::new());
     };
@@ -105,7 +105,7 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
         );
     }
     // A part the log holds as it is is read from its block.
-    let logged = super::postgres_log::logged_column(a.version, "p.logged");
+    let logged = crate::archive::postgres::event_log::logged_column(a.version, "p.logged");
     let sql = format!(
         "SELECT h.session_id, coalesce(s.title, ''), h.time, s.directory, s.server, s.host,
                 s.file, p.message_id, p.id, coalesce(p.kind, 'title'), p.raw, {logged}
@@ -115,11 +115,12 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
          ORDER BY h.time DESC LIMIT {limit}"
     );
     let rows = query(a, &sql, &args)?;
-    let from_log = a.rt.block_on(super::postgres_log::logged_items(
-        &a.client,
-        &a.place,
-        rows.iter().filter_map(|r| r.get::<_, Option<i64>>(11)),
-    ))?;
+    let from_log =
+        a.rt.block_on(crate::archive::postgres::event_log::logged_items(
+            &a.client,
+            &a.place,
+            rows.iter().filter_map(|r| r.get::<_, Option<i64>>(11)),
+        ))?;
     // A part's snippet is cut from its JSON; a title's from the title.
     let mut found = hits(&rows, q, |r, kind, title| {
         let raw = match r.get::<_, Option<i64>>(11) {
@@ -127,14 +128,14 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
             None => r.get::<_, Option<&str>>(10),
         };
         match raw {
-            Some(raw) => super::snippet::text_of_part(kind, raw),
-            None => super::query::indexable(title).into_owned(),
+            Some(raw) => crate::archive::snippet::text_of_part(kind, raw),
+            None => crate::archive::query::indexable(title).into_owned(),
         }
     });
     // The parts whose document is their block's, merged in; a reader not
     // granted the log (a table newer than its grants) finds the rest.
     if a.version >= BLOCK_DOCUMENTS_SINCE {
-        match super::postgres_blocks_search::search(a, q, &matching) {
+        match crate::archive::postgres::blocks_search::search(a, q, &matching) {
             Ok(more) => found.extend(more),
             Err(e) if e.trouble == Trouble::ReadOnly => {
                 tracing::warn!("{e}: the log's parts left out of the search");
@@ -150,7 +151,7 @@ pub(super) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit>, ArchiveEr
 /// The hits of rows of either layout: session, title, time, project,
 /// server, host, file, message, part, kind, and a last column `body`
 /// makes the snippet's text from.
-pub(super) fn hits(
+pub(in crate::archive) fn hits(
     rows: &[tokio_postgres::Row],
     q: &Query,
     body: impl Fn(&tokio_postgres::Row, &str, &str) -> String,
@@ -172,14 +173,14 @@ pub(super) fn hits(
                 snippet: String::new(),
             };
             let text = body(r, &hit.kind, &hit.title);
-            hit.set_snippet(&super::snippet::snippet(&text, &words, q.prefix));
+            hit.set_snippet(&crate::archive::snippet::snippet(&text, &words, q.prefix));
             hit
         })
         .collect()
 }
 
 /// The rows `sql` gives with `args` as its values.
-pub(super) fn query(
+pub(in crate::archive) fn query(
     a: &mut PgArchive,
     sql: &str,
     args: &[Box<dyn ToSql + Sync + Send>],
@@ -197,7 +198,7 @@ pub(super) fn query(
 /// time, written `{time}`), and those only a part answers, on the table
 /// named `part` (its tool and state) and the one named `message` (its
 /// model and agent).
-pub(super) fn filters(
+pub(in crate::archive) fn filters(
     q: &Query,
     args: &mut Vec<Box<dyn ToSql + Sync + Send>>,
     part: &str,
@@ -244,7 +245,7 @@ pub(super) fn filters(
 /// Where a part's model and agent are read in an archive of `version`:
 /// its message's row since schema 10 (joined as `m` when a filter needs
 /// it), its own before.
-pub(super) fn message_of_part(q: &Query, version: i64) -> (&'static str, &'static str) {
+pub(in crate::archive) fn message_of_part(q: &Query, version: i64) -> (&'static str, &'static str) {
     if version < BLOCK_DOCUMENTS_SINCE {
         ("p", "")
     } else if q.model.is_some() || q.agent.is_some() {

@@ -8,9 +8,9 @@
 
 use rusqlite::types::Value;
 
-use super::engine::ArchiveError;
-use super::query::{Hit, Query};
-use super::sqlite::{SqliteArchive, classify};
+use crate::archive::engine::ArchiveError;
+use crate::archive::query::{Hit, Query};
+use crate::archive::sqlite::{SqliteArchive, classify};
 
 /// The bits of a document's rowid below its second.
 const SECOND_SHIFT: u32 = 30;
@@ -156,7 +156,7 @@ fn rows(
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let mut stmt = a.conn.prepare(&sql).map_err(err)?;
     let words = q.words();
-    let reader = std::cell::RefCell::new(super::sqlite_log::PartReader::default());
+    let reader = std::cell::RefCell::new(crate::archive::sqlite::event_log::PartReader::default());
     let rows = stmt
         .query_map(rusqlite::params_from_iter(args), |r| {
             let kind: String = r.get(10)?;
@@ -166,7 +166,7 @@ fn rows(
             };
             let title: Option<String> = r.get(12)?;
             let body = match raw {
-                Some(raw) => super::snippet::text_of_part(&kind, &raw),
+                Some(raw) => crate::archive::snippet::text_of_part(&kind, &raw),
                 None => title.unwrap_or_default(),
             };
             let mut hit = Hit {
@@ -182,7 +182,7 @@ fn rows(
                 kind,
                 snippet: String::new(),
             };
-            hit.set_snippet(&super::snippet::snippet(&body, &words, q.prefix));
+            hit.set_snippet(&crate::archive::snippet::snippet(&body, &words, q.prefix));
             Ok((r.get(0)?, hit))
         })
         .map_err(err)?;

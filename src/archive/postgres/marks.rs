@@ -1,9 +1,9 @@
 //! How far each opencode database was imported, in the PostgreSQL archive.
 
-use super::engine::{ArchiveError, ImportMark, refuse_write};
-use super::postgres::{PgArchive, classify};
+use crate::archive::engine::{ArchiveError, ImportMark, refuse_write};
+use crate::archive::postgres::{PgArchive, classify};
 
-pub(super) fn import_mark(
+pub(in crate::archive) fn import_mark(
     a: &mut PgArchive,
     source: &str,
 ) -> Result<Option<ImportMark>, ArchiveError> {
@@ -19,7 +19,7 @@ pub(super) fn import_mark(
     }))
 }
 
-pub(super) fn set_import_mark(
+pub(in crate::archive) fn set_import_mark(
     a: &mut PgArchive,
     source: &str,
     mark: ImportMark,

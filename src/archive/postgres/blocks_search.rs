@@ -7,25 +7,25 @@
 //! against the query by PostgreSQL itself, the same `to_tsvector` a part's
 //! own document is made by, so a hit is exactly a hit of that document.
 //! Parts past a block's budget, and parts the log does not hold as they
-//! are, keep their own document (`postgres_search`).
+//! are, keep their own document (`search`).
 
 use std::collections::{HashMap, HashSet};
 
 use tokio_postgres::types::ToSql;
 
-use super::block_words::{Piece, events_holding, may_hold, pieces};
-use super::engine::ArchiveError;
-use super::postgres::PgArchive;
-use super::postgres_search::{filters, hits, message_of_part, query, translated};
-use super::query::{Hit, Query};
+use crate::archive::engine::ArchiveError;
+use crate::archive::postgres::PgArchive;
+use crate::archive::postgres::block_words::{Piece, events_holding, may_hold, pieces};
+use crate::archive::postgres::search::{filters, hits, message_of_part, query, translated};
+use crate::archive::query::{Hit, Query};
 
 /// The schema whose blocks hold their parts' documents.
-pub(super) const BLOCK_DOCUMENTS_SINCE: i64 = 10;
+pub(in crate::archive) const BLOCK_DOCUMENTS_SINCE: i64 = 10;
 
 /// The most text (bytes) one block's document is made from: well under
 /// PostgreSQL's 1 MB for a `tsvector`, whatever the words. A part past it
 /// keeps a document of its own.
-pub(super) const BLOCK_TEXT_MAX: usize = 256 * 1024;
+pub(in crate::archive) const BLOCK_TEXT_MAX: usize = 256 * 1024;
 
 /// Schema 10: each block gets the document of the parts whose place is in
 /// it (made from their own documents, each block under the budget), and
@@ -33,7 +33,7 @@ pub(super) const BLOCK_TEXT_MAX: usize = 256 * 1024;
 /// newest part it holds; a block's parts by their place. The indexes of
 /// documents leave out the rows without one (most parts now). A part's
 /// model and agent are read from its message, as SQLite's are. A message
-/// the log holds as it is keeps only its place there (`pg_copy`).
+/// the log holds as it is keeps only its place there (`copy`).
 pub const MIGRATION_10: &str = "
     ALTER TABLE event_blocks ADD COLUMN newest BIGINT, ADD COLUMN tsv TSVECTOR;
     CREATE TEMP TABLE block_documents ON COMMIT DROP AS
@@ -57,14 +57,14 @@ pub const MIGRATION_10: &str = "
 
 /// The texts a batch's blocks are indexed by: an event's key → its
 /// part's text and time.
-pub(super) struct Documents<'a> {
+pub(in crate::archive) struct Documents<'a> {
     pub texts: HashMap<&'a str, (&'a str, i64)>,
     /// Schema 11: a block keeps its oldest part's time beside its newest.
     pub spans: bool,
 }
 
 /// A block's document and the times of the parts in it.
-pub(super) struct BlockDocument {
+pub(in crate::archive) struct BlockDocument {
     pub text: Option<String>,
     pub newest: Option<i64>,
     pub oldest: Option<i64>,
@@ -72,7 +72,7 @@ pub(super) struct BlockDocument {
 
 /// The schema whose blocks keep their oldest part's time (`oldest`), so a
 /// date range rules a block out at both ends.
-pub(super) const BLOCK_SPANS_SINCE: i64 = 11;
+pub(in crate::archive) const BLOCK_SPANS_SINCE: i64 = 11;
 
 /// Schema 11: each indexed block's oldest part (of those whose place is
 /// still in it: a part that moved on is not found there anyway). The index
@@ -94,7 +94,7 @@ pub const MIGRATION_11: &str = "
 /// parts in `texts`, as much as the budget takes, and the newest and oldest
 /// of those parts' times. Each key whose text went in is added to
 /// `in_block`; the others keep a document of their own.
-pub(super) fn document<'a>(
+pub(in crate::archive) fn document<'a>(
     keys: &[&'a str],
     texts: &HashMap<&str, (&str, i64)>,
     in_block: &mut HashSet<&'a str>,
@@ -139,7 +139,7 @@ struct Matching {
 }
 
 /// The newest `q.limit` hits among parts whose document is their block's.
-pub(super) fn search(
+pub(in crate::archive) fn search(
     a: &mut PgArchive,
     q: &Query,
     matching: &str,
@@ -189,10 +189,10 @@ fn hits_in_blocks(
     let mut candidates: HashMap<i64, String> = HashMap::new();
     let pks: Vec<i64> = blocks.iter().map(|b| b.pk).collect();
     for block in blocks {
-        let damaged = |e| super::postgres_log::damaged(&a.place, e);
-        let raw = super::blocks::decompress(&block.data).map_err(damaged)?;
+        let damaged = |e| crate::archive::postgres::event_log::damaged(&a.place, e);
+        let raw = crate::archive::blocks::decompress(&block.data).map_err(damaged)?;
         for (i, event) in events_holding(&raw, pieces).map_err(damaged)? {
-            candidates.insert(super::blocks::logged_at(block.pk, i), event);
+            candidates.insert(crate::archive::blocks::logged_at(block.pk, i), event);
         }
     }
     if candidates.is_empty() {
@@ -335,11 +335,13 @@ fn verified_parts(
         let (chunk, texts): (Vec<_>, Vec<_>) = rows
             .by_ref()
             .filter_map(|r| {
-                let part =
-                    super::blocks::part_value_of_event(candidates.get(&r.get::<_, i64>(10))?)?;
-                let mut text =
-                    super::pg_copy::pg_text(&super::snippet::text_of_part_value(r.get(9), &part));
-                super::collect::cap_indexed(&mut text);
+                let part = crate::archive::blocks::part_value_of_event(
+                    candidates.get(&r.get::<_, i64>(10))?,
+                )?;
+                let mut text = crate::archive::postgres::copy::pg_text(
+                    &crate::archive::snippet::text_of_part_value(r.get(9), &part),
+                );
+                crate::archive::collect_rows::cap_indexed(&mut text);
                 may_hold(&text, pieces).then_some((r, text))
             })
             .take(slice)

@@ -1,5 +1,20 @@
 //! The embedded engine: one SQLite file (WAL), created mode 0600 in a
 //! folder of mode 0700, searched through FTS5.
+//!
+//! Its rooms: the event log in compressed blocks (`event_log`), the word
+//! index and its queries (`search`), how far each opencode database was
+//! imported (`marks`), size, pruning and vacuum (`upkeep`), its migrations
+//! and their runner (`schema`, `migrate`), file imports' checkpoints
+//! (`resume`) and the session list's pages (`listing`).
+
+pub(in crate::archive) mod event_log;
+pub mod listing;
+pub(in crate::archive) mod marks;
+pub mod migrate;
+pub mod resume;
+pub mod schema;
+pub(in crate::archive) mod search;
+pub(in crate::archive) mod upkeep;
 
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -7,12 +22,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
-use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
-use super::migrate::{self, Ran};
-use super::query::{Hit, Query, indexable};
-use super::rows::{Batch, Written};
-use super::schema;
-use super::sqlite_search::{part_doc, title_doc};
+use crate::archive::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
+use crate::archive::listing::{ListCursor, ListedSession};
+use crate::archive::migrate::Ran;
+use crate::archive::query::{Hit, Query, indexable};
+use crate::archive::rows::{Batch, Written};
+use crate::archive::sqlite::search::{part_doc, title_doc};
 
 /// A part row's insert, before what a conflict does (the upsert and the
 /// insert of a part the archive lacks share it).
@@ -23,9 +38,9 @@ const PART_INSERT: &str = "INSERT INTO parts (id, message_id, session_id, kind, 
 const BUSY_WAIT: Duration = Duration::from_millis(1500);
 
 pub struct SqliteArchive {
-    pub(super) conn: Connection,
-    pub(super) place: String,
-    pub(super) read_only: Option<String>,
+    pub(in crate::archive) conn: Connection,
+    pub(in crate::archive) place: String,
+    pub(in crate::archive) read_only: Option<String>,
 }
 
 impl SqliteArchive {
@@ -63,9 +78,9 @@ impl SqliteArchive {
 
     fn prepare(&mut self, path: &Path) -> Result<(), ArchiveError> {
         let (recorded, legacy) =
-            migrate::sqlite_versions(&self.conn).map_err(|e| classify(&self.place, &e))?;
+            migrate::versions(&self.conn).map_err(|e| classify(&self.place, &e))?;
         let version = recorded.unwrap_or(0).max(legacy);
-        if version > schema::LATEST {
+        if version > crate::archive::schema::LATEST {
             return self.newer(path, version);
         }
         if version == 0 && holds_tables(&self.conn).map_err(|e| classify(&self.place, &e))? {
@@ -102,10 +117,10 @@ impl SqliteArchive {
         c.pragma_update(None, "wal_autocheckpoint", 10_000)
             .map_err(|e| classify(place, &e))?;
         // Also a legacy archive at `LATEST`: its history is recorded once.
-        if recorded.unwrap_or(0) < schema::LATEST {
+        if recorded.unwrap_or(0) < crate::archive::schema::LATEST {
             // Another opener (the writer, the database importer, a search)
             // may be migrating too: the run takes the write lock first.
-            match migrate::run_sqlite(c, schema::SQLITE, schema::SQLITE_STEPS) {
+            match migrate::run(c, schema::MIGRATIONS, schema::STEPS) {
                 Ok(Ran::Current) => {}
                 Ok(Ran::Newer(v)) => return self.newer(path, v),
                 Err(e) => {
@@ -126,7 +141,7 @@ impl SqliteArchive {
             self.conn =
                 Connection::open_with_flags(path, flags).map_err(|e| classify(&self.place, &e))?;
         }
-        self.read_only = Some(schema::newer(version));
+        self.read_only = Some(crate::archive::schema::newer(version));
         Ok(())
     }
 }
@@ -241,7 +256,7 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 /// An SQLite error said as the trouble it is.
-pub(super) fn classify(place: &str, e: &rusqlite::Error) -> ArchiveError {
+pub(in crate::archive) fn classify(place: &str, e: &rusqlite::Error) -> ArchiveError {
     let code = e.sqlite_error_code();
     let (trouble, what) = match code {
         Some(ErrorCode::NotADatabase) => {
@@ -262,6 +277,26 @@ pub(super) fn classify(place: &str, e: &rusqlite::Error) -> ArchiveError {
 }
 
 impl Engine for SqliteArchive {
+    fn list_page(
+        &mut self,
+        after: Option<&ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ListedSession>, ArchiveError> {
+        self.read_page(after, limit)
+    }
+
+    fn list_since(&mut self, since: i64, limit: u32) -> Result<Vec<ListedSession>, ArchiveError> {
+        self.read_since(since, limit)
+    }
+
+    fn listed(&mut self, id: &str) -> Result<Option<ListedSession>, ArchiveError> {
+        self.read_listed(id)
+    }
+
+    fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError> {
+        self.read_change_mark()
+    }
+
     fn place(&self) -> &str {
         &self.place
     }
@@ -289,7 +324,7 @@ impl Engine for SqliteArchive {
         let mut written = Written::default();
         {
             let (fresh, logged_at) =
-                super::sqlite_log::write_events(&tx, &batch.events).map_err(err)?;
+                crate::archive::sqlite::event_log::write_events(&tx, &batch.events).map_err(err)?;
             written.events = fresh;
             let o = &batch.origin;
             let mut session = tx
@@ -311,7 +346,7 @@ impl Engine for SqliteArchive {
             let mut index = tx
                 .prepare("INSERT INTO search (rowid, body) VALUES (?1, ?2)")
                 .map_err(err)?;
-            // A document's rowid follows its row's time (`sqlite_search`):
+            // A document's rowid follows its row's time (`search`):
             // the one to take out is found by the time the row had. The
             // documents out and in are written at the end, in rowid order.
             let mut gone: Vec<i64> = Vec::new();
@@ -403,9 +438,9 @@ impl Engine for SqliteArchive {
                     .and_then(|k| logged_at.get(k).copied());
                 let raw = match logged {
                     Some(_) => Vec::new(),
-                    None => super::sqlite_log::pack_part(&p.raw).map_err(err)?,
+                    None => crate::archive::sqlite::event_log::pack_part(&p.raw).map_err(err)?,
                 };
-                let hash = super::sqlite_log::part_hash(&p.raw);
+                let hash = crate::archive::sqlite::event_log::part_hash(&p.raw);
                 let values = params![
                     p.id,
                     p.message_id,
@@ -453,7 +488,7 @@ impl Engine for SqliteArchive {
             }
         }
         if let Some(c) = &batch.checkpoint {
-            super::resume::save_sqlite(&tx, c).map_err(err)?;
+            crate::archive::sqlite::resume::save(&tx, c).map_err(err)?;
         }
         tx.commit().map_err(err)?;
         Ok(written)
@@ -462,17 +497,17 @@ impl Engine for SqliteArchive {
     fn checkpoint(
         &mut self,
         file: &str,
-    ) -> Result<Option<super::resume::Checkpoint>, ArchiveError> {
-        super::resume::load_sqlite(&self.conn, &self.place, file)
+    ) -> Result<Option<crate::archive::resume::Checkpoint>, ArchiveError> {
+        crate::archive::sqlite::resume::load(&self.conn, &self.place, file)
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
-        super::sqlite_search::search(self, q)
+        crate::archive::sqlite::search::search(self, q)
     }
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
         let err = |e: rusqlite::Error| classify(&self.place, &e);
-        super::sqlite_log::events(&self.conn, session_id).map_err(err)
+        crate::archive::sqlite::event_log::events(&self.conn, session_id).map_err(err)
     }
 
     fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
@@ -490,7 +525,7 @@ impl Engine for SqliteArchive {
         let Some(info) = info else {
             return Ok(out);
         };
-        out.push(super::snapshot::session_event(&info));
+        out.push(crate::archive::snapshot::session_event(&info));
         let mut stmt = self
             .conn
             .prepare(
@@ -499,7 +534,7 @@ impl Engine for SqliteArchive {
                  ORDER BY 2, 1",
             )
             .map_err(err)?;
-        let mut reader = super::sqlite_log::PartReader::default();
+        let mut reader = crate::archive::sqlite::event_log::PartReader::default();
         let mut rows = stmt.query([session_id]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             let kind: String = r.get(0).map_err(err)?;
@@ -507,11 +542,14 @@ impl Engine for SqliteArchive {
             let raw = reader
                 .raw(&self.conn, r.get_ref(2).map_err(err)?, logged)
                 .map_err(err)?;
-            out.push(super::snapshot::item_event(&kind, session_id, &raw));
+            out.push(crate::archive::snapshot::item_event(
+                &kind, session_id, &raw,
+            ));
         }
         drop(rows);
-        let todos = super::sqlite_log::last_todo(&self.conn, session_id).map_err(err)?;
-        out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
+        let todos =
+            crate::archive::sqlite::event_log::last_todo(&self.conn, session_id).map_err(err)?;
+        out.extend(todos.and_then(|t| crate::archive::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
 
@@ -548,7 +586,7 @@ impl Engine for SqliteArchive {
     }
 
     fn size(&mut self) -> Result<u64, ArchiveError> {
-        super::sqlite_upkeep::size(self)
+        crate::archive::sqlite::upkeep::size(self)
     }
 
     fn oldest_sessions(
@@ -556,29 +594,29 @@ impl Engine for SqliteArchive {
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<(String, i64)>, ArchiveError> {
-        super::sqlite_upkeep::oldest_sessions(self, before, limit)
+        crate::archive::sqlite::upkeep::oldest_sessions(self, before, limit)
     }
 
     fn unlisted_sessions(&mut self) -> Result<Vec<String>, ArchiveError> {
-        super::sqlite_upkeep::unlisted_sessions(self)
+        crate::archive::sqlite::upkeep::unlisted_sessions(self)
     }
 
     fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError> {
-        super::sqlite_upkeep::span(self)
+        crate::archive::sqlite::upkeep::span(self)
     }
 
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
-        super::sqlite_upkeep::delete_sessions(self, ids)
+        crate::archive::sqlite::upkeep::delete_sessions(self, ids)
     }
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
-        super::sqlite_upkeep::vacuum(self)
+        crate::archive::sqlite::upkeep::vacuum(self)
     }
     fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
-        super::sqlite_marks::import_mark(self, source)
+        crate::archive::sqlite::marks::import_mark(self, source)
     }
 
     fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
-        super::sqlite_marks::set_import_mark(self, source, mark)
+        crate::archive::sqlite::marks::set_import_mark(self, source, mark)
     }
 }

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::blocks;
-use super::rows::EventRow;
+use crate::archive::blocks;
+use crate::archive::rows::EventRow;
 
 /// The error of a block that cannot be read, as SQLite's own kind.
 fn damaged(e: String) -> rusqlite::Error {
@@ -19,7 +19,7 @@ fn damaged(e: String) -> rusqlite::Error {
 /// Log the events new to the archive: each claims its key's slot, the new
 /// ones are written as one block per session. How many were new, and where
 /// each new one is (by key).
-pub(super) fn write_events<'a>(
+pub(in crate::archive) fn write_events<'a>(
     tx: &Transaction<'_>,
     events: &'a [EventRow],
 ) -> rusqlite::Result<(u64, HashMap<&'a str, i64>)> {
@@ -71,14 +71,14 @@ pub(super) fn write_events<'a>(
 /// Reads parts' JSON, from their rows or from the log, each block
 /// unpacked once.
 #[derive(Default)]
-pub(super) struct PartReader {
+pub(in crate::archive) struct PartReader {
     blocks: HashMap<i64, Vec<String>>,
 }
 
 impl PartReader {
     /// A part's JSON: from the log (`logged`), compressed (a blob, since
     /// schema 6), or text (before).
-    pub(super) fn raw(
+    pub(in crate::archive) fn raw(
         &mut self,
         conn: &Connection,
         raw: ValueRef<'_>,
@@ -107,7 +107,10 @@ impl PartReader {
 }
 
 /// A session's log, in the order it was written.
-pub(super) fn events(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<String>> {
+pub(in crate::archive) fn events(
+    conn: &Connection,
+    session_id: &str,
+) -> rusqlite::Result<Vec<String>> {
     let mut stmt =
         conn.prepare("SELECT data FROM event_blocks WHERE session_id = ?1 ORDER BY pk")?;
     let mut rows = stmt.query([session_id])?;
@@ -120,7 +123,10 @@ pub(super) fn events(conn: &Connection, session_id: &str) -> rusqlite::Result<Ve
 }
 
 /// The last `todo.updated` of a session's log, if any.
-pub(super) fn last_todo(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<String>> {
+pub(in crate::archive) fn last_todo(
+    conn: &Connection,
+    session_id: &str,
+) -> rusqlite::Result<Option<String>> {
     let found: Option<(Vec<u8>, i64)> = conn
         .query_row(
             "SELECT data, todo FROM event_blocks WHERE session_id = ?1 AND todo IS NOT NULL
@@ -138,7 +144,7 @@ pub(super) fn last_todo(conn: &Connection, session_id: &str) -> rusqlite::Result
 }
 
 /// A session's log gone: its blocks and the keys they claimed.
-pub(super) fn delete(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
+pub(in crate::archive) fn delete(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
     let mut slots = tx.prepare("SELECT slots FROM event_blocks WHERE session_id = ?1")?;
     let mut free = tx.prepare("DELETE FROM event_keys WHERE slot = ?1")?;
     let claimed: Vec<Vec<u8>> = slots
@@ -153,7 +159,7 @@ pub(super) fn delete(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result
 }
 
 /// A part's JSON as kept: compressed (a blob) since schema 6, text before.
-pub(super) fn part_raw(v: ValueRef<'_>) -> rusqlite::Result<String> {
+pub(in crate::archive) fn part_raw(v: ValueRef<'_>) -> rusqlite::Result<String> {
     match v {
         ValueRef::Blob(b) => {
             let raw = blocks::decompress(b).map_err(damaged)?;
@@ -166,12 +172,12 @@ pub(super) fn part_raw(v: ValueRef<'_>) -> rusqlite::Result<String> {
 
 /// What tells two states of a part apart (the kept JSON may be a
 /// reference into the log).
-pub(super) fn part_hash(raw: &str) -> i64 {
-    super::encode::fnv(raw.as_bytes()) as i64
+pub(in crate::archive) fn part_hash(raw: &str) -> i64 {
+    crate::archive::encode::fnv(raw.as_bytes()) as i64
 }
 
 /// A part's JSON as it is kept.
-pub(super) fn pack_part(raw: &str) -> rusqlite::Result<Vec<u8>> {
+pub(in crate::archive) fn pack_part(raw: &str) -> rusqlite::Result<Vec<u8>> {
     blocks::compress(raw.as_bytes()).map_err(damaged)
 }
 
@@ -182,7 +188,7 @@ const MOVED_BLOCK: usize = 256;
 /// session's events in their order, a block per `MOVED_BLOCK`), its keys
 /// into `event_keys`, the parts' JSON compressed; then the old log goes.
 /// Runs in the migration's transaction, after migration 6's SQL.
-pub(super) fn move_to_blocks(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+pub(in crate::archive) fn move_to_blocks(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     let had_log: bool = tx.query_row(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'events'",
         [],

@@ -1,10 +1,33 @@
 //! The team's engine: a PostgreSQL database (tokio-postgres, TLS through
 //! rustls when the server offers it), searched through a `tsvector` column
-//! with a GIN index (`super::postgres_search`). Calls block on a runtime of the engine's own, so the
-//! engine lives on a thread of its own like the SQLite one.
+//! with a GIN index (`search`). Calls block on a runtime of the engine's
+//! own, so the engine lives on a thread of its own like the SQLite one.
+//!
+//! Its rooms: bulk writes through COPY (`copy`), the event log in blocks
+//! (`event_log`) and the search over them (`blocks_search`, with the words
+//! a block may hold in `block_words`), other writers heard through
+//! LISTEN/NOTIFY (`notify`), the URL's rules (`url`) and the password file
+//! (`pgpass`), import marks (`marks`), size and vacuum (`upkeep`), its
+//! migrations and their runner (`schema`, `migrate`), file imports'
+//! checkpoints (`resume`) and the session list's pages (`listing`).
 //!
 //! The password never comes from the command line: `passfile=` in the URL,
 //! `$PGPASSWORD`, `$PGPASSFILE` or `~/.pgpass` (as libpq reads them).
+
+pub(in crate::archive) mod block_words;
+pub(in crate::archive) mod blocks_search;
+pub(in crate::archive) mod copy;
+pub(in crate::archive) mod event_log;
+pub mod listing;
+pub(in crate::archive) mod marks;
+pub mod migrate;
+pub mod notify;
+pub mod pgpass;
+pub mod resume;
+pub mod schema;
+pub(in crate::archive) mod search;
+pub(in crate::archive) mod upkeep;
+pub mod url;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,25 +35,24 @@ use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config};
 
-use super::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
-use super::migrate::Ran;
-use super::migrate_postgres;
-use super::place::redact;
-use super::postgres_log::LogError;
-use super::query::{Hit, Query};
-use super::rows::{Batch, Written};
-use super::schema;
+use crate::archive::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
+use crate::archive::listing::{ListCursor, ListedSession};
+use crate::archive::migrate::Ran;
+use crate::archive::postgres::event_log::LogError;
+use crate::archive::postgres::url::redact;
+use crate::archive::query::{Hit, Query};
+use crate::archive::rows::{Batch, Written};
 
 pub struct PgArchive {
-    pub(super) rt: tokio::runtime::Runtime,
-    pub(super) client: Client,
-    pub(super) place: String,
-    pub(super) read_only: Option<String>,
-    /// Whether this connection's staging tables exist (`super::pg_copy`).
-    pub(super) staging_ready: bool,
-    /// The schema the archive is at: below `schema::LATEST` only for a
-    /// user who may not upgrade it (`super::postgres_search` reads both).
-    pub(super) version: i64,
+    pub(in crate::archive) rt: tokio::runtime::Runtime,
+    pub(in crate::archive) client: Client,
+    pub(in crate::archive) place: String,
+    pub(in crate::archive) read_only: Option<String>,
+    /// Whether this connection's staging tables exist (`copy`).
+    pub(in crate::archive) staging_ready: bool,
+    /// The schema the archive is at: below `crate::archive::schema::LATEST` only for a
+    /// user who may not upgrade it (`search` reads both).
+    pub(in crate::archive) version: i64,
 }
 
 impl PgArchive {
@@ -56,7 +78,7 @@ impl PgArchive {
             place,
             read_only: None,
             staging_ready: false,
-            version: schema::LATEST,
+            version: crate::archive::schema::LATEST,
         };
         archive.prepare()?;
         Ok(archive)
@@ -65,7 +87,7 @@ impl PgArchive {
     fn prepare(&mut self) -> Result<(), ArchiveError> {
         let place = self.place.clone();
         let err = |e: tokio_postgres::Error| classify(&place, &e);
-        let (recorded, legacy) = match self.rt.block_on(migrate_postgres::versions(&self.client)) {
+        let (recorded, legacy) = match self.rt.block_on(migrate::versions(&self.client)) {
             Ok(v) => v,
             // A reader not granted refinery's table: the legacy marker says.
             Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) => {
@@ -74,20 +96,20 @@ impl PgArchive {
             Err(e) => return Err(err(e)),
         };
         let version = recorded.unwrap_or(0).max(legacy);
-        if version > schema::LATEST {
-            self.read_only = Some(schema::newer(version));
+        if version > crate::archive::schema::LATEST {
+            self.read_only = Some(crate::archive::schema::newer(version));
             return Ok(());
         }
-        if recorded.unwrap_or(0) < schema::LATEST {
-            let ran = self.rt.block_on(migrate_postgres::run(
+        if recorded.unwrap_or(0) < crate::archive::schema::LATEST {
+            let ran = self.rt.block_on(migrate::run(
                 &mut self.client,
-                schema::POSTGRES,
-                schema::POSTGRES_STEPS,
+                schema::MIGRATIONS,
+                schema::STEPS,
             ));
             match ran {
                 Ok(Ran::Current) => {}
                 Ok(Ran::Newer(v)) => {
-                    self.read_only = Some(schema::newer(v));
+                    self.read_only = Some(crate::archive::schema::newer(v));
                     return Ok(());
                 }
                 // A reader of an archive some version old reads it as it is.
@@ -133,11 +155,11 @@ impl PgArchive {
         let version = self.version;
         self.rt.block_on(async {
             let tx = self.client.transaction().await?;
-            let written = super::pg_copy::write(&tx, batch, version).await?;
+            let written = crate::archive::postgres::copy::write(&tx, batch, version).await?;
             // Delivered when the transaction commits, and only then.
-            super::notify::announce(&tx, batch).await?;
+            crate::archive::postgres::notify::announce(&tx, batch).await?;
             if let Some(c) = &batch.checkpoint {
-                super::resume::save_postgres(&tx, c).await?;
+                crate::archive::postgres::resume::save(&tx, c).await?;
             }
             tx.commit().await?;
             Ok(written)
@@ -163,10 +185,10 @@ impl PgArchive {
 
 /// How to connect to the archive at `url`: its user, its password (never
 /// from the URL itself), a connect timeout. Also the listener's
-/// (`super::notify`), on a connection of its own.
-pub(super) fn config(url: &str) -> Result<Config, ArchiveError> {
+/// (`notify`), on a connection of its own.
+pub(in crate::archive) fn config(url: &str) -> Result<Config, ArchiveError> {
     let place = redact(url);
-    let (url, passfile) = super::pgpass::take_passfile(url);
+    let (url, passfile) = crate::archive::postgres::pgpass::take_passfile(url);
     let mut config: Config = url.parse().map_err(|e| {
         ArchiveError::new(
             Trouble::Failed,
@@ -181,7 +203,8 @@ pub(super) fn config(url: &str) -> Result<Config, ArchiveError> {
         config.user(&user);
     }
     if config.get_password().is_none()
-        && let Some(password) = super::pgpass::password_for(&config, passfile.as_deref())
+        && let Some(password) =
+            crate::archive::postgres::pgpass::password_for(&config, passfile.as_deref())
     {
         config.password(password);
     }
@@ -195,7 +218,7 @@ pub(super) fn config(url: &str) -> Result<Config, ArchiveError> {
 /// TLS through rustls with the web's root certificates; a server without
 /// TLS is reached in the clear only when the URL's `sslmode` allows it
 /// (`prefer`, the default, does).
-pub(super) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
+pub(in crate::archive) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -216,7 +239,7 @@ fn schema_moved(e: &tokio_postgres::Error) -> bool {
     )
 }
 
-pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
+pub(in crate::archive) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
     // Asked for a password and none was given: waiting will not bring one.
     let missing = std::iter::successors(Some(e as &dyn std::error::Error), |e| e.source())
         .any(|e| e.to_string().contains("password missing"));
@@ -273,6 +296,26 @@ pub(super) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
 }
 
 impl Engine for PgArchive {
+    fn list_page(
+        &mut self,
+        after: Option<&ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ListedSession>, ArchiveError> {
+        self.read_page(after, limit)
+    }
+
+    fn list_since(&mut self, since: i64, limit: u32) -> Result<Vec<ListedSession>, ArchiveError> {
+        self.read_since(since, limit)
+    }
+
+    fn listed(&mut self, id: &str) -> Result<Option<ListedSession>, ArchiveError> {
+        self.read_listed(id)
+    }
+
+    fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError> {
+        self.read_change_mark()
+    }
+
     fn place(&self) -> &str {
         &self.place
     }
@@ -289,7 +332,10 @@ impl Engine for PgArchive {
         let err = |e: tokio_postgres::Error| classify(&place, &e);
         if !self.staging_ready {
             self.rt
-                .block_on(self.client.batch_execute(super::pg_copy::STAGING))
+                .block_on(
+                    self.client
+                        .batch_execute(crate::archive::postgres::copy::STAGING),
+                )
                 .map_err(err)?;
             self.staging_ready = true;
         }
@@ -298,7 +344,7 @@ impl Engine for PgArchive {
             // not change the schema): written again as the schema is now.
             Err(LogError::Db(e)) if schema_moved(&e) => {
                 let was = self.version;
-                self.version = schema::LATEST;
+                self.version = crate::archive::schema::LATEST;
                 self.prepare()?;
                 if self.version == was {
                     return Err(classify(&place, &e));
@@ -315,23 +361,24 @@ impl Engine for PgArchive {
     fn checkpoint(
         &mut self,
         file: &str,
-    ) -> Result<Option<super::resume::Checkpoint>, ArchiveError> {
+    ) -> Result<Option<crate::archive::resume::Checkpoint>, ArchiveError> {
         let place = self.place.clone();
         self.rt
-            .block_on(super::resume::load_postgres(&self.client, file))
+            .block_on(crate::archive::postgres::resume::load(&self.client, file))
             .map_err(|e| classify(&place, &e))
     }
 
     fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
-        super::postgres_search::search(self, q)
+        crate::archive::postgres::search::search(self, q)
     }
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
-        self.rt.block_on(super::postgres_log::events(
-            &self.client,
-            &self.place,
-            session_id,
-        ))
+        self.rt
+            .block_on(crate::archive::postgres::event_log::events(
+                &self.client,
+                &self.place,
+                session_id,
+            ))
     }
 
     fn snapshot(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {
@@ -347,10 +394,11 @@ impl Engine for PgArchive {
         let Some(info) = info else {
             return Ok(Vec::new());
         };
-        let mut out = vec![super::snapshot::session_event(info.get(0))];
+        let mut out = vec![crate::archive::snapshot::session_event(info.get(0))];
         // A part or message the log holds as it is is read from its block.
-        let logged = super::postgres_log::logged_column(self.version, "logged");
-        let message_logged = super::postgres_log::message_logged_column(self.version, "logged");
+        let logged = crate::archive::postgres::event_log::logged_column(self.version, "logged");
+        let message_logged =
+            crate::archive::postgres::event_log::message_logged_column(self.version, "logged");
         let rows = self
             .rt
             .block_on(self.client.query(
@@ -365,24 +413,32 @@ impl Engine for PgArchive {
                 &[&session_id],
             ))
             .map_err(err)?;
-        let from_log = self.rt.block_on(super::postgres_log::logged_items(
-            &self.client,
-            &place,
-            rows.iter().filter_map(|r| r.get::<_, Option<i64>>(3)),
-        ))?;
+        let from_log = self
+            .rt
+            .block_on(crate::archive::postgres::event_log::logged_items(
+                &self.client,
+                &place,
+                rows.iter().filter_map(|r| r.get::<_, Option<i64>>(3)),
+            ))?;
         for r in &rows {
             let raw = match r.get::<_, Option<i64>>(3) {
                 Some(at) => from_log.get(&at).map_or("", String::as_str),
                 None => r.get(2),
             };
-            out.push(super::snapshot::item_event(r.get(0), session_id, raw));
+            out.push(crate::archive::snapshot::item_event(
+                r.get(0),
+                session_id,
+                raw,
+            ));
         }
-        let todos = self.rt.block_on(super::postgres_log::last_todo(
-            &self.client,
-            &place,
-            session_id,
-        ))?;
-        out.extend(todos.and_then(|t| super::snapshot::todo_event(session_id, &t)));
+        let todos = self
+            .rt
+            .block_on(crate::archive::postgres::event_log::last_todo(
+                &self.client,
+                &place,
+                session_id,
+            ))?;
+        out.extend(todos.and_then(|t| crate::archive::snapshot::todo_event(session_id, &t)));
         Ok(out)
     }
 
@@ -417,7 +473,7 @@ impl Engine for PgArchive {
     }
 
     fn size(&mut self) -> Result<u64, ArchiveError> {
-        super::postgres_upkeep::size(self)
+        crate::archive::postgres::upkeep::size(self)
     }
 
     fn oldest_sessions(
@@ -425,29 +481,29 @@ impl Engine for PgArchive {
         before: Option<i64>,
         limit: u32,
     ) -> Result<Vec<(String, i64)>, ArchiveError> {
-        super::postgres_upkeep::oldest_sessions(self, before, limit)
+        crate::archive::postgres::upkeep::oldest_sessions(self, before, limit)
     }
 
     fn unlisted_sessions(&mut self) -> Result<Vec<String>, ArchiveError> {
-        super::postgres_upkeep::unlisted_sessions(self)
+        crate::archive::postgres::upkeep::unlisted_sessions(self)
     }
 
     fn span(&mut self) -> Result<Option<(i64, i64)>, ArchiveError> {
-        super::postgres_upkeep::span(self)
+        crate::archive::postgres::upkeep::span(self)
     }
 
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
-        super::postgres_upkeep::delete_sessions(self, ids)
+        crate::archive::postgres::upkeep::delete_sessions(self, ids)
     }
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
-        super::postgres_upkeep::vacuum(self)
+        crate::archive::postgres::upkeep::vacuum(self)
     }
     fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
-        super::postgres_marks::import_mark(self, source)
+        crate::archive::postgres::marks::import_mark(self, source)
     }
 
     fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
-        super::postgres_marks::set_import_mark(self, source, mark)
+        crate::archive::postgres::marks::set_import_mark(self, source, mark)
     }
 }

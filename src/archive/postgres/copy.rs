@@ -11,14 +11,16 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Transaction};
 
-use super::postgres_blocks_search::{BLOCK_DOCUMENTS_SINCE, BLOCK_SPANS_SINCE, Documents};
-use super::postgres_log::LogError;
-use super::postgres_search::tsvector_sql;
-use super::query::indexable;
-use super::rows::{Batch, Written};
+use crate::archive::postgres::blocks_search::{
+    BLOCK_DOCUMENTS_SINCE, BLOCK_SPANS_SINCE, Documents,
+};
+use crate::archive::postgres::event_log::LogError;
+use crate::archive::postgres::search::tsvector_sql;
+use crate::archive::query::indexable;
+use crate::archive::rows::{Batch, Written};
 
 /// The staging tables, made once per connection; emptied at each commit.
-pub(super) const STAGING: &str = "
+pub(in crate::archive) const STAGING: &str = "
     CREATE TEMP TABLE IF NOT EXISTS in_keys (slot BIGINT, key TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_sessions (id TEXT, parent_id TEXT, title TEXT, directory TEXT,
         created BIGINT, updated BIGINT, raw TEXT, body TEXT, server TEXT) ON COMMIT DELETE ROWS;
@@ -60,7 +62,7 @@ const MESSAGES_UPSERT_V9: &str =
         OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)";
 
 /// Text as PostgreSQL stores it: no NUL character.
-pub(super) fn pg_text(s: &str) -> String {
+pub(in crate::archive) fn pg_text(s: &str) -> String {
     s.replace('\0', "")
 }
 
@@ -69,7 +71,7 @@ fn opt(s: &Option<String>) -> Option<String> {
 }
 
 /// Stream `rows` into `table` (its columns in `types`' order).
-pub(super) async fn copy(
+pub(in crate::archive) async fn copy(
     tx: &Transaction<'_>,
     table: &str,
     types: &[Type],
@@ -90,12 +92,12 @@ pub(super) async fn copy(
     Ok(())
 }
 
-pub(super) type Row = Vec<Box<dyn ToSql + Sync + Send>>;
+pub(in crate::archive) type Row = Vec<Box<dyn ToSql + Sync + Send>>;
 
 /// The batch, in the open transaction `tx`, as an archive of `version`
 /// keeps it (since schema 10 the parts the log holds are indexed by their
 /// blocks' documents, and messages it holds are kept as their place).
-pub(super) async fn write(
+pub(in crate::archive) async fn write(
     tx: &Transaction<'_>,
     batch: &Batch,
     version: i64,
@@ -125,8 +127,13 @@ pub(super) async fn write(
             .collect(),
         spans: version >= BLOCK_SPANS_SINCE,
     });
-    let logged =
-        super::postgres_log::write_events(tx, &batch.events, true, documents.as_ref()).await?;
+    let logged = crate::archive::postgres::event_log::write_events(
+        tx,
+        &batch.events,
+        true,
+        documents.as_ref(),
+    )
+    .await?;
     let mut written = Written {
         events: logged.count,
         ..Written::default()
@@ -212,7 +219,7 @@ pub(super) async fn write(
         ];
         copy(tx, "in_messages", &types, rows).await?;
         tx.execute(
-            if version >= super::postgres_log::MESSAGES_LOGGED_SINCE {
+            if version >= crate::archive::postgres::event_log::MESSAGES_LOGGED_SINCE {
                 MESSAGES_UPSERT
             } else {
                 MESSAGES_UPSERT_V9

@@ -28,13 +28,13 @@ fn count(c: &rusqlite::Connection, sql: &str) -> i64 {
 #[test]
 fn a_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
     let mut c = rusqlite::Connection::open_in_memory().unwrap();
-    let steps: &[(i64, SqliteStep)] = &[(1, fill_numbers)];
-    assert_eq!(run_sqlite(&mut c, TWO, steps).unwrap(), Ran::Current);
+    let steps: &[(i64, Step)] = &[(1, fill_numbers)];
+    assert_eq!(run(&mut c, TWO, steps).unwrap(), Ran::Current);
     assert_eq!(count(&c, "SELECT count(*) FROM numbers"), 3);
     assert_eq!(count(&c, "SELECT count(*) FROM words"), 0);
-    assert_eq!(sqlite_versions(&c).unwrap(), (Some(2), 2));
+    assert_eq!(versions(&c).unwrap(), (Some(2), 2));
     // Once: a second run finds everything recorded.
-    assert_eq!(run_sqlite(&mut c, TWO, steps).unwrap(), Ran::Current);
+    assert_eq!(run(&mut c, TWO, steps).unwrap(), Ran::Current);
     assert_eq!(count(&c, "SELECT count(*) FROM numbers"), 3);
 
     // A failing step takes its migration's SQL back with it.
@@ -43,14 +43,14 @@ fn a_rust_step_runs_after_its_sql_once_and_in_its_transaction() {
         .copied()
         .chain([(3, "more", "CREATE TABLE more (m INTEGER);")])
         .collect();
-    let failing: &[(i64, SqliteStep)] = &[(1, fill_numbers), (3, refuse)];
-    let err = run_sqlite(&mut c, &three, failing).unwrap_err();
+    let failing: &[(i64, Step)] = &[(1, fill_numbers), (3, refuse)];
+    let err = run(&mut c, &three, failing).unwrap_err();
     assert!(matches!(err, MigrateError::Db(_)), "{err}");
     assert_eq!(
         count(&c, "SELECT count(*) FROM sqlite_master WHERE name = 'more'"),
         0
     );
-    assert_eq!(sqlite_versions(&c).unwrap(), (Some(2), 2));
+    assert_eq!(versions(&c).unwrap(), (Some(2), 2));
 }
 
 #[test]
@@ -60,7 +60,7 @@ fn a_legacy_archive_is_recorded_with_refinerys_checksums_and_not_run_again() {
     c.execute_batch(TWO[0].2).unwrap();
     c.pragma_update(None, "user_version", 1).unwrap();
     c.execute_batch("INSERT INTO numbers VALUES (7);").unwrap();
-    run_sqlite(&mut c, TWO, &[]).unwrap();
+    run(&mut c, TWO, &[]).unwrap();
     assert_eq!(count(&c, "SELECT n FROM numbers"), 7);
     let recorded: Vec<(i64, String, String)> = c
         .prepare(&format!(
@@ -88,10 +88,10 @@ fn a_legacy_archive_is_recorded_with_refinerys_checksums_and_not_run_again() {
 #[test]
 fn a_changed_migration_is_refused_by_refinery() {
     let mut c = rusqlite::Connection::open_in_memory().unwrap();
-    run_sqlite(&mut c, &TWO[..1], &[]).unwrap();
+    run(&mut c, &TWO[..1], &[]).unwrap();
     let changed: &[schema::Migration] =
         &[(1, "numbers", "CREATE TABLE numbers (n INTEGER);"), TWO[1]];
-    let err = run_sqlite(&mut c, changed, &[]).unwrap_err();
+    let err = run(&mut c, changed, &[]).unwrap_err();
     assert!(matches!(err, MigrateError::History(_)), "{err}");
 }
 
@@ -114,26 +114,4 @@ fn the_plan_adopts_runs_or_stops() {
     );
     assert_eq!(plan(TWO, Some(9), 2).newer, Some(9));
     assert_eq!(plan(TWO, None, 9).newer, Some(9));
-}
-
-/// Every version up to `LATEST` on both engines, in order, named as
-/// refinery wants; others append theirs.
-#[test]
-fn both_lists_hold_every_version_up_to_latest() {
-    for list in [schema::SQLITE, schema::POSTGRES] {
-        let versions: Vec<i64> = list.iter().map(|m| m.0).collect();
-        assert_eq!(versions, (1..=schema::LATEST).collect::<Vec<_>>());
-        let names: Vec<String> = refinery_list(list)
-            .unwrap()
-            .iter()
-            .map(|m| m.to_string())
-            .collect();
-        assert!(names.iter().all(|n| n.starts_with('V')), "{names:?}");
-    }
-    for (v, _) in schema::SQLITE_STEPS {
-        assert!(*v <= schema::LATEST);
-    }
-    for (v, _) in schema::POSTGRES_STEPS {
-        assert!(*v <= schema::LATEST);
-    }
 }

@@ -13,20 +13,20 @@ use std::collections::{HashMap, HashSet};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, GenericClient, Transaction};
 
-use super::blocks;
-use super::engine::{ArchiveError, Trouble};
-use super::postgres::classify;
-use super::postgres_blocks_search::Documents;
-use super::rows::EventRow;
+use crate::archive::blocks;
+use crate::archive::engine::{ArchiveError, Trouble};
+use crate::archive::postgres::blocks_search::Documents;
+use crate::archive::postgres::classify;
+use crate::archive::rows::EventRow;
 
-pub(super) fn damaged(place: &str, e: String) -> ArchiveError {
+pub(in crate::archive) fn damaged(place: &str, e: String) -> ArchiveError {
     ArchiveError::new(Trouble::Corrupt, place, e)
 }
 
 /// What writing the log met: the server's error (kept whole, for its
 /// code), or a block that could not be made.
 #[derive(Debug)]
-pub(super) enum LogError {
+pub(in crate::archive) enum LogError {
     Db(tokio_postgres::Error),
     Block(String),
 }
@@ -38,7 +38,7 @@ impl From<tokio_postgres::Error> for LogError {
 }
 
 impl LogError {
-    pub(super) fn said(self, place: &str) -> ArchiveError {
+    pub(in crate::archive) fn said(self, place: &str) -> ArchiveError {
         match self {
             LogError::Db(e) => classify(place, &e),
             LogError::Block(e) => ArchiveError::new(Trouble::Failed, place, e),
@@ -77,7 +77,7 @@ async fn probe(
 /// What the log's new events say: how many, where each is (by key,
 /// `blocks::logged_at`), and the keys whose part's text is in its block's
 /// document.
-pub(super) struct Logged<'a> {
+pub(in crate::archive) struct Logged<'a> {
     pub count: u64,
     pub at: HashMap<&'a str, i64>,
     pub in_block: HashSet<&'a str>,
@@ -86,7 +86,7 @@ pub(super) struct Logged<'a> {
 /// Log the events new to the archive, in the open transaction. With
 /// `documents` (schema 10), each block is written with the document of the
 /// parts it holds.
-pub(super) async fn write_events<'a>(
+pub(in crate::archive) async fn write_events<'a>(
     tx: &Transaction<'_>,
     events: &'a [EventRow],
     bulk: bool,
@@ -110,10 +110,13 @@ pub(super) async fn write_events<'a>(
         // duplicate or (rarely) another key's, probed one by one.
         let mut order: Vec<usize> = (0..events.len()).collect();
         order.sort_by_key(|&i| slots[i]);
-        let rows = order.iter().map(|&i| -> super::pg_copy::Row {
-            vec![Box::new(slots[i]), Box::new(events[i].key.clone())]
-        });
-        super::pg_copy::copy(tx, "in_keys", &[Type::INT8, Type::TEXT], rows).await?;
+        let rows = order
+            .iter()
+            .map(|&i| -> crate::archive::postgres::copy::Row {
+                vec![Box::new(slots[i]), Box::new(events[i].key.clone())]
+            });
+        crate::archive::postgres::copy::copy(tx, "in_keys", &[Type::INT8, Type::TEXT], rows)
+            .await?;
         let claimed: HashSet<i64> = tx
             .query(
                 "INSERT INTO event_keys (slot, key) SELECT slot, key FROM in_keys ORDER BY slot
@@ -148,7 +151,7 @@ pub(super) async fn write_events<'a>(
                 "INSERT INTO event_blocks (session_id, time, count, todo, slots, data, tsv, newest{})
                  VALUES ($1, $2, $3, $4, $5, $6, strip({}), $8{}) RETURNING pk",
                 if spans { ", oldest" } else { "" },
-                super::postgres_search::tsvector_sql("$7::text"),
+                crate::archive::postgres::search::tsvector_sql("$7::text"),
                 if spans { ", $9" } else { "" },
             ),
             None => "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
@@ -159,7 +162,7 @@ pub(super) async fn write_events<'a>(
     for b in groups {
         let row = match documents {
             Some(documents) => {
-                let d = super::postgres_blocks_search::document(
+                let d = crate::archive::postgres::blocks_search::document(
                     &b.keys,
                     &documents.texts,
                     &mut logged.in_block,
@@ -200,7 +203,7 @@ const LOGGED_SINCE: i64 = 9;
 
 /// What a query reads as the part's place in the log, `column` of the
 /// parts table, in an archive of `version` (before 9: none).
-pub(super) fn logged_column(version: i64, column: &'static str) -> &'static str {
+pub(in crate::archive) fn logged_column(version: i64, column: &'static str) -> &'static str {
     if version >= LOGGED_SINCE {
         column
     } else {
@@ -209,11 +212,14 @@ pub(super) fn logged_column(version: i64, column: &'static str) -> &'static str 
 }
 
 /// The schema whose messages may point into the log too.
-pub(super) const MESSAGES_LOGGED_SINCE: i64 = 10;
+pub(in crate::archive) const MESSAGES_LOGGED_SINCE: i64 = 10;
 
 /// What a query reads as a message's place in the log, `column` of the
 /// messages table, in an archive of `version` (before 10: none).
-pub(super) fn message_logged_column(version: i64, column: &'static str) -> &'static str {
+pub(in crate::archive) fn message_logged_column(
+    version: i64,
+    column: &'static str,
+) -> &'static str {
     if version >= MESSAGES_LOGGED_SINCE {
         column
     } else {
@@ -223,7 +229,7 @@ pub(super) fn message_logged_column(version: i64, column: &'static str) -> &'sta
 
 /// The JSON of the parts and messages the log holds as they are, by their
 /// `logged` places: each block they are in read and unpacked once.
-pub(super) async fn logged_items(
+pub(in crate::archive) async fn logged_items(
     client: &impl GenericClient,
     place: &str,
     places: impl Iterator<Item = i64>,
@@ -250,7 +256,7 @@ pub(super) async fn logged_items(
 }
 
 /// The events of the blocks `pks`, unpacked, by block.
-pub(super) async fn unpacked_blocks(
+pub(in crate::archive) async fn unpacked_blocks(
     client: &impl GenericClient,
     place: &str,
     pks: Vec<i64>,
@@ -274,7 +280,7 @@ pub(super) async fn unpacked_blocks(
 }
 
 /// A session's log, in the order it was written.
-pub(super) async fn events(
+pub(in crate::archive) async fn events(
     client: &Client,
     place: &str,
     session_id: &str,
@@ -294,7 +300,7 @@ pub(super) async fn events(
 }
 
 /// The last `todo.updated` of a session's log, if any.
-pub(super) async fn last_todo(
+pub(in crate::archive) async fn last_todo(
     client: &Client,
     place: &str,
     session_id: &str,
@@ -314,7 +320,7 @@ pub(super) async fn last_todo(
 }
 
 /// Sessions' logs gone: their blocks and the keys they claimed.
-pub(super) async fn delete(
+pub(in crate::archive) async fn delete(
     tx: &Transaction<'_>,
     ids: &[String],
 ) -> Result<(), tokio_postgres::Error> {
@@ -336,26 +342,26 @@ pub(super) async fn delete(
 /// Migration 6's data: the old log, session by session in its order, into
 /// blocks of at most 256 events; then the old log goes. Runs in the
 /// migration's transaction, after migration 6's SQL.
-/// `move_to_blocks` as migration 6's step (`schema::POSTGRES_STEPS`).
-pub(super) fn move_to_blocks_step<'a>(
+/// `move_to_blocks` as migration 6's step (`schema::STEPS`).
+pub(in crate::archive) fn move_to_blocks_step<'a>(
     tx: &'a Transaction<'a>,
 ) -> std::pin::Pin<
     Box<
         dyn std::future::Future<
-                Output = Result<(), super::migrate::MigrateError<tokio_postgres::Error>>,
+                Output = Result<(), crate::archive::migrate::MigrateError<tokio_postgres::Error>>,
             > + Send
             + 'a,
     >,
 > {
     Box::pin(async move {
         move_to_blocks(tx).await.map_err(|e| match e {
-            LogError::Db(e) => super::migrate::MigrateError::Db(e),
-            LogError::Block(why) => super::migrate::MigrateError::Step(why),
+            LogError::Db(e) => crate::archive::migrate::MigrateError::Db(e),
+            LogError::Block(why) => crate::archive::migrate::MigrateError::Step(why),
         })
     })
 }
 
-pub(super) async fn move_to_blocks(tx: &Transaction<'_>) -> Result<(), LogError> {
+pub(in crate::archive) async fn move_to_blocks(tx: &Transaction<'_>) -> Result<(), LogError> {
     let had_log: bool = tx
         .query_one("SELECT to_regclass('events') IS NOT NULL", &[])
         .await?

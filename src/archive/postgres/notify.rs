@@ -10,12 +10,13 @@
 //! SQLite (one machine) has no NOTIFY: its reader asks `PRAGMA
 //! data_version` every few seconds instead (`super::list_reader`).
 
+pub use crate::archive::listing::Heard;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::json;
 
-use super::rows::Batch;
+use crate::archive::rows::Batch;
 
 /// The channel writers notify and readers listen on.
 pub const CHANNEL: &str = "ocview_archive";
@@ -26,7 +27,7 @@ pub const CHANNEL: &str = "ocview_archive";
 const MANY: usize = 32;
 
 /// Notify the sessions `batch` touched, inside the write's transaction.
-pub(super) async fn announce(
+pub(in crate::archive) async fn announce(
     tx: &tokio_postgres::Transaction<'_>,
     batch: &Batch,
 ) -> Result<(), tokio_postgres::Error> {
@@ -58,19 +59,6 @@ pub(super) async fn announce(
             .await?;
     }
     Ok(())
-}
-
-/// What a listener heard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Heard {
-    /// Listening (again): what was written while not listening is unknown.
-    Connected,
-    /// This session was written.
-    Session(String),
-    /// Many sessions were written: read what is new.
-    Many,
-    /// The connection dropped (why); it is made again.
-    Lost(String),
 }
 
 /// The session a payload names, or `Many` (anything else too: a payload
@@ -109,7 +97,7 @@ pub fn listen(url: String, heard: Box<dyn Fn(Heard) -> bool + Send>) {
 }
 
 async fn run(url: &str, heard: &dyn Fn(Heard) -> bool) {
-    let place = super::place::redact(url);
+    let place = crate::archive::postgres::url::redact(url);
     let mut wait = Duration::from_millis(250);
     loop {
         let why = match listen_once(url, heard).await {
@@ -135,9 +123,9 @@ enum Stop {
 }
 
 async fn listen_once(url: &str, heard: &dyn Fn(Heard) -> bool) -> Result<Stop, String> {
-    let config = super::postgres::config(url).map_err(|e| e.message)?;
+    let config = crate::archive::postgres::config(url).map_err(|e| e.message)?;
     let (client, mut connection) = config
-        .connect(super::postgres::tls())
+        .connect(crate::archive::postgres::tls())
         .await
         .map_err(|e| e.to_string())?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

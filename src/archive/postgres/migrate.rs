@@ -1,4 +1,4 @@
-//! PostgreSQL's side of `super::migrate`: refinery's async driver on a
+//! PostgreSQL's side of `crate::archive::migrate`: refinery's async driver on a
 //! transaction that holds the advisory lock all migrations take turns on,
 //! so two processes (two machines) opening a new archive at once migrate
 //! it once. `ocview_schema`, the legacy marker, is kept in step for an
@@ -8,10 +8,20 @@ use refinery_core::traits::r#async::{AsyncMigrate, AsyncQuery, AsyncTransaction}
 use refinery_core::{Migration, Target};
 use tokio_postgres::GenericClient;
 
-use super::migrate::{
-    HISTORY, MigrateError, PgStep, Ran, applied, plan, refinery_list, runner, version,
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::archive::migrate::{
+    HISTORY, MigrateError, Ran, applied, plan, refinery_list, runner, version,
 };
-use super::schema;
+use crate::archive::schema;
+
+/// A Rust step of a PostgreSQL migration, run after its SQL.
+pub type Step = for<'a> fn(
+    &'a tokio_postgres::Transaction<'a>,
+) -> Pin<
+    Box<dyn Future<Output = Result<(), MigrateError<tokio_postgres::Error>>> + Send + 'a>,
+>;
 
 /// Migrations of two processes at once take turns on this lock.
 const MIGRATION_LOCK: i64 = 0x6f63_7669_6577; // "ocview"
@@ -45,11 +55,11 @@ pub async fn versions<C: GenericClient>(
 }
 
 /// Bring a PostgreSQL archive to the list's last version (as
-/// `super::migrate::run_sqlite` does SQLite's), in one transaction.
+/// `sqlite::migrate::run` does SQLite's), in one transaction.
 pub async fn run(
     client: &mut tokio_postgres::Client,
     list: &[schema::Migration],
-    steps: &[(i64, PgStep)],
+    steps: &[(i64, Step)],
 ) -> Result<Ran, MigrateError<tokio_postgres::Error>> {
     let tx = client.transaction().await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])

@@ -3,13 +3,13 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::engine::{ArchiveError, refuse_write};
-use super::sqlite::{SqliteArchive, classify};
-use super::sqlite_search::{PART_DOC_SQL, TITLE_DOC_SQL};
+use crate::archive::engine::{ArchiveError, refuse_write};
+use crate::archive::sqlite::search::{PART_DOC_SQL, TITLE_DOC_SQL};
+use crate::archive::sqlite::{SqliteArchive, classify};
 
 /// The pages in use: the file less its free pages, so a delete shows at
 /// once (the file itself shrinks only on VACUUM).
-pub(super) fn size(a: &mut SqliteArchive) -> Result<u64, ArchiveError> {
+pub(in crate::archive) fn size(a: &mut SqliteArchive) -> Result<u64, ArchiveError> {
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let pragma = |name: &str| -> Result<i64, ArchiveError> {
         a.conn
@@ -20,7 +20,7 @@ pub(super) fn size(a: &mut SqliteArchive) -> Result<u64, ArchiveError> {
     Ok((used.max(0) as u64) * pragma("page_size")?.max(0) as u64)
 }
 
-pub(super) fn oldest_sessions(
+pub(in crate::archive) fn oldest_sessions(
     a: &mut SqliteArchive,
     before: Option<i64>,
     limit: u32,
@@ -39,7 +39,9 @@ pub(super) fn oldest_sessions(
     rows.collect::<Result<Vec<_>, _>>().map_err(err)
 }
 
-pub(super) fn unlisted_sessions(a: &mut SqliteArchive) -> Result<Vec<String>, ArchiveError> {
+pub(in crate::archive) fn unlisted_sessions(
+    a: &mut SqliteArchive,
+) -> Result<Vec<String>, ArchiveError> {
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let mut stmt = a
         .conn
@@ -52,7 +54,7 @@ pub(super) fn unlisted_sessions(a: &mut SqliteArchive) -> Result<Vec<String>, Ar
     rows.collect::<Result<Vec<String>, _>>().map_err(err)
 }
 
-pub(super) fn span(a: &mut SqliteArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
+pub(in crate::archive) fn span(a: &mut SqliteArchive) -> Result<Option<(i64, i64)>, ArchiveError> {
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let row: (Option<i64>, Option<i64>) = a
         .conn
@@ -63,7 +65,10 @@ pub(super) fn span(a: &mut SqliteArchive) -> Result<Option<(i64, i64)>, ArchiveE
     Ok(row.0.zip(row.1))
 }
 
-pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u64, ArchiveError> {
+pub(in crate::archive) fn delete_sessions(
+    a: &mut SqliteArchive,
+    ids: &[String],
+) -> Result<u64, ArchiveError> {
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }
@@ -76,7 +81,7 @@ pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u
     let mut gone = 0;
     {
         // The index rows are keyed by the part's or the session's row and
-        // time (`sqlite_search`): found through the indexed tables, never
+        // time (`search`): found through the indexed tables, never
         // by scanning the index.
         let parts_docs = format!(
             "DELETE FROM search WHERE rowid IN (SELECT {PART_DOC_SQL} FROM parts WHERE session_id = ?1)"
@@ -102,7 +107,7 @@ pub(super) fn delete_sessions(a: &mut SqliteArchive, ids: &[String]) -> Result<u
             for step in &mut steps {
                 step.execute([id]).map_err(err)?;
             }
-            super::sqlite_log::delete(&tx, id).map_err(err)?;
+            crate::archive::sqlite::event_log::delete(&tx, id).map_err(err)?;
             let mut rows = session.query([id]).map_err(err)?;
             while let Some(row) = rows.next().map_err(err)? {
                 gone += 1;
@@ -139,7 +144,7 @@ fn forget_imports(
     Ok(())
 }
 
-pub(super) fn vacuum(a: &mut SqliteArchive) -> Result<(), ArchiveError> {
+pub(in crate::archive) fn vacuum(a: &mut SqliteArchive) -> Result<(), ArchiveError> {
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }

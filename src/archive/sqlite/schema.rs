@@ -1,0 +1,146 @@
+//! SQLite's migrations (`crate::archive::schema` says how they are run).
+
+use crate::archive::schema::Migration;
+use crate::archive::sqlite::migrate::Step;
+
+/// Rust steps run after their version's SQL.
+pub const STEPS: &[(i64, Step)] = &[(6, crate::archive::sqlite::event_log::move_to_blocks)];
+
+/// The migrations, in order.
+pub const MIGRATIONS: &[Migration] = &[
+    (
+        1,
+        "archive",
+        "CREATE TABLE sessions (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        parent_id TEXT,
+        title TEXT NOT NULL,
+        directory TEXT,
+        server TEXT,
+        host TEXT,
+        file TEXT,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        model TEXT,
+        agent TEXT,
+        created INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages(session_id, id);
+    CREATE TABLE parts (
+        pk INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        message_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tool TEXT,
+        state TEXT,
+        time INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        raw TEXT NOT NULL
+    );
+    CREATE INDEX parts_by_message ON parts(session_id, message_id, id);
+    CREATE TABLE events (
+        pk INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        json TEXT NOT NULL
+    );
+    CREATE INDEX events_by_session ON events(session_id, pk);
+    CREATE VIRTUAL TABLE search USING fts5(
+        body, session_id UNINDEXED, message_id UNINDEXED, part_id UNINDEXED,
+        kind UNINDEXED, time UNINDEXED, tool UNINDEXED, state UNINDEXED,
+        model UNINDEXED, agent UNINDEXED, tokenize = 'unicode61'
+    );",
+    ),
+    // Pruning finds the oldest sessions without reading them all.
+    (
+        2,
+        "sessions_by_updated",
+        "CREATE INDEX sessions_by_updated ON sessions(updated);",
+    ),
+    // The index keeps no copy of the text (it is in the parts' raw JSON),
+    // and its rowids follow time, newest last (`search`): a word
+    // found everywhere is listed newest first without sorting every match.
+    (
+        3,
+        "contentless_search",
+        "CREATE VIRTUAL TABLE search_v3 USING fts5(
+        body, content = '', contentless_delete = 1, tokenize = 'unicode61'
+    );
+    INSERT INTO search_v3 (rowid, body)
+        SELECT CASE WHEN f.rowid < 0
+                    THEN ((max(s.updated, 0) / 1000) << 30) | (((-f.rowid) & 536870911) << 1) | 1
+                    ELSE ((max(p.time, 0) / 1000) << 30) | ((f.rowid & 536870911) << 1) END,
+               f.body
+        FROM search f
+        LEFT JOIN parts p ON p.pk = f.rowid
+        LEFT JOIN sessions s ON s.pk = -f.rowid
+        WHERE p.pk IS NOT NULL OR s.pk IS NOT NULL;
+    DROP TABLE search;
+    ALTER TABLE search_v3 RENAME TO search;",
+    ),
+    // How far each opencode database was imported (`import_db`).
+    (
+        4,
+        "import_marks",
+        "CREATE TABLE import_marks (
+        source TEXT PRIMARY KEY,
+        updated INTEGER NOT NULL,
+        rowid_max INTEGER NOT NULL
+    );",
+    ),
+    (5, "imports", crate::archive::sqlite::resume::SQLITE_TABLE),
+    (6, "event_blocks", SQLITE_BLOCKS),
+    // PostgreSQL's index without its text: nothing changes here.
+    (7, "postgres_index_in_rows", ""),
+    // The index merges its segments sixteen at a time, not four: about
+    // half the merging over a large import (fewer levels), for a few more
+    // segments a query reads (each a quick lookup per word).
+    (
+        8,
+        "index_merges_by_sixteen",
+        "INSERT INTO search (search, rank) VALUES ('automerge', 16);",
+    ),
+    // A session's parts are found by the session alone (opening one sorts
+    // its few hundred rows): the index of three text columns was the
+    // archive's largest, and each part's insert wrote it.
+    (
+        9,
+        "parts_by_session",
+        "DROP INDEX IF EXISTS parts_by_message;
+         CREATE INDEX parts_by_session ON parts(session_id);",
+    ),
+    // PostgreSQL's documents of the parts the log holds: nothing here.
+    (10, "postgres_block_documents", ""),
+    // PostgreSQL's blocks keep their oldest part's time: nothing here.
+    (11, "postgres_block_spans", ""),
+];
+
+/// Migration 6 (SQLite): the event log in compressed blocks with its keys
+/// in a lean table (`super::blocks`); a part's JSON is a reference into the
+/// log (`logged`) when the log holds it as it is, else compressed, and
+/// compared by its hash. The old log's rows and the parts'
+/// JSON are moved by `event_log::move_to_blocks`, its step.
+const SQLITE_BLOCKS: &str = "CREATE TABLE event_keys (slot INTEGER PRIMARY KEY, key TEXT NOT NULL);
+    CREATE TABLE event_blocks (
+        pk INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        todo INTEGER,
+        slots BLOB NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE INDEX event_blocks_by_session ON event_blocks(session_id, pk);
+    ALTER TABLE parts ADD COLUMN hash INTEGER;
+    ALTER TABLE parts ADD COLUMN logged INTEGER;";
