@@ -34,10 +34,10 @@ use std::time::{Duration, Instant};
 use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::render::highlight::Highlighter;
-use ocview::source::fleet::{self, Control, FleetServer};
+use ocview::source::decode::apply::decode_record;
+use ocview::source::live::fleet::{self, Control, FleetServer};
 use ocview::source::live::{Client, LiveOptions};
-use ocview::source::player::SourceMsg;
-use ocview::source::replay::decode_record;
+use ocview::source::msg::SourceMsg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -31,7 +31,7 @@ use history_server::{HistoryServer, SESSION};
 use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::source::live::{self, Client, LiveOptions};
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -30,7 +30,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::source::live::{self, Client, LiveOptions};
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -75,7 +75,6 @@ FILES_MAY_CIRCLE = {
     "archive/sqlite",
     "model/entity",
     "render",
-    "source",
     "source/opencode_db",
 }
 

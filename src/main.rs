@@ -12,11 +12,11 @@ use ocview::app::launch::{self, DumpWhen, Outcome, Recording};
 use ocview::app::panes::status_line::player::{PlayOptions, StartAt};
 use ocview::app::terminal::color_depth::{ColorDepth, ColorSetting};
 use ocview::model::{NoObserver, Store};
-use ocview::source::fleet_watch;
+use ocview::source::live::fleet_watch;
 use ocview::source::live::{Auth, Client, LiveOptions};
-use ocview::source::playback::{GapCappedTime, Speed};
-use ocview::source::player::Pace;
+use ocview::source::recording::player::Pace;
 use ocview::source::timeline::IndexOptions;
+use ocview::source::timeline::playback::{GapCappedTime, Speed};
 use ocview::source::{self, ReplayReader};
 
 mod cli;
@@ -765,7 +765,7 @@ fn discover_and_attach(
             );
             return db_replay::history(config, Some(db));
         }
-        eprintln!("{}", ocview::source::discover::NOTHING_FOUND);
+        eprintln!("{}", ocview::source::live::discover::NOTHING_FOUND);
         return Ok(ExitCode::FAILURE);
     }
     // Said before the screen is taken, and there after it is given back.
@@ -805,7 +805,7 @@ struct Viewer {
 /// The viewer on a fleet of servers.
 fn fleet_viewer(
     config: Config,
-    fleet: Vec<ocview::source::fleet::FleetServer>,
+    fleet: Vec<ocview::source::live::fleet::FleetServer>,
     viewer: Viewer,
     record: Option<&Path>,
     watch: Option<(fleet_watch::Watch, std::collections::HashSet<String>)>,
@@ -929,7 +929,7 @@ fn plain(
             let due = Duration::from_millis(play_time.at(t) as u64).div_f64(speed);
             std::thread::sleep(due.saturating_sub(started.elapsed()));
         }
-        source::replay::apply_record(record, &mut store, &mut printer, &mut stats);
+        source::decode::apply::apply_record(record, &mut store, &mut printer, &mut stats);
         if printer.error.is_some() {
             break; // nobody reads any more, or nothing can be written
         }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use ocview::app::App;
 use ocview::render::highlight::Highlighter;
-use ocview::source::player::SourceMsg;
-use ocview::source::replay::decode_record;
+use ocview::source::decode::apply::decode_record;
+use ocview::source::msg::SourceMsg;
 
 pub fn fixtures_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("OCVIEW_FIXTURES") {

@@ -40,7 +40,7 @@ use crate::render::render_cache::RenderCache;
 use crate::render::theme::Theme;
 use crate::source::IngestStats;
 use crate::source::live::LiveCommand;
-use crate::source::player::SourceState;
+use crate::source::msg::SourceState;
 use config::Config;
 use draw::Areas;
 use keymap::{Context, Keymap};
@@ -451,7 +451,7 @@ impl App {
             store: Some(&self.store),
             pending_highlight: Default::default(),
             wall_clock: self.show_times.then(|| self.clock_ms()),
-            ended: self.source.state == crate::source::player::SourceState::Ended,
+            ended: self.source.state == crate::source::msg::SourceState::Ended,
         }
     }
 

@@ -17,7 +17,7 @@ use crate::app::App;
 use crate::app::frame_gate::FrameGate;
 use crate::app::msg::{AppMsg, Request};
 use crate::app::verbs::handover::{self, Program, TempFile};
-use crate::source::player::SourceMsg;
+use crate::source::msg::SourceMsg;
 
 /// How often a spinner or countdown moves, while something is busy.
 const ANIMATION_TICK: Duration = Duration::from_millis(250);

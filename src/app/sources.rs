@@ -4,8 +4,8 @@
 use crate::app::{App, Focus};
 use crate::model::store::lookup::Lookup;
 use crate::model::{Effect, NoObserver, SessionStatus};
-use crate::source::player::{SourceMsg, SourceState};
-use crate::source::replay::apply_record_tapped;
+use crate::source::decode::apply::apply_record_tapped;
+use crate::source::msg::{SourceMsg, SourceState};
 
 /// How a `--session` that opened nothing is said.
 const WANTED_MISSED: &str = "--session";
@@ -193,12 +193,12 @@ impl App {
 
     /// Ring when a watched session (open in the turn view, or selected)
     /// finishes a busy spell or fails. Live only.
-    pub(crate) fn watch(&mut self, record: &crate::source::replay::Record) {
+    pub(crate) fn watch(&mut self, record: &crate::source::decode::apply::Record) {
         use crate::model::Event;
         if self.source.recorded {
             return;
         }
-        let Ok(crate::source::record::Decoded::Event(env)) = &record.item else {
+        let Ok(crate::source::decode::record::Decoded::Event(env)) = &record.item else {
             return;
         };
         let (sid, what) = match &env.event {
@@ -226,9 +226,12 @@ impl App {
     }
 
     /// A prompt answered by another client leaves the queue with a notice.
-    pub(crate) fn note_answered_elsewhere(&mut self, record: &crate::source::replay::Record) {
+    pub(crate) fn note_answered_elsewhere(
+        &mut self,
+        record: &crate::source::decode::apply::Record,
+    ) {
         use crate::model::Event;
-        let Ok(crate::source::record::Decoded::Event(env)) = &record.item else {
+        let Ok(crate::source::decode::record::Decoded::Event(env)) = &record.item else {
             return;
         };
         let id = match &env.event {

@@ -12,7 +12,7 @@ use crate::archive::rows::{Batch, EventRow, Origin};
 use crate::archive::stream_rows::{Settled, Waiting};
 use crate::model::{Envelope, Event, NoObserver, Part, Store};
 use crate::source::IngestStats;
-use crate::source::replay::{Record, apply_record_tapped};
+use crate::source::decode::apply::{Record, apply_record_tapped};
 
 pub struct Collector {
     pub store: Store,

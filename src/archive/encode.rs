@@ -223,7 +223,7 @@ pub fn fnv(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::record::{Decoded, decode};
+    use crate::source::decode::record::{Decoded, decode};
 
     fn event(line: &str) -> Envelope {
         match decode(line).unwrap() {

@@ -14,7 +14,7 @@ use crate::archive::keeper::Keeper;
 use crate::archive::progress::{Counted, Step};
 use crate::archive::resume::{self, Checkpoint, FileMark, Start};
 use crate::archive::rows::{Batch, Origin, Written};
-use crate::source::replay::ReplayReader;
+use crate::source::recording::replay::ReplayReader;
 
 /// Records read before a batch is written.
 const BATCH: usize = 4000;

@@ -19,9 +19,9 @@ use std::path::Path;
 use crate::archive::collect::Collector;
 use crate::archive::engine::{Engine, ImportMark};
 use crate::archive::rows::{Batch, Origin, Written};
+use crate::source::decode::record::{Decoded, decode};
 use crate::source::opencode_db::sessions::{SessionCursor, SessionRow};
 use crate::source::opencode_db::{Db, event_log};
-use crate::source::record::{Decoded, decode};
 
 /// Sessions read per statement.
 const PAGE: usize = 200;

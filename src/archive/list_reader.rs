@@ -12,8 +12,8 @@
 //! sessions updated since the newest it listed, one statement.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{Sender, channel};
+use std::time::Duration;
 
 use tokio::sync::mpsc as tokio_mpsc;
 
@@ -22,11 +22,12 @@ use crate::archive::listing::{Heard, ListCursor, ListedSession};
 use crate::archive::place::Setting;
 use crate::model::store::fleet::{self, ServerReport, ServerState};
 use crate::model::{Envelope, Event};
-use crate::source::address;
-use crate::source::fleet::scope_msg;
+use crate::source::decode::apply::{Record, decode_record};
+use crate::source::list_member::{self, ListMember};
 use crate::source::live::LiveCommand;
+use crate::source::live::address;
+use crate::source::live::fleet::scope_msg;
 use crate::source::msg::SourceMsg;
-use crate::source::replay::{Record, decode_record};
 
 /// Every archive origin's fleet key begins so.
 pub const ARCHIVE_PREFIX: &str = "archive · ";
@@ -131,7 +132,7 @@ pub fn spawn(
         .spawn(move || {
             let mut reader = Reader::new(setting, tx, input);
             reader.scope = scope;
-            reader.run(&rx)
+            list_member::run(&mut reader, &rx)
         });
     if let Err(e) = spawned {
         tracing::warn!("archive list: no thread: {e}");
@@ -168,6 +169,85 @@ struct Reader {
     closed: bool,
 }
 
+impl ListMember for Reader {
+    type Input = Input;
+
+    fn closed(&self) -> bool {
+        self.closed
+    }
+
+    fn listing(&self) -> bool {
+        self.engine.is_some() && !self.listed_all
+    }
+
+    fn every(&self) -> Duration {
+        if self.engine.is_none() {
+            REOPEN
+        } else if self.mark.is_some() {
+            SQLITE_POLL
+        } else {
+            // PostgreSQL: the listener says when.
+            Duration::from_secs(3600)
+        }
+    }
+
+    /// The first page, or (SQLite) what was written since the last look.
+    fn look(&mut self) {
+        if !self.open() {
+            return;
+        }
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        let mark = match engine.change_mark() {
+            Ok(m) => m,
+            Err(e) => return self.failed(e.to_string()),
+        };
+        let first = self.newest == i64::MIN && self.next_page.is_none() && !self.listed_all;
+        if !first && !self.behind && (mark.is_none() || mark == self.mark) {
+            return;
+        }
+        self.mark = mark;
+        if first {
+            match engine.list_page(None, FIRST_PAGE) {
+                Ok(rows) => {
+                    self.listed_all = rows.len() < FIRST_PAGE as usize;
+                    self.next_page = rows.last().map(ListedSession::cursor);
+                    self.list(rows);
+                }
+                Err(e) => self.failed(e.to_string()),
+            }
+        } else {
+            self.catch_up();
+        }
+    }
+
+    fn list_more(&mut self) {
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        let Some(after) = self.next_page.clone() else {
+            self.listed_all = true;
+            return;
+        };
+        match engine.list_page(Some(&after), PAGE) {
+            Ok(rows) => {
+                self.listed_all = rows.len() < PAGE as usize;
+                self.next_page = rows.last().map(ListedSession::cursor);
+                self.list(rows);
+            }
+            Err(e) => self.failed(e.to_string()),
+        }
+    }
+
+    fn input(&mut self, input: Input) {
+        match input {
+            Input::Command(cmd) => self.command(cmd),
+            Input::Heard(heard) => self.heard(heard),
+        }
+    }
+}
+
 impl Reader {
     fn new(setting: Setting, tx: tokio_mpsc::Sender<SourceMsg>, input: Sender<Input>) -> Reader {
         Reader {
@@ -188,50 +268,6 @@ impl Reader {
             said_read_only: false,
             listening: false,
             closed: false,
-        }
-    }
-
-    fn run(mut self, rx: &Receiver<Input>) {
-        let mut last_look = Instant::now();
-        self.look();
-        while !self.closed {
-            let listing = self.engine.is_some() && !self.listed_all;
-            let every = if self.engine.is_none() {
-                REOPEN
-            } else if self.mark.is_some() {
-                SQLITE_POLL
-            } else {
-                // PostgreSQL: the listener says when.
-                Duration::from_secs(3600)
-            };
-            let wait = if listing {
-                Duration::ZERO
-            } else {
-                every.saturating_sub(last_look.elapsed())
-            };
-            let input = if wait.is_zero() {
-                match rx.try_recv() {
-                    Ok(i) => Some(i),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => return,
-                }
-            } else {
-                match rx.recv_timeout(wait) {
-                    Ok(i) => Some(i),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                }
-            };
-            match input {
-                Some(Input::Command(cmd)) => self.command(cmd),
-                Some(Input::Heard(heard)) => self.heard(heard),
-                None if listing => self.list_more(),
-                None => {}
-            }
-            if last_look.elapsed() >= every {
-                last_look = Instant::now();
-                self.look();
-            }
         }
     }
 
@@ -288,37 +324,6 @@ impl Reader {
         }
     }
 
-    /// The first page, or (SQLite) what was written since the last look.
-    fn look(&mut self) {
-        if !self.open() {
-            return;
-        }
-        let Some(engine) = self.engine.as_mut() else {
-            return;
-        };
-        let mark = match engine.change_mark() {
-            Ok(m) => m,
-            Err(e) => return self.failed(e.to_string()),
-        };
-        let first = self.newest == i64::MIN && self.next_page.is_none() && !self.listed_all;
-        if !first && !self.behind && (mark.is_none() || mark == self.mark) {
-            return;
-        }
-        self.mark = mark;
-        if first {
-            match engine.list_page(None, FIRST_PAGE) {
-                Ok(rows) => {
-                    self.listed_all = rows.len() < FIRST_PAGE as usize;
-                    self.next_page = rows.last().map(ListedSession::cursor);
-                    self.list(rows);
-                }
-                Err(e) => self.failed(e.to_string()),
-            }
-        } else {
-            self.catch_up();
-        }
-    }
-
     /// Sessions updated since the newest listed. A connection that broke
     /// (PostgreSQL restarted) is made again once before it is said.
     fn catch_up(&mut self) {
@@ -341,24 +346,6 @@ impl Reader {
                 }
                 Err(e) => self.failed(e.to_string()),
             }
-        }
-    }
-
-    fn list_more(&mut self) {
-        let Some(engine) = self.engine.as_mut() else {
-            return;
-        };
-        let Some(after) = self.next_page.clone() else {
-            self.listed_all = true;
-            return;
-        };
-        match engine.list_page(Some(&after), PAGE) {
-            Ok(rows) => {
-                self.listed_all = rows.len() < PAGE as usize;
-                self.next_page = rows.last().map(ListedSession::cursor);
-                self.list(rows);
-            }
-            Err(e) => self.failed(e.to_string()),
         }
     }
 
@@ -444,7 +431,7 @@ impl Reader {
         let record = Record {
             line: 0,
             repaired: None,
-            item: Ok(crate::source::record::Decoded::Event(env)),
+            item: Ok(crate::source::decode::record::Decoded::Event(env)),
         };
         self.send(SourceMsg::Record(Box::new(record)));
     }

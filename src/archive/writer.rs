@@ -128,7 +128,7 @@ impl Tap {
         use crate::source::msg::SourceMsg;
         match msg {
             SourceMsg::Record(record) => {
-                if let Ok(crate::source::record::Decoded::Event(env)) = &record.item {
+                if let Ok(crate::source::decode::record::Decoded::Event(env)) = &record.item {
                     self.event(env);
                 }
             }

@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::*;
-use crate::source::record::{Decoded, decode};
+use crate::source::decode::record::{Decoded, decode};
 
 fn event(line: &str) -> Envelope {
     match decode(line) {

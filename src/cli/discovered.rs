@@ -4,9 +4,9 @@
 use std::process::ExitCode;
 
 use ocview::model::wire::sanitize;
-use ocview::source::discover::{self, Discovery, NOTHING_FOUND, Named, Options, Server};
-use ocview::source::fleet::FleetServer;
 use ocview::source::live::Auth;
+use ocview::source::live::discover::{self, Discovery, NOTHING_FOUND, Named, Options, Server};
+use ocview::source::live::fleet::FleetServer;
 
 /// Where to look: `$OPENCODE_SERVER_URL` and the config's `servers`
 /// (checked: a bad one is a usage error, as for `attach`), and the config's
@@ -50,7 +50,7 @@ pub fn options(
 /// else the default, unless another user's server listens there: theirs
 /// is watched (and sent a password) only when named.
 pub fn attach_url(arg: Option<String>) -> anyhow::Result<String> {
-    use ocview::source::discover::{default_proc_root, effective_uid, local};
+    use ocview::source::live::discover::{default_proc_root, effective_uid, local};
     if let Some(url) = arg {
         return crate::server_url(&url, None);
     }

@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use ocview::app::config::ServerConfig;
-use ocview::source::address::{canonical, same};
-use ocview::source::discover::{self, Via};
-use ocview::source::fleet::{FleetServer, key_of, unique_keys};
+use ocview::source::live::address::{canonical, same};
+use ocview::source::live::discover::{self, Via};
+use ocview::source::live::fleet::{FleetServer, key_of, unique_keys};
 use ocview::source::live::{Auth, Client, LiveOptions};
 
 /// The URLs checked (a bad one is a usage error), each address once, in

@@ -15,9 +15,9 @@ use crate::model::entity::totals::Usage;
 use crate::model::wire::sanitize;
 use crate::model::{Message, NoObserver, Part, Session, Store};
 use crate::source::IngestStats;
+use crate::source::decode::apply::{Record, apply_record};
+use crate::source::decode::record::Decoded;
 use crate::source::live::{Client, snapshot};
-use crate::source::record::Decoded;
-use crate::source::replay::{Record, apply_record};
 
 /// Write the transcript of `store` (synced from `client` without messages)
 /// and `stats` to `out`, each piece sanitised as it goes.

@@ -1,28 +1,27 @@
-//! Sources of events: recordings (replay) and, later, a live server.
+//! Where events come from, by flow:
+//! - `decode`: text to records (a line, an SSE frame, an export document,
+//!   a Durable Stream event, a run line) and a record into the store;
+//! - `recording`: files and standard input read as they were written or
+//!   at a pace (replay, the player, the seekable timeline), and recording
+//!   a live stream to a file;
+//! - `live`: opencode servers (the REST client, the SSE stream and its
+//!   sync, paging, replies), fleets of them, and finding them;
+//! - `opencode_db`: opencode's own database, with no server running.
+//!
+//! Every source sends the app the same messages (`msg::SourceMsg`).
 
-pub mod address;
-pub mod discover;
-pub mod durable;
-pub mod export_format;
-pub mod fleet;
-pub mod fleet_watch;
-pub mod json_values;
-pub mod lines;
+pub mod decode;
+pub mod list_member;
 pub mod live;
 pub mod msg;
 pub mod opencode_db;
-pub mod playback;
-pub mod player;
-pub mod record;
-pub mod recorder;
-pub mod replay;
-pub mod sse;
-pub mod stats;
+pub mod recording;
 pub mod timeline;
 
-pub use lines::MAX_LINE_BYTES;
-pub use replay::{Format, ReplayReader, ingest};
-pub use stats::{IngestStats, Problem, ProblemKind};
+pub use decode::form::Format;
+pub use decode::lines::MAX_LINE_BYTES;
+pub use decode::stats::{IngestStats, Problem, ProblemKind};
+pub use recording::replay::{ReplayReader, ingest};
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};

@@ -3,8 +3,17 @@
 
 use std::collections::HashSet;
 
-use super::replay::Record;
 use crate::model::{MessageInfo, Part};
+use crate::source::decode::apply::Record;
+
+/// What became of a reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyOutcome {
+    Sent,
+    /// 404: someone answered first (or the run ended).
+    AlreadyGone,
+    Failed(String),
+}
 
 /// Where a source is at, for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,11 +56,11 @@ pub enum SourceMsg {
     /// What form a recording was read as, and how many lines were read:
     /// sent when the form is known or refined, and at the end.
     Form {
-        form: super::replay::Format,
+        form: crate::source::decode::form::Format,
         lines: u64,
     },
     /// A recording file, indexed: the viewer plays it from here on.
-    Indexed(Box<super::timeline::Opened>),
+    Indexed(Box<crate::source::timeline::Opened>),
     State(SourceState),
     /// The server's stored messages of a session (newest page, or an older
     /// page): they replace what streamed, stream-only parts kept.
@@ -84,12 +93,12 @@ pub enum SourceMsg {
     /// What became of an abort the user asked for.
     Aborted {
         session_id: String,
-        outcome: super::live::reply::ReplyOutcome,
+        outcome: ReplyOutcome,
     },
     /// What became of an answer the user sent.
     Replied {
         request_id: String,
-        outcome: super::live::reply::ReplyOutcome,
+        outcome: ReplyOutcome,
     },
     /// How many messages a session has in opencode's database on this
     /// machine (the server's pages give no total).

@@ -59,7 +59,7 @@ pub fn app_with(bytes: &[u8]) -> ocview::app::App {
 }
 
 pub fn feed(app: &mut ocview::app::App, bytes: &[u8]) {
-    use ocview::source::player::SourceMsg;
+    use ocview::source::msg::SourceMsg;
     let mut reader = ReplayReader::new(bytes);
     while let Some(record) = reader.next_record().unwrap() {
         app.on_source(SourceMsg::Record(Box::new(record)));

@@ -222,7 +222,7 @@ fn live_events_reach_the_archive_through_the_writer() {
     );
     let mut reader = ReplayReader::new(std::io::Cursor::new(TWO_SESSIONS.as_bytes()));
     while let Some(record) = reader.next_record().unwrap() {
-        if let Ok(ocview::source::record::Decoded::Event(env)) = &record.item {
+        if let Ok(ocview::source::decode::record::Decoded::Event(env)) = &record.item {
             tap.event(env);
         }
     }

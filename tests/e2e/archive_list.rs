@@ -16,7 +16,7 @@ use ocview::archive::list_reader::{self, origin_key};
 use ocview::archive::{Origin, Setting};
 use ocview::model::store::fleet;
 use ocview::source::live::LiveCommand;
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 use support::archived::{T, archive_session, archive_teammates_session, session_lines, teammate};
 use support::fleet_server::FakeFleet;
 use support::tmux::Tmux;
@@ -26,7 +26,7 @@ const NOW: i64 = 1_795_339_400_000;
 /// Whether a message lists a session.
 fn is_session(msg: &SourceMsg) -> bool {
     use ocview::model::Event;
-    use ocview::source::record::Decoded;
+    use ocview::source::decode::record::Decoded;
     matches!(msg, SourceMsg::Record(r)
         if matches!(&r.item, Ok(Decoded::Event(env)) if matches!(env.event, Event::SessionUpdated(_))))
 }

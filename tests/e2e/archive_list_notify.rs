@@ -13,7 +13,7 @@ use ocview::archive::list_reader::{self, origin_key};
 use ocview::archive::postgres::PgArchive;
 use ocview::model::store::fleet;
 use ocview::source::live::LiveCommand;
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 use support::archived::{T, archive_session, archive_teammates_session, session_lines, teammate};
 use tokio::sync::mpsc::Receiver;
 
@@ -59,7 +59,7 @@ fn says(msgs: &[SourceMsg], text: &str) -> bool {
 /// Messages that list a session (a `session.updated`).
 fn sessions(msgs: &[SourceMsg]) -> usize {
     use ocview::model::Event;
-    use ocview::source::record::Decoded;
+    use ocview::source::decode::record::Decoded;
     msgs.iter()
         .filter(|m| matches!(m, SourceMsg::Record(r)
             if matches!(&r.item, Ok(Decoded::Event(env)) if matches!(env.event, Event::SessionUpdated(_)))))

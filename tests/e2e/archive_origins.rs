@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::archive::{Origin, Setting};
-use ocview::source::fleet::{self, FleetServer};
+use ocview::source::live::fleet::{self, FleetServer};
 use ocview::source::live::{Client, LiveOptions};
 use support::fleet_server::FakeFleet;
 

@@ -182,8 +182,9 @@ pub(crate) fn batch_of(lines: &[String], host: &str) -> Batch {
         file: None,
     });
     let text = lines.join("\n");
-    let mut reader =
-        ocview::source::replay::ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+    let mut reader = ocview::source::recording::replay::ReplayReader::new(std::io::Cursor::new(
+        text.into_bytes(),
+    ));
     while let Some(record) = reader.next_record().unwrap() {
         collector.record(record);
     }
@@ -382,10 +383,11 @@ pub(crate) fn the_writer_spools_while_postgres_is_away_and_loses_nothing() {
     let lines = session_lines("ses_away", 300);
     let feed = |part: &[String]| {
         let text = part.join("\n");
-        let mut reader =
-            ocview::source::replay::ReplayReader::new(std::io::Cursor::new(text.into_bytes()));
+        let mut reader = ocview::source::recording::replay::ReplayReader::new(
+            std::io::Cursor::new(text.into_bytes()),
+        );
         while let Some(record) = reader.next_record().unwrap() {
-            if let Ok(ocview::source::record::Decoded::Event(env)) = &record.item {
+            if let Ok(ocview::source::decode::record::Decoded::Event(env)) = &record.item {
                 tap.event(env);
             }
         }

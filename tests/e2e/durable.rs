@@ -141,8 +141,8 @@ fn replaying_the_sample_twice_changes_nothing() {
 fn the_session_list_shows_the_trace_as_a_tree() {
     let mut app = common::app_with(&sample());
     app.now_ms = 1_795_400_060_000;
-    app.on_source(ocview::source::player::SourceMsg::State(
-        ocview::source::player::SourceState::Ended,
+    app.on_source(ocview::source::msg::SourceMsg::State(
+        ocview::source::msg::SourceState::Ended,
     ));
     let text = common::screen(&mut app, 100, 30);
     // The rows of the session list: the left pane, under its heading.

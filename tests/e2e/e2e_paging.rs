@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ocview::app::Focus;
 use ocview::model::PartBody;
 use ocview::source::live::LiveOptions;
-use ocview::source::player::SourceState;
+use ocview::source::msg::SourceState;
 
 use support::fake_model::{FakeModel, steps};
 use support::live_viewer::LiveViewer;

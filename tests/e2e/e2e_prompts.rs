@@ -12,7 +12,7 @@ use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::model::{PartBody, ToolStatus};
 use ocview::source::live::{self, Client, LiveOptions};
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Step, first_user_text, steps};
 use support::opencode::Server;

@@ -6,7 +6,7 @@ use crate::common;
 use crate::support;
 
 use ocview::model::store::fleet::{ServerState, server_of};
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 use serde_json::{Value, json};
 
 /// Three servers, each running one captured scenario; the third dies
@@ -299,7 +299,8 @@ fn a_gone_servers_busy_sessions_stop() {
         ocview::app::App::new(ocview::app::config::Config::default(), "fleet", false).unwrap();
     let text = String::from_utf8(two_busy_servers_then_beta_goes()).unwrap();
     for (i, line) in text.lines().enumerate().skip(1) {
-        let record = ocview::source::replay::decode_record(line.as_bytes(), i as u64 + 1, true);
+        let record =
+            ocview::source::decode::apply::decode_record(line.as_bytes(), i as u64 + 1, true);
         live.on_source(SourceMsg::Record(Box::new(record)));
     }
     assert_eq!(status(&live, "ses_b@beta:4097"), SessionStatus::Idle);
@@ -311,7 +312,7 @@ fn a_gone_servers_busy_sessions_stop() {
 /// says so (`ocview.sessions`), so its replay ends with the same list.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_that_lost_a_session_replays_as_the_live_view_ended() {
-    use ocview::source::fleet::{self, FleetServer};
+    use ocview::source::live::fleet::{self, FleetServer};
     use ocview::source::live::{Client, LiveOptions};
     use std::sync::atomic::Ordering;
     use std::time::Duration;
@@ -365,7 +366,8 @@ async fn a_restart_that_lost_a_session_replays_as_the_live_view_ended() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fleet.jsonl");
-    let mut recorder = ocview::source::recorder::Recorder::create(&path, &url, None).unwrap();
+    let mut recorder =
+        ocview::source::recording::recorder::Recorder::create(&path, &url, None).unwrap();
     while let Ok(feed) = feed_rx.try_recv() {
         recorder.feed(feed).unwrap();
     }

@@ -10,7 +10,7 @@ use ocview::app::Focus;
 use ocview::app::panes::turn_view::layout::AHEAD_SCREENS;
 use ocview::model::PartBody;
 use ocview::source::live::{Client, LiveOptions};
-use ocview::source::recorder::Feed;
+use ocview::source::recording::recorder::Feed;
 use support::history_server::{FIRST_TEXT, HistoryServer, SESSION, message_id};
 use support::live_viewer::LiveViewer;
 

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ocview::app::Focus;
-use ocview::source::player::SourceState;
+use ocview::source::msg::SourceState;
 use support::history_server::{HistoryServer, SESSION, message_id};
 use support::live_viewer::LiveViewer;
 

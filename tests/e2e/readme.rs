@@ -17,7 +17,7 @@ use std::time::Duration;
 use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::app::keymap::{Action, Context, Keymap};
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 use ocview::source::timeline::{Backing, IndexOptions, Timeline};
 
 const START: &str = "<!-- keys:start";

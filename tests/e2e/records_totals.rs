@@ -327,7 +327,7 @@ fn a_tool_left_running_in_an_ended_turn_is_drawn_unfinished_everywhere() {
 
 #[test]
 fn a_replay_that_ended_leaves_its_running_tools_unfinished() {
-    use ocview::source::player::{SourceMsg, SourceState};
+    use ocview::source::msg::{SourceMsg, SourceState};
     let bytes = left_running(false);
     let mut app = common::app_with(&bytes);
     app.selected = Some(SES.into());
@@ -528,7 +528,7 @@ fn the_sum_follows_removed_messages_and_loaded_pages() {
         "message.removed",
         json!({"sessionID": SES, "messageID": "msg_e2"}),
     )]);
-    let mut reader = ocview::source::replay::ReplayReader::new(&removed[..]);
+    let mut reader = ocview::source::recording::replay::ReplayReader::new(&removed[..]);
     ocview::source::ingest(&mut reader, &mut store, &mut NoObserver).unwrap();
     let t = store.session(SES).unwrap().totals();
     assert_eq!(t.token_count(), 12_300, "{t:?}");

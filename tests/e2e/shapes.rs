@@ -310,7 +310,7 @@ fn ignored_records_are_counted_by_reason() {
 /// The status line names the form, the first bad record's line and why.
 #[test]
 fn the_status_line_says_why_records_were_refused() {
-    use ocview::source::player::SourceMsg;
+    use ocview::source::msg::SourceMsg;
     let input = format!("[\n{},\n  {{\"name\": \"b\"}}\n]\n", EVENTS.join(",\n"));
     let mut app = common::app_with(input.as_bytes());
     app.on_source(SourceMsg::Form {

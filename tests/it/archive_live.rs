@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use ocview::archive::collect::Collector;
 use ocview::archive::{Origin, Query, Setting, writer};
 use ocview::model::Envelope;
-use ocview::source::record::{Decoded, decode};
+use ocview::source::decode::record::{Decoded, decode};
 
 fn event(line: &str) -> Envelope {
     match decode(line) {

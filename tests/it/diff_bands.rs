@@ -27,8 +27,8 @@ const CONTEXT: &str = "def greet(name):";
 fn app() -> App {
     let mut app = app_with(&fixture("b_edit_write_diff", "event.jsonl"));
     app.highlighter = Highlighter::blocking(&app.theme.syntax);
-    app.on_source(ocview::source::player::SourceMsg::State(
-        ocview::source::player::SourceState::Ended,
+    app.on_source(ocview::source::msg::SourceMsg::State(
+        ocview::source::msg::SourceState::Ended,
     ));
     app
 }

@@ -4,7 +4,7 @@
 //! what the server has stored; stream-only parts are kept either way.
 
 use ocview::model::{Envelope, MessageInfo, NoObserver, Part, Store};
-use ocview::source::record::{Decoded, decode};
+use ocview::source::decode::record::{Decoded, decode};
 use serde_json::{Value, json};
 
 const SES: &str = "ses_dfd705bd5ffeOV3U02UYpF0oDi";

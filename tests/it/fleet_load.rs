@@ -26,7 +26,7 @@ use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::app::frame_gate::FRAME_INTERVAL;
 use ocview::app::run::{Exit, run};
-use ocview::source::fleet::{self, FleetServer};
+use ocview::source::live::fleet::{self, FleetServer};
 use ocview::source::live::{Client, LiveOptions};
 use ratatui::Terminal;
 use support::fleet_server::FakeFleet;

@@ -15,8 +15,8 @@ fn ended(bytes: &[u8]) -> App {
     let mut app = app_with(bytes);
     app.now_ms = NOW;
     app.highlighter = ocview::render::highlight::Highlighter::blocking(&app.theme.syntax);
-    app.on_source(ocview::source::player::SourceMsg::State(
-        ocview::source::player::SourceState::Ended,
+    app.on_source(ocview::source::msg::SourceMsg::State(
+        ocview::source::msg::SourceState::Ended,
     ));
     app
 }

@@ -12,8 +12,8 @@ use ocview::app::config::Config;
 use ocview::app::panes::status_line::player::{PlayOptions, StartAt};
 use ocview::model::Store;
 use ocview::source::IngestStats;
-use ocview::source::playback::Speed;
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
+use ocview::source::timeline::playback::Speed;
 use ocview::source::timeline::{Backing, IndexOptions, Marks, Timeline};
 use tokio::time::{Instant, advance};
 

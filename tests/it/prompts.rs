@@ -5,8 +5,9 @@ use crate::common;
 
 use common::{feed, press, screen};
 use ocview::app::{App, Focus};
-use ocview::source::live::reply::{Reply, ReplyOutcome};
-use ocview::source::player::SourceMsg;
+use ocview::source::live::reply::Reply;
+use ocview::source::msg::ReplyOutcome;
+use ocview::source::msg::SourceMsg;
 use tokio::sync::mpsc;
 
 const NOW: i64 = 1_795_339_400_000;

@@ -36,7 +36,7 @@ use std::sync::Mutex;
 use ocview::headless::export::{self, ExportFormat};
 use ocview::headless::plain::PlainPrinter;
 use ocview::model::{Envelope, Event, NoObserver, Session, Store};
-use ocview::source::replay::apply_record;
+use ocview::source::decode::apply::apply_record;
 use ocview::source::{Format, IngestStats, ProblemKind, ReplayReader};
 
 /// The tests here measure this process's memory: one at a time.

@@ -12,8 +12,9 @@ use std::time::Duration;
 use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::app::run::{Exit, FrameSink, run};
-use ocview::source::player::{self, Pace, SourceMsg};
-use ocview::source::replay::decode_record;
+use ocview::source::decode::apply::decode_record;
+use ocview::source::msg::SourceMsg;
+use ocview::source::recording::player::{self, Pace};
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -203,7 +204,7 @@ fn frames_are_wrapped_in_synchronized_updates() {
 
 #[tokio::test(start_paused = true)]
 async fn a_playing_recording_draws_at_most_every_100_ms_and_stops_at_its_end() {
-    use ocview::source::playback::Speed;
+    use ocview::source::timeline::playback::Speed;
     use ocview::source::timeline::{Backing, IndexOptions, Timeline};
     let (mut app, mut terminal, frames) = setup();
     app.play.speed = Speed::Times(4.0);

@@ -5,7 +5,7 @@ use crate::common;
 use ocview::model::{
     Envelope, MessageInfo, NoObserver, Part, ReplyObserver, SessionStatus, Store, ToolStatus,
 };
-use ocview::source::record::{Decoded, decode};
+use ocview::source::decode::record::{Decoded, decode};
 use serde_json::{Value, json};
 
 pub(crate) const SES: &str = "ses_dfd705bd5ffeOV3U02UYpF0oDi";

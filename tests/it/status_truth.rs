@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{app_with, press, screen};
-use ocview::source::player::SourceMsg;
+use ocview::source::msg::SourceMsg;
 
 fn status(screen: &str) -> &str {
     screen.lines().last().unwrap_or("")
@@ -26,8 +26,8 @@ fn a_bad_record_from_a_server_names_it_and_a_key_shows_what_it_was() {
 
     // Broken, and hostile: an escape sequence in the text it carried.
     let text = b"{\"type\":\"message.updated\",\"properties\":\x1b]0;owned\x07 {";
-    let record = ocview::source::replay::decode_record(text, 7, true);
-    let msg = ocview::source::fleet::scope_msg(
+    let record = ocview::source::decode::apply::decode_record(text, 7, true);
+    let msg = ocview::source::live::fleet::scope_msg(
         SourceMsg::Record(Box::new(record)),
         "build-box.example.com:4096",
     );
@@ -91,7 +91,7 @@ fn a_fleet_heading_keeps_a_long_servers_port_whole() {
 fn a_lost_archive_is_said_until_it_is_back() {
     use ocview::app::msg::AppMsg;
     use ocview::archive::Setting;
-    use ocview::source::player::SourceState;
+    use ocview::source::msg::SourceState;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("archive.db");
     std::fs::write(&path, vec![b'x'; 8192]).unwrap();

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use ocview::app::App;
 use ocview::app::config::Config;
-use ocview::source::player::SourceMsg;
-use ocview::source::replay::decode_record;
+use ocview::source::decode::apply::decode_record;
+use ocview::source::msg::SourceMsg;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

@@ -5,7 +5,7 @@
 use crate::common;
 
 use ocview::model::{Effect, Envelope, NoObserver, Store};
-use ocview::source::record::{Decoded, decode};
+use ocview::source::decode::record::{Decoded, decode};
 use serde_json::{Value, json};
 
 const SES: &str = "ses_dfd705bd5ffeOV3U02UYpF0oDi";

@@ -19,8 +19,8 @@ fn app(bytes: &[u8]) -> App {
 }
 
 fn ended(mut app: App) -> App {
-    app.on_source(ocview::source::player::SourceMsg::State(
-        ocview::source::player::SourceState::Ended,
+    app.on_source(ocview::source::msg::SourceMsg::State(
+        ocview::source::msg::SourceState::Ended,
     ));
     app
 }
@@ -33,8 +33,8 @@ fn empty_state() {
     insta::assert_snapshot!("empty_ended", screen(&mut app, 80, 24));
     // No server yet: the turn pane says in full what the status line cuts.
     let mut app = App::new(Config::default(), "http://127.0.0.1:4999", false).unwrap();
-    app.on_source(ocview::source::player::SourceMsg::State(
-        ocview::source::player::SourceState::Reconnecting {
+    app.on_source(ocview::source::msg::SourceMsg::State(
+        ocview::source::msg::SourceState::Reconnecting {
             attempt: 3,
             reason: "no server at http://127.0.0.1:4999 (start one: opencode serve --port 4999)"
                 .into(),

@@ -10,8 +10,9 @@ use ocview::app::App;
 use ocview::app::config::Config;
 use ocview::app::verbs::Request;
 use ocview::app::verbs::clipboard::Clipboard;
-use ocview::source::live::reply::{Reply, ReplyOutcome};
-use ocview::source::player::SourceMsg;
+use ocview::source::live::reply::Reply;
+use ocview::source::msg::ReplyOutcome;
+use ocview::source::msg::SourceMsg;
 
 const NOW: i64 = 1_795_339_400_000;
 

@@ -7,8 +7,8 @@ use tokio::sync::mpsc;
 
 use crate::app::App;
 use crate::app::launch::{Outcome, RECORD_REACH, reach, start_recording_of, tui};
-use crate::source::fleet::{self, FleetServer};
-use crate::source::fleet_watch::{self, Watch};
+use crate::source::live::fleet::{self, FleetServer};
+use crate::source::live::fleet_watch::{self, Watch};
 use crate::source::msg::SourceState;
 
 /// Watch `servers` in the viewer until the user quits; with `watch`, servers

@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 use crate::app::run::{Exit, run};
 use crate::app::{App, terminal};
 use crate::source::live::{self, ApiError, Client, LiveOptions};
-use crate::source::player::{self, Pace, SourceMsg, SourceState};
+use crate::source::msg::{SourceMsg, SourceState};
+use crate::source::recording::player::{self, Pace};
 use crate::source::timeline::{Backing, IndexOptions, Timeline};
 
 /// What the session ended with, for the exit code.
@@ -132,7 +133,7 @@ pub async fn attach_tui(
 
 pub(crate) async fn tui(
     mut app: App,
-    rx: mpsc::Receiver<crate::source::player::SourceMsg>,
+    rx: mpsc::Receiver<crate::source::msg::SourceMsg>,
 ) -> anyhow::Result<Outcome> {
     let depth = crate::app::terminal::color_depth::ColorDepth::from_env(app.config.colors);
     app.adapt_to_terminal(None, depth);
@@ -352,7 +353,7 @@ pub async fn attach_store(
 /// A recording in progress.
 pub struct RecordingHandle {
     /// What the live source hands the writer.
-    pub feed: mpsc::UnboundedSender<crate::source::recorder::Feed>,
+    pub feed: mpsc::UnboundedSender<crate::source::recording::recorder::Feed>,
     /// Events written so far.
     pub written: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Bytes written so far, for the status line's mark.
@@ -370,7 +371,7 @@ impl RecordingHandle {
         self,
         app: &mut App,
         tx: &mpsc::Sender<SourceMsg>,
-    ) -> mpsc::UnboundedSender<crate::source::recorder::Feed> {
+    ) -> mpsc::UnboundedSender<crate::source::recording::recorder::Feed> {
         app.recording = Some(self.bytes.clone());
         let grew = self.grew.clone();
         let sizes = tx.clone();
@@ -410,8 +411,9 @@ pub fn start_recording_of(
     opencode_version: Option<&str>,
 ) -> anyhow::Result<RecordingHandle> {
     use std::sync::atomic::Ordering;
-    let mut recorder = crate::source::recorder::Recorder::create(path, server, opencode_version)
-        .map_err(|e| anyhow::anyhow!("cannot record to {}: {e}", path.display()))?;
+    let mut recorder =
+        crate::source::recording::recorder::Recorder::create(path, server, opencode_version)
+            .map_err(|e| anyhow::anyhow!("cannot record to {}: {e}", path.display()))?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (failed_tx, failed) = tokio::sync::oneshot::channel();
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));

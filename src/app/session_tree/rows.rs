@@ -228,7 +228,7 @@ fn group_by_project(store: &Store, rows: Vec<SessionRow>) -> Vec<SessionRow> {
 mod tests {
     use super::*;
     use crate::model::NoObserver;
-    use crate::source::record::{Decoded, decode};
+    use crate::source::decode::record::{Decoded, decode};
 
     fn store(events: &[String]) -> Store {
         let mut s = Store::new();

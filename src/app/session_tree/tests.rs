@@ -9,7 +9,7 @@ pub(crate) mod groups {
     use crate::model::NoObserver;
     use crate::model::Store;
     use crate::model::store::fleet::ServerState;
-    use crate::source::record::{Decoded, decode};
+    use crate::source::decode::record::{Decoded, decode};
 
     pub(crate) fn server(key: &str, state: &str) -> String {
         format!(

@@ -20,7 +20,7 @@ use crate::app::msg::Program;
 use crate::headless::content::{self, CodeBlock, Content};
 use crate::model::SessionStatus;
 use crate::model::entity::shown::shown;
-use crate::source::live::reply::ReplyOutcome;
+use crate::source::msg::ReplyOutcome;
 use clipboard::Clipboard;
 
 /// A line in the status line saying what a verb did.

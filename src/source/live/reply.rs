@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::client::{ApiError, Client};
-use crate::source::msg::SourceMsg;
+use crate::source::msg::{ReplyOutcome, SourceMsg};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -75,15 +75,6 @@ impl Reply {
             ),
         }
     }
-}
-
-/// What became of a reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReplyOutcome {
-    Sent,
-    /// 404: someone answered first (or the run ended).
-    AlreadyGone,
-    Failed(String),
 }
 
 pub fn spawn(client: Client, tx: mpsc::Sender<SourceMsg>) -> mpsc::UnboundedSender<Reply> {

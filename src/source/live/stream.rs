@@ -9,8 +9,8 @@ use reqwest::Method;
 use tokio::sync::mpsc;
 
 use super::client::{ApiError, Client};
-use crate::source::replay::Record;
-use crate::source::sse::SseDecoder;
+use crate::source::decode::apply::Record;
+use crate::source::decode::sse::SseDecoder;
 
 /// The longest the server may take to answer the stream request.
 pub const HEADERS_TIMEOUT: Duration = Duration::from_secs(10);

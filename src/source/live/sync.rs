@@ -18,9 +18,9 @@ use super::snapshot::{self, PAGE, PAGE_ALL};
 use super::stream::{self, IDLE_TIMEOUT, StreamItem};
 use super::walk::Walker;
 use crate::model::Event;
+use crate::source::decode::record::Decoded;
 use crate::source::msg::{SourceMsg, SourceState};
-use crate::source::record::Decoded;
-use crate::source::recorder::Feed;
+use crate::source::recording::recorder::Feed;
 
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
@@ -274,7 +274,7 @@ impl Sync {
             ))
         });
         for env in snap.events {
-            let record = crate::source::replay::Record {
+            let record = crate::source::decode::apply::Record {
                 line: 0,
                 repaired: None,
                 item: Ok(Decoded::Event(env)),
@@ -442,7 +442,7 @@ impl Sync {
                 let props = serde_json::json!({"sessionID": session, "todos": todos});
                 self.recording(|| Feed::Loaded(snapshot::wire("todo.updated", &props, None)));
                 if let Some(env) = snapshot::event("todo.updated", props) {
-                    let record = crate::source::replay::Record {
+                    let record = crate::source::decode::apply::Record {
                         line: 0,
                         repaired: None,
                         item: Ok(Decoded::Event(env)),
@@ -482,7 +482,7 @@ struct TurnEnds {
 impl TurnEnds {
     fn follow_up(
         &mut self,
-        record: &crate::source::replay::Record,
+        record: &crate::source::decode::apply::Record,
         loaded: impl Fn(&str) -> bool,
     ) -> FollowUp {
         let Ok(Decoded::Event(env)) = &record.item else {

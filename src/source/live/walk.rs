@@ -21,7 +21,7 @@ use super::paging::{Older, Paging};
 use super::snapshot;
 use crate::model::{MessageInfo, Part};
 use crate::source::msg::SourceMsg;
-use crate::source::recorder::Feed;
+use crate::source::recording::recorder::Feed;
 
 /// The first older page of a walk: drawn soon after `g`.
 pub const FIRST_PAGE: usize = 500;

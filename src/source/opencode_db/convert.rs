@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::rows::{ContentRow, TodoRow};
 use super::sessions::SessionRow;
 use crate::model::{Envelope, Event, MessageInfo, Part};
-use crate::source::record::{Decoded, RecordError};
-use crate::source::replay::Record;
+use crate::source::decode::apply::Record;
+use crate::source::decode::record::{Decoded, RecordError};
 
 /// A session row as the `session.updated` event a server would send; the
 /// envelope carries the project's worktree, which the list groups by.
@@ -126,7 +126,7 @@ fn bad(message: String, row: &ContentRow) -> RecordError {
     e.raw = Some(
         row.data
             .chars()
-            .take(crate::source::record::RAW_KEPT)
+            .take(crate::source::decode::record::RAW_KEPT)
             .collect(),
     );
     e

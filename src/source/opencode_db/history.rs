@@ -11,8 +11,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{Sender, channel};
+use std::time::Duration;
 
 use tokio::sync::mpsc as tokio_mpsc;
 
@@ -21,10 +21,11 @@ use super::sessions::{SessionCursor, SessionRow};
 use super::{Db, DbError, convert};
 use crate::model::store::fleet::{ServerReport, ServerState};
 use crate::model::{Envelope, Event};
-use crate::source::fleet::scope_msg;
+use crate::source::decode::apply::Record;
+use crate::source::list_member::{self, ListMember};
 use crate::source::live::LiveCommand;
+use crate::source::live::fleet::scope_msg;
 use crate::source::msg::SourceMsg;
-use crate::source::replay::Record;
 
 /// The key the database's sessions are listed under in the fleet.
 pub const HISTORY_KEY: &str = "history";
@@ -57,7 +58,11 @@ pub fn spawn(path: PathBuf, tx: tokio_mpsc::Sender<SourceMsg>) -> HistoryHandle 
     let (commands, rx) = channel();
     let spawned = std::thread::Builder::new()
         .name("ocview-db-history".into())
-        .spawn(move || Reader::new(path, tx).run(rx));
+        .spawn(move || {
+            let mut reader = Reader::new(path, tx);
+            reader.report(ServerState::Connecting);
+            list_member::run(&mut reader, &rx)
+        });
     if let Err(e) = spawned {
         tracing::warn!("history: no thread: {e}");
     }
@@ -146,149 +151,25 @@ struct Reader {
     closed: bool,
 }
 
-impl Reader {
-    fn new(path: PathBuf, tx: tokio_mpsc::Sender<SourceMsg>) -> Reader {
-        let shown = path.display().to_string();
-        Reader {
-            path,
-            shown,
-            tx,
-            db: None,
-            worktrees: HashMap::new(),
-            next_page: None,
-            listed_all: false,
-            newest: i64::MIN,
-            rowid: 0,
-            updated: HashMap::new(),
-            opened: HashMap::new(),
-            version: None,
-            said: None,
-            closed: false,
-        }
-    }
+impl ListMember for Reader {
+    type Input = LiveCommand;
 
-    fn run(mut self, commands: Receiver<LiveCommand>) {
-        self.report(ServerState::Connecting);
-        let mut last_poll = Instant::now();
-        self.poll();
-        while !self.closed {
-            // Listing in the background: only a command is waited for, and
-            // not long.
-            let wait = if self.listing() {
-                Duration::ZERO
-            } else {
-                POLL.saturating_sub(last_poll.elapsed())
-            };
-            let cmd = if wait.is_zero() {
-                match commands.try_recv() {
-                    Ok(c) => Some(c),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => return,
-                }
-            } else {
-                match commands.recv_timeout(wait) {
-                    Ok(c) => Some(c),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                }
-            };
-            if let Some(cmd) = cmd {
-                self.command(cmd);
-                continue;
-            }
-            if self.listing() {
-                self.list_more();
-            }
-            if last_poll.elapsed() >= POLL {
-                last_poll = Instant::now();
-                self.poll();
-            }
-        }
+    fn closed(&self) -> bool {
+        self.closed
     }
 
     fn listing(&self) -> bool {
         self.db.is_some() && !self.listed_all
     }
 
-    fn send(&mut self, msg: SourceMsg) {
-        if self.tx.blocking_send(scope_msg(msg, HISTORY_KEY)).is_err() {
-            self.closed = true;
-        }
-    }
-
-    fn send_event(&mut self, env: Envelope) {
-        self.send(SourceMsg::Record(Box::new(convert::record(env))));
-    }
-
-    fn report(&mut self, state: ServerState) {
-        let props = ServerReport::properties(&self.shown, None, &state);
-        let report = ServerReport {
-            key: HISTORY_KEY.into(),
-            url: props["url"].as_str().unwrap_or_default().to_string(),
-            directory: None,
-            state,
-        };
-        let env = Envelope::new(Event::Server(Box::new(report)));
-        // Not through `send`: a report's key is set here, not scoped.
-        let record = Record {
-            line: 0,
-            repaired: None,
-            item: Ok(crate::source::record::Decoded::Event(env)),
-        };
-        if self
-            .tx
-            .blocking_send(SourceMsg::Record(Box::new(record)))
-            .is_err()
-        {
-            self.closed = true;
-        }
-    }
-
-    /// A read failed: say why once (the list keeps what it has), and open
-    /// the file again at the next poll.
-    fn failed(&mut self, e: DbError) {
-        let why = crate::model::wire::sanitize::line(&e.to_string()).into_owned();
-        self.db = None;
-        if self.said.as_deref() != Some(why.as_str()) {
-            tracing::info!("history: {why}");
-            self.said = Some(why.clone());
-            self.report(ServerState::Failed {
-                reason: why.clone(),
-            });
-            self.send(SourceMsg::Notice(format!("opencode's database: {why}")));
-        }
-    }
-
-    fn open(&mut self) -> bool {
-        if self.db.is_some() {
-            return true;
-        }
-        match Db::open(&self.path) {
-            Ok(db) => {
-                self.worktrees = db.project_worktrees().unwrap_or_default();
-                // A schema this version does not fully know: say what is
-                // not shown rather than leave it silently blank.
-                if !db.schema().unreadable().is_empty() || db.schema().is_newer() {
-                    let summary = db.schema().summary();
-                    self.send(SourceMsg::Notice(format!("opencode's database: {summary}")));
-                }
-                self.db = Some(db);
-                if self.said.take().is_some() || self.version.is_none() {
-                    self.report(ServerState::Live);
-                }
-                true
-            }
-            Err(e) => {
-                self.failed(e);
-                false
-            }
-        }
+    fn every(&self) -> Duration {
+        POLL
     }
 
     /// What changed since the last poll: first the newest page of
     /// sessions, then sessions written since, and the opened sessions'
     /// new rows.
-    fn poll(&mut self) {
+    fn look(&mut self) {
         if !self.open() {
             return;
         }
@@ -355,22 +236,6 @@ impl Reader {
         }
     }
 
-    fn list(&mut self, rows: Vec<SessionRow>) {
-        for row in rows {
-            let t = row.time_updated.unwrap_or(0);
-            self.newest = self.newest.max(t);
-            self.updated.insert(row.id.clone(), t);
-            let worktree = row
-                .project_id
-                .as_ref()
-                .and_then(|p| self.worktrees.get(p))
-                .cloned();
-            if let Some(env) = convert::session_event(&row, worktree.as_deref()) {
-                self.send_event(env);
-            }
-        }
-    }
-
     /// The next background page of sessions.
     fn list_more(&mut self) {
         let Some(db) = &self.db else { return };
@@ -385,6 +250,123 @@ impl Reader {
                 self.list(rows);
             }
             Err(e) => self.failed(e),
+        }
+    }
+
+    fn input(&mut self, cmd: LiveCommand) {
+        self.command(cmd);
+    }
+}
+
+impl Reader {
+    fn new(path: PathBuf, tx: tokio_mpsc::Sender<SourceMsg>) -> Reader {
+        let shown = path.display().to_string();
+        Reader {
+            path,
+            shown,
+            tx,
+            db: None,
+            worktrees: HashMap::new(),
+            next_page: None,
+            listed_all: false,
+            newest: i64::MIN,
+            rowid: 0,
+            updated: HashMap::new(),
+            opened: HashMap::new(),
+            version: None,
+            said: None,
+            closed: false,
+        }
+    }
+
+    fn send(&mut self, msg: SourceMsg) {
+        if self.tx.blocking_send(scope_msg(msg, HISTORY_KEY)).is_err() {
+            self.closed = true;
+        }
+    }
+
+    fn send_event(&mut self, env: Envelope) {
+        self.send(SourceMsg::Record(Box::new(convert::record(env))));
+    }
+
+    fn report(&mut self, state: ServerState) {
+        let props = ServerReport::properties(&self.shown, None, &state);
+        let report = ServerReport {
+            key: HISTORY_KEY.into(),
+            url: props["url"].as_str().unwrap_or_default().to_string(),
+            directory: None,
+            state,
+        };
+        let env = Envelope::new(Event::Server(Box::new(report)));
+        // Not through `send`: a report's key is set here, not scoped.
+        let record = Record {
+            line: 0,
+            repaired: None,
+            item: Ok(crate::source::decode::record::Decoded::Event(env)),
+        };
+        if self
+            .tx
+            .blocking_send(SourceMsg::Record(Box::new(record)))
+            .is_err()
+        {
+            self.closed = true;
+        }
+    }
+
+    /// A read failed: say why once (the list keeps what it has), and open
+    /// the file again at the next poll.
+    fn failed(&mut self, e: DbError) {
+        let why = crate::model::wire::sanitize::line(&e.to_string()).into_owned();
+        self.db = None;
+        if self.said.as_deref() != Some(why.as_str()) {
+            tracing::info!("history: {why}");
+            self.said = Some(why.clone());
+            self.report(ServerState::Failed {
+                reason: why.clone(),
+            });
+            self.send(SourceMsg::Notice(format!("opencode's database: {why}")));
+        }
+    }
+
+    fn open(&mut self) -> bool {
+        if self.db.is_some() {
+            return true;
+        }
+        match Db::open(&self.path) {
+            Ok(db) => {
+                self.worktrees = db.project_worktrees().unwrap_or_default();
+                // A schema this version does not fully know: say what is
+                // not shown rather than leave it silently blank.
+                if !db.schema().unreadable().is_empty() || db.schema().is_newer() {
+                    let summary = db.schema().summary();
+                    self.send(SourceMsg::Notice(format!("opencode's database: {summary}")));
+                }
+                self.db = Some(db);
+                if self.said.take().is_some() || self.version.is_none() {
+                    self.report(ServerState::Live);
+                }
+                true
+            }
+            Err(e) => {
+                self.failed(e);
+                false
+            }
+        }
+    }
+
+    fn list(&mut self, rows: Vec<SessionRow>) {
+        for row in rows {
+            let t = row.time_updated.unwrap_or(0);
+            self.newest = self.newest.max(t);
+            self.updated.insert(row.id.clone(), t);
+            let worktree = row
+                .project_id
+                .as_ref()
+                .and_then(|p| self.worktrees.get(p))
+                .cloned();
+            if let Some(env) = convert::session_event(&row, worktree.as_deref()) {
+                self.send_event(env);
+            }
         }
     }
 

@@ -10,6 +10,9 @@
 //! JSON-lines recordings only (ocview recordings, bus-event lines, the
 //! `/global/event` form, `opencode run --format json`); SSE text and whole
 //! documents stream through the plain replay path instead.
+//!
+//! The play clock that maps a recording's time to the wall clock, shared
+//! with the player, is `playback`.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
@@ -17,17 +20,19 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Duration;
 
+pub mod playback;
 mod span;
 
-use super::playback::{GapCappedTime, ReadingPace};
+use playback::{GapCappedTime, ReadingPace};
 
 use span::{Span, TOO_LONG, read_line_capped};
 
-use super::durable::durable_events;
-use super::record::Decoded;
-use super::replay::{Format, Record, apply_record, detect, run_events};
-use super::stats::IngestStats;
 use crate::model::{Envelope, Event, MessageInfo, NoObserver, Store};
+use crate::source::decode::apply::{Record, apply_record, run_events};
+use crate::source::decode::form::{Format, detect};
+use crate::source::decode::record::Decoded;
+use crate::source::decode::record::durable::durable_events;
+use crate::source::decode::stats::IngestStats;
 
 /// Checkpoints are kept this many times over a recording (at least every
 /// `MIN_SPACING` records).

@@ -4,9 +4,9 @@
 use std::io::{self, BufRead};
 
 use super::{Backing, Entry};
-use crate::source::lines::MAX_LINE_BYTES;
-use crate::source::record::RecordError;
-use crate::source::replay::{Record, decode_record};
+use crate::source::decode::apply::{Record, decode_record};
+use crate::source::decode::lines::MAX_LINE_BYTES;
+use crate::source::decode::record::RecordError;
 
 /// The length of an entry whose line was too long to keep.
 pub(super) const TOO_LONG: u32 = u32::MAX;

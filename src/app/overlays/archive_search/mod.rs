@@ -282,15 +282,15 @@ impl App {
 
     /// A session's state from the archive, through the one reducer.
     fn load_archived(&mut self, lines: &[String], scope: Option<&str>) {
+        use crate::source::decode::apply::{apply_record, decode_record};
         use crate::source::msg::SourceMsg;
-        use crate::source::replay::{apply_record, decode_record};
         for (i, line) in lines.iter().enumerate() {
             let record = decode_record(line.as_bytes(), i as u64 + 1, true);
             let record = match scope {
                 None => record,
                 Some(key) => {
                     let msg = SourceMsg::Record(Box::new(record));
-                    match crate::source::fleet::scope_msg(msg, key) {
+                    match crate::source::live::fleet::scope_msg(msg, key) {
                         SourceMsg::Record(scoped) => *scoped,
                         _ => continue,
                     }

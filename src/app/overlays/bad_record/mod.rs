@@ -55,7 +55,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         Line::styled(
             format!(
                 "{from}{}",
-                crate::source::stats::place(bad.line, bad.row.as_deref())
+                crate::source::decode::stats::place(bad.line, bad.row.as_deref())
             ),
             theme.style(Role::Muted),
         ),

@@ -14,7 +14,8 @@ use crate::app::keymap::{Action, Context, Key};
 use crate::app::panes::prompt_bar::questions::Draft;
 use crate::app::{App, Focus, Overlay};
 use crate::model::{PartBody, Prompt, PromptRequest};
-use crate::source::live::reply::{Reply, ReplyOutcome};
+use crate::source::live::reply::Reply;
+use crate::source::msg::ReplyOutcome;
 
 /// The text box of the prompt bar, and the prompt it was opened for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use crate::model::wire::sanitize;
 use crate::render::format;
 use crate::render::theme::Role;
 use crate::render::wrap;
-use crate::source::player::SourceState;
+use crate::source::msg::SourceState;
 
 /// The hints shown per focus, most useful first; cut to fit, and the
 /// first to give way to news.
@@ -127,7 +127,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         hints_share = hints_share.max(6);
         rest.push_str(&format!(
             " · {}{}",
-            crate::source::recorder::STOPPED,
+            crate::source::recording::recorder::STOPPED,
             sanitize::line(why)
         ));
     }

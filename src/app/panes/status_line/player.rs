@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use crate::app::App;
 use crate::app::keymap::Action;
 use crate::source::msg::{SourceMsg, SourceState};
-use crate::source::playback::{self, PlayClock, Speed};
+use crate::source::timeline::playback::{self, PlayClock, Speed};
 use crate::source::timeline::{Marks, Opened, Timeline};
 
 /// Records applied per wake-up at "instant" speed (input gets a look in

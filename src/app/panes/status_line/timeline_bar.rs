@@ -7,7 +7,7 @@ use ratatui::text::Span;
 
 use crate::app::panes::status_line::player::Player;
 use crate::render::theme::{Role, Theme};
-use crate::source::playback::clock_text;
+use crate::source::timeline::playback::clock_text;
 
 /// The bar's width for a status line `width` wide.
 pub fn bar_width(width: usize) -> usize {

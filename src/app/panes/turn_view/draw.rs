@@ -19,7 +19,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let header_area = Rect { height: 1, ..area };
     let inner = crate::app::boxes::turn_inner(area);
     let Some(session) = app.selected_session() else {
-        use crate::source::player::SourceState;
+        use crate::source::msg::SourceState;
         let text = if let Some(text) = app.describe_group() {
             text
         } else if let Some(text) = fleet_waiting(app) {

@@ -9,10 +9,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::playback::GapCappedTime;
-use super::replay::ReplayReader;
+use crate::source::recording::replay::ReplayReader;
+use crate::source::timeline::playback::GapCappedTime;
 
-pub use super::msg::{SourceMsg, SourceState};
+use crate::source::msg::{SourceMsg, SourceState};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pace {

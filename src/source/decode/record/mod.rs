@@ -9,6 +9,8 @@
 //! - a Durable Stream event `{id, type, stream_id, …, payload}` (seed 004),
 //!   decoded by [`super::durable`].
 
+pub mod durable;
+
 use std::borrow::Cow;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -26,7 +28,7 @@ pub enum Decoded {
     /// or an error, of one session.
     Run(Box<RunLine>),
     /// A Durable Stream event (seed 004): one step of an agent workflow.
-    Durable(Box<super::durable::DurableEvent>),
+    Durable(Box<crate::source::decode::record::durable::DurableEvent>),
     /// A message of a saved message list (`GET /session/:id/message`); its
     /// parts follow as events of their own.
     Message(Box<crate::model::MessageInfo>),
@@ -264,10 +266,9 @@ impl<'de> Visitor<'de> for WireSeed {
                 "payload"
                     if self.depth == 0
                         && (wire.durable
-                            || wire
-                                .kind
-                                .as_deref()
-                                .is_some_and(super::durable::is_durable_type)) =>
+                            || wire.kind.as_deref().is_some_and(
+                                crate::source::decode::record::durable::is_durable_type,
+                            )) =>
                 {
                     map.next_value::<IgnoredAny>()?;
                     wire.durable = true;
@@ -341,7 +342,9 @@ pub fn decode(text: &str) -> Result<Decoded, RecordError> {
         // A Durable Stream envelope whose `payload` came before the keys that
         // mark it was read as a wrapper and may have failed as one; or a key
         // the two forms share had the wrong type: its own decoder says which.
-        Err(e) if e.is_data() && text.contains("\"stream_id\"") => super::durable::decode(text),
+        Err(e) if e.is_data() && text.contains("\"stream_id\"") => {
+            crate::source::decode::record::durable::decode(text)
+        }
         Err(e) => Err(RecordError::from_json(&e)),
     }
 }
@@ -355,9 +358,9 @@ fn finish(wire: Wire<'_>, text: &str) -> Result<Decoded, RecordError> {
             && wire
                 .kind
                 .as_deref()
-                .is_some_and(super::durable::is_durable_type))
+                .is_some_and(crate::source::decode::record::durable::is_durable_type))
     {
-        return super::durable::decode(text);
+        return crate::source::decode::record::durable::decode(text);
     }
     if wire.raw && wire.kind.is_none() {
         return Err(RecordError::not_json("the recorded event was not JSON"));
@@ -534,5 +537,4 @@ pub fn is_known(event: &Event) -> bool {
 }
 
 #[cfg(test)]
-#[path = "record_tests.rs"]
 mod tests;

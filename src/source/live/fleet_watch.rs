@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::address::canonical;
-use super::discover::{self, Candidate, Named, Options, Prober, Server, Via};
-use super::fleet::{Control, FleetServer, key_of};
+use crate::source::live::address::canonical;
+use crate::source::live::discover::{self, Candidate, Named, Options, Prober, Server, Via};
+use crate::source::live::fleet::{Control, FleetServer, key_of};
 
 /// How often `/proc` is read again.
 pub const WATCH_INTERVAL: Duration = Duration::from_secs(2);

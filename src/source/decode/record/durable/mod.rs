@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::value::to_raw_value;
 use serde_json::{Map, Value, json};
 
-use super::record::{Decoded, RecordError};
+use crate::source::decode::record::{Decoded, RecordError};
 
 mod map;
 use crate::model::entity::part::PartBody;
@@ -348,7 +348,7 @@ mod tests {
     }
 
     fn apply(store: &mut Store, text: &str) {
-        let Ok(Decoded::Durable(ev)) = super::super::record::decode(text) else {
+        let Ok(Decoded::Durable(ev)) = crate::source::decode::record::decode(text) else {
             panic!("not a durable event: {text}");
         };
         for env in durable_events(*ev, store) {
@@ -403,7 +403,7 @@ mod tests {
             "01C",
             r#"{"patterns":"x","always":3}"#,
         );
-        let err = super::super::record::decode(&bad).unwrap_err();
+        let err = crate::source::decode::record::decode(&bad).unwrap_err();
         assert!(err.message.contains("checkpoint.requested"), "{err}");
     }
 

@@ -9,9 +9,9 @@
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::record::{Decoded, RecordError};
-use super::replay::Record;
 use crate::model::{Envelope, Event, MessageInfo, Part};
+use crate::source::decode::apply::Record;
+use crate::source::decode::record::{Decoded, RecordError};
 
 /// Which saved form a value was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::source::address::canonical;
 use crate::source::live::Auth;
+use crate::source::live::address::canonical;
 use probe::Identity;
 
 /// How long one confirming request may take. Servers on this machine

@@ -28,17 +28,18 @@ pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
 impl SseFrame {
     /// The frame as a record: decoded, or why it could not be.
-    pub fn record(&self) -> super::replay::Record {
+    pub fn record(&self) -> crate::source::decode::apply::Record {
         if self.oversized {
-            return super::replay::Record {
+            return crate::source::decode::apply::Record {
                 line: self.line,
                 repaired: None,
-                item: Err(super::record::RecordError::too_long(
+                item: Err(crate::source::decode::record::RecordError::too_long(
                     "SSE frame larger than the limit, skipped",
                 )),
             };
         }
-        let mut record = super::replay::decode_record(self.data.as_bytes(), self.line, true);
+        let mut record =
+            crate::source::decode::apply::decode_record(self.data.as_bytes(), self.line, true);
         if self.repaired && record.repaired.is_none() {
             record.repaired = Some("invalid UTF-8 replaced");
         }

@@ -139,7 +139,7 @@ impl IngestStats {
     }
 
     /// A record that could not be used, counted by the reason it gives.
-    pub fn malformed(&mut self, line: u64, error: &crate::source::record::RecordError) {
+    pub fn malformed(&mut self, line: u64, error: &crate::source::decode::record::RecordError) {
         let reason = error.reason();
         if self.first_reason.is_none() {
             self.first_reason = Some(reason.clone());

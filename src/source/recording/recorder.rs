@@ -14,7 +14,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 
-use super::sse::{SseDecoder, SseFrame};
+use crate::source::decode::sse::{SseDecoder, SseFrame};
 
 /// The recording format's version, in the header line.
 pub const FORMAT_VERSION: u32 = 1;

@@ -14,14 +14,15 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::live::reply::{self, Reply, ReplyOutcome};
-use super::live::{self, Client, LiveCommand, LiveOptions};
-use super::msg::{SourceMsg, SourceState};
-use super::record::Decoded;
-use super::recorder::Feed;
-use super::replay::Record;
 use crate::model::store::fleet::{self, ServerReport, ServerState};
 use crate::model::{Envelope, Event};
+use crate::source::decode::apply::Record;
+use crate::source::decode::record::Decoded;
+use crate::source::live::reply::{self, Reply};
+use crate::source::live::{self, Client, LiveCommand, LiveOptions};
+use crate::source::msg::ReplyOutcome;
+use crate::source::msg::{SourceMsg, SourceState};
+use crate::source::recording::recorder::Feed;
 
 /// One server to watch.
 #[derive(Debug, Clone)]
