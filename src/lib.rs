@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod archive;
+pub mod cli;
 pub mod headless;
 pub mod model;
 pub mod render;

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::archive::place::{self, ConfigValue};
+use crate::archive::progress::{Pacer, Step, megabytes};
+use crate::archive::{Engine, Limits, Query, Setting};
+use crate::model::wire::sanitize;
 use clap::{Args, Subcommand};
-use ocview::archive::place::{self, ConfigValue};
-use ocview::archive::progress::{Pacer, Step, megabytes};
-use ocview::archive::{Engine, Limits, Query, Setting};
-use ocview::model::wire::sanitize;
 
 /// Where the archive is, or that there is none.
 #[derive(Args, Clone, Default)]
@@ -127,7 +127,7 @@ impl SearchArgs {
     pub fn query(&self, now_ms: i64) -> Result<Query, String> {
         let time = |t: &Option<String>| {
             t.as_deref()
-                .map(|t| ocview::archive::query::parse_time(t, now_ms))
+                .map(|t| crate::archive::query::parse_time(t, now_ms))
                 .transpose()
         };
         Ok(Query {
@@ -148,7 +148,7 @@ impl SearchArgs {
 
 /// `2026-11-22 14:03`, local time.
 fn date(ms: i64) -> String {
-    match ocview::render::clock::local(ms) {
+    match crate::render::clock::local(ms) {
         Some(t) => format!(
             "{}-{:02}-{:02} {:02}:{:02}",
             t.year, t.month, t.day, t.hour, t.minute
@@ -250,7 +250,7 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
     let mut keeper = None;
     let mut archive = None;
     if let Setting::Postgres(_) = setting {
-        let kept = ocview::archive::keeper::Keeper::open(setting, &say)
+        let kept = crate::archive::keeper::Keeper::open(setting, &say)
             .map_err(|e| e.to_string())?
             .ok_or("the archive is off")?;
         if let Some(why) = kept.read_only() {
@@ -287,9 +287,9 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
             Step::Read { .. } => {}
         };
         let result = match (&mut keeper, &mut archive) {
-            (Some(keeper), _) => ocview::archive::import::import_kept(keeper, file, &say, &mut on),
+            (Some(keeper), _) => crate::archive::import::import_kept(keeper, file, &say, &mut on),
             (None, Some(archive)) => {
-                ocview::archive::import::import_file_with(&mut **archive, file, &mut on)
+                crate::archive::import::import_file_with(&mut **archive, file, &mut on)
             }
             (None, None) => unreachable!("an archive or a keeper is open"),
         };
@@ -338,7 +338,7 @@ pub fn import_db(
 ) -> Result<ExitCode, String> {
     let path = match path {
         Some(p) => p.to_path_buf(),
-        None => ocview::source::opencode_db::DbEnv::from_process()
+        None => crate::source::opencode_db::DbEnv::from_process()
             .database()
             .ok_or(
                 "no opencode database on this machine (no home folder, or OPENCODE_DB=:memory:)",
@@ -349,19 +349,19 @@ pub fn import_db(
         return Err(format!("archive {}: {why}", archive.place()));
     }
     let shown = sanitize::line(&path.display().to_string()).into_owned();
-    let name = ocview::archive::import_db::short_name(&path);
+    let name = crate::archive::import_db::short_name(&path);
     let mut progress = |done: u64, total: u64| {
         if total > 0 {
             eprint!(
                 "\rocview: importing {name} {}",
-                ocview::archive::import_db::progress_line(done, total)
+                crate::archive::import_db::progress_line(done, total)
             );
         }
     };
     // What the age limit would prune is left out.
     let floor = limits.age_floor(now_ms());
     let done =
-        ocview::archive::import_db::import_db_within(&mut *archive, &path, floor, &mut progress)?;
+        crate::archive::import_db::import_db_within(&mut *archive, &path, floor, &mut progress)?;
     eprintln!(
         "\rocview: {shown}: {} sessions read, {} new events, {} parts written",
         done.sessions, done.written.events, done.written.parts
@@ -381,7 +381,7 @@ pub fn import_db(
 pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Bytes), String> {
     let mut archive = open(setting)?;
     let id = session_id(&mut *archive, session)?;
-    let events = ocview::archive::export::session_log(&mut *archive, &id)?;
+    let events = crate::archive::export::session_log(&mut *archive, &id)?;
     let mut text = String::new();
     for e in events {
         text.push_str(&e);
@@ -434,7 +434,7 @@ pub fn stats(json: bool, setting: &Setting) -> Result<ExitCode, String> {
         format!(
             "{}: {}, {} sessions, {} messages, {} parts, {} events{when}{}\n",
             archive.place(),
-            ocview::archive::prune::bytes(size),
+            crate::archive::prune::bytes(size),
             counts.sessions,
             counts.messages,
             counts.parts,
@@ -455,9 +455,9 @@ pub fn prune(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
     if let Some(why) = archive.read_only() {
         return Err(format!("archive {}: {why}", archive.place()));
     }
-    let pruned = ocview::archive::prune::prune(&mut *archive, limits, now_ms())
-        .map_err(|e| e.to_string())?;
-    let size = |n| ocview::archive::prune::bytes(n);
+    let pruned =
+        crate::archive::prune::prune(&mut *archive, limits, now_ms()).map_err(|e| e.to_string())?;
+    let size = |n| crate::archive::prune::bytes(n);
     let line = match pruned.summary(limits) {
         Some(line) => format!(
             "{line}: {} now holds {} (was {}); `ocview archive vacuum` gives the space back\n",
@@ -483,7 +483,7 @@ pub fn vacuum(setting: &Setting) -> Result<ExitCode, String> {
     eprintln!(
         "ocview: {} vacuumed ({} held)",
         archive.place(),
-        ocview::archive::prune::bytes(before)
+        crate::archive::prune::bytes(before)
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -498,7 +498,7 @@ pub fn export(session: Option<&str>, file: &Path, setting: &Setting) -> Result<E
     let shown = sanitize::line(&file.display().to_string()).into_owned();
     let done = if file.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
-        ocview::archive::export::export(&mut *archive, id.as_deref(), &mut out)?
+        crate::archive::export::export(&mut *archive, id.as_deref(), &mut out)?
     } else {
         // A new file is private (what it holds may be secret); one that
         // exists keeps its mode.
@@ -513,7 +513,7 @@ pub fn export(session: Option<&str>, file: &Path, setting: &Setting) -> Result<E
         }
         .map_err(|e| format!("cannot write {shown}: {e}"))?;
         let mut out = std::io::BufWriter::new(out);
-        ocview::archive::export::export(&mut *archive, id.as_deref(), &mut out)
+        crate::archive::export::export(&mut *archive, id.as_deref(), &mut out)
             .map_err(|e| format!("{shown}: {e}"))?
     };
     eprintln!(

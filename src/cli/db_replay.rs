@@ -5,13 +5,13 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ocview::app::App;
-use ocview::app::config::Config;
-use ocview::app::launch::Outcome;
-use ocview::source::opencode_db::{Db, DbEnv, event_log};
+use crate::app::App;
+use crate::app::launch::Outcome;
+use crate::source::opencode_db::{Db, DbEnv, event_log};
 
 use crate::cli::PaceArgs;
-use crate::{Input, Usage, dump_input, viewer};
+use crate::cli::io::{Setup, Usage};
+use crate::cli::replay::{Input, dump_input, viewer};
 
 /// An SQLite file (by its header): read as opencode's database.
 pub fn is_database(path: &Path) -> bool {
@@ -27,12 +27,12 @@ pub fn local_database() -> Option<PathBuf> {
 }
 
 fn shown(path: &Path) -> String {
-    ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned()
+    crate::model::wire::sanitize::line(&path.display().to_string()).into_owned()
 }
 
 /// Play (or `--dump`) one session of the database at `path`.
 pub fn replay(
-    config: Config,
+    setup: Setup,
     path: &Path,
     session: Option<String>,
     dump: bool,
@@ -54,7 +54,7 @@ pub fn replay(
         return dump_input(Box::new(std::io::Cursor::new(bytes)), Path::new(&label));
     }
     viewer(
-        config,
+        setup,
         &label,
         Input::Bytes(bytes::Bytes::from(bytes)),
         pace,
@@ -88,14 +88,14 @@ fn resolve(db: &Db, wanted: &str) -> anyhow::Result<String> {
         [one] => Ok(one.clone()),
         [] => Err(anyhow::anyhow!(
             "no session {} in {}",
-            ocview::model::wire::sanitize::line(wanted),
+            crate::model::wire::sanitize::line(wanted),
             shown(db.path())
         )),
         many => Err(anyhow::anyhow!(
             "{} names more than one session: {}",
-            ocview::model::wire::sanitize::line(wanted),
+            crate::model::wire::sanitize::line(wanted),
             many.iter()
-                .map(|id| ocview::model::wire::sanitize::line(id))
+                .map(|id| crate::model::wire::sanitize::line(id))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
@@ -103,7 +103,7 @@ fn resolve(db: &Db, wanted: &str) -> anyhow::Result<String> {
 }
 
 /// The viewer on the database's sessions alone.
-pub fn history(config: Config, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub fn history(setup: Setup, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let Some(path) = db.or_else(|| DbEnv::from_process().database()) else {
         anyhow::bail!("no opencode database here (set OPENCODE_DB or XDG_DATA_HOME)");
     };
@@ -112,14 +112,14 @@ pub fn history(config: Config, db: Option<PathBuf>) -> anyhow::Result<ExitCode> 
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("standard output is not a terminal; the history viewer needs one");
     }
-    let mut app = App::new(config, "history", false).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut app = App::new(setup.config, "history", false).map_err(|e| anyhow::anyhow!("{e}"))?;
     // Searchable, and its sessions listed after the database's.
-    crate::connect_archive(&mut app, None);
+    crate::cli::archive_tap::connect_archive(&mut app, None, &setup.archive);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let outcome = rt.block_on(ocview::app::launch::history::history_tui(app, path));
+    let outcome = rt.block_on(crate::app::launch::history::history_tui(app, path));
     rt.shutdown_background();
     Ok(match outcome? {
         Outcome::Done => ExitCode::SUCCESS,

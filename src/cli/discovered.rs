@@ -3,10 +3,10 @@
 
 use std::process::ExitCode;
 
-use ocview::model::wire::sanitize;
-use ocview::source::live::Auth;
-use ocview::source::live::discover::{self, Discovery, NOTHING_FOUND, Named, Options, Server};
-use ocview::source::live::fleet::FleetServer;
+use crate::model::wire::sanitize;
+use crate::source::live::Auth;
+use crate::source::live::discover::{self, Discovery, NOTHING_FOUND, Named, Options, Server};
+use crate::source::live::fleet::FleetServer;
 
 /// Where to look: `$OPENCODE_SERVER_URL` and the config's `servers`
 /// (checked: a bad one is a usage error, as for `attach`), and the config's
@@ -24,7 +24,7 @@ pub fn options(
         auth: auth.clone(),
     };
     let env_url = match std::env::var("OPENCODE_SERVER_URL") {
-        Ok(url) if !url.is_empty() => Some(named(crate::server_url(
+        Ok(url) if !url.is_empty() => Some(named(crate::cli::io::server_url(
             &url,
             Some("$OPENCODE_SERVER_URL"),
         )?)),
@@ -32,7 +32,7 @@ pub fn options(
     };
     let mut configured = servers
         .iter()
-        .map(|url| crate::server_url(url, Some("the config's servers")).map(named))
+        .map(|url| crate::cli::io::server_url(url, Some("the config's servers")).map(named))
         .collect::<anyhow::Result<Vec<_>>>()?;
     configured.extend(members.iter().map(|m| Named {
         url: m.client.base().to_string(),
@@ -50,12 +50,14 @@ pub fn options(
 /// else the default, unless another user's server listens there: theirs
 /// is watched (and sent a password) only when named.
 pub fn attach_url(arg: Option<String>) -> anyhow::Result<String> {
-    use ocview::source::live::discover::{default_proc_root, effective_uid, local};
+    use crate::source::live::discover::{default_proc_root, effective_uid, local};
     if let Some(url) = arg {
-        return crate::server_url(&url, None);
+        return crate::cli::io::server_url(&url, None);
     }
     match std::env::var("OPENCODE_SERVER_URL") {
-        Ok(url) if !url.is_empty() => crate::server_url(&url, Some("$OPENCODE_SERVER_URL")),
+        Ok(url) if !url.is_empty() => {
+            crate::cli::io::server_url(&url, Some("$OPENCODE_SERVER_URL"))
+        }
         _ => {
             const DEFAULT: &str = "http://127.0.0.1:4096";
             let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 4096));
@@ -70,7 +72,7 @@ pub fn attach_url(arg: Option<String>) -> anyhow::Result<String> {
 }
 
 pub fn run(options: &Options) -> anyhow::Result<Discovery> {
-    let rt = crate::runtime()?;
+    let rt = crate::cli::io::runtime()?;
     let found = rt.block_on(discover::discover(options));
     rt.shutdown_background();
     for problem in &found.problems {
@@ -89,7 +91,7 @@ pub fn list(options: &Options, json: bool) -> anyhow::Result<ExitCode> {
     let found = run(options)?;
     if found.servers.is_empty() {
         if json {
-            crate::write_stdout("[]\n")?;
+            crate::cli::io::write_stdout("[]\n")?;
         }
         eprintln!("{NOTHING_FOUND}");
         return Ok(ExitCode::FAILURE);
@@ -104,7 +106,7 @@ pub fn list(options: &Options, json: bool) -> anyhow::Result<ExitCode> {
             .map(|s| format!("{}\n", line(s)))
             .collect()
     };
-    crate::write_stdout(&text)
+    crate::cli::io::write_stdout(&text)
 }
 
 /// One server on one line: URL, version, directory, how it was found.
@@ -131,6 +133,17 @@ pub fn line(s: &Server) -> String {
         sanitize::line(&s.url),
         how.join(", ")
     )
+}
+
+/// `ocview discover`: the servers found (and configured), as lines or JSON.
+pub(crate) fn discover(
+    network: bool,
+    setup: &crate::cli::io::Setup,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let auth = crate::cli::io::resolve_auth(&crate::cli::AuthArgs::default())?;
+    let options = options(network, &setup.config.servers, &[], auth)?;
+    list(&options, json)
 }
 
 #[cfg(test)]

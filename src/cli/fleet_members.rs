@@ -7,18 +7,18 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use ocview::app::config::ServerConfig;
-use ocview::source::live::address::{canonical, same};
-use ocview::source::live::discover::{self, Via};
-use ocview::source::live::fleet::{FleetServer, key_of, unique_keys};
-use ocview::source::live::{Auth, Client, LiveOptions};
+use crate::app::config::ServerConfig;
+use crate::source::live::address::{canonical, same};
+use crate::source::live::discover::{self, Via};
+use crate::source::live::fleet::{FleetServer, key_of, unique_keys};
+use crate::source::live::{Auth, Client, LiveOptions};
 
 /// The URLs checked (a bad one is a usage error), each address once, in
 /// the spelling it was first given.
 pub fn distinct_urls(urls: &[String]) -> anyhow::Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for url in urls {
-        let url = crate::server_url(url, None)?;
+        let url = crate::cli::io::server_url(url, None)?;
         if !out.iter().any(|u| same(u, &url)) {
             out.push(url);
         }
@@ -50,7 +50,7 @@ pub fn from_config(servers: &[ServerConfig]) -> anyhow::Result<Vec<FleetServer>>
     let mut keys = Vec::new();
     let mut out: Vec<FleetServer> = Vec::new();
     for s in servers {
-        let url = crate::server_url(&s.url, Some("the config's [[server]]"))?;
+        let url = crate::cli::io::server_url(&s.url, Some("the config's [[server]]"))?;
         if out.iter().any(|m| same(m.client.base(), &url)) {
             tracing::warn!("config: a second [[server]] for {url} is passed over");
             continue;
@@ -60,14 +60,14 @@ pub fn from_config(servers: &[ServerConfig]) -> anyhow::Result<Vec<FleetServer>>
             password_file: s.password_file.as_deref().map(home),
             password: None,
         };
-        let auth = crate::resolve_auth(&args)?;
+        let auth = crate::cli::io::resolve_auth(&args)?;
         if let Some(name) = &s.name
             && (name.is_empty() || name.contains('@') || name.chars().any(char::is_control))
         {
             // `@` separates an id from its server's name in the store.
-            return Err(crate::Usage(format!(
+            return Err(crate::cli::io::Usage(format!(
                 "the config's [[server]] name {:?}: must be non-empty, without '@' or control characters",
-                ocview::model::wire::sanitize::line(name)
+                crate::model::wire::sanitize::line(name)
             ))
             .into());
         }

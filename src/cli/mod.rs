@@ -1,16 +1,27 @@
 //! The command line: subcommands, their flags and how each value is
-//! checked. Parsing only; `main` acts on it.
+//! checked (here), and each command acted on (`run`, then a file per
+//! command: `attach`, `replay`, `record`, `export`, `db_replay` for
+//! history, `stats`, `archive` for search and the archive's own). The
+//! binary only parses and calls `run::run`, so every command can be run
+//! in process.
 
 pub mod archive;
+pub mod archive_tap;
+pub mod attach;
 pub mod db_replay;
 pub mod discovered;
+pub mod export;
 pub mod fleet_members;
+pub mod io;
+pub mod record;
+pub mod replay;
+pub mod run;
 pub mod stats;
 
 use std::path::PathBuf;
 
+use crate::source::live::Auth;
 use clap::{Args, Parser, Subcommand};
-use ocview::source::live::Auth;
 
 /// A fast full-screen terminal viewer for OpenCode agent sessions.
 #[derive(Parser)]
@@ -72,36 +83,7 @@ pub enum Command {
         pace: PaceArgs,
     },
     /// Watch a running `opencode serve` live; several at once with more URLs.
-    Attach {
-        /// The servers (default: $OPENCODE_SERVER_URL, else
-        /// http://127.0.0.1:4096 unless another user's server listens
-        /// there). Two or more are watched together, grouped by server in
-        /// one list, with one prompt inbox; one address in two spellings is
-        /// one server.
-        #[arg(value_name = "URL")]
-        urls: Vec<String>,
-        /// Every project of the server (`/global/event`), not only its current one.
-        #[arg(long)]
-        all: bool,
-        #[command(flatten)]
-        auth: AuthArgs,
-        /// Also record every event received to this file (replayable).
-        #[arg(long, value_name = "FILE")]
-        record: Option<PathBuf>,
-        /// Open this session at once (its id, or the start of it when only
-        /// one session has that start).
-        #[arg(long, value_name = "ID", conflicts_with_all = ["dump_after", "dump_when_idle"])]
-        session: Option<String>,
-        /// No terminal: print the synced state after this many seconds.
-        #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
-        dump_after: Option<f64>,
-        /// No terminal: print the state once synced and no session is busy.
-        #[arg(long)]
-        dump_when_idle: bool,
-        /// With --dump-when-idle: give up waiting after this many seconds.
-        #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 120.0)]
-        timeout: f64,
-    },
+    Attach(AttachArgs),
     /// Record a live server's events to a file, without the viewer, until
     /// interrupted (Ctrl-C or SIGTERM).
     Record {
@@ -174,6 +156,40 @@ pub enum Command {
         #[command(flatten)]
         pace: PaceArgs,
     },
+}
+
+// `ocview attach`: the servers, and how to watch them (a plain comment:
+// the subcommand's help is the variant's).
+#[derive(Args)]
+pub struct AttachArgs {
+    /// The servers (default: $OPENCODE_SERVER_URL, else
+    /// http://127.0.0.1:4096 unless another user's server listens
+    /// there). Two or more are watched together, grouped by server in
+    /// one list, with one prompt inbox; one address in two spellings is
+    /// one server.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// Every project of the server (`/global/event`), not only its current one.
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub auth: AuthArgs,
+    /// Also record every event received to this file (replayable).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Open this session at once (its id, or the start of it when only
+    /// one session has that start).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["dump_after", "dump_when_idle"])]
+    pub session: Option<String>,
+    /// No terminal: print the synced state after this many seconds.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "dump_when_idle", value_parser = parse_seconds)]
+    pub dump_after: Option<f64>,
+    /// No terminal: print the state once synced and no session is busy.
+    #[arg(long)]
+    pub dump_when_idle: bool,
+    /// With --dump-when-idle: give up waiting after this many seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 120.0)]
+    pub timeout: f64,
 }
 
 /// Basic auth for a server started with `OPENCODE_SERVER_PASSWORD`. The
@@ -275,7 +291,7 @@ fn read_line_within(
 /// with keys, a file other users may read or change is refused.
 fn read_password(path: &std::path::Path) -> Result<String, String> {
     use std::os::unix::fs::PermissionsExt;
-    let shown = || ocview::model::wire::sanitize::line(&path.display().to_string()).into_owned();
+    let shown = || crate::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     let cannot = |e: std::io::Error| format!("cannot read the password file {}: {e}", shown());
     // Never blocking on open: a named pipe nobody writes to would wait
     // forever (a `<(pass show …)` pipe has its writer and is read).
@@ -511,7 +527,7 @@ mod tests {
         let cli =
             Cli::try_parse_from(["ocview", "attach", "http://h:1", "--session", "ses_1"]).unwrap();
         assert!(
-            matches!(cli.command, Some(Command::Attach { session: Some(s), .. }) if s == "ses_1")
+            matches!(cli.command, Some(Command::Attach(AttachArgs { session: Some(s), .. })) if s == "ses_1")
         );
         // The export's own --session is still its own.
         let cli =

@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
+use crate::headless::stats::{self, StatsOptions};
+use crate::source::opencode_db::usage::{self, UsageQuery};
+use crate::source::opencode_db::{Db, DbEnv};
 use clap::Args;
-use ocview::headless::stats::{self, StatsOptions};
-use ocview::source::opencode_db::usage::{self, UsageQuery};
-use ocview::source::opencode_db::{Db, DbEnv};
 
 #[derive(Args)]
 pub struct StatsArgs {
@@ -87,4 +87,10 @@ pub fn run(args: &StatsArgs) -> Result<String, String> {
     } else {
         stats::to_text(&found, &options)
     })
+}
+
+/// `ocview stats`: the figures on standard output.
+pub fn print(args: &StatsArgs) -> anyhow::Result<std::process::ExitCode> {
+    let text = run(args).map_err(anyhow::Error::msg)?;
+    crate::cli::io::write_stdout(&text)
 }

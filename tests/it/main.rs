@@ -11,6 +11,7 @@ mod archive_live;
 mod archive_part_rows;
 mod bounds;
 mod cards;
+mod cli_run;
 mod diff_bands;
 mod final_word;
 mod fleet_list;
