@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use ocview::archive::{Engine, Setting};
+use ocview::archive::Setting;
 use ocview::cli::Cli;
 use ocview::cli::run::run;
 
