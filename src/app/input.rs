@@ -4,7 +4,7 @@
 use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
-use crate::app::keymap::Action;
+use crate::app::keymap::{Action, Context};
 use crate::app::view::Jump;
 use crate::app::{App, Focus, Overlay};
 
@@ -48,9 +48,19 @@ impl App {
 
     pub fn act(&mut self, action: Action) {
         self.note_navigation(action);
-        let page = crate::app::boxes::turn_inner(self.areas.turns)
-            .height
-            .max(1) as i64;
+        match action.context() {
+            Context::Global => self.act_everywhere(action),
+            Context::Sessions => self.act_on_list(action),
+            Context::Turns => self.act_on_turns(action),
+            Context::Player => self.player_act(action),
+            // The keys of layers that take every key (lists, the prompt
+            // bar, confirmations, the diff view) never come here.
+            Context::List | Context::Prompt | Context::Confirm | Context::Diff => {}
+        }
+    }
+
+    /// An action of any pane.
+    fn act_everywhere(&mut self, action: Action) {
         match action {
             Action::Quit => self.quit = true,
             Action::Suspend => {
@@ -62,7 +72,6 @@ impl App {
                 self.help.scroll = 0;
             }
             Action::BadRecord => self.show_bad_record(),
-            Action::ArchiveSearch => self.open_archive_search(),
             Action::FocusNext => {
                 let prompt = self.current_prompt().is_some();
                 self.focus = match self.focus {
@@ -98,18 +107,52 @@ impl App {
             Action::Back => self.back(),
             Action::Themes => self.open_theme_picker(),
             Action::Usage => self.open_usage(),
+            Action::Times => {
+                self.show_times = !self.show_times;
+                self.verbs.say(if self.show_times {
+                    "wall-clock times on"
+                } else {
+                    "wall-clock times off"
+                });
+            }
+            Action::PromptList => self.open_jump_list(),
+            Action::CycleDetail => {
+                self.detail = self.detail.next();
+                self.verbs
+                    .say(format!("detail: {}", self.detail.describe()));
+            }
+            Action::Diffs => {
+                self.overlay = Some(Overlay::Diffs);
+                self.diff.scroll = 0;
+            }
+            Action::CopySession => self.copy_session(),
+            Action::Abort => self.ask_abort(),
+            _ => {}
+        }
+    }
+
+    /// An action of the session list.
+    fn act_on_list(&mut self, action: Action) {
+        match action {
+            Action::ArchiveSearch => self.open_archive_search(),
             Action::Up => self.move_selection(-1),
             Action::Down => self.move_selection(1),
             Action::First => self.move_selection(i64::MIN / 2),
             Action::Last => self.move_selection(i64::MAX / 2),
-            Action::Open => {
-                if !self.toggle_group() && self.selected.is_some() {
-                    self.open_at_first_hit();
-                }
-            }
+            Action::Open => self.open_selected(),
             Action::ToggleTree => self.toggle_fold(),
             Action::DismissServer => self.dismiss_server(),
             Action::ReplayHistory => self.replay_history(),
+            _ => {}
+        }
+    }
+
+    /// An action of the turn view.
+    fn act_on_turns(&mut self, action: Action) {
+        let page = crate::app::boxes::turn_inner(self.areas.turns)
+            .height
+            .max(1) as i64;
+        match action {
             Action::ScrollUp => self.scroll(-1),
             Action::ScrollDown => self.scroll(1),
             Action::HalfPageUp => self.scroll(-(page / 2).max(1)),
@@ -145,80 +188,18 @@ impl App {
                 }
                 self.turns.insert(id, state);
             }
-            Action::Times => {
-                self.show_times = !self.show_times;
-                self.verbs.say(if self.show_times {
-                    "wall-clock times on"
-                } else {
-                    "wall-clock times off"
-                });
-            }
-            Action::PromptList => self.open_jump_list(),
-            // The keys of layers that take every key (lists, the prompt
-            // bar, confirmations, the diff view) never come here.
-            Action::ListUp
-            | Action::ListDown
-            | Action::ListPageUp
-            | Action::ListPageDown
-            | Action::ListTop
-            | Action::ListBottom
-            | Action::ListChoose
-            | Action::ListClose
-            | Action::PromptNext
-            | Action::PromptPrev
-            | Action::PromptSession
-            | Action::PromptView
-            | Action::AllowOnce
-            | Action::AllowAlways
-            | Action::Reject
-            | Action::RejectMessage
-            | Action::ChoiceLeft
-            | Action::ChoiceRight
-            | Action::OptionUp
-            | Action::OptionDown
-            | Action::OptionToggle
-            | Action::PromptEnter
-            | Action::QuestionReview
-            | Action::QuestionDismiss
-            | Action::PromptLater
-            | Action::Confirm
-            | Action::Cancel
-            | Action::DiffNextFile
-            | Action::DiffPrevFile
-            | Action::DiffScrollDown
-            | Action::DiffScrollUp
-            | Action::DiffPageDown
-            | Action::DiffPageUp
-            | Action::DiffTop
-            | Action::DiffClose => {}
-            Action::CycleDetail => {
-                self.detail = self.detail.next();
-                self.verbs
-                    .say(format!("detail: {}", self.detail.describe()));
-            }
-            Action::Diffs => {
-                self.overlay = Some(Overlay::Diffs);
-                self.diff.scroll = 0;
-            }
             Action::Copy => self.copy_selected(),
-            Action::CopySession => self.copy_session(),
             Action::Pager => self.open_in(crate::app::verbs::handover::Program::Pager),
             Action::Editor => self.open_in(crate::app::verbs::handover::Program::Editor),
-            Action::Abort => self.ask_abort(),
-            Action::PlayPause
-            | Action::Faster
-            | Action::Slower
-            | Action::StepForward
-            | Action::StepBack
-            | Action::PartForward
-            | Action::PartBack
-            | Action::TurnForward
-            | Action::TurnBack
-            | Action::SeekForward
-            | Action::SeekBack
-            | Action::SeekStart
-            | Action::SeekEnd
-            | Action::SeekTo => self.player_act(action),
+            _ => {}
+        }
+    }
+
+    /// Enter on the list: a group heading folds or unfolds; a session
+    /// opens (at the filter's first hit in it, when there is one).
+    fn open_selected(&mut self) {
+        if !self.toggle_group() && self.selected.is_some() {
+            self.open_at_first_hit();
         }
     }
 

@@ -111,17 +111,8 @@ where
             biased;
             _ = &mut shutdown => return Ok(Exit::Shutdown),
             _ = std::future::ready(()), if !typed_during_frame.is_empty() => {
-                while let Some((ev, typed_at)) = typed_during_frame.pop_front() {
-                    let Some(ev) = ev else {
-                        return Ok(Exit::InputClosed);
-                    };
-                    if app.on_terminal_event_typed_at(ev, typed_at) {
-                        gate.request_now(Instant::now());
-                    }
-                    // Quitting or handing the terminal over comes first.
-                    if app.quit || app.verbs.request.is_some() {
-                        break;
-                    }
+                if let Some(exit) = apply_typed(app, &mut gate, &mut typed_during_frame) {
+                    return Ok(exit);
                 }
             }
             ev = input.next(), if !input_ended => match ev {
@@ -135,16 +126,7 @@ where
             },
             msg = source.recv(), if source_open => match msg {
                 Some(msg) => {
-                    let mut changed = app.on_source(msg);
-                    let mut n = 1;
-                    while n < DRAIN_LIMIT {
-                        match source.try_recv() {
-                            Ok(msg) => changed |= app.on_source(msg),
-                            Err(_) => break,
-                        }
-                        n += 1;
-                    }
-                    if changed {
+                    if drain(app, msg, &mut source) {
                         gate.request(Instant::now());
                     }
                 }
@@ -186,50 +168,120 @@ where
             return Ok(Exit::Quit);
         }
         if let Some(request) = app.verbs.request.take() {
-            match request {
-                Request::Write(bytes) => terminal.backend_mut().alert(&bytes)?,
-                Request::Clipboard { argv, content } => {
-                    let tx = app.verbs.done_sender();
-                    let via = app.verbs.clipboard.via();
-                    tokio::spawn(async move {
-                        let result =
-                            crate::app::verbs::clipboard::run_program(argv, content.text.clone())
-                                .await;
-                        let _ = tx.send(AppMsg::Clipboard {
-                            via,
-                            content,
-                            result,
-                        });
-                    });
-                }
-                Request::Open(program, content) => {
-                    // The reader goes first: it would read the program's keys.
-                    drop(input);
-                    let ran = hand_over(terminal, program, &content, shutdown.as_mut()).await;
-                    input = new_input();
-                    match ran? {
-                        Some(result) => app.on_opened(result),
-                        None => return Ok(Exit::Shutdown),
-                    }
-                }
-                Request::Run { argv, what } => {
-                    drop(input);
-                    let mut command = std::process::Command::new(&argv[0]);
-                    command.args(&argv[1..]);
-                    let ran = run_handed_over(terminal, command, shutdown.as_mut()).await;
-                    input = new_input();
-                    match ran? {
-                        Some(Ok(s)) if s.success() => app.on_opened(Ok(format!("{what} closed"))),
-                        Some(Ok(s)) => app.on_opened(Err(format!("{what} failed: {s}"))),
-                        Some(Err(e)) => app.on_opened(Err(format!("cannot run {what}: {e}"))),
-                        None => return Ok(Exit::Shutdown),
-                    }
-                }
-                Request::Suspend(job) => crate::app::terminal::job_control::suspend(terminal, job)?,
+            let (reader, exit) = carry_out(
+                app,
+                terminal,
+                request,
+                input,
+                &mut new_input,
+                shutdown.as_mut(),
+            )
+            .await?;
+            input = reader;
+            if let Some(exit) = exit {
+                return Ok(exit);
             }
             gate.request_now(Instant::now());
         }
     }
+}
+
+/// Apply the keys that came in while a frame was drawn, each counted from
+/// the frame's start; stop at a quit or a hand-over. `Some`: the loop ends
+/// (input ended among them).
+fn apply_typed(
+    app: &mut App,
+    gate: &mut FrameGate,
+    typed: &mut std::collections::VecDeque<(Option<Event>, Instant)>,
+) -> Option<Exit> {
+    while let Some((ev, typed_at)) = typed.pop_front() {
+        let Some(ev) = ev else {
+            return Some(Exit::InputClosed);
+        };
+        if app.on_terminal_event_typed_at(ev, typed_at) {
+            gate.request_now(Instant::now());
+        }
+        // Quitting or handing the terminal over comes first.
+        if app.quit || app.verbs.request.is_some() {
+            break;
+        }
+    }
+    None
+}
+
+/// Apply `first` and whatever else the sources have queued (at most
+/// `DRAIN_LIMIT`, so input gets a look in). Whether anything changed.
+fn drain(app: &mut App, first: SourceMsg, source: &mut mpsc::Receiver<SourceMsg>) -> bool {
+    let mut changed = app.on_source(first);
+    for _ in 1..DRAIN_LIMIT {
+        match source.try_recv() {
+            Ok(msg) => changed |= app.on_source(msg),
+            Err(_) => break,
+        }
+    }
+    changed
+}
+
+/// Do what a key handler asked of the loop: write to the terminal, run the
+/// clipboard program, hand the terminal to a program, stop the job. The
+/// input reader is dropped while another program has the terminal (it
+/// would read that program's keys): the reader to go on with, and `Some`
+/// when the loop ends.
+async fn carry_out<B, I, F, S>(
+    app: &mut App,
+    terminal: &mut Terminal<B>,
+    request: Request,
+    mut input: I,
+    new_input: &mut F,
+    mut shutdown: std::pin::Pin<&mut S>,
+) -> io::Result<(I, Option<Exit>)>
+where
+    B: FrameSink,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    F: FnMut() -> I,
+    S: Future<Output = ()>,
+{
+    match request {
+        Request::Write(bytes) => terminal.backend_mut().alert(&bytes)?,
+        Request::Clipboard { argv, content } => {
+            let tx = app.verbs.done_sender();
+            let via = app.verbs.clipboard.via();
+            tokio::spawn(async move {
+                let result =
+                    crate::app::verbs::clipboard::run_program(argv, content.text.clone()).await;
+                let _ = tx.send(AppMsg::Clipboard {
+                    via,
+                    content,
+                    result,
+                });
+            });
+        }
+        Request::Open(program, content) => {
+            // The reader goes first: it would read the program's keys.
+            drop(input);
+            let ran = hand_over(terminal, program, &content, shutdown.as_mut()).await;
+            input = new_input();
+            match ran? {
+                Some(result) => app.on_opened(result),
+                None => return Ok((input, Some(Exit::Shutdown))),
+            }
+        }
+        Request::Run { argv, what } => {
+            drop(input);
+            let mut command = std::process::Command::new(&argv[0]);
+            command.args(&argv[1..]);
+            let ran = run_handed_over(terminal, command, shutdown.as_mut()).await;
+            input = new_input();
+            match ran? {
+                Some(Ok(s)) if s.success() => app.on_opened(Ok(format!("{what} closed"))),
+                Some(Ok(s)) => app.on_opened(Err(format!("{what} failed: {s}"))),
+                Some(Err(e)) => app.on_opened(Err(format!("cannot run {what}: {e}"))),
+                None => return Ok((input, Some(Exit::Shutdown))),
+            }
+        }
+        Request::Suspend(job) => crate::app::terminal::job_control::suspend(terminal, job)?,
+    }
+    Ok((input, None))
 }
 
 /// How long a program told to stop (the viewer is shutting down) gets

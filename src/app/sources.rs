@@ -22,27 +22,7 @@ impl App {
 
     pub(crate) fn apply_source(&mut self, msg: SourceMsg) -> bool {
         match msg {
-            SourceMsg::Indexed(opened) => {
-                // The whole recording's sessions, before it rewinds.
-                let lookup = self
-                    .wanted_session
-                    .as_deref()
-                    .map(|w| opened.store.find_session(w));
-                self.install_player(*opened, tokio::time::Instant::now());
-                match lookup {
-                    // Opened now, or when the player reaches it.
-                    Some(Lookup::Found(id)) => {
-                        self.wanted_session = Some(id);
-                        self.open_wanted_session(false);
-                    }
-                    Some(miss) => {
-                        self.say_wanted_missed(miss);
-                        self.wanted_session = None;
-                    }
-                    None => {}
-                }
-                true
-            }
+            SourceMsg::Indexed(opened) => self.on_indexed(*opened),
             SourceMsg::Aborted {
                 session_id,
                 outcome,
@@ -57,23 +37,7 @@ impl App {
                 self.on_replied(&request_id, outcome);
                 true
             }
-            SourceMsg::State(state) => {
-                let mut changed = self.source.state != state;
-                if state == SourceState::Live {
-                    // What went wrong before is over; what `--session`
-                    // found (said as the sessions came) stays.
-                    let wanted_said = self
-                        .notice
-                        .as_deref()
-                        .is_some_and(|n| n.starts_with(WANTED_MISSED));
-                    if !wanted_said {
-                        changed |= self.notice.take().is_some();
-                    }
-                    changed |= self.retry_pages_now();
-                }
-                self.source.state = state;
-                changed
-            }
+            SourceMsg::State(state) => self.on_state(state),
             SourceMsg::Messages {
                 session_id,
                 messages,
@@ -91,28 +55,7 @@ impl App {
                 server,
                 sessions,
                 pending_prompts,
-            } => {
-                let server = server.as_deref();
-                let kept = self.store.retain_sessions(server, &sessions);
-                let settled = self.store.settle_missing_prompts(server, &pending_prompts);
-                let selected = self.selected.clone();
-                // What the other servers of a fleet list is not in `sessions`:
-                // the store says what is gone.
-                if self.selected.as_ref().is_some_and(|s| {
-                    !crate::app::session_tree::groups::is_group_key(s)
-                        && self.store.session(s).is_none()
-                }) {
-                    self.selected = None;
-                }
-                self.select_first_if_none(true);
-                // The server's sessions are all known now: a miss is said.
-                let wanted = self.open_wanted_session(true);
-                // A reconnect that finds everything as it was draws nothing.
-                wanted
-                    || !kept.change.is_empty()
-                    || !settled.change.is_empty()
-                    || self.selected != selected
-            }
+            } => self.on_reconcile(server.as_deref(), &sessions, &pending_prompts),
             SourceMsg::MessageTotal { session_id, total } => {
                 let changed = self.message_totals.total(&session_id) != Some(total);
                 self.message_totals.set(session_id, total);
@@ -142,53 +85,122 @@ impl App {
                 self.stats.lines = lines;
                 self.stats.malformed > 0
             }
-            SourceMsg::Record(record) => {
-                self.note_answered_elsewhere(&record);
-                self.watch(&record);
-                // A live source's events are kept in the archive too.
-                let archive = self.archive.tap.as_ref();
-                let mut keep = |env: &crate::model::Envelope| {
-                    if let Some(tap) = archive
-                        && !from_archive(env)
-                    {
-                        tap.event(env);
-                    }
-                };
-                let Some(outcome) = apply_record_tapped(
-                    *record,
-                    &mut self.store,
-                    &mut NoObserver,
-                    &mut self.stats,
-                    &mut keep,
-                ) else {
-                    return false;
-                };
-                // A heartbeat, or a status said again, shows nothing new.
-                if outcome.effect != Effect::Applied || outcome.change.is_empty() {
-                    return false;
-                }
-                if let Some(sid) = outcome.change.session.clone() {
-                    let content = outcome.change.message.is_some() || outcome.change.part.is_some();
-                    self.note_activity(&sid, content);
-                }
-                if let Some(t) = outcome
-                    .change
-                    .session
-                    .as_deref()
-                    .and_then(|id| self.store.session(id))
-                    .and_then(|s| s.info.time.updated)
-                {
-                    self.event_clock_ms = self.event_clock_ms.max(t);
-                }
-                self.select_first_if_none(outcome.change.session_list);
-                if outcome.change.session_list {
-                    self.open_wanted_session(false);
-                }
-                // Every applied change shows somewhere: the list always shows
-                // each session's status, time and cost.
-                true
-            }
+            SourceMsg::Record(record) => self.on_record(*record),
         }
+    }
+
+    /// A recording file, indexed: the player takes it, and `--session` is looked up in it.
+    fn on_indexed(&mut self, opened: crate::source::timeline::Opened) -> bool {
+        // The whole recording's sessions, before it rewinds.
+        let lookup = self
+            .wanted_session
+            .as_deref()
+            .map(|w| opened.store.find_session(w));
+        self.install_player(opened, tokio::time::Instant::now());
+        match lookup {
+            // Opened now, or when the player reaches it.
+            Some(Lookup::Found(id)) => {
+                self.wanted_session = Some(id);
+                self.open_wanted_session(false);
+            }
+            Some(miss) => {
+                self.say_wanted_missed(miss);
+                self.wanted_session = None;
+            }
+            None => {}
+        }
+        true
+    }
+
+    /// The source's state changed (live again: what went wrong is over).
+    fn on_state(&mut self, state: SourceState) -> bool {
+        let mut changed = self.source.state != state;
+        if state == SourceState::Live {
+            // What went wrong before is over; what `--session`
+            // found (said as the sessions came) stays.
+            let wanted_said = self
+                .notice
+                .as_deref()
+                .is_some_and(|n| n.starts_with(WANTED_MISSED));
+            if !wanted_said {
+                changed |= self.notice.take().is_some();
+            }
+            changed |= self.retry_pages_now();
+        }
+        self.source.state = state;
+        changed
+    }
+
+    /// After a (re)load: what the server no longer lists goes, and a reconnect that finds everything as it was draws nothing.
+    fn on_reconcile(
+        &mut self,
+        server: Option<&str>,
+        sessions: &std::collections::HashSet<String>,
+        pending_prompts: &std::collections::HashSet<String>,
+    ) -> bool {
+        let kept = self.store.retain_sessions(server, sessions);
+        let settled = self.store.settle_missing_prompts(server, pending_prompts);
+        let selected = self.selected.clone();
+        // What the other servers of a fleet list is not in `sessions`:
+        // the store says what is gone.
+        if self.selected.as_ref().is_some_and(|s| {
+            !crate::app::session_tree::groups::is_group_key(s) && self.store.session(s).is_none()
+        }) {
+            self.selected = None;
+        }
+        self.select_first_if_none(true);
+        // The server's sessions are all known now: a miss is said.
+        let wanted = self.open_wanted_session(true);
+        // A reconnect that finds everything as it was draws nothing.
+        wanted || !kept.change.is_empty() || !settled.change.is_empty() || self.selected != selected
+    }
+
+    /// One record through the reducer (and to the archive, for a live source); whether it shows.
+    fn on_record(&mut self, record: crate::source::decode::apply::Record) -> bool {
+        self.note_answered_elsewhere(&record);
+        self.watch(&record);
+        // A live source's events are kept in the archive too.
+        let archive = self.archive.tap.as_ref();
+        let mut keep = |env: &crate::model::Envelope| {
+            if let Some(tap) = archive
+                && !from_archive(env)
+            {
+                tap.event(env);
+            }
+        };
+        let Some(outcome) = apply_record_tapped(
+            record,
+            &mut self.store,
+            &mut NoObserver,
+            &mut self.stats,
+            &mut keep,
+        ) else {
+            return false;
+        };
+        // A heartbeat, or a status said again, shows nothing new.
+        if outcome.effect != Effect::Applied || outcome.change.is_empty() {
+            return false;
+        }
+        if let Some(sid) = outcome.change.session.clone() {
+            let content = outcome.change.message.is_some() || outcome.change.part.is_some();
+            self.note_activity(&sid, content);
+        }
+        if let Some(t) = outcome
+            .change
+            .session
+            .as_deref()
+            .and_then(|id| self.store.session(id))
+            .and_then(|s| s.info.time.updated)
+        {
+            self.event_clock_ms = self.event_clock_ms.max(t);
+        }
+        self.select_first_if_none(outcome.change.session_list);
+        if outcome.change.session_list {
+            self.open_wanted_session(false);
+        }
+        // Every applied change shows somewhere: the list always shows
+        // each session's status, time and cost.
+        true
     }
 
     /// Ring when a watched session (open in the turn view, or selected)

@@ -111,21 +111,22 @@ fn built<'v>(value: &'v mut Option<Value>, raw: &str) -> &'v mut Value {
     value.get_or_insert_with(|| serde_json::from_str(raw).unwrap_or(Value::Null))
 }
 
-pub(super) fn part_row(
-    m: &Message,
+/// What a part is indexed by: its kind, its tool and state (a tool call),
+/// when it started, and its text (a tool call's: its name, title, output,
+/// error and the strings of its input).
+fn indexed_fields(
     part: &Part,
-    clock: i64,
-    update: Option<&(String, u64)>,
-) -> PartRow {
+    peek: Option<&RawPeek<'_>>,
+    value: &mut Option<Value>,
+) -> (
+    &'static str,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    String,
+) {
     let raw_text = part.raw.get();
-    // An object of the usual shape is peeked at; any other is built.
-    let peek: Option<RawPeek<'_>> = raw_text
-        .trim_start()
-        .starts_with('{')
-        .then(|| serde_json::from_str(raw_text).ok())
-        .flatten();
-    let mut value: Option<Value> = None;
-    let (kind, tool, state, start, mut text) = match &part.body {
+    match &part.body {
         PartBody::Text(t) => (
             "text",
             None,
@@ -149,7 +150,7 @@ pub(super) fn part_row(
                 text.push_str(s);
                 text.push('\n');
             }
-            match &peek {
+            match peek {
                 Some(p) => {
                     let input = p.state.as_ref().and_then(|s| s.input);
                     if let Some(Ok(input)) = input.map(|i| serde_json::from_str::<Value>(i.get())) {
@@ -157,7 +158,7 @@ pub(super) fn part_row(
                     }
                 }
                 None => {
-                    if let Some(input) = built(&mut value, raw_text).pointer("/state/input") {
+                    if let Some(input) = built(value, raw_text).pointer("/state/input") {
                         strings(input, &mut text);
                     }
                 }
@@ -189,17 +190,30 @@ pub(super) fn part_row(
         ),
         PartBody::Agent(a) => ("agent", None, None, None, a.name.clone()),
         _ => {
-            let kind = match &peek {
+            let kind = match peek {
                 Some(p) => kind_of(p.kind.as_deref()),
-                None => kind_of(
-                    built(&mut value, raw_text)
-                        .get("type")
-                        .and_then(Value::as_str),
-                ),
+                None => kind_of(built(value, raw_text).get("type").and_then(Value::as_str)),
             };
             (kind, None, None, None, String::new())
         }
-    };
+    }
+}
+
+pub(super) fn part_row(
+    m: &Message,
+    part: &Part,
+    clock: i64,
+    update: Option<&(String, u64)>,
+) -> PartRow {
+    let raw_text = part.raw.get();
+    // An object of the usual shape is peeked at; any other is built.
+    let peek: Option<RawPeek<'_>> = raw_text
+        .trim_start()
+        .starts_with('{')
+        .then(|| serde_json::from_str(raw_text).ok())
+        .flatten();
+    let mut value: Option<Value> = None;
+    let (kind, tool, state, start, mut text) = indexed_fields(part, peek.as_ref(), &mut value);
     // The streamed text lives in the body, not in the raw object: the
     // object kept says the body's text.
     let streamed = matches!(part.body, PartBody::Text(_) | PartBody::Reasoning(_));

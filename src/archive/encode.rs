@@ -15,11 +15,7 @@ pub fn encode(env: &Envelope) -> Option<String> {
     let kind = env.event.kind();
     let properties = match &env.event {
         Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
-            let info = match &info.raw {
-                Some(raw) => raw.get().to_string(),
-                None => json!({"id": info.id, "title": info.title}).to_string(),
-            };
-            return Some(wrap(kind, &format!("{{\"info\":{info}}}"), env));
+            return Some(wrap(kind, &around("info", None, &session_info(info)), env));
         }
         Event::SessionStatus { session_id, status } => {
             json!({"sessionID": session_id, "status": status_json(status)})
@@ -35,14 +31,10 @@ pub fn encode(env: &Envelope) -> Option<String> {
             json!({"sessionID": session_id, "error": error})
         }
         Event::MessageUpdated(info) => {
-            let raw = info.raw.as_ref()?;
+            let raw = info.raw.as_ref()?.get();
             return Some(wrap(
                 kind,
-                &format!(
-                    "{{\"sessionID\":{},\"info\":{}}}",
-                    json!(info.session_id),
-                    raw.get()
-                ),
+                &around("info", Some(&info.session_id), raw),
                 env,
             ));
         }
@@ -51,15 +43,8 @@ pub fn encode(env: &Envelope) -> Option<String> {
             message_id,
         } => json!({"sessionID": session_id, "messageID": message_id}),
         Event::PartUpdated(part) => {
-            return Some(wrap(
-                kind,
-                &format!(
-                    "{{\"sessionID\":{},\"part\":{}}}",
-                    json!(part.session_id),
-                    part.raw.get()
-                ),
-                env,
-            ));
+            let p = around("part", Some(&part.session_id), part.raw.get());
+            return Some(wrap(kind, &p, env));
         }
         Event::PartRemoved {
             session_id,
@@ -73,26 +58,7 @@ pub fn encode(env: &Envelope) -> Option<String> {
             field,
             delta,
         } => {
-            // Most of what streams: written directly, in the same bytes as
-            // a JSON object would give (its keys sorted), not built first.
-            let mut p = String::with_capacity(96 + delta.len() + part_id.len() * 3);
-            for (i, (name, value)) in [
-                ("delta", delta),
-                ("field", field),
-                ("messageID", message_id),
-                ("partID", part_id),
-                ("sessionID", session_id),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                p.push(if i == 0 { '{' } else { ',' });
-                p.push('"');
-                p.push_str(name);
-                p.push_str("\":");
-                push_string(&mut p, value);
-            }
-            p.push('}');
+            let p = delta_properties(session_id, message_id, part_id, field, delta);
             return Some(wrap(kind, &p, env));
         }
         Event::TodoUpdated {
@@ -100,15 +66,8 @@ pub fn encode(env: &Envelope) -> Option<String> {
             raw_todos,
             ..
         } => {
-            return Some(wrap(
-                kind,
-                &format!(
-                    "{{\"sessionID\":{},\"todos\":{}}}",
-                    json!(session_id),
-                    raw_todos.get()
-                ),
-                env,
-            ));
+            let p = around("todos", Some(session_id), raw_todos.get());
+            return Some(wrap(kind, &p, env));
         }
         Event::PermissionAsked(p) => crate::archive::encode_prompt::permission(p),
         Event::QuestionAsked(q) => crate::archive::encode_prompt::question(q),
@@ -130,6 +89,56 @@ pub fn encode(env: &Envelope) -> Option<String> {
     };
     env.event.session()?;
     Some(wrap(kind, &properties.to_string(), env))
+}
+
+/// `{"sessionID":…,"<key>":<json>}` (without the session when `None`),
+/// the JSON kept as it came.
+fn around(key: &str, session_id: Option<&str>, json: &str) -> String {
+    match session_id {
+        Some(id) => format!(
+            "{{\"sessionID\":{},\"{key}\":{json}}}",
+            serde_json::json!(id)
+        ),
+        None => format!("{{\"{key}\":{json}}}"),
+    }
+}
+
+/// A session's info as it came, or the little ocview knows of it.
+fn session_info(info: &crate::model::SessionInfo) -> String {
+    match &info.raw {
+        Some(raw) => raw.get().to_string(),
+        None => json!({"id": info.id, "title": info.title}).to_string(),
+    }
+}
+
+/// A delta's properties: most of what streams, so written directly, in the
+/// same bytes as a JSON object would give (its keys sorted), not built first.
+fn delta_properties(
+    session_id: &str,
+    message_id: &str,
+    part_id: &str,
+    field: &str,
+    delta: &str,
+) -> String {
+    let mut p = String::with_capacity(96 + delta.len() + part_id.len() * 3);
+    for (i, (name, value)) in [
+        ("delta", delta),
+        ("field", field),
+        ("messageID", message_id),
+        ("partID", part_id),
+        ("sessionID", session_id),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        p.push(if i == 0 { '{' } else { ',' });
+        p.push('"');
+        p.push_str(name);
+        p.push_str("\":");
+        push_string(&mut p, value);
+    }
+    p.push('}');
+    p
 }
 
 /// `value` as a JSON string.

@@ -141,16 +141,7 @@ fn import_into(
             ..Imported::default()
         });
     }
-    let (input, read): (Box<dyn BufRead + Send>, _) = if stdin {
-        let input = crate::source::open_input(path).map_err(cannot_read)?;
-        (input, Counted::new(std::io::empty()).1)
-    } else {
-        let (counted, read) = Counted::new(std::fs::File::open(path).map_err(cannot_read)?);
-        (
-            Box::new(std::io::BufReader::with_capacity(256 * 1024, counted)),
-            read,
-        )
-    };
+    let (input, read) = open_counted(path, stdin).map_err(cannot_read)?;
     let total = mark.as_ref().map_or(0, |m| m.size.max(0) as u64);
     let origin = Origin {
         server: None,
@@ -187,34 +178,7 @@ fn import_into(
             .name("archive-import-read".into())
             .spawn_scoped(scope, move || reading.run(&tx))
             .map_err(|e| format!("cannot start reading {shown}: {e}"))?;
-        let mut said = None;
-        let mut wrote = Ok(());
-        loop {
-            let batch = match rx.recv_timeout(REPORT_EVERY) {
-                Ok(batch) => Some(batch),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            };
-            let bytes = read.load(Ordering::Relaxed);
-            if said != Some(bytes) {
-                said = Some(bytes);
-                on(Step::Read { bytes, total });
-            }
-            let Some(batch) = batch else { continue };
-            out.sent.events += batch.events.len() as u64;
-            out.sent.parts += batch.parts.len() as u64;
-            match engine.write(&batch) {
-                Ok(w) => {
-                    out.written.events += w.events;
-                    out.written.parts += w.parts;
-                }
-                Err(e) => {
-                    // The reader stops at its next batch.
-                    wrote = Err(e);
-                    break;
-                }
-            }
-        }
+        let wrote = write_batches(engine, &rx, &read, total, on, &mut out);
         drop(rx);
         let finished = producer
             .join()
@@ -230,6 +194,66 @@ fn import_into(
         out.form = read_all.form;
         Ok(out)
     })
+}
+
+/// The file to import, its bytes counted as they are read (standard input
+/// is not counted: it has no size to compare with).
+fn open_counted(
+    path: &Path,
+    stdin: bool,
+) -> std::io::Result<(
+    Box<dyn BufRead + Send>,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+)> {
+    if stdin {
+        let input = crate::source::open_input(path)?;
+        return Ok((input, Counted::new(std::io::empty()).1));
+    }
+    let (counted, read) = Counted::new(std::fs::File::open(path)?);
+    Ok((
+        Box::new(std::io::BufReader::with_capacity(256 * 1024, counted)),
+        read,
+    ))
+}
+
+/// Write each batch the reading stage sends, saying how far the file is
+/// read at least every `REPORT_EVERY`, until the reader is done (or a
+/// write fails: then the reader stops at its next batch, `rx` gone).
+fn write_batches(
+    engine: &mut dyn Sink,
+    rx: &std::sync::mpsc::Receiver<Batch>,
+    read: &std::sync::atomic::AtomicU64,
+    total: u64,
+    on: &mut dyn FnMut(Step),
+    out: &mut Imported,
+) -> Result<(), String> {
+    let mut said = None;
+    loop {
+        let batch = match rx.recv_timeout(REPORT_EVERY) {
+            Ok(batch) => Some(batch),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let bytes = read.load(Ordering::Relaxed);
+        if said != Some(bytes) {
+            said = Some(bytes);
+            on(Step::Read { bytes, total });
+        }
+        let Some(batch) = batch else { continue };
+        out.sent.events += batch.events.len() as u64;
+        out.sent.parts += batch.parts.len() as u64;
+        match engine.write(&batch) {
+            Ok(w) => {
+                out.written.events += w.events;
+                out.written.parts += w.parts;
+            }
+            Err(e) => {
+                // The reader stops at its next batch (`rx` goes).
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The reading stage of an import: records read, collected, and handed

@@ -232,170 +232,236 @@ fn run(
     shared: &Shared,
     say: &dyn Fn(String),
 ) {
-    let mut keeper = match Keeper::open(setting, say) {
-        Ok(Some(keeper)) => keeper,
-        Ok(None) => return,
-        Err(e) => {
-            shared.set_trouble(Some(e.to_string()));
-            say(format!("{e}: ocview goes on without it"));
-            return;
-        }
-    };
-    if let Some(why) = keeper.read_only() {
-        shared.set_trouble(Some(format!("archive {}: {why}", keeper.place())));
-        say(format!("archive {}: {why}", keeper.place()));
+    let Some(mut writing) = Writing::open(setting, origin, limits, shared, say) else {
         return;
-    }
-    // The keeper's lines, held while the writer's state is brought up to
-    // date, then said.
-    let held = std::cell::RefCell::new(Vec::<String>::new());
-    let pass_on = |held: &std::cell::RefCell<Vec<String>>| {
-        for line in held.take() {
-            say(line);
-        }
-    };
-    let keep_bounded = |engine: &mut dyn crate::archive::Engine| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        match prune::prune(engine, &limits, now) {
-            Ok(pruned) => {
-                if let Some(line) = pruned.summary(&limits) {
-                    say(format!("archive: {line}"));
-                }
-            }
-            // Not a reason to stop keeping what comes.
-            Err(e) => say(format!("{e}: not pruned")),
-        }
-    };
-    if let Some(engine) = keeper.engine() {
-        keep_bounded(engine);
-    }
-    let mut since_pruned = 0;
-    let mut since_burst = 0;
-    let mut collector = Collector::live(origin);
-    let mut first: Option<Instant> = None;
-    let mut said_dropped = 0;
-    // Loaded pages taken since memory was last handed back.
-    let loaded = std::cell::Cell::new(false);
-    let take = |item: Item, collector: &mut Collector| {
-        shared.queued.fetch_sub(1, Ordering::Relaxed);
-        match item {
-            Item::Event(env) => collector.envelope(env),
-            Item::Server(key, url) => collector.server(key, url),
-            Item::Loaded(messages) => {
-                loaded.set(true);
-                collector.loaded(messages)
-            }
-        }
     };
     loop {
         shared.wakes.fetch_add(1, Ordering::Relaxed);
-        // Wake for the batch, a streaming part's row, or PostgreSQL again.
-        let mut until = first.map(|t| t + BATCH_WAIT);
-        for at in [collector.next_due(), keeper.retry_at()]
+        let closed = writing.wait(rx);
+        if !writing.write_if_due(closed) {
+            return;
+        }
+        writing.settle();
+        if closed {
+            writing.keeper.finish(FINAL_WAIT / 2, say);
+            return;
+        }
+    }
+}
+
+/// The writer thread's state from one wake-up to the next.
+struct Writing<'a> {
+    shared: &'a Shared,
+    say: &'a dyn Fn(String),
+    limits: Limits,
+    keeper: Keeper,
+    collector: Collector,
+    /// When the open batch's first item came (`None`: no batch is open).
+    first: Option<Instant>,
+    since_pruned: u32,
+    since_burst: usize,
+    said_dropped: u64,
+    /// Loaded pages taken since memory was last handed back.
+    loaded: bool,
+    /// The keeper's lines, held while the writer's state is brought up to
+    /// date, then said.
+    held: std::cell::RefCell<Vec<String>>,
+}
+
+impl<'a> Writing<'a> {
+    /// The archive opened (and pruned to its limits), or `None` when there
+    /// is none to write: off, failed or read-only (said).
+    fn open(
+        setting: &Setting,
+        origin: Origin,
+        limits: Limits,
+        shared: &'a Shared,
+        say: &'a dyn Fn(String),
+    ) -> Option<Writing<'a>> {
+        let mut keeper = match Keeper::open(setting, say) {
+            Ok(Some(keeper)) => keeper,
+            Ok(None) => return None,
+            Err(e) => {
+                shared.set_trouble(Some(e.to_string()));
+                say(format!("{e}: ocview goes on without it"));
+                return None;
+            }
+        };
+        if let Some(why) = keeper.read_only() {
+            shared.set_trouble(Some(format!("archive {}: {why}", keeper.place())));
+            say(format!("archive {}: {why}", keeper.place()));
+            return None;
+        }
+        if let Some(engine) = keeper.engine() {
+            keep_bounded(engine, &limits, say);
+        }
+        Some(Writing {
+            shared,
+            say,
+            limits,
+            keeper,
+            collector: Collector::live(origin),
+            first: None,
+            since_pruned: 0,
+            since_burst: 0,
+            said_dropped: 0,
+            loaded: false,
+            held: Default::default(),
+        })
+    }
+
+    fn take(&mut self, item: Item) {
+        self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+        match item {
+            Item::Event(env) => self.collector.envelope(env),
+            Item::Server(key, url) => self.collector.server(key, url),
+            Item::Loaded(messages) => {
+                self.loaded = true;
+                self.collector.loaded(messages)
+            }
+        }
+    }
+
+    /// Sleep until there is something to do (the batch, a streaming part's
+    /// row, PostgreSQL again), and take what came. Whether the queue is
+    /// closed (ocview is quitting).
+    fn wait(&mut self, rx: &Receiver<Item>) -> bool {
+        let mut until = self.first.map(|t| t + BATCH_WAIT);
+        for at in [self.collector.next_due(), self.keeper.retry_at()]
             .into_iter()
             .flatten()
         {
             until = Some(until.map_or(at, |u| u.min(at)));
         }
-        let mut closed = false;
-        if first.is_none() {
+        if self.first.is_none() {
             // Nothing waits: sleep on the queue until something comes.
             let wait = until.map_or(Duration::from_secs(3600), |u| {
                 u.saturating_duration_since(Instant::now())
             });
-            match rx.recv_timeout(wait) {
+            return match rx.recv_timeout(wait) {
                 Ok(item) => {
-                    take(item, &mut collector);
-                    first = Some(Instant::now());
+                    self.take(item);
+                    self.first = Some(Instant::now());
+                    false
                 }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => closed = true,
-            }
-        } else {
-            // A batch is open: sleep until it is due (the tap wakes us when
-            // the queue fills or it goes), then take all that came.
-            if let Some(u) = until {
-                std::thread::park_timeout(u.saturating_duration_since(Instant::now()));
-            }
-            loop {
-                match rx.try_recv() {
-                    Ok(item) => {
-                        take(item, &mut collector);
-                        if collector.pending() >= BATCH {
-                            break;
-                        }
-                    }
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => {
-                        closed = true;
-                        break;
-                    }
-                }
-            }
-        }
-        let now = Instant::now();
-        let due = first.is_some_and(|t| now >= t + BATCH_WAIT);
-        let rows_due = collector.next_due().is_some_and(|at| now >= at);
-        if closed || due || rows_due || collector.pending() >= BATCH {
-            first = None;
-            // Quitting: every streaming part's latest state too.
-            let batch = if closed {
-                collector.take()
-            } else {
-                collector.take_due(now)
+                Err(RecvTimeoutError::Timeout) => false,
+                Err(RecvTimeoutError::Disconnected) => true,
             };
-            // What the keeper says (PostgreSQL away) is passed on once the
-            // mark is set below, so the frame it asks for shows the mark.
-            let written = keeper.write(&batch, &|line| held.borrow_mut().push(line));
-            if let Err(e) = written {
-                shared.off.store(true, Ordering::Relaxed);
-                shared.set_trouble(Some(e.to_string()));
-                pass_on(&held);
-                say(format!("{e}: ocview goes on without it"));
-                return;
-            }
-            since_burst += batch.events.len();
-            since_pruned += 1;
-            if since_pruned >= PRUNE_EVERY
-                && let Some(engine) = keeper.engine()
-            {
-                since_pruned = 0;
-                keep_bounded(engine);
-            }
-            let lost = shared.dropped.load(Ordering::Relaxed);
-            if lost > said_dropped {
-                said_dropped = lost;
-                say(format!(
-                    "archive {}: {lost} events not kept (the writer fell behind)",
-                    keeper.place()
-                ));
+        }
+        // A batch is open: sleep until it is due (the tap wakes us when the
+        // queue fills or it goes), then take all that came.
+        if let Some(u) = until {
+            std::thread::park_timeout(u.saturating_duration_since(Instant::now()));
+        }
+        loop {
+            match rx.try_recv() {
+                Ok(item) => {
+                    self.take(item);
+                    if self.collector.pending() >= BATCH {
+                        return false;
+                    }
+                }
+                Err(TryRecvError::Empty) => return false,
+                Err(TryRecvError::Disconnected) => return true,
             }
         }
-        let burst = if loaded.get() { LOADED_BURST } else { BURST };
-        if since_burst >= burst && shared.queued.load(Ordering::Relaxed) == 0 {
+    }
+
+    /// Write the batch when it is due (or full, or ocview is quitting).
+    /// False when the archive failed: the writer stops, having said why.
+    fn write_if_due(&mut self, closed: bool) -> bool {
+        let now = Instant::now();
+        let due = self.first.is_some_and(|t| now >= t + BATCH_WAIT);
+        let rows_due = self.collector.next_due().is_some_and(|at| now >= at);
+        if !(closed || due || rows_due || self.collector.pending() >= BATCH) {
+            return true;
+        }
+        self.first = None;
+        // Quitting: every streaming part's latest state too.
+        let batch = if closed {
+            self.collector.take()
+        } else {
+            self.collector.take_due(now)
+        };
+        // What the keeper says (PostgreSQL away) is passed on once the mark
+        // is set below, so the frame it asks for shows the mark.
+        let held = &self.held;
+        let written = self
+            .keeper
+            .write(&batch, &|line| held.borrow_mut().push(line));
+        if let Err(e) = written {
+            self.shared.off.store(true, Ordering::Relaxed);
+            self.shared.set_trouble(Some(e.to_string()));
+            self.pass_on();
+            (self.say)(format!("{e}: ocview goes on without it"));
+            return false;
+        }
+        self.since_burst += batch.events.len();
+        self.since_pruned += 1;
+        if self.since_pruned >= PRUNE_EVERY
+            && let Some(engine) = self.keeper.engine()
+        {
+            self.since_pruned = 0;
+            keep_bounded(engine, &self.limits, self.say);
+        }
+        let lost = self.shared.dropped.load(Ordering::Relaxed);
+        if lost > self.said_dropped {
+            self.said_dropped = lost;
+            (self.say)(format!(
+                "archive {}: {lost} events not kept (the writer fell behind)",
+                self.keeper.place()
+            ));
+        }
+        true
+    }
+
+    /// After a wake-up: memory handed back after a burst, PostgreSQL tried
+    /// again, the mark set or cleared, and what the keeper said passed on.
+    fn settle(&mut self) {
+        let burst = if self.loaded { LOADED_BURST } else { BURST };
+        if self.since_burst >= burst && self.shared.queued.load(Ordering::Relaxed) == 0 {
             // A burst written (a long session's pages): its cached pages and
             // the queue's freed copies go back, not kept for the day.
-            since_burst = 0;
-            loaded.set(false);
-            if let Some(engine) = keeper.engine() {
+            self.since_burst = 0;
+            self.loaded = false;
+            if let Some(engine) = self.keeper.engine() {
                 engine.release_memory();
             }
             crate::model::heap::give_back_freed();
         }
-        keeper.retry(&|line| held.borrow_mut().push(line));
+        let held = &self.held;
+        self.keeper.retry(&|line| held.borrow_mut().push(line));
         // PostgreSQL away: what is written waits in the spool meanwhile.
-        let away = keeper
-            .retry_at()
-            .is_some()
-            .then(|| format!("archive {}: unreachable, spooling locally", keeper.place()));
-        shared.set_trouble(away);
-        pass_on(&held);
-        if closed {
-            keeper.finish(FINAL_WAIT / 2, say);
-            return;
+        let away = self.keeper.retry_at().is_some().then(|| {
+            format!(
+                "archive {}: unreachable, spooling locally",
+                self.keeper.place()
+            )
+        });
+        self.shared.set_trouble(away);
+        self.pass_on();
+    }
+
+    fn pass_on(&self) {
+        for line in self.held.take() {
+            (self.say)(line);
         }
+    }
+}
+
+/// Prune the archive to its limits; what went is said, and a failure is
+/// not a reason to stop keeping what comes.
+fn keep_bounded(engine: &mut dyn crate::archive::Engine, limits: &Limits, say: &dyn Fn(String)) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    match prune::prune(engine, limits, now) {
+        Ok(pruned) => {
+            if let Some(line) = pruned.summary(limits) {
+                say(format!("archive: {line}"));
+            }
+        }
+        Err(e) => say(format!("{e}: not pruned")),
     }
 }
 

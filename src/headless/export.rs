@@ -254,65 +254,73 @@ pub fn markdown_turn(
                     }
                     out.push('\n');
                 }
-                PartBody::Tool(t) => {
-                    let status = match t.state.status {
-                        ToolStatus::Completed => "completed".to_string(),
-                        ToolStatus::Error => "error".to_string(),
-                        _ if unfinished => format!(
-                            "{}, {}",
-                            t.state.status.label(),
-                            crate::render::tools::UNFINISHED
-                        ),
-                        _ => t.state.status.label().to_string(),
-                    };
-                    let _ = writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
-                    let input = p.tool_state_field("input").unwrap_or(Value::Null);
-                    if crate::render::blocks::is_empty_input(&input)
-                        && let Some(title) =
-                            t.state.title.as_deref().filter(|t| !t.trim().is_empty())
-                    {
-                        let _ = writeln!(out, "- title: `{}`\n", sanitize::line(title));
-                    }
-                    if let Value::Object(input) = input {
-                        for (k, v) in input {
-                            let v = v
-                                .as_str()
-                                .map(str::to_string)
-                                .unwrap_or_else(|| v.to_string());
-                            let first = v.lines().next().unwrap_or("");
-                            let more = if v.lines().count() > 1 { " …" } else { "" };
-                            let _ = writeln!(
-                                out,
-                                "- {}: `{}`{more}",
-                                sanitize::line(k.as_str()),
-                                sanitize::line(first).replace('`', "'")
-                            );
-                        }
-                        out.push('\n');
-                    }
-                    let body = t
-                        .state
-                        .output
-                        .as_deref()
-                        .or(t.state.error.as_deref())
-                        .unwrap_or("");
-                    if !body.trim().is_empty() {
-                        let clean = sanitize::block(body.trim_end());
-                        let lines: Vec<&str> = clean.lines().collect();
-                        let f = fence(&clean);
-                        let _ = writeln!(out, "{f}");
-                        for l in lines.iter().take(OUTPUT_LINES) {
-                            let _ = writeln!(out, "{l}");
-                        }
-                        if lines.len() > OUTPUT_LINES {
-                            let _ = writeln!(out, "… {} more lines", lines.len() - OUTPUT_LINES);
-                        }
-                        let _ = writeln!(out, "{f}\n");
-                    }
-                }
+                PartBody::Tool(t) => markdown_tool(out, &p, t, unfinished),
                 _ => {}
             }
         }
+    }
+}
+
+/// A tool call: its status, its input (each field's first line), and its
+/// output or error, at most `OUTPUT_LINES` lines.
+fn markdown_tool(
+    out: &mut String,
+    p: &crate::model::Part,
+    t: &crate::model::entity::part::ToolPart,
+    unfinished: bool,
+) {
+    let status = match t.state.status {
+        ToolStatus::Completed => "completed".to_string(),
+        ToolStatus::Error => "error".to_string(),
+        _ if unfinished => format!(
+            "{}, {}",
+            t.state.status.label(),
+            crate::render::tools::UNFINISHED
+        ),
+        _ => t.state.status.label().to_string(),
+    };
+    let _ = writeln!(out, "**Tool `{}`** ({status})\n", sanitize::line(&t.tool));
+    let input = p.tool_state_field("input").unwrap_or(Value::Null);
+    if crate::render::blocks::is_empty_input(&input)
+        && let Some(title) = t.state.title.as_deref().filter(|t| !t.trim().is_empty())
+    {
+        let _ = writeln!(out, "- title: `{}`\n", sanitize::line(title));
+    }
+    if let Value::Object(input) = input {
+        for (k, v) in input {
+            let v = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            let first = v.lines().next().unwrap_or("");
+            let more = if v.lines().count() > 1 { " …" } else { "" };
+            let _ = writeln!(
+                out,
+                "- {}: `{}`{more}",
+                sanitize::line(k.as_str()),
+                sanitize::line(first).replace('`', "'")
+            );
+        }
+        out.push('\n');
+    }
+    let body = t
+        .state
+        .output
+        .as_deref()
+        .or(t.state.error.as_deref())
+        .unwrap_or("");
+    if !body.trim().is_empty() {
+        let clean = sanitize::block(body.trim_end());
+        let lines: Vec<&str> = clean.lines().collect();
+        let f = fence(&clean);
+        let _ = writeln!(out, "{f}");
+        for l in lines.iter().take(OUTPUT_LINES) {
+            let _ = writeln!(out, "{l}");
+        }
+        if lines.len() > OUTPUT_LINES {
+            let _ = writeln!(out, "… {} more lines", lines.len() - OUTPUT_LINES);
+        }
+        let _ = writeln!(out, "{f}\n");
     }
 }
 

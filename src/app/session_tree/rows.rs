@@ -88,42 +88,12 @@ pub fn rows_and_listed(
     let (own, badge) = badged(store);
 
     // Which sessions are kept under the filter: matches and their ancestors.
-    let mut keep: Option<HashSet<usize>> = None;
-    if !needle.is_empty() {
-        let index_of: HashMap<&str, usize> = sessions
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.info.id.as_str(), i))
-            .collect();
-        let mut set = HashSet::new();
-        for i in (0..sessions.len()).filter(|&i| matches(i)) {
-            let mut cur = Some(i);
-            for _ in 0..64 {
-                let Some(c) = cur else { break };
-                if !set.insert(c) {
-                    break;
-                }
-                cur = parent_of(&sessions[c]).and_then(|p| index_of.get(p).copied());
-            }
-        }
-        keep = Some(set);
-    }
+    let keep = (!needle.is_empty()).then(|| kept(sessions, &matches, &parent_of));
 
     // Sessions in a parent cycle are reachable from no root: list them as
     // roots rather than lose them.
-    let mut reachable = HashSet::new();
-    let mut walk: Vec<usize> = roots.clone();
-    while let Some(i) = walk.pop() {
-        if reachable.insert(i) {
-            walk.extend(
-                children
-                    .get(sessions[i].info.id.as_str())
-                    .into_iter()
-                    .flatten(),
-            );
-        }
-    }
-    roots.extend((0..sessions.len()).filter(|i| !reachable.contains(i)));
+    let lost = unreachable(sessions, &roots, &children);
+    roots.extend(lost);
 
     let mut out = Vec::new();
     let mut stack: Vec<(usize, u16)> = roots.iter().rev().map(|&i| (i, 0)).collect();
@@ -159,6 +129,54 @@ pub fn rows_and_listed(
         group_by_project(store, out)
     };
     (rows, listed)
+}
+
+/// The sessions that match, and their ancestors.
+fn kept<'s>(
+    sessions: &'s [std::sync::Arc<Session>],
+    matches: &dyn Fn(usize) -> bool,
+    parent_of: &dyn Fn(&'s Session) -> Option<&'s str>,
+) -> HashSet<usize> {
+    let index_of: HashMap<&str, usize> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.info.id.as_str(), i))
+        .collect();
+    let mut set = HashSet::new();
+    for i in (0..sessions.len()).filter(|&i| matches(i)) {
+        let mut cur = Some(i);
+        for _ in 0..64 {
+            let Some(c) = cur else { break };
+            if !set.insert(c) {
+                break;
+            }
+            cur = parent_of(&sessions[c]).and_then(|p| index_of.get(p).copied());
+        }
+    }
+    set
+}
+
+/// The sessions no root leads to (a parent cycle), in order.
+fn unreachable(
+    sessions: &[std::sync::Arc<Session>],
+    roots: &[usize],
+    children: &HashMap<&str, Vec<usize>>,
+) -> Vec<usize> {
+    let mut reachable = HashSet::new();
+    let mut walk: Vec<usize> = roots.to_vec();
+    while let Some(i) = walk.pop() {
+        if reachable.insert(i) {
+            walk.extend(
+                children
+                    .get(sessions[i].info.id.as_str())
+                    .into_iter()
+                    .flatten(),
+            );
+        }
+    }
+    (0..sessions.len())
+        .filter(|i| !reachable.contains(i))
+        .collect()
 }
 
 /// Name the heading of the sessions no server scopes (a single server's,

@@ -14,7 +14,7 @@ use tokio_postgres::{Error, Transaction};
 use crate::archive::postgres::blocks_search::{
     BLOCK_DOCUMENTS_SINCE, BLOCK_SPANS_SINCE, Documents,
 };
-use crate::archive::postgres::event_log::LogError;
+use crate::archive::postgres::event_log::{LogError, Logged};
 use crate::archive::postgres::search::tsvector_sql;
 use crate::archive::query::indexable;
 use crate::archive::rows::{Batch, Written};
@@ -103,8 +103,6 @@ pub(in crate::archive) async fn write(
     version: i64,
 ) -> Result<Written, LogError> {
     let block_documents = version >= BLOCK_DOCUMENTS_SINCE;
-    let t = Type::TEXT;
-    let n = Type::INT8;
     // Each part's text as the index takes it (none when it has none).
     let bodies: Vec<String> = batch
         .parts
@@ -139,168 +137,204 @@ pub(in crate::archive) async fn write(
         ..Written::default()
     };
     if !batch.sessions.is_empty() {
-        let rows = batch.sessions.iter().map(|s| -> Row {
-            let title = pg_text(&s.title);
-            let body = indexable(&title).into_owned();
-            vec![
-                Box::new(s.id.clone()),
-                Box::new(s.parent_id.clone()),
-                Box::new(title),
-                Box::new(opt(&s.directory)),
-                Box::new(s.created),
-                Box::new(s.updated),
-                Box::new(pg_text(&s.raw)),
-                Box::new(body),
-                // A fleet member's own server, over the batch's.
-                Box::new(s.server.clone()),
-            ]
-        });
-        let types = [
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            n.clone(),
-            n.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-        ];
-        copy(tx, "in_sessions", &types, rows).await?;
-        let o = &batch.origin;
-        let file = opt(&o.file);
-        // A session's origin is the first writer's: a teammate's import of
-        // the same session does not take it over.
-        let sql = format!(
-            "INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw, tsv)
-             SELECT id, parent_id, title, directory, coalesce(server, $1), $2, $3, created, updated, raw, {}
-             FROM in_sessions ORDER BY id
-             ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
-               title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),
-               server = coalesce(sessions.server, excluded.server),
-               host = coalesce(sessions.host, excluded.host),
-               file = coalesce(sessions.file, excluded.file), created = excluded.created,
-               updated = excluded.updated, raw = excluded.raw, tsv = excluded.tsv
-             WHERE excluded.updated > sessions.updated
-                OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)",
-            tsvector_sql("body")
-        );
-        tx.execute(&sql, &[&o.server, &o.host, &file]).await?;
+        write_sessions(tx, batch).await?;
     }
     if !batch.messages.is_empty() {
-        let rows = batch.messages.iter().map(|m| -> Row {
-            vec![
-                Box::new(m.id.clone()),
-                Box::new(m.session_id.clone()),
-                Box::new(m.role.clone()),
-                Box::new(m.model.clone()),
-                Box::new(m.agent.clone()),
-                Box::new(m.created),
-                Box::new(m.updated),
-                Box::new(pg_text(&m.raw)),
-                // No second copy of what the log holds as it is.
-                Box::new(
-                    m.logged_as
-                        .as_deref()
-                        .and_then(|k| logged.at.get(k).copied()),
-                ),
-            ]
-        });
-        let types = [
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            n.clone(),
-            n.clone(),
-            t.clone(),
-            n.clone(),
-        ];
-        copy(tx, "in_messages", &types, rows).await?;
-        tx.execute(
-            if version >= crate::archive::postgres::event_log::MESSAGES_LOGGED_SINCE {
-                MESSAGES_UPSERT
-            } else {
-                MESSAGES_UPSERT_V9
-            },
-            &[],
-        )
-        .await?;
+        write_messages(tx, batch, &logged, version).await?;
     }
     if !batch.parts.is_empty() {
-        let rows = batch.parts.iter().zip(bodies).map(|(p, body)| -> Row {
-            // No second copy of what the log holds as it is.
-            let key = p.logged_as.as_deref();
-            let place = key.and_then(|k| logged.at.get(k).copied());
-            let in_block = place.is_some() && key.is_some_and(|k| logged.in_block.contains(k));
-            vec![
-                Box::new(p.id.clone()),
-                Box::new(p.message_id.clone()),
-                Box::new(p.session_id.clone()),
-                Box::new(p.kind.clone()),
-                Box::new(p.tool.clone()),
-                Box::new(p.state.clone()),
-                Box::new(p.model.clone()),
-                Box::new(p.agent.clone()),
-                Box::new(p.time),
-                Box::new(p.updated),
-                Box::new(pg_text(&p.raw)),
-                Box::new(body),
-                Box::new(place),
-                Box::new(in_block),
-            ]
-        });
-        let types = [
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            t.clone(),
-            n.clone(),
-            n.clone(),
-            t.clone(),
-            t.clone(),
-            n.clone(),
-            Type::BOOL,
-        ];
-        copy(tx, "in_parts", &types, rows).await?;
-        // A part's document is in its own row, made with it, or in its
-        // block's (`in_block`): a part with no text has none. A part the
-        // log holds as it is keeps only its place there (`logged`); two
-        // states are told apart by their JSON's hash (a row from before
-        // schema 9 has its JSON, no hash). Since schema 10 a part's model
-        // and agent are its message's, not kept again.
-        let (model, set_model) = if block_documents {
-            ("", "")
-        } else {
-            (
-                " model, agent,",
-                " model = excluded.model, agent = excluded.agent,",
-            )
-        };
-        let sql = format!(
-            "INSERT INTO parts (id, message_id, session_id, kind, tool, state,{model} time,
-                                updated, raw, logged, hash, tsv)
-             SELECT id, message_id, session_id, kind, tool, state,{model} time, updated,
-                    CASE WHEN logged IS NULL THEN raw ELSE '' END, logged,
-                    hashtextextended(raw, 0), CASE WHEN body <> '' AND NOT in_block THEN {} END
-             FROM in_parts ORDER BY id
-             ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
-               session_id = excluded.session_id, kind = excluded.kind,
-               tool = excluded.tool, state = excluded.state,{set_model}
-               time = excluded.time, updated = excluded.updated,
-               raw = excluded.raw, logged = excluded.logged, hash = excluded.hash,
-               tsv = excluded.tsv
-             WHERE excluded.updated > parts.updated
-                OR (excluded.updated = parts.updated
-                    AND excluded.hash <> coalesce(parts.hash, hashtextextended(parts.raw, 0)))",
-            tsvector_sql("body")
-        );
-        written.parts = tx.execute(&sql, &[]).await?;
+        written.parts = write_parts(tx, batch, bodies, &logged, block_documents).await?;
     }
     Ok(written)
+}
+
+/// The batch's sessions: copied into staging, then upserted (a session's
+/// origin is the first writer's).
+async fn write_sessions(tx: &Transaction<'_>, batch: &Batch) -> Result<(), LogError> {
+    let t = Type::TEXT;
+    let n = Type::INT8;
+    let rows = batch.sessions.iter().map(|s| -> Row {
+        let title = pg_text(&s.title);
+        let body = indexable(&title).into_owned();
+        vec![
+            Box::new(s.id.clone()),
+            Box::new(s.parent_id.clone()),
+            Box::new(title),
+            Box::new(opt(&s.directory)),
+            Box::new(s.created),
+            Box::new(s.updated),
+            Box::new(pg_text(&s.raw)),
+            Box::new(body),
+            // A fleet member's own server, over the batch's.
+            Box::new(s.server.clone()),
+        ]
+    });
+    let types = [
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        n.clone(),
+        n.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+    ];
+    copy(tx, "in_sessions", &types, rows).await?;
+    let o = &batch.origin;
+    let file = opt(&o.file);
+    // A session's origin is the first writer's: a teammate's import of
+    // the same session does not take it over.
+    let sql = format!(
+        "INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw, tsv)
+         SELECT id, parent_id, title, directory, coalesce(server, $1), $2, $3, created, updated, raw, {}
+         FROM in_sessions ORDER BY id
+         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
+           title = excluded.title, directory = coalesce(excluded.directory, sessions.directory),
+           server = coalesce(sessions.server, excluded.server),
+           host = coalesce(sessions.host, excluded.host),
+           file = coalesce(sessions.file, excluded.file), created = excluded.created,
+           updated = excluded.updated, raw = excluded.raw, tsv = excluded.tsv
+         WHERE excluded.updated > sessions.updated
+            OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)",
+        tsvector_sql("body")
+    );
+    tx.execute(&sql, &[&o.server, &o.host, &file]).await?;
+    Ok(())
+}
+
+/// The batch's messages: copied into staging, then upserted.
+async fn write_messages(
+    tx: &Transaction<'_>,
+    batch: &Batch,
+    logged: &Logged<'_>,
+    version: i64,
+) -> Result<(), LogError> {
+    let t = Type::TEXT;
+    let n = Type::INT8;
+    let rows = batch.messages.iter().map(|m| -> Row {
+        vec![
+            Box::new(m.id.clone()),
+            Box::new(m.session_id.clone()),
+            Box::new(m.role.clone()),
+            Box::new(m.model.clone()),
+            Box::new(m.agent.clone()),
+            Box::new(m.created),
+            Box::new(m.updated),
+            Box::new(pg_text(&m.raw)),
+            // No second copy of what the log holds as it is.
+            Box::new(
+                m.logged_as
+                    .as_deref()
+                    .and_then(|k| logged.at.get(k).copied()),
+            ),
+        ]
+    });
+    let types = [
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        n.clone(),
+        n.clone(),
+        t.clone(),
+        n.clone(),
+    ];
+    copy(tx, "in_messages", &types, rows).await?;
+    tx.execute(
+        if version >= crate::archive::postgres::event_log::MESSAGES_LOGGED_SINCE {
+            MESSAGES_UPSERT
+        } else {
+            MESSAGES_UPSERT_V9
+        },
+        &[],
+    )
+    .await?;
+    Ok(())
+}
+
+/// The batch's parts with their index text (`bodies`, in order): copied
+/// into staging, then upserted. How many rows changed.
+async fn write_parts(
+    tx: &Transaction<'_>,
+    batch: &Batch,
+    bodies: Vec<String>,
+    logged: &Logged<'_>,
+    block_documents: bool,
+) -> Result<u64, LogError> {
+    let t = Type::TEXT;
+    let n = Type::INT8;
+    let rows = batch.parts.iter().zip(bodies).map(|(p, body)| -> Row {
+        // No second copy of what the log holds as it is.
+        let key = p.logged_as.as_deref();
+        let place = key.and_then(|k| logged.at.get(k).copied());
+        let in_block = place.is_some() && key.is_some_and(|k| logged.in_block.contains(k));
+        vec![
+            Box::new(p.id.clone()),
+            Box::new(p.message_id.clone()),
+            Box::new(p.session_id.clone()),
+            Box::new(p.kind.clone()),
+            Box::new(p.tool.clone()),
+            Box::new(p.state.clone()),
+            Box::new(p.model.clone()),
+            Box::new(p.agent.clone()),
+            Box::new(p.time),
+            Box::new(p.updated),
+            Box::new(pg_text(&p.raw)),
+            Box::new(body),
+            Box::new(place),
+            Box::new(in_block),
+        ]
+    });
+    let types = [
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        t.clone(),
+        n.clone(),
+        n.clone(),
+        t.clone(),
+        t.clone(),
+        n.clone(),
+        Type::BOOL,
+    ];
+    copy(tx, "in_parts", &types, rows).await?;
+    // A part's document is in its own row, made with it, or in its
+    // block's (`in_block`): a part with no text has none. A part the
+    // log holds as it is keeps only its place there (`logged`); two
+    // states are told apart by their JSON's hash (a row from before
+    // schema 9 has its JSON, no hash). Since schema 10 a part's model
+    // and agent are its message's, not kept again.
+    let (model, set_model) = if block_documents {
+        ("", "")
+    } else {
+        (
+            " model, agent,",
+            " model = excluded.model, agent = excluded.agent,",
+        )
+    };
+    let sql = format!(
+        "INSERT INTO parts (id, message_id, session_id, kind, tool, state,{model} time,
+                            updated, raw, logged, hash, tsv)
+         SELECT id, message_id, session_id, kind, tool, state,{model} time, updated,
+                CASE WHEN logged IS NULL THEN raw ELSE '' END, logged,
+                hashtextextended(raw, 0), CASE WHEN body <> '' AND NOT in_block THEN {} END
+         FROM in_parts ORDER BY id
+         ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
+           session_id = excluded.session_id, kind = excluded.kind,
+           tool = excluded.tool, state = excluded.state,{set_model}
+           time = excluded.time, updated = excluded.updated,
+           raw = excluded.raw, logged = excluded.logged, hash = excluded.hash,
+           tsv = excluded.tsv
+         WHERE excluded.updated > parts.updated
+            OR (excluded.updated = parts.updated
+                AND excluded.hash <> coalesce(parts.hash, hashtextextended(parts.raw, 0)))",
+        tsvector_sql("body")
+    );
+    Ok(tx.execute(&sql, &[]).await?)
 }

@@ -104,45 +104,7 @@ pub(in crate::archive) async fn write_events<'a>(
         .iter()
         .map(|e| blocks::slot(&e.session_id, &e.key))
         .collect();
-    let mut fresh: Vec<(&'a EventRow, i64)> = Vec::with_capacity(events.len());
-    if bulk {
-        // Claimed in one statement; the slots it did not claim are a
-        // duplicate or (rarely) another key's, probed one by one.
-        let mut order: Vec<usize> = (0..events.len()).collect();
-        order.sort_by_key(|&i| slots[i]);
-        let rows = order
-            .iter()
-            .map(|&i| -> crate::archive::postgres::copy::Row {
-                vec![Box::new(slots[i]), Box::new(events[i].key.clone())]
-            });
-        crate::archive::postgres::copy::copy(tx, "in_keys", &[Type::INT8, Type::TEXT], rows)
-            .await?;
-        let claimed: HashSet<i64> = tx
-            .query(
-                "INSERT INTO event_keys (slot, key) SELECT slot, key FROM in_keys ORDER BY slot
-                 ON CONFLICT (slot) DO NOTHING RETURNING slot",
-                &[],
-            )
-            .await?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let mut claimed = claimed;
-        for (e, &slot) in events.iter().zip(&slots) {
-            // A slot claimed by this batch goes to its first event.
-            if claimed.remove(&slot) {
-                fresh.push((e, slot));
-            } else if let Some(slot) = probe(tx, e, slot).await? {
-                fresh.push((e, slot));
-            }
-        }
-    } else {
-        for (e, &slot) in events.iter().zip(&slots) {
-            if let Some(slot) = probe(tx, e, slot).await? {
-                fresh.push((e, slot));
-            }
-        }
-    }
+    let fresh = claim_slots(tx, events, &slots, bulk).await?;
     let groups = blocks::group(&fresh).map_err(LogError::Block)?;
     let spans = documents.is_some_and(|d| d.spans);
     let insert = tx
@@ -196,6 +158,56 @@ pub(in crate::archive) async fn write_events<'a>(
     }
     logged.count = fresh.len() as u64;
     Ok(logged)
+}
+
+/// The events new to the archive, each with its slot: those whose key no
+/// event before holds. In `bulk`, the slots are claimed in one statement;
+/// the ones it did not claim are a duplicate or (rarely) another key's,
+/// probed one by one, as every slot is otherwise.
+async fn claim_slots<'a>(
+    tx: &Transaction<'_>,
+    events: &'a [EventRow],
+    slots: &[i64],
+    bulk: bool,
+) -> Result<Vec<(&'a EventRow, i64)>, LogError> {
+    let mut fresh: Vec<(&'a EventRow, i64)> = Vec::with_capacity(events.len());
+    if bulk {
+        let mut order: Vec<usize> = (0..events.len()).collect();
+        order.sort_by_key(|&i| slots[i]);
+        let rows = order
+            .iter()
+            .map(|&i| -> crate::archive::postgres::copy::Row {
+                vec![Box::new(slots[i]), Box::new(events[i].key.clone())]
+            });
+        crate::archive::postgres::copy::copy(tx, "in_keys", &[Type::INT8, Type::TEXT], rows)
+            .await?;
+        let claimed: HashSet<i64> = tx
+            .query(
+                "INSERT INTO event_keys (slot, key) SELECT slot, key FROM in_keys ORDER BY slot
+                 ON CONFLICT (slot) DO NOTHING RETURNING slot",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut claimed = claimed;
+        for (e, &slot) in events.iter().zip(slots) {
+            // A slot claimed by this batch goes to its first event.
+            if claimed.remove(&slot) {
+                fresh.push((e, slot));
+            } else if let Some(slot) = probe(tx, e, slot).await? {
+                fresh.push((e, slot));
+            }
+        }
+    } else {
+        for (e, &slot) in events.iter().zip(slots) {
+            if let Some(slot) = probe(tx, e, slot).await? {
+                fresh.push((e, slot));
+            }
+        }
+    }
+    Ok(fresh)
 }
 
 /// The schema whose parts point into the log (`logged`).

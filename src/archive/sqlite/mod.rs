@@ -15,19 +15,19 @@ pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
 pub(in crate::archive) mod upkeep;
+mod write;
 
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use crate::archive::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use crate::archive::listing::{ListCursor, ListedSession};
 use crate::archive::migrate::Ran;
-use crate::archive::query::{Hit, Query, indexable};
+use crate::archive::query::{Hit, Query};
 use crate::archive::rows::{Batch, Written};
-use crate::archive::sqlite::search::{part_doc, title_doc};
 
 /// A part row's insert, before what a conflict does (the upsert and the
 /// insert of a part the archive lacks share it).
@@ -321,172 +321,7 @@ impl Engine for SqliteArchive {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
-        let mut written = Written::default();
-        {
-            let (fresh, logged_at) =
-                crate::archive::sqlite::event_log::write_events(&tx, &batch.events).map_err(err)?;
-            written.events = fresh;
-            let o = &batch.origin;
-            let mut session = tx
-                .prepare(
-                    "INSERT INTO sessions (id, parent_id, title, directory, server, host, file, created, updated, raw)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                     ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id,
-                       title = excluded.title, directory = coalesce(excluded.directory, directory),
-                       server = coalesce(server, excluded.server), host = coalesce(host, excluded.host),
-                       file = coalesce(file, excluded.file), created = excluded.created,
-                       updated = excluded.updated, raw = excluded.raw
-                     WHERE excluded.updated > sessions.updated OR (excluded.updated = sessions.updated AND excluded.raw <> sessions.raw)
-                     RETURNING pk, updated",
-                )
-                .map_err(err)?;
-            let mut unindex = tx
-                .prepare("DELETE FROM search WHERE rowid = ?1")
-                .map_err(err)?;
-            let mut index = tx
-                .prepare("INSERT INTO search (rowid, body) VALUES (?1, ?2)")
-                .map_err(err)?;
-            // A document's rowid follows its row's time (`search`):
-            // the one to take out is found by the time the row had. The
-            // documents out and in are written at the end, in rowid order.
-            let mut gone: Vec<i64> = Vec::new();
-            let mut docs: Vec<(i64, std::borrow::Cow<'_, str>)> = Vec::new();
-            let mut old_title = tx
-                .prepare("SELECT pk, updated FROM sessions WHERE id = ?1")
-                .map_err(err)?;
-            for s in &batch.sessions {
-                let old: Option<(i64, i64)> = old_title
-                    .query_row([&s.id], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
-                    .map_err(err)?;
-                let new: Option<(i64, i64)> = session
-                    .query_row(
-                        params![
-                            s.id,
-                            s.parent_id,
-                            s.title,
-                            s.directory,
-                            s.server.as_ref().or(o.server.as_ref()),
-                            o.host,
-                            o.file,
-                            s.created,
-                            s.updated,
-                            s.raw
-                        ],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()
-                    .map_err(err)?;
-                if let Some((pk, updated)) = new {
-                    if let Some((old_pk, old_updated)) = old {
-                        gone.push(title_doc(old_pk, old_updated));
-                    }
-                    docs.push((title_doc(pk, updated), indexable(&s.title)));
-                }
-            }
-            let mut message = tx
-                .prepare(
-                    "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                     ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, role = excluded.role,
-                       model = excluded.model, agent = excluded.agent, created = excluded.created,
-                       updated = excluded.updated, raw = excluded.raw
-                     WHERE excluded.updated > messages.updated OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
-                )
-                .map_err(err)?;
-            for m in &batch.messages {
-                message
-                    .execute(params![
-                        m.id,
-                        m.session_id,
-                        m.role,
-                        m.model,
-                        m.agent,
-                        m.created,
-                        m.updated,
-                        m.raw
-                    ])
-                    .map_err(err)?;
-            }
-            let mut part = tx
-                .prepare(&format!(
-                    "{PART_INSERT}
-                     ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
-                       session_id = excluded.session_id, kind = excluded.kind, tool = excluded.tool,
-                       state = excluded.state, time = excluded.time, updated = excluded.updated,
-                       raw = excluded.raw, hash = excluded.hash, logged = excluded.logged
-                     WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.hash IS NOT parts.hash)
-                     RETURNING pk, time"
-                ))
-                .map_err(err)?;
-            // A part the archive does not hold yet (an import's usual
-            // case) is inserted in one step; only one it holds is looked
-            // up first, for the document to take out. No RETURNING here:
-            // SQLite makes a temporary table for each statement that has
-            // one, a page to clear per part.
-            let mut fresh_part = tx
-                .prepare(&format!("{PART_INSERT} ON CONFLICT (id) DO NOTHING"))
-                .map_err(err)?;
-            let mut old_part = tx
-                .prepare("SELECT pk, time FROM parts WHERE id = ?1")
-                .map_err(err)?;
-            for p in &batch.parts {
-                // No second copy of what the log holds as it is.
-                let logged = p
-                    .logged_as
-                    .as_deref()
-                    .and_then(|k| logged_at.get(k).copied());
-                let raw = match logged {
-                    Some(_) => Vec::new(),
-                    None => crate::archive::sqlite::event_log::pack_part(&p.raw).map_err(err)?,
-                };
-                let hash = crate::archive::sqlite::event_log::part_hash(&p.raw);
-                let values = params![
-                    p.id,
-                    p.message_id,
-                    p.session_id,
-                    p.kind,
-                    p.tool,
-                    p.state,
-                    p.time,
-                    p.updated,
-                    raw,
-                    hash,
-                    logged
-                ];
-                let pk_time = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
-                let (old, new) = if fresh_part.execute(values).map_err(err)? == 1 {
-                    (None, Some((tx.last_insert_rowid(), p.time)))
-                } else {
-                    let old: Option<(i64, i64)> = old_part
-                        .query_row([&p.id], pk_time)
-                        .optional()
-                        .map_err(err)?;
-                    let new = part.query_row(values, pk_time).optional().map_err(err)?;
-                    (old, new)
-                };
-                let Some((pk, time)) = new else { continue };
-                written.parts += 1;
-                if let Some((old_pk, old_time)) = old {
-                    gone.push(part_doc(old_pk, old_time));
-                }
-                if p.text.trim().is_empty() {
-                    continue;
-                }
-                docs.push((part_doc(pk, time), indexable(&p.text)));
-            }
-            // FTS5 writes what it holds as a new segment whenever a rowid
-            // is not above the last one: in rowid order, a batch is one
-            // segment rather than one for each session it touches.
-            gone.sort_unstable();
-            for doc in gone {
-                unindex.execute([doc]).map_err(err)?;
-            }
-            docs.sort_unstable_by_key(|d| d.0);
-            for (doc, text) in docs {
-                index.execute(params![doc, text]).map_err(err)?;
-            }
-        }
+        let written = write::batch(&tx, batch).map_err(err)?;
         if let Some(c) = &batch.checkpoint {
             crate::archive::sqlite::resume::save(&tx, c).map_err(err)?;
         }

@@ -25,7 +25,7 @@ use super::{Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store};
 use crate::model::entity::message::{Message, MessageInfo};
 use crate::model::entity::part::{Part, PartBody};
 use crate::model::entity::prompt::{Prompt, PromptRequest, Resolution};
-use crate::model::entity::session::{SessionInfo, SessionStatus};
+use crate::model::entity::session::{ErrorInfo, Session, SessionInfo, SessionStatus};
 use crate::model::event_mark::EventMark;
 use crate::model::ids::find_by_id;
 use crate::model::wire::event::{Envelope, Event};
@@ -54,111 +54,35 @@ impl Store {
                 Outcome::applied(Change::default())
             }
             Event::ServerHeartbeat => Outcome::with(Effect::Applied),
-            Event::InstanceDisposed => {
-                self.needs_resync = true;
-                self.revision += 1;
-                Outcome::applied(Change {
-                    session_list: true,
-                    ..Default::default()
-                })
-            }
+            Event::InstanceDisposed => self.instance_disposed(),
             Event::SessionCreated(info) | Event::SessionUpdated(info) => {
                 self.upsert_session(*info, mark, env.directory)
             }
-            Event::SessionDeleted(info) => match self.session_index(&info.id) {
-                Ok(i) => {
-                    self.sessions.remove(i);
-                    self.revision += 1;
-                    Outcome::applied(Change {
-                        session_list: true,
-                        session: Some(info.id),
-                        ..Default::default()
-                    })
-                }
-                Err(_) => orphan(Outcome::with(Effect::Stale), "deleted", &info.id),
-            },
+            Event::SessionDeleted(info) => self.delete_session(info.id),
             Event::SessionStatus { session_id, status } => {
                 self.set_status(&session_id, status, obs)
             }
             Event::SessionIdle { session_id } => {
                 self.set_status(&session_id, SessionStatus::Idle, obs)
             }
-            Event::SessionError { session_id, error } => {
-                let text = error.summary();
-                obs.session_errored(session_id.as_deref(), &text, &error);
-                match session_id {
-                    Some(id) => {
-                        let (si, created) = self.session_or_placeholder(&id);
-                        Arc::make_mut(&mut self.sessions[si]).note_error(error);
-                        self.touch(si, None);
-                        session_outcome(id, created)
-                    }
-                    None => {
-                        self.global_errors.push(error);
-                        self.revision += 1;
-                        Outcome::applied(Change::default())
-                    }
-                }
-            }
+            Event::SessionError { session_id, error } => self.session_error(session_id, error, obs),
             Event::SessionCompacted { session_id } => {
-                let (si, created) = self.session_or_placeholder(&session_id);
-                Arc::make_mut(&mut self.sessions[si]).compactions += 1;
-                self.touch(si, None);
-                session_outcome(session_id, created)
+                self.change_session(session_id, |s| s.compactions += 1)
             }
             Event::SessionDiff { session_id, diff } => {
-                let (si, created) = self.session_or_placeholder(&session_id);
-                Arc::make_mut(&mut self.sessions[si]).diff = diff;
-                self.touch(si, None);
-                session_outcome(session_id, created)
+                self.change_session(session_id, |s| s.diff = diff)
             }
             Event::MessageUpdated(info) => self.upsert_message(*info, mark, obs),
             Event::MessageRemoved {
                 session_id,
                 message_id,
-            } => {
-                let found = self.session_index(&session_id).ok().and_then(|si| {
-                    let mi = self.sessions[si].message_index(&message_id).ok()?;
-                    Some((si, mi))
-                });
-                match found {
-                    Some((si, mi)) => {
-                        let session = Arc::make_mut(&mut self.sessions[si]);
-                        let gone = session.messages.remove(mi);
-                        session.tally.forget(&gone);
-                        self.touch(si, None);
-                        Outcome::applied(Change {
-                            session: Some(session_id),
-                            message: Some(message_id),
-                            ..Default::default()
-                        })
-                    }
-                    None => orphan(Outcome::with(Effect::Stale), "removed message", &message_id),
-                }
-            }
+            } => self.remove_message(session_id, message_id),
             Event::PartUpdated(part) => self.upsert_part(*part, mark, obs),
             Event::PartRemoved {
                 session_id,
                 message_id,
                 part_id,
-            } => match self.locate_part(&session_id, &message_id, &part_id) {
-                Some((si, mi, pi)) => {
-                    Arc::make_mut(&mut self.sessions[si]).messages[mi]
-                        .parts
-                        .remove(pi);
-                    self.touch(si, Some(mi));
-                    Outcome::applied(Change {
-                        session: Some(session_id),
-                        message: Some(message_id),
-                        part: Some(part_id),
-                        ..Default::default()
-                    })
-                }
-                None => {
-                    self.held_deltas.remove(&part_id);
-                    orphan(Outcome::with(Effect::Stale), "removed part", &part_id)
-                }
-            },
+            } => self.remove_part(session_id, message_id, part_id),
             Event::PartDelta {
                 session_id,
                 message_id,
@@ -205,33 +129,126 @@ impl Store {
                 todos,
                 raw_todos,
             } => self.update_todos(session_id, todos, &raw_todos, mark, obs),
-            Event::ModelLimits(models) => {
-                // A fleet's servers each send theirs: they add up.
-                self.model_limits.extend(
-                    models
-                        .into_iter()
-                        .map(|m| ((m.provider_id.clone(), m.model_id.clone()), m)),
-                );
-                self.revision += 1;
-                Outcome::applied(Change {
-                    models: true,
-                    ..Default::default()
-                })
-            }
+            Event::ModelLimits(models) => self.add_model_limits(models),
             Event::Server(report) => self.report_server(*report),
             Event::PendingPrompts { server, ids } => {
-                let ids: std::collections::HashSet<String> = ids.into_iter().collect();
-                self.settle_missing_prompts(server.as_deref(), &ids)
+                self.settle_missing_prompts(server.as_deref(), &ids.into_iter().collect())
             }
             Event::SessionList { server, ids } => {
-                let ids: std::collections::HashSet<String> = ids.into_iter().collect();
-                self.retain_sessions(server.as_deref(), &ids)
+                self.retain_sessions(server.as_deref(), &ids.into_iter().collect())
             }
             Event::Other(kind) => {
                 *self.ignored.entry(kind).or_default() += 1;
                 Outcome::with(Effect::Ignored)
             }
         }
+    }
+
+    /// The server's instance went away: everything is read again.
+    fn instance_disposed(&mut self) -> Outcome {
+        self.needs_resync = true;
+        self.revision += 1;
+        Outcome::applied(Change {
+            session_list: true,
+            ..Default::default()
+        })
+    }
+
+    fn delete_session(&mut self, id: String) -> Outcome {
+        match self.session_index(&id) {
+            Ok(i) => {
+                self.sessions.remove(i);
+                self.revision += 1;
+                Outcome::applied(Change {
+                    session_list: true,
+                    session: Some(id),
+                    ..Default::default()
+                })
+            }
+            Err(_) => orphan(Outcome::with(Effect::Stale), "deleted", &id),
+        }
+    }
+
+    /// An error of a session (made as a placeholder if unknown), or of the
+    /// whole stream when it names none.
+    fn session_error(
+        &mut self,
+        session_id: Option<String>,
+        error: ErrorInfo,
+        obs: &mut dyn ReplyObserver,
+    ) -> Outcome {
+        let text = error.summary();
+        obs.session_errored(session_id.as_deref(), &text, &error);
+        match session_id {
+            Some(id) => self.change_session(id, |s| s.note_error(error)),
+            None => {
+                self.global_errors.push(error);
+                self.revision += 1;
+                Outcome::applied(Change::default())
+            }
+        }
+    }
+
+    /// Change a session (a placeholder if it is not known yet).
+    fn change_session(&mut self, id: String, change: impl FnOnce(&mut Session)) -> Outcome {
+        let (si, created) = self.session_or_placeholder(&id);
+        change(Arc::make_mut(&mut self.sessions[si]));
+        self.touch(si, None);
+        session_outcome(id, created)
+    }
+
+    fn remove_message(&mut self, session_id: String, message_id: String) -> Outcome {
+        let found = self.session_index(&session_id).ok().and_then(|si| {
+            let mi = self.sessions[si].message_index(&message_id).ok()?;
+            Some((si, mi))
+        });
+        let Some((si, mi)) = found else {
+            return orphan(Outcome::with(Effect::Stale), "removed message", &message_id);
+        };
+        let session = Arc::make_mut(&mut self.sessions[si]);
+        let gone = session.messages.remove(mi);
+        session.tally.forget(&gone);
+        self.touch(si, None);
+        Outcome::applied(Change {
+            session: Some(session_id),
+            message: Some(message_id),
+            ..Default::default()
+        })
+    }
+
+    fn remove_part(&mut self, session_id: String, message_id: String, part_id: String) -> Outcome {
+        let Some((si, mi, pi)) = self.locate_part(&session_id, &message_id, &part_id) else {
+            self.held_deltas.remove(&part_id);
+            return orphan(Outcome::with(Effect::Stale), "removed part", &part_id);
+        };
+        Arc::make_mut(&mut self.sessions[si]).messages[mi]
+            .parts
+            .remove(pi);
+        self.touch(si, Some(mi));
+        Outcome::applied(Change {
+            session: Some(session_id),
+            message: Some(message_id),
+            part: Some(part_id),
+            ..Default::default()
+        })
+    }
+
+    /// A server's context limits: a fleet's servers each send theirs, and
+    /// they add up.
+    fn add_model_limits(
+        &mut self,
+        models: Vec<crate::model::entity::context::ModelLimit>,
+    ) -> Outcome {
+        self.model_limits.extend(
+            models
+                .into_iter()
+                .map(|m| ((m.provider_id.clone(), m.model_id.clone()), m)),
+        );
+        self.revision += 1;
+        Outcome::applied(Change {
+            models: true,
+            ..Default::default()
+        })
     }
 
     fn upsert_session(

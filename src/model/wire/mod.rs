@@ -4,4 +4,5 @@
 
 pub mod event;
 pub mod own;
+mod read_event;
 pub mod sanitize;

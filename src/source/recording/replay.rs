@@ -109,20 +109,7 @@ impl<R: BufRead> ReplayReader<R> {
                     Format::JsonLines => (!line.trim_ascii().is_empty())
                         .then(|| decode_record(line, info.number, info.terminated)),
                     Format::Sse => {
-                        // Give the decoder the line's real ending: CR, LF
-                        // and CRLF all end a line in SSE, and a CR the line
-                        // reader dropped may be the blank line of a frame.
-                        sse.push(line, frames);
-                        let ending: &[u8] = match (info.cr, info.terminated) {
-                            (true, true) => b"\r\n",
-                            (true, false) => b"\r",
-                            (false, true) => b"\n",
-                            (false, false) => b"",
-                        };
-                        sse.push(ending, frames);
-                        for frame in frames.drain(..) {
-                            queue.push_back(frame.record());
-                        }
+                        push_sse(sse, frames, queue, line, &info);
                         None
                     }
                     Format::PrettyObjects
@@ -153,31 +140,57 @@ impl<R: BufRead> ReplayReader<R> {
                 }
             })?;
             match step {
-                None => {
-                    self.done = true;
-                    if self.format.is_some_and(Format::is_values) {
-                        self.values.finish(&mut self.pieces);
-                        for piece in self.pieces.drain(..) {
-                            self.queue.extend(piece_records(piece, &mut self.format));
-                        }
-                    }
-                    if self.format == Some(Format::Sse)
-                        && let Some(frame) = self.sse.finish()
-                    {
-                        // The last frame lacks its blank line (a capture
-                        // stopped mid-stream): its data is whole, so it is
-                        // applied, and the cure is counted.
-                        let mut record = frame.record();
-                        if record.item.is_ok() && record.repaired.is_none() {
-                            record.repaired = Some("last SSE frame had no blank line");
-                        }
-                        self.queue.push_back(record);
-                    }
-                }
+                None => self.finish_input(),
                 Some(Some(record)) => return Ok(Some(record)),
                 Some(None) => {}
             }
         }
+    }
+    /// The input ended: what the value cutter or the SSE decoder still
+    /// holds becomes records.
+    fn finish_input(&mut self) {
+        self.done = true;
+        if self.format.is_some_and(Format::is_values) {
+            self.values.finish(&mut self.pieces);
+            for piece in self.pieces.drain(..) {
+                self.queue.extend(piece_records(piece, &mut self.format));
+            }
+        }
+        if self.format == Some(Format::Sse)
+            && let Some(frame) = self.sse.finish()
+        {
+            // The last frame lacks its blank line (a capture stopped
+            // mid-stream): its data is whole, so it is applied, and the cure
+            // is counted.
+            let mut record = frame.record();
+            if record.item.is_ok() && record.repaired.is_none() {
+                record.repaired = Some("last SSE frame had no blank line");
+            }
+            self.queue.push_back(record);
+        }
+    }
+}
+
+/// One line of SSE text to the decoder, with its real ending (CR, LF and
+/// CRLF all end a line in SSE, and a CR the line reader dropped may be the
+/// blank line of a frame); the frames it completes are queued.
+fn push_sse(
+    sse: &mut SseDecoder,
+    frames: &mut Vec<crate::source::decode::sse::SseFrame>,
+    queue: &mut VecDeque<Record>,
+    line: &[u8],
+    info: &crate::source::decode::lines::LineInfo,
+) {
+    sse.push(line, frames);
+    let ending: &[u8] = match (info.cr, info.terminated) {
+        (true, true) => b"\r\n",
+        (true, false) => b"\r",
+        (false, true) => b"\n",
+        (false, false) => b"",
+    };
+    sse.push(ending, frames);
+    for frame in frames.drain(..) {
+        queue.push_back(frame.record());
     }
 }
 

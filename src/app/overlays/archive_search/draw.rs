@@ -52,54 +52,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         .min(view.hits.len().saturating_sub(rows.max(1)));
     let today = app.clock_ms();
     for (i, hit) in view.hits.iter().enumerate().skip(first).take(rows) {
-        let chosen = i == view.selected;
-        let base = if chosen {
-            theme.style(Role::SelectionFocus)
-        } else {
-            theme.style(Role::Text)
-        };
-        let when = format!("{:>12}  ", clock::wall_clock(hit.time, today));
-        let from = hit
-            .server
-            .as_deref()
-            .or(hit
-                .file
-                .as_deref()
-                .map(|f| f.rsplit('/').next().unwrap_or(f)))
-            .or(hit.host.as_deref())
-            .unwrap_or("");
-        let project = hit
-            .project
-            .as_deref()
-            .map(|p| p.rsplit('/').next().unwrap_or(p))
-            .unwrap_or("");
-        let tail = format!("  {}  {}", sanitize::line(project), sanitize::line(from));
-        let room = inner.saturating_sub(wrap::width(&when) + wrap::width(&tail));
-        let title = wrap::truncate(&sanitize::line(&hit.title), room);
-        let pad = room.saturating_sub(wrap::width(&title));
-        lines.push(Line::from(vec![
-            Span::styled(when, theme.style(Role::Muted).patch(base)),
-            Span::styled(format!("{title}{}", " ".repeat(pad)), base),
-            Span::styled(
-                wrap::truncate(&tail, inner.saturating_sub(room)),
-                theme.style(Role::Muted).patch(base),
-            ),
-        ]));
-        let mut spans = vec![Span::styled(
-            format!("{:>12}  ", sanitize::line(&hit.kind)),
-            theme.style(Role::Muted),
-        )];
-        let mut left = inner.saturating_sub(14);
-        for (piece, matched) in hit.pieces() {
-            if left == 0 {
-                break;
-            }
-            let piece = wrap::truncate(&piece, left);
-            left = left.saturating_sub(wrap::width(&piece));
-            let role = if matched { Role::Match } else { Role::Text };
-            spans.push(Span::styled(piece, theme.style(role)));
-        }
-        lines.push(Line::from(spans));
+        lines.extend(hit_lines(app, hit, i == view.selected, today, inner));
     }
     let key = |a: Action| app.keymap.hint(a).unwrap_or_default();
     let at = if view.hits.is_empty() {
@@ -113,4 +66,63 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         key(Action::ListChoose),
     );
     crate::app::boxes::overlay_box(frame, theme, area, title, lines, 0);
+}
+
+/// A hit's two lines: when, its session's title, project and origin; then
+/// its kind and the text around what matched.
+fn hit_lines(
+    app: &App,
+    hit: &crate::archive::Hit,
+    chosen: bool,
+    today: i64,
+    inner: usize,
+) -> [Line<'static>; 2] {
+    let theme = &app.theme;
+    let base = if chosen {
+        theme.style(Role::SelectionFocus)
+    } else {
+        theme.style(Role::Text)
+    };
+    let when = format!("{:>12}  ", clock::wall_clock(hit.time, today));
+    let from = hit
+        .server
+        .as_deref()
+        .or(hit
+            .file
+            .as_deref()
+            .map(|f| f.rsplit('/').next().unwrap_or(f)))
+        .or(hit.host.as_deref())
+        .unwrap_or("");
+    let project = hit
+        .project
+        .as_deref()
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+        .unwrap_or("");
+    let tail = format!("  {}  {}", sanitize::line(project), sanitize::line(from));
+    let room = inner.saturating_sub(wrap::width(&when) + wrap::width(&tail));
+    let title = wrap::truncate(&sanitize::line(&hit.title), room);
+    let pad = room.saturating_sub(wrap::width(&title));
+    let head = Line::from(vec![
+        Span::styled(when, theme.style(Role::Muted).patch(base)),
+        Span::styled(format!("{title}{}", " ".repeat(pad)), base),
+        Span::styled(
+            wrap::truncate(&tail, inner.saturating_sub(room)),
+            theme.style(Role::Muted).patch(base),
+        ),
+    ]);
+    let mut spans = vec![Span::styled(
+        format!("{:>12}  ", sanitize::line(&hit.kind)),
+        theme.style(Role::Muted),
+    )];
+    let mut left = inner.saturating_sub(14);
+    for (piece, matched) in hit.pieces() {
+        if left == 0 {
+            break;
+        }
+        let piece = wrap::truncate(&piece, left);
+        left = left.saturating_sub(wrap::width(&piece));
+        let role = if matched { Role::Match } else { Role::Text };
+        spans.push(Span::styled(piece, theme.style(role)));
+    }
+    [head, Line::from(spans)]
 }

@@ -38,27 +38,66 @@ pub struct DiffViewState {
     pub scroll: u16,
 }
 
+/// The overlay's title, with its keys.
+fn title(app: &App) -> String {
+    use crate::app::keymap::Action as A;
+    let k = |a| app.keymap.hint(a).unwrap_or_default();
+    format!(
+        " Modified files ({}/{} file, {}/{} scroll, {} close) ",
+        k(A::DiffNextFile),
+        k(A::DiffPrevFile),
+        k(A::DiffScrollDown),
+        k(A::DiffScrollUp),
+        k(A::DiffClose)
+    )
+}
+
+/// The files, each with its lines added and removed, the selected marked.
+fn file_rows(
+    app: &App,
+    files: &[(String, u64, u64)],
+    selected: usize,
+    dir: &str,
+    list_w: usize,
+) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, (f, a, d))| {
+            let rel = f
+                .strip_prefix(dir)
+                .map(|f| f.trim_start_matches('/'))
+                .unwrap_or(f);
+            let counts = format!(" +{a} -{d}");
+            let name = wrap::truncate(
+                &sanitize::line(rel),
+                list_w.saturating_sub(counts.len() + 1),
+            );
+            let style = if i == selected {
+                theme.style(Role::SelectionFocus)
+            } else {
+                theme.style(Role::Text)
+            };
+            Line::from(vec![
+                Span::styled(
+                    if i == selected { "›" } else { " " },
+                    theme.style(Role::Accent),
+                ),
+                Span::styled(name, style),
+                Span::styled(counts, theme.style(Role::Muted)),
+            ])
+        })
+        .collect()
+}
+
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
     let theme = &app.theme;
     frame.render_widget(Clear, screen);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.style(Role::BorderFocus))
-        .title(Line::styled(
-            {
-                use crate::app::keymap::Action as A;
-                let k = |a| app.keymap.hint(a).unwrap_or_default();
-                format!(
-                    " Modified files ({}/{} file, {}/{} scroll, {} close) ",
-                    k(A::DiffNextFile),
-                    k(A::DiffPrevFile),
-                    k(A::DiffScrollDown),
-                    k(A::DiffScrollUp),
-                    k(A::DiffClose)
-                )
-            },
-            theme.style(Role::Title),
-        ));
+        .title(Line::styled(title(app), theme.style(Role::Title)));
     let inner = block.inner(screen);
     frame.render_widget(block, screen);
     let Some(session) = app.selected_session() else {
@@ -92,34 +131,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
     };
     let selected = app.diff.file.min(files.len() - 1);
     let dir = session.info.directory.as_deref().unwrap_or("");
-    let rows: Vec<Line> = files
-        .iter()
-        .enumerate()
-        .map(|(i, (f, a, d))| {
-            let rel = f
-                .strip_prefix(dir)
-                .map(|f| f.trim_start_matches('/'))
-                .unwrap_or(f);
-            let counts = format!(" +{a} -{d}");
-            let name = wrap::truncate(
-                &sanitize::line(rel),
-                (list_w as usize).saturating_sub(counts.len() + 1),
-            );
-            let style = if i == selected {
-                theme.style(Role::SelectionFocus)
-            } else {
-                theme.style(Role::Text)
-            };
-            Line::from(vec![
-                Span::styled(
-                    if i == selected { "›" } else { " " },
-                    theme.style(Role::Accent),
-                ),
-                Span::styled(name, style),
-                Span::styled(counts, theme.style(Role::Muted)),
-            ])
-        })
-        .collect();
+    let rows = file_rows(app, files, selected, dir, list_w as usize);
     frame.render_widget(Paragraph::new(rows), list);
     let file = &files[selected].0;
     let Some(patch) = patch_of(session, file) else {

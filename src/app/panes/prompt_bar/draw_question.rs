@@ -23,8 +23,6 @@ pub(super) fn question(
 ) -> Vec<Line<'static>> {
     let theme = &app.theme;
     let mut lines = Vec::new();
-    // The options (or the review's answers): what shrinks.
-    let mut items = Vec::new();
     let fresh;
     let draft: &Draft = match app.prompts.drafts.get(&q.id) {
         Some(d) => d,
@@ -35,7 +33,39 @@ pub(super) fn question(
     };
     let review = q.questions.len();
     let tab = draft.tab.min(review);
-    // Tabs: one per question (its header), then the review.
+    lines.push(tabs(app, q, draft, tab));
+    if tab == review {
+        let (items, keys) = review_lines(app, q, draft, width);
+        return fit(lines, items, 0, keys, rows);
+    }
+    let qq = &q.questions[tab];
+    let multi = if qq.multiple {
+        "  (several answers)"
+    } else {
+        ""
+    };
+    lines.push(Line::styled(
+        wrap::truncate(
+            &format!("   {}{multi}", sanitize::line(&qq.question)),
+            width,
+        ),
+        theme.style(Role::Text),
+    ));
+    let custom = qq.custom != Some(false);
+    // The options (or the review's answers): what shrinks.
+    let items = option_lines(app, qq, draft, tab, width);
+    if app.prompts.editor.is_some() {
+        let keys = typing_keys(app, "done", width);
+        return fit(lines, items, draft.cursor, keys, rows);
+    }
+    let keys = question_keys(app, qq, custom, width);
+    fit(lines, items, draft.cursor, keys, rows)
+}
+
+/// The tabs: one per question (its header, ✓ once answered), then the
+/// review; the current one stands out.
+fn tabs(app: &App, q: &QuestionRequest, draft: &Draft, tab: usize) -> Line<'static> {
+    let theme = &app.theme;
     let mut spans = vec![Span::raw("   ")];
     for (i, qq) in q.questions.iter().enumerate() {
         let mark = if draft.is_answered(i) { "✓ " } else { "" };
@@ -52,58 +82,69 @@ pub(super) fn question(
         spans.push(Span::styled(format!(" {mark}{label} "), style));
         spans.push(Span::raw(" "));
     }
+    let review = q.questions.len();
     let style = if tab == review {
         theme.style(Role::SelectionFocus)
     } else {
         theme.style(Role::Muted)
     };
     spans.push(Span::styled(" Review ", style));
-    lines.push(Line::from(spans));
-    if tab == review {
-        for (i, qq) in q.questions.iter().enumerate() {
-            let answer = draft.answers(q).get(i).cloned().unwrap_or_default();
-            let (text, role) = if answer.is_empty() {
-                ("(unanswered)".to_string(), Role::Warning)
-            } else {
-                (answer.join(", "), Role::Success)
-            };
-            let line = format!(
-                "   {}: {}",
-                sanitize::line(&qq.question),
-                sanitize::line(&text)
-            );
-            items.push(Line::styled(
-                wrap::truncate(&line, width),
-                theme.style(role),
-            ));
-        }
-        let k = |a| app.keymap.hint(a).unwrap_or_default();
-        let submit = format!("{}/{}", k(Action::PromptEnter), k(Action::QuestionReview));
-        let keys = keys_line(
-            app,
-            &[
-                (&submit, "submit"),
-                (&k(Action::ChoiceLeft), "back"),
-                (&k(Action::QuestionDismiss), "dismiss"),
-                (&k(Action::PromptLater), "later"),
-            ],
-            width,
+    Line::from(spans)
+}
+
+/// The review: each question with its answer (or that it has none), and
+/// the keys that submit, go back, dismiss or leave it for later.
+fn review_lines(
+    app: &App,
+    q: &QuestionRequest,
+    draft: &Draft,
+    width: usize,
+) -> (Vec<Line<'static>>, Line<'static>) {
+    let theme = &app.theme;
+    let mut items = Vec::new();
+    for (i, qq) in q.questions.iter().enumerate() {
+        let answer = draft.answers(q).get(i).cloned().unwrap_or_default();
+        let (text, role) = if answer.is_empty() {
+            ("(unanswered)".to_string(), Role::Warning)
+        } else {
+            (answer.join(", "), Role::Success)
+        };
+        let line = format!(
+            "   {}: {}",
+            sanitize::line(&qq.question),
+            sanitize::line(&text)
         );
-        return fit(lines, items, 0, keys, rows);
+        items.push(Line::styled(
+            wrap::truncate(&line, width),
+            theme.style(role),
+        ));
     }
-    let qq = &q.questions[tab];
-    let multi = if qq.multiple {
-        "  (several answers)"
-    } else {
-        ""
-    };
-    lines.push(Line::styled(
-        wrap::truncate(
-            &format!("   {}{multi}", sanitize::line(&qq.question)),
-            width,
-        ),
-        theme.style(Role::Text),
-    ));
+    let k = |a| app.keymap.hint(a).unwrap_or_default();
+    let submit = format!("{}/{}", k(Action::PromptEnter), k(Action::QuestionReview));
+    let keys = keys_line(
+        app,
+        &[
+            (&submit, "submit"),
+            (&k(Action::ChoiceLeft), "back"),
+            (&k(Action::QuestionDismiss), "dismiss"),
+            (&k(Action::PromptLater), "later"),
+        ],
+        width,
+    );
+    (items, keys)
+}
+
+/// A question's options, numbered and marked as picked, then the own
+/// answer when the question takes one.
+fn option_lines(
+    app: &App,
+    qq: &crate::model::entity::prompt::Question,
+    draft: &Draft,
+    tab: usize,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let mut items = Vec::new();
     for (o, opt) in qq.options.iter().enumerate() {
         let picked = draft.picked[tab].contains(&o);
         let mark = match (qq.multiple, picked) {
@@ -131,8 +172,7 @@ pub(super) fn question(
         };
         items.push(Line::styled(wrap::truncate(&line, width), style));
     }
-    let custom = qq.custom != Some(false);
-    if custom {
+    if qq.custom != Some(false) {
         // The own answer is numbered like the options, and marked picked
         // once something is typed (on a single-choice question it then is
         // the answer).
@@ -160,10 +200,17 @@ pub(super) fn question(
             style,
         ));
     }
-    if app.prompts.editor.is_some() {
-        let keys = typing_keys(app, "done", width);
-        return fit(lines, items, draft.cursor, keys, rows);
-    }
+    items
+}
+
+/// The keys of a question: pick by number, toggle, move, other questions,
+/// review, dismiss.
+fn question_keys(
+    app: &App,
+    qq: &crate::model::entity::prompt::Question,
+    custom: bool,
+    width: usize,
+) -> Line<'static> {
     let k = |a| app.keymap.hint(a).unwrap_or_default();
     let numbers = match qq.options.len() + usize::from(custom) {
         0 => String::new(),
@@ -186,8 +233,7 @@ pub(super) fn question(
     ];
     owned.retain(|(k, _)| !k.is_empty());
     let keys: Vec<(&str, &str)> = owned.iter().map(|(k, l)| (k.as_str(), *l)).collect();
-    let keys = keys_line(app, &keys, width);
-    fit(lines, items, draft.cursor, keys, rows)
+    keys_line(app, &keys, width)
 }
 
 /// `top`, as many of `items` as fit around the one at `cursor`, and the

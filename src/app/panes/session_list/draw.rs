@@ -40,29 +40,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     );
 
     let width = area.width.saturating_sub(1) as usize;
-    let header = if app.list.filtering || !app.list.filter.is_empty() {
-        let cursor = if app.list.filtering { "▏" } else { "" };
-        let mut spans = vec![
-            Span::styled("/", theme.style(Role::Accent)),
-            Span::styled(
-                format!("{}{cursor}", sanitize::line(&app.list.filter)),
-                theme.style(Role::Text),
-            ),
-        ];
-        if let Some(progress) = app.list_search_progress_short() {
-            spans.push(Span::styled(
-                format!("  {progress}"),
-                theme.style(Role::Muted),
-            ));
-        }
-        Line::from(spans)
-    } else {
-        let n = app.list.listed;
-        Line::from(vec![
-            Span::styled("Sessions", theme.style(Role::Title)),
-            Span::styled(format!(" {n}"), theme.style(Role::Muted)),
-        ])
-    };
+    let header = header(app);
     frame.render_widget(
         Paragraph::new(header),
         Rect {
@@ -98,61 +76,14 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             lines.push(Line::styled(text, theme.style(Role::Heading)));
             continue;
         }
-        let s = &sessions[row.index];
-        let indent = row_width::indent(fleet, row.depth);
-        let is_sel = Some(i) == selected;
-        let fold = match (row.has_children, row.folded) {
-            (true, true) => "▸",
-            (true, false) => "▾",
-            _ => " ",
-        };
-        let (glyph, role) = if s.error.is_some() && s.status == SessionStatus::Idle {
-            ("✗", Role::Error)
-        } else {
-            match &s.status {
-                SessionStatus::Busy => (format::spinner(app.now_ms), Role::Running),
-                SessionStatus::Retry { .. } => ("↻", Role::Warning),
-                _ => ("·", Role::Muted),
-            }
-        };
-        let badge = if row.own_prompt {
-            "?"
-        } else if row.badge {
-            "•"
-        } else {
-            ""
-        };
-        let right = row_width::right_text(app, s, width > row_width::COST_FROM);
-        // Hits of the filter in this session's content.
-        let hits = row_width::hits_text(app, s);
-        let left_w = row_width::left_width(&indent, !badge.is_empty());
-        let title_w = width.saturating_sub(left_w + wrap::width(&right) + wrap::width(&hits) + 1);
-        let title = wrap::truncate(&sanitize::line(s.title()), title_w);
-        let pad = width.saturating_sub(
-            left_w + wrap::width(&title) + wrap::width(&hits) + wrap::width(&right),
-        );
-        let base = selection_style(app, is_sel).unwrap_or_default();
-        let mut spans = vec![
-            Span::styled(if is_sel { "›" } else { " " }, theme.style(Role::Accent)),
-            Span::raw(indent),
-            Span::styled(fold, theme.style(Role::Muted)),
-            Span::styled(format!("{glyph} "), theme.style(role)),
-        ];
-        if !badge.is_empty() {
-            spans.push(Span::styled(badge, theme.style(Role::Badge)));
-            spans.push(Span::raw(" "));
-        }
-        spans.push(Span::styled(title, theme.style(Role::Text)));
-        spans.push(Span::raw(" ".repeat(pad)));
-        if !hits.is_empty() {
-            spans.push(Span::styled(hits, theme.style(Role::Accent)));
-        }
-        spans.push(Span::styled(right, theme.style(Role::Muted)));
-        let spans = spans
-            .into_iter()
-            .map(|s| if is_sel { s.patch_style(base) } else { s })
-            .collect::<Vec<_>>();
-        lines.push(Line::from(spans));
+        lines.push(session_line(
+            app,
+            &sessions[row.index],
+            row,
+            fleet,
+            width,
+            Some(i) == selected,
+        ));
     }
     if app.list.rows.is_empty() {
         // Never "no match" before every session was searched.
@@ -165,6 +96,101 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         lines.push(Line::styled(text, theme.style(Role::Muted)));
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The list's first line: the filter being typed (and how far its search
+/// is), or "Sessions N".
+fn header(app: &App) -> Line<'static> {
+    let theme = &app.theme;
+    if app.list.filtering || !app.list.filter.is_empty() {
+        let cursor = if app.list.filtering { "▏" } else { "" };
+        let mut spans = vec![
+            Span::styled("/", theme.style(Role::Accent)),
+            Span::styled(
+                format!("{}{cursor}", sanitize::line(&app.list.filter)),
+                theme.style(Role::Text),
+            ),
+        ];
+        if let Some(progress) = app.list_search_progress_short() {
+            spans.push(Span::styled(
+                format!("  {progress}"),
+                theme.style(Role::Muted),
+            ));
+        }
+        Line::from(spans)
+    } else {
+        let n = app.list.listed;
+        Line::from(vec![
+            Span::styled("Sessions", theme.style(Role::Title)),
+            Span::styled(format!(" {n}"), theme.style(Role::Muted)),
+        ])
+    }
+}
+
+/// One session's row: the selection mark, its place in the tree, its
+/// status glyph and prompt badge, its title, the filter's hits in it, and
+/// its time and cost.
+fn session_line(
+    app: &App,
+    s: &crate::model::Session,
+    row: &crate::app::session_tree::rows::SessionRow,
+    fleet: bool,
+    width: usize,
+    is_sel: bool,
+) -> Line<'static> {
+    let theme = &app.theme;
+    let indent = row_width::indent(fleet, row.depth);
+    let fold = match (row.has_children, row.folded) {
+        (true, true) => "▸",
+        (true, false) => "▾",
+        _ => " ",
+    };
+    let (glyph, role) = if s.error.is_some() && s.status == SessionStatus::Idle {
+        ("✗", Role::Error)
+    } else {
+        match &s.status {
+            SessionStatus::Busy => (format::spinner(app.now_ms), Role::Running),
+            SessionStatus::Retry { .. } => ("↻", Role::Warning),
+            _ => ("·", Role::Muted),
+        }
+    };
+    let badge = if row.own_prompt {
+        "?"
+    } else if row.badge {
+        "•"
+    } else {
+        ""
+    };
+    let right = row_width::right_text(app, s, width > row_width::COST_FROM);
+    // Hits of the filter in this session's content.
+    let hits = row_width::hits_text(app, s);
+    let left_w = row_width::left_width(&indent, !badge.is_empty());
+    let title_w = width.saturating_sub(left_w + wrap::width(&right) + wrap::width(&hits) + 1);
+    let title = wrap::truncate(&sanitize::line(s.title()), title_w);
+    let pad = width
+        .saturating_sub(left_w + wrap::width(&title) + wrap::width(&hits) + wrap::width(&right));
+    let base = selection_style(app, is_sel).unwrap_or_default();
+    let mut spans = vec![
+        Span::styled(if is_sel { "›" } else { " " }, theme.style(Role::Accent)),
+        Span::raw(indent),
+        Span::styled(fold, theme.style(Role::Muted)),
+        Span::styled(format!("{glyph} "), theme.style(role)),
+    ];
+    if !badge.is_empty() {
+        spans.push(Span::styled(badge, theme.style(Role::Badge)));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled(title, theme.style(Role::Text)));
+    spans.push(Span::raw(" ".repeat(pad)));
+    if !hits.is_empty() {
+        spans.push(Span::styled(hits, theme.style(Role::Accent)));
+    }
+    spans.push(Span::styled(right, theme.style(Role::Muted)));
+    let spans = spans
+        .into_iter()
+        .map(|s| if is_sel { s.patch_style(base) } else { s })
+        .collect::<Vec<_>>();
+    Line::from(spans)
 }
 
 /// The style a selected row is patched with (`None`: not selected).

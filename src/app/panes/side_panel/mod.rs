@@ -54,7 +54,17 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
         );
         return;
     };
-    // How full the context is, and what the session cost.
+    context_lines(app, session, &mut lines);
+    lines.push(Line::default());
+    todo_lines(app, session, width, &mut lines);
+    lines.push(Line::default());
+    file_lines(app, session, width, &mut lines);
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// How full the context is, and what the session cost.
+fn context_lines(app: &App, session: &crate::model::Session, lines: &mut Vec<Line<'static>>) {
+    let theme = &app.theme;
     match crate::model::entity::context::context_use(session, app.store.model_limits()) {
         Some(c) => {
             let head = match c.percent() {
@@ -88,7 +98,16 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
             theme.style(Role::Muted),
         ));
     }
-    lines.push(Line::default());
+}
+
+/// The todos, done of all, each with its state and priority.
+fn todo_lines(
+    app: &App,
+    session: &crate::model::Session,
+    width: usize,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let theme = &app.theme;
     let done = session
         .todos
         .iter()
@@ -125,7 +144,16 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
             ),
         ]));
     }
-    lines.push(Line::default());
+}
+
+/// The files the session changed, with their lines added and removed.
+fn file_lines(
+    app: &App,
+    session: &crate::model::Session,
+    width: usize,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let theme = &app.theme;
     let files = if app.files.0 == session.info.id {
         app.files.2.clone()
     } else {
@@ -155,5 +183,4 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect, overlay: bool) {
             Span::styled(format!(" -{dels}"), theme.style(Role::DiffDel)),
         ]));
     }
-    frame.render_widget(Paragraph::new(lines), inner);
 }

@@ -53,22 +53,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         Some(_) => (wrap::truncate(&label, (width / 6).max(10)), 3),
         None => (label.into_owned(), 2),
     };
-    let mut head = format!(" {label}");
-    // A recording in progress, and how big it has grown; once a write
-    // failed the line says that instead.
-    if let Some(size) = app.recording_size_shown()
-        && app.recording_stopped.is_none()
-    {
-        head = format!(" ● rec {size} ·{head}");
-    }
-    // Without its archive, said for as long as it lasts (`!` says why).
-    if app.archive.trouble().is_some() {
-        let key = app.keymap.hint(crate::app::keymap::Action::BadRecord);
-        head = match key {
-            Some(key) => format!(" archive off ({key} why) ·{head}"),
-            None => format!(" archive off ·{head}"),
-        };
-    }
+    let mut head = head_text(app, &label);
     let mut rest = String::new();
     // The bar gives way to everything but the position.
     let mut position_w = 0;
@@ -131,81 +116,13 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
             sanitize::line(why)
         ));
     }
-    if app.stats.malformed > 0 {
-        // The form, how many records and where the first is, and why.
-        let n = app.stats.malformed;
-        let records = if n == 1 { "record" } else { "records" };
-        // A live server's stream is named by its server; a file by its form.
-        let form = match app
-            .stats
-            .last_bad
-            .as_ref()
-            .and_then(|b| b.server.as_deref())
-        {
-            Some(server) => format!("the stream of {server}"),
-            None => app.stats.form.unwrap_or("the input").to_string(),
-        };
-        let show = app
-            .keymap
-            .hint(Action::BadRecord)
-            .map(|k| format!(" ({k} shows it)"))
-            .unwrap_or_default();
-        let first = match (app.stats.first_malformed(), &app.stats.first_reason) {
-            (Some(p), Some(why)) => format!(": {}, {why}", p.place()),
-            (Some(p), None) => format!(": {}", p.place()),
-            _ => String::new(),
-        };
-        rest.push_str(&sanitize::line(&format!(
-            " · {n} bad {records} in {form}{first}{show}"
-        )));
+    if let Some(bad) = bad_records_text(app) {
+        rest.push_str(&bad);
     }
-    if let Some(s) = app.selected_session() {
-        let status = if app.verbs.aborting.contains(&s.info.id) {
-            "stopping…".to_string()
-        } else {
-            format::status_text(&s.status, app.now_ms)
-        };
-        rest.push_str(&format!(" │ {status}"));
-        let totals = s.totals();
-        let c = format::summed(format::cost(totals.cost), totals.cost_summed);
-        if !c.is_empty() {
-            rest.push_str(&format!(" {c}"));
-        }
-        let t = format::totals_tokens(&totals);
-        if !t.is_empty() {
-            rest.push_str(&format!(" {t}"));
-        }
+    if let Some(session) = session_text(app) {
+        rest.push_str(&session);
     }
-    let focus_hints = match app.focus {
-        Focus::Sessions => SESSION_HINTS,
-        Focus::Turns => TURN_HINTS,
-        Focus::Prompt => PROMPT_HINTS,
-    };
-    let player_hints: &[Action] = if app.player.is_some() {
-        PLAYER_HINTS
-    } else {
-        &[]
-    };
-    // The essential hints always; the others keep up to half the line (a
-    // third with a player) and the source and session text gets the rest.
-    let hint = |action: Action| {
-        let k = app.keymap.hint(action)?;
-        let label = short_label(action);
-        let w = wrap::width(&k) + wrap::width(label) + 2;
-        Some((k, label, w))
-    };
-    let essentials: Vec<_> = ESSENTIAL_HINTS.iter().filter_map(|&a| hint(a)).collect();
-    let mut hints_w: usize = essentials.iter().map(|(_, _, w)| w).sum();
-    let mut hints = Vec::new();
-    let optional = player_hints.iter().chain(focus_hints);
-    for (k, label, w) in optional.filter_map(|&a| hint(a)) {
-        if hints_w + w > width / hints_share {
-            break;
-        }
-        hints.push((k, label));
-        hints_w += w;
-    }
-    hints.extend(essentials.into_iter().map(|(k, label, _)| (k, label)));
+    let (hints, hints_w) = key_hints(app, width / hints_share);
     let mut room = width.saturating_sub(hints_w + 1);
     let said = said.map(|(text, error)| {
         let text = wrap::truncate(&text, room.saturating_sub(12).max(room / 2));
@@ -233,6 +150,113 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         pad: room + 1,
         hints,
     }
+}
+
+/// The line's start: the source's label, after a recording in progress
+/// (and its size) and an archive that is off (said as long as it lasts;
+/// `!` says why).
+fn head_text(app: &App, label: &str) -> String {
+    let mut head = format!(" {label}");
+    // Once a recording's write failed the line says that instead.
+    if let Some(size) = app.recording_size_shown()
+        && app.recording_stopped.is_none()
+    {
+        head = format!(" ● rec {size} ·{head}");
+    }
+    if app.archive.trouble().is_some() {
+        let key = app.keymap.hint(crate::app::keymap::Action::BadRecord);
+        head = match key {
+            Some(key) => format!(" archive off ({key} why) ·{head}"),
+            None => format!(" archive off ·{head}"),
+        };
+    }
+    head
+}
+
+/// Records that could not be read: how many, in what (a live server's
+/// stream by its server, a file by its form), where the first is and why.
+fn bad_records_text(app: &App) -> Option<String> {
+    let n = app.stats.malformed;
+    if n == 0 {
+        return None;
+    }
+    let records = if n == 1 { "record" } else { "records" };
+    let form = match app
+        .stats
+        .last_bad
+        .as_ref()
+        .and_then(|b| b.server.as_deref())
+    {
+        Some(server) => format!("the stream of {server}"),
+        None => app.stats.form.unwrap_or("the input").to_string(),
+    };
+    let show = app
+        .keymap
+        .hint(Action::BadRecord)
+        .map(|k| format!(" ({k} shows it)"))
+        .unwrap_or_default();
+    let first = match (app.stats.first_malformed(), &app.stats.first_reason) {
+        (Some(p), Some(why)) => format!(": {}, {why}", p.place()),
+        (Some(p), None) => format!(": {}", p.place()),
+        _ => String::new(),
+    };
+    Some(sanitize::line(&format!(" · {n} bad {records} in {form}{first}{show}")).into_owned())
+}
+
+/// The selected session: its status (or that it is being stopped), its
+/// cost and its tokens.
+fn session_text(app: &App) -> Option<String> {
+    let s = app.selected_session()?;
+    let status = if app.verbs.aborting.contains(&s.info.id) {
+        "stopping…".to_string()
+    } else {
+        format::status_text(&s.status, app.now_ms)
+    };
+    let mut text = format!(" │ {status}");
+    let totals = s.totals();
+    let c = format::summed(format::cost(totals.cost), totals.cost_summed);
+    if !c.is_empty() {
+        text.push_str(&format!(" {c}"));
+    }
+    let t = format::totals_tokens(&totals);
+    if !t.is_empty() {
+        text.push_str(&format!(" {t}"));
+    }
+    Some(text)
+}
+
+/// The key hints: the essential ones always, the player's and the focused
+/// pane's while they fit in `share` columns. The hints, and their width.
+fn key_hints(app: &App, share: usize) -> (Vec<(String, &'static str)>, usize) {
+    let focus_hints = match app.focus {
+        Focus::Sessions => SESSION_HINTS,
+        Focus::Turns => TURN_HINTS,
+        Focus::Prompt => PROMPT_HINTS,
+    };
+    let player_hints: &[Action] = if app.player.is_some() {
+        PLAYER_HINTS
+    } else {
+        &[]
+    };
+    let hint = |action: Action| {
+        let k = app.keymap.hint(action)?;
+        let label = short_label(action);
+        let w = wrap::width(&k) + wrap::width(label) + 2;
+        Some((k, label, w))
+    };
+    let essentials: Vec<_> = ESSENTIAL_HINTS.iter().filter_map(|&a| hint(a)).collect();
+    let mut hints_w: usize = essentials.iter().map(|(_, _, w)| w).sum();
+    let mut hints = Vec::new();
+    let optional = player_hints.iter().chain(focus_hints);
+    for (k, label, w) in optional.filter_map(|&a| hint(a)) {
+        if hints_w + w > share {
+            break;
+        }
+        hints.push((k, label));
+        hints_w += w;
+    }
+    hints.extend(essentials.into_iter().map(|(k, label, _)| (k, label)));
+    (hints, hints_w)
 }
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {

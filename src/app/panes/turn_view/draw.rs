@@ -19,28 +19,8 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let header_area = Rect { height: 1, ..area };
     let inner = crate::app::boxes::turn_inner(area);
     let Some(session) = app.selected_session() else {
-        use crate::source::msg::SourceState;
-        let text = if let Some(text) = app.describe_group() {
-            text
-        } else if let Some(text) = fleet_waiting(app) {
-            text
-        } else if app.store.sessions().is_empty() {
-            match &app.source.state {
-                SourceState::Playing => "waiting for events…".to_string(),
-                // Nothing to show yet: say, in full, why and what to do
-                // (the status line has room for only part of it).
-                SourceState::Reconnecting { attempt, reason } => format!(
-                    "Still trying (attempt {attempt}): {}\n\nocview connects by itself once the server answers. To look around meanwhile: ocview demo",
-                    sanitize::line(reason)
-                ),
-                SourceState::Failed(why) => sanitize::line(why).into_owned(),
-                _ => "no sessions in this source".to_string(),
-            }
-        } else {
-            "select a session".to_string()
-        };
         let width = inner.width.max(1) as usize;
-        let lines: Vec<Line> = text
+        let lines: Vec<Line> = empty_text(app)
             .split('\n')
             .flat_map(|l| wrap::wrap_spans(&[(l.to_string(), theme.style(Role::Muted))], width, ""))
             .collect();
@@ -49,7 +29,56 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     };
     let state = app.turn_state();
 
-    // Header: title, status, where we are, follow mode.
+    frame.render_widget(
+        Paragraph::new(header(app, session, state, area.width)),
+        header_area,
+    );
+
+    let Some(state) = state else { return };
+    if session.messages.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("no messages yet", theme.style(Role::Muted))),
+            inner,
+        );
+        return;
+    }
+    frame.render_widget(Paragraph::new(shown_rows(app, session, state)), inner);
+}
+
+/// What the turn view says with no session to show: a group's summary,
+/// a fleet still connecting, why there is nothing yet, or what to do.
+fn empty_text(app: &App) -> String {
+    use crate::source::msg::SourceState;
+    if let Some(text) = app.describe_group() {
+        text
+    } else if let Some(text) = fleet_waiting(app) {
+        text
+    } else if app.store.sessions().is_empty() {
+        match &app.source.state {
+            SourceState::Playing => "waiting for events…".to_string(),
+            // Nothing to show yet: say, in full, why and what to do
+            // (the status line has room for only part of it).
+            SourceState::Reconnecting { attempt, reason } => format!(
+                "Still trying (attempt {attempt}): {}\n\nocview connects by itself once the server answers. To look around meanwhile: ocview demo",
+                sanitize::line(reason)
+            ),
+            SourceState::Failed(why) => sanitize::line(why).into_owned(),
+            _ => "no sessions in this source".to_string(),
+        }
+    } else {
+        "select a session".to_string()
+    }
+}
+
+/// The header: the title, the status with context and cost (and tokens,
+/// where the whole title still fits), where the view is, and follow mode.
+fn header(
+    app: &App,
+    session: &crate::model::Session,
+    state: Option<&crate::app::panes::turn_view::layout::TurnState>,
+    width: u16,
+) -> Line<'static> {
+    let theme = &app.theme;
     let focused = app.focus == Focus::Turns;
     // The accent, not the focused border's colour: themes make that one
     // quiet (a grey), too faint for text on a light background.
@@ -105,7 +134,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let totals = session.totals();
     extras.push(format::totals_cost(&totals));
     let fixed = wrap::width(&right) + wrap::width(&status) + 5;
-    let mut room = (area.width as usize).saturating_sub(fixed + 24);
+    let mut room = (width as usize).saturating_sub(fixed + 24);
     let mut all_shown = true;
     for extra in extras {
         let w = wrap::width(&extra) + 3;
@@ -123,32 +152,30 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if all_shown && !tokens.is_empty() && wrap::width(&tokens) + 3 + title_over <= room {
         status.push_str(&format!(" · {tokens}"));
     }
-    let title_w =
-        (area.width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);
+    let title_w = (width as usize).saturating_sub(wrap::width(&right) + wrap::width(&status) + 5);
     let title = wrap::truncate(&sanitize::line(session.title()), title_w);
-    let pad = (area.width as usize)
+    let pad = (width as usize)
         .saturating_sub(wrap::width(&title) + wrap::width(&status) + wrap::width(&right) + 4);
-    let header = Line::from(vec![
+    Line::from(vec![
         Span::raw(" "),
         Span::styled(title, theme.style(title_role)),
         Span::styled(format!("  {status}"), theme.style(Role::Muted)),
         Span::raw(" ".repeat(pad)),
         Span::styled(right, theme.style(Role::Muted)),
-    ]);
-    frame.render_widget(Paragraph::new(header), header_area);
+    ])
+}
 
-    let Some(state) = state else { return };
-    if session.messages.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Line::styled("no messages yet", theme.style(Role::Muted))),
-            inner,
-        );
-        return;
-    }
+/// The laid-out rows, the selected card's highlighted and marked.
+fn shown_rows(
+    app: &App,
+    session: &crate::model::Session,
+    state: &crate::app::panes::turn_view::layout::TurnState,
+) -> Vec<Line<'static>> {
+    let theme = &app.theme;
     let selected = state.selected.as_ref();
     let highlight = theme.style(Role::Selection);
     let mut marked = false;
-    let lines: Vec<Line> = state
+    state
         .rows
         .iter()
         .map(|row| {
@@ -168,8 +195,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
                 row.line.clone()
             }
         })
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+        .collect()
 }
 
 /// Put a `›` in the first column of a selected card's first row, so the

@@ -206,107 +206,7 @@ impl TurnState {
         };
         let jump = lay.state.pending_jump.take();
         lay.state.pinned_top &= jump.is_none();
-        let (mut top, mut offset) = match jump {
-            Some(Jump::Top) => {
-                lay.state.follow = false;
-                lay.state.pinned_top = true;
-                (
-                    Pos {
-                        message: 0,
-                        slot: 0,
-                    },
-                    0,
-                )
-            }
-            Some(Jump::Bottom) => {
-                lay.state.follow = true;
-                lay.bottom_aligned(last, height)
-            }
-            Some(Jump::NextTurn) => {
-                let (cur, _) = lay.current_top(last, height);
-                match (cur.message + 1..session.messages.len())
-                    .find(|&i| session.messages[i].info.is_user())
-                {
-                    Some(mi) => {
-                        lay.state.follow = false;
-                        (
-                            Pos {
-                                message: mi,
-                                slot: 0,
-                            },
-                            0,
-                        )
-                    }
-                    None => {
-                        lay.state.follow = true;
-                        lay.bottom_aligned(last, height)
-                    }
-                }
-            }
-            Some(Jump::PrevTurn) => {
-                let (cur, off) = lay.current_top(last, height);
-                let end = if cur.slot == 0 && off == 0 {
-                    cur.message
-                } else {
-                    cur.message + 1
-                };
-                let mi = (0..end)
-                    .rev()
-                    .find(|&i| session.messages[i].info.is_user())
-                    .unwrap_or(0);
-                lay.state.follow = false;
-                (
-                    Pos {
-                        message: mi,
-                        slot: 0,
-                    },
-                    0,
-                )
-            }
-            Some(Jump::Reveal(mid, pid)) => {
-                let (cur, off) = lay.current_top(last, height);
-                match find_pos(session, &mid, Some(&pid)) {
-                    Some(p) if !lay.state.is_visible(session, &mid, &pid) => {
-                        lay.state.follow = false;
-                        // Keep a little context above the card.
-                        let mut p = (p, 0usize);
-                        for _ in 0..2 {
-                            if let Some(prev) = prev_pos(session, p.0) {
-                                p = (prev, 0);
-                            }
-                        }
-                        p
-                    }
-                    _ => (cur, off),
-                }
-            }
-            Some(Jump::Match {
-                message_id,
-                part_id,
-                query,
-                ordinal,
-            }) => match find_pos(session, &message_id, Some(&part_id)) {
-                Some(p) => {
-                    lay.state.follow = false;
-                    lay.state.pinned_top = false;
-                    let line = lay.line_of_occurrence(p, &query, ordinal);
-                    let (top, off) = (p, line);
-                    lay.moved(top, off, -((height / 3) as i64), last)
-                }
-                None => lay.current_top(last, height),
-            },
-            Some(Jump::ToMessage(mid)) => {
-                lay.state.follow = false;
-                (
-                    find_pos(session, &mid, None).unwrap_or(Pos {
-                        message: 0,
-                        slot: 0,
-                    }),
-                    0,
-                )
-            }
-            None => lay.current_top(last, height),
-        };
+        let (mut top, mut offset) = lay.after_jump(jump, last, height);
         let delta = std::mem::take(&mut lay.state.pending_lines);
         lay.state.pinned_top &= delta <= 0;
         if delta != 0 {
@@ -346,6 +246,112 @@ struct Layout<'s, 'c, 'x, 'r> {
 }
 
 impl Layout<'_, '_, '_, '_> {
+    /// Where the view's top is after `jump` (none: where it was), and
+    /// whether it follows the end from then on.
+    fn after_jump(&mut self, jump: Option<Jump>, last: Pos, height: usize) -> (Pos, usize) {
+        match jump {
+            Some(Jump::Top) => {
+                self.state.follow = false;
+                self.state.pinned_top = true;
+                (
+                    Pos {
+                        message: 0,
+                        slot: 0,
+                    },
+                    0,
+                )
+            }
+            Some(Jump::Bottom) => {
+                self.state.follow = true;
+                self.bottom_aligned(last, height)
+            }
+            Some(Jump::NextTurn) => {
+                let (cur, _) = self.current_top(last, height);
+                match (cur.message + 1..self.session.messages.len())
+                    .find(|&i| self.session.messages[i].info.is_user())
+                {
+                    Some(mi) => {
+                        self.state.follow = false;
+                        (
+                            Pos {
+                                message: mi,
+                                slot: 0,
+                            },
+                            0,
+                        )
+                    }
+                    None => {
+                        self.state.follow = true;
+                        self.bottom_aligned(last, height)
+                    }
+                }
+            }
+            Some(Jump::PrevTurn) => {
+                let (cur, off) = self.current_top(last, height);
+                let end = if cur.slot == 0 && off == 0 {
+                    cur.message
+                } else {
+                    cur.message + 1
+                };
+                let mi = (0..end)
+                    .rev()
+                    .find(|&i| self.session.messages[i].info.is_user())
+                    .unwrap_or(0);
+                self.state.follow = false;
+                (
+                    Pos {
+                        message: mi,
+                        slot: 0,
+                    },
+                    0,
+                )
+            }
+            Some(Jump::Reveal(mid, pid)) => {
+                let (cur, off) = self.current_top(last, height);
+                match find_pos(self.session, &mid, Some(&pid)) {
+                    Some(p) if !self.state.is_visible(self.session, &mid, &pid) => {
+                        self.state.follow = false;
+                        // Keep a little context above the card.
+                        let mut p = (p, 0usize);
+                        for _ in 0..2 {
+                            if let Some(prev) = prev_pos(self.session, p.0) {
+                                p = (prev, 0);
+                            }
+                        }
+                        p
+                    }
+                    _ => (cur, off),
+                }
+            }
+            Some(Jump::Match {
+                message_id,
+                part_id,
+                query,
+                ordinal,
+            }) => match find_pos(self.session, &message_id, Some(&part_id)) {
+                Some(p) => {
+                    self.state.follow = false;
+                    self.state.pinned_top = false;
+                    let line = self.line_of_occurrence(p, &query, ordinal);
+                    let (top, off) = (p, line);
+                    self.moved(top, off, -((height / 3) as i64), last)
+                }
+                None => self.current_top(last, height),
+            },
+            Some(Jump::ToMessage(mid)) => {
+                self.state.follow = false;
+                (
+                    find_pos(self.session, &mid, None).unwrap_or(Pos {
+                        message: 0,
+                        slot: 0,
+                    }),
+                    0,
+                )
+            }
+            None => self.current_top(last, height),
+        }
+    }
+
     fn lines(&mut self, pos: Pos) -> Lines {
         let message = &self.session.messages[pos.message];
         let ctx = &self.ctx.render;
