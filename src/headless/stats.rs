@@ -320,50 +320,11 @@ pub fn to_text(u: &Usage, o: &StatsOptions) -> String {
     line(&mut out, "Cache Read", &short(u.totals.cache_read as f64));
     line(&mut out, "Cache Write", &short(u.totals.cache_write as f64));
     let _ = writeln!(out, "{}\n", rule('└', '┘'));
-    if let Some(limit) = o.models
-        && !u.by_model.is_empty()
-    {
-        title(&mut out, "MODEL USAGE", 22);
-        let shown = &u.by_model[..limit.unwrap_or(usize::MAX).min(u.by_model.len())];
-        for (i, g) in shown.iter().enumerate() {
-            let f = &g.figures;
-            let _ = writeln!(out, "│ {:<54} │", g.name);
-            line(&mut out, "  Messages", &grouped(g.count));
-            line(&mut out, "  Input Tokens", &short(f.input as f64));
-            line(
-                &mut out,
-                "  Output Tokens",
-                &short((f.output + f.reasoning) as f64),
-            );
-            line(&mut out, "  Cache Read", &short(f.cache_read as f64));
-            line(&mut out, "  Cache Write", &short(f.cache_write as f64));
-            line(&mut out, "  Cost", &format!("${}", to_fixed(f.cost, 4)));
-            if i + 1 < shown.len() {
-                let _ = writeln!(out, "{}", rule('├', '┤'));
-            }
-        }
-        let _ = writeln!(out, "{}", rule('└', '┘'));
+    if let Some(limit) = o.models {
+        model_section(&mut out, u, limit);
     }
     out.push('\n');
-    if !u.tools.is_empty() {
-        title(&mut out, "TOOL USAGE", 22);
-        let shown = &u.tools[..o.tools.unwrap_or(usize::MAX).min(u.tools.len())];
-        let most = shown.iter().map(|t| t.1).max().unwrap_or(1).max(1);
-        let all: u64 = u.tools.iter().map(|t| t.1).sum();
-        for (name, n) in shown {
-            let bar = "█".repeat(((*n as f64 / most as f64 * 20.0).floor() as usize).max(1));
-            let name = if name.chars().count() > 18 {
-                format!("{}..", name.chars().take(16).collect::<String>())
-            } else {
-                name.clone()
-            };
-            let pct = to_fixed(*n as f64 / all as f64 * 100.0, 1);
-            let row = format!(" {name:<18} {bar:<20} {n:>3} ({pct:>4}%)");
-            let pad = 55usize.saturating_sub(row.chars().count());
-            let _ = writeln!(out, "│{row}{} │", " ".repeat(pad));
-        }
-        let _ = writeln!(out, "{}", rule('└', '┘'));
-    }
+    tool_section(&mut out, u, o.tools);
     out.push('\n');
     // ocview's own, after what opencode prints.
     for (name, groups, what) in [
@@ -401,6 +362,59 @@ pub fn to_text(u: &Usage, o: &StatsOptions) -> String {
         let _ = writeln!(out, "! {}", malformed_line(u.malformed));
     }
     out
+}
+
+/// `MODEL USAGE`: each model's messages, tokens and cost (the first
+/// `limit`, or all).
+fn model_section(out: &mut String, u: &Usage, limit: Option<usize>) {
+    if u.by_model.is_empty() {
+        return;
+    }
+    title(out, "MODEL USAGE", 22);
+    let shown = &u.by_model[..limit.unwrap_or(usize::MAX).min(u.by_model.len())];
+    for (i, g) in shown.iter().enumerate() {
+        let f = &g.figures;
+        let _ = writeln!(out, "│ {:<54} │", g.name);
+        line(out, "  Messages", &grouped(g.count));
+        line(out, "  Input Tokens", &short(f.input as f64));
+        line(
+            out,
+            "  Output Tokens",
+            &short((f.output + f.reasoning) as f64),
+        );
+        line(out, "  Cache Read", &short(f.cache_read as f64));
+        line(out, "  Cache Write", &short(f.cache_write as f64));
+        line(out, "  Cost", &format!("${}", to_fixed(f.cost, 4)));
+        if i + 1 < shown.len() {
+            let _ = writeln!(out, "{}", rule('├', '┤'));
+        }
+    }
+    let _ = writeln!(out, "{}", rule('└', '┘'));
+}
+
+/// `TOOL USAGE`: the tools most called first (the first `limit`, or all),
+/// each with a bar and its share.
+fn tool_section(out: &mut String, u: &Usage, limit: Option<usize>) {
+    if u.tools.is_empty() {
+        return;
+    }
+    title(out, "TOOL USAGE", 22);
+    let shown = &u.tools[..limit.unwrap_or(usize::MAX).min(u.tools.len())];
+    let most = shown.iter().map(|t| t.1).max().unwrap_or(1).max(1);
+    let all: u64 = u.tools.iter().map(|t| t.1).sum();
+    for (name, n) in shown {
+        let bar = "█".repeat(((*n as f64 / most as f64 * 20.0).floor() as usize).max(1));
+        let name = if name.chars().count() > 18 {
+            format!("{}..", name.chars().take(16).collect::<String>())
+        } else {
+            name.clone()
+        };
+        let pct = to_fixed(*n as f64 / all as f64 * 100.0, 1);
+        let row = format!(" {name:<18} {bar:<20} {n:>3} ({pct:>4}%)");
+        let pad = 55usize.saturating_sub(row.chars().count());
+        let _ = writeln!(out, "│{row}{} │", " ".repeat(pad));
+    }
+    let _ = writeln!(out, "{}", rule('└', '┘'));
 }
 
 /// What a report says of the rows it could not read.

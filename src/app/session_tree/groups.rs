@@ -204,33 +204,16 @@ fn slot(servers: &mut Vec<ServerGroup>, key: &str, dir: &str) -> (usize, usize) 
     (a, b)
 }
 
-/// The session tree's rows (`tree`, already filtered and folded) under
-/// their server's and project's headings. Projects come in order of their
-/// most recently active session; counts take every session of a
-/// group, shown or not. With a filter, folds are ignored and groups with
-/// no match left out.
-pub fn group(
-    store: &Store,
-    tree: Vec<SessionRow>,
-    folded: &std::collections::HashSet<String>,
-    filtering: bool,
-) -> Vec<SessionRow> {
-    let mut servers: Vec<ServerGroup> = store
-        .servers()
-        .iter()
-        .filter(|s| !is_archive_key(&s.key))
-        .map(|s| ServerGroup {
-            key: s.key.clone(),
-            state: Some(s.state.clone()),
-            projects: Vec::new(),
-        })
-        .collect();
+/// Each session into its server's and project's group, counted there
+/// (busy, failed, asking; a session shown live elsewhere is not counted
+/// twice): where each one went, by its index in the store.
+fn count_into(store: &Store, servers: &mut Vec<ServerGroup>) -> Vec<(usize, usize)> {
     let sessions = store.sessions();
     let hidden = shadowed(store);
     let mut place = Vec::with_capacity(sessions.len());
     for (i, s) in sessions.iter().enumerate() {
         let (key, dir) = home(store, s);
-        let (a, b) = slot(&mut servers, &key, &dir);
+        let (a, b) = slot(servers, &key, &dir);
         if hidden.contains(&i) {
             place.push((a, b));
             continue;
@@ -252,6 +235,47 @@ pub fn group(
             servers[a].projects[b].counts.asking += 1;
         }
     }
+    place
+}
+
+/// A server's heading: its key, or what the history and the archive are
+/// called.
+fn server_heading(key: &str) -> String {
+    if key.is_empty() {
+        "(no server)".to_string()
+    } else if key == HISTORY_KEY {
+        "history".to_string()
+    } else if key == ARCHIVE_PREFIX {
+        "Archive".to_string()
+    } else if let Some(origin) = origin_heading(key) {
+        origin.to_string()
+    } else {
+        key.to_string()
+    }
+}
+
+/// The session tree's rows (`tree`, already filtered and folded) under
+/// their server's and project's headings. Projects come in order of their
+/// most recently active session; counts take every session of a
+/// group, shown or not. With a filter, folds are ignored and groups with
+/// no match left out.
+pub fn group(
+    store: &Store,
+    tree: Vec<SessionRow>,
+    folded: &std::collections::HashSet<String>,
+    filtering: bool,
+) -> Vec<SessionRow> {
+    let mut servers: Vec<ServerGroup> = store
+        .servers()
+        .iter()
+        .filter(|s| !is_archive_key(&s.key))
+        .map(|s| ServerGroup {
+            key: s.key.clone(),
+            state: Some(s.state.clone()),
+            projects: Vec::new(),
+        })
+        .collect();
+    let place = count_into(store, &mut servers);
     // A child row follows its root's, as the tree laid them out.
     let mut at = None;
     for row in tree {
@@ -289,17 +313,7 @@ pub fn group(
         }
         let key = server_key(&server.key);
         let server_folded = !filtering && folded.contains(&key);
-        let name = if server.key.is_empty() {
-            "(no server)".to_string()
-        } else if server.key == HISTORY_KEY {
-            "history".to_string()
-        } else if server.key == ARCHIVE_PREFIX {
-            "Archive".to_string()
-        } else if let Some(origin) = origin_heading(&server.key) {
-            origin.to_string()
-        } else {
-            server.key.clone()
-        };
+        let name = server_heading(&server.key);
         let level = Level::Server(server.state);
         out.push(heading(0, name, key, level, counts, server_folded));
         if server_folded {

@@ -76,9 +76,47 @@ fn rows(
     high: i64,
     limit: usize,
 ) -> Result<Vec<Found>, ArchiveError> {
-    // The index is the outer loop (a LEFT JOIN keeps it there), walked
-    // newest first; each row found is checked against the filters, and
-    // the walk stops at the limit.
+    let (sql, args) = rows_sql(q, matching, low, high, limit);
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let mut stmt = a.conn.prepare(&sql).map_err(err)?;
+    let words = q.words();
+    let reader = std::cell::RefCell::new(crate::archive::sqlite::event_log::PartReader::default());
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(args), |r| {
+            let kind: String = r.get(10)?;
+            let raw = match r.get_ref(11)? {
+                rusqlite::types::ValueRef::Null => None,
+                v => Some(reader.borrow_mut().raw(&a.conn, v, r.get(13)?)?),
+            };
+            let title: Option<String> = r.get(12)?;
+            let body = match raw {
+                Some(raw) => crate::archive::snippet::text_of_part(&kind, &raw),
+                None => title.unwrap_or_default(),
+            };
+            let mut hit = Hit {
+                session_id: r.get(1)?,
+                title: r.get(2)?,
+                time: r.get(3)?,
+                project: r.get(4)?,
+                server: r.get(5)?,
+                host: r.get(6)?,
+                file: r.get(7)?,
+                message_id: r.get(8)?,
+                part_id: r.get(9)?,
+                kind,
+                snippet: String::new(),
+            };
+            hit.set_snippet(&crate::archive::snippet::snippet(&body, &words, q.prefix));
+            Ok((r.get(0)?, hit))
+        })
+        .map_err(err)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(err)
+}
+
+/// The statement that walks the index newest first between `low` and
+/// `high` (the outer loop: a LEFT JOIN keeps it there), each row checked
+/// against the filters, stopping at `limit`; and its arguments.
+fn rows_sql(q: &Query, matching: &str, low: i64, high: i64, limit: usize) -> (String, Vec<Value>) {
     let mut sql = String::from(
         "SELECT f.rowid, coalesce(p.session_id, st.id), coalesce(s.title, st.title, ''),
                 coalesce(p.time, st.updated), coalesce(s.directory, st.directory),
@@ -153,40 +191,7 @@ fn rows(
     if limit != usize::MAX {
         sql.push_str(&format!(" LIMIT {limit}"));
     }
-    let err = |e: rusqlite::Error| classify(&a.place, &e);
-    let mut stmt = a.conn.prepare(&sql).map_err(err)?;
-    let words = q.words();
-    let reader = std::cell::RefCell::new(crate::archive::sqlite::event_log::PartReader::default());
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(args), |r| {
-            let kind: String = r.get(10)?;
-            let raw = match r.get_ref(11)? {
-                rusqlite::types::ValueRef::Null => None,
-                v => Some(reader.borrow_mut().raw(&a.conn, v, r.get(13)?)?),
-            };
-            let title: Option<String> = r.get(12)?;
-            let body = match raw {
-                Some(raw) => crate::archive::snippet::text_of_part(&kind, &raw),
-                None => title.unwrap_or_default(),
-            };
-            let mut hit = Hit {
-                session_id: r.get(1)?,
-                title: r.get(2)?,
-                time: r.get(3)?,
-                project: r.get(4)?,
-                server: r.get(5)?,
-                host: r.get(6)?,
-                file: r.get(7)?,
-                message_id: r.get(8)?,
-                part_id: r.get(9)?,
-                kind,
-                snippet: String::new(),
-            };
-            hit.set_snippet(&crate::archive::snippet::snippet(&body, &words, q.prefix));
-            Ok((r.get(0)?, hit))
-        })
-        .map_err(err)?;
-    rows.collect::<Result<Vec<_>, _>>().map_err(err)
+    (sql, args)
 }
 
 #[cfg(test)]

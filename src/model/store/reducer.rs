@@ -49,10 +49,7 @@ impl Store {
         }
         match env.event {
             // Neither shows on screen: the change is empty, so no frame.
-            Event::ServerConnected => {
-                self.connected += 1;
-                Outcome::applied(Change::default())
-            }
+            Event::ServerConnected => self.server_connected(),
             Event::ServerHeartbeat => Outcome::with(Effect::Applied),
             Event::InstanceDisposed => self.instance_disposed(),
             Event::SessionCreated(info) | Event::SessionUpdated(info) => {
@@ -142,6 +139,11 @@ impl Store {
                 Outcome::with(Effect::Ignored)
             }
         }
+    }
+
+    fn server_connected(&mut self) -> Outcome {
+        self.connected += 1;
+        Outcome::applied(Change::default())
     }
 
     /// The server's instance went away: everything is read again.

@@ -122,7 +122,7 @@ pub struct Usage {
 /// A row's JSON, or NULL when it is not JSON: `json_extract` fails the
 /// whole query on one malformed row.
 const MESSAGE_JSON: &str = "(CASE WHEN json_valid(m.data) THEN m.data END)";
-const PART_JSON: &str = "(CASE WHEN json_valid(p.data) THEN p.data END)";
+pub(super) const PART_JSON: &str = "(CASE WHEN json_valid(p.data) THEN p.data END)";
 
 impl Usage {
     /// The median of the sessions' token totals (opencode's rule: the mean
@@ -138,7 +138,7 @@ impl Usage {
 }
 
 /// Where a tool was first met: the session's place, the part's rowid.
-type FirstMet = (usize, i64);
+pub(super) type FirstMet = (usize, i64);
 
 struct SessionFacts {
     project: String,
@@ -178,33 +178,9 @@ impl Db {
             cols.join(", ")
         );
         let mut usage = Usage::default();
-        let mut sessions: Vec<(String, SessionFacts)> = Vec::new();
-        let ranged = q.since_ms.is_some();
-        self.read(|conn| {
-            let mut st = conn.prepare(&sql)?;
-            let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
-            sessions.clear();
-            let (mut first, mut last) = (None::<i64>, None::<i64>);
-            while let Some(r) = rows.next()? {
-                let id = text(r, 0).unwrap_or_default();
-                let created = int(r, 4).unwrap_or(0);
-                let updated = int(r, 5).unwrap_or(created);
-                let early = if ranged { updated } else { created };
-                first = Some(first.map_or(early, |f| f.min(early)));
-                last = Some(last.map_or(updated, |l| l.max(updated)));
-                let facts = SessionFacts {
-                    project: text(r, 1).unwrap_or_default(),
-                    title: text(r, 2).unwrap_or_default(),
-                    directory: text(r, 3).unwrap_or_default(),
-                    time_updated: updated,
-                    stored: stored.then(|| figures_at(r, 6)),
-                };
-                sessions.push((id, facts));
-            }
-            usage.first_ms = first;
-            usage.last_ms = last;
-            Ok(())
-        })?;
+        let (sessions, first, last) =
+            self.chosen_sessions(&sql, &params, q.since_ms.is_some(), stored)?;
+        (usage.first_ms, usage.last_ms) = (first, last);
         usage.sessions = sessions.len() as u64;
         if s.has("message", "session_id") {
             let bad = if s.has("message", "data") {
@@ -226,65 +202,11 @@ impl Db {
         }
         // The assistant messages, grouped: the days, models and agents, and
         // each session's sum where opencode stored none.
-        let mut summed: HashMap<String, Figures> = HashMap::new();
-        let mut models: HashMap<String, Group> = HashMap::new();
-        let mut agents: HashMap<String, Group> = HashMap::new();
         let (rows, model_costs) = self.message_groups(q, &filter, &params)?;
-        for row in rows {
-            let day = usage.by_day.entry(row.day).or_default();
-            day.count += row.messages;
-            day.figures.add(&row.figures);
-            *usage
-                .model_days
-                .entry(row.model.clone())
-                .or_default()
-                .entry(row.day)
-                .or_default() += row.figures.tokens();
-            let model = models.entry(row.model.clone()).or_default();
-            model.count += row.messages;
-            model.figures.add(&row.figures);
-            let agent = agents.entry(row.agent.clone()).or_default();
-            agent.count += row.messages;
-            agent.figures.add(&row.figures);
-            summed.entry(row.session).or_default().add(&row.figures);
-        }
-        let names = self.project_names();
-        let mut projects: HashMap<String, Group> = HashMap::new();
-        let mut costly = Vec::with_capacity(sessions.len());
+        let (summed, mut models, agents) = add_message_groups(&mut usage, rows);
         let order: Vec<String> = sessions.iter().map(|(id, _)| id.clone()).collect();
-        for (id, facts) in sessions {
-            let (figures, was_summed) = match facts.stored {
-                Some(f) => (f, false),
-                None => (summed.get(&id).copied().unwrap_or_default(), true),
-            };
-            if was_summed && !figures.is_empty() {
-                usage.summed_sessions += 1;
-            }
-            usage.totals.add(&figures);
-            usage.session_tokens.push(figures.tokens());
-            let name = names
-                .get(&facts.project)
-                .cloned()
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| {
-                    if facts.project.is_empty() {
-                        "(no project)".into()
-                    } else {
-                        facts.project.clone()
-                    }
-                });
-            let p = projects.entry(name).or_default();
-            p.count += 1;
-            p.figures.add(&figures);
-            costly.push(CostlySession {
-                id,
-                title: facts.title,
-                directory: facts.directory,
-                time_updated: facts.time_updated,
-                figures,
-                summed: was_summed,
-            });
-        }
+        let (projects, mut costly) =
+            add_sessions(&mut usage, sessions, &summed, &self.project_names());
         usage.session_tokens.sort_unstable();
         costly.sort_by(|a, b| {
             b.figures
@@ -327,6 +249,43 @@ impl Db {
             usage.malformed += malformed;
         }
         Ok(usage)
+    }
+
+    /// The chosen sessions in the table's order, and the first and last
+    /// moment they span (`ranged`: by last update, not creation).
+    #[allow(clippy::type_complexity)]
+    fn chosen_sessions(
+        &self,
+        sql: &str,
+        params: &[rusqlite::types::Value],
+        ranged: bool,
+        stored: bool,
+    ) -> Result<(Vec<(String, SessionFacts)>, Option<i64>, Option<i64>), DbError> {
+        let mut sessions: Vec<(String, SessionFacts)> = Vec::new();
+        let (first, last) = self.read(|conn| {
+            let mut st = conn.prepare(sql)?;
+            let mut rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+            sessions.clear();
+            let (mut first, mut last) = (None::<i64>, None::<i64>);
+            while let Some(r) = rows.next()? {
+                let id = text(r, 0).unwrap_or_default();
+                let created = int(r, 4).unwrap_or(0);
+                let updated = int(r, 5).unwrap_or(created);
+                let early = if ranged { updated } else { created };
+                first = Some(first.map_or(early, |f| f.min(early)));
+                last = Some(last.map_or(updated, |l| l.max(updated)));
+                let facts = SessionFacts {
+                    project: text(r, 1).unwrap_or_default(),
+                    title: text(r, 2).unwrap_or_default(),
+                    directory: text(r, 3).unwrap_or_default(),
+                    time_updated: updated,
+                    stored: stored.then(|| figures_at(r, 6)),
+                };
+                sessions.push((id, facts));
+            }
+            Ok((first, last))
+        })?;
+        Ok((sessions, first, last))
     }
 
     /// The `WHERE` of the chosen sessions, and its parameters.
@@ -440,60 +399,9 @@ impl Db {
         }
         Ok((out, model_costs))
     }
+}
 
-    /// Tool calls by tool, most first; ties in the order opencode meets
-    /// them (sessions in `order`, then each one's parts as written).
-    fn tool_counts(
-        &self,
-        filter: &str,
-        params: &[rusqlite::types::Value],
-        order: &HashMap<&str, usize>,
-    ) -> Result<(Vec<(String, u64)>, u64), DbError> {
-        if !self.schema.has("part", "data") || !self.schema.has("part", "session_id") {
-            return Ok((Vec::new(), 0));
-        }
-        // Malformed parts make the groups whose tool is NULL.
-        let sql = format!(
-            "SELECT json_extract(d, '$.tool'), sid, count(*), min(rid) FROM \
-             (SELECT {PART_JSON} AS d, p.session_id AS sid, p.rowid AS rid FROM part p \
-              WHERE p.session_id IN (SELECT id FROM session WHERE {filter})) \
-             WHERE d IS NULL OR (json_extract(d, '$.type') = 'tool' \
-             AND coalesce(json_extract(d, '$.tool'), '') != '') GROUP BY 1, 2"
-        );
-        let rows = self.read(|conn| {
-            let mut st = conn.prepare(&sql)?;
-            let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
-            rows.mapped(|r| {
-                let session = text(r, 1).unwrap_or_default();
-                let first = (
-                    order.get(session.as_str()).copied().unwrap_or(usize::MAX),
-                    int(r, 3).unwrap_or(0),
-                );
-                Ok((text(r, 0), count(r, 2), first))
-            })
-            .collect::<rusqlite::Result<Vec<_>>>()
-        })?;
-        let mut malformed = 0;
-        // Tool → calls, and where it was first met (session, part).
-        let mut tools: HashMap<String, (u64, FirstMet)> = HashMap::new();
-        for (tool, n, first) in rows {
-            match tool {
-                Some(tool) => {
-                    let t = tools.entry(tool).or_insert((0, first));
-                    t.0 += n;
-                    t.1 = t.1.min(first);
-                }
-                None => malformed += n,
-            }
-        }
-        let mut tools: Vec<(String, (u64, FirstMet))> = tools.into_iter().collect();
-        tools.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
-        Ok((
-            tools.into_iter().map(|(t, (n, _))| (t, n)).collect(),
-            malformed,
-        ))
-    }
-
+impl Db {
     /// Project id → a name people know: its name, else its folder.
     fn project_names(&self) -> HashMap<String, String> {
         let s = &self.schema;
@@ -516,6 +424,87 @@ impl Db {
         })
         .unwrap_or_default()
     }
+}
+
+/// The assistant messages, grouped, into the days, models and agents; and
+/// each session's sum, for where opencode stored none.
+#[allow(clippy::type_complexity)]
+fn add_message_groups(
+    usage: &mut Usage,
+    rows: Vec<MessageGroup>,
+) -> (
+    HashMap<String, Figures>,
+    HashMap<String, Group>,
+    HashMap<String, Group>,
+) {
+    let mut summed: HashMap<String, Figures> = HashMap::new();
+    let mut models: HashMap<String, Group> = HashMap::new();
+    let mut agents: HashMap<String, Group> = HashMap::new();
+    for row in rows {
+        let day = usage.by_day.entry(row.day).or_default();
+        day.count += row.messages;
+        day.figures.add(&row.figures);
+        *usage
+            .model_days
+            .entry(row.model.clone())
+            .or_default()
+            .entry(row.day)
+            .or_default() += row.figures.tokens();
+        let model = models.entry(row.model.clone()).or_default();
+        model.count += row.messages;
+        model.figures.add(&row.figures);
+        let agent = agents.entry(row.agent.clone()).or_default();
+        agent.count += row.messages;
+        agent.figures.add(&row.figures);
+        summed.entry(row.session).or_default().add(&row.figures);
+    }
+    (summed, models, agents)
+}
+
+/// Each session's figures (stored, or summed from its messages) into the
+/// totals and its project; the sessions, for the costliest.
+fn add_sessions(
+    usage: &mut Usage,
+    sessions: Vec<(String, SessionFacts)>,
+    summed: &HashMap<String, Figures>,
+    names: &HashMap<String, String>,
+) -> (HashMap<String, Group>, Vec<CostlySession>) {
+    let mut projects: HashMap<String, Group> = HashMap::new();
+    let mut costly = Vec::with_capacity(sessions.len());
+    for (id, facts) in sessions {
+        let (figures, was_summed) = match facts.stored {
+            Some(f) => (f, false),
+            None => (summed.get(&id).copied().unwrap_or_default(), true),
+        };
+        if was_summed && !figures.is_empty() {
+            usage.summed_sessions += 1;
+        }
+        usage.totals.add(&figures);
+        usage.session_tokens.push(figures.tokens());
+        let name = names
+            .get(&facts.project)
+            .cloned()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| {
+                if facts.project.is_empty() {
+                    "(no project)".into()
+                } else {
+                    facts.project.clone()
+                }
+            });
+        let p = projects.entry(name).or_default();
+        p.count += 1;
+        p.figures.add(&figures);
+        costly.push(CostlySession {
+            id,
+            title: facts.title,
+            directory: facts.directory,
+            time_updated: facts.time_updated,
+            figures,
+            summed: was_summed,
+        });
+    }
+    (projects, costly)
 }
 
 fn ranked(
@@ -543,7 +532,7 @@ fn figures_at(r: &Row<'_>, at: usize) -> Figures {
 }
 
 /// A count: negative, absent or not a number reads as zero.
-fn count(r: &Row<'_>, i: usize) -> u64 {
+pub(super) fn count(r: &Row<'_>, i: usize) -> u64 {
     real(r, i)
         .filter(|f| *f > 0.0)
         .map_or(0, |f| f.round() as u64)

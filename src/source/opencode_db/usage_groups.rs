@@ -9,8 +9,10 @@ use std::fmt::Write;
 
 use rusqlite::Row;
 
-use super::sessions::{lenient_f64 as real, lenient_int as int};
+use super::DbError;
+use super::sessions::{lenient_f64 as real, lenient_int as int, lenient_text as text};
 use super::usage::Figures;
+use super::usage::{FirstMet, PART_JSON, count};
 
 pub(super) struct MessageGroup {
     pub session: String,
@@ -169,5 +171,60 @@ fn text_at<'r>(r: &'r Row<'_>, i: usize) -> std::borrow::Cow<'r, str> {
         Ok(ValueRef::Integer(n)) => n.to_string().into(),
         Ok(ValueRef::Real(f)) => f.to_string().into(),
         _ => "".into(),
+    }
+}
+
+impl super::Db {
+    /// Tool calls by tool, most first; ties in the order opencode meets
+    /// them (sessions in `order`, then each one's parts as written).
+    pub(super) fn tool_counts(
+        &self,
+        filter: &str,
+        params: &[rusqlite::types::Value],
+        order: &HashMap<&str, usize>,
+    ) -> Result<(Vec<(String, u64)>, u64), DbError> {
+        if !self.schema.has("part", "data") || !self.schema.has("part", "session_id") {
+            return Ok((Vec::new(), 0));
+        }
+        // Malformed parts make the groups whose tool is NULL.
+        let sql = format!(
+            "SELECT json_extract(d, '$.tool'), sid, count(*), min(rid) FROM \
+             (SELECT {PART_JSON} AS d, p.session_id AS sid, p.rowid AS rid FROM part p \
+              WHERE p.session_id IN (SELECT id FROM session WHERE {filter})) \
+             WHERE d IS NULL OR (json_extract(d, '$.type') = 'tool' \
+             AND coalesce(json_extract(d, '$.tool'), '') != '') GROUP BY 1, 2"
+        );
+        let rows = self.read(|conn| {
+            let mut st = conn.prepare(&sql)?;
+            let rows = st.query(rusqlite::params_from_iter(params.iter()))?;
+            rows.mapped(|r| {
+                let session = text(r, 1).unwrap_or_default();
+                let first = (
+                    order.get(session.as_str()).copied().unwrap_or(usize::MAX),
+                    int(r, 3).unwrap_or(0),
+                );
+                Ok((text(r, 0), count(r, 2), first))
+            })
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        let mut malformed = 0;
+        // Tool → calls, and where it was first met (session, part).
+        let mut tools: HashMap<String, (u64, FirstMet)> = HashMap::new();
+        for (tool, n, first) in rows {
+            match tool {
+                Some(tool) => {
+                    let t = tools.entry(tool).or_insert((0, first));
+                    t.0 += n;
+                    t.1 = t.1.min(first);
+                }
+                None => malformed += n,
+            }
+        }
+        let mut tools: Vec<(String, (u64, FirstMet))> = tools.into_iter().collect();
+        tools.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+        Ok((
+            tools.into_iter().map(|(t, (n, _))| (t, n)).collect(),
+            malformed,
+        ))
     }
 }

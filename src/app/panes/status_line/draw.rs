@@ -56,30 +56,7 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
     let mut head = head_text(app, &label);
     let mut rest = String::new();
     // The bar gives way to everything but the position.
-    let mut position_w = 0;
-    match (&app.player, &app.source.state) {
-        (Some(p), _) => {
-            head.push_str(&format!(" · {} ", timeline_bar::state_text(p)));
-            rest.push_str(&format!(" {}", timeline_bar::position_text(p)));
-            position_w = wrap::width(&rest) + 1;
-        }
-        // No connection: why, and the attempt, come first; the hints give
-        // way, and the label too when the reason names the server.
-        (None, SourceState::Reconnecting { attempt, reason }) => {
-            let reason = sanitize::line(reason);
-            hints_share = 10;
-            head = if reason.contains("://") {
-                format!(" attempt {attempt} · {reason}")
-            } else {
-                format!(" {label} · reconnecting (attempt {attempt}): {reason}")
-            };
-        }
-        (None, state) => {
-            // A fleet's servers each have a state: their tally says more.
-            let state = fleet_summary(app).unwrap_or_else(|| state.label());
-            head.push_str(&format!(" · {}", sanitize::line(&state)));
-        }
-    }
+    let position_w = source_text(app, &label, &mut head, &mut rest, &mut hints_share);
     if app.player.is_some()
         && let Some(fleet) = fleet_summary(app)
     {
@@ -149,6 +126,44 @@ pub fn compose(app: &App, area: Rect) -> StatusParts {
         rest,
         pad: room + 1,
         hints,
+    }
+}
+
+/// Where the source is: the player's state and position, a connection
+/// being made again (why and the attempt first; the hints give way), or
+/// the source's (or a fleet's) state. The position's width (the bar gives
+/// way to everything but it).
+fn source_text(
+    app: &App,
+    label: &str,
+    head: &mut String,
+    rest: &mut String,
+    hints_share: &mut usize,
+) -> usize {
+    match (&app.player, &app.source.state) {
+        (Some(p), _) => {
+            head.push_str(&format!(" · {} ", timeline_bar::state_text(p)));
+            rest.push_str(&format!(" {}", timeline_bar::position_text(p)));
+            wrap::width(rest) + 1
+        }
+        // No connection: why, and the attempt, come first; the hints give
+        // way, and the label too when the reason names the server.
+        (None, SourceState::Reconnecting { attempt, reason }) => {
+            let reason = sanitize::line(reason);
+            *hints_share = 10;
+            *head = if reason.contains("://") {
+                format!(" attempt {attempt} · {reason}")
+            } else {
+                format!(" {label} · reconnecting (attempt {attempt}): {reason}")
+            };
+            0
+        }
+        (None, state) => {
+            // A fleet's servers each have a state: their tally says more.
+            let state = fleet_summary(app).unwrap_or_else(|| state.label());
+            head.push_str(&format!(" · {}", sanitize::line(&state)));
+            0
+        }
     }
 }
 

@@ -52,72 +52,12 @@ pub fn durable_events(ev: DurableEvent, store: &Store) -> Vec<Envelope> {
             m.push(Event::SessionCompacted { session_id: sid })
         }
         "execution.tool_result" | "execution.step" => m.tool_result(p),
-        "user.input" | "human.input" => {
-            let mid = get(&p, &["messageID", "message_id"])
-                .or_else(|| get(p.get("message")?.as_object()?, &["id"]))
-                .unwrap_or_else(|| format!("msg_{}", m.ev.id));
-            let (agent, part) = (m.agent.clone(), get(&p, &["partID", "part_id"]));
-            m.user_message(&sid, &mid, part, &input_text(&p).unwrap_or_default(), agent);
-        }
-        "agent.aborted" => {
-            let reason =
-                get(&p, &["reason", "message", "error"]).unwrap_or_else(|| "aborted".into());
-            let error = json!({"name": "MessageAbortedError", "data": {"message": reason}});
-            m.error(&sid, &error);
-            m.push(Event::SessionIdle { session_id: sid });
-        }
-        // Named by the seed's §4.3 (`stream.query({type: 'agent.error'})`):
-        // an error the run may recover from, so the session stays as it is.
-        "agent.error" => match p.get("error") {
-            Some(error @ Value::Object(e)) if e.contains_key("name") => m.error(&sid, error),
-            _ => {
-                let message = get(&p, &["message", "error", "reason"])
-                    .unwrap_or_else(|| "agent error".into());
-                m.error(
-                    &sid,
-                    &json!({"name": "AgentError", "data": {"message": message}}),
-                );
-            }
-        },
-        "agent.handoff" => {
-            // Shown where it happened, marked synthetic: our words, not the model's.
-            let mut note = String::from("handoff");
-            for (word, keys) in [
-                (" from ", &["from", "from_agent"][..]),
-                (" to ", &["to", "to_agent", "agent"]),
-                (": ", &["reason", "summary", "message"]),
-            ] {
-                if let Some(v) = get(&p, keys) {
-                    note.push_str(word);
-                    note.push_str(&v);
-                }
-            }
-            let fields = json!({"type": "text", "text": note, "synthetic": true});
-            m.part(None, None, fields.as_object().cloned().unwrap_or_default());
-        }
-        "checkpoint.requested" => {
-            let Ok(mut request) = checkpoint(&p, &m.ev.id) else {
-                return m.out;
-            };
-            // A request naming only its call: the message is the tool part's.
-            if let Some(tool) = &mut request.tool
-                && tool.message_id.is_empty()
-                && let Some(part) = m.find_tool(&sid, None, Some(&tool.call_id))
-            {
-                tool.message_id = part.message_id.clone();
-            }
-            request.session_id = sid;
-            m.push(Event::PermissionAsked(Box::new(request)));
-        }
-        "checkpoint.approved" | "checkpoint.rejected" => {
-            // `always` when the approval says so; otherwise an approval is `once`.
-            let reply = match (kind.as_str(), get(&p, &["reply", "response"]).as_deref()) {
-                ("checkpoint.rejected", _) => "reject",
-                (_, Some("always")) => "always",
-                _ => "once",
-            };
-            m.reply(get(&p, &["requestID", "request_id", "id"]), reply);
-        }
+        "user.input" | "human.input" => m.user_input(&sid, &p),
+        "agent.aborted" => m.aborted(sid, &p),
+        "agent.error" => m.agent_error(&sid, &p),
+        "agent.handoff" => m.handoff(&p),
+        "checkpoint.requested" => m.checkpoint_requested(sid, &p),
+        "checkpoint.approved" | "checkpoint.rejected" => m.checkpoint_replied(&kind, &p),
         "files.changed" => {
             let diff = diffs(&p).unwrap_or_default();
             m.push(Event::SessionDiff {
@@ -167,6 +107,84 @@ impl<'s> Mapper<'s> {
                 error: ErrorInfo::from_raw(&raw),
             });
         }
+    }
+
+    /// A person's input: a user message, named as the event says.
+    fn user_input(&mut self, sid: &str, p: &Map<String, Value>) {
+        let mid = get(p, &["messageID", "message_id"])
+            .or_else(|| get(p.get("message")?.as_object()?, &["id"]))
+            .unwrap_or_else(|| format!("msg_{}", self.ev.id));
+        let (agent, part) = (self.agent.clone(), get(p, &["partID", "part_id"]));
+        self.user_message(sid, &mid, part, &input_text(p).unwrap_or_default(), agent);
+    }
+
+    /// The run was stopped: its error, and the session idle.
+    fn aborted(&mut self, sid: String, p: &Map<String, Value>) {
+        let reason = get(p, &["reason", "message", "error"]).unwrap_or_else(|| "aborted".into());
+        let error = json!({"name": "MessageAbortedError", "data": {"message": reason}});
+        self.error(&sid, &error);
+        self.push(Event::SessionIdle { session_id: sid });
+    }
+
+    /// An error the run may recover from (named by the seed's §4.3,
+    /// `stream.query({type: 'agent.error'})`): the session stays as it is.
+    fn agent_error(&mut self, sid: &str, p: &Map<String, Value>) {
+        match p.get("error") {
+            Some(error @ Value::Object(e)) if e.contains_key("name") => self.error(sid, error),
+            _ => {
+                let message =
+                    get(p, &["message", "error", "reason"]).unwrap_or_else(|| "agent error".into());
+                self.error(
+                    sid,
+                    &json!({"name": "AgentError", "data": {"message": message}}),
+                );
+            }
+        }
+    }
+
+    /// A handoff, shown where it happened, marked synthetic: our words,
+    /// not the model's.
+    fn handoff(&mut self, p: &Map<String, Value>) {
+        let mut note = String::from("handoff");
+        for (word, keys) in [
+            (" from ", &["from", "from_agent"][..]),
+            (" to ", &["to", "to_agent", "agent"]),
+            (": ", &["reason", "summary", "message"]),
+        ] {
+            if let Some(v) = get(p, keys) {
+                note.push_str(word);
+                note.push_str(&v);
+            }
+        }
+        let fields = json!({"type": "text", "text": note, "synthetic": true});
+        self.part(None, None, fields.as_object().cloned().unwrap_or_default());
+    }
+
+    /// A checkpoint asks a person: a permission (a request naming only its
+    /// call: the message is the tool part's).
+    fn checkpoint_requested(&mut self, sid: String, p: &Map<String, Value>) {
+        let Ok(mut request) = checkpoint(p, &self.ev.id) else {
+            return;
+        };
+        if let Some(tool) = &mut request.tool
+            && tool.message_id.is_empty()
+            && let Some(part) = self.find_tool(&sid, None, Some(&tool.call_id))
+        {
+            tool.message_id = part.message_id.clone();
+        }
+        request.session_id = sid;
+        self.push(Event::PermissionAsked(Box::new(request)));
+    }
+
+    /// A checkpoint answered: `always` when the approval says so; otherwise
+    /// an approval is `once`.
+    fn checkpoint_replied(&mut self, kind: &str, p: &Map<String, Value>) {
+        let reply = match (kind, get(p, &["reply", "response"]).as_deref()) {
+            ("checkpoint.rejected", _) => "reject",
+            (_, Some("always")) => "always",
+            _ => "once",
+        };
+        self.reply(get(p, &["requestID", "request_id", "id"]), reply);
     }
 
     fn push(&mut self, event: Event) {
