@@ -22,10 +22,7 @@ pub fn without_secrets(url: &str, keep_user: bool) -> String {
     };
     let tail = match tail.split_once('?') {
         Some((path, query)) => {
-            let kept: Vec<&str> = query
-                .split('&')
-                .filter(|kv| !kv.starts_with("password="))
-                .collect();
+            let kept: Vec<&str> = query.split('&').filter(|kv| !is_password_key(kv)).collect();
             if kept.is_empty() {
                 path.to_string()
             } else {
@@ -35,6 +32,37 @@ pub fn without_secrets(url: &str, keep_user: bool) -> String {
         None => tail.to_string(),
     };
     crate::model::wire::sanitize::line(&format!("{scheme}://{authority}{tail}")).into_owned()
+}
+
+/// Whether a query's `key=value` names a password, however its key is
+/// spelled (`password`, `pass%77ord`, `PASSWORD`): the key is compared
+/// percent-decoded.
+pub fn is_password_key(kv: &str) -> bool {
+    let key = kv.split('=').next().unwrap_or("");
+    percent_decoded(key).eq_ignore_ascii_case("password")
+}
+
+/// `text` with its `%XX` escapes decoded (a bad escape is kept as it is).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A server URL as an origin keeps it: without user or password at all.
@@ -77,5 +105,18 @@ mod tests {
             origin_url("http://me@h:1/?password=x&a=b"),
             "http://h:1/?a=b"
         );
+        // However the key is spelled.
+        for key in [
+            "pass%77ord",
+            "PASSWORD",
+            "%70%61%73%73%77%6F%72%64",
+            "Password",
+        ] {
+            assert_eq!(
+                origin_url(&format!("http://h:1/?{key}=SECRET&a=b")),
+                "http://h:1/?a=b",
+                "{key}"
+            );
+        }
     }
 }

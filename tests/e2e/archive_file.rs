@@ -260,3 +260,122 @@ fn the_writer_prunes_when_it_starts_and_says_so() {
     );
     assert_eq!(open(&setting).counts().unwrap().sessions, 0);
 }
+
+/// `ocview ARGS --archive DB` run through `wrap` (a command and its
+/// arguments before ocview's): the exit code, and what it printed (out,
+/// then err).
+fn ocview_through(wrap: &[&str], args: &[&str], db: &Path) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(wrap[0])
+        .args(&wrap[1..])
+        .arg(env!("CARGO_BIN_EXE_ocview"))
+        .args(args)
+        .arg("--archive")
+        .arg(db)
+        .env("XDG_STATE_HOME", db.parent().unwrap())
+        // Nothing of the user running the tests (another user may not read
+        // its config).
+        .env("HOME", db.parent().unwrap())
+        .env("XDG_CONFIG_HOME", db.parent().unwrap())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Through `wrap`: the archive searched (2 hits for "billing") and its
+/// stats saying it is read-only, and why.
+fn searched_read_only(wrap: &[&str], db: &Path) -> String {
+    let (code, out, err) = ocview_through(wrap, &["search", "--json", "billing"], db);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let hits: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert_eq!(hits.as_array().map(Vec::len), Some(2), "{out}");
+    let (code, out, err) = ocview_through(wrap, &["archive", "stats", "--json"], db);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert_eq!(stats["sessions"], 2, "{out}");
+    stats["read_only"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not read-only: {out}"))
+        .to_string()
+}
+
+/// An archive where nothing can be written, though its mode allows it: on
+/// a read-only mount, and in a folder of someone else's (where the log
+/// kept beside an archive cannot be made), it is searched, and said to be
+/// read-only; nothing is made beside it.
+#[test]
+fn an_archive_on_a_read_only_mount_or_in_another_users_folder_is_searched() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let folder = dir.path().join("kept");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = folder.join("archive.db");
+    write_two_sessions(&mut *open(&Setting::Sqlite(db.clone())));
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        listing(),
+        ["archive.db"],
+        "closed cleanly: no log beside it"
+    );
+
+    // A read-only mount, in a mount namespace of its own.
+    let f = folder.to_str().unwrap();
+    let mount = format!("mount --bind {f} {f} && mount -o remount,bind,ro {f} && exec \"$@\"");
+    let ro = [
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        &mount,
+        "sh",
+    ];
+    let probe = std::process::Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "true"])
+        .status();
+    if probe.is_ok_and(|s| s.success()) {
+        let why = searched_read_only(&ro, &db);
+        assert!(why.contains("read-only file system"), "{why}");
+    } else {
+        eprintln!("SKIPPED: the read-only mount needs user namespaces (unshare)");
+    }
+    assert_eq!(listing(), ["archive.db"], "nothing made beside it");
+
+    // Another user's file in another user's folder: run as nobody.
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if root && setpriv {
+        let nobody = [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ];
+        let why = searched_read_only(&nobody, &db);
+        assert!(why.contains("another user"), "{why}");
+    } else {
+        eprintln!("SKIPPED: another user's folder needs root and setpriv");
+    }
+    assert_eq!(listing(), ["archive.db"], "nothing made beside it");
+}

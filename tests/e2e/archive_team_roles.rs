@@ -101,8 +101,67 @@ fn a_refused_password_is_said_at_once_and_nothing_is_spooled() {
         said.contains("asks for a password and none was given"),
         "{said}"
     );
+    // Where it was looked for, and why none came of it.
+    assert!(
+        said.contains("the password file /nonexistent does not exist"),
+        "{said}"
+    );
     let (ok, said) = stats(Some("right-one"));
     assert!(ok, "{said}");
+
+    // A password file others may read is named, and not used; so is one
+    // without a line for this server. The password itself is never said.
+    use std::os::unix::fs::PermissionsExt;
+    let with_file = |text: String, mode: u32| {
+        let file = home.join(format!("pgpass-{mode:o}"));
+        std::fs::write(&file, text).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(["archive", "stats", "--archive", &url])
+            .env("XDG_STATE_HOME", home)
+            .env("PGPASSFILE", &file)
+            .env_remove("PGPASSWORD")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.success(), said, file)
+    };
+    let (ok, said, file) = with_file(
+        format!("127.0.0.1:{}:pw:keeper:right-one\n", pg.port),
+        0o644,
+    );
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains(&format!("{} is readable by others", file.display()))
+            && said.contains("chmod 600"),
+        "{said}"
+    );
+    assert!(!said.contains("right-one"), "{said}");
+    let (ok, said, _) = with_file("127.0.0.1:1:pw:keeper:right-one\n".into(), 0o600);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains(&format!("has no line for 127.0.0.1:{}:pw:keeper", pg.port)),
+        "{said}"
+    );
+    let (ok, said, _) = with_file(
+        format!("127.0.0.1:{}:pw:keeper:right-one\n", pg.port),
+        0o600,
+    );
+    assert!(ok, "{said}");
+
+    // A password in the URL is refused however it is spelled, before any
+    // connection, and never echoed.
+    for spelled in ["pass%77ord=SECRET", "%70assword=SECRET", "PASSWORD=SECRET"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(["archive", "stats", "--archive", &format!("{url}&{spelled}")])
+            .env("XDG_STATE_HOME", home)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{spelled}: {said}");
+        assert!(said.contains("has a password in it"), "{spelled}: {said}");
+        assert!(!said.contains("SECRET"), "{spelled}: {said}");
+    }
 
     // The viewer's writer: one line saying so, nothing spooled. The wrong
     // password from a password file named in the URL.
@@ -112,7 +171,6 @@ fn a_refused_password_is_said_at_once_and_nothing_is_spooled() {
         format!("127.0.0.1:{}:pw:keeper:wrong-one\n", pg.port),
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&passfile, std::fs::Permissions::from_mode(0o600)).unwrap();
     let setting = Setting::Postgres(format!("{url}&passfile={}", passfile.display()));
     let (tx, heard) = std::sync::mpsc::channel::<String>();

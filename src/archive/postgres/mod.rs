@@ -59,14 +59,14 @@ impl PgArchive {
     pub fn open(url: &str) -> Result<PgArchive, ArchiveError> {
         let place = redact(url);
         let fail = |trouble, m: String| ArchiveError::new(trouble, &place, m);
-        let config = config(url)?;
+        let (config, no_password) = config(url)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| fail(Trouble::Failed, e.to_string()))?;
         let (client, connection) = rt
             .block_on(config.connect(tls()))
-            .map_err(|e| classify(&place, &e))?;
+            .map_err(|e| with_why(classify(&place, &e), no_password.as_deref()))?;
         rt.spawn(async move {
             if let Err(e) = connection.await {
                 tracing::warn!("archive connection: {e}");
@@ -184,9 +184,10 @@ impl PgArchive {
 }
 
 /// How to connect to the archive at `url`: its user, its password (never
-/// from the URL itself), a connect timeout. Also the listener's
-/// (`notify`), on a connection of its own.
-pub(in crate::archive) fn config(url: &str) -> Result<Config, ArchiveError> {
+/// from the URL itself), a connect timeout; and, when no password was
+/// found, where it was looked for and why none came of it. Also the
+/// listener's (`notify`), on a connection of its own.
+pub(in crate::archive) fn config(url: &str) -> Result<(Config, Option<String>), ArchiveError> {
     let place = redact(url);
     let (url, passfile) = crate::archive::postgres::pgpass::take_passfile(url);
     let mut config: Config = url.parse().map_err(|e| {
@@ -202,18 +203,35 @@ pub(in crate::archive) fn config(url: &str) -> Result<Config, ArchiveError> {
             .unwrap_or_else(|_| "postgres".into());
         config.user(&user);
     }
-    if config.get_password().is_none()
-        && let Some(password) =
-            crate::archive::postgres::pgpass::password_for(&config, passfile.as_deref())
-    {
-        config.password(password);
+    let mut no_password = None;
+    if config.get_password().is_none() {
+        match crate::archive::postgres::pgpass::password_for(&config, passfile.as_deref()) {
+            Ok(password) => {
+                config.password(password);
+            }
+            Err(why) => no_password = Some(why),
+        }
     }
     config.application_name("ocview");
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(5));
     }
-    Ok(config)
+    Ok((config, no_password))
 }
+
+/// A server that asks for a password none was found for: the error says
+/// where it was looked for and why none came of it.
+fn with_why(mut e: ArchiveError, no_password: Option<&str>) -> ArchiveError {
+    if let Some(why) = no_password
+        && e.message.starts_with(ASKS_FOR_A_PASSWORD)
+    {
+        e.message = format!("{}; {why}", e.message);
+    }
+    e
+}
+
+/// How the missing password is said (`with_why` adds to it).
+const ASKS_FOR_A_PASSWORD: &str = "the server asks for a password and none was given";
 
 /// TLS through rustls with the web's root certificates; a server without
 /// TLS is reached in the clear only when the URL's `sslmode` allows it
@@ -247,9 +265,10 @@ pub(in crate::archive) fn classify(place: &str, e: &tokio_postgres::Error) -> Ar
         return ArchiveError::new(
             Trouble::Failed,
             place,
-            "the server asks for a password and none was given: put it in ~/.pgpass \
-             (or $PGPASSFILE, or passfile= in the URL) or in $PGPASSWORD"
-                .to_string(),
+            format!(
+                "{ASKS_FOR_A_PASSWORD}: put it in ~/.pgpass (or $PGPASSFILE, or passfile= \
+                 in the URL) or in $PGPASSWORD"
+            ),
         );
     }
     let (trouble, what) = match e.code() {

@@ -123,7 +123,7 @@ enum Stop {
 }
 
 async fn listen_once(url: &str, heard: &dyn Fn(Heard) -> bool) -> Result<Stop, String> {
-    let config = crate::archive::postgres::config(url).map_err(|e| e.message)?;
+    let (config, _) = crate::archive::postgres::config(url).map_err(|e| e.message)?;
     let (client, mut connection) = config
         .connect(crate::archive::postgres::tls())
         .await

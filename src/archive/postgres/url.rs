@@ -1,15 +1,24 @@
 //! The rules of a PostgreSQL archive's URL: it may not carry a password,
 //! and it is shown, logged and stored without one.
 
-/// Whether a URL carries a password (userinfo or a `password=` parameter).
+/// Whether a URL carries a password, as the driver reads it: in the
+/// userinfo, or a `password` parameter however its key is spelled
+/// (`pass%77ord=`). A URL the driver cannot read is looked at as text.
 pub fn has_password(url: &str) -> bool {
-    let (_, rest) = url.split_once("://").unwrap_or(("", url));
+    let (url, _) = crate::archive::postgres::pgpass::take_passfile(url);
+    if let Ok(config) = url.parse::<tokio_postgres::Config>() {
+        return config.get_password().is_some();
+    }
+    let (_, rest) = url.split_once("://").unwrap_or(("", &url));
     let authority = rest.split(['/', '?']).next().unwrap_or("");
     let userinfo_password = authority
         .rsplit_once('@')
         .is_some_and(|(userinfo, _)| userinfo.contains(':'));
     let query = rest.split_once('?').map(|(_, q)| q).unwrap_or("");
-    userinfo_password || query.split('&').any(|kv| kv.starts_with("password="))
+    userinfo_password
+        || query
+            .split('&')
+            .any(crate::archive::origin::is_password_key)
 }
 
 /// A URL as it may be shown, logged or stored: no password, no user's
@@ -31,5 +40,15 @@ mod tests {
         assert!(has_password("postgres://me:pw@h/db"));
         assert!(has_password("postgres://me@h/db?password=pw"));
         assert!(!has_password("postgres://me@h/db?passfile=/p"));
+        // No spelling passes: the driver decodes the key as libpq does.
+        for url in [
+            "postgres://me@h/db?pass%77ord=SECRET",
+            "postgres://me@h/db?sslmode=disable&%70assword=SECRET",
+            "postgres://me:%53ECRET@h/db",
+            "postgresql://me@h:5432/db?password=SECRET",
+        ] {
+            assert!(has_password(url), "{url}");
+            assert!(!redact(url).contains("SECRET"), "{}", redact(url));
+        }
     }
 }

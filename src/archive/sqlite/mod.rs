@@ -49,22 +49,16 @@ impl SqliteArchive {
         let place = path.display().to_string();
         let fail = |trouble, m: String| ArchiveError::new(trouble, &place, m);
         let read_only = match std::fs::symlink_metadata(path) {
-            Ok(meta) => existing_file(&meta).map_err(|e| fail(Trouble::Failed, e))?,
+            Ok(meta) => existing_file(&meta)
+                .map_err(|e| fail(Trouble::Failed, e))?
+                .or_else(|| not_writable_here(path)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 create_private(path).map_err(|e| fail(Trouble::Failed, e))?;
                 None
             }
             Err(e) => return Err(fail(Trouble::Failed, format!("cannot be read: {e}"))),
         };
-        // Never through a link put there after the check.
-        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW
-            | if read_only.is_some() {
-                OpenFlags::SQLITE_OPEN_READ_ONLY
-            } else {
-                OpenFlags::SQLITE_OPEN_READ_WRITE
-            };
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(&place, &e))?;
+        let conn = open_connection(path, read_only.is_some()).map_err(|e| classify(&place, &e))?;
         conn.busy_timeout(BUSY_WAIT)
             .map_err(|e| classify(&place, &e))?;
         let mut archive = SqliteArchive {
@@ -172,6 +166,72 @@ fn write_ahead_log(c: &Connection) -> rusqlite::Result<()> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// The connection: never through a link put there after the check. A
+/// read-only archive in a folder nothing can be made in (a read-only
+/// mount, another user's folder) is read `immutable` when no writer's log
+/// is beside it: SQLite could not make its shared-memory file there, and
+/// nobody can be writing it.
+fn open_connection(path: &Path, read_only: bool) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    if !read_only {
+        return Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE);
+    }
+    let flags = flags | OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+    let mut uri = crate::source::opencode_db::path::read_only_uri(path);
+    let beside = |end: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(end);
+        Path::new(&name).exists()
+    };
+    if writable(folder_of(path)).is_err() && !beside("-wal") && !beside("-shm") {
+        uri.push_str("&immutable=1");
+    }
+    Connection::open_with_flags(&uri, flags)
+}
+
+/// Why an archive whose mode lets it be written cannot be written here: a
+/// read-only file system, no right to it, or a folder its log cannot be
+/// made in. `None`: it can be.
+fn not_writable_here(path: &Path) -> Option<String> {
+    if let Err(e) = writable(path) {
+        return Some(match e.raw_os_error() {
+            Some(libc::EROFS) => "it is on a read-only file system: only read".to_string(),
+            _ => format!("it cannot be written here ({e}): only read"),
+        });
+    }
+    match writable(folder_of(path)) {
+        Err(e) if e.raw_os_error() == Some(libc::EROFS) => {
+            Some("its folder is on a read-only file system: only read".to_string())
+        }
+        Err(_) => Some(
+            "its folder cannot be written (the log kept beside an archive cannot be made \
+             there): only read"
+                .to_string(),
+        ),
+        Ok(()) => None,
+    }
+}
+
+/// Whether this process may write `path` (the kernel's answer: the mount,
+/// the mode and the owner).
+fn writable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: a valid NUL-terminated path; access only reads it.
+    match unsafe { libc::access(c.as_ptr(), libc::W_OK) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// The folder an archive file is in.
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Whether an existing path may be used as an archive, and why it may
