@@ -13,7 +13,7 @@ use common::frame_probe::FrameProbe;
 use common::{feed, press, screen};
 use crossterm::event::{Event, KeyCode, KeyEvent};
 use ocview::app::config::Config;
-use ocview::app::layers::Layer;
+use ocview::app::router::Layer;
 use ocview::app::run::{Exit, run};
 use ocview::app::{App, Focus, Overlay};
 use ocview::source::live::reply::Reply;

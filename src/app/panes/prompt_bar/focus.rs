@@ -29,7 +29,7 @@ impl App {
     pub(crate) fn note_prompt_visible(&mut self, now: Instant) {
         let uncovered = self.focus == Focus::Prompt
             && self.areas.prompt.is_some_and(|r| r.height > 0)
-            && matches!(self.top_layer(), crate::app::layers::Layer::PromptBar)
+            && matches!(self.top_layer(), crate::app::router::Layer::PromptBar)
             && matches!(
                 self.overlay,
                 None | Some(Overlay::SidePanel | Overlay::PromptView)

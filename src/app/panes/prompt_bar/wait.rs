@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::app::keymap::Action;
-use crate::app::layers::Layer;
+use crate::app::router::Layer;
 use crate::app::{App, Overlay};
 use crate::model::wire::sanitize;
 use crate::render::theme::Role;
