@@ -1,6 +1,6 @@
 //! The archive's sessions for the list (the `Engine` methods `list_page`,
-//! `list_since`, `listed`, `change_mark`; each engine's SQL in its
-//! `listing.rs`): a page at a time, newest first,
+//! `list_since`, `listed`, `change_mark`; each engine's SQL beside its
+//! `Engine` impl): a page at a time, newest first,
 //! each with the origin it was first seen at; one session again when a
 //! writer says it changed; and whether anything was written since the last
 //! look (SQLite's `data_version`). Each read is one short statement on an

@@ -151,8 +151,6 @@ pub(in crate::archive) async fn write(
 /// The batch's sessions: copied into staging, then upserted (a session's
 /// origin is the first writer's).
 async fn write_sessions(tx: &Transaction<'_>, batch: &Batch) -> Result<(), LogError> {
-    let t = Type::TEXT;
-    let n = Type::INT8;
     let rows = batch.sessions.iter().map(|s| -> Row {
         let title = pg_text(&s.title);
         let body = indexable(&title).into_owned();
@@ -169,17 +167,7 @@ async fn write_sessions(tx: &Transaction<'_>, batch: &Batch) -> Result<(), LogEr
             Box::new(s.server.clone()),
         ]
     });
-    let types = [
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        n.clone(),
-        n.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-    ];
+    let types = column_types("ttttnnttt");
     copy(tx, "in_sessions", &types, rows).await?;
     let o = &batch.origin;
     let file = opt(&o.file);
@@ -210,8 +198,6 @@ async fn write_messages(
     logged: &Logged<'_>,
     version: i64,
 ) -> Result<(), LogError> {
-    let t = Type::TEXT;
-    let n = Type::INT8;
     let rows = batch.messages.iter().map(|m| -> Row {
         vec![
             Box::new(m.id.clone()),
@@ -230,17 +216,7 @@ async fn write_messages(
             ),
         ]
     });
-    let types = [
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        n.clone(),
-        n.clone(),
-        t.clone(),
-        n.clone(),
-    ];
+    let types = column_types("tttttnntn");
     copy(tx, "in_messages", &types, rows).await?;
     tx.execute(
         if version >= crate::archive::postgres::event_log::MESSAGES_LOGGED_SINCE {
@@ -263,8 +239,6 @@ async fn write_parts(
     logged: &Logged<'_>,
     block_documents: bool,
 ) -> Result<u64, LogError> {
-    let t = Type::TEXT;
-    let n = Type::INT8;
     let rows = batch.parts.iter().zip(bodies).map(|(p, body)| -> Row {
         // No second copy of what the log holds as it is.
         let key = p.logged_as.as_deref();
@@ -287,22 +261,7 @@ async fn write_parts(
             Box::new(in_block),
         ]
     });
-    let types = [
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        t.clone(),
-        n.clone(),
-        n.clone(),
-        t.clone(),
-        t.clone(),
-        n.clone(),
-        Type::BOOL,
-    ];
+    let types = column_types("ttttttttnnttnb");
     copy(tx, "in_parts", &types, rows).await?;
     // A part's document is in its own row, made with it, or in its
     // block's (`in_block`): a part with no text has none. A part the
@@ -337,4 +296,17 @@ async fn write_parts(
         tsvector_sql("body")
     );
     Ok(tx.execute(&sql, &[]).await?)
+}
+
+/// A staging table's column types, one letter each: `t` text, `n` a
+/// 64-bit integer, `b` a boolean.
+fn column_types(kinds: &str) -> Vec<Type> {
+    kinds
+        .chars()
+        .map(|k| match k {
+            'n' => Type::INT8,
+            'b' => Type::BOOL,
+            _ => Type::TEXT,
+        })
+        .collect()
 }

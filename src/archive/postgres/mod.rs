@@ -9,7 +9,7 @@
 //! LISTEN/NOTIFY (`notify`), the URL's rules (`url`) and the password file
 //! (`pgpass`), import marks (`marks`), size and vacuum (`upkeep`), its
 //! migrations and their runner (`schema`, `migrate`), file imports'
-//! checkpoints (`resume`) and the session list's pages (`listing`).
+//! checkpoints (`resume`); the session list's pages are read by its `Engine` methods here.
 //!
 //! The password never comes from the command line: `passfile=` in the URL,
 //! `$PGPASSWORD`, `$PGPASSFILE` or `~/.pgpass` (as libpq reads them).
@@ -18,7 +18,6 @@ pub(in crate::archive) mod block_words;
 pub(in crate::archive) mod blocks_search;
 pub(in crate::archive) mod copy;
 pub(in crate::archive) mod event_log;
-pub mod listing;
 pub(in crate::archive) mod marks;
 pub mod migrate;
 pub mod notify;
@@ -36,7 +35,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config};
 
 use crate::archive::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
-use crate::archive::listing::{ListCursor, ListedSession};
+use crate::archive::listing::{COLUMNS, ListCursor, ListedSession};
 use crate::archive::migrate::Ran;
 use crate::archive::postgres::event_log::LogError;
 use crate::archive::postgres::url::redact;
@@ -320,19 +319,53 @@ impl Engine for PgArchive {
         after: Option<&ListCursor>,
         limit: u32,
     ) -> Result<Vec<ListedSession>, ArchiveError> {
-        self.read_page(after, limit)
+        let (updated, id) = match after {
+            Some(c) => (Some(c.updated), c.id.clone()),
+            None => (None, String::new()),
+        };
+        let limit = i64::from(limit);
+        let rows = self
+            .rt
+            .block_on(self.client.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM sessions
+                     WHERE $1::bigint IS NULL OR (updated, id) < ($1, $2)
+                     ORDER BY updated DESC, id DESC LIMIT $3"
+                ),
+                &[&updated, &id, &limit],
+            ))
+            .map_err(|e| crate::archive::postgres::classify(&self.place, &e))?;
+        Ok(rows.iter().map(pg_row).collect())
     }
 
     fn list_since(&mut self, since: i64, limit: u32) -> Result<Vec<ListedSession>, ArchiveError> {
-        self.read_since(since, limit)
+        let limit = i64::from(limit);
+        let rows = self
+            .rt
+            .block_on(self.client.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM sessions WHERE updated >= $1
+                     ORDER BY updated DESC, id DESC LIMIT $2"
+                ),
+                &[&since, &limit],
+            ))
+            .map_err(|e| crate::archive::postgres::classify(&self.place, &e))?;
+        Ok(rows.iter().map(pg_row).collect())
     }
 
     fn listed(&mut self, id: &str) -> Result<Option<ListedSession>, ArchiveError> {
-        self.read_listed(id)
+        let row = self
+            .rt
+            .block_on(self.client.query_opt(
+                &format!("SELECT {COLUMNS} FROM sessions WHERE id = $1"),
+                &[&id],
+            ))
+            .map_err(|e| crate::archive::postgres::classify(&self.place, &e))?;
+        Ok(row.as_ref().map(pg_row))
     }
 
     fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError> {
-        self.read_change_mark()
+        Ok(None)
     }
 
     fn place(&self) -> &str {
@@ -518,11 +551,24 @@ impl Engine for PgArchive {
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
         crate::archive::postgres::upkeep::vacuum(self)
     }
+
     fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
         crate::archive::postgres::marks::import_mark(self, source)
     }
 
     fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
         crate::archive::postgres::marks::set_import_mark(self, source, mark)
+    }
+}
+
+/// One listed session, from a row of `listing::COLUMNS`.
+fn pg_row(r: &tokio_postgres::Row) -> ListedSession {
+    ListedSession {
+        id: r.get(0),
+        raw: r.get(1),
+        updated: r.get(2),
+        server: r.get(3),
+        host: r.get(4),
+        file: r.get(5),
     }
 }

@@ -5,10 +5,9 @@
 //! index and its queries (`search`), how far each opencode database was
 //! imported (`marks`), size, pruning and vacuum (`upkeep`), its migrations
 //! and their runner (`schema`, `migrate`), file imports' checkpoints
-//! (`resume`) and the session list's pages (`listing`).
+//! (`resume`); the session list's pages are read by its `Engine` methods here.
 
 pub(in crate::archive) mod event_log;
-pub mod listing;
 pub(in crate::archive) mod marks;
 pub mod migrate;
 pub mod resume;
@@ -21,10 +20,10 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::archive::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
-use crate::archive::listing::{ListCursor, ListedSession};
+use crate::archive::listing::{COLUMNS, ListCursor, ListedSession};
 use crate::archive::migrate::Ran;
 use crate::archive::query::{Hit, Query};
 use crate::archive::rows::{Batch, Written};
@@ -342,19 +341,57 @@ impl Engine for SqliteArchive {
         after: Option<&ListCursor>,
         limit: u32,
     ) -> Result<Vec<ListedSession>, ArchiveError> {
-        self.read_page(after, limit)
+        let err = |e: rusqlite::Error| crate::archive::sqlite::classify(&self.place, &e);
+        let (updated, id) = match after {
+            Some(c) => (Some(c.updated), c.id.as_str()),
+            None => (None, ""),
+        };
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM sessions
+                 WHERE ?1 IS NULL OR updated < ?1 OR (updated = ?1 AND id < ?2)
+                 ORDER BY updated DESC, id DESC LIMIT ?3"
+            ))
+            .map_err(err)?;
+        let rows = stmt
+            .query_map(params![updated, id, limit], sqlite_row)
+            .map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
     }
 
     fn list_since(&mut self, since: i64, limit: u32) -> Result<Vec<ListedSession>, ArchiveError> {
-        self.read_since(since, limit)
+        let err = |e: rusqlite::Error| crate::archive::sqlite::classify(&self.place, &e);
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM sessions WHERE updated >= ?1
+                 ORDER BY updated DESC, id DESC LIMIT ?2"
+            ))
+            .map_err(err)?;
+        let rows = stmt
+            .query_map(params![since, limit], sqlite_row)
+            .map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
     }
 
     fn listed(&mut self, id: &str) -> Result<Option<ListedSession>, ArchiveError> {
-        self.read_listed(id)
+        let err = |e: rusqlite::Error| crate::archive::sqlite::classify(&self.place, &e);
+        self.conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+                [id],
+                sqlite_row,
+            )
+            .optional()
+            .map_err(err)
     }
 
     fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError> {
-        self.read_change_mark()
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map(Some)
+            .map_err(|e| crate::archive::sqlite::classify(&self.place, &e))
     }
 
     fn place(&self) -> &str {
@@ -507,6 +544,7 @@ impl Engine for SqliteArchive {
     fn vacuum(&mut self) -> Result<(), ArchiveError> {
         crate::archive::sqlite::upkeep::vacuum(self)
     }
+
     fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
         crate::archive::sqlite::marks::import_mark(self, source)
     }
@@ -514,4 +552,16 @@ impl Engine for SqliteArchive {
     fn set_import_mark(&mut self, source: &str, mark: ImportMark) -> Result<(), ArchiveError> {
         crate::archive::sqlite::marks::set_import_mark(self, source, mark)
     }
+}
+
+/// One listed session, from a row of `listing::COLUMNS`.
+fn sqlite_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ListedSession> {
+    Ok(ListedSession {
+        id: r.get(0)?,
+        raw: r.get(1)?,
+        updated: r.get(2)?,
+        server: r.get(3)?,
+        host: r.get(4)?,
+        file: r.get(5)?,
+    })
 }

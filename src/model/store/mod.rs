@@ -310,3 +310,30 @@ impl Store {
         }
     }
 }
+
+pub(super) fn session_outcome(session_id: String, created: bool) -> Outcome {
+    let mut outcome = Outcome::applied(Change {
+        session: Some(session_id.clone()),
+        session_list: created,
+        ..Default::default()
+    });
+    if created {
+        outcome.orphan = Some(format!("event for unknown session {session_id}"));
+    }
+    outcome
+}
+
+pub(super) fn orphan(mut outcome: Outcome, what: &str, id: &str) -> Outcome {
+    outcome.orphan = Some(format!("{what} {id}"));
+    outcome
+}
+
+/// A part changed (or went): what to redraw.
+pub(super) fn part_outcome(session_id: String, message_id: String, part_id: String) -> Outcome {
+    Outcome::applied(Change {
+        session: Some(session_id),
+        message: Some(message_id),
+        part: Some(part_id),
+        ..Default::default()
+    })
+}

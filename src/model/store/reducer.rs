@@ -21,7 +21,10 @@
 
 use super::observer::ReplyObserver;
 use super::part_rules::{keep_streamed_text, regresses};
-use super::{Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store};
+use super::{
+    Change, Effect, HeldDelta, MAX_EARLY_REPLIES, Outcome, Store, orphan, part_outcome,
+    session_outcome,
+};
 use crate::model::entity::message::{Message, MessageInfo};
 use crate::model::entity::part::{Part, PartBody};
 use crate::model::entity::prompt::{Prompt, PromptRequest, Resolution};
@@ -227,12 +230,7 @@ impl Store {
             .parts
             .remove(pi);
         self.touch(si, Some(mi));
-        Outcome::applied(Change {
-            session: Some(session_id),
-            message: Some(message_id),
-            part: Some(part_id),
-            ..Default::default()
-        })
+        part_outcome(session_id, message_id, part_id)
     }
 
     /// A server's context limits: a fleet's servers each send theirs, and
@@ -479,12 +477,7 @@ impl Store {
         part.revision += 1;
         obs.part_changed(part, pi, &delta);
         self.touch(si, Some(mi));
-        Outcome::applied(Change {
-            session: Some(session_id),
-            message: Some(message_id),
-            part: Some(part_id),
-            ..Default::default()
-        })
+        part_outcome(session_id, message_id, part_id)
     }
 
     fn add_prompt(
@@ -582,21 +575,4 @@ impl Store {
             ..Default::default()
         })
     }
-}
-
-fn session_outcome(session_id: String, created: bool) -> Outcome {
-    let mut outcome = Outcome::applied(Change {
-        session: Some(session_id.clone()),
-        session_list: created,
-        ..Default::default()
-    });
-    if created {
-        outcome.orphan = Some(format!("event for unknown session {session_id}"));
-    }
-    outcome
-}
-
-fn orphan(mut outcome: Outcome, what: &str, id: &str) -> Outcome {
-    outcome.orphan = Some(format!("{what} {id}"));
-    outcome
 }

@@ -2,7 +2,7 @@
 //! the server sends, read once, into `Event`s. Unknown types, and known ones
 //! of a family not listed here, are `Event::Other`.
 
-use serde::de::{Error as _, IgnoredAny};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
@@ -195,16 +195,13 @@ fn server_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D:
                 _ => Event::InstanceDisposed,
             }
         }
-        other => {
-            IgnoredAny::deserialize(d)?;
-            Event::Other(other.to_string())
-        }
+        other => skipped(other, d)?,
     })
 }
 
 /// `session.*`: a session's info, status, errors and diffs.
 fn session_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
-    let bad = |reason: &str| D::Error::custom(format!("{kind}: {reason}"));
+    let bad = |reason: &str| bad::<D::Error>(kind, reason);
     let session_info = |p: SessionProps| -> Result<Box<SessionInfo>, D::Error> {
         let info = SessionInfo::from_raw(p.info).map_err(|e| bad(&e.to_string()))?;
         if info.id.is_empty() {
@@ -249,16 +246,13 @@ fn session_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D
                 diff: p.diff,
             }
         }
-        other => {
-            IgnoredAny::deserialize(d)?;
-            Event::Other(other.to_string())
-        }
+        other => skipped(other, d)?,
     })
 }
 
 /// `message.*`: messages and their parts.
 fn message_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
-    let bad = |reason: &str| D::Error::custom(format!("{kind}: {reason}"));
+    let bad = |reason: &str| bad::<D::Error>(kind, reason);
     Ok(match kind {
         "message.updated" => {
             let p = InfoProps::deserialize(d)?;
@@ -304,16 +298,13 @@ fn message_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D
                 delta: p.delta,
             }
         }
-        other => {
-            IgnoredAny::deserialize(d)?;
-            Event::Other(other.to_string())
-        }
+        other => skipped(other, d)?,
     })
 }
 
 /// `permission.*`, `question.*`, `todo.*`: what asks a person, and the plan.
 fn prompt_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
-    let bad = |reason: &str| D::Error::custom(format!("{kind}: {reason}"));
+    let bad = |reason: &str| bad::<D::Error>(kind, reason);
     Ok(match kind {
         "permission.asked" => {
             let p = PermissionRequest::deserialize(d)?;
@@ -367,10 +358,7 @@ fn prompt_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D:
                 raw_todos: p.todos.to_owned(),
             }
         }
-        other => {
-            IgnoredAny::deserialize(d)?;
-            Event::Other(other.to_string())
-        }
+        other => skipped(other, d)?,
     })
 }
 
@@ -407,9 +395,18 @@ fn own_event<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Er
                 ids: SessionsProps::deserialize(d)?.ids,
             }
         }
-        other => {
-            IgnoredAny::deserialize(d)?;
-            Event::Other(other.to_string())
-        }
+        other => skipped(other, d)?,
     })
+}
+
+/// A type this family does not read: its properties passed over, the
+/// event counted by its type.
+fn skipped<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Event, D::Error> {
+    IgnoredAny::deserialize(d)?;
+    Ok(Event::Other(kind.to_string()))
+}
+
+/// A known type whose properties do not have the shape it needs.
+fn bad<E: serde::de::Error>(kind: &str, reason: &str) -> E {
+    E::custom(format!("{kind}: {reason}"))
 }
