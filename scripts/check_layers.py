@@ -35,8 +35,6 @@ NOT_CODE = re.compile(
     r"|" + IDENT,
     re.S,
 )
-# Inline `mod x {` (it deepens what `super` means), braces, and path starts.
-SCAN = re.compile(r"\bmod\s+" + IDENT + r"\s*\{|[{}]|\bcrate\s*::|\b(?:super\s*::\s*)+")
 
 
 def blank(text):
@@ -177,10 +175,6 @@ def scan(path, src):
             yield module + segs, line, alias, True, module
 
 
-def files_of(src):
-    return [p for p in sorted(src.rglob("*.rs"))]
-
-
 def resolve(path, aliases):
     """Follows re-exports: `archive::Engine` → `archive::engine::Engine`."""
     for _ in range(8):
@@ -210,7 +204,7 @@ def folders(src):
 def graphs(src):
     """Per folder: from -> to -> [(file, line)]."""
     refs, aliases = [], {}
-    for path in files_of(src):
+    for path in sorted(src.rglob("*.rs")):
         here = module_of(path, src)
         if here == [] and path.name == "main.rs":
             continue  # the binary's root: its `crate` is not the library's

@@ -39,30 +39,7 @@ pub fn without_secrets(url: &str, keep_user: bool) -> String {
 /// percent-decoded.
 pub fn is_password_key(kv: &str) -> bool {
     let key = kv.split('=').next().unwrap_or("");
-    percent_decoded(key).eq_ignore_ascii_case("password")
-}
-
-/// `text` with its `%XX` escapes decoded (a bad escape is kept as it is).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                bytes.get(i + 1).copied().and_then(hex),
-                bytes.get(i + 2).copied().and_then(hex),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::source::live::url::percent_decode(key).eq_ignore_ascii_case("password")
 }
 
 /// A server URL as an origin keeps it: without user or password at all.

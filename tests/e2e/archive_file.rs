@@ -319,15 +319,7 @@ fn an_archive_on_a_read_only_mount_or_in_another_users_folder_is_searched() {
     let db = folder.join("archive.db");
     write_two_sessions(&mut *open(&Setting::Sqlite(db.clone())));
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let listing = || {
-        let mut names: Vec<String> = std::fs::read_dir(&folder)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
+    let listing = || crate::support::names_in(&folder);
     assert_eq!(
         listing(),
         ["archive.db"],

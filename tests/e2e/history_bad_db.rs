@@ -234,15 +234,7 @@ fn a_closed_database_is_read_without_a_file_made_beside_it() {
     let dir = tempfile::tempdir().unwrap();
     let db_path = dir.path().join("opencode.db");
     make_db(&db_path, true, 0);
-    let listed = || {
-        let mut names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
+    let listed = || crate::support::names_in(dir.path());
     let before = listed();
     assert_eq!(before, ["opencode.db"], "closed cleanly");
     let db = Db::open(&db_path).unwrap();

@@ -24,3 +24,14 @@ pub mod stand_in;
 pub mod tmux;
 pub mod two_sessions;
 pub mod usage_db;
+
+/// The names in `dir`, sorted: what a test finds made beside a file.
+pub fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

@@ -179,12 +179,9 @@ fn open_connection(path: &Path, read_only: bool) -> rusqlite::Result<Connection>
     }
     let flags = flags | OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
     let mut uri = crate::source::opencode_db::path::read_only_uri(path);
-    let beside = |end: &str| {
-        let mut name = path.as_os_str().to_owned();
-        name.push(end);
-        Path::new(&name).exists()
-    };
-    if writable(folder_of(path)).is_err() && !beside("-wal") && !beside("-shm") {
+    if writable(folder_of(path)).is_err()
+        && !crate::source::opencode_db::path::writer_files_exist(path)
+    {
         uri.push_str("&immutable=1");
     }
     Connection::open_with_flags(&uri, flags)

@@ -159,7 +159,8 @@ fn link_next_before(link: &str) -> Option<String> {
         .filter(|c| !c.is_empty())
 }
 
-fn percent_decode(s: &str) -> String {
+/// `s` with its `%XX` escapes decoded (a bad escape is kept as it is).
+pub fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -11,6 +11,7 @@ use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::DbError;
+use super::path::writer_files_exist;
 
 /// Tables that hold access and refresh tokens: no statement may read them.
 pub const SECRET_TABLES: [&str; 4] = ["account", "control_account", "credential", "account_state"];
@@ -32,15 +33,6 @@ const ALLOWED_PRAGMAS: [&str; 5] = [
     "data_version",
     "schema_version",
 ];
-
-/// The files a writer of a WAL database keeps beside it.
-pub(super) fn writer_files_exist(path: &Path) -> bool {
-    ["-wal", "-shm"].iter().any(|end| {
-        let mut name = path.as_os_str().to_owned();
-        name.push(end);
-        std::path::Path::new(&name).exists()
-    })
-}
 
 /// Whether the file's header says write-ahead log (bytes 18 and 19 are 2).
 fn is_wal_database(path: &Path) -> bool {

@@ -155,7 +155,7 @@ impl Db {
     pub fn outdated(&self) -> bool {
         self.closed
             .get()
-            .is_some_and(|then| guard::writer_files_exist(&self.path) || stamp(&self.path) != then)
+            .is_some_and(|then| path::writer_files_exist(&self.path) || stamp(&self.path) != then)
     }
 
     /// One short read through the guards (retried briefly while busy),

@@ -96,6 +96,15 @@ pub fn read_only_uri(path: &Path) -> String {
     uri
 }
 
+/// The files a writer of a WAL database keeps beside it.
+pub fn writer_files_exist(path: &Path) -> bool {
+    ["-wal", "-shm"].iter().any(|end| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(end);
+        std::path::Path::new(&name).exists()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
