@@ -51,8 +51,11 @@ fn ocview(
     g: bool,
 ) -> f64 {
     let t = Tmux::start_sized(tag, 200, 50);
-    // OCVIEW_BENCH_WRAP runs ocview under a tool (a heap profiler, say).
-    let wrap = std::env::var("OCVIEW_BENCH_WRAP").unwrap_or_default();
+    // OCVIEW_BENCH_WRAP runs ocview under a tool (a heap profiler, say);
+    // `{tag}` in it names the run.
+    let wrap = std::env::var("OCVIEW_BENCH_WRAP")
+        .unwrap_or_default()
+        .replace("{tag}", tag);
     t.line(&format!(
         "OCVIEW_ARCHIVE= {wrap} {} attach {} --session {session} {archive}",
         env!("CARGO_BIN_EXE_ocview"),
@@ -65,7 +68,7 @@ fn ocview(
         Duration::from_secs(3),
     );
     if !g {
-        t.keys(&["q"]);
+        quit(&t, &wrap);
         return opened;
     }
     t.keys(&["g"]);
@@ -81,8 +84,17 @@ fn ocview(
         &head(0),
         Duration::from_secs(settle),
     );
-    t.keys(&["q"]);
+    quit(&t, &wrap);
     all
+}
+
+/// `q`, and under a wrapping tool the time it needs to write its findings
+/// before the pane goes.
+fn quit(t: &Tmux, wrap: &str) {
+    t.keys(&["q"]);
+    if !wrap.is_empty() {
+        std::thread::sleep(Duration::from_secs(30));
+    }
 }
 
 /// OpenCode's own TUI on the same session.

@@ -314,3 +314,54 @@ fn an_older_page_replaces_only_its_own_range() {
         .collect();
     assert_eq!(ids, ["msg_1", "msg_2", "msg_3"]);
 }
+
+/// Every message's parts, as (count, room): a message holds tens of
+/// thousands of siblings in a long session, so empty room is paid for
+/// tens of thousands of times (issue 36, point 7).
+fn part_room(s: &Store) -> Vec<(usize, usize)> {
+    s.sessions()
+        .iter()
+        .flat_map(|session| session.messages.iter())
+        .map(|m| (m.parts.len(), m.parts.capacity()))
+        .collect()
+}
+
+#[test]
+fn a_message_holds_no_room_for_parts_that_never_come() {
+    // Streamed: parts arrive one event at a time.
+    let mut streamed = 0;
+    for scenario in common::scenarios() {
+        let file = scenario.join("event.jsonl");
+        let (s, _) = common::replay_file(&file);
+        for (len, room) in part_room(&s) {
+            if len <= 8 {
+                assert_eq!(
+                    room,
+                    len,
+                    "{}: {len} parts, room for {room}",
+                    file.display()
+                );
+                streamed += 1;
+            }
+        }
+    }
+    assert!(streamed > 10, "the scenarios stream messages ({streamed})");
+    // Loaded: a page whose source collected each message's parts loosely.
+    let mut s = Store::new();
+    let info = MessageInfo::from_raw(
+        &serde_json::value::to_raw_value(&json!({"id": "msg_1", "sessionID": SES, "role": "user"}))
+            .unwrap(),
+    )
+    .unwrap();
+    let part = Part::from_raw(
+        &serde_json::value::to_raw_value(&json!({
+            "id": "prt_1", "messageID": "msg_1", "sessionID": SES, "type": "text", "text": "hi"
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut loose = Vec::with_capacity(4);
+    loose.push(part);
+    s.finalize_session(SES, vec![(info, loose)], None, &mut NoObserver);
+    assert_eq!(part_room(&s), [(1, 1)]);
+}

@@ -186,6 +186,9 @@ impl MessageInfo {
     }
 }
 
+/// Up to how many parts a message's list grows one at a time.
+const TIGHT_PARTS: usize = 8;
+
 #[derive(Debug, Clone, Default)]
 pub struct Message {
     pub info: MessageInfo,
@@ -209,6 +212,17 @@ impl Message {
 
     pub fn id(&self) -> &str {
         &self.info.id
+    }
+
+    /// Put a part at `at`. Most messages hold one to three parts, and a
+    /// `Vec`'s first growth makes room for four (a part is some 300
+    /// bytes): while small it grows by one, as a long session's tens of
+    /// thousands of messages would otherwise hold three empty parts each.
+    pub(crate) fn insert_part(&mut self, at: usize, part: Part) {
+        if self.parts.len() == self.parts.capacity() && self.parts.len() < TIGHT_PARTS {
+            self.parts.reserve_exact(1);
+        }
+        self.parts.insert(at, part);
     }
 
     pub fn part_index(&self, id: &str) -> Result<usize, usize> {

@@ -404,7 +404,7 @@ impl Store {
                 pi
             }
             Err(pi) => {
-                message.parts.insert(pi, part);
+                message.insert_part(pi, part);
                 let added = &message.parts[pi];
                 obs.part_added(added, pi);
                 if let PartBody::StepFinish(step) = &added.body {

@@ -66,7 +66,7 @@ impl Store {
                         obs.part_finalized(&message.parts[pi], pi);
                     }
                     Err(pi) => {
-                        message.parts.insert(pi, part);
+                        message.insert_part(pi, part);
                         obs.part_added(&message.parts[pi], pi);
                     }
                 }
@@ -103,6 +103,9 @@ impl Store {
             .map(|(info, mut parts)| {
                 parts.sort_by(|a, b| a.id.cmp(&b.id));
                 parts.dedup_by(|a, b| a.id == b.id);
+                // Held as long as the session: no room for parts that
+                // never come (a source that collected it loosely).
+                parts.shrink_to_fit();
                 if shed {
                     parts.iter_mut().for_each(Part::shed_text_from_raw);
                 }
@@ -172,7 +175,7 @@ impl Store {
                 };
             let message = &mut fetched[target];
             if let Err(pi) = message.part_index(&part.id) {
-                message.parts.insert(pi, part);
+                message.insert_part(pi, part);
             }
         }
         // In place: the messages after it move once (a page put in front

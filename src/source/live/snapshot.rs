@@ -48,10 +48,13 @@ pub fn messages(list: &[Value]) -> Vec<(MessageInfo, Vec<Part>)> {
             .get("parts")
             .and_then(Value::as_array)
             .map(|ps| {
-                ps.iter()
-                    .filter_map(|p| serde_json::value::to_raw_value(p).ok())
-                    .filter_map(|raw| Part::from_raw(&raw).ok())
-                    .collect()
+                let mut parts = Vec::with_capacity(ps.len());
+                parts.extend(
+                    ps.iter()
+                        .filter_map(|p| serde_json::value::to_raw_value(p).ok())
+                        .filter_map(|raw| Part::from_raw(&raw).ok()),
+                );
+                parts
             })
             .unwrap_or_default();
         out.push((info, parts));

@@ -181,11 +181,14 @@ fn decode_messages(path: &str, body: &[u8]) -> Result<Vec<(MessageInfo, Vec<Part
             if info.id.is_empty() {
                 return None;
             }
-            let parts = item
-                .parts
-                .into_iter()
-                .filter_map(|raw| Part::from_raw(raw).ok())
-                .collect();
+            // Sized to the page's parts: `collect` through a filter would
+            // leave room for four on every message.
+            let mut parts = Vec::with_capacity(item.parts.len());
+            parts.extend(
+                item.parts
+                    .into_iter()
+                    .filter_map(|raw| Part::from_raw(raw).ok()),
+            );
             Some((info, parts))
         })
         .collect();
