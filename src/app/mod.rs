@@ -8,6 +8,7 @@
 pub mod ages;
 pub mod attention;
 pub mod boxes;
+pub mod component;
 pub mod config;
 pub mod draw;
 pub mod frame_gate;
@@ -50,6 +51,17 @@ pub enum Focus {
     Turns,
     /// The prompt bar, answering.
     Prompt,
+}
+
+impl Focus {
+    /// Whose keys the focused pane reads.
+    pub fn context(self) -> Context {
+        match self {
+            Focus::Sessions => Context::Sessions,
+            Focus::Turns => Context::Turns,
+            Focus::Prompt => Context::Global,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +168,7 @@ pub struct App {
     /// How a recording file starts once indexed.
     pub play: crate::app::panes::status_line::player::PlayOptions,
     /// A seek being typed (`:`), shown in the status line.
-    pub seek_input: Option<String>,
+    pub seek_input: Option<crate::app::panes::status_line::seek::SeekInput>,
     /// Search in the open session and across sessions.
     pub search: crate::app::overlays::search::Search,
     /// Wall-clock times on every message (`w`).
@@ -285,11 +297,7 @@ impl App {
     }
 
     pub fn context(&self) -> Context {
-        match self.focus {
-            Focus::Sessions => Context::Sessions,
-            Focus::Turns => Context::Turns,
-            Focus::Prompt => Context::Global,
-        }
+        self.focus.context()
     }
 
     /// The selected session's id (`None` when a fleet's heading is selected).

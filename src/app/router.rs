@@ -12,7 +12,9 @@ use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseButton, MouseEvent, M
 use ratatui::layout::{Position, Rect};
 use tokio::time::Instant;
 
+use crate::app::component::{Ask, Component, Cx, Handled};
 use crate::app::keymap::{Action, Context, Key};
+use crate::app::overlays::bad_record::BadRecord;
 use crate::app::view::Jump;
 use crate::app::{App, Focus, Overlay};
 
@@ -113,56 +115,145 @@ impl App {
         // asked for one.
         self.verbs.feedback = None;
         self.unpin_notice();
-        let handed_down = match self.top_layer() {
-            Layer::ConfirmAbort => {
-                self.confirm_abort_key(key);
-                false
-            }
-            Layer::CopyPick => !self.pick_key(key),
-            Layer::Overlay(Overlay::Help) => {
-                self.help_key(key);
-                false
-            }
-            Layer::Overlay(Overlay::Diffs) => {
-                self.diff_key(key);
-                false
-            }
-            Layer::Overlay(Overlay::Prompts) => {
-                self.jump_list_key(key);
-                false
-            }
-            Layer::Overlay(Overlay::Themes) => {
-                self.theme_picker_key(key);
-                false
-            }
-            Layer::Overlay(Overlay::BadRecord) => {
-                self.bad_record_key(key);
-                false
-            }
-            Layer::Overlay(Overlay::Usage) => {
-                self.usage_key(key);
-                false
-            }
-            Layer::Overlay(Overlay::ArchiveSearch) => {
-                self.archive_search_key(key);
-                false
-            }
-            Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => true,
-            Layer::Search => !self.search_key(key),
-            Layer::Filter => !self.filter_key(key),
-            Layer::Seek => !self.seek_key(key),
-            Layer::StaleEditor => {
-                self.stale_editor_key(key);
-                false
-            }
-            Layer::PromptBar => !self.prompt_key(key, typed_at),
-            Layer::Pane => true,
-        };
+        let layer = self.top_layer();
+        let handled = self.layer_key(layer, key, typed_at);
+        let handed_down = self.handled(layer, handled);
         if handed_down {
             self.pane_key(key);
         }
         // A prompt that waited behind what just closed takes focus now.
         self.settle_prompt_focus();
+    }
+
+    /// The layer on top takes the key.
+    fn layer_key(&mut self, layer: Layer, key: KeyEvent, typed_at: Instant) -> Handled {
+        // Built from fields: the layer's own state is borrowed beside it.
+        let cx = Cx {
+            keymap: &self.keymap,
+            context: self.focus.context(),
+            session: self
+                .selected
+                .as_deref()
+                .and_then(|id| self.store.session(id)),
+        };
+        let taken = |used: bool| if used { Handled::Used } else { Handled::Passed };
+        match layer {
+            Layer::ConfirmAbort => self
+                .verbs
+                .confirm_abort
+                .as_mut()
+                .map_or(Handled::Used, |c| c.key(key, &cx)),
+            Layer::CopyPick => self
+                .verbs
+                .pick
+                .as_mut()
+                .map_or(Handled::Passed, |p| p.key(key, &cx)),
+            Layer::Overlay(Overlay::Help) => self.help.key(key, &cx),
+            Layer::Overlay(Overlay::Diffs) => self.diff.key(key, &cx),
+            Layer::Overlay(Overlay::Prompts) => self.jump_list.key(key, &cx),
+            Layer::Overlay(Overlay::Themes) => self
+                .theme_picker
+                .as_mut()
+                .map_or(Handled::Asks(Ask::Close), |p| p.key(key, &cx)),
+            Layer::Overlay(Overlay::BadRecord) => BadRecord.key(key, &cx),
+            Layer::Overlay(Overlay::Usage) => self.usage.key(key, &cx),
+            Layer::Overlay(Overlay::ArchiveSearch) => self.archive.view.key(key, &cx),
+            // Views, not inputs: the panes below take the keys.
+            Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => Handled::Passed,
+            Layer::Search => self
+                .search
+                .session
+                .as_mut()
+                .map_or(Handled::Passed, |s| s.key(key, &cx)),
+            Layer::Filter => self.list.key(key, &cx),
+            Layer::Seek => self
+                .seek_input
+                .as_mut()
+                .map_or(Handled::Passed, |s| s.key(key, &cx)),
+            Layer::StaleEditor => {
+                self.stale_editor_key(key);
+                Handled::Used
+            }
+            Layer::PromptBar => taken(self.prompt_key(key, typed_at)),
+            Layer::Pane => Handled::Passed,
+        }
+    }
+
+    /// Do what the layer asked; whether the key goes on down to the pane.
+    fn handled(&mut self, layer: Layer, handled: Handled) -> bool {
+        // A confirmation goes with any key; the copy offer with any key
+        // it does not use.
+        match (layer, &handled) {
+            (Layer::ConfirmAbort, _) | (Layer::CopyPick, Handled::Passed) => self.close(layer),
+            _ => {}
+        }
+        match handled {
+            Handled::Used => false,
+            Handled::Passed => true,
+            Handled::Asks(ask) => {
+                self.grant(layer, ask);
+                false
+            }
+        }
+    }
+
+    /// Close the layer.
+    fn close(&mut self, layer: Layer) {
+        match layer {
+            Layer::ConfirmAbort => self.verbs.confirm_abort = None,
+            Layer::CopyPick => self.verbs.pick = None,
+            Layer::Overlay(_) => self.overlay = None,
+            Layer::Search => self.search.session = None,
+            Layer::Filter => self.list.filtering = false,
+            Layer::Seek => self.seek_input = None,
+            Layer::StaleEditor | Layer::PromptBar | Layer::Pane => {}
+        }
+    }
+
+    /// What a layer asks beyond itself.
+    fn grant(&mut self, layer: Layer, ask: Ask) {
+        match ask {
+            Ask::Close => self.close(layer),
+            Ask::OpenSession(id) => {
+                self.close(layer);
+                self.request_open_session(&id);
+            }
+            Ask::JumpTo { session, message } => {
+                self.close(layer);
+                if self.selected.as_deref() == Some(session.as_str())
+                    && let Some(t) = self.turn_state_mut()
+                {
+                    t.jump(Jump::ToMessage(message));
+                    self.focus = Focus::Turns;
+                }
+            }
+            Ask::PreviewTheme(name) => self.preview_theme(&name),
+            Ask::KeepTheme => self.keep_theme(),
+            Ask::RestoreTheme => self.restore_theme(),
+            Ask::UsageRange(range) => self.usage_range(range),
+            Ask::ArchiveQuery => self.send_archive_query(),
+            Ask::OpenHit(hit) => {
+                self.close(layer);
+                self.open_archived(*hit);
+            }
+            Ask::Abort(id) => self.abort_session(id),
+            Ask::Say(what) => self.verbs.say(what),
+            Ask::Seek(text) => {
+                self.close(layer);
+                self.seek_typed(&text);
+            }
+            Ask::Requery => self.requery(),
+            Ask::Refilter { select_first } => self.refilter(select_first),
+            Ask::OpenFirstHit => {
+                if self.selected.is_some() {
+                    self.open_at_first_hit();
+                }
+            }
+            Ask::Copy(content) => {
+                self.close(layer);
+                self.copy(content);
+            }
+        }
     }
 
     /// The focused pane's keys, through the keymap.

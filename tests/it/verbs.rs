@@ -274,7 +274,13 @@ fn verb_overlays_fit_a_tiny_terminal() {
         let s = screen(&mut app, w, h);
         assert!(s.lines().count() == h as usize, "{s}");
     }
-    assert_eq!(app.verbs.confirm_abort.as_deref(), Some(id.as_str()));
+    assert_eq!(
+        app.verbs
+            .confirm_abort
+            .as_ref()
+            .map(|c| c.session_id.as_str()),
+        Some(id.as_str())
+    );
     let mut md = app_on("f_reasoning_markdown", true);
     screen(&mut md, 120, 30);
     press(&mut md, &["tab", "y"]);

@@ -16,7 +16,10 @@ use crossterm::event::{KeyCode, KeyEvent};
 use tokio::sync::mpsc;
 
 use crate::app::App;
+use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::keymap::Action;
 use crate::app::msg::Program;
+use crate::app::overlays::confirm::ConfirmAbort;
 use crate::headless::content::{self, CodeBlock, Content};
 use crate::model::SessionStatus;
 use crate::model::entity::shown::shown;
@@ -37,13 +40,48 @@ pub struct Pick {
     pub blocks: Vec<CodeBlock>,
 }
 
+impl Component for Pick {
+    /// Keys while code blocks are offered: the copy key again (or enter)
+    /// takes the whole, a digit one block, esc nothing. Any other key
+    /// closes the offer and does what it does.
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        if cx.is(Action::Copy, &key) || key.code == KeyCode::Enter {
+            return Handled::Asks(Ask::Copy(self.content.clone()));
+        }
+        match key.code {
+            KeyCode::Char(c @ '1'..='9') => {
+                let i = (c as u8 - b'1') as usize;
+                // A digit with no block keeps the offer open.
+                let Some(b) = self.blocks.get(i) else {
+                    return Handled::Used;
+                };
+                let what = match b.lang.as_str() {
+                    "" => format!("code block {}", i + 1),
+                    lang => format!(
+                        "code block {} ({})",
+                        i + 1,
+                        crate::model::wire::sanitize::line(lang)
+                    ),
+                };
+                Handled::Asks(Ask::Copy(Content {
+                    what,
+                    suffix: ".txt".into(),
+                    text: b.code.clone(),
+                }))
+            }
+            KeyCode::Esc => Handled::Asks(Ask::Close),
+            _ => Handled::Passed,
+        }
+    }
+}
+
 pub struct Verbs {
     pub clipboard: Clipboard,
     pub request: Option<Request>,
     pub feedback: Option<Feedback>,
     pub pick: Option<Pick>,
     /// The session the abort confirmation names.
-    pub confirm_abort: Option<String>,
+    pub confirm_abort: Option<ConfirmAbort>,
     /// Sessions whose abort is on its way.
     pub aborting: HashSet<String>,
     /// `Y` on a live session not loaded whole: the session to copy once
@@ -211,52 +249,8 @@ impl App {
         }
     }
 
-    /// Keys while code blocks are offered: the copy key again (or Enter)
-    /// takes the whole, a digit one block, Esc nothing. Any other key
-    /// closes the offer and does what it does.
-    pub(crate) fn pick_key(&mut self, key: KeyEvent) -> bool {
-        let Some(pick) = self.verbs.pick.take() else {
-            return false;
-        };
-        let copy_key = crate::app::keymap::Key::from_event(&key).is_some_and(|k| {
-            self.keymap
-                .keys(crate::app::keymap::Action::Copy)
-                .contains(&k)
-        });
-        match key.code {
-            _ if copy_key => self.copy(pick.content),
-            KeyCode::Enter => self.copy(pick.content),
-            KeyCode::Char(c @ '1'..='9') => {
-                let i = (c as u8 - b'1') as usize;
-                match pick.blocks.get(i) {
-                    Some(b) => {
-                        let what = match b.lang.as_str() {
-                            "" => format!("code block {}", i + 1),
-                            lang => {
-                                format!(
-                                    "code block {} ({})",
-                                    i + 1,
-                                    crate::model::wire::sanitize::line(lang)
-                                )
-                            }
-                        };
-                        self.copy(Content {
-                            what,
-                            suffix: ".txt".into(),
-                            text: b.code.clone(),
-                        });
-                    }
-                    None => self.verbs.pick = Some(pick),
-                }
-            }
-            KeyCode::Esc => {}
-            _ => return false,
-        }
-        true
-    }
-
     /// Copy `content` the way this environment allows.
-    fn copy(&mut self, content: Content) {
+    pub(crate) fn copy(&mut self, content: Content) {
         if content.text.trim().is_empty() {
             self.verbs
                 .warn(format!("{} is empty: nothing copied", content.what));
@@ -360,7 +354,7 @@ impl App {
             self.verbs
                 .warn(format!("{title} is not running: nothing to stop"));
         } else {
-            self.verbs.confirm_abort = Some(id);
+            self.verbs.confirm_abort = Some(ConfirmAbort { session_id: id });
         }
     }
 

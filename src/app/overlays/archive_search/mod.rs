@@ -12,7 +12,8 @@ pub mod reader;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::app::keymap::{Action, Context, Key};
+use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::keymap::{Action, Context};
 use crate::app::{App, Overlay};
 use crate::archive::{Hit, Query, Setting};
 
@@ -126,48 +127,6 @@ impl App {
         }
     }
 
-    pub(crate) fn archive_search_key(&mut self, key: KeyEvent) {
-        let plain = !key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        match key.code {
-            KeyCode::Char(c) if plain => {
-                self.archive.view.input.push(c);
-                self.send_archive_query();
-                return;
-            }
-            KeyCode::Backspace => {
-                self.archive.view.input.pop();
-                self.send_archive_query();
-                return;
-            }
-            KeyCode::Esc => {
-                self.overlay = None;
-                return;
-            }
-            _ => {}
-        }
-        let Some(k) = Key::from_event(&key) else {
-            return;
-        };
-        let view = &mut self.archive.view;
-        let last = view.hits.len().saturating_sub(1);
-        match self.keymap.only(Context::List, k) {
-            Some(Action::ListUp) => view.selected = view.selected.saturating_sub(1),
-            Some(Action::ListDown) => view.selected = (view.selected + 1).min(last),
-            Some(Action::ListPageUp) => view.selected = view.selected.saturating_sub(10),
-            Some(Action::ListPageDown) => view.selected = (view.selected + 10).min(last),
-            Some(Action::ListChoose) => {
-                if let Some(hit) = view.hits.get(view.selected).cloned() {
-                    self.overlay = None;
-                    self.open_archived(hit);
-                }
-            }
-            Some(Action::ListClose) => self.overlay = None,
-            _ => {}
-        }
-    }
-
     fn reader(&mut self) -> Option<&reader::Reader> {
         let setting = self.archive.setting.clone()?;
         if self.archive.reader.is_none() {
@@ -182,7 +141,7 @@ impl App {
         self.archive.reader.as_ref()
     }
 
-    fn send_archive_query(&mut self) {
+    pub(crate) fn send_archive_query(&mut self) {
         let query = parse(&self.archive.view.input, self.clock_ms());
         let view = &mut self.archive.view;
         view.generation += 1;
@@ -209,7 +168,7 @@ impl App {
 
     /// Open a hit's session: at once when the viewer has it, else loaded
     /// from the archive first.
-    fn open_archived(&mut self, mut hit: Hit) {
+    pub(crate) fn open_archived(&mut self, mut hit: Hit) {
         if self.live.is_some() {
             // Beside live sources: the live copy when a server serves the
             // session, else the archive's, never asked of a server.
@@ -318,4 +277,41 @@ fn archive_origin(hit: &Hit) -> String {
 /// A hit's session as the archive's list names it beside live sources.
 fn archived_id(hit: &Hit) -> String {
     crate::model::store::fleet::scoped(&hit.session_id, &archive_origin(hit))
+}
+
+impl Component for SearchView {
+    /// Letters type the query (each asks again); the list keys move
+    /// through the hits, enter opens one, esc closes.
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char(c) if plain => {
+                self.input.push(c);
+                return Handled::Asks(Ask::ArchiveQuery);
+            }
+            KeyCode::Backspace => {
+                self.input.pop();
+                return Handled::Asks(Ask::ArchiveQuery);
+            }
+            KeyCode::Esc => return Handled::Asks(Ask::Close),
+            _ => {}
+        }
+        let last = self.hits.len().saturating_sub(1);
+        match cx.only(Context::List, &key) {
+            Some(Action::ListUp) => self.selected = self.selected.saturating_sub(1),
+            Some(Action::ListDown) => self.selected = (self.selected + 1).min(last),
+            Some(Action::ListPageUp) => self.selected = self.selected.saturating_sub(10),
+            Some(Action::ListPageDown) => self.selected = (self.selected + 10).min(last),
+            Some(Action::ListChoose) => {
+                if let Some(hit) = self.hits.get(self.selected) {
+                    return Handled::Asks(Ask::OpenHit(Box::new(hit.clone())));
+                }
+            }
+            Some(Action::ListClose) => return Handled::Asks(Ask::Close),
+            _ => {}
+        }
+        Handled::Used
+    }
 }

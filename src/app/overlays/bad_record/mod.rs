@@ -7,7 +7,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::app::keymap::{Action, Context, Key};
+use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::keymap::{Action, Context};
 use crate::app::{App, Overlay};
 use crate::model::wire::sanitize;
 use crate::render::theme::Role;
@@ -27,16 +28,20 @@ impl App {
             self.notice = Some(format!("archive off: {why}"));
         }
     }
+}
 
+/// The overlay: what it shows is the ingest's last bad record.
+pub struct BadRecord;
+
+impl Component for BadRecord {
     /// It takes every key; its own key or the list's close key closes it.
-    pub(crate) fn bad_record_key(&mut self, key: KeyEvent) {
-        let Some(k) = Key::from_event(&key) else {
-            return;
-        };
-        let own = self.keymap.action(self.context(), k) == Some(Action::BadRecord);
-        if own || self.keymap.only(Context::List, k) == Some(Action::ListClose) {
-            self.overlay = None;
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        if cx.action(&key) == Some(Action::BadRecord)
+            || cx.only(Context::List, &key) == Some(Action::ListClose)
+        {
+            return Handled::Asks(Ask::Close);
         }
+        Handled::Used
     }
 }
 

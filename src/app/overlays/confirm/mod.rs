@@ -9,6 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
 
 use crate::app::App;
+use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::keymap::{Action, Context};
 use crate::model::SessionStatus;
 use crate::model::wire::sanitize;
 use crate::render::theme::Role;
@@ -16,7 +18,7 @@ use crate::render::wrap;
 use crate::source::live::reply::Reply;
 
 pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
-    let Some(id) = &app.verbs.confirm_abort else {
+    let Some(ConfirmAbort { session_id: id }) = &app.verbs.confirm_abort else {
         return;
     };
     let theme = &app.theme;
@@ -82,19 +84,29 @@ pub fn draw_abort(frame: &mut Frame, app: &App, screen: Rect) {
     );
 }
 
+/// The question on screen: stop this session's run?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmAbort {
+    pub session_id: String,
+}
+
+impl Component for ConfirmAbort {
+    /// `y` stops the session, anything else keeps it going; either way
+    /// the question goes.
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        Handled::Asks(
+            if cx.only(Context::Confirm, &key) == Some(Action::Confirm) {
+                Ask::Abort(self.session_id.clone())
+            } else {
+                Ask::Say("not stopped")
+            },
+        )
+    }
+}
+
 impl App {
-    /// Keys while the abort confirmation shows: `y` stops the session,
-    /// anything else keeps it going.
-    pub(crate) fn confirm_abort_key(&mut self, key: KeyEvent) {
-        let Some(id) = self.verbs.confirm_abort.take() else {
-            return;
-        };
-        let confirm = crate::app::keymap::Key::from_event(&key)
-            .and_then(|k| self.keymap.only(crate::app::keymap::Context::Confirm, k));
-        if confirm != Some(crate::app::keymap::Action::Confirm) {
-            self.verbs.say("not stopped");
-            return;
-        }
+    /// Stop session `id`'s run, as confirmed, if it still runs.
+    pub(crate) fn abort_session(&mut self, id: String) {
         let Some(session) = self.store.session(&id) else {
             self.verbs.warn("that session is gone");
             return;

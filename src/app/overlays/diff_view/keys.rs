@@ -2,35 +2,30 @@
 
 use crossterm::event::KeyEvent;
 
-use crate::app::App;
-use crate::app::keymap::{Action, Context, Key};
+use super::DiffViewState;
+use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::keymap::{Action, Context};
 
-impl App {
-    /// The diff overlay's keys: choose a file, scroll its diff, close.
-    pub(crate) fn diff_key(&mut self, key: KeyEvent) {
-        let files = self
-            .selected_session()
-            .map_or(0, |s| s.modified_files().len());
-        let Some(action) = Key::from_event(&key).and_then(|k| self.keymap.only(Context::Diff, k))
-        else {
-            return;
-        };
-        match action {
-            Action::DiffClose => self.overlay = None,
-            Action::DiffNextFile => {
-                self.diff.file = (self.diff.file + 1).min(files.saturating_sub(1));
-                self.diff.scroll = 0;
+impl Component for DiffViewState {
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        let files = cx.session.map_or(0, |s| s.modified_files().len());
+        match cx.only(Context::Diff, &key) {
+            Some(Action::DiffClose) => return Handled::Asks(Ask::Close),
+            Some(Action::DiffNextFile) => {
+                self.file = (self.file + 1).min(files.saturating_sub(1));
+                self.scroll = 0;
             }
-            Action::DiffPrevFile => {
-                self.diff.file = self.diff.file.saturating_sub(1);
-                self.diff.scroll = 0;
+            Some(Action::DiffPrevFile) => {
+                self.file = self.file.saturating_sub(1);
+                self.scroll = 0;
             }
-            Action::DiffScrollDown => self.diff.scroll = self.diff.scroll.saturating_add(10),
-            Action::DiffScrollUp => self.diff.scroll = self.diff.scroll.saturating_sub(10),
-            Action::DiffPageDown => self.diff.scroll = self.diff.scroll.saturating_add(20),
-            Action::DiffPageUp => self.diff.scroll = self.diff.scroll.saturating_sub(20),
-            Action::DiffTop => self.diff.scroll = 0,
+            Some(Action::DiffScrollDown) => self.scroll = self.scroll.saturating_add(10),
+            Some(Action::DiffScrollUp) => self.scroll = self.scroll.saturating_sub(10),
+            Some(Action::DiffPageDown) => self.scroll = self.scroll.saturating_add(20),
+            Some(Action::DiffPageUp) => self.scroll = self.scroll.saturating_sub(20),
+            Some(Action::DiffTop) => self.scroll = 0,
             _ => {}
         }
+        Handled::Used
     }
 }

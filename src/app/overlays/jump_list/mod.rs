@@ -9,8 +9,8 @@ pub mod draw;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::app::keymap::{Action, Context, Key};
-use crate::app::view::Jump;
+use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::keymap::{Action, Context};
 use crate::app::{App, Overlay};
 use crate::model::{PartBody, Session};
 
@@ -154,76 +154,66 @@ impl App {
         self.jump_list.all = prompt_entries(session);
         self.jump_list.refilter(keep);
     }
+}
 
+impl Component for JumpList {
     /// A key while the jump list is open: the filter's while it is typed
     /// (`/` starts it), else the list context's.
-    pub(crate) fn jump_list_key(&mut self, key: KeyEvent) {
-        let list = &mut self.jump_list;
-        if list.typing {
-            let keep = list.chosen_id();
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        if self.typing {
+            let keep = self.chosen_id();
             match key.code {
                 KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    if list.filter.chars().count() < FILTER_CHARS {
-                        list.filter.push(c);
+                    if self.filter.chars().count() < FILTER_CHARS {
+                        self.filter.push(c);
                     }
-                    list.refilter(keep);
-                    return;
+                    self.refilter(keep);
+                    return Handled::Used;
                 }
                 KeyCode::Backspace => {
-                    list.filter.pop();
-                    list.refilter(keep);
-                    return;
+                    self.filter.pop();
+                    self.refilter(keep);
+                    return Handled::Used;
                 }
                 KeyCode::Esc => {
-                    list.typing = false;
-                    list.filter.clear();
-                    list.refilter(keep);
-                    return;
+                    self.typing = false;
+                    self.filter.clear();
+                    self.refilter(keep);
+                    return Handled::Used;
                 }
                 _ => {}
             }
         } else if key.code == KeyCode::Char('/') {
-            list.typing = true;
-            return;
-        } else if key.code == KeyCode::Esc && !list.filter.is_empty() {
-            let keep = list.chosen_id();
-            list.filter.clear();
-            list.refilter(keep);
-            return;
+            self.typing = true;
+            return Handled::Used;
+        } else if key.code == KeyCode::Esc && !self.filter.is_empty() {
+            let keep = self.chosen_id();
+            self.filter.clear();
+            self.refilter(keep);
+            return Handled::Used;
         }
-        if let Some(action) = Key::from_event(&key).and_then(|k| self.keymap.only(Context::List, k))
-        {
-            self.jump_list_act(action);
-        }
-    }
-
-    /// A key of the list context while the jump list is open.
-    pub(crate) fn jump_list_act(&mut self, action: Action) {
-        let list = &mut self.jump_list;
-        let last = list.entries.len().saturating_sub(1);
-        let page = list.page.max(1);
-        match action {
-            Action::ListUp => list.selected = list.selected.saturating_sub(1),
-            Action::ListDown => list.selected = (list.selected + 1).min(last),
-            Action::ListPageUp => list.selected = list.selected.saturating_sub(page),
-            Action::ListPageDown => list.selected = (list.selected + page).min(last),
-            Action::ListTop => list.selected = 0,
-            Action::ListBottom => list.selected = last,
-            Action::ListChoose => {
-                let chosen = list.chosen_id();
-                let session = list.session_id.clone();
-                self.overlay = None;
-                if let Some(mid) = chosen
-                    && self.selected.as_deref() == Some(session.as_str())
-                    && let Some(t) = self.turn_state_mut()
-                {
-                    t.jump(Jump::ToMessage(mid));
-                    self.focus = crate::app::Focus::Turns;
-                }
+        let last = self.entries.len().saturating_sub(1);
+        let page = self.page.max(1);
+        match cx.only(Context::List, &key) {
+            Some(Action::ListUp) => self.selected = self.selected.saturating_sub(1),
+            Some(Action::ListDown) => self.selected = (self.selected + 1).min(last),
+            Some(Action::ListPageUp) => self.selected = self.selected.saturating_sub(page),
+            Some(Action::ListPageDown) => self.selected = (self.selected + page).min(last),
+            Some(Action::ListTop) => self.selected = 0,
+            Some(Action::ListBottom) => self.selected = last,
+            Some(Action::ListChoose) => {
+                return Handled::Asks(match self.chosen_id() {
+                    Some(message) => Ask::JumpTo {
+                        session: self.session_id.clone(),
+                        message,
+                    },
+                    None => Ask::Close,
+                });
             }
-            Action::ListClose => self.overlay = None,
+            Some(Action::ListClose) => return Handled::Asks(Ask::Close),
             _ => {}
         }
+        Handled::Used
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::app::component::{Ask, Component, Cx, Handled};
 use crate::app::overlays::search::worker::{Found, Job, SearchWorker};
 use crate::app::view::{Jump, thousands};
 use crate::app::{App, Focus};
@@ -116,37 +117,9 @@ impl App {
         }
     }
 
-    /// Keys while a search is typed. Returns whether the key was used.
-    pub(crate) fn search_key(&mut self, key: KeyEvent) -> bool {
-        let Some(search) = self.search.session.as_mut().filter(|s| s.typing) else {
-            return false;
-        };
-        match key.code {
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                if search.input.chars().count() < MAX_QUERY_CHARS {
-                    search.input.push(c);
-                    self.requery();
-                }
-            }
-            KeyCode::Backspace => {
-                search.input.pop();
-                self.requery();
-            }
-            KeyCode::Enter => {
-                search.typing = false;
-                if search.input.is_empty() {
-                    self.search.session = None;
-                }
-            }
-            KeyCode::Esc => self.search.session = None,
-            _ => return false,
-        }
-        true
-    }
-
     /// The query changed: search again from the view's first message, and
     /// go to the first hit found.
-    fn requery(&mut self) {
+    pub(crate) fn requery(&mut self) {
         let from = self.turn_state().map_or(0, |t| t.position.0);
         let Some(search) = self.search.session.as_mut() else {
             return;
@@ -408,6 +381,34 @@ impl App {
                 thousands(loaded)
             ),
             _ => format!("searching… {} messages loaded", thousands(loaded)),
+        }
+    }
+}
+
+impl Component for SessionSearch {
+    /// Letters type the query (each searches again), enter keeps the
+    /// hits and leaves the input, esc ends the search; other keys go to
+    /// the pane.
+    fn key(&mut self, key: KeyEvent, _cx: &Cx<'_>) -> Handled {
+        match key.code {
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if self.input.chars().count() >= MAX_QUERY_CHARS {
+                    return Handled::Used;
+                }
+                self.input.push(c);
+                Handled::Asks(Ask::Requery)
+            }
+            KeyCode::Backspace => {
+                self.input.pop();
+                Handled::Asks(Ask::Requery)
+            }
+            KeyCode::Enter if self.input.is_empty() => Handled::Asks(Ask::Close),
+            KeyCode::Enter => {
+                self.typing = false;
+                Handled::Used
+            }
+            KeyCode::Esc => Handled::Asks(Ask::Close),
+            _ => Handled::Passed,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crossterm::event::KeyEvent;
 
+use crate::app::component::{Ask, Component, Cx, Handled};
 use crate::app::keymap::{Action, Context};
 use crate::app::{App, Overlay};
 use crate::render::theme::Theme;
@@ -40,50 +41,23 @@ impl App {
         self.overlay = Some(Overlay::Themes);
     }
 
-    /// The picker's keys: move (previewing), keep, or go back.
-    pub(crate) fn theme_picker_key(&mut self, key: KeyEvent) {
-        let Some(picker) = self.theme_picker.as_mut() else {
-            self.overlay = None;
-            return;
-        };
-        let last = picker.names.len().saturating_sub(1);
-        // The list keys, and the picker's own key, which closes it too.
-        let k = crate::app::keymap::Key::from_event(&key);
-        let own = k.is_some_and(|k| self.keymap.keys(Action::Themes).contains(&k));
-        let action = k.and_then(|k| self.keymap.only(Context::List, k));
-        let index = match action {
-            _ if own => Action::ListClose,
-            Some(a) => a,
-            None => return,
-        };
-        let index = match index {
-            Action::ListDown => (picker.index + 1).min(last),
-            Action::ListUp => picker.index.saturating_sub(1),
-            Action::ListPageDown => (picker.index + 10).min(last),
-            Action::ListPageUp => picker.index.saturating_sub(10),
-            Action::ListTop => 0,
-            Action::ListBottom => last,
-            Action::ListChoose => return self.keep_theme(),
-            Action::ListClose => {
-                if let Some(picker) = self.theme_picker.take() {
-                    self.set_theme(picker.original);
-                }
-                self.overlay = None;
-                return;
-            }
-            _ => return,
-        };
-        if index != picker.index {
-            picker.index = index;
-            let name = picker.names[index].clone();
-            match self.look.load(&name) {
-                Ok(theme) => self.set_theme(theme),
-                Err(e) => self.notice = Some(e),
-            }
+    /// Put back the theme the picker opened on, and close it.
+    pub(crate) fn restore_theme(&mut self) {
+        if let Some(picker) = self.theme_picker.take() {
+            self.set_theme(picker.original);
+        }
+        self.overlay = None;
+    }
+
+    /// Show the theme the picker moved to.
+    pub(crate) fn preview_theme(&mut self, name: &str) {
+        match self.look.load(name) {
+            Ok(theme) => self.set_theme(theme),
+            Err(e) => self.notice = Some(e),
         }
     }
 
-    fn keep_theme(&mut self) {
+    pub(crate) fn keep_theme(&mut self) {
         self.overlay = None;
         let Some(picker) = self.theme_picker.take() else {
             return;
@@ -145,6 +119,35 @@ fn with_top_level_line(text: &str, key: &str, line: &str) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out
+}
+
+impl Component for ThemePicker {
+    /// Move (previewing), keep, or go back; the picker's own key closes it
+    /// as esc does.
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        let last = self.names.len().saturating_sub(1);
+        let action = match cx.only(Context::List, &key) {
+            _ if cx.is(Action::Themes, &key) => Action::ListClose,
+            Some(a) => a,
+            None => return Handled::Used,
+        };
+        let index = match action {
+            Action::ListDown => (self.index + 1).min(last),
+            Action::ListUp => self.index.saturating_sub(1),
+            Action::ListPageDown => (self.index + 10).min(last),
+            Action::ListPageUp => self.index.saturating_sub(10),
+            Action::ListTop => 0,
+            Action::ListBottom => last,
+            Action::ListChoose => return Handled::Asks(Ask::KeepTheme),
+            Action::ListClose => return Handled::Asks(Ask::RestoreTheme),
+            _ => return Handled::Used,
+        };
+        if index == self.index {
+            return Handled::Used;
+        }
+        self.index = index;
+        Handled::Asks(Ask::PreviewTheme(self.names[index].clone()))
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@ use tokio::sync::Notify;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use crate::app::keymap::{Action, Context, Key};
+use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::keymap::{Action, Context};
 use crate::app::{App, Overlay};
 use crate::source::opencode_db::usage::{self, Usage, UsageQuery};
 use crate::source::opencode_db::{Db, DbEnv};
@@ -114,7 +115,7 @@ impl App {
     }
 
     /// Read the figures for `RANGES[range]` again.
-    fn usage_range(&mut self, range: usize) {
+    pub(crate) fn usage_range(&mut self, range: usize) {
         let now_ms = if self.now_ms > 0 {
             self.now_ms
         } else {
@@ -162,13 +163,14 @@ impl App {
         }
         view.reply = None;
     }
+}
 
-    /// The view's keys: 1-5 (or ←/→) pick the range, the list keys move
-    /// through the costliest sessions, enter opens one, esc closes.
-    pub(crate) fn usage_key(&mut self, key: KeyEvent) {
-        let Some(view) = self.usage.view.as_mut() else {
-            self.overlay = None;
-            return;
+impl Component for UsageState {
+    /// 1-5 (or ←/→) pick the range, the list keys move through the
+    /// costliest sessions, enter opens one, esc (or `u`) closes.
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        let Some(view) = self.view.as_mut() else {
+            return Handled::Asks(Ask::Close);
         };
         let range = match key.code {
             KeyCode::Char(c @ '1'..='5') => Some(c as usize - '1' as usize),
@@ -178,16 +180,14 @@ impl App {
         };
         if let Some(range) = range {
             if range != view.range {
-                self.usage_range(range);
+                return Handled::Asks(Ask::UsageRange(range));
             }
-            return;
+            return Handled::Used;
         }
-        let k = Key::from_event(&key);
-        let own = k.is_some_and(|k| self.keymap.keys(Action::Usage).contains(&k));
-        let action = match k.and_then(|k| self.keymap.only(Context::List, k)) {
-            _ if own => Action::ListClose,
+        let action = match cx.only(Context::List, &key) {
+            _ if cx.is(Action::Usage, &key) => Action::ListClose,
             Some(a) => a,
-            None => return,
+            None => return Handled::Used,
         };
         let count = match &view.answer {
             Answer::Ready(u) => u.costliest.len(),
@@ -206,17 +206,14 @@ impl App {
                     Answer::Ready(u) => u.costliest.get(view.selected).map(|s| s.id.clone()),
                     _ => None,
                 };
-                if let Some(id) = chosen {
-                    self.overlay = None;
-                    self.request_open_session(&id);
-                }
-                return;
+                return match chosen {
+                    Some(id) => Handled::Asks(Ask::OpenSession(id)),
+                    None => Handled::Used,
+                };
             }
-            Action::ListClose => {
-                self.overlay = None;
-                return;
-            }
-            _ => return,
+            Action::ListClose => return Handled::Asks(Ask::Close),
+            _ => return Handled::Used,
         };
+        Handled::Used
     }
 }

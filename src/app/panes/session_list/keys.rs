@@ -1,41 +1,55 @@
 //! The session list's keys: typing the filter, moving the selection,
 //! folding a tree or a heading.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::ListState;
 use crate::app::App;
+use crate::app::component::{Ask, Component, Cx, Handled};
 
-impl App {
-    /// Typing the session filter. Returns whether the key was used.
-    pub(crate) fn filter_key(&mut self, key: KeyEvent) -> bool {
+impl Component for ListState {
+    /// Typing the filter: letters narrow the list (the first match
+    /// selected), enter opens the selection at its first hit, esc clears
+    /// it; other keys go to the list.
+    fn key(&mut self, key: KeyEvent, _cx: &Cx<'_>) -> Handled {
         match key.code {
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .contains(crossterm::event::KeyModifiers::CONTROL) =>
-            {
-                self.list.filter.push(c);
-                self.list_requery();
-                self.select_first_match();
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.filter.push(c);
+                Handled::Asks(Ask::Refilter { select_first: true })
             }
             KeyCode::Backspace => {
-                self.list.filter.pop();
-                self.list_requery();
+                self.filter.pop();
+                Handled::Asks(Ask::Refilter {
+                    select_first: false,
+                })
             }
             KeyCode::Enter => {
-                self.list.filtering = false;
-                if !self.list.filter.is_empty() && self.selected.is_some() {
-                    self.open_at_first_hit();
+                self.filtering = false;
+                if self.filter.is_empty() {
+                    return Handled::Used;
                 }
+                Handled::Asks(Ask::OpenFirstHit)
             }
             KeyCode::Esc => {
-                self.list.filtering = false;
-                self.list.filter.clear();
-                self.list_requery();
+                self.filtering = false;
+                self.filter.clear();
+                Handled::Asks(Ask::Refilter {
+                    select_first: false,
+                })
             }
-            _ => return false,
+            _ => Handled::Passed,
         }
-        true
+    }
+}
+
+impl App {
+    /// The filter changed: count hits again, and select the first match
+    /// when asked.
+    pub(crate) fn refilter(&mut self, select_first: bool) {
+        self.list_requery();
+        if select_first {
+            self.select_first_match();
+        }
     }
 
     pub(crate) fn select_first_match(&mut self) {

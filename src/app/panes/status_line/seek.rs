@@ -1,37 +1,35 @@
 //! Typing where to seek (`:`), shown in the status line.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::app::App;
+use crate::app::component::{Ask, Component, Cx, Handled};
 
-impl App {
-    /// Typing where to seek. Returns whether the key was used.
-    pub(crate) fn seek_key(&mut self, key: KeyEvent) -> bool {
-        let Some(text) = self.seek_input.as_mut() else {
-            return false;
-        };
+/// Characters a seek may have ("12:34.5", "-30s", "75%").
+const SEEK_CHARS: usize = 16;
+
+/// A seek being typed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SeekInput {
+    pub text: String,
+}
+
+impl Component for SeekInput {
+    /// Letters type, enter seeks, esc leaves; other keys go to the pane.
+    fn key(&mut self, key: KeyEvent, _cx: &Cx<'_>) -> Handled {
         match key.code {
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .contains(crossterm::event::KeyModifiers::CONTROL) =>
-            {
-                if text.len() < 16 {
-                    text.push(c);
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if self.text.len() < SEEK_CHARS {
+                    self.text.push(c);
                 }
             }
             KeyCode::Backspace => {
-                text.pop();
+                self.text.pop();
             }
-            KeyCode::Enter => {
-                let text = self.seek_input.take().unwrap_or_default();
-                if !text.trim().is_empty() {
-                    self.seek_typed(&text);
-                }
-            }
-            KeyCode::Esc => self.seek_input = None,
-            _ => return false,
+            KeyCode::Enter if self.text.trim().is_empty() => return Handled::Asks(Ask::Close),
+            KeyCode::Enter => return Handled::Asks(Ask::Seek(std::mem::take(&mut self.text))),
+            KeyCode::Esc => return Handled::Asks(Ask::Close),
+            _ => return Handled::Passed,
         }
-        true
+        Handled::Used
     }
 }

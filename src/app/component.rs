@@ -1,0 +1,98 @@
+//! What the router sees of an overlay or a pane: a component that takes a
+//! key while it is on top and says what came of it. A component changes
+//! its own state only; what reaches beyond it (close it, open a session,
+//! jump to a message, preview a theme, ask the archive, stop a run) it
+//! asks for, and the router grants it (`App::grant`). So what a layer does
+//! with a key is read in that layer's folder, and no layer imports another.
+
+use crossterm::event::KeyEvent;
+
+use crate::app::keymap::{Action, Context, Key, Keymap};
+use crate::archive::Hit;
+use crate::model::Session;
+
+/// An overlay or a pane, as the router hands it keys.
+pub trait Component {
+    /// A key typed while this component is the topmost layer.
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled;
+}
+
+/// What a component may read while it takes a key: the keymap (keys are
+/// data), the context of the focused pane, and the selected session.
+pub struct Cx<'a> {
+    pub keymap: &'a Keymap,
+    /// The focused pane's context: an overlay's own key, as bound there,
+    /// closes it again.
+    pub context: Context,
+    /// The session the panes show, if one is selected.
+    pub session: Option<&'a Session>,
+}
+
+impl Cx<'_> {
+    /// The action `key` has in `context` alone (a layer that takes every
+    /// key reads them in its own context).
+    pub fn only(&self, context: Context, key: &KeyEvent) -> Option<Action> {
+        Key::from_event(key).and_then(|k| self.keymap.only(context, k))
+    }
+
+    /// The action `key` has where the focus is (or everywhere).
+    pub fn action(&self, key: &KeyEvent) -> Option<Action> {
+        Key::from_event(key).and_then(|k| self.keymap.action(self.context, k))
+    }
+
+    /// Whether `key` is one of `action`'s keys, wherever it is bound.
+    pub fn is(&self, action: Action, key: &KeyEvent) -> bool {
+        Key::from_event(key).is_some_and(|k| self.keymap.keys(action).contains(&k))
+    }
+}
+
+/// What a component did with a key.
+#[must_use]
+#[derive(Debug)]
+pub enum Handled {
+    /// Taken (whether or not it changed anything): it goes no further.
+    Used,
+    /// Not for this layer: the focused pane below may take it (never the
+    /// prompt bar, which only sees keys typed for it).
+    Passed,
+    /// Taken, and something beyond the component is asked for.
+    Asks(Ask),
+}
+
+/// What a component asks of the app.
+#[derive(Debug)]
+pub enum Ask {
+    /// Close the overlay on top.
+    Close,
+    /// Close it and open this session.
+    OpenSession(String),
+    /// Close it and show this message of this session in the turns.
+    JumpTo { session: String, message: String },
+    /// Show this theme while the picker is open.
+    PreviewTheme(String),
+    /// Keep the theme the picker shows (and remember it).
+    KeepTheme,
+    /// Close the picker and put back the theme it opened on.
+    RestoreTheme,
+    /// Read the usage figures for this range.
+    UsageRange(usize),
+    /// The archive search's words changed: ask again.
+    ArchiveQuery,
+    /// Close the archive search and open this hit.
+    OpenHit(Box<Hit>),
+    /// Stop this session's run (confirmed).
+    Abort(String),
+    /// Say this in passing (what a key did).
+    Say(&'static str),
+    /// Close the seek and go where it says.
+    Seek(String),
+    /// The open session's search changed: search again.
+    Requery,
+    /// The session filter changed: count its hits again (and select the
+    /// first match).
+    Refilter { select_first: bool },
+    /// The filter is done: open the selection at its first hit.
+    OpenFirstHit,
+    /// Close the offer and copy this.
+    Copy(crate::headless::content::Content),
+}
