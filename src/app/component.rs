@@ -9,26 +9,67 @@ use crossterm::event::KeyEvent;
 
 use crate::app::keymap::{Action, Context, Key, Keymap};
 use crate::archive::Hit;
-use crate::model::Session;
+use crate::model::{Session, Store};
+use crate::render::blocks::Detail;
 
 /// An overlay or a pane, as the router hands it keys.
 pub trait Component {
-    /// A key typed while this component is the topmost layer.
-    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled;
+    /// A key typed while this component is the topmost layer (an overlay
+    /// or a text input takes every key).
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        let _ = (key, cx);
+        Handled::Passed
+    }
+
+    /// An action of this pane's context, read from a key through the
+    /// keymap while the pane has focus.
+    fn act(&mut self, action: Action, cx: &Cx<'_>) -> Handled {
+        let _ = (action, cx);
+        Handled::Passed
+    }
 }
 
 /// What a component may read while it takes a key: the keymap (keys are
-/// data), the context of the focused pane, and the selected session.
+/// data), the context of the focused pane, the store and the selection,
+/// and how the turns are shown.
 pub struct Cx<'a> {
     pub keymap: &'a Keymap,
     /// The focused pane's context: an overlay's own key, as bound there,
     /// closes it again.
     pub context: Context,
-    /// The session the panes show, if one is selected.
-    pub session: Option<&'a Session>,
+    pub store: &'a Store,
+    /// The selected row's id: a session, or a fleet heading's fold key.
+    pub selected: Option<&'a str>,
+    /// Rows inside the turn view (a page).
+    pub turn_rows: u16,
+    /// How much of each card shows by default.
+    pub detail: Detail,
+    pub collapse_reasoning: bool,
 }
 
-impl Cx<'_> {
+/// A `Cx` from an `App`'s fields, so that a layer's own state can be
+/// borrowed mutably beside it.
+macro_rules! app_cx {
+    ($app:expr) => {
+        $crate::app::component::Cx {
+            keymap: &$app.keymap,
+            context: $app.focus.context(),
+            store: &$app.store,
+            selected: $app.selected.as_deref(),
+            turn_rows: $crate::app::boxes::turn_inner($app.areas.turns).height,
+            detail: $app.detail,
+            collapse_reasoning: $app.config.collapse_reasoning,
+        }
+    };
+}
+pub(crate) use app_cx;
+
+impl<'a> Cx<'a> {
+    /// The selected session, when a session (not a heading) is selected.
+    pub fn session(&self) -> Option<&'a Session> {
+        self.selected.and_then(|id| self.store.session(id))
+    }
+
     /// The action `key` has in `context` alone (a layer that takes every
     /// key reads them in its own context).
     pub fn only(&self, context: Context, key: &KeyEvent) -> Option<Action> {
@@ -95,4 +136,11 @@ pub enum Ask {
     OpenFirstHit,
     /// Close the offer and copy this.
     Copy(crate::headless::content::Content),
+    /// Select this row (a session, a heading's fold key, or nothing).
+    Select(Option<String>),
+    /// Open this child session (a task card's), coming back with back.
+    OpenChild(String),
+    /// An app verb on what the pane has selected (search, copy, open in
+    /// the pager or the editor).
+    Verb(Action),
 }

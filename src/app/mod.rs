@@ -473,18 +473,8 @@ impl App {
     }
 
     pub fn selected_row(&self) -> Option<usize> {
-        let id = self.selected.as_deref()?;
-        if crate::app::session_tree::groups::is_group_key(id) {
-            return self
-                .list
-                .rows
-                .iter()
-                .position(|r| r.group.as_ref().is_some_and(|g| g.key == id));
-        }
         self.list
-            .rows
-            .iter()
-            .position(|r| r.header.is_none() && self.store.sessions()[r.index].info.id == id)
+            .selected_row(&self.store, self.selected.as_deref())
     }
 
     /// Whether the session list shows whole at this width (else a bar).

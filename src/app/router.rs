@@ -12,7 +12,7 @@ use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseButton, MouseEvent, M
 use ratatui::layout::{Position, Rect};
 use tokio::time::Instant;
 
-use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::component::{Ask, Component, Handled, app_cx};
 use crate::app::keymap::{Action, Context, Key};
 use crate::app::overlays::bad_record::BadRecord;
 use crate::app::view::Jump;
@@ -127,15 +127,7 @@ impl App {
 
     /// The layer on top takes the key.
     fn layer_key(&mut self, layer: Layer, key: KeyEvent, typed_at: Instant) -> Handled {
-        // Built from fields: the layer's own state is borrowed beside it.
-        let cx = Cx {
-            keymap: &self.keymap,
-            context: self.focus.context(),
-            session: self
-                .selected
-                .as_deref()
-                .and_then(|id| self.store.session(id)),
-        };
+        let cx = app_cx!(self);
         let taken = |used: bool| if used { Handled::Used } else { Handled::Passed };
         match layer {
             Layer::ConfirmAbort => self
@@ -180,7 +172,7 @@ impl App {
     }
 
     /// Do what the layer asked; whether the key goes on down to the pane.
-    fn handled(&mut self, layer: Layer, handled: Handled) -> bool {
+    pub(crate) fn handled(&mut self, layer: Layer, handled: Handled) -> bool {
         // A confirmation goes with any key; the copy offer with any key
         // it does not use.
         match (layer, &handled) {
@@ -252,6 +244,16 @@ impl App {
             Ask::Copy(content) => {
                 self.close(layer);
                 self.copy(content);
+            }
+            Ask::OpenChild(child) => {
+                if let Some(parent) = self.selected.replace(child) {
+                    self.history.push(parent);
+                }
+            }
+            Ask::Verb(action) => self.verb(action),
+            Ask::Select(id) => {
+                self.selected = id;
+                self.history.clear();
             }
         }
     }
@@ -395,63 +397,36 @@ impl App {
         }
     }
 
-    /// An action of the session list.
+    /// An action of the session list: the list takes it.
     fn act_on_list(&mut self, action: Action) {
-        match action {
-            Action::ArchiveSearch => self.open_archive_search(),
-            Action::Up => self.move_selection(-1),
-            Action::Down => self.move_selection(1),
-            Action::First => self.move_selection(i64::MIN / 2),
-            Action::Last => self.move_selection(i64::MAX / 2),
-            Action::Open => self.open_selected(),
-            Action::ToggleTree => self.toggle_fold(),
-            Action::DismissServer => self.dismiss_server(),
-            Action::ReplayHistory => self.replay_history(),
-            _ => {}
-        }
+        self.lay_out_list_rows();
+        let cx = app_cx!(self);
+        let handled = self.list.act(action, &cx);
+        let _ = self.handled(Layer::Pane, handled);
     }
 
-    /// An action of the turn view.
+    /// An action of the turn view: the selected session's view takes it.
     fn act_on_turns(&mut self, action: Action) {
-        let page = crate::app::boxes::turn_inner(self.areas.turns)
-            .height
-            .max(1) as i64;
+        // A heading has no turns; the app's verbs say so themselves.
+        let Some(id) = self.selected_session_id() else {
+            self.verb(action);
+            return;
+        };
+        let cx = app_cx!(self);
+        let handled = self.turns.entry(id).or_default().act(action, &cx);
+        let _ = self.handled(Layer::Pane, handled);
+    }
+
+    /// What the app does on a pane's selection.
+    fn verb(&mut self, action: Action) {
         match action {
-            Action::ScrollUp => self.scroll(-1),
-            Action::ScrollDown => self.scroll(1),
-            Action::HalfPageUp => self.scroll(-(page / 2).max(1)),
-            Action::HalfPageDown => self.scroll((page / 2).max(1)),
-            Action::PageUp => self.scroll(-(page - 1).max(1)),
-            Action::PageDown => self.scroll((page - 1).max(1)),
-            Action::Top => self.jump(Jump::Top),
-            Action::Bottom => self.jump(Jump::Bottom),
-            Action::NextTurn => self.jump(Jump::NextTurn),
-            Action::PrevTurn => self.jump(Jump::PrevTurn),
-            Action::NextCard => self.select_card(true),
-            Action::PrevCard => self.select_card(false),
-            Action::ToggleCard => self.toggle_selected_card(),
-            Action::OpenCard => self.open_selected_card(),
-            Action::FullOutput => {
-                if let Some(t) = self.turn_state_mut()
-                    && let Some((_, part)) = t.selected.clone()
-                {
-                    t.toggle_full(&part);
-                }
-            }
+            Action::ArchiveSearch => self.open_archive_search(),
+            Action::Open => self.open_selected(),
+            Action::DismissServer => self.dismiss_server(),
+            Action::ReplayHistory => self.replay_history(),
             Action::Search => self.start_search(),
             Action::SearchNext => self.search_step(true),
             Action::SearchPrev => self.search_step(false),
-            Action::ToggleReasoning => {
-                let (collapse, detail) = (self.config.collapse_reasoning, self.detail);
-                let Some(id) = self.selected.clone() else {
-                    return;
-                };
-                let mut state = self.turns.remove(&id).unwrap_or_default();
-                if let Some(session) = self.store.session(&id) {
-                    state.toggle_all(session, collapse, detail);
-                }
-                self.turns.insert(id, state);
-            }
             Action::Copy => self.copy_selected(),
             Action::Pager => self.open_in(crate::app::verbs::handover::Program::Pager),
             Action::Editor => self.open_in(crate::app::verbs::handover::Program::Editor),
@@ -505,7 +480,9 @@ impl App {
                 if inside(self.areas.sessions) {
                     self.move_selection(by.signum());
                 } else if inside(self.areas.turns) {
-                    self.scroll(by);
+                    if let Some(t) = self.turn_state_mut() {
+                        t.scroll(by);
+                    }
                 } else {
                     return false;
                 }

@@ -8,7 +8,7 @@ use crate::app::keymap::{Action, Context};
 
 impl Component for DiffViewState {
     fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
-        let files = cx.session.map_or(0, |s| s.modified_files().len());
+        let files = cx.session().map_or(0, |s| s.modified_files().len());
         match cx.only(Context::Diff, &key) {
             Some(Action::DiffClose) => return Handled::Asks(Ask::Close),
             Some(Action::DiffNextFile) => {

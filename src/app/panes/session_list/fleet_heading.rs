@@ -13,11 +13,7 @@ impl App {
     /// What selecting a row sets `selected` to: a session's id, a group's
     /// key; `None` for a heading that cannot be selected.
     pub fn row_id(&self, row: &SessionRow) -> Option<String> {
-        match (&row.group, &row.header) {
-            (Some(g), _) => Some(g.key.clone()),
-            (None, Some(_)) => None,
-            (None, None) => Some(self.store.sessions()[row.index].info.id.clone()),
-        }
+        crate::app::panes::session_list::ListState::row_id(&self.store, row)
     }
 
     /// The selected row, when it is a fleet's heading.
@@ -97,13 +93,7 @@ impl App {
     /// Fold or unfold the selected heading's group. Returns whether a
     /// heading was selected.
     pub(crate) fn toggle_group(&mut self) -> bool {
-        let Some(key) = self.selected_group().map(|g| g.key.clone()) else {
-            return false;
-        };
-        if !self.list.folded.remove(&key) {
-            self.list.folded.insert(key);
-        }
-        true
+        self.list.toggle_group(self.selected.as_deref())
     }
 
     /// Forget the selected server, when it is gone, with its sessions.

@@ -5,7 +5,59 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::ListState;
 use crate::app::App;
-use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::component::{Ask, Component, Cx, Handled, app_cx};
+use crate::app::keymap::Action;
+use crate::app::session_tree::groups::is_group_key;
+use crate::app::session_tree::rows::SessionRow;
+use crate::model::Store;
+
+impl App {
+    /// The filter changed: count hits again, and select the first match
+    /// when asked.
+    pub(crate) fn refilter(&mut self, select_first: bool) {
+        self.list_requery();
+        if select_first {
+            self.select_first_match();
+        }
+    }
+
+    pub(crate) fn select_first_match(&mut self) {
+        let rows = crate::app::session_tree::rows::rows(
+            &self.store,
+            &self.list.folded,
+            &self.list.filter,
+            &self.search.list.counts,
+        );
+        let needle = self.list.filter.to_lowercase();
+        let sessions = self.store.sessions();
+        if let Some(r) = rows.iter().find(|r| {
+            r.header.is_none() && sessions[r.index].title().to_lowercase().contains(&needle)
+        }) {
+            self.selected = Some(sessions[r.index].info.id.clone());
+        }
+    }
+
+    /// Move the selection `by` rows (the mouse wheel).
+    pub(crate) fn move_selection(&mut self, by: i64) {
+        self.lay_out_list_rows();
+        let cx = app_cx!(self);
+        let handled = self.list.act_move(by, &cx);
+        let _ = self.handled(crate::app::router::Layer::Pane, handled);
+    }
+
+    /// The rows, when no frame has laid them out yet (keys before the
+    /// first frame).
+    pub(crate) fn lay_out_list_rows(&mut self) {
+        if self.list.rows.is_empty() {
+            self.list.rows = crate::app::session_tree::rows::rows(
+                &self.store,
+                &self.list.folded,
+                &self.list.filter,
+                &self.search.list.counts,
+            );
+        }
+    }
+}
 
 impl Component for ListState {
     /// Typing the filter: letters narrow the list (the first match
@@ -40,80 +92,113 @@ impl Component for ListState {
             _ => Handled::Passed,
         }
     }
+
+    /// An action of the list: move, fold; what opens or reaches a server
+    /// is the app's.
+    fn act(&mut self, action: Action, cx: &Cx<'_>) -> Handled {
+        match action {
+            Action::Up => self.act_move(-1, cx),
+            Action::Down => self.act_move(1, cx),
+            Action::First => self.act_move(i64::MIN / 2, cx),
+            Action::Last => self.act_move(i64::MAX / 2, cx),
+            Action::ToggleTree => {
+                self.toggle_fold(cx);
+                Handled::Used
+            }
+            Action::Open
+            | Action::ArchiveSearch
+            | Action::DismissServer
+            | Action::ReplayHistory => Handled::Asks(Ask::Verb(action)),
+            _ => Handled::Passed,
+        }
+    }
 }
 
-impl App {
-    /// The filter changed: count hits again, and select the first match
-    /// when asked.
-    pub(crate) fn refilter(&mut self, select_first: bool) {
-        self.list_requery();
-        if select_first {
-            self.select_first_match();
+impl ListState {
+    /// The row of the selection, if it is listed.
+    pub fn selected_row(&self, store: &Store, selected: Option<&str>) -> Option<usize> {
+        let id = selected?;
+        if is_group_key(id) {
+            return self
+                .rows
+                .iter()
+                .position(|r| r.group.as_ref().is_some_and(|g| g.key == id));
+        }
+        self.rows
+            .iter()
+            .position(|r| r.header.is_none() && store.sessions()[r.index].info.id == id)
+    }
+
+    /// What selecting a row sets the selection to: a session's id, a
+    /// group's key; `None` for a heading that cannot be selected.
+    pub fn row_id(store: &Store, row: &SessionRow) -> Option<String> {
+        match (&row.group, &row.header) {
+            (Some(g), _) => Some(g.key.clone()),
+            (None, Some(_)) => None,
+            (None, None) => Some(store.sessions()[row.index].info.id.clone()),
         }
     }
 
-    pub(crate) fn select_first_match(&mut self) {
-        let rows = crate::app::session_tree::rows::rows(
-            &self.store,
-            &self.list.folded,
-            &self.list.filter,
-            &self.search.list.counts,
-        );
-        let needle = self.list.filter.to_lowercase();
-        let sessions = self.store.sessions();
-        if let Some(r) = rows.iter().find(|r| {
-            r.header.is_none() && sessions[r.index].title().to_lowercase().contains(&needle)
-        }) {
-            self.selected = Some(sessions[r.index].info.id.clone());
+    /// The selection `by` rows on, over headings that cannot be selected.
+    fn act_move(&mut self, by: i64, cx: &Cx<'_>) -> Handled {
+        if self.rows.is_empty() {
+            return Handled::Used;
         }
-    }
-
-    pub(crate) fn move_selection(&mut self, by: i64) {
-        if self.list.rows.is_empty() {
-            self.list.rows = crate::app::session_tree::rows::rows(
-                &self.store,
-                &self.list.folded,
-                &self.list.filter,
-                &self.search.list.counts,
-            );
-        }
-        if self.list.rows.is_empty() {
-            return;
-        }
-        let cur = self.selected_row().unwrap_or(0) as i64;
-        let last = self.list.rows.len() as i64 - 1;
+        let cur = self.selected_row(cx.store, cx.selected).unwrap_or(0) as i64;
+        let last = self.rows.len() as i64 - 1;
         let mut next = cur.saturating_add(by).clamp(0, last) as usize;
         // Project headings are not selectable (a fleet's are): keep going
         // the same way.
         let step: i64 = if by < 0 { -1 } else { 1 };
-        let selectable = |r: &crate::app::session_tree::rows::SessionRow| {
-            r.header.is_none() || r.group.is_some()
-        };
-        while !selectable(&self.list.rows[next]) {
+        let selectable = |r: &SessionRow| r.header.is_none() || r.group.is_some();
+        while !selectable(&self.rows[next]) {
             let n = next as i64 + step;
             if !(0..=last).contains(&n) {
-                next = self.list.rows.iter().position(selectable).unwrap_or(next);
+                next = self.rows.iter().position(selectable).unwrap_or(next);
                 break;
             }
             next = n as usize;
         }
-        self.selected = self.row_id(&self.list.rows[next]);
-        self.history.clear();
+        Handled::Asks(Ask::Select(Self::row_id(cx.store, &self.rows[next])))
     }
 
-    pub(crate) fn toggle_fold(&mut self) {
-        if self.toggle_group() {
+    /// Fold or unfold the selected heading's group, or the selected
+    /// session's children.
+    fn toggle_fold(&mut self, cx: &Cx<'_>) {
+        if self.toggle_group(cx.selected) {
             return;
         }
-        let Some(row) = self.selected_row().map(|i| self.list.rows[i].clone()) else {
+        let Some(row) = self
+            .selected_row(cx.store, cx.selected)
+            .map(|i| &self.rows[i])
+        else {
             return;
         };
-        if !row.has_children {
-            return;
+        if row.has_children {
+            let id = cx.store.sessions()[row.index].info.id.clone();
+            self.toggle(id);
         }
-        let id = self.store.sessions()[row.index].info.id.clone();
-        if !self.list.folded.remove(&id) {
-            self.list.folded.insert(id);
+    }
+
+    /// Fold or unfold the selected heading's group. Returns whether a
+    /// listed heading was selected.
+    pub fn toggle_group(&mut self, selected: Option<&str>) -> bool {
+        let Some(key) = selected.filter(|k| is_group_key(k)) else {
+            return false;
+        };
+        let listed = self
+            .rows
+            .iter()
+            .any(|r| r.group.as_ref().is_some_and(|g| g.key == key));
+        if listed {
+            self.toggle(key.to_string());
+        }
+        listed
+    }
+
+    fn toggle(&mut self, key: String) {
+        if !self.folded.remove(&key) {
+            self.folded.insert(key);
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The turn view's keys and clicks: scrolling, jumps, card selection,
 //! folding, opening a task's session.
 
-use crate::app::panes::turn_view::layout::Pos;
+use super::layout::{Pos, TurnState};
+use crate::app::App;
+use crate::app::component::{Ask, Component, Cx, Handled, app_cx};
+use crate::app::keymap::Action;
 use crate::app::view::Jump;
-use crate::app::{App, Focus};
 use crate::model::PartBody;
 use crate::model::entity::shown::{Shown, shown};
 use crate::render::blocks;
@@ -11,36 +13,64 @@ use crate::render::blocks;
 /// How far card navigation looks for the next card.
 const CARD_SEARCH_LIMIT: usize = 20_000;
 
-impl App {
-    pub(crate) fn scroll(&mut self, lines: i64) {
-        if let Some(t) = self.turn_state_mut() {
-            t.scroll(lines);
+impl Component for TurnState {
+    /// An action of the turn view, on the selected session.
+    fn act(&mut self, action: Action, cx: &Cx<'_>) -> Handled {
+        let page = i64::from(cx.turn_rows.max(1));
+        match action {
+            Action::ScrollUp => self.scroll(-1),
+            Action::ScrollDown => self.scroll(1),
+            Action::HalfPageUp => self.scroll(-(page / 2).max(1)),
+            Action::HalfPageDown => self.scroll((page / 2).max(1)),
+            Action::PageUp => self.scroll(-(page - 1).max(1)),
+            Action::PageDown => self.scroll((page - 1).max(1)),
+            Action::Top => self.jump(Jump::Top),
+            Action::Bottom => self.jump(Jump::Bottom),
+            Action::NextTurn => self.jump(Jump::NextTurn),
+            Action::PrevTurn => self.jump(Jump::PrevTurn),
+            Action::NextCard => self.select_card(cx, true),
+            Action::PrevCard => self.select_card(cx, false),
+            Action::ToggleCard => self.toggle_selected_card(cx),
+            Action::OpenCard => return self.open_selected_card(cx),
+            Action::FullOutput => {
+                if let Some((_, part)) = self.selected.clone() {
+                    self.toggle_full(&part);
+                }
+            }
+            Action::ToggleReasoning => {
+                if let Some(session) = cx.session() {
+                    self.toggle_all(session, cx.collapse_reasoning, cx.detail);
+                }
+            }
+            // What the app does with the selection: search, copy, open.
+            Action::Search
+            | Action::SearchNext
+            | Action::SearchPrev
+            | Action::Copy
+            | Action::Pager
+            | Action::Editor => return Handled::Asks(Ask::Verb(action)),
+            _ => return Handled::Passed,
         }
+        Handled::Used
     }
+}
 
-    pub(crate) fn jump(&mut self, jump: Jump) {
-        if let Some(t) = self.turn_state_mut() {
-            t.jump(jump);
-        }
-    }
-
+impl TurnState {
     /// Move the card selection to the next (or previous) tool or reasoning
     /// part, starting from the selection or the top of the view.
-    pub(crate) fn select_card(&mut self, forward: bool) {
-        let Some(session) = self.selected_session() else {
+    fn select_card(&mut self, cx: &Cx<'_>, forward: bool) {
+        let Some(session) = cx.session() else {
             return;
         };
-        let default_state = Default::default();
-        let state = self.turn_state().unwrap_or(&default_state);
         // The selection counts only while it is on screen: scrolled away,
         // the next card is the one after the top of what is visible.
-        let selected = state
+        let selected = self
             .selected
             .as_ref()
-            .filter(|(m, p)| state.rows.is_empty() || state.is_visible(session, m, p));
+            .filter(|(m, p)| self.rows.is_empty() || self.is_visible(session, m, p));
         let start = selected
             .and_then(|(m, p)| crate::app::panes::turn_view::layout::find_pos(session, m, Some(p)))
-            .or_else(|| state.rows.first().map(|r| r.pos))
+            .or_else(|| self.rows.first().map(|r| r.pos))
             .or_else(|| {
                 (!session.messages.is_empty()).then_some(Pos {
                     message: 0,
@@ -73,10 +103,8 @@ impl App {
             if is_card_at(p) {
                 let m = &session.messages[p.message];
                 let ids = (m.info.id.clone(), m.parts[p.part().unwrap_or(0)].id.clone());
-                let t = self.turn_state_mut().expect("a session is selected");
-                t.jump(Jump::Reveal(ids.0.clone(), ids.1.clone()));
-                t.selected = Some(ids);
-                self.focus = Focus::Turns;
+                self.jump(Jump::Reveal(ids.0.clone(), ids.1.clone()));
+                self.selected = Some(ids);
                 return;
             }
             n += 1;
@@ -87,39 +115,35 @@ impl App {
         }
     }
 
-    pub(crate) fn toggle_selected_card(&mut self) {
-        let Some((mid, pid)) = self.turn_state().and_then(|t| t.selected.clone()) else {
-            return;
-        };
-        self.fold_or_unfold(&mid, &pid);
-    }
-
-    /// Fold an open card (however it was opened), unfold a folded one.
-    fn fold_or_unfold(&mut self, message_id: &str, part_id: &str) {
-        let (collapse, detail) = (self.config.collapse_reasoning, self.detail);
-        let Some(part) = self
-            .selected_session()
-            .and_then(|s| s.message(message_id))
-            .and_then(|m| m.part(part_id))
-            .cloned()
-        else {
-            return;
-        };
-        if let Some(t) = self.turn_state_mut() {
-            t.fold_or_unfold(&part, collapse, detail);
+    fn toggle_selected_card(&mut self, cx: &Cx<'_>) {
+        if let Some((mid, pid)) = self.selected.clone() {
+            self.fold_or_unfold_card(cx, &mid, &pid);
         }
     }
 
-    /// Enter on a task card opens its child session; on any other card it folds.
-    pub(crate) fn open_selected_card(&mut self) {
-        let Some((mid, pid)) = self.turn_state().and_then(|t| t.selected.clone()) else {
+    /// Fold an open card (however it was opened), unfold a folded one.
+    pub(crate) fn fold_or_unfold_card(&mut self, cx: &Cx<'_>, message_id: &str, part_id: &str) {
+        let Some(part) = cx
+            .session()
+            .and_then(|s| s.message(message_id))
+            .and_then(|m| m.part(part_id))
+        else {
             return;
         };
-        // A child's id in the payload is its server's: scoped as its parent's.
-        let parent_session = self.selected.clone().unwrap_or_default();
-        let child = self
-            .selected_session()
-            .and_then(|s| s.message(&mid))
+        self.fold_or_unfold(part, cx.collapse_reasoning, cx.detail);
+    }
+
+    /// Enter on a task card opens its child session (when it is here); on
+    /// any other card it folds.
+    fn open_selected_card(&mut self, cx: &Cx<'_>) -> Handled {
+        let Some((mid, pid)) = self.selected.clone() else {
+            return Handled::Used;
+        };
+        let Some(session) = cx.session() else {
+            return Handled::Used;
+        };
+        let child = session
+            .message(&mid)
             .and_then(|m| m.part(&pid))
             .and_then(|p| match &p.body {
                 PartBody::Tool(t) if t.tool == "task" => p.tool_state_field("metadata"),
@@ -130,23 +154,33 @@ impl App {
                     .and_then(|v| v.as_str())
                     .map(str::to_string)
             })
-            .map(|child| crate::model::store::fleet::like(&parent_session, &child));
+            // A child's id in the payload is its server's: scoped as its
+            // parent's.
+            .map(|child| crate::model::store::fleet::like(&session.info.id, &child));
         match child {
-            Some(child) if self.store.session(&child).is_some() => {
-                if let Some(cur) = self.selected.replace(child) {
-                    self.history.push(cur);
-                }
+            Some(child) if cx.store.session(&child).is_some() => {
+                Handled::Asks(Ask::OpenChild(child))
             }
-            _ => self.toggle_selected_card(),
+            _ => {
+                self.fold_or_unfold_card(cx, &mid, &pid);
+                Handled::Used
+            }
         }
     }
+}
 
+impl App {
     /// A click on a card selects and folds or unfolds it.
     pub(crate) fn click_turn_row(&mut self, row: usize) {
-        let Some(session) = self.selected_session() else {
+        let Some(id) = self.selected.clone() else {
             return;
         };
-        let Some(pos) = self.turn_state().and_then(|t| t.pos_at_row(row)) else {
+        let cx = app_cx!(self);
+        let Some(session) = cx.session() else {
+            return;
+        };
+        let state = self.turns.entry(id).or_default();
+        let Some(pos) = state.pos_at_row(row) else {
             return;
         };
         let Some(part) = pos
@@ -162,9 +196,7 @@ impl App {
             session.messages[pos.message].info.id.clone(),
             part.id.clone(),
         );
-        self.fold_or_unfold(&ids.0, &ids.1);
-        if let Some(t) = self.turn_state_mut() {
-            t.selected = Some(ids);
-        }
+        state.fold_or_unfold_card(&cx, &ids.0, &ids.1);
+        state.selected = Some(ids);
     }
 }
