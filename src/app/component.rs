@@ -6,7 +6,9 @@
 //! with a key is read in that layer's folder, and no layer imports another.
 
 use crossterm::event::KeyEvent;
+use tokio::time::Instant;
 
+use crate::app::Overlay;
 use crate::app::keymap::{Action, Context, Key, Keymap};
 use crate::archive::Hit;
 use crate::model::{Session, Store};
@@ -45,12 +47,20 @@ pub struct Cx<'a> {
     /// How much of each card shows by default.
     pub detail: Detail,
     pub collapse_reasoning: bool,
+    /// The overlay open (a view the focused pane keeps taking keys under).
+    pub overlay: Option<Overlay>,
+    /// When the key was typed (at the latest): a prompt takes only keys
+    /// typed after it was seen.
+    pub typed_at: Instant,
 }
 
 /// A `Cx` from an `App`'s fields, so that a layer's own state can be
 /// borrowed mutably beside it.
 macro_rules! app_cx {
     ($app:expr) => {
+        $crate::app::component::app_cx!($app, ::tokio::time::Instant::now())
+    };
+    ($app:expr, $typed_at:expr) => {
         $crate::app::component::Cx {
             keymap: &$app.keymap,
             context: $app.focus.context(),
@@ -59,6 +69,8 @@ macro_rules! app_cx {
             turn_rows: $crate::app::boxes::turn_inner($app.areas.turns).height,
             detail: $app.detail,
             collapse_reasoning: $app.config.collapse_reasoning,
+            overlay: $app.overlay,
+            typed_at: $typed_at,
         }
     };
 }
@@ -136,6 +148,16 @@ pub enum Ask {
     OpenFirstHit,
     /// Close the offer and copy this.
     Copy(crate::headless::content::Content),
+    /// Send this answer to a prompt (once).
+    Reply(crate::source::live::reply::Reply),
+    /// Leave the prompt bar for the panes; the prompt stays.
+    LeavePrompt,
+    /// Show this session (a prompt's) in the panes.
+    ShowSession(String),
+    /// Open (or close) the whole prompt over the turns.
+    PromptView(bool),
+    /// Say this in passing.
+    Notice(String),
     /// Select this row (a session, a heading's fold key, or nothing).
     Select(Option<String>),
     /// Open this child session (a task card's), coming back with back.

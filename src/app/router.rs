@@ -118,6 +118,14 @@ impl App {
         let layer = self.top_layer();
         let handled = self.layer_key(layer, key, typed_at);
         let handed_down = self.handled(layer, handled);
+        // An answer given with the whole prompt in view that asks for more
+        // (a text to type, "always" to confirm): the view makes way.
+        if std::mem::take(&mut self.prompts.answered_in_view)
+            && (self.prompts.editor.is_some()
+                || self.prompts.step != crate::app::panes::prompt_bar::answers::PermStep::Choose)
+        {
+            self.overlay = None;
+        }
         if handed_down {
             self.pane_key(key);
         }
@@ -127,8 +135,7 @@ impl App {
 
     /// The layer on top takes the key.
     fn layer_key(&mut self, layer: Layer, key: KeyEvent, typed_at: Instant) -> Handled {
-        let cx = app_cx!(self);
-        let taken = |used: bool| if used { Handled::Used } else { Handled::Passed };
+        let cx = app_cx!(self, typed_at);
         match layer {
             Layer::ConfirmAbort => self
                 .verbs
@@ -162,11 +169,7 @@ impl App {
                 .seek_input
                 .as_mut()
                 .map_or(Handled::Passed, |s| s.key(key, &cx)),
-            Layer::StaleEditor => {
-                self.stale_editor_key(key);
-                Handled::Used
-            }
-            Layer::PromptBar => taken(self.prompt_key(key, typed_at)),
+            Layer::StaleEditor | Layer::PromptBar => self.prompts.key(key, &cx),
             Layer::Pane => Handled::Passed,
         }
     }
@@ -251,6 +254,16 @@ impl App {
                 }
             }
             Ask::Verb(action) => self.verb(action),
+            Ask::Reply(reply) => self.send_reply(reply),
+            Ask::LeavePrompt => self.release_prompt_focus(),
+            Ask::ShowSession(id) => {
+                self.selected = Some(id);
+                self.history.clear();
+            }
+            Ask::PromptView(open) => {
+                self.overlay = open.then_some(Overlay::PromptView);
+            }
+            Ask::Notice(text) => self.notice = Some(text),
             Ask::Select(id) => {
                 self.selected = id;
                 self.history.clear();

@@ -5,13 +5,28 @@
 //! keyboard from a text being typed or a list over the screen: it waits,
 //! says so, and takes focus when that closes.
 
-use crossterm::event::{KeyCode, KeyEvent};
 use tokio::time::Instant;
 
 use crate::app::panes::prompt_bar::answers::PromptUi;
 use crate::app::{App, Focus, Overlay};
 
 impl PromptUi {
+    /// Whether the prompt shown takes a key typed at `now`: a flushed
+    /// frame showed it uncovered, and the arming delay had passed since.
+    pub fn armed_at(&self, now: Instant) -> bool {
+        match (&self.armed, &self.visible, &self.current) {
+            // A key typed before the prompt was seen never counts, even
+            // with no delay.
+            (Some((id, since)), Some(visible), Some(current)) => {
+                id == current
+                    && id == visible
+                    && now >= *since
+                    && now.duration_since(*since) >= self.arming
+            }
+            _ => false,
+        }
+    }
+
     /// The text box was opened for a prompt that is no longer the one shown
     /// (answered elsewhere, or gone): its keys must not reach the new one.
     pub fn editor_is_stale(&self) -> bool {
@@ -68,21 +83,7 @@ impl App {
     /// Whether the focused prompt takes a key typed at `now`: a flushed
     /// frame showed it uncovered, and the arming delay had passed since.
     pub fn prompt_armed(&self, now: Instant) -> bool {
-        match (
-            &self.prompts.armed,
-            &self.prompts.visible,
-            &self.prompts.current,
-        ) {
-            // A key typed before the prompt was seen never counts, even
-            // with no delay.
-            (Some((id, since)), Some(visible), Some(current)) => {
-                id == current
-                    && id == visible
-                    && now >= *since
-                    && now.duration_since(*since) >= self.prompts.arming
-            }
-            _ => false,
-        }
+        self.prompts.armed_at(now)
     }
 
     /// A prompt is on screen but not armed yet: the loop ticks to redraw
@@ -132,25 +133,5 @@ impl App {
             return None;
         }
         self.top_layer().busy_with()
-    }
-
-    /// Keys for a text box whose prompt is gone: typing goes on into it,
-    /// enter or esc closes it; nothing is sent.
-    pub(crate) fn stale_editor_key(&mut self, key: KeyEvent) {
-        match key.code {
-            KeyCode::Esc | KeyCode::Enter => {
-                let what = self.prompts.editor_for.take().map(|o| o.what);
-                self.prompts.editor = None;
-                self.notice = Some(format!(
-                    "not sent: {} (that prompt is gone)",
-                    what.as_deref().unwrap_or("the text")
-                ));
-            }
-            _ => {
-                if let Some(editor) = &mut self.prompts.editor {
-                    editor.input(key);
-                }
-            }
-        }
     }
 }

@@ -7,6 +7,7 @@ pub mod draw_keys;
 pub mod draw_permission;
 pub mod draw_question;
 pub mod focus;
+pub mod keys;
 pub mod questions;
 pub mod view;
 pub mod wait;

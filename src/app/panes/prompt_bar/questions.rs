@@ -6,9 +6,10 @@ use std::collections::BTreeSet;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
 
-use crate::app::App;
+use super::answers::PromptUi;
+use crate::app::component::{Ask, Handled};
 use crate::app::keymap::Action;
-use crate::model::QuestionRequest;
+use crate::model::{Prompt, QuestionRequest};
 use crate::source::live::reply::Reply;
 
 /// A question being answered: picks and typed text per question, kept
@@ -79,15 +80,15 @@ impl Draft {
     }
 }
 
-impl App {
+impl PromptUi {
     pub(super) fn question_key(
         &mut self,
         action: Option<Action>,
         key: KeyEvent,
+        prompt: &Prompt,
         q: &QuestionRequest,
-    ) -> bool {
+    ) -> Handled {
         let draft = self
-            .prompts
             .drafts
             .entry(q.id.clone())
             .or_insert_with(|| Draft::new(q));
@@ -96,20 +97,21 @@ impl App {
         if tab == review {
             match action {
                 Some(Action::PromptEnter | Action::QuestionReview) => {
-                    let answers = draft.answers(q);
-                    self.send_reply(Reply::Answer {
+                    return Handled::Asks(Ask::Reply(Reply::Answer {
                         request_id: q.id.clone(),
-                        answers,
-                    });
+                        answers: draft.answers(q),
+                    }));
                 }
                 Some(Action::ChoiceLeft) => draft.tab = review.saturating_sub(1),
-                Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
-                    request_id: q.id.clone(),
-                }),
-                Some(Action::PromptLater) => self.release_prompt_focus(),
+                Some(Action::QuestionDismiss) => {
+                    return Handled::Asks(Ask::Reply(Reply::Dismiss {
+                        request_id: q.id.clone(),
+                    }));
+                }
+                Some(Action::PromptLater) => return Handled::Asks(Ask::LeavePrompt),
                 _ => {}
             }
-            return true;
+            return Handled::Used;
         }
         let question = &q.questions[tab];
         let custom_allowed = question.custom != Some(false);
@@ -129,9 +131,9 @@ impl App {
                 }
             } else if o == question.options.len() && custom_allowed {
                 draft.cursor = o;
-                self.open_own_answer(q, tab);
+                self.open_own_answer(prompt, q, tab);
             }
-            return true;
+            return Handled::Used;
         }
         match action {
             Some(Action::ChoiceRight) => {
@@ -155,7 +157,7 @@ impl App {
             }
             Some(Action::OptionToggle | Action::PromptEnter) => {
                 if draft.cursor == question.options.len() && custom_allowed {
-                    self.open_own_answer(q, tab);
+                    self.open_own_answer(prompt, q, tab);
                 } else if draft.cursor < question.options.len() {
                     pick(draft, tab, draft.cursor, question.multiple);
                     if !question.multiple {
@@ -165,21 +167,22 @@ impl App {
                 }
             }
             Some(Action::QuestionReview) => draft.tab = review,
-            Some(Action::QuestionDismiss) => self.send_reply(Reply::Dismiss {
-                request_id: q.id.clone(),
-            }),
-            Some(Action::PromptLater) => self.release_prompt_focus(),
-            _ => return false,
+            Some(Action::QuestionDismiss) => {
+                return Handled::Asks(Ask::Reply(Reply::Dismiss {
+                    request_id: q.id.clone(),
+                }));
+            }
+            Some(Action::PromptLater) => return Handled::Asks(Ask::LeavePrompt),
+            _ => return Handled::Passed,
         }
-        true
+        Handled::Used
     }
 
     /// The text box for the own answer to the question on `tab`, holding
     /// what was typed for it before. Every key is text until enter or esc
-    /// (`prompt_key` routes them).
-    fn open_own_answer(&mut self, q: &QuestionRequest, tab: usize) {
+    /// (the bar's `key` routes them).
+    fn open_own_answer(&mut self, prompt: &Prompt, q: &QuestionRequest, tab: usize) {
         let typed = self
-            .prompts
             .drafts
             .get(&q.id)
             .and_then(|d| d.typed.get(tab))
@@ -188,7 +191,7 @@ impl App {
         let mut editor = TextArea::new(typed.lines().map(str::to_string).collect());
         editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
         editor.move_cursor(ratatui_textarea::CursorMove::End);
-        self.open_editor(&q.id, "your own answer", editor);
+        self.open_editor(prompt, "your own answer", editor);
     }
 }
 
