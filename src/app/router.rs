@@ -120,10 +120,7 @@ impl App {
         let handed_down = self.handled(layer, handled);
         // An answer given with the whole prompt in view that asks for more
         // (a text to type, "always" to confirm): the view makes way.
-        if std::mem::take(&mut self.prompts.answered_in_view)
-            && (self.prompts.editor.is_some()
-                || self.prompts.step != crate::app::panes::prompt_bar::answers::PermStep::Choose)
-        {
+        if self.prompts.view_makes_way() {
             self.overlay = None;
         }
         if handed_down {
@@ -491,7 +488,7 @@ impl App {
                 };
                 self.navigated = true;
                 if inside(self.areas.sessions) {
-                    self.move_selection(by.signum());
+                    self.act_on_list(if by < 0 { Action::Up } else { Action::Down });
                 } else if inside(self.areas.turns) {
                     if let Some(t) = self.turn_state_mut() {
                         t.scroll(by);

@@ -101,6 +101,13 @@ impl Component for PromptUi {
 }
 
 impl PromptUi {
+    /// The last key answered with the whole prompt in view and asked for
+    /// more (a text to type, "always" to confirm): the view makes way.
+    pub fn view_makes_way(&mut self) -> bool {
+        std::mem::take(&mut self.answered_in_view)
+            && (self.editor.is_some() || self.step != PermStep::Choose)
+    }
+
     /// Keys for a text box whose prompt is gone: typing goes on into it,
     /// enter or esc closes it; nothing is sent.
     fn stale_editor_key(&mut self, key: KeyEvent) -> Handled {

@@ -8,6 +8,7 @@ pub mod draw_permission;
 pub mod draw_question;
 pub mod focus;
 pub mod keys;
+pub mod question_keys;
 pub mod questions;
 pub mod view;
 pub mod wait;

@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::ListState;
 use crate::app::App;
-use crate::app::component::{Ask, Component, Cx, Handled, app_cx};
+use crate::app::component::{Ask, Component, Cx, Handled};
 use crate::app::keymap::Action;
 use crate::app::session_tree::groups::is_group_key;
 use crate::app::session_tree::rows::SessionRow;
@@ -35,14 +35,6 @@ impl App {
         }) {
             self.selected = Some(sessions[r.index].info.id.clone());
         }
-    }
-
-    /// Move the selection `by` rows (the mouse wheel).
-    pub(crate) fn move_selection(&mut self, by: i64) {
-        self.lay_out_list_rows();
-        let cx = app_cx!(self);
-        let handled = self.list.act_move(by, &cx);
-        let _ = self.handled(crate::app::router::Layer::Pane, handled);
     }
 
     /// The rows, when no frame has laid them out yet (keys before the
