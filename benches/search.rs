@@ -49,7 +49,7 @@ fn search(app: &mut App, query: &str) -> (Duration, Duration) {
     let mut first = None;
     loop {
         app.on_search_results();
-        let s = app.search.session.as_ref().unwrap();
+        let s = app.overlays.search.session.as_ref().unwrap();
         if first.is_none() && (!s.hits.is_empty() || s.counted) {
             first = Some(start.elapsed());
         }
@@ -78,7 +78,7 @@ fn main() {
     let (cold_first, cold_all) = search(&mut app, rare);
     let (warm_first, warm_all) = search(&mut app, rare);
     let (near_first, near_all) = search(&mut app, "second point");
-    let hits = app.search.session.as_ref().unwrap().hits.len();
+    let hits = app.overlays.search.session.as_ref().unwrap().hits.len();
     println!("search over {MESSAGES} messages (worker thread, from the last key):");
     println!(
         "  one hit just above the view, cold : first {cold_first:>10.2?}  all {cold_all:>10.2?}"
@@ -123,7 +123,7 @@ fn main() {
         }
         median(v)
     };
-    app.search.session = None;
+    app.overlays.search.session = None;
     let plain = times(&mut app);
     search(&mut app, "point");
     let marked = times(&mut app);

@@ -13,7 +13,8 @@ impl App {
             return None;
         }
         let sessions = self.store.sessions();
-        self.list
+        self.panes
+            .list
             .rows
             .iter()
             .filter(|row| row.header.is_none())

@@ -76,8 +76,8 @@ pub fn layout(area: Rect, app: &App) -> Areas {
         let height = crate::app::boxes::list_inner(main).height as usize;
         let offset = session_list::width::offset_keeping(
             app.selected_row(),
-            app.list.offset,
-            app.list.rows.len(),
+            app.panes.list.offset,
+            app.panes.list.rows.len(),
             height,
         );
         let list_w =
@@ -111,7 +111,7 @@ pub fn side_panel_beside(app: &App, screen_width: u16, beside_list: u16) -> bool
     if !app.side_panel_docked(screen_width) {
         return false;
     }
-    app.side_panel_shown.unwrap_or_else(|| {
+    app.panes.side_panel_shown.unwrap_or_else(|| {
         beside_list >= TURNS_MIN_WIDTH + SIDE_WIDTH
             && app
                 .selected_session()

@@ -99,89 +99,71 @@ pub struct App {
     pub store: Store,
     pub stats: IngestStats,
     pub config: Config,
-    pub keymap: Keymap,
+    pub(crate) keymap: Keymap,
     pub theme: Theme,
     /// Where the theme came from and how it is read (variant, depth).
     pub look: look::Look,
-    pub theme_picker: Option<crate::app::overlays::theme_picker::ThemePicker>,
     pub source: SourceInfo,
     pub focus: Focus,
     pub overlay: Option<Overlay>,
-    /// The help overlay's own state.
-    pub help: overlays::help::HelpState,
-    /// The side panel asked for (`Some(true)`) or hidden (`Some(false)`)
-    /// with its key; `None`: it shows when it has something
-    /// (`crate::app::draw::side_panel_beside`).
-    pub side_panel_shown: Option<bool>,
+    /// Each pane's own state.
+    pub panes: panes::Panes,
+    /// Each overlay's own state, open or not.
+    pub overlays: overlays::Overlays,
     /// The selected session's id, or in a fleet a heading's fold key
     /// (`crate::app::session_tree::groups::is_group_key`).
     pub selected: Option<String>,
     /// Sessions opened from a parent (Enter on a task card), to go back.
-    pub history: Vec<String>,
-    /// The session list's own state: filter, folds, rows, scroll.
-    pub list: panes::session_list::ListState,
-    pub turns: HashMap<String, TurnState>,
+    pub(crate) history: Vec<String>,
     pub cache: RenderCache,
     pub quit: bool,
     /// Wall-clock time of the current frame, ms since the epoch.
     pub now_ms: i64,
     /// The latest event time seen (the recording's clock in replay).
-    pub event_clock_ms: i64,
+    pub(crate) event_clock_ms: i64,
     /// Laid out by `prepare`, read by drawing and mouse hit-testing.
     pub areas: Areas,
     /// Frames drawn, for tests and the frame-count benchmark.
-    pub frames: u64,
+    pub(crate) frames: u64,
     pub highlighter: Highlighter,
     /// How much of each card shows by default.
-    pub detail: Detail,
+    pub(crate) detail: Detail,
     /// Tool calls a pending permission or question names (laid out by `prepare`).
-    pub awaiting: HashSet<String>,
+    pub(crate) awaiting: HashSet<String>,
     /// Asks the live source for data (`None` in replay).
     pub live: Option<tokio::sync::mpsc::UnboundedSender<LiveCommand>>,
     /// Sessions whose messages were asked for.
     requested: HashSet<String>,
     /// Why `attach --record` stopped recording, once it has: said in the
     /// status line for as long as the viewer runs.
-    pub recording_stopped: Option<String>,
+    pub(crate) recording_stopped: Option<String>,
     /// How far back each session's history is loaded (live).
     histories: HashMap<String, paging::History>,
     /// Where answers go (`None`: replay or read-only).
     pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
-    pub prompts: crate::app::panes::prompt_bar::answers::PromptUi,
     pub attention: attention::Attention,
     /// A recording in progress: the bytes written so far.
-    pub recording: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    pub(crate) recording: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Its size as last shown ("1.4 KB").
-    pub recording_drawn: Option<String>,
+    pub(crate) recording_drawn: Option<String>,
     /// The last problem a source reported without failing, or what a key
     /// did in passing; it leaves after a while (`notice.rs`).
     pub notice: Option<String>,
     /// The archive: where, its writer, its search overlay.
     pub archive: overlays::archive_search::ArchiveState,
-    pub notice_clock: notice::NoticeClock,
+    pub(crate) notice_clock: notice::NoticeClock,
     /// The selected session's modified files, and the revision they are of.
-    pub files: (String, u64, Vec<(String, u64, u64)>),
-    /// The diff view's own state: the chosen file and its scroll.
-    pub diff: overlays::diff_view::DiffViewState,
+    pub(crate) files: (String, u64, Vec<(String, u64, u64)>),
     /// Playing a recording file (`None` live, or for a stream).
     pub player: Option<crate::app::panes::status_line::player::Player>,
     /// How a recording file starts once indexed.
     pub play: crate::app::panes::status_line::player::PlayOptions,
-    /// A seek being typed (`:`), shown in the status line.
-    pub seek_input: Option<crate::app::panes::status_line::seek::SeekInput>,
-    /// Search in the open session and across sessions.
-    pub search: crate::app::overlays::search::Search,
     /// Wall-clock times on every message (`w`).
-    pub show_times: bool,
-    /// The prompt jump list, while open.
-    pub jump_list: crate::app::overlays::jump_list::JumpList,
-    /// The user's choice to show (or hide) the session list; `None`: shown
-    /// at `session_list_fold_width` columns and more, a one-line bar below.
-    pub list_shown: Option<bool>,
+    pub(crate) show_times: bool,
     /// The user moved around (following attention stops).
-    pub navigated: bool,
+    pub(crate) navigated: bool,
     /// The session whose messages changed last.
-    pub last_active: Option<String>,
+    pub(crate) last_active: Option<String>,
     /// `--session ID`: the session to open once it is known.
     pub wanted_session: Option<String>,
     /// Copy, open and abort: their requests to the loop and what they did.
@@ -189,8 +171,6 @@ pub struct App {
     /// Live sessions' message counts from opencode's database on this
     /// machine (`launch` starts its reader when the server is local).
     pub message_totals: crate::source::opencode_db::totals::MessageTotals,
-    /// The usage view: opencode's database and the view while open.
-    pub usage: crate::app::overlays::usage::UsageState,
 }
 
 impl App {
@@ -221,7 +201,6 @@ impl App {
             recording_drawn: None,
             theme,
             look,
-            theme_picker: None,
             source: SourceInfo {
                 label: source_label.into(),
                 state: SourceState::Playing,
@@ -229,12 +208,10 @@ impl App {
             },
             focus: Focus::Sessions,
             overlay: None,
-            side_panel_shown: None,
-            help: Default::default(),
+            panes: panes::Panes::new(prompt_arming),
+            overlays: Default::default(),
             selected: None,
             history: Vec::new(),
-            list: Default::default(),
-            turns: HashMap::new(),
             cache: RenderCache::default(),
             quit: false,
             now_ms: 0,
@@ -244,33 +221,21 @@ impl App {
             highlighter,
             detail: Detail::Normal,
             awaiting: HashSet::new(),
-            diff: Default::default(),
             files: Default::default(),
             live: None,
             requested: HashSet::new(),
             histories: HashMap::new(),
             recording_stopped: None,
             replies: None,
-            prompts: crate::app::panes::prompt_bar::answers::PromptUi {
-                arming: prompt_arming,
-                ..Default::default()
-            },
             attention: Default::default(),
             player: None,
             play: Default::default(),
-            seek_input: None,
-            search: crate::app::overlays::search::Search::new(
-                crate::app::overlays::search::worker::SearchWorker::spawn(),
-            ),
             show_times: false,
-            jump_list: Default::default(),
-            list_shown: None,
             navigated: false,
             last_active: None,
             wanted_session: None,
             verbs: verbs::Verbs::new(clipboard),
             message_totals: Default::default(),
-            usage: crate::app::overlays::usage::UsageState::from_process(),
         })
     }
 
@@ -314,12 +279,14 @@ impl App {
     }
 
     pub fn turn_state(&self) -> Option<&TurnState> {
-        self.selected.as_ref().and_then(|id| self.turns.get(id))
+        self.selected
+            .as_ref()
+            .and_then(|id| self.panes.turns.get(id))
     }
 
     pub fn turn_state_mut(&mut self) -> Option<&mut TurnState> {
         let id = self.selected.clone()?;
-        Some(self.turns.entry(id).or_default())
+        Some(self.panes.turns.entry(id).or_default())
     }
 
     /// Lay out everything for a frame of size `area`: pane rectangles,
@@ -331,20 +298,21 @@ impl App {
         self.poll_usage();
         self.follow_attention();
         self.show_the_shown_copy();
-        (self.list.rows, self.list.listed) = crate::app::session_tree::rows::rows_and_listed(
-            &self.store,
-            &self.list.folded,
-            &self.list.filter,
-            &self.search.list.counts,
-        );
+        (self.panes.list.rows, self.panes.list.listed) =
+            crate::app::session_tree::rows::rows_and_listed(
+                &self.store,
+                &self.panes.list.folded,
+                &self.panes.list.filter,
+                &self.overlays.search.list.counts,
+            );
         crate::app::session_tree::rows::name_live_heading(
-            &mut self.list.rows,
-            self.list.live_heading.as_deref(),
+            &mut self.panes.list.rows,
+            self.panes.list.live_heading.as_deref(),
         );
         self.refresh_modified_files();
         self.areas = draw::layout(area, self);
         self.note_prompt_visible(tokio::time::Instant::now());
-        self.jump_list.page = overlays::jump_list::draw::rows(area);
+        self.overlays.jump_list.page = overlays::jump_list::draw::rows(area);
         self.keep_selection_visible();
         self.awaiting = self
             .store
@@ -365,7 +333,7 @@ impl App {
             self.message_totals.watch(&id);
         }
         // Taken out for the layout, which reads everything else.
-        let mut state = self.turns.remove(&id).unwrap_or_default();
+        let mut state = self.panes.turns.remove(&id).unwrap_or_default();
         let mut cache = std::mem::take(&mut self.cache);
         if let Some(session) = self.store.session(&id) {
             let turn_area = crate::app::boxes::turn_inner(self.areas.turns);
@@ -377,7 +345,7 @@ impl App {
             state.prepare(session, &mut cache, turn_area.height as usize, &ctx);
         }
         self.cache = cache;
-        self.turns.insert(id, state);
+        self.panes.turns.insert(id, state);
         self.request_loads();
     }
 
@@ -399,7 +367,7 @@ impl App {
             let shown = shown.info.id.clone();
             let copy = self.selected.replace(shown);
             if let Some(copy) = copy {
-                self.turns.remove(&copy);
+                self.panes.turns.remove(&copy);
                 self.history.retain(|h| *h != copy);
             }
         }
@@ -424,7 +392,7 @@ impl App {
         &self,
         session_id: &str,
     ) -> Option<crate::app::panes::turn_view::layout::SearchMarks<'_>> {
-        let search = self.search.session.as_ref()?;
+        let search = self.overlays.search.session.as_ref()?;
         if search.session_id != session_id {
             return None;
         }
@@ -464,22 +432,24 @@ impl App {
 
     fn keep_selection_visible(&mut self) {
         let height = crate::app::boxes::list_inner(self.areas.sessions).height as usize;
-        self.list.offset = crate::app::panes::session_list::width::offset_keeping(
+        self.panes.list.offset = crate::app::panes::session_list::width::offset_keeping(
             self.selected_row(),
-            self.list.offset,
-            self.list.rows.len(),
+            self.panes.list.offset,
+            self.panes.list.rows.len(),
             height,
         );
     }
 
     pub fn selected_row(&self) -> Option<usize> {
-        self.list
+        self.panes
+            .list
             .selected_row(&self.store, self.selected.as_deref())
     }
 
     /// Whether the session list shows whole at this width (else a bar).
     pub fn list_whole(&self, width: u16) -> bool {
-        self.list_shown
+        self.panes
+            .list_shown
             .unwrap_or(width >= self.config.session_list_fold_width)
     }
 

@@ -145,7 +145,7 @@ impl App {
                 }
             }
         }
-        let Some(state) = self.turns.get(&id) else {
+        let Some(state) = self.panes.turns.get(&id) else {
             return;
         };
         let height = crate::app::boxes::turn_inner(self.areas.turns)
@@ -163,7 +163,7 @@ impl App {
     fn wants_all(&self, id: &str) -> bool {
         let whole = self.histories.get(id).is_some_and(|h| h.whole);
         let pinned = self.selected.as_deref() == Some(id)
-            && self.turns.get(id).is_some_and(|t| t.pinned_top);
+            && self.panes.turns.get(id).is_some_and(|t| t.pinned_top);
         whole || pinned
     }
 

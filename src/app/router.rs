@@ -80,16 +80,22 @@ impl App {
             Some(Overlay::SidePanel | Overlay::PromptView) | None => {}
             Some(o) => return Layer::Overlay(o),
         }
-        if self.search.session.as_ref().is_some_and(|s| s.typing) {
+        if self
+            .overlays
+            .search
+            .session
+            .as_ref()
+            .is_some_and(|s| s.typing)
+        {
             return Layer::Search;
         }
-        if self.list.filtering {
+        if self.panes.list.filtering {
             return Layer::Filter;
         }
-        if self.seek_input.is_some() {
+        if self.panes.seek_input.is_some() {
             return Layer::Seek;
         }
-        if self.focus == Focus::Prompt && self.prompts.editor_is_stale() {
+        if self.focus == Focus::Prompt && self.panes.prompts.editor_is_stale() {
             return Layer::StaleEditor;
         }
         if self.focus == Focus::Prompt {
@@ -120,7 +126,7 @@ impl App {
         let handed_down = self.handled(layer, handled);
         // An answer given with the whole prompt in view that asks for more
         // (a text to type, "always" to confirm): the view makes way.
-        if self.prompts.view_makes_way() {
+        if self.panes.prompts.view_makes_way() {
             self.overlay = None;
         }
         if handed_down {
@@ -144,29 +150,32 @@ impl App {
                 .pick
                 .as_mut()
                 .map_or(Handled::Passed, |p| p.key(key, &cx)),
-            Layer::Overlay(Overlay::Help) => self.help.key(key, &cx),
-            Layer::Overlay(Overlay::Diffs) => self.diff.key(key, &cx),
-            Layer::Overlay(Overlay::Prompts) => self.jump_list.key(key, &cx),
+            Layer::Overlay(Overlay::Help) => self.overlays.help.key(key, &cx),
+            Layer::Overlay(Overlay::Diffs) => self.overlays.diff.key(key, &cx),
+            Layer::Overlay(Overlay::Prompts) => self.overlays.jump_list.key(key, &cx),
             Layer::Overlay(Overlay::Themes) => self
+                .overlays
                 .theme_picker
                 .as_mut()
                 .map_or(Handled::Asks(Ask::Close), |p| p.key(key, &cx)),
             Layer::Overlay(Overlay::BadRecord) => BadRecord.key(key, &cx),
-            Layer::Overlay(Overlay::Usage) => self.usage.key(key, &cx),
+            Layer::Overlay(Overlay::Usage) => self.overlays.usage.key(key, &cx),
             Layer::Overlay(Overlay::ArchiveSearch) => self.archive.view.key(key, &cx),
             // Views, not inputs: the panes below take the keys.
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => Handled::Passed,
             Layer::Search => self
+                .overlays
                 .search
                 .session
                 .as_mut()
                 .map_or(Handled::Passed, |s| s.key(key, &cx)),
-            Layer::Filter => self.list.key(key, &cx),
+            Layer::Filter => self.panes.list.key(key, &cx),
             Layer::Seek => self
+                .panes
                 .seek_input
                 .as_mut()
                 .map_or(Handled::Passed, |s| s.key(key, &cx)),
-            Layer::StaleEditor | Layer::PromptBar => self.prompts.key(key, &cx),
+            Layer::StaleEditor | Layer::PromptBar => self.panes.prompts.key(key, &cx),
             Layer::Pane => Handled::Passed,
         }
     }
@@ -195,9 +204,9 @@ impl App {
             Layer::ConfirmAbort => self.verbs.confirm_abort = None,
             Layer::CopyPick => self.verbs.pick = None,
             Layer::Overlay(_) => self.overlay = None,
-            Layer::Search => self.search.session = None,
-            Layer::Filter => self.list.filtering = false,
-            Layer::Seek => self.seek_input = None,
+            Layer::Search => self.overlays.search.session = None,
+            Layer::Filter => self.panes.list.filtering = false,
+            Layer::Seek => self.panes.seek_input = None,
             Layer::StaleEditor | Layer::PromptBar | Layer::Pane => {}
         }
     }
@@ -345,7 +354,7 @@ impl App {
             }
             Action::Help => {
                 self.overlay = Some(Overlay::Help);
-                self.help.scroll = 0;
+                self.overlays.help.scroll = 0;
             }
             Action::BadRecord => self.show_bad_record(),
             Action::FocusNext => {
@@ -357,12 +366,12 @@ impl App {
                 }
             }
             Action::Filter => {
-                self.list.filtering = true;
+                self.panes.list.filtering = true;
                 self.focus = Focus::Sessions;
             }
             Action::ToggleList => {
                 let whole = !self.list_whole(self.areas.screen.width);
-                self.list_shown = Some(whole);
+                self.panes.list_shown = Some(whole);
                 let key = self.keymap.hint(Action::ToggleList).unwrap_or_default();
                 self.verbs.say(if whole {
                     format!("session list shown ({key} hides it)")
@@ -373,7 +382,7 @@ impl App {
             Action::ToggleSidePanel => {
                 if self.side_panel_docked(self.areas.screen.width) {
                     // Whatever it did by itself, the key turns it over.
-                    self.side_panel_shown = Some(self.areas.side.is_none());
+                    self.panes.side_panel_shown = Some(self.areas.side.is_none());
                 } else if self.overlay == Some(Overlay::SidePanel) {
                     self.overlay = None;
                 } else {
@@ -399,7 +408,7 @@ impl App {
             }
             Action::Diffs => {
                 self.overlay = Some(Overlay::Diffs);
-                self.diff.scroll = 0;
+                self.overlays.diff.scroll = 0;
             }
             Action::CopySession => self.copy_session(),
             Action::Abort => self.ask_abort(),
@@ -411,7 +420,7 @@ impl App {
     fn act_on_list(&mut self, action: Action) {
         self.lay_out_list_rows();
         let cx = app_cx!(self);
-        let handled = self.list.act(action, &cx);
+        let handled = self.panes.list.act(action, &cx);
         let _ = self.handled(Layer::Pane, handled);
     }
 
@@ -423,7 +432,7 @@ impl App {
             return;
         };
         let cx = app_cx!(self);
-        let handled = self.turns.entry(id).or_default().act(action, &cx);
+        let handled = self.panes.turns.entry(id).or_default().act(action, &cx);
         let _ = self.handled(Layer::Pane, handled);
     }
 
@@ -456,8 +465,8 @@ impl App {
         if self.overlay.is_some() {
             self.overlay = None;
         } else if self.focus == Focus::Turns && self.clear_search() {
-        } else if !self.list.filter.is_empty() {
-            self.list.filter.clear();
+        } else if !self.panes.list.filter.is_empty() {
+            self.panes.list.filter.clear();
             self.list_requery();
         } else if let Some(parent) = self.history.pop() {
             self.selected = Some(parent);
@@ -513,8 +522,8 @@ impl App {
                     true
                 } else if inside(self.areas.sessions) {
                     let inner = crate::app::boxes::list_inner(self.areas.sessions);
-                    let row = (m.row.saturating_sub(inner.y)) as usize + self.list.offset;
-                    if let Some(r) = self.list.rows.get(row) {
+                    let row = (m.row.saturating_sub(inner.y)) as usize + self.panes.list.offset;
+                    if let Some(r) = self.panes.list.rows.get(row) {
                         // A project heading that cannot be selected stands
                         // for its first session.
                         let first = || self.store.sessions()[r.index].info.id.clone();

@@ -64,8 +64,8 @@ where
         Default::default();
     let mut input_ended = false;
     gate.request_now(Instant::now());
-    let search_found = app.search.worker.waker();
-    let usage_answered = app.usage.answered.clone();
+    let search_found = app.overlays.search.worker.waker();
+    let usage_answered = app.overlays.usage.answered.clone();
     // When an age on screen next changes (taken after each frame).
     let mut ages_wait: Option<Instant> = None;
     loop {

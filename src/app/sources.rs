@@ -225,7 +225,7 @@ impl App {
             } => (session_id, "failed"),
             _ => return,
         };
-        let watched = self.selected.as_deref() == Some(sid) || self.turns.contains_key(sid);
+        let watched = self.selected.as_deref() == Some(sid) || self.panes.turns.contains_key(sid);
         let Some(session) = self.store.session(sid) else {
             return;
         };
@@ -252,7 +252,7 @@ impl App {
             | Event::QuestionRejected { request_id, .. } => request_id,
             _ => return,
         };
-        let ours = self.prompts.sent.contains(id) || self.prompts.sending.contains(id);
+        let ours = self.panes.prompts.sent.contains(id) || self.panes.prompts.sending.contains(id);
         let Some(prompt) = self.store.prompt(id).filter(|p| p.is_pending()) else {
             return;
         };

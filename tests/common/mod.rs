@@ -53,7 +53,7 @@ pub fn app_with(bytes: &[u8]) -> ocview::app::App {
     let mut app =
         ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
     // Searches answer at once, so a key's result is there for the next frame.
-    app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
+    app.overlays.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
     feed(&mut app, bytes);
     app
 }

@@ -371,7 +371,7 @@ fn an_archived_task_card_counts_the_childs_tool_calls_from_the_archive() {
         .map(|s| s.info.id.clone())
         .expect("the parent, listed");
     app.selected = Some(parent);
-    app.list.folded.clear();
+    app.panes.list.folded.clear();
     let deadline = Instant::now() + Duration::from_secs(20);
     let shown = loop {
         let shown = screen(&mut app, 120, 40);

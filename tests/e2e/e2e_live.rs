@@ -227,7 +227,7 @@ async fn a_task_tool_child_session_appears_under_its_parent() {
     })
     .await;
     v.app.prepare(ratatui::layout::Rect::new(0, 0, 120, 40));
-    let rows = &v.app.list.rows;
+    let rows = &v.app.panes.list.rows;
     let pi = rows
         .iter()
         .position(|r| v.app.store.sessions()[r.index].info.id == parent)

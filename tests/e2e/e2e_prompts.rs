@@ -28,7 +28,7 @@ impl Viewer {
         let (tx, rx) = mpsc::channel(100_000);
         let mut app = App::new(Config::default(), "e2e", false).unwrap();
         // Arming is tested on its own (tests/it/prompts.rs, tests/e2e/e2e_tmux.rs).
-        app.prompts.arming = Duration::ZERO;
+        app.panes.prompts.arming = Duration::ZERO;
         let client = Client::new(url, None);
         app.replies = Some(live::reply::spawn(client.clone(), tx.clone()));
         app.live = Some(live::spawn(

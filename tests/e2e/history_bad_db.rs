@@ -203,12 +203,12 @@ fn the_usage_view_reads_the_database_the_viewer_opened() {
     make_db(&db, true, 0);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (mut app, _rx) = history_app(&rt, &db);
-    assert_eq!(app.usage.db.as_deref(), Some(db.as_path()));
+    assert_eq!(app.overlays.usage.db.as_deref(), Some(db.as_path()));
     common::press(&mut app, &["u"]);
     let start = Instant::now();
     loop {
         let text = screen(&mut app, 120, 40);
-        if let Some(view) = &app.usage.view
+        if let Some(view) = &app.overlays.usage.view
             && !view.loading()
         {
             match &view.answer {

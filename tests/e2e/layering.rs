@@ -303,3 +303,50 @@ fn the_architecture_doc_names_only_files_that_exist() {
         "named in docs/architecture.md but missing: {missing:?}"
     );
 }
+
+/// Every pane's and overlay's state takes its keys behind the one trait
+/// the router speaks (issue 38, point 5): a layer that stops being a
+/// `Component` (its keys moved back onto `App`) no longer compiles here.
+#[test]
+fn every_pane_and_overlay_takes_its_keys_behind_one_trait() {
+    use ocview::app::component::Component;
+    use ocview::app::{overlays, panes, verbs};
+    fn takes_keys<T: Component>() {}
+    takes_keys::<overlays::help::HelpState>();
+    takes_keys::<overlays::diff_view::DiffViewState>();
+    takes_keys::<overlays::jump_list::JumpList>();
+    takes_keys::<overlays::theme_picker::ThemePicker>();
+    takes_keys::<overlays::bad_record::BadRecord>();
+    takes_keys::<overlays::usage::UsageState>();
+    takes_keys::<overlays::archive_search::SearchView>();
+    takes_keys::<overlays::confirm::ConfirmAbort>();
+    takes_keys::<overlays::search::SessionSearch>();
+    takes_keys::<verbs::Pick>();
+    takes_keys::<panes::session_list::ListState>();
+    takes_keys::<panes::turn_view::layout::TurnState>();
+    takes_keys::<panes::prompt_bar::answers::PromptUi>();
+    takes_keys::<panes::status_line::seek::SeekInput>();
+}
+
+/// The `App` keeps the store, the panes' and overlays' states, the layer
+/// on top and the routing: its public fields stay few (50 before the
+/// panes owned their keys).
+#[test]
+fn the_app_has_few_public_fields() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/app/mod.rs")).unwrap();
+    let start = text
+        .find("pub struct App {")
+        .expect("App is defined in src/app/mod.rs");
+    let body = &text[start..start + text[start..].find("\n}\n").unwrap()];
+    let public: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("    pub "))
+        .filter(|l| !l.starts_with('('))
+        .collect();
+    assert!(
+        public.len() <= 26,
+        "{} public fields: {public:#?}",
+        public.len()
+    );
+}

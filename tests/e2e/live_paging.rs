@@ -221,7 +221,7 @@ async fn a_search_from_the_list_loads_whole_histories_and_finds_the_first_messag
     let n = 1_234;
     let server = HistoryServer::start(n).await;
     let mut v = LiveViewer::on_the_newest_page(&server).await;
-    v.app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
+    v.app.overlays.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
     v.app.focus = Focus::Sessions;
     v.press(&["/"]);
     for c in "FIRST-PROMPT".chars() {
@@ -261,7 +261,7 @@ async fn a_search_says_searching_while_older_pages_load_never_no_match() {
     let server = HistoryServer::start(1_234).await;
     let mut v = LiveViewer::on_the_newest_page(&server).await;
     // Results answered at once, read below after each batch of pages.
-    v.app.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
+    v.app.overlays.search.worker = ocview::app::overlays::search::worker::SearchWorker::inline();
     v.app.focus = Focus::Turns;
     v.frame();
     let keys: Vec<String> = "/FIRST-PROMPT".chars().map(String::from).collect();

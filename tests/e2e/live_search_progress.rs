@@ -20,7 +20,7 @@ const N: usize = 3_000;
 async fn slow_session(server: &HistoryServer) -> LiveViewer {
     let mut v = LiveViewer::attach(&server.url, LiveOptions::default());
     // Results answered at once, read after each batch of pages.
-    v.app.search.worker = SearchWorker::inline();
+    v.app.overlays.search.worker = SearchWorker::inline();
     v.until("the newest page", 10, |a| {
         a.store
             .session(SESSION)

@@ -112,7 +112,7 @@ fn wide_screen_(bytes: &[u8]) -> String {
     // Wide enough that the list's rows show each session's cost.
     app.config.session_list_width = Some(50);
     // The side panel's totals too: asked for, as with its key.
-    app.side_panel_shown = Some(true);
+    app.panes.side_panel_shown = Some(true);
     app.selected = Some(SES.into());
     common::screen(&mut app, 200, 50)
 }

@@ -207,7 +207,7 @@ fn a_narrow_fleet_list_keeps_its_counts() {
     );
     insta::assert_snapshot!("fleet_bar_80x24", s);
     // The whole list at 20 columns: names give way, counts stay.
-    app.list_shown = Some(true);
+    app.panes.list_shown = Some(true);
     let s = screen(&mut app, 60, 16);
     for line in list(&s) {
         assert!(

@@ -151,7 +151,7 @@ fn the_list_is_as_wide_as_its_titles_need() {
         )
         .as_bytes(),
     );
-    app.list_shown = Some(true);
+    app.panes.list_shown = Some(true);
     let s = screen(&mut app, 120, 40);
     // Short titles: the floor, not the configured 34 columns.
     assert_eq!(app.areas.sessions.width, 22, "{s}");
@@ -186,7 +186,7 @@ fn the_list_measures_only_the_rows_in_view() {
         events.push_str(&short_session(&format!("ses_{i:02}"), "Short"));
     }
     let mut app = ended(events.as_bytes());
-    app.list_shown = Some(true);
+    app.panes.list_shown = Some(true);
     press(&mut app, &["g"]);
     let s = screen(&mut app, 120, 20);
     assert!(!s.contains("An old session"), "{s}");

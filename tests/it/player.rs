@@ -263,7 +263,7 @@ async fn seeks_by_typed_time_or_percentage_and_by_ten_seconds() {
     assert_eq!(position(&app), at);
     assert!(app.notice.as_deref().unwrap().contains("not a time"));
     common::press(&mut app, &[":", "9", "esc"]);
-    assert!(app.seek_input.is_none());
+    assert!(app.panes.seek_input.is_none());
     assert_eq!(position(&app), at);
     common::press(&mut app, &["$"]);
     assert!(app.player.as_ref().unwrap().at_end());

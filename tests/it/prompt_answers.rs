@@ -23,7 +23,7 @@ const BASH: &str = r#"{"type":"permission.asked","properties":{"id":"per_2028f00
 fn app_with(lines: &[&str]) -> (App, mpsc::UnboundedReceiver<Reply>) {
     let mut app = App::new(ocview::app::config::Config::default(), "live test", false).unwrap();
     app.now_ms = 1_795_339_400_000;
-    app.prompts.arming = std::time::Duration::ZERO;
+    app.panes.prompts.arming = std::time::Duration::ZERO;
     let (tx, rx) = mpsc::unbounded_channel();
     app.replies = Some(tx);
     feed(&mut app, SESSIONS.as_bytes());
@@ -46,7 +46,8 @@ fn answered(answers: Vec<Vec<&str>>) -> Vec<Reply> {
 }
 
 fn typed(app: &App) -> String {
-    app.prompts
+    app.panes
+        .prompts
         .editor
         .as_ref()
         .map(|e| e.lines().join("\n"))
@@ -64,7 +65,7 @@ fn every_key_is_text_while_the_own_answer_is_open() {
     assert!(s.contains("3 ( ) ✎ type your own answer"), "{s}");
     assert!(s.contains("1-3 pick"), "{s}");
     press(&mut app, &["3"]);
-    assert!(app.prompts.editor.is_some(), "3 opens the own answer");
+    assert!(app.panes.prompts.editor.is_some(), "3 opens the own answer");
     let s = screen(&mut app, 80, 24);
     assert!(s.contains("enter done · esc cancel"), "{s}");
     let keys = [
@@ -82,13 +83,13 @@ fn every_key_is_text_while_the_own_answer_is_open() {
         Some("que_2028f0000002".into()),
         "the bar stayed on the question"
     );
-    assert_eq!(app.prompts.drafts["que_2028f0000002"].tab, 0);
+    assert_eq!(app.panes.prompts.drafts["que_2028f0000002"].tab, 0);
     let s = screen(&mut app, 80, 24);
     assert!(s.contains("129q?ynamxsv][i/hljkgG Y}{"), "{s}");
     // Enter takes it: a single-choice question moves on, as after a pick.
     press(&mut app, &["enter"]);
-    assert!(app.prompts.editor.is_none());
-    let d = &app.prompts.drafts["que_2028f0000002"];
+    assert!(app.panes.prompts.editor.is_none());
+    let d = &app.panes.prompts.drafts["que_2028f0000002"];
     assert_eq!(
         (d.tab, d.typed[0].as_str()),
         (1, "129q?ynamxsv][i/hljkgG Y}{")
@@ -107,8 +108,11 @@ fn esc_cancels_the_own_answer_being_typed() {
     screen(&mut app, 80, 24);
     press(&mut app, &["3", "m", "i", "n", "e", "enter", "left"]);
     press(&mut app, &["3", "backspace", "backspace", "x", "esc"]);
-    assert!(app.prompts.editor.is_none());
-    assert_eq!(app.prompts.drafts["que_2028f0000002"].typed[0], "mine");
+    assert!(app.panes.prompts.editor.is_none());
+    assert_eq!(
+        app.panes.prompts.drafts["que_2028f0000002"].typed[0],
+        "mine"
+    );
     assert!(screen(&mut app, 80, 24).contains("(•) ✎ your answer: mine"));
     assert!(sent(&mut rx).is_empty());
 }

@@ -23,7 +23,7 @@ fn app_with(lines: &[&str]) -> (App, mpsc::UnboundedReceiver<Reply>) {
     let mut app = App::new(ocview::app::config::Config::default(), "live test", false).unwrap();
     app.now_ms = NOW;
     // Arming has its own tests below; here a drawn prompt takes keys at once.
-    app.prompts.arming = std::time::Duration::ZERO;
+    app.panes.prompts.arming = std::time::Duration::ZERO;
     let (tx, rx) = mpsc::unbounded_channel();
     app.replies = Some(tx);
     feed(&mut app, SESSIONS.as_bytes());
@@ -290,7 +290,7 @@ fn a_replayed_prompt_shows_the_answer_that_was_given_and_when() {
 #[tokio::test(start_paused = true)]
 async fn a_prompt_that_takes_focus_ignores_keys_until_it_is_armed() {
     let (mut app, mut rx) = app_with(&[QUESTION, EDIT]);
-    app.prompts.arming = std::time::Duration::from_millis(500);
+    app.panes.prompts.arming = std::time::Duration::from_millis(500);
     let settle = std::time::Duration::from_millis(600);
     // Not drawn yet: nothing is taken.
     press(&mut app, &["1"]);
@@ -335,7 +335,7 @@ async fn a_prompt_that_takes_focus_ignores_keys_until_it_is_armed() {
 #[tokio::test(start_paused = true)]
 async fn keys_while_arming_start_the_delay_again() {
     let (mut app, mut rx) = app_with(&[EDIT]);
-    app.prompts.arming = std::time::Duration::from_millis(500);
+    app.panes.prompts.arming = std::time::Duration::from_millis(500);
     screen(&mut app, 100, 30);
     for _ in 0..10 {
         tokio::time::advance(std::time::Duration::from_millis(300)).await;
@@ -359,7 +359,7 @@ fn the_bars_keys_come_from_the_keymap_and_can_be_rebound() {
     config.keys.insert("confirm".into(), vec!["Y".into()]);
     let mut app = App::new(config, "live test", false).unwrap();
     app.now_ms = NOW;
-    app.prompts.arming = std::time::Duration::ZERO;
+    app.panes.prompts.arming = std::time::Duration::ZERO;
     let (tx, mut rx) = mpsc::unbounded_channel();
     app.replies = Some(tx);
     feed(&mut app, SESSIONS.as_bytes());

@@ -102,7 +102,7 @@ fn typing_marks_every_match_and_n_steps_through_them() {
     typed(&mut app, "Greeter");
     assert!(status(&mut app).contains("/2"), "{}", status(&mut app));
     press(&mut app, &["esc"]);
-    assert!(app.search.session.is_none());
+    assert!(app.overlays.search.session.is_none());
     assert!(cells_with_bg(&mut app, Role::Match, 110, 32).is_empty());
     assert!(cells_with_bg(&mut app, Role::MatchCurrent, 110, 32).is_empty());
 }

@@ -36,7 +36,7 @@ const PAST_ARMING: Duration = Duration::from_millis(600);
 /// A live app with the session, answers going to `rx`.
 fn live_app() -> (App, mpsc::UnboundedReceiver<Reply>) {
     let mut app = App::new(Config::default(), "live test", false).unwrap();
-    app.prompts.arming = ARMING;
+    app.panes.prompts.arming = ARMING;
     let (tx, rx) = mpsc::unbounded_channel();
     app.replies = Some(tx);
     feed(&mut app, SESSION.as_bytes());
@@ -113,7 +113,7 @@ async fn an_overlay_over_an_armed_prompt_disarms_it_and_its_keys_stay_its_own() 
     assert!(!app.prompt_armed(tokio::time::Instant::now()), "covered");
     press(&mut app, &["space", "1", "enter", "s", "enter"]);
     assert!(sent(&mut rx).is_empty(), "no key of the diff view answered");
-    let draft = app.prompts.drafts.get("que_2028f0000002");
+    let draft = app.panes.prompts.drafts.get("que_2028f0000002");
     assert!(draft.is_none_or(|d| d.picked.iter().all(|p| p.is_empty())));
     // Closed: seen again only after a frame and the delay.
     press(&mut app, &["q"]);
@@ -137,7 +137,7 @@ async fn the_jump_list_over_a_question_keeps_its_keys() {
     press(&mut app, &["j", "j", "enter"]);
     draw(&mut app);
     press(&mut app, &["enter"]);
-    assert!(sent(&mut rx).is_empty(), "{:?}", app.prompts.drafts);
+    assert!(sent(&mut rx).is_empty(), "{:?}", app.panes.prompts.drafts);
 }
 
 #[tokio::test(start_paused = true)]
@@ -151,7 +151,10 @@ async fn a_prompt_never_takes_the_keys_from_the_filter() {
     assert!(s.contains("waits until you close the filter"), "{s}");
     tokio::time::advance(Duration::from_secs(2)).await;
     press(&mut app, &["y", "e", "s"]);
-    assert_eq!(app.list.filter, "abyes", "the letters went to the filter");
+    assert_eq!(
+        app.panes.list.filter, "abyes",
+        "the letters went to the filter"
+    );
     assert!(sent(&mut rx).is_empty());
     // The filter closed: the prompt takes focus and arms as any other.
     press(&mut app, &["esc"]);
@@ -276,7 +279,7 @@ async fn run_typing(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
     let (mut app, mut rx) = live_app();
-    app.prompts.arming = Duration::ZERO;
+    app.panes.prompts.arming = Duration::ZERO;
     feed(&mut app, RM.as_bytes());
     let (exit, frames) =
         run_typing(&mut app, 1, Duration::ZERO, 'y', &[(1000, 'n'), (100, 'q')]).await;
@@ -302,7 +305,7 @@ async fn keys_queued_before_the_prompts_first_frame_are_discarded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_frame_is_not_a_pause_in_typing() {
     let (mut app, mut rx) = live_app();
-    app.prompts.arming = Duration::from_millis(300);
+    app.panes.prompts.arming = Duration::from_millis(300);
     feed(&mut app, RM.as_bytes());
     // The frame after the first y is the slow one; then quiet, then q.
     let (exit, frames) = run_typing(

@@ -177,7 +177,7 @@ fn the_demos_f_and_u_say_what_they_can_and_how_to_leave() {
     let f = screen(&mut app, 80, 24);
     assert!(!f.contains("--no-archive"), "{f}");
     insta::assert_snapshot!("demo_archive_key_80x24", f);
-    app.usage.db = Some("/nonexistent/ocview-test/opencode.db".into());
+    app.overlays.usage.db = Some("/nonexistent/ocview-test/opencode.db".into());
     press(&mut app, &["u"]);
     // Its reader answers on a thread of its own.
     let mut u = screen(&mut app, 80, 24);
@@ -218,7 +218,7 @@ fn filter_by_title_as_you_type() {
     assert_eq!(app.focus, ocview::app::Focus::Turns);
     // The first esc leaves the search, the second the filter.
     press(&mut app, &["esc"]);
-    assert!(app.search.session.is_none());
+    assert!(app.overlays.search.session.is_none());
     assert!(screen(&mut app, 100, 20).contains("/util"));
     press(&mut app, &["esc"]);
     assert!(screen(&mut app, 100, 20).contains("Sessions 7"));
@@ -251,7 +251,7 @@ fn wide_characters_never_spill_out_of_their_pane() {
         assert!(s.lines().next().unwrap().contains("日本語"), "{s}");
     }
     // The whole list, at every width.
-    app.list_shown = Some(true);
+    app.panes.list_shown = Some(true);
     for (w, h) in [(80, 24), (57, 20), (121, 30)] {
         let s = screen(&mut app, w, h);
         for line in s.lines() {

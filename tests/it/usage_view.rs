@@ -17,7 +17,7 @@ const NOW: i64 = 1_780_000_000_000;
 fn app_on_db(path: &std::path::Path) -> ocview::app::App {
     let mut app = common::app_with(b"");
     app.now_ms = NOW;
-    app.usage.db = Some(path.to_path_buf());
+    app.overlays.usage.db = Some(path.to_path_buf());
     app
 }
 
@@ -25,7 +25,13 @@ fn wait_ready(app: &mut ocview::app::App, w: u16, h: u16) -> String {
     let start = Instant::now();
     loop {
         let text = screen(app, w, h);
-        if app.usage.view.as_ref().is_some_and(|v| !v.loading()) {
+        if app
+            .overlays
+            .usage
+            .view
+            .as_ref()
+            .is_some_and(|v| !v.loading())
+        {
             return screen(app, w, h);
         }
         assert!(text.contains("loading…"), "{text}");
@@ -51,13 +57,13 @@ fn the_usage_view_draws_a_generated_database_and_opens_a_costly_session() {
     let mut app = app_on_db(&path);
     press(&mut app, &["u"]);
     wait_ready(&mut app, 80, 24);
-    let month = match &app.usage.view.as_ref().unwrap().answer {
+    let month = match &app.overlays.usage.view.as_ref().unwrap().answer {
         Answer::Ready(u) => u.sessions,
         _ => unreachable!(),
     };
     press(&mut app, &["1"]);
     let text = wait_ready(&mut app, 80, 24);
-    let week = match &app.usage.view.as_ref().unwrap().answer {
+    let week = match &app.overlays.usage.view.as_ref().unwrap().answer {
         Answer::Ready(u) => u.sessions,
         _ => unreachable!(),
     };

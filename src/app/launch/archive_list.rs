@@ -27,7 +27,7 @@ pub fn spawn(
         None | Some(Setting::Off) => None,
         Some(setting) => {
             let handle = list_reader::spawn(setting.clone(), scope, tx);
-            app.list.folded.insert(groups::archive_group_key());
+            app.panes.list.folded.insert(groups::archive_group_key());
             Some(handle)
         }
     }

@@ -40,7 +40,7 @@ pub fn open_database(
     tx: mpsc::Sender<SourceMsg>,
     archive: Option<crate::archive::list_reader::ArchiveListHandle>,
 ) {
-    app.usage.db = Some(path.clone());
+    app.overlays.usage.db = Some(path.clone());
     let handle = history::spawn(path, tx);
     app.live = Some(super::archive_list::route(None, Some(handle), archive));
     app.source.state = SourceState::Live;

@@ -124,7 +124,7 @@ pub async fn attach_tui(
     app.live = Some(match archive {
         None => live,
         Some(archive) => {
-            app.list.live_heading = Some(heading);
+            app.panes.list.live_heading = Some(heading);
             archive_list::route(Some(live), None, Some(archive))
         }
     });

@@ -12,3 +12,31 @@ pub mod jump_list;
 pub mod search;
 pub mod theme_picker;
 pub mod usage;
+
+/// Each overlay's own state, open or not (which one is open is the app's
+/// `overlay`).
+pub struct Overlays {
+    pub help: help::HelpState,
+    /// The diff view's: the chosen file and its scroll.
+    pub diff: diff_view::DiffViewState,
+    /// The prompt jump list, while open.
+    pub jump_list: jump_list::JumpList,
+    pub theme_picker: Option<theme_picker::ThemePicker>,
+    /// The usage view: opencode's database and the view while open.
+    pub usage: usage::UsageState,
+    /// Search in the open session and across sessions.
+    pub search: search::Search,
+}
+
+impl Default for Overlays {
+    fn default() -> Overlays {
+        Overlays {
+            help: Default::default(),
+            diff: Default::default(),
+            jump_list: Default::default(),
+            theme_picker: None,
+            usage: usage::UsageState::from_process(),
+            search: search::Search::new(search::worker::SearchWorker::spawn()),
+        }
+    }
+}

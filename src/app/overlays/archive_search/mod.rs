@@ -225,7 +225,8 @@ impl App {
                     self.load_archived(&lines, scope.as_deref());
                     if self.live.is_some() {
                         hit.session_id = archived_id(&hit);
-                        self.list
+                        self.panes
+                            .list
                             .folded
                             .remove(&crate::app::session_tree::groups::archive_group_key());
                     }

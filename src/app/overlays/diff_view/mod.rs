@@ -129,7 +129,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
         width: inner.width.saturating_sub(list_w + 1),
         ..inner
     };
-    let selected = app.diff.file.min(files.len() - 1);
+    let selected = app.overlays.diff.file.min(files.len() - 1);
     let dir = session.info.directory.as_deref().unwrap_or("");
     let rows = file_rows(app, files, selected, dir, list_w as usize);
     frame.render_widget(Paragraph::new(rows), list);
@@ -147,7 +147,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect, ctx: &RenderCtx) {
     // Side by side when the diff area is wide enough; only the lines in
     // view are styled.
     let layout = DiffLayout::new(&patch, lang_of(file), body.width as usize);
-    let top = (app.diff.scroll as usize).min(layout.len().saturating_sub(1));
+    let top = (app.overlays.diff.scroll as usize).min(layout.len().saturating_sub(1));
     let lines = layout.lines(ctx, top..top + body.height as usize);
     frame.render_widget(Paragraph::new(lines), body);
 }

@@ -69,6 +69,7 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let total = lines.len() as u16;
     let height = (total + 2).min(screen.height);
     let scroll = app
+        .overlays
         .help
         .scroll
         .min(total.saturating_sub(height.saturating_sub(2)));

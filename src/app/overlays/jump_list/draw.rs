@@ -30,7 +30,7 @@ pub fn rows(screen: Rect) -> usize {
 
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let theme = &app.theme;
-    let list = &app.jump_list;
+    let list = &app.overlays.jump_list;
     // Older prompts on their way: a row above the oldest one says so.
     let loading = app.jump_list_loading();
     let area = area(screen, list.entries.len() + loading as usize);

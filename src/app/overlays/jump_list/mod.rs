@@ -123,12 +123,12 @@ impl App {
                 .unwrap_or(0),
             None => entries.len().saturating_sub(1),
         };
-        self.jump_list = JumpList {
+        self.overlays.jump_list = JumpList {
             session_id: id.clone(),
             all: entries.clone(),
             entries,
             selected,
-            page: self.jump_list.page.max(1),
+            page: self.overlays.jump_list.page.max(1),
             ..Default::default()
         };
         self.overlay = Some(Overlay::Prompts);
@@ -139,20 +139,22 @@ impl App {
 
     /// Older prompts still to come: the session is not loaded whole.
     pub fn jump_list_loading(&self) -> bool {
-        !self.history_whole(&self.jump_list.session_id)
+        !self.history_whole(&self.overlays.jump_list.session_id)
     }
 
     /// A page of `session_id` came in: its prompts join the open list.
     pub(crate) fn refresh_jump_list(&mut self, session_id: &str) {
-        if self.overlay != Some(Overlay::Prompts) || self.jump_list.session_id != session_id {
+        if self.overlay != Some(Overlay::Prompts)
+            || self.overlays.jump_list.session_id != session_id
+        {
             return;
         }
         let Some(session) = self.store.session(session_id) else {
             return;
         };
-        let keep = self.jump_list.chosen_id();
-        self.jump_list.all = prompt_entries(session);
-        self.jump_list.refilter(keep);
+        let keep = self.overlays.jump_list.chosen_id();
+        self.overlays.jump_list.all = prompt_entries(session);
+        self.overlays.jump_list.refilter(keep);
     }
 }
 

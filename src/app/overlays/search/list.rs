@@ -22,10 +22,10 @@ impl App {
         searched: usize,
         total: usize,
     ) {
-        self.search.list.counts = counts.into_iter().collect();
-        self.search.list.progress = (searched, total);
-        if self.search.list.open_when_found {
-            self.search.list.open_when_found = false;
+        self.overlays.search.list.counts = counts.into_iter().collect();
+        self.overlays.search.list.progress = (searched, total);
+        if self.overlays.search.list.open_when_found {
+            self.overlays.search.list.open_when_found = false;
             self.open_at_first_hit();
             if self.focus == Focus::Turns && self.notice.as_deref() == Some(OPENS_WHEN_FOUND) {
                 self.notice = None;
@@ -34,7 +34,7 @@ impl App {
         }
         // The selection follows the hits when it is no longer listed.
         if self.focus == Focus::Sessions
-            && !self.list.filter.is_empty()
+            && !self.panes.list.filter.is_empty()
             && !self.is_listed(self.selected.as_deref())
         {
             self.select_first_hit();
@@ -43,26 +43,26 @@ impl App {
 
     /// The list's filter changed: count hits in every session's content.
     pub(crate) fn list_requery(&mut self) {
-        self.search.list.open_when_found = false;
-        self.search.list.query = Query::new(&self.list.filter);
-        self.search.list.counts.clear();
+        self.overlays.search.list.open_when_found = false;
+        self.overlays.search.list.query = Query::new(&self.panes.list.filter);
+        self.overlays.search.list.counts.clear();
         self.submit_list_search();
-        if self.search.list.query.is_some() {
+        if self.overlays.search.list.query.is_some() {
             self.want_every_session();
         }
     }
 
     pub(super) fn submit_list_search(&mut self) {
-        let Some(query) = self.search.list.query.clone() else {
+        let Some(query) = self.overlays.search.list.query.clone() else {
             return;
         };
-        let list = &mut self.search.list;
-        list.generation = self.search.worker.generation();
+        let list = &mut self.overlays.search.list;
+        list.generation = self.overlays.search.worker.generation();
         list.searched = self.store.revision();
         list.searched_at = Some(Instant::now());
         // A search that starts again keeps what it found until it is done.
         list.progress = (0, self.store.sessions().len());
-        self.search.worker.submit(Job::Sessions {
+        self.overlays.search.worker.submit(Job::Sessions {
             generation: list.generation,
             sessions: self.store.sessions().to_vec(),
             query,
@@ -82,8 +82,8 @@ impl App {
     }
 
     fn list_search_progress_in(&self, short: bool) -> Option<String> {
-        let list = &self.search.list;
-        if self.list.filter.is_empty() || list.query.is_none() {
+        let list = &self.overlays.search.list;
+        if self.panes.list.filter.is_empty() || list.query.is_none() {
             return None;
         }
         let (searched, total) = list.progress;
@@ -120,23 +120,24 @@ impl App {
         let Some(session) = id.and_then(|id| self.store.session(id)) else {
             return false;
         };
-        self.search
+        self.overlays
+            .search
             .list
             .counts
             .contains_key(session.info.id.as_str())
             || session
                 .title()
                 .to_lowercase()
-                .contains(&self.list.filter.to_lowercase())
+                .contains(&self.panes.list.filter.to_lowercase())
     }
 
     /// The ids of the sessions the filtered list shows, in order.
     fn listed(&self) -> Vec<String> {
         let rows = crate::app::session_tree::rows::rows(
             &self.store,
-            &self.list.folded,
-            &self.list.filter,
-            &self.search.list.counts,
+            &self.panes.list.folded,
+            &self.panes.list.filter,
+            &self.overlays.search.list.counts,
         );
         let sessions = self.store.sessions();
         rows.iter()
@@ -167,13 +168,13 @@ impl App {
     /// hit, with the filter as the session's search. The selection is kept
     /// only when it is a hit; else the first hit listed is opened.
     pub(crate) fn open_at_first_hit(&mut self) {
-        if !self.list.filter.is_empty()
+        if !self.panes.list.filter.is_empty()
             && !self.is_listed(self.selected.as_deref())
             && !self.select_first_hit()
         {
             // Still searching: the first hit found opens.
             let searching = self.list_search_progress().is_some();
-            self.search.list.open_when_found = searching;
+            self.overlays.search.list.open_when_found = searching;
             self.notice = Some(if searching {
                 OPENS_WHEN_FOUND.into()
             } else {
@@ -186,12 +187,12 @@ impl App {
             return;
         };
         self.focus = Focus::Turns;
-        if self.list.filter.is_empty() {
+        if self.panes.list.filter.is_empty() {
             return;
         }
-        self.search.session = Some(SessionSearch {
+        self.overlays.search.session = Some(SessionSearch {
             session_id: id,
-            input: self.list.filter.clone(),
+            input: self.panes.list.filter.clone(),
             ..Default::default()
         });
         self.want_whole_history();
@@ -199,7 +200,7 @@ impl App {
         if let Some(t) = self.turn_state_mut() {
             t.jump(Jump::Top);
         }
-        if let Some(search) = self.search.session.as_mut() {
+        if let Some(search) = self.overlays.search.session.as_mut() {
             search.query = Query::new(&search.input);
             search.jump_pending = true;
         }

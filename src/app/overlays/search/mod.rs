@@ -96,7 +96,7 @@ impl App {
         let Some(id) = self.selected_session_id() else {
             return;
         };
-        self.search.session = Some(SessionSearch {
+        self.overlays.search.session = Some(SessionSearch {
             session_id: id,
             typing: true,
             counted: true,
@@ -109,8 +109,8 @@ impl App {
             .store
             .session_arc(self.selected.as_deref().unwrap_or(""))
         {
-            let generation = self.search.worker.generation();
-            self.search.worker.submit(Job::Warm {
+            let generation = self.overlays.search.worker.generation();
+            self.overlays.search.worker.submit(Job::Warm {
                 generation,
                 session,
             });
@@ -121,7 +121,7 @@ impl App {
     /// go to the first hit found.
     pub(crate) fn requery(&mut self) {
         let from = self.turn_state().map_or(0, |t| t.position.0);
-        let Some(search) = self.search.session.as_mut() else {
+        let Some(search) = self.overlays.search.session.as_mut() else {
             return;
         };
         search.query = Query::new(&search.input);
@@ -134,7 +134,7 @@ impl App {
     }
 
     fn submit_session_search(&mut self, from: usize) {
-        let Some(search) = self.search.session.as_mut() else {
+        let Some(search) = self.overlays.search.session.as_mut() else {
             return;
         };
         let (Some(query), Some(session)) = (
@@ -143,11 +143,11 @@ impl App {
         ) else {
             return;
         };
-        search.generation = self.search.worker.generation();
+        search.generation = self.overlays.search.worker.generation();
         search.searched = session.revision;
         search.searched_at = Some(Instant::now());
         search.answered = false;
-        self.search.worker.submit(Job::Session {
+        self.overlays.search.worker.submit(Job::Session {
             generation: search.generation,
             session,
             query,
@@ -157,7 +157,7 @@ impl App {
 
     /// `n` / `N`: the next or previous hit, wrapping.
     pub(crate) fn search_step(&mut self, forward: bool) {
-        let Some(search) = self.search.session.as_mut() else {
+        let Some(search) = self.overlays.search.session.as_mut() else {
             self.notice = Some("no search: / to search this session".into());
             return;
         };
@@ -176,7 +176,7 @@ impl App {
 
     /// Bring the current hit into view, unfolding the card that holds it.
     fn reveal_hit(&mut self) {
-        let Some(search) = &self.search.session else {
+        let Some(search) = &self.overlays.search.session else {
             return;
         };
         let (Some(i), Some(query)) = (search.current, search.query.clone()) else {
@@ -218,13 +218,13 @@ impl App {
 
     /// Leave the search (`esc`). Returns whether there was one.
     pub(crate) fn clear_search(&mut self) -> bool {
-        self.search.session.take().is_some()
+        self.overlays.search.session.take().is_some()
     }
 
     /// Results from the worker. Returns whether anything visible changed.
     pub fn on_search_results(&mut self) -> bool {
         let mut changed = false;
-        for found in self.search.worker.take() {
+        for found in self.overlays.search.worker.take() {
             changed |= self.apply_found(found);
         }
         changed
@@ -234,6 +234,7 @@ impl App {
         match found {
             Found::First { generation, hit } => {
                 let Some(search) = self
+                    .overlays
                     .search
                     .session
                     .as_mut()
@@ -257,6 +258,7 @@ impl App {
             }
             Found::Session { generation, hits } => {
                 let Some(search) = self
+                    .overlays
                     .search
                     .session
                     .as_mut()
@@ -286,7 +288,7 @@ impl App {
                 searched,
                 total,
             } => {
-                if self.search.list.generation != generation {
+                if self.overlays.search.list.generation != generation {
                     return false;
                 }
                 self.apply_list_counts(counts, searched, total);
@@ -300,7 +302,7 @@ impl App {
     pub(crate) fn refresh_searches(&mut self) {
         let now = Instant::now();
         let due = |at: Option<Instant>, every: Duration| at.is_none_or(|t| now - t >= every);
-        if let Some(search) = &self.search.session
+        if let Some(search) = &self.overlays.search.session
             && search.query.is_some()
             && due(search.searched_at, SESSION_REFRESH)
             && self
@@ -311,10 +313,10 @@ impl App {
             let from = self.turn_state().map_or(0, |t| t.position.0);
             self.submit_session_search(from);
         }
-        let list = &self.search.list;
-        if self.list.filter.is_empty() {
+        let list = &self.overlays.search.list;
+        if self.panes.list.filter.is_empty() {
             if list.query.is_some() {
-                self.search.list = ListSearch::default();
+                self.overlays.search.list = ListSearch::default();
             }
         } else if list.query.is_some()
             && list.searched != self.store.revision()
@@ -326,7 +328,7 @@ impl App {
 
     /// The search line for the status bar, when a search is on.
     pub fn search_status(&self) -> Option<(String, bool)> {
-        let search = self.search.session.as_ref()?;
+        let search = self.overlays.search.session.as_ref()?;
         if self.selected.as_deref() != Some(search.session_id.as_str()) {
             return None;
         }

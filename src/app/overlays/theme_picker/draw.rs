@@ -13,7 +13,7 @@ use crate::render::wrap;
 const WIDTH: u16 = 30;
 
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
-    let Some(picker) = &app.theme_picker else {
+    let Some(picker) = &app.overlays.theme_picker else {
         return;
     };
     let theme = &app.theme;

@@ -33,7 +33,7 @@ impl App {
             .iter()
             .position(|n| *n == self.theme.name)
             .unwrap_or(0);
-        self.theme_picker = Some(ThemePicker {
+        self.overlays.theme_picker = Some(ThemePicker {
             names,
             index,
             original: self.theme.clone(),
@@ -43,7 +43,7 @@ impl App {
 
     /// Put back the theme the picker opened on, and close it.
     pub(crate) fn restore_theme(&mut self) {
-        if let Some(picker) = self.theme_picker.take() {
+        if let Some(picker) = self.overlays.theme_picker.take() {
             self.set_theme(picker.original);
         }
         self.overlay = None;
@@ -59,7 +59,7 @@ impl App {
 
     pub(crate) fn keep_theme(&mut self) {
         self.overlay = None;
-        let Some(picker) = self.theme_picker.take() else {
+        let Some(picker) = self.overlays.theme_picker.take() else {
             return;
         };
         let name = picker.names[picker.index].clone();

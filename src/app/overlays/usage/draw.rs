@@ -26,7 +26,9 @@ fn range_name(days: Option<u32>) -> String {
 }
 
 pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
-    let Some(view) = &app.usage.view else { return };
+    let Some(view) = &app.overlays.usage.view else {
+        return;
+    };
     let theme = &app.theme;
     frame.render_widget(Clear, screen);
     let ranges: Vec<Span> = RANGES

@@ -109,7 +109,7 @@ fn ask(
 impl App {
     /// `u`: open the view on the last range chosen (30 days at first).
     pub fn open_usage(&mut self) {
-        let range = self.usage.view.as_ref().map_or(1, |v| v.range);
+        let range = self.overlays.usage.view.as_ref().map_or(1, |v| v.range);
         self.overlay = Some(Overlay::Usage);
         self.usage_range(range);
     }
@@ -123,7 +123,7 @@ impl App {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as i64)
         };
-        let (answer, reply) = match &self.usage.db {
+        let (answer, reply) = match &self.overlays.usage.db {
             None => (
                 Answer::Failed("no opencode database on this machine (no home folder)".into()),
                 None,
@@ -134,11 +134,11 @@ impl App {
                     db.clone(),
                     RANGES[range],
                     now_ms,
-                    self.usage.answered.clone(),
+                    self.overlays.usage.answered.clone(),
                 )),
             ),
         };
-        self.usage.view = Some(UsageView {
+        self.overlays.usage.view = Some(UsageView {
             range,
             answer,
             selected: 0,
@@ -149,7 +149,7 @@ impl App {
 
     /// Take the reader's answer when it has come (each frame).
     pub(crate) fn poll_usage(&mut self) {
-        let Some(view) = self.usage.view.as_mut() else {
+        let Some(view) = self.overlays.usage.view.as_mut() else {
             return;
         };
         let Some(reply) = &view.reply else { return };

@@ -137,12 +137,12 @@ fn tool_finished(store: &Store, p: &Prompt) -> bool {
 impl App {
     /// Every prompt waiting for an answer, oldest first.
     pub fn prompt_queue(&self) -> Vec<&Prompt> {
-        self.prompts.queue(&self.store)
+        self.panes.prompts.queue(&self.store)
     }
 
     /// The prompt the bar shows, and its place in the queue.
     pub fn current_prompt(&self) -> Option<(usize, usize, &Prompt)> {
-        self.prompts.current_in(&self.store)
+        self.panes.prompts.current_in(&self.store)
     }
 
     /// Keep the bar on a prompt that is still there; take focus when the
@@ -167,30 +167,30 @@ impl App {
         let current = self
             .current_prompt()
             .map(|(_, _, p)| p.request.id().to_string());
-        if current != self.prompts.current {
-            self.prompts.current = current.clone();
-            self.prompts.step = PermStep::Choose;
-            self.prompts.choice = 0;
-            self.prompts.chose = false;
+        if current != self.panes.prompts.current {
+            self.panes.prompts.current = current.clone();
+            self.panes.prompts.step = PermStep::Choose;
+            self.panes.prompts.choice = 0;
+            self.panes.prompts.chose = false;
             // A text box open for the prompt that went stays open (stale):
             // what is being typed must not land on the next prompt.
-            self.prompts.error = None;
+            self.panes.prompts.error = None;
         }
         self.settle_prompt_focus();
     }
 
     /// What the reply task said about an answer.
     pub fn on_replied(&mut self, request_id: &str, outcome: ReplyOutcome) {
-        self.prompts.sending.remove(request_id);
+        self.panes.prompts.sending.remove(request_id);
         match outcome {
             ReplyOutcome::Sent => {
-                self.prompts.sent.insert(request_id.to_string());
+                self.panes.prompts.sent.insert(request_id.to_string());
             }
             ReplyOutcome::AlreadyGone => {
-                self.prompts.sent.insert(request_id.to_string());
+                self.panes.prompts.sent.insert(request_id.to_string());
                 self.notice = Some("that prompt was already answered".into());
             }
-            ReplyOutcome::Failed(e) => self.prompts.error = Some(format!("not sent: {e}")),
+            ReplyOutcome::Failed(e) => self.panes.prompts.error = Some(format!("not sent: {e}")),
         }
         self.refresh_prompts();
     }
@@ -198,7 +198,7 @@ impl App {
     pub(crate) fn send_reply(&mut self, reply: Reply) {
         let id = reply.request_id().to_string();
         let Some(tx) = &self.replies else {
-            self.prompts.error = Some(
+            self.panes.prompts.error = Some(
                 if self.source.recorded {
                     "replay: nothing is sent"
                 } else {
@@ -208,24 +208,24 @@ impl App {
             );
             return;
         };
-        if self.prompts.sending.contains(&id) || self.prompts.sent.contains(&id) {
+        if self.panes.prompts.sending.contains(&id) || self.panes.prompts.sent.contains(&id) {
             return; // one answer per prompt, however often the key is pressed
         }
-        self.prompts.error = None;
+        self.panes.prompts.error = None;
         if tx.send(reply).is_ok() {
-            self.prompts.sending.insert(id);
+            self.panes.prompts.sending.insert(id);
         } else {
-            self.prompts.error = Some("not sent: the connection is gone".into());
+            self.panes.prompts.error = Some("not sent: the connection is gone".into());
         }
-        self.prompts.editor = None;
-        self.prompts.editor_for = None;
-        self.prompts.step = PermStep::Choose;
+        self.panes.prompts.editor = None;
+        self.panes.prompts.editor_for = None;
+        self.panes.prompts.step = PermStep::Choose;
     }
 
     /// Esc at the top of the bar: back to the panes, the prompt stays.
     pub(crate) fn release_prompt_focus(&mut self) {
-        self.focus = self.prompts.prior_focus.unwrap_or(Focus::Sessions);
+        self.focus = self.panes.prompts.prior_focus.unwrap_or(Focus::Sessions);
         // Still set: the bar does not grab focus again until the queue empties.
-        self.prompts.prior_focus = Some(self.focus);
+        self.panes.prompts.prior_focus = Some(self.focus);
     }
 }

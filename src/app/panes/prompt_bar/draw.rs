@@ -44,7 +44,7 @@ pub(super) fn session_chain(app: &App, id: &str) -> String {
 /// Rows the bar needs on this screen.
 pub fn height(app: &App, screen: Rect) -> u16 {
     let screen_height = screen.height;
-    if app.prompts.editor_is_stale() {
+    if app.panes.prompts.editor_is_stale() {
         return crate::app::panes::prompt_bar::wait::STALE_EDITOR_ROWS.min(screen_height / 2);
     }
     let Some((_, _, prompt)) = app.current_prompt() else {
@@ -59,16 +59,24 @@ pub fn height(app: &App, screen: Rect) -> u16 {
             // the editor.
             let (subject, diff) = draw_permission::preview_size(p, screen.width as usize);
             let preview = draw_permission::PreviewCut::new(subject, diff, None).rows();
-            let editor = if app.prompts.editor.is_some() { 3 } else { 0 };
+            let editor = if app.panes.prompts.editor.is_some() {
+                3
+            } else {
+                0
+            };
             5 + preview as u16 + editor
         }
         (PromptRequest::Question(q), true) => {
-            let tab = app.prompts.drafts.get(&q.id).map_or(0, |d| d.tab);
+            let tab = app.panes.prompts.drafts.get(&q.id).map_or(0, |d| d.tab);
             let rows = q
                 .questions
                 .get(tab)
                 .map_or(q.questions.len(), |qq| qq.options.len() + 2);
-            let editor = if app.prompts.editor.is_some() { 4 } else { 0 };
+            let editor = if app.panes.prompts.editor.is_some() {
+                4
+            } else {
+                0
+            };
             5 + rows as u16 + editor
         }
     };
@@ -76,7 +84,7 @@ pub fn height(app: &App, screen: Rect) -> u16 {
 }
 
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
-    if app.prompts.editor_is_stale() {
+    if app.panes.prompts.editor_is_stale() {
         return crate::app::panes::prompt_bar::wait::draw_stale_editor(frame, app, area);
     }
     let theme = &app.theme;
@@ -120,16 +128,16 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         frame.render_widget(Paragraph::new(lines), inner);
         return;
     }
-    let status = if app.prompts.sending.contains(prompt.request.id()) {
+    let status = if app.panes.prompts.sending.contains(prompt.request.id()) {
         Some(("sending…".to_string(), Role::Running))
-    } else if app.replies.is_some() && app.prompts.arming_shown {
-        let why = if app.prompts.dropped_while_arming {
+    } else if app.replies.is_some() && app.panes.prompts.arming_shown {
+        let why = if app.panes.prompts.dropped_while_arming {
             "arming: keys are ignored until this prompt has been on screen a moment"
         } else {
             "arming…"
         };
         Some((why.to_string(), Role::Warning))
-    } else if let Some(e) = &app.prompts.error {
+    } else if let Some(e) = &app.panes.prompts.error {
         Some((e.clone(), Role::Error))
     } else if app.replies.is_none() {
         Some((
@@ -143,7 +151,11 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     } else {
         None
     };
-    let editor_rows = if app.prompts.editor.is_some() { 3 } else { 0 };
+    let editor_rows = if app.panes.prompts.editor.is_some() {
+        3
+    } else {
+        0
+    };
     let text_area = Rect {
         height: inner.height.saturating_sub(editor_rows),
         ..inner
@@ -163,7 +175,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ));
     }
     frame.render_widget(Paragraph::new(lines), text_area);
-    if let Some(editor) = &app.prompts.editor {
+    if let Some(editor) = &app.panes.prompts.editor {
         let r = Rect {
             y: inner.bottom().saturating_sub(editor_rows),
             height: editor_rows.min(inner.height),

@@ -76,7 +76,7 @@ pub fn preview_size(p: &PermissionRequest, width: usize) -> (usize, usize) {
 /// The answer lines of the step the permission is at.
 fn answer_lines(app: &App, p: &PermissionRequest, width: usize) -> Vec<Line<'static>> {
     let theme = &app.theme;
-    match app.prompts.step {
+    match app.panes.prompts.step {
         PermStep::ConfirmAlways => {
             let remembered = if p.always.is_empty() {
                 p.patterns.join(", ")
@@ -159,7 +159,7 @@ fn choices_line(app: &App, width: usize) -> Line<'static> {
     };
     let mut spans = vec![Span::raw("   ")];
     for (i, (label, k)) in labels.iter().zip(&keys).enumerate() {
-        let style = if app.prompts.chose && i == app.prompts.choice {
+        let style = if app.panes.prompts.chose && i == app.panes.prompts.choice {
             theme.style(Role::SelectionFocus)
         } else {
             theme.style(Role::Text)

@@ -24,7 +24,7 @@ pub(super) fn question(
     let theme = &app.theme;
     let mut lines = Vec::new();
     let fresh;
-    let draft: &Draft = match app.prompts.drafts.get(&q.id) {
+    let draft: &Draft = match app.panes.prompts.drafts.get(&q.id) {
         Some(d) => d,
         None => {
             fresh = Draft::new(q);
@@ -54,7 +54,7 @@ pub(super) fn question(
     let custom = qq.custom != Some(false);
     // The options (or the review's answers): what shrinks.
     let items = option_lines(app, qq, draft, tab, width);
-    if app.prompts.editor.is_some() {
+    if app.panes.prompts.editor.is_some() {
         let keys = typing_keys(app, "done", width);
         return fit(lines, items, draft.cursor, keys, rows);
     }

@@ -49,17 +49,18 @@ impl App {
                 self.overlay,
                 None | Some(Overlay::SidePanel | Overlay::PromptView)
             );
-        self.prompts.visible = if uncovered {
-            self.prompts.current.clone()
+        self.panes.prompts.visible = if uncovered {
+            self.panes.prompts.current.clone()
         } else {
             None
         };
         // Shown for the first time: it arms once this frame is out, at
         // once when there is no delay.
-        let first_time = self.prompts.visible.is_some()
-            && self.prompts.armed.as_ref().map(|(id, _)| id) != self.prompts.visible.as_ref();
-        self.prompts.arming_shown = if first_time {
-            !self.prompts.arming.is_zero()
+        let first_time = self.panes.prompts.visible.is_some()
+            && self.panes.prompts.armed.as_ref().map(|(id, _)| id)
+                != self.panes.prompts.visible.as_ref();
+        self.panes.prompts.arming_shown = if first_time {
+            !self.panes.prompts.arming.is_zero()
         } else {
             !self.prompt_armed(now)
         };
@@ -69,38 +70,38 @@ impl App {
     /// for the first time is seen from `now`. Keys that were waiting then
     /// are handled as typed at the frame's start, before it was seen.
     pub fn frame_flushed(&mut self, now: Instant) {
-        match (&self.prompts.visible, &self.prompts.armed) {
+        match (&self.panes.prompts.visible, &self.panes.prompts.armed) {
             (Some(id), Some((armed, _))) if id == armed => {}
             (Some(id), _) => {
-                self.prompts.armed = Some((id.clone(), now));
-                self.prompts.dropped_while_arming = false;
+                self.panes.prompts.armed = Some((id.clone(), now));
+                self.panes.prompts.dropped_while_arming = false;
             }
             // Covered, unfocused or gone: seen again only when drawn again.
-            (None, _) => self.prompts.armed = None,
+            (None, _) => self.panes.prompts.armed = None,
         }
     }
 
     /// Whether the focused prompt takes a key typed at `now`: a flushed
     /// frame showed it uncovered, and the arming delay had passed since.
     pub fn prompt_armed(&self, now: Instant) -> bool {
-        self.prompts.armed_at(now)
+        self.panes.prompts.armed_at(now)
     }
 
     /// A prompt is on screen but not armed yet: the loop ticks to redraw
     /// it when it arms.
     pub fn prompt_arming(&self, now: Instant) -> bool {
-        self.prompts.armed.is_some() && !self.prompt_armed(now)
+        self.panes.prompts.armed.is_some() && !self.prompt_armed(now)
     }
 
     /// Give the prompt bar the keyboard when a prompt waits and nothing
     /// else is being typed or shown over the screen; give it back when the
     /// queue is empty. Called after every key and every source change.
     pub(crate) fn settle_prompt_focus(&mut self) {
-        match &self.prompts.current {
+        match &self.panes.prompts.current {
             Some(id)
                 if self.replies.is_some()
                     && self.focus != Focus::Prompt
-                    && self.prompts.prior_focus.is_none() =>
+                    && self.panes.prompts.prior_focus.is_none() =>
             {
                 if self.keyboard_busy() {
                     // It waits: the bar (or a line over the overlay) says
@@ -108,12 +109,17 @@ impl App {
                     let id = id.clone();
                     self.attention.ring_once(&id);
                 } else {
-                    self.prompts.prior_focus = Some(self.focus);
+                    self.panes.prompts.prior_focus = Some(self.focus);
                     self.focus = Focus::Prompt;
                 }
             }
-            None if self.focus == Focus::Prompt && !self.prompts.editor_is_stale() => {
-                self.focus = self.prompts.prior_focus.take().unwrap_or(Focus::Sessions);
+            None if self.focus == Focus::Prompt && !self.panes.prompts.editor_is_stale() => {
+                self.focus = self
+                    .panes
+                    .prompts
+                    .prior_focus
+                    .take()
+                    .unwrap_or(Focus::Sessions);
                 if self.overlay == Some(Overlay::PromptView) {
                     self.overlay = None;
                 }
@@ -125,10 +131,10 @@ impl App {
     /// A prompt waits behind what the person is busy with: what that is,
     /// for the line that says how to get to the prompt.
     pub fn prompt_waiting_behind(&self) -> Option<&'static str> {
-        if self.prompts.current.is_none()
+        if self.panes.prompts.current.is_none()
             || self.replies.is_none()
             || self.focus == Focus::Prompt
-            || self.prompts.prior_focus.is_some()
+            || self.panes.prompts.prior_focus.is_some()
         {
             return None;
         }

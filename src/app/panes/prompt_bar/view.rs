@@ -54,7 +54,7 @@ pub fn draw_view(frame: &mut Frame, app: &App, screen: Rect) {
     frame.render_widget(block, screen);
     let lines = view_lines(app, prompt, inner.width as usize);
     frame.render_widget(
-        Paragraph::new(lines).scroll((app.prompts.view_scroll, 0)),
+        Paragraph::new(lines).scroll((app.panes.prompts.view_scroll, 0)),
         inner,
     );
 }

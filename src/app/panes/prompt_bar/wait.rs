@@ -76,6 +76,7 @@ pub fn draw_stale_editor(frame: &mut Frame, app: &App, area: Rect) {
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let what = app
+        .panes
         .prompts
         .editor_for
         .as_ref()
@@ -90,7 +91,7 @@ pub fn draw_stale_editor(frame: &mut Frame, app: &App, area: Rect) {
         Line::styled(wrap::truncate(keys, width), theme.style(Role::Muted)),
     ];
     frame.render_widget(Paragraph::new(lines), inner);
-    if let Some(editor) = &app.prompts.editor {
+    if let Some(editor) = &app.panes.prompts.editor {
         let r = Rect {
             y: inner.y.saturating_add(2).min(inner.bottom()),
             height: inner.height.saturating_sub(2).min(3),

@@ -55,14 +55,15 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let selected = app.selected_row();
     // In a fleet, sessions sit a column in from their project's heading,
     // as it does from its server's.
-    let fleet = row_width::is_fleet_list(&app.list.rows);
+    let fleet = row_width::is_fleet_list(&app.panes.list.rows);
     let mut lines = Vec::new();
     for (i, row) in app
+        .panes
         .list
         .rows
         .iter()
         .enumerate()
-        .skip(app.list.offset)
+        .skip(app.panes.list.offset)
         .take(inner.height as usize)
     {
         if let (Some(text), Some(group)) = (&row.header, &row.group) {
@@ -85,9 +86,9 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
             Some(i) == selected,
         ));
     }
-    if app.list.rows.is_empty() {
+    if app.panes.list.rows.is_empty() {
         // Never "no match" before every session was searched.
-        let text = if app.list.filter.is_empty() {
+        let text = if app.panes.list.filter.is_empty() {
             "no sessions yet".to_string()
         } else {
             app.list_search_progress()
@@ -102,12 +103,12 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
 /// is), or "Sessions N".
 fn header(app: &App) -> Line<'static> {
     let theme = &app.theme;
-    if app.list.filtering || !app.list.filter.is_empty() {
-        let cursor = if app.list.filtering { "▏" } else { "" };
+    if app.panes.list.filtering || !app.panes.list.filter.is_empty() {
+        let cursor = if app.panes.list.filtering { "▏" } else { "" };
         let mut spans = vec![
             Span::styled("/", theme.style(Role::Accent)),
             Span::styled(
-                format!("{}{cursor}", sanitize::line(&app.list.filter)),
+                format!("{}{cursor}", sanitize::line(&app.panes.list.filter)),
                 theme.style(Role::Text),
             ),
         ];
@@ -119,7 +120,7 @@ fn header(app: &App) -> Line<'static> {
         }
         Line::from(spans)
     } else {
-        let n = app.list.listed;
+        let n = app.panes.list.listed;
         Line::from(vec![
             Span::styled("Sessions", theme.style(Role::Title)),
             Span::styled(format!(" {n}"), theme.style(Role::Muted)),
@@ -308,8 +309,8 @@ fn counts(app: &App, counts: &Counts) -> Vec<(String, Style)> {
 fn group_title(app: &App) -> Option<String> {
     let i = app.selected_row()?;
     let (text, group) = (
-        app.list.rows[i].header.as_deref()?,
-        app.list.rows[i].group.as_ref()?,
+        app.panes.list.rows[i].header.as_deref()?,
+        app.panes.list.rows[i].group.as_ref()?,
     );
     let text = sanitize::line(text);
     Some(match &group.level {
@@ -325,12 +326,18 @@ fn draw_bar(frame: &mut Frame, app: &App, area: Rect) {
     let theme = &app.theme;
     let focused = app.focus == Focus::Sessions;
     let sessions = app.store.sessions();
-    let total = app.list.rows.iter().filter(|r| r.header.is_none()).count();
+    let total = app
+        .panes
+        .list
+        .rows
+        .iter()
+        .filter(|r| r.header.is_none())
+        .count();
     let at = app
         .selected_row()
-        .filter(|&i| app.list.rows[i].header.is_none())
+        .filter(|&i| app.panes.list.rows[i].header.is_none())
         .map(|i| {
-            app.list.rows[..=i]
+            app.panes.list.rows[..=i]
                 .iter()
                 .filter(|r| r.header.is_none())
                 .count()

@@ -19,7 +19,8 @@ impl App {
     /// The selected row, when it is a fleet's heading.
     pub fn selected_group(&self) -> Option<&Group> {
         let key = self.selected.as_deref().filter(|k| is_group_key(k))?;
-        self.list
+        self.panes
+            .list
             .rows
             .iter()
             .filter_map(|r| r.group.as_ref())
@@ -30,7 +31,7 @@ impl App {
     /// for, what its sessions are doing, and what its keys do.
     pub fn describe_group(&self) -> Option<String> {
         use crate::model::wire::sanitize::line;
-        let row = self.list.rows.get(self.selected_row()?)?;
+        let row = self.panes.list.rows.get(self.selected_row()?)?;
         let (text, group) = (line(row.header.as_deref()?), row.group.as_ref()?);
         let mut out = Vec::new();
         match &group.level {
@@ -93,7 +94,7 @@ impl App {
     /// Fold or unfold the selected heading's group. Returns whether a
     /// heading was selected.
     pub(crate) fn toggle_group(&mut self) -> bool {
-        self.list.toggle_group(self.selected.as_deref())
+        self.panes.list.toggle_group(self.selected.as_deref())
     }
 
     /// Forget the selected server, when it is gone, with its sessions.
@@ -122,23 +123,24 @@ impl App {
         }
         let at = self.selected_row().unwrap_or(0);
         self.store.dismiss_server(&key);
-        self.list.folded.retain(|k| !of_server(k, &key));
+        self.panes.list.folded.retain(|k| !of_server(k, &key));
         let store = &self.store;
-        self.turns.retain(|id, _| store.session(id).is_some());
+        self.panes.turns.retain(|id, _| store.session(id).is_some());
         self.history.retain(|id| store.session(id).is_some());
         // The selection moves to the row that took the server's place.
-        self.list.rows = crate::app::session_tree::rows::rows(
+        self.panes.list.rows = crate::app::session_tree::rows::rows(
             &self.store,
-            &self.list.folded,
-            &self.list.filter,
-            &self.search.list.counts,
+            &self.panes.list.folded,
+            &self.panes.list.filter,
+            &self.overlays.search.list.counts,
         );
         let next = self
+            .panes
             .list
             .rows
             .iter()
             .skip(at)
-            .chain(self.list.rows.iter().rev());
+            .chain(self.panes.list.rows.iter().rev());
         self.selected = next.filter_map(|r| self.row_id(r)).next();
         self.refresh_prompts();
         self.verbs.say(format!(
@@ -161,9 +163,12 @@ mod tests {
     }
 
     fn select(app: &mut App, text: &str) {
-        let row = heading(&app.list.rows, text).clone();
+        let row = heading(&app.panes.list.rows, text).clone();
         app.selected = app.row_id(&row);
-        assert_eq!(app.selected_row().map(|i| &app.list.rows[i]), Some(&row));
+        assert_eq!(
+            app.selected_row().map(|i| &app.panes.list.rows[i]),
+            Some(&row)
+        );
         assert!(app.selected_session().is_none());
     }
 
@@ -182,14 +187,17 @@ mod tests {
         select(&mut app, "a:1");
         app.act(Action::ToggleTree);
         app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert!(heading(&app.list.rows, "a:1").folded);
+        assert!(heading(&app.panes.list.rows, "a:1").folded);
         assert_eq!(app.selected_row(), Some(0));
         app.act(Action::Open);
         app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert!(!heading(&app.list.rows, "a:1").folded);
+        assert!(!heading(&app.panes.list.rows, "a:1").folded);
         // A heading is no session: nothing to search, no turns laid out.
         app.act(Action::Search);
-        assert!(app.search.session.is_none() && !app.turns.keys().any(|k| is_group_key(k)));
+        assert!(
+            app.overlays.search.session.is_none()
+                && !app.panes.turns.keys().any(|k| is_group_key(k))
+        );
         // Down goes onto the project's heading, then its first session.
         app.act(Action::Down);
         assert_eq!(
@@ -248,9 +256,9 @@ mod tests {
                 .iter()
                 .all(|s| !s.info.id.ends_with("@a:1"))
         );
-        assert!(app.list.folded.is_empty());
+        assert!(app.panes.list.folded.is_empty());
         app.prepare(ratatui::layout::Rect::new(0, 0, 120, 30));
-        assert_eq!(app.list.rows[0].header.as_deref(), Some("b:2"));
+        assert_eq!(app.panes.list.rows[0].header.as_deref(), Some("b:2"));
         assert_eq!(app.selected_row(), Some(0));
     }
 }

@@ -24,11 +24,11 @@ impl App {
     pub(crate) fn select_first_match(&mut self) {
         let rows = crate::app::session_tree::rows::rows(
             &self.store,
-            &self.list.folded,
-            &self.list.filter,
-            &self.search.list.counts,
+            &self.panes.list.folded,
+            &self.panes.list.filter,
+            &self.overlays.search.list.counts,
         );
-        let needle = self.list.filter.to_lowercase();
+        let needle = self.panes.list.filter.to_lowercase();
         let sessions = self.store.sessions();
         if let Some(r) = rows.iter().find(|r| {
             r.header.is_none() && sessions[r.index].title().to_lowercase().contains(&needle)
@@ -40,12 +40,12 @@ impl App {
     /// The rows, when no frame has laid them out yet (keys before the
     /// first frame).
     pub(crate) fn lay_out_list_rows(&mut self) {
-        if self.list.rows.is_empty() {
-            self.list.rows = crate::app::session_tree::rows::rows(
+        if self.panes.list.rows.is_empty() {
+            self.panes.list.rows = crate::app::session_tree::rows::rows(
                 &self.store,
-                &self.list.folded,
-                &self.list.filter,
-                &self.search.list.counts,
+                &self.panes.list.folded,
+                &self.panes.list.filter,
+                &self.overlays.search.list.counts,
             );
         }
     }

@@ -58,8 +58,8 @@ pub fn right_text(app: &App, s: &Session, with_cost: bool) -> String {
 
 /// The filter's hits in a session's content, as its row shows them.
 pub fn hits_text(app: &App, s: &Session) -> String {
-    match app.search.list.counts.get(s.info.id.as_str()) {
-        Some(n) if !app.list.filter.is_empty() => {
+    match app.overlays.search.list.counts.get(s.info.id.as_str()) {
+        Some(n) if !app.panes.list.filter.is_empty() => {
             format!(" {n} hit{} ", if *n == 1 { "" } else { "s" })
         }
         _ => String::new(),
@@ -120,7 +120,7 @@ fn row_needs(app: &App, row: &SessionRow, fleet: bool, with_cost: bool) -> usize
 /// `MIN_WIDTH` (or wide enough for the costs when `limit` allows them) and
 /// at most `limit`.
 pub fn wanted(app: &App, offset: usize, height: usize, limit: u16) -> u16 {
-    let rows = &app.list.rows;
+    let rows = &app.panes.list.rows;
     let fleet = is_fleet_list(rows);
     let with_cost = limit as usize > COST_FROM + 1;
     let widest = rows
@@ -132,16 +132,16 @@ pub fn wanted(app: &App, offset: usize, height: usize, limit: u16) -> u16 {
         .unwrap_or(0);
     // The header, "Sessions 7" or the filter being typed and its search's
     // progress.
-    let header = if app.list.filtering || !app.list.filter.is_empty() {
+    let header = if app.panes.list.filtering || !app.panes.list.filter.is_empty() {
         let progress = app
             .list_search_progress_short()
             .map_or(0, |p| 2 + wrap::width(&p));
-        2 + wrap::width(&sanitize::line(&app.list.filter)) + progress
+        2 + wrap::width(&sanitize::line(&app.panes.list.filter)) + progress
     } else {
         "Sessions ".len() + app.store.sessions().len().to_string().len()
     };
     // No rows: the line that says why ("searching… 0 of 2 sessions").
-    let empty = if rows.is_empty() && !app.list.filter.is_empty() {
+    let empty = if rows.is_empty() && !app.panes.list.filter.is_empty() {
         app.list_search_progress()
             .map_or("no session matches".len(), |p| wrap::width(&p))
     } else {

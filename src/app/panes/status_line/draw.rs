@@ -279,7 +279,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     let bar = theme.style(Role::StatusBar);
     let key = theme.style(Role::StatusKey);
 
-    if let Some(crate::app::panes::status_line::seek::SeekInput { text }) = &app.seek_input {
+    if let Some(crate::app::panes::status_line::seek::SeekInput { text }) = &app.panes.seek_input {
         let line = Line::from(vec![
             Span::styled(" seek to: ", key),
             Span::styled(format!("{}▏", sanitize::line(text)), bar),

@@ -367,7 +367,7 @@ impl App {
                 let len = p.timeline.len();
                 self.seek_records(len, Some(duration));
             }
-            Action::SeekTo => self.seek_input = Some(Default::default()),
+            Action::SeekTo => self.panes.seek_input = Some(Default::default()),
             _ => {}
         }
     }

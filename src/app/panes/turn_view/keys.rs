@@ -179,7 +179,7 @@ impl App {
         let Some(session) = cx.session() else {
             return;
         };
-        let state = self.turns.entry(id).or_default();
+        let state = self.panes.turns.entry(id).or_default();
         let Some(pos) = state.pos_at_row(row) else {
             return;
         };
