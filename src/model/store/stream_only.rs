@@ -97,27 +97,7 @@ impl Store {
         obs: &mut dyn ReplyObserver,
     ) -> Outcome {
         let (si, _) = self.session_or_placeholder(session_id);
-        let shed = !self.keep_text_in_raw;
-        let mut fetched: Vec<Message> = fetched
-            .into_iter()
-            .map(|(info, mut parts)| {
-                parts.sort_by(|a, b| a.id.cmp(&b.id));
-                parts.dedup_by(|a, b| a.id == b.id);
-                // Held as long as the session: no room for parts that
-                // never come (a source that collected it loosely).
-                parts.shrink_to_fit();
-                if shed {
-                    parts.iter_mut().for_each(Part::shed_text_from_raw);
-                }
-                Message {
-                    info,
-                    parts,
-                    ..Default::default()
-                }
-            })
-            .collect();
-        fetched.sort_by(|a, b| a.info.id.cmp(&b.info.id));
-        fetched.dedup_by(|a, b| a.info.id == b.info.id);
+        let mut fetched = page_messages(fetched, !self.keep_text_in_raw);
         let Some(oldest) = fetched.first().map(|m| m.info.id.clone()) else {
             return Outcome::applied(Change {
                 session: Some(session_id.to_string()),
@@ -217,4 +197,30 @@ fn todo_part(id: &str, info: &MessageInfo, raw_todos: &RawValue, count: usize) -
 
 fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// A fetched page as messages: each message's parts in order, once, held
+/// in no more room than they take (a session holds them as long as it
+/// lives; a source may have collected them loosely), their text shed from
+/// `raw` when `shed`; the messages in order, once.
+fn page_messages(fetched: Vec<(MessageInfo, Vec<Part>)>, shed: bool) -> Vec<Message> {
+    let mut messages: Vec<Message> = fetched
+        .into_iter()
+        .map(|(info, mut parts)| {
+            parts.sort_by(|a, b| a.id.cmp(&b.id));
+            parts.dedup_by(|a, b| a.id == b.id);
+            parts.shrink_to_fit();
+            if shed {
+                parts.iter_mut().for_each(Part::shed_text_from_raw);
+            }
+            Message {
+                info,
+                parts,
+                ..Default::default()
+            }
+        })
+        .collect();
+    messages.sort_by(|a, b| a.info.id.cmp(&b.info.id));
+    messages.dedup_by(|a, b| a.info.id == b.info.id);
+    messages
 }

@@ -83,6 +83,35 @@ pub fn height(app: &App, screen: Rect) -> u16 {
     want.min(screen_height / 2).max(3)
 }
 
+/// What the bar says under the prompt: sending, arming, an error, or why
+/// answers are not sent.
+fn status_line(app: &App, request_id: &str) -> Option<(String, Role)> {
+    let prompts = &app.panes.prompts;
+    if prompts.sending.contains(request_id) {
+        Some(("sending…".to_string(), Role::Running))
+    } else if app.replies.is_some() && prompts.arming_shown {
+        let why = if prompts.dropped_while_arming {
+            "arming: keys are ignored until this prompt has been on screen a moment"
+        } else {
+            "arming…"
+        };
+        Some((why.to_string(), Role::Warning))
+    } else if let Some(e) = &prompts.error {
+        Some((e.clone(), Role::Error))
+    } else if app.replies.is_none() {
+        Some((
+            if app.source.recorded {
+                "replay: answers are not sent".into()
+            } else {
+                "read-only: answers are not sent".into()
+            },
+            Role::Muted,
+        ))
+    } else {
+        None
+    }
+}
+
 pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
     if app.panes.prompts.editor_is_stale() {
         return crate::app::panes::prompt_bar::wait::draw_stale_editor(frame, app, area);
@@ -128,29 +157,7 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         frame.render_widget(Paragraph::new(lines), inner);
         return;
     }
-    let status = if app.panes.prompts.sending.contains(prompt.request.id()) {
-        Some(("sending…".to_string(), Role::Running))
-    } else if app.replies.is_some() && app.panes.prompts.arming_shown {
-        let why = if app.panes.prompts.dropped_while_arming {
-            "arming: keys are ignored until this prompt has been on screen a moment"
-        } else {
-            "arming…"
-        };
-        Some((why.to_string(), Role::Warning))
-    } else if let Some(e) = &app.panes.prompts.error {
-        Some((e.clone(), Role::Error))
-    } else if app.replies.is_none() {
-        Some((
-            if app.source.recorded {
-                "replay: answers are not sent".into()
-            } else {
-                "read-only: answers are not sent".into()
-            },
-            Role::Muted,
-        ))
-    } else {
-        None
-    };
+    let status = status_line(app, prompt.request.id());
     let editor_rows = if app.panes.prompts.editor.is_some() {
         3
     } else {
