@@ -230,6 +230,86 @@ impl Postgres {
         self.sql("postgres", "SELECT pg_reload_conf()");
     }
 
+    /// Serve TLS with this certificate and key (PEM files), clients' TLS
+    /// certificates checked against `client_ca` when given; with
+    /// `tls_only`, logins over TCP without TLS are refused.
+    #[allow(dead_code)]
+    pub fn serve_tls(
+        &self,
+        cert: &std::path::Path,
+        key: &std::path::Path,
+        client_ca: Option<&std::path::Path>,
+        tls_only: bool,
+    ) {
+        use std::os::unix::fs::PermissionsExt;
+        let copy = |from: &std::path::Path, name: &str| {
+            let to = self.data.join(name);
+            std::fs::copy(from, &to).unwrap();
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600)).unwrap();
+            if self.as_root {
+                let ok = Command::new("chown")
+                    .args(["postgres:", &to.display().to_string()])
+                    .status()
+                    .is_ok_and(|s| s.success());
+                assert!(ok, "cannot give {name} to the postgres user");
+            }
+        };
+        copy(cert, "server.crt");
+        copy(key, "server.key");
+        let mut conf =
+            "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n".to_string();
+        if let Some(ca) = client_ca {
+            copy(ca, "client_ca.crt");
+            conf.push_str("ssl_ca_file = 'client_ca.crt'\n");
+        }
+        let path = self.data.join("postgresql.conf");
+        let old = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{old}\n{conf}")).unwrap();
+        if tls_only || client_ca.is_some() {
+            let method = if client_ca.is_some() { "cert" } else { "trust" };
+            let hba = self.data.join("pg_hba.conf");
+            let old = std::fs::read_to_string(&hba).unwrap();
+            // Local (socket) logins stay trusted for the test's own psql.
+            let kept: String = old
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("host"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            std::fs::write(
+                &hba,
+                format!("hostssl all all 127.0.0.1/32 {method}\nhostssl all all ::1/128 {method}\n{kept}"),
+            )
+            .unwrap();
+        }
+        self.sql_local("SELECT pg_reload_conf()");
+    }
+
+    /// SQL as the superuser over the server's socket (when TCP logins may
+    /// need TLS).
+    #[allow(dead_code)]
+    fn sql_local(&self, sql: &str) {
+        let base = self.data.parent().expect("in the temp dir");
+        self.run(
+            "psql",
+            &[
+                "-h",
+                &base.display().to_string(),
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-c",
+                sql,
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
     /// A new, empty database and its URL (as `user`).
     pub fn database(&self, name: &str) -> String {
         self.sql("postgres", &format!("CREATE DATABASE {name}"));

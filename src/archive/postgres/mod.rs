@@ -25,10 +25,10 @@ pub mod pgpass;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
+pub mod tls;
 pub(in crate::archive) mod upkeep;
 pub mod url;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_postgres::error::SqlState;
@@ -58,13 +58,17 @@ impl PgArchive {
     pub fn open(url: &str) -> Result<PgArchive, ArchiveError> {
         let place = redact(url);
         let fail = |trouble, m: String| ArchiveError::new(trouble, &place, m);
-        let (config, no_password) = config(url)?;
+        let Connect {
+            config,
+            tls,
+            no_password,
+        } = config(url)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| fail(Trouble::Failed, e.to_string()))?;
         let (client, connection) = rt
-            .block_on(config.connect(tls()))
+            .block_on(config.connect(tls))
             .map_err(|e| with_why(classify(&place, &e), no_password.as_deref()))?;
         rt.spawn(async move {
             if let Err(e) = connection.await {
@@ -186,16 +190,29 @@ impl PgArchive {
 /// from the URL itself), a connect timeout; and, when no password was
 /// found, where it was looked for and why none came of it. Also the
 /// listener's (`notify`), on a connection of its own.
-pub(in crate::archive) fn config(url: &str) -> Result<(Config, Option<String>), ArchiveError> {
+pub(in crate::archive) fn config(url: &str) -> Result<Connect, ArchiveError> {
     let place = redact(url);
-    let (url, passfile) = crate::archive::postgres::pgpass::take_passfile(url);
-    let mut config: Config = url.parse().map_err(|e| {
-        ArchiveError::new(
-            Trouble::Failed,
-            &place,
-            format!("not a PostgreSQL URL: {e}"),
-        )
-    })?;
+    let failed = |why: String| ArchiveError::new(Trouble::Failed, &place, why);
+    let (url, own) = crate::archive::postgres::url::take_own_params(url);
+    let value = |key: &str| {
+        let env = tls::PARAMS
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, env)| *env);
+        own.iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| env.and_then(|env| std::env::var(env).ok()))
+            .filter(|v| !v.is_empty())
+    };
+    let passfile = value("passfile").map(std::path::PathBuf::from);
+    let settings =
+        tls::Settings::from_values(&value, dirs::home_dir().as_deref()).map_err(failed)?;
+    let tls = settings.connector().map_err(failed)?;
+    let mut config: Config = url
+        .parse()
+        .map_err(|e| failed(format!("not a PostgreSQL URL: {e}")))?;
+    config.ssl_mode(settings.ssl_mode());
     if config.get_user().is_none() {
         let user = std::env::var("PGUSER")
             .or_else(|_| std::env::var("USER"))
@@ -215,7 +232,19 @@ pub(in crate::archive) fn config(url: &str) -> Result<(Config, Option<String>), 
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(5));
     }
-    Ok((config, no_password))
+    Ok(Connect {
+        config,
+        tls,
+        no_password,
+    })
+}
+
+/// How to connect to an archive: tokio-postgres's settings, TLS as the
+/// URL asks, and why no password was found (if none was).
+pub(in crate::archive) struct Connect {
+    pub config: Config,
+    pub tls: tokio_postgres_rustls::MakeRustlsConnect,
+    pub no_password: Option<String>,
 }
 
 /// A server that asks for a password none was found for: the error says
@@ -232,21 +261,6 @@ fn with_why(mut e: ArchiveError, no_password: Option<&str>) -> ArchiveError {
 /// How the missing password is said (`with_why` adds to it).
 const ASKS_FOR_A_PASSWORD: &str = "the server asks for a password and none was given";
 
-/// TLS through rustls with the web's root certificates; a server without
-/// TLS is reached in the clear only when the URL's `sslmode` allows it
-/// (`prefer`, the default, does).
-pub(in crate::archive) fn tls() -> tokio_postgres_rustls::MakeRustlsConnect {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default TLS versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tokio_postgres_rustls::MakeRustlsConnect::new(config)
-}
-
 /// Whether a statement failed for a column or table the archive no longer
 /// has, or does not have yet: its schema moved on since it was read.
 fn schema_moved(e: &tokio_postgres::Error) -> bool {
@@ -257,6 +271,10 @@ fn schema_moved(e: &tokio_postgres::Error) -> bool {
 }
 
 pub(in crate::archive) fn classify(place: &str, e: &tokio_postgres::Error) -> ArchiveError {
+    // A certificate refused stays refused until a setting changes.
+    if let Some(why) = tls::explain(e) {
+        return ArchiveError::new(Trouble::Failed, place, why);
+    }
     // Asked for a password and none was given: waiting will not bring one.
     let missing = std::iter::successors(Some(e as &dyn std::error::Error), |e| e.source())
         .any(|e| e.to_string().contains("password missing"));

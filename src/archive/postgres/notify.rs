@@ -123,9 +123,10 @@ enum Stop {
 }
 
 async fn listen_once(url: &str, heard: &dyn Fn(Heard) -> bool) -> Result<Stop, String> {
-    let (config, _) = crate::archive::postgres::config(url).map_err(|e| e.message)?;
-    let (client, mut connection) = config
-        .connect(crate::archive::postgres::tls())
+    let connect = crate::archive::postgres::config(url).map_err(|e| e.message)?;
+    let (client, mut connection) = connect
+        .config
+        .connect(connect.tls)
         .await
         .map_err(|e| e.to_string())?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

@@ -5,31 +5,6 @@ use std::path::{Path, PathBuf};
 
 use tokio_postgres::Config;
 
-/// The URL without its `passfile=` parameter (tokio-postgres does not know
-/// it), and that file.
-pub fn take_passfile(url: &str) -> (String, Option<PathBuf>) {
-    let Some((base, query)) = url.split_once('?') else {
-        return (url.to_string(), None);
-    };
-    let mut passfile = None;
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|kv| match kv.strip_prefix("passfile=") {
-            Some(path) => {
-                passfile = Some(PathBuf::from(path));
-                false
-            }
-            None => true,
-        })
-        .collect();
-    let url = if kept.is_empty() {
-        base.to_string()
-    } else {
-        format!("{base}?{}", kept.join("&"))
-    };
-    (url, passfile)
-}
-
 /// The password for this connection: the URL's passfile, `$PGPASSWORD`,
 /// `$PGPASSFILE`, then `~/.pgpass`; or, when there is none, where it was
 /// looked for and why nothing was found there (said when the server asks

@@ -5,7 +5,7 @@
 /// userinfo, or a `password` parameter however its key is spelled
 /// (`pass%77ord=`). A URL the driver cannot read is looked at as text.
 pub fn has_password(url: &str) -> bool {
-    let (url, _) = crate::archive::postgres::pgpass::take_passfile(url);
+    let (url, _) = take_own_params(url);
     if let Ok(config) = url.parse::<tokio_postgres::Config>() {
         return config.get_password().is_some();
     }
@@ -19,6 +19,40 @@ pub fn has_password(url: &str) -> bool {
         || query
             .split('&')
             .any(crate::archive::origin::is_password_key)
+}
+
+/// The parameters ocview reads itself, as libpq names them: the password
+/// file and the TLS settings (tokio-postgres knows none of them, or a
+/// weaker `sslmode`).
+const OWN_PARAMS: [&str; 5] = ["passfile", "sslmode", "sslrootcert", "sslcert", "sslkey"];
+
+/// The URL without the parameters ocview reads itself, and those (their
+/// keys and values percent-decoded, the last of a key winning).
+pub fn take_own_params(url: &str) -> (String, Vec<(String, String)>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), Vec::new());
+    };
+    let decode = crate::source::live::url::percent_decode;
+    let mut own = Vec::new();
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| {
+            let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+            let key = decode(key);
+            if !OWN_PARAMS.contains(&key.as_str()) {
+                return true;
+            }
+            own.retain(|(k, _): &(String, String)| *k != key);
+            own.push((key, decode(value)));
+            false
+        })
+        .collect();
+    let url = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    (url, own)
 }
 
 /// A URL as it may be shown, logged or stored: no password, no user's
