@@ -158,6 +158,15 @@ pub enum Ask {
     PromptView(bool),
     /// Say this in passing.
     Notice(String),
+    /// Play the recording (from its start when it was at its end).
+    Play { from_start: bool },
+    /// Move the recording to `target` records applied (and the play
+    /// clock to `at`, when given).
+    SeekRecords { target: usize, at: Option<i64> },
+    /// Move the recording to a play time.
+    SeekTime(i64),
+    /// Open the seek's input on the status line.
+    TypeSeek,
     /// Select this row (a session, a heading's fold key, or nothing).
     Select(Option<String>),
     /// Open this child session (a task card's), coming back with back.

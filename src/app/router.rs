@@ -270,6 +270,10 @@ impl App {
                 self.overlay = open.then_some(Overlay::PromptView);
             }
             Ask::Notice(text) => self.notice = Some(text),
+            Ask::Play { from_start } => self.play(from_start),
+            Ask::SeekRecords { target, at } => self.seek_records(target, at),
+            Ask::SeekTime(ms) => self.seek_time(ms),
+            Ask::TypeSeek => self.panes.seek_input = Some(Default::default()),
             Ask::Select(id) => {
                 self.selected = id;
                 self.history.clear();

@@ -47,74 +47,97 @@ impl Query {
         }
     }
 
-    /// The words searched for: nothing but letters, digits and the
-    /// characters inside a path or a name, or a word (an apostrophe: the
-    /// index splits "doesn't" at it, so the word is the phrase of its two
-    /// pieces, never "doesnt"); the engines' own syntax never reaches them
-    /// from the person typing.
-    pub fn words(&self) -> Vec<String> {
-        self.text
-            .split_whitespace()
-            .map(|w| {
-                w.chars()
-                    .map(|c| if c == '\u{2019}' { '\'' } else { c })
-                    .filter(|c| c.is_alphanumeric() || "._-/:@'".contains(*c))
-                    .collect::<String>()
-                    // Inside a word only: around one they are quotes.
-                    .trim_matches('\'')
-                    .to_string()
-            })
-            .filter(|w| w.chars().any(char::is_alphanumeric))
-            .take(16)
-            .collect()
+    /// What is searched for: each word, or each phrase in double quotes,
+    /// as the pieces the index splits text into (runs of letters and
+    /// digits: `doesn't` is `doesn` then `t`, `config.toml` is `config`
+    /// then `toml`), all of them required. A word ending in `*` (and the
+    /// last one while typing, unless it is a closed phrase) matches any
+    /// word its last piece starts, once that piece has `MIN_PREFIX`
+    /// letters. Nothing of the engines' own syntax gets through: only
+    /// letters and digits reach them.
+    pub fn terms(&self) -> Vec<Term> {
+        let mut terms = Vec::new();
+        let mut rest = self.text.as_str();
+        let mut closed_last = false;
+        loop {
+            rest = rest.trim_start();
+            let Some(first) = rest.chars().next() else {
+                break;
+            };
+            let (chunk, starred, closed) = if first == '"' {
+                let body = &rest[1..];
+                match body.find('"') {
+                    Some(end) => {
+                        rest = &body[end + 1..];
+                        (&body[..end], false, true)
+                    }
+                    None => {
+                        rest = "";
+                        (body, false, false)
+                    }
+                }
+            } else {
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                let word = &rest[..end];
+                rest = &rest[end..];
+                let starred = word.ends_with('*');
+                (word, starred, false)
+            };
+            let pieces = pieces(chunk);
+            if pieces.is_empty() {
+                continue;
+            }
+            closed_last = closed;
+            terms.push(Term {
+                prefix: starred,
+                pieces,
+            });
+        }
+        terms.truncate(16);
+        if self.prefix
+            && !closed_last
+            && let Some(last) = terms.last_mut()
+        {
+            last.prefix = true;
+        }
+        for t in &mut terms {
+            t.prefix &= t
+                .pieces
+                .last()
+                .is_some_and(|p| p.chars().count() >= MIN_PREFIX);
+        }
+        terms
     }
 
-    /// The words as an FTS5 query: each a quoted phrase, all required.
+    /// The terms as an FTS5 query: each a quoted phrase of its pieces
+    /// (FTS5 splits them as it split the text), all required.
     pub fn fts5(&self) -> Option<String> {
-        let words = self.words();
-        let n = words.len();
-        let parts: Vec<String> = words
+        let parts: Vec<String> = self
+            .terms()
             .into_iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let last_piece = w.rsplit(|c: char| !c.is_alphanumeric()).next();
-                let long = last_piece.is_some_and(|p| p.chars().count() >= MIN_PREFIX);
-                let star = if self.prefix && i + 1 == n && long {
-                    "*"
-                } else {
-                    ""
-                };
-                format!("\"{}\"{star}", w.replace('"', "\"\""))
+            .map(|t| {
+                let star = if t.prefix { "*" } else { "" };
+                format!("\"{}\"{star}", t.pieces.join(" "))
             })
             .collect();
         (!parts.is_empty()).then(|| parts.join(" "))
     }
 
-    /// The words as a PostgreSQL `to_tsquery('simple', …)` text. The index
-    /// splits paths and names at their punctuation (as FTS5 does), so a
-    /// word is the phrase of its pieces.
+    /// The terms as a PostgreSQL `to_tsquery('simple', …)` text: each the
+    /// phrase of its pieces (the index splits paths and names at their
+    /// punctuation, as FTS5 does), all required.
     pub fn tsquery(&self) -> Option<String> {
-        let words = self.words();
-        let n = words.len();
-        let parts: Vec<String> = words
+        let parts: Vec<String> = self
+            .terms()
             .into_iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let pieces: Vec<&str> = w
-                    .split(|c: char| !c.is_alphanumeric())
-                    .filter(|p| !p.is_empty())
-                    .collect();
-                let last = pieces.len() - 1;
-                let phrase: Vec<String> = pieces
+            .map(|t| {
+                let last = t.pieces.len() - 1;
+                let phrase: Vec<String> = t
+                    .pieces
                     .iter()
                     .enumerate()
                     .map(|(j, p)| {
-                        let long = p.chars().count() >= MIN_PREFIX;
-                        let star = if self.prefix && i + 1 == n && j == last && long {
-                            ":*"
-                        } else {
-                            ""
-                        };
+                        let star = if t.prefix && j == last { ":*" } else { "" };
                         format!("'{p}'{star}")
                     })
                     .collect();
@@ -127,6 +150,25 @@ impl Query {
             .collect();
         (!parts.is_empty()).then(|| parts.join(" & "))
     }
+}
+
+/// One word or phrase searched for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// Its runs of letters and digits, in order.
+    pub pieces: Vec<String>,
+    /// Its last piece matches any word it starts.
+    pub prefix: bool,
+}
+
+/// The runs of letters and digits of `text`: how both engines' indexes
+/// split text into words (FTS5's `unicode61`; PostgreSQL's parser once
+/// `tsvector_sql` has made its separators spaces).
+pub fn pieces(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// One thing found.
@@ -252,33 +294,43 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 mod tests {
     use super::*;
 
+    fn pieces_of(q: &Query) -> Vec<(Vec<String>, bool)> {
+        q.terms()
+            .into_iter()
+            .map(|t| (t.pieces, t.prefix))
+            .collect()
+    }
+
+    fn v(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
     #[test]
     fn a_word_with_an_apostrophe_is_the_phrase_of_its_pieces() {
         for typed in ["doesn't", "doesn\u{2019}t"] {
             let q = Query::new(typed);
-            assert_eq!(q.words(), ["doesn't"]);
-            assert_eq!(q.fts5().unwrap(), "\"doesn't\"");
+            assert_eq!(pieces_of(&q), [(v(&["doesn", "t"]), false)]);
+            assert_eq!(q.fts5().unwrap(), "\"doesn t\"");
             assert_eq!(q.tsquery().unwrap(), "('doesn' <-> 't')");
         }
         // Quotes alone are no word; around one, they go with its pieces.
-        assert!(Query::new("' ''").words().is_empty());
+        assert!(Query::new("' ''").terms().is_empty());
         assert_eq!(Query::new("'quoted'").tsquery().unwrap(), "'quoted'");
     }
 
     #[test]
-    fn words_never_carry_engine_syntax() {
+    fn terms_never_carry_engine_syntax() {
         let q = Query {
             prefix: true,
-            ..Query::new("billing.rs \" OR x* NEAR(a) 'drop")
+            ..Query::new("billing.rs OR x* NEAR(a) 'drop")
         };
-        assert_eq!(q.words(), ["billing.rs", "OR", "x", "NEARa", "drop"]);
         assert_eq!(
             q.fts5().unwrap(),
-            "\"billing.rs\" \"OR\" \"x\" \"NEARa\" \"drop\"*"
+            "\"billing rs\" \"OR\" \"x\" \"NEAR a\" \"drop\"*"
         );
         assert_eq!(
             q.tsquery().unwrap(),
-            "('billing' <-> 'rs') & 'OR' & 'x' & 'NEARa' & 'drop':*"
+            "('billing' <-> 'rs') & 'OR' & 'x' & ('NEAR' <-> 'a') & 'drop':*"
         );
         assert!(Query::new("  \" * ").fts5().is_none());
         // One or two letters are whole words until a third is typed.
@@ -289,6 +341,42 @@ mod tests {
         assert_eq!(typing("bi").fts5().unwrap(), "\"bi\"");
         assert_eq!(typing("bil").fts5().unwrap(), "\"bil\"*");
         assert_eq!(typing("a.rs b").tsquery().unwrap(), "('a' <-> 'rs') & 'b'");
+    }
+
+    #[test]
+    fn a_star_makes_a_prefix_and_quotes_a_phrase() {
+        // The command line: `word*` anywhere, not only last.
+        let q = Query::new("serializ* json");
+        assert_eq!(
+            pieces_of(&q),
+            [(v(&["serializ"]), true), (v(&["json"]), false)]
+        );
+        assert_eq!(q.fts5().unwrap(), "\"serializ\"* \"json\"");
+        assert_eq!(q.tsquery().unwrap(), "'serializ':* & 'json'");
+        // Too short to be a prefix: the whole word.
+        assert_eq!(pieces_of(&Query::new("se*")), [(v(&["se"]), false)]);
+        // A phrase: its words in order, next to each other.
+        let q = Query::new("\"cargo build --release\" error");
+        assert_eq!(
+            pieces_of(&q),
+            [
+                (v(&["cargo", "build", "release"]), false),
+                (v(&["error"]), false)
+            ]
+        );
+        assert_eq!(q.fts5().unwrap(), "\"cargo build release\" \"error\"");
+        assert_eq!(
+            q.tsquery().unwrap(),
+            "('cargo' <-> 'build' <-> 'release') & 'error'"
+        );
+        // While typing: an open phrase's last word is a prefix, a closed
+        // phrase is whole.
+        let typing = |t: &str| Query {
+            prefix: true,
+            ..Query::new(t)
+        };
+        assert_eq!(typing("\"unit tes").fts5().unwrap(), "\"unit tes\"*");
+        assert_eq!(typing("\"unit test\"").fts5().unwrap(), "\"unit test\"");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::archive::collect_rows::strings;
 
-use crate::archive::query::{MARK_END, MARK_START, MIN_PREFIX, indexable};
+use crate::archive::query::{MARK_END, MARK_START, Term, indexable};
 
 /// Tokens shown around the first match (as FTS5's `snippet(…, 16)`).
 const WINDOW: usize = 16;
@@ -90,25 +90,18 @@ fn tokens(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// `text` around the first of `words` in it, each matching token between
-/// `MARK_START` and `MARK_END`, "…" where it is cut. The last word's last
-/// piece matches any token it starts when `prefix`.
-pub fn snippet(text: &str, words: &[String], prefix: bool) -> String {
-    let pieces: Vec<(String, bool)> = words
+/// `text` around the first of `terms` in it, each matching token between
+/// `MARK_START` and `MARK_END`, "…" where it is cut. A prefix term's last
+/// piece matches any token it starts.
+pub fn snippet(text: &str, terms: &[Term]) -> String {
+    let pieces: Vec<(String, bool)> = terms
         .iter()
-        .enumerate()
-        .flat_map(|(i, w)| {
-            let parts: Vec<String> = w
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|p| !p.is_empty())
-                .map(str::to_lowercase)
-                .collect();
-            let n = parts.len();
-            let last_word = i + 1 == words.len();
-            parts.into_iter().enumerate().map(move |(j, p)| {
-                let long = p.chars().count() >= MIN_PREFIX;
-                (p, prefix && last_word && j + 1 == n && long)
-            })
+        .flat_map(|t| {
+            let n = t.pieces.len();
+            t.pieces
+                .iter()
+                .enumerate()
+                .map(move |(j, p)| (p.to_lowercase(), t.prefix && j + 1 == n))
         })
         .collect();
     let toks = tokens(text);
@@ -161,6 +154,7 @@ pub fn snippet(text: &str, words: &[String], prefix: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::query::Query;
 
     fn plain(s: &str) -> String {
         s.replace(MARK_START, "«").replace(MARK_END, "»")
@@ -170,18 +164,21 @@ mod tests {
     fn marks_words_and_prefixes_in_a_window() {
         let text = "one two three four five six Billing seven eight nine ten \
                     eleven twelve thirteen fourteen fifteen sixteen seventeen";
-        let words = vec!["billing".to_string()];
+        let words = Query::new("billing").terms();
         assert_eq!(
-            plain(&snippet(text, &words, false)),
+            plain(&snippet(text, &words)),
             "one two three four five six «Billing» seven eight nine ten eleven twelve \
              thirteen fourteen fifteen…"
         );
-        let typing = vec!["bil".to_string()];
-        assert!(plain(&snippet(text, &typing, true)).contains("«Billing»"));
-        assert!(!plain(&snippet(text, &typing, false)).contains('«'));
-        let path = vec!["billing.rs".to_string()];
+        let typing = Query {
+            prefix: true,
+            ..Query::new("bil")
+        };
+        assert!(plain(&snippet(text, &typing.terms())).contains("«Billing»"));
+        assert!(!plain(&snippet(text, &Query::new("bil").terms())).contains('«'));
+        let path = Query::new("billing.rs").terms();
         assert_eq!(
-            plain(&snippet("see src/billing.rs", &path, false)),
+            plain(&snippet("see src/billing.rs", &path)),
             "see src/«billing».«rs»"
         );
     }

@@ -88,6 +88,9 @@ pub enum ArchiveCommand {
 #[derive(Args)]
 pub struct SearchArgs {
     /// The words; all must match (paths and names match by their pieces).
+    /// `word*` matches any word it starts (three letters at least); a
+    /// quoted phrase (one argument with spaces, or "…" in one) matches its
+    /// words next to each other.
     #[arg(value_name = "WORD", required = true)]
     pub words: Vec<String>,
     /// A JSON array for scripts: session_id, title, time, project, server,
@@ -130,8 +133,19 @@ impl SearchArgs {
                 .map(|t| crate::archive::query::parse_time(t, now_ms))
                 .transpose()
         };
+        // One argument with spaces in it was quoted in the shell: a phrase.
+        let words: Vec<String> = self
+            .words
+            .iter()
+            .map(
+                |w| match w.trim().contains(char::is_whitespace) && !w.contains('"') {
+                    true => format!("\"{w}\""),
+                    false => w.clone(),
+                },
+            )
+            .collect();
         Ok(Query {
-            text: self.words.join(" "),
+            text: words.join(" "),
             prefix: false,
             project: self.project.clone(),
             server: self.server.clone(),
@@ -179,7 +193,7 @@ pub fn open(setting: &Setting) -> Result<Box<dyn Engine>, String> {
 
 pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> {
     let query = args.query(now_ms())?;
-    if query.words().is_empty() {
+    if query.terms().is_empty() {
         return Err("nothing to search for: give a word with a letter or digit in it".into());
     }
     let mut archive = open(setting)?;
@@ -529,5 +543,25 @@ fn print(text: &str) -> Result<(), String> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(format!("cannot write: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        search: SearchArgs,
+    }
+
+    #[test]
+    fn an_argument_with_spaces_is_a_phrase_and_a_star_a_prefix() {
+        let cli = Cli::parse_from(["search", "cargo build", "serializ*", "\"a b\""]);
+        let q = cli.search.query(0).unwrap();
+        assert_eq!(q.text, "\"cargo build\" serializ* \"a b\"");
+        assert_eq!(q.fts5().unwrap(), "\"cargo build\" \"serializ\"* \"a b\"");
     }
 }

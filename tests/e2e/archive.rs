@@ -188,6 +188,7 @@ fn suite(engines: &mut dyn Fresh) {
     a_newer_archive_opens_read_only(engines);
     a_reader_searches_but_never_writes(engines);
     words_with_an_apostrophe_are_found_as_typed(engines);
+    phrases_and_starred_words_are_found(engines);
     crate::archive_limits::the_age_limit_prunes_old_sessions_whole(engines);
     crate::archive_limits::the_size_cap_prunes_the_oldest_sessions(engines);
     an_export_imports_back_to_the_same_log(engines);
@@ -436,6 +437,38 @@ fn words_with_an_apostrophe_are_found_as_typed(engines: &mut dyn Fresh) {
     assert_eq!(found(a, &Query::new("user's")), ["ses_words/prt_w1"]);
     assert_eq!(found(a, &Query::new("don't")), ["ses_words/prt_w2"]);
     assert!(found(a, &Query::new("won't")).is_empty());
+}
+
+/// A quoted phrase finds its words next to each other, in order; `word*`
+/// any word it starts, wherever it stands in the query (issue 39, point 3).
+fn phrases_and_starred_words_are_found(engines: &mut dyn Fresh) {
+    let mut archive = open(&engines.fresh());
+    let lines = r#"{"type":"session.updated","properties":{"info":{"id":"ses_phr","title":"Phrases","directory":"/work/p","time":{"created":1700000000000,"updated":1700000000000}}}}
+{"type":"message.updated","properties":{"info":{"id":"msg_p1","sessionID":"ses_phr","role":"assistant","time":{"created":1700000000000}}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_p1","messageID":"msg_p1","sessionID":"ses_phr","type":"text","text":"Run cargo build --release, then serialize config.toml"}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_p2","messageID":"msg_p1","sessionID":"ses_phr","type":"text","text":"build the cargo release notes"}}}
+"#;
+    let mut collector = Collector::new(Origin::default());
+    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.as_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    archive.write(&collector.take()).unwrap();
+    let a = &mut *archive;
+    let mut both = found(a, &Query::new("cargo build"));
+    both.sort();
+    assert_eq!(both, ["ses_phr/prt_p1", "ses_phr/prt_p2"]);
+    assert_eq!(found(a, &Query::new("\"cargo build\"")), ["ses_phr/prt_p1"]);
+    assert_eq!(
+        found(a, &Query::new("\"cargo build release\"")),
+        ["ses_phr/prt_p1"]
+    );
+    assert!(found(a, &Query::new("\"build cargo\"")).is_empty());
+    assert_eq!(
+        found(a, &Query::new("serializ* config.toml")),
+        ["ses_phr/prt_p1"]
+    );
+    assert!(found(a, &Query::new("serializ config.toml")).is_empty());
 }
 
 pub(crate) fn found(archive: &mut dyn Engine, q: &Query) -> Vec<String> {

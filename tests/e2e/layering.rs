@@ -326,6 +326,7 @@ fn every_pane_and_overlay_takes_its_keys_behind_one_trait() {
     takes_keys::<panes::turn_view::layout::TurnState>();
     takes_keys::<panes::prompt_bar::answers::PromptUi>();
     takes_keys::<panes::status_line::seek::SeekInput>();
+    takes_keys::<panes::status_line::player::Player>();
 }
 
 /// The `App` keeps the store, the panes' and overlays' states, the layer

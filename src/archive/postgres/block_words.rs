@@ -3,7 +3,7 @@
 //! are looked for where a word of the text may stand. Only ASCII is judged;
 //! anything else is left to PostgreSQL, so no hit is ever passed over.
 
-use crate::archive::query::{MIN_PREFIX, Query};
+use crate::archive::query::Query;
 
 /// One piece of a query's words, lowercased, and whether it is matched as
 /// the start of a word (the last, while typing) or as a whole word.
@@ -15,19 +15,13 @@ pub(in crate::archive) struct Piece {
 /// The pieces of the query's words (as `Query::tsquery` makes them): a
 /// part that has the words has each piece as a word of its text.
 pub(in crate::archive) fn pieces(q: &Query) -> Vec<Piece> {
-    let words = q.words();
-    let n = words.len();
     let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        let split: Vec<&str> = w
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|p| !p.is_empty())
-            .collect();
-        for (j, p) in split.iter().enumerate() {
-            let last = i + 1 == n && j + 1 == split.len();
+    for term in q.terms() {
+        let n = term.pieces.len();
+        for (j, p) in term.pieces.iter().enumerate() {
             out.push(Piece {
                 text: p.to_lowercase(),
-                prefix: q.prefix && last && p.chars().count() >= MIN_PREFIX,
+                prefix: term.prefix && j + 1 == n,
             });
         }
     }

@@ -156,7 +156,7 @@ pub(in crate::archive) fn hits(
     q: &Query,
     body: impl Fn(&tokio_postgres::Row, &str, &str) -> String,
 ) -> Vec<Hit> {
-    let words = q.words();
+    let terms = q.terms();
     rows.iter()
         .map(|r| {
             let mut hit = Hit {
@@ -173,7 +173,7 @@ pub(in crate::archive) fn hits(
                 snippet: String::new(),
             };
             let text = body(r, &hit.kind, &hit.title);
-            hit.set_snippet(&crate::archive::snippet::snippet(&text, &words, q.prefix));
+            hit.set_snippet(&crate::archive::snippet::snippet(&text, &terms));
             hit
         })
         .collect()

@@ -79,7 +79,7 @@ fn rows(
     let (sql, args) = rows_sql(q, matching, low, high, limit);
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let mut stmt = a.conn.prepare(&sql).map_err(err)?;
-    let words = q.words();
+    let terms = q.terms();
     let reader = std::cell::RefCell::new(crate::archive::sqlite::event_log::PartReader::default());
     let rows = stmt
         .query_map(rusqlite::params_from_iter(args), |r| {
@@ -106,7 +106,7 @@ fn rows(
                 kind,
                 snippet: String::new(),
             };
-            hit.set_snippet(&crate::archive::snippet::snippet(&body, &words, q.prefix));
+            hit.set_snippet(&crate::archive::snippet::snippet(&body, &terms));
             Ok((r.get(0)?, hit))
         })
         .map_err(err)?;

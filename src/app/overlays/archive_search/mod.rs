@@ -19,6 +19,7 @@ use crate::archive::{Hit, Query, Setting};
 
 /// What the empty search says: every filter `parse` knows, with examples.
 const HOW_TO: &str = "type to search every archived session\n\
+    \"a phrase\" finds its words together, word* any word it starts\n\
     filters: tool:bash project:api server:box state:error model:claude\n\
     agent:plan since:3d until:2026-01-01 (dates, or ages: 12h 3d 2w)";
 
@@ -151,7 +152,7 @@ impl App {
                 view.status = Some(e);
                 view.waiting = false;
             }
-            Ok(q) if q.words().is_empty() => {
+            Ok(q) if q.terms().is_empty() => {
                 view.hits.clear();
                 view.selected = 0;
                 view.waiting = false;

@@ -6,7 +6,9 @@
 use tokio::time::Instant;
 
 use crate::app::App;
+use crate::app::component::{Ask, Component, Cx, Handled, app_cx};
 use crate::app::keymap::Action;
+use crate::app::router::Layer;
 use crate::source::msg::{SourceMsg, SourceState};
 use crate::source::timeline::playback::{self, PlayClock, Speed};
 use crate::source::timeline::{Marks, Opened, Timeline};
@@ -86,6 +88,68 @@ impl Player {
 
     pub fn at_end(&self) -> bool {
         self.timeline.position() >= self.timeline.len()
+    }
+}
+
+impl Component for Player {
+    /// Play, pause, speed; a step or a seek asks the app to move the
+    /// store there.
+    fn act(&mut self, action: Action, _cx: &Cx<'_>) -> Handled {
+        let now = Instant::now();
+        let duration = self.timeline.duration_ms();
+        let seek = |target: usize, at: Option<i64>| Handled::Asks(Ask::SeekRecords { target, at });
+        match action {
+            Action::PlayPause if self.clock.playing() => self.clock.pause(now),
+            Action::PlayPause => {
+                return Handled::Asks(Ask::Play {
+                    from_start: self.at_end(),
+                });
+            }
+            Action::Faster => self.clock.set_speed(now, self.clock.speed.faster()),
+            Action::Slower => self.clock.set_speed(now, self.clock.speed.slower()),
+            Action::StepForward | Action::StepBack => {
+                self.clock.pause(now);
+                let pos = self.timeline.position();
+                let target = if action == Action::StepForward {
+                    pos + 1
+                } else {
+                    pos.saturating_sub(1)
+                };
+                return seek(target, None);
+            }
+            Action::PartForward | Action::TurnForward => {
+                self.clock.pause(now);
+                let mark = if action == Action::PartForward {
+                    Marks::PART
+                } else {
+                    Marks::TURN
+                };
+                return seek(self.timeline.next_boundary(mark), None);
+            }
+            Action::PartBack | Action::TurnBack => {
+                self.clock.pause(now);
+                let mark = if action == Action::PartBack {
+                    Marks::PART
+                } else {
+                    Marks::TURN
+                };
+                return seek(self.timeline.prev_boundary(mark), None);
+            }
+            Action::SeekForward | Action::SeekBack => {
+                let by = if action == Action::SeekForward {
+                    SEEK_STEP_MS
+                } else {
+                    -SEEK_STEP_MS
+                };
+                let head = (self.clock.head(now) + by).clamp(0, duration);
+                return Handled::Asks(Ask::SeekTime(head));
+            }
+            Action::SeekStart => return seek(0, Some(0)),
+            Action::SeekEnd => return seek(self.timeline.len(), Some(duration)),
+            Action::SeekTo => return Handled::Asks(Ask::TypeSeek),
+            _ => return Handled::Passed,
+        }
+        Handled::Used
     }
 }
 
@@ -294,7 +358,6 @@ impl App {
 
     /// A player key. Without a seekable recording it says why nothing moves.
     pub(crate) fn player_act(&mut self, action: Action) {
-        let now = Instant::now();
         let Some(p) = self.player.as_mut() else {
             if self.source.recorded {
                 self.notice = Some(match self.source.state {
@@ -304,72 +367,21 @@ impl App {
             }
             return;
         };
-        let duration = p.timeline.duration_ms();
-        let step = |p: &mut Player| p.clock.pause(now);
-        match action {
-            Action::PlayPause => {
-                if p.clock.playing() {
-                    p.clock.pause(now);
-                } else {
-                    if p.at_end() {
-                        // Play again from the start, as a video player does.
-                        self.seek_records(0, Some(0));
-                    }
-                    if let Some(p) = self.player.as_mut() {
-                        p.clock.play(now);
-                    }
-                    self.source.state = SourceState::Playing;
-                }
-            }
-            Action::Faster => p.clock.set_speed(now, p.clock.speed.faster()),
-            Action::Slower => p.clock.set_speed(now, p.clock.speed.slower()),
-            Action::StepForward | Action::StepBack => {
-                step(p);
-                let pos = p.timeline.position();
-                let target = if action == Action::StepForward {
-                    pos + 1
-                } else {
-                    pos.saturating_sub(1)
-                };
-                self.seek_records(target, None);
-            }
-            Action::PartForward | Action::TurnForward => {
-                step(p);
-                let mark = if action == Action::PartForward {
-                    Marks::PART
-                } else {
-                    Marks::TURN
-                };
-                let target = p.timeline.next_boundary(mark);
-                self.seek_records(target, None);
-            }
-            Action::PartBack | Action::TurnBack => {
-                step(p);
-                let mark = if action == Action::PartBack {
-                    Marks::PART
-                } else {
-                    Marks::TURN
-                };
-                let target = p.timeline.prev_boundary(mark);
-                self.seek_records(target, None);
-            }
-            Action::SeekForward | Action::SeekBack => {
-                let by = if action == Action::SeekForward {
-                    SEEK_STEP_MS
-                } else {
-                    -SEEK_STEP_MS
-                };
-                let head = (p.clock.head(now) + by).clamp(0, duration);
-                self.seek_time(head);
-            }
-            Action::SeekStart => self.seek_records(0, Some(0)),
-            Action::SeekEnd => {
-                let len = p.timeline.len();
-                self.seek_records(len, Some(duration));
-            }
-            Action::SeekTo => self.panes.seek_input = Some(Default::default()),
-            _ => {}
+        let cx = app_cx!(self);
+        let handled = p.act(action, &cx);
+        let _ = self.handled(Layer::Pane, handled);
+    }
+
+    /// Play (from the start when `from_start`: the end was reached).
+    pub(crate) fn play(&mut self, from_start: bool) {
+        if from_start {
+            // Play again from the start, as a video player does.
+            self.seek_records(0, Some(0));
         }
+        if let Some(p) = self.player.as_mut() {
+            p.clock.play(Instant::now());
+        }
+        self.source.state = SourceState::Playing;
     }
 
     /// Seek to a play time: every record due by then applied.
