@@ -6,6 +6,7 @@
 //! gate decides when `prepare` and `draw::draw` run.
 
 pub mod ages;
+pub mod archive_fill;
 pub mod attention;
 pub mod boxes;
 pub mod component;
@@ -139,6 +140,8 @@ pub struct App {
     pub(crate) recording_stopped: Option<String>,
     /// How far back each session's history is loaded (live).
     histories: HashMap<String, paging::History>,
+    /// Live sessions opened, archived whole in the background.
+    pub(crate) archive_fills: archive_fill::Fills,
     /// Where answers go (`None`: replay or read-only).
     pub replies: Option<tokio::sync::mpsc::UnboundedSender<crate::source::live::reply::Reply>>,
     pub attention: attention::Attention,
@@ -225,6 +228,7 @@ impl App {
             live: None,
             requested: HashSet::new(),
             histories: HashMap::new(),
+            archive_fills: Default::default(),
             recording_stopped: None,
             replies: None,
             attention: Default::default(),
@@ -347,6 +351,7 @@ impl App {
         self.cache = cache;
         self.panes.turns.insert(id, state);
         self.request_loads();
+        self.fill_archive();
     }
 
     /// A selection on a copy the list does not show (the archive's or the

@@ -145,6 +145,7 @@ impl App {
                 }
             }
         }
+        self.archive_whole(&id);
         let Some(state) = self.panes.turns.get(&id) else {
             return;
         };

@@ -66,6 +66,12 @@ impl App {
                 self.notice = Some(text);
                 true
             }
+            SourceMsg::ArchivePage {
+                session_id,
+                messages,
+                next,
+                failed,
+            } => self.on_archive_page(&session_id, messages, next, failed),
             SourceMsg::ArchiveTrouble(why) => {
                 let why = why.map(|w| crate::model::wire::sanitize::line(&w).into_owned());
                 std::mem::replace(&mut self.archive.list_trouble, why.clone()) != why

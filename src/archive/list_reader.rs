@@ -462,6 +462,13 @@ impl Reader {
                     });
                 }
             }
+            // Kept already: nothing to fetch for the archive.
+            LiveCommand::ArchivePage { session, .. } => self.send(SourceMsg::ArchivePage {
+                session_id: session,
+                messages: Vec::new(),
+                next: None,
+                failed: None,
+            }),
             // The whole session came with its opening: no older page.
             LiveCommand::Older(id) | LiveCommand::AllOlder(id) => {
                 self.send(SourceMsg::Messages {

@@ -144,6 +144,35 @@ impl Tap {
         }
     }
 
+    /// Wait while more than `most` items wait for the writer: a command
+    /// that feeds it faster than it writes holds no more than that.
+    pub fn wait_below(&self, most: usize) {
+        while self.shared.queued.load(Ordering::Relaxed) > most
+            && !self.shared.off.load(Ordering::Relaxed)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Write everything queued and wait for it, however long it takes
+    /// (dropping waits a few seconds at most).
+    pub fn finish(mut self) {
+        self.tx = None;
+        if let Some(writer) = &self.writer {
+            writer.unpark();
+        }
+        if let Some(done) = self.finished.take() {
+            let _ = done.recv();
+        }
+    }
+
+    /// A page fetched for the archive alone (nothing else holds it).
+    pub fn loaded_page(&self, messages: Vec<(MessageInfo, Vec<Part>)>) {
+        if !self.shared.off.load(Ordering::Relaxed) && !messages.is_empty() {
+            self.send(Item::Loaded(messages));
+        }
+    }
+
     fn send(&self, item: Item) {
         let Some(tx) = &self.tx else { return };
         // Counted before it is sent: the writer may take it at once. The

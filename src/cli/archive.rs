@@ -61,6 +61,17 @@ pub enum ArchiveCommand {
         #[command(flatten)]
         pace: super::PaceArgs,
     },
+    /// Archive a server's sessions whole: every page of every session (or
+    /// of one), as the server keeps them now, one page at a time.
+    Fill {
+        /// The server (`http://host:port`).
+        url: String,
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        #[command(flatten)]
+        auth: crate::cli::AuthArgs,
+    },
     /// How much the archive holds: its size, sessions, oldest and newest.
     Stats {
         #[arg(long)]

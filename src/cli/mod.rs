@@ -6,6 +6,7 @@
 //! in process.
 
 pub mod archive;
+pub mod archive_fill;
 pub mod archive_tap;
 pub mod attach;
 pub mod db_replay;

@@ -115,6 +115,10 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
             }
             Ok(code)
         }
+        ArchiveCommand::Fill { url, session, auth } => {
+            let auth = crate::cli::io::resolve_auth(&auth)?;
+            crate::cli::archive_fill::fill(&url, session.as_deref(), auth, &setup)
+        }
         ArchiveCommand::Stats { json } => {
             crate::cli::archive::stats(json, setting).map_err(anyhow::Error::msg)
         }

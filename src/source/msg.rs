@@ -106,4 +106,16 @@ pub enum SourceMsg {
         session_id: String,
         total: u64,
     },
+    /// A page of a session's stored messages for the archive alone (the
+    /// answer to `LiveCommand::ArchivePage`): what the view shows is not
+    /// touched.
+    ArchivePage {
+        session_id: String,
+        messages: Vec<(crate::model::MessageInfo, Vec<crate::model::Part>)>,
+        /// The cursor of the page before; `None`: the first message is in
+        /// (or the page failed).
+        next: Option<String>,
+        /// Why the server gave no page.
+        failed: Option<String>,
+    },
 }

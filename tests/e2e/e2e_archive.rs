@@ -393,3 +393,95 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     t.keys(&["q"]);
     t.assert_terminal_restored();
 }
+
+/// A session opened live is archived whole (issue 39, point 2): the viewer
+/// shows the newest page of a 570-message session; its older pages go to
+/// the archive in the background while the server is idle, and the
+/// status line says so; the archive then replays every message, and
+/// search finds the first one, which the viewer never showed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_live_is_archived_whole() {
+    use support::long_session::LongSession;
+    const SESSION: &str = "ses_dfd705bd5ffeArchiveWhole00";
+    const MESSAGES: usize = 570;
+    let server = Server::start("http://127.0.0.1:9/v1").await;
+    let text = |i: usize| format!("Message {i}: word{i}x about the archive");
+    LongSession {
+        session: SESSION,
+        title: "A long session",
+        messages: MESSAGES,
+        id_tail: &|i| format!("W{i:013}"),
+        text: &text,
+    }
+    .import(&server)
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db_arg = dir.path().join("archive.db").display().to_string();
+    let t = Tmux::start_sized("archive-whole", 120, 40);
+    t.line(&format!(
+        "{} --archive {db_arg} attach {} --session {SESSION}",
+        env!("CARGO_BIN_EXE_ocview"),
+        server.url()
+    ));
+    t.wait_for("the newest message", |s| s.contains("Message 569:"));
+    t.wait_for_secs("the archive kept it whole", 60, |s| {
+        s.contains("kept whole (570 messages)")
+    });
+    t.keys(&["q"]);
+    t.assert_terminal_restored();
+    drop(t);
+    let archive = ocview::archive::Setting::Sqlite(db_arg.clone().into());
+    let mut archive = archive.open().unwrap().unwrap();
+    let messages = archive
+        .snapshot(SESSION)
+        .unwrap()
+        .iter()
+        .filter(|e| e.contains("\"message.updated\""))
+        .count();
+    assert_eq!(messages, MESSAGES, "every message archived");
+    let found = ocview(&["search", "word0x", "--archive", &db_arg, "--json"]);
+    assert!(
+        String::from_utf8_lossy(&found.stdout).contains(SESSION),
+        "the first message, never shown, is found: {found:?}"
+    );
+
+    // `ocview archive fill URL`: every session of the server, whole, with
+    // no viewer; a session the server does not have is said, not guessed.
+    let filled = dir.path().join("filled.db").display().to_string();
+    let out = ocview(&["archive", "fill", &server.url(), "--archive", &filled]);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("archived {SESSION} whole (570 messages)")),
+        "{said}"
+    );
+    let mut archive = ocview::archive::Setting::Sqlite(filled.clone().into())
+        .open()
+        .unwrap()
+        .unwrap();
+    let events = archive.snapshot(SESSION).unwrap();
+    let messages = events
+        .iter()
+        .filter(|e| e.contains("\"message.updated\""))
+        .count();
+    assert_eq!(messages, MESSAGES, "every message filled");
+    assert!(
+        events.iter().any(|e| e.contains("A long session")),
+        "the session's title is kept"
+    );
+    let out = ocview(&[
+        "archive",
+        "fill",
+        &server.url(),
+        "--session",
+        "ses_gone",
+        "--archive",
+        &filled,
+    ]);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("ses_gone: the server gave no more") && said.contains("keeps the 0"),
+        "{said}"
+    );
+}

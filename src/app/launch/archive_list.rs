@@ -52,9 +52,7 @@ pub fn route(
     let (tx, mut rx) = mpsc::unbounded_channel::<LiveCommand>();
     tokio::spawn(async move {
         while let Some(cmd) = rx.recv().await {
-            let id = match &cmd {
-                LiveCommand::Open(id) | LiveCommand::Older(id) | LiveCommand::AllOlder(id) => id,
-            };
+            let id = cmd.session();
             match fleet::server_of(id) {
                 Some(key) if is_archive_key(key) => {
                     if let Some(archive) = &archive {
@@ -64,11 +62,7 @@ pub fn route(
                 Some(HISTORY_KEY) => {
                     if let Some(history) = &history {
                         let bare = fleet::bare(id).to_string();
-                        history.send(match cmd {
-                            LiveCommand::Open(_) => LiveCommand::Open(bare),
-                            LiveCommand::Older(_) => LiveCommand::Older(bare),
-                            LiveCommand::AllOlder(_) => LiveCommand::AllOlder(bare),
-                        });
+                        history.send(cmd.for_session(bare));
                     }
                 }
                 _ => {

@@ -220,14 +220,24 @@ impl Supervisor {
     }
 
     async fn route_command(&self, cmd: LiveCommand) {
-        let (id, bare_cmd): (&str, fn(String) -> LiveCommand) = match &cmd {
-            LiveCommand::Open(id) => (id, LiveCommand::Open),
-            LiveCommand::Older(id) => (id, LiveCommand::Older),
-            LiveCommand::AllOlder(id) => (id, LiveCommand::AllOlder),
-        };
-        if let Some((running, bare)) = self.target(id)
-            && running.commands.send(bare_cmd(bare.to_string())).is_ok()
+        if let Some((running, bare)) = self.target(cmd.session())
+            && running
+                .commands
+                .send(cmd.clone().for_session(bare.to_string()))
+                .is_ok()
         {
+            return;
+        }
+        if let LiveCommand::ArchivePage { session, .. } = cmd {
+            let _ = self
+                .tx
+                .send(SourceMsg::ArchivePage {
+                    session_id: session,
+                    messages: Vec::new(),
+                    next: None,
+                    failed: Some("its server is not connected".into()),
+                })
+                .await;
             return;
         }
         // An older page is always answered: the app waits for it.
@@ -375,6 +385,16 @@ fn server_state(state: SourceState) -> ServerState {
 }
 
 /// A server's message with every session and request id scoped by `key`.
+/// A page's messages and parts as the fleet names them.
+fn scope_page(messages: &mut [(crate::model::MessageInfo, Vec<crate::model::Part>)], key: &str) {
+    for (info, parts) in messages {
+        info.session_id = fleet::scoped(&info.session_id, key);
+        for part in parts {
+            part.session_id = fleet::scoped(&part.session_id, key);
+        }
+    }
+}
+
 pub fn scope_msg(msg: SourceMsg, key: &str) -> SourceMsg {
     let scoped = |id: &str| fleet::scoped(id, key);
     match msg {
@@ -392,17 +412,26 @@ pub fn scope_msg(msg: SourceMsg, key: &str) -> SourceMsg {
             older,
             complete,
         } => {
-            for (info, parts) in &mut messages {
-                info.session_id = scoped(&info.session_id);
-                for part in parts {
-                    part.session_id = scoped(&part.session_id);
-                }
-            }
+            scope_page(&mut messages, key);
             SourceMsg::Messages {
                 session_id: scoped(&session_id),
                 messages,
                 older,
                 complete,
+            }
+        }
+        SourceMsg::ArchivePage {
+            session_id,
+            mut messages,
+            next,
+            failed,
+        } => {
+            scope_page(&mut messages, key);
+            SourceMsg::ArchivePage {
+                session_id: scoped(&session_id),
+                messages,
+                next,
+                failed,
             }
         }
         SourceMsg::Reconcile {

@@ -5,6 +5,7 @@
 //! their addresses compared as one (`address`).
 
 pub mod address;
+pub mod archive_page;
 pub mod client;
 pub mod discover;
 pub mod fleet;

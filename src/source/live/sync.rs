@@ -55,6 +55,35 @@ pub enum LiveCommand {
     /// `SourceMsg::Messages` with `older` set a page, the last `complete`
     /// (or empty, when a page failed).
     AllOlder(String),
+    /// One page of a session for the archive alone, from `cursor` (`None`:
+    /// the newest): answered by one `SourceMsg::ArchivePage`.
+    ArchivePage {
+        session: String,
+        cursor: Option<String>,
+    },
+}
+
+impl LiveCommand {
+    /// The session it is about.
+    pub fn session(&self) -> &str {
+        match self {
+            LiveCommand::Open(id) | LiveCommand::Older(id) | LiveCommand::AllOlder(id) => id,
+            LiveCommand::ArchivePage { session, .. } => session,
+        }
+    }
+
+    /// The same about session `id` (a fleet member's own id).
+    pub fn for_session(self, id: String) -> LiveCommand {
+        match self {
+            LiveCommand::Open(_) => LiveCommand::Open(id),
+            LiveCommand::Older(_) => LiveCommand::Older(id),
+            LiveCommand::AllOlder(_) => LiveCommand::AllOlder(id),
+            LiveCommand::ArchivePage { cursor, .. } => LiveCommand::ArchivePage {
+                session: id,
+                cursor,
+            },
+        }
+    }
 }
 
 /// The backoff before reconnect attempt `n` (1-based): 250 ms doubling to
@@ -246,6 +275,9 @@ impl Sync {
                         record: self.record.clone(),
                     }
                     .spawn(id),
+                    Some(LiveCommand::ArchivePage { session, cursor }) => {
+                        super::archive_page::spawn(self.client.clone(), self.tx.clone(), session, cursor);
+                    }
                 },
             }
         }

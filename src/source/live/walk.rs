@@ -171,7 +171,10 @@ struct RawItem<'a> {
 
 /// A page's body straight to messages, oldest first, in one pass (no
 /// `Value` in between): what `snapshot::messages` makes of the same list.
-fn decode_messages(path: &str, body: &[u8]) -> Result<Vec<(MessageInfo, Vec<Part>)>, String> {
+pub(super) fn decode_messages(
+    path: &str,
+    body: &[u8],
+) -> Result<Vec<(MessageInfo, Vec<Part>)>, String> {
     let items: Vec<RawItem> =
         serde_json::from_slice(body).map_err(|e| format!("{path}: invalid JSON: {e}"))?;
     let mut out: Vec<(MessageInfo, Vec<Part>)> = items

@@ -378,6 +378,14 @@ impl Reader {
             }
             // Page after page (each its own answer), to the first message.
             LiveCommand::AllOlder(id) => while !self.older(id.clone()) && !self.closed {},
+            // opencode's database is the archive's to import, not a
+            // server's to page through.
+            LiveCommand::ArchivePage { session, .. } => self.send(SourceMsg::ArchivePage {
+                session_id: session,
+                messages: Vec::new(),
+                next: None,
+                failed: None,
+            }),
         }
     }
 
