@@ -422,12 +422,7 @@ fn words_with_an_apostrophe_are_found_as_typed(engines: &mut dyn Fresh) {
 {"type":"message.part.updated","properties":{"part":{"id":"prt_w1","messageID":"msg_w1","sessionID":"ses_words","type":"text","text":"It doesn't build and the user's config is gone"}}}
 {"type":"message.part.updated","properties":{"part":{"id":"prt_w2","messageID":"msg_w1","sessionID":"ses_words","type":"text","text":"compile(dont_inherit=True) and don't stop"}}}
 "#;
-    let mut collector = Collector::new(Origin::default());
-    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.as_bytes()));
-    while let Some(record) = reader.next_record().unwrap() {
-        collector.record(record);
-    }
-    archive.write(&collector.take()).unwrap();
+    write_lines(&mut *archive, lines);
     let a = &mut *archive;
     assert_eq!(found(a, &Query::new("doesn't")), ["ses_words/prt_w1"]);
     assert_eq!(
@@ -448,12 +443,7 @@ fn phrases_and_starred_words_are_found(engines: &mut dyn Fresh) {
 {"type":"message.part.updated","properties":{"part":{"id":"prt_p1","messageID":"msg_p1","sessionID":"ses_phr","type":"text","text":"Run cargo build --release, then serialize config.toml"}}}
 {"type":"message.part.updated","properties":{"part":{"id":"prt_p2","messageID":"msg_p1","sessionID":"ses_phr","type":"text","text":"build the cargo release notes"}}}
 "#;
-    let mut collector = Collector::new(Origin::default());
-    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.as_bytes()));
-    while let Some(record) = reader.next_record().unwrap() {
-        collector.record(record);
-    }
-    archive.write(&collector.take()).unwrap();
+    write_lines(&mut *archive, lines);
     let a = &mut *archive;
     let mut both = found(a, &Query::new("cargo build"));
     both.sort();
@@ -469,6 +459,16 @@ fn phrases_and_starred_words_are_found(engines: &mut dyn Fresh) {
         ["ses_phr/prt_p1"]
     );
     assert!(found(a, &Query::new("serializ config.toml")).is_empty());
+}
+
+/// Bus events, a line each, collected and written as one batch.
+fn write_lines(archive: &mut dyn Engine, lines: &str) {
+    let mut collector = Collector::new(Origin::default());
+    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.as_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    archive.write(&collector.take()).unwrap();
 }
 
 pub(crate) fn found(archive: &mut dyn Engine, q: &Query) -> Vec<String> {

@@ -115,6 +115,16 @@ impl Pki {
     }
 }
 
+/// A PostgreSQL with a database `tls`, and a CA with a certificate for
+/// `localhost` (`server.crt`): `None` (said) where either cannot be had.
+fn server_and_ca() -> Option<(Postgres, Pki)> {
+    let pg = Postgres::start_or_skip()?;
+    let pki = Pki::new()?;
+    pg.database("tls");
+    pki.leaf("ca", "server", "localhost", Some("DNS:localhost"));
+    Some((pg, pki))
+}
+
 /// Opening the archive at `url`: `Ok` or what it said.
 fn open(url: &str) -> Result<(), String> {
     match Setting::Postgres(url.to_string()).open() {
@@ -134,14 +144,9 @@ fn rooted(query: &str, ca: &Path) -> String {
 
 #[test]
 fn tls_is_checked_as_psql_checks_it_and_a_refusal_says_why() {
-    let Some(pg) = Postgres::start_or_skip() else {
+    let Some((pg, pki)) = server_and_ca() else {
         return;
     };
-    let Some(pki) = Pki::new() else {
-        return;
-    };
-    pg.database("tls");
-    pki.leaf("ca", "server", "localhost", Some("DNS:localhost"));
     pki.ca("other");
     pg.serve_tls(&pki.path("server.crt"), &pki.path("server.key"), None, true);
     let ca = pki.path("ca.pem");
@@ -186,14 +191,9 @@ fn tls_is_checked_as_psql_checks_it_and_a_refusal_says_why() {
 
 #[test]
 fn a_client_certificate_comes_from_sslcert_and_sslkey() {
-    let Some(pg) = Postgres::start_or_skip() else {
+    let Some((pg, pki)) = server_and_ca() else {
         return;
     };
-    let Some(pki) = Pki::new() else {
-        return;
-    };
-    pg.database("tls");
-    pki.leaf("ca", "server", "localhost", Some("DNS:localhost"));
     // PostgreSQL's `cert` login: the certificate's CN is the user.
     pki.leaf("ca", "client", "postgres", None);
     pg.serve_tls(

@@ -195,11 +195,17 @@ impl Postgres {
 
     /// Run SQL as the superuser in `db`.
     pub fn sql(&self, db: &str, sql: &str) {
+        self.psql("127.0.0.1", db, sql);
+    }
+
+    /// SQL as the superuser in `db`, through `host` (an address, or the
+    /// socket's folder).
+    fn psql(&self, host: &str, db: &str, sql: &str) {
         self.run(
             "psql",
             &[
                 "-h",
-                "127.0.0.1",
+                host,
                 "-p",
                 &self.port.to_string(),
                 "-U",
@@ -289,25 +295,7 @@ impl Postgres {
     #[allow(dead_code)]
     fn sql_local(&self, sql: &str) {
         let base = self.data.parent().expect("in the temp dir");
-        self.run(
-            "psql",
-            &[
-                "-h",
-                &base.display().to_string(),
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "postgres",
-                "-d",
-                "postgres",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-q",
-                "-c",
-                sql,
-            ],
-        )
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        self.psql(&base.display().to_string(), "postgres", sql);
     }
 
     /// A new, empty database and its URL (as `user`).
