@@ -38,7 +38,10 @@ pub fn spawn(
     let (stop, stopped) = channel();
     let spawned = std::thread::Builder::new()
         .name("archive-opencode-db".into())
-        .spawn(move || run(&setting, &path, &limits, &stopped, &*say));
+        .spawn(move || {
+            lower_priority();
+            run(&setting, &path, &limits, &stopped, &*say)
+        });
     if let Err(e) = spawned {
         tracing::warn!("archive: no thread for opencode's database: {e}");
     }
@@ -59,6 +62,8 @@ fn run(
     let mut watch: Option<Db> = None;
     let mut version: Option<i64> = None;
     let mut said_failure: Option<String> = None;
+    // Whether the archive has yet to be asked if this database is new to it.
+    let mut first_look = true;
     loop {
         if watch.is_none() && path.is_file() {
             watch = Db::open(path).ok();
@@ -94,6 +99,17 @@ fn run(
             let Some(engine) = engine.as_mut() else {
                 return;
             };
+            if first_look {
+                first_look = false;
+                if engine
+                    .import_mark(&import_db::source_key(path))
+                    .ok()
+                    .flatten()
+                    .is_none()
+                {
+                    say(first_import_line(&name, path));
+                }
+            }
             let floor = limits.age_floor(now_ms());
             match import_db::import_db_within(&mut **engine, path, floor, &mut progress) {
                 Ok(done) => {
@@ -115,6 +131,28 @@ fn run(
             Err(RecvTimeoutError::Timeout) => {}
             Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
         }
+    }
+}
+
+/// What a first import says before it starts: what is copied, how, and
+/// how to leave it out.
+fn first_import_line(name: &str, path: &std::path::Path) -> String {
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    format!(
+        "archive: copying {name} ({}) into the archive in the background, newest sessions \
+         first (archive_opencode_db = false, or --no-archive-opencode-db, leaves it out)",
+        crate::archive::prune::bytes(size)
+    )
+}
+
+/// The import yields the processors to the viewer and the agents it
+/// watches: its thread runs at a lower priority (on Linux a thread has a
+/// nice value of its own).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only changes the calling thread's nice value.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
 
