@@ -19,6 +19,8 @@ pub struct Fill {
     cursor: Option<String>,
     asking: bool,
     done: bool,
+    /// Pages given to the archive so far.
+    pages: usize,
     /// Messages given to the archive so far.
     messages: usize,
 }
@@ -63,7 +65,14 @@ impl App {
         if running || paging || self.archive_fills.values().any(|f| f.asking) {
             return;
         }
-        let Some((id, fill)) = self.archive_fills.iter_mut().find(|(_, f)| !f.done) else {
+        // Not before the view's own first page is in: the server answers
+        // one request at a time, and the view's comes first.
+        let histories = &self.histories;
+        let Some((id, fill)) = self
+            .archive_fills
+            .iter_mut()
+            .find(|(id, f)| !f.done && histories.contains_key(*id))
+        else {
             return;
         };
         let Some(live) = &self.live else { return };
@@ -109,11 +118,16 @@ impl App {
             return true;
         }
         fill.messages += messages.len();
+        fill.pages += 1;
         if let Some(tap) = &self.archive.tap {
             tap.loaded_page(messages);
         }
         fill.done = next.is_none();
         fill.cursor = next;
+        // A session one page holds is kept without a word.
+        if fill.pages == 1 && fill.done {
+            return false;
+        }
         let n = crate::app::view::thousands(fill.messages);
         self.notice = Some(if fill.done {
             format!("archive: “{title}” kept whole ({n} messages)")
