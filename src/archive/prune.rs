@@ -105,6 +105,61 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// What a prune would take now, without taking it (`ocview archive prune
+/// --dry-run`): every session past the age limit, exactly; then the
+/// oldest the size cap would take, estimated from the archive's size and
+/// number of sessions (sessions differ in size: a prune checks the size
+/// again after each round). Each as (id, last updated ms).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub by_age: Vec<(String, i64)>,
+    pub by_size: Vec<(String, i64)>,
+    /// The archive's size now.
+    pub bytes: u64,
+}
+
+pub fn plan(engine: &mut dyn Engine, limits: &Limits, now_ms: i64) -> Result<Plan, ArchiveError> {
+    let mut out = Plan {
+        bytes: engine.size()?,
+        ..Plan::default()
+    };
+    if let Some(before) = limits.age_floor(now_ms) {
+        out.by_age = engine.oldest_sessions(Some(before), u32::MAX)?;
+    }
+    let held = engine.counts()?.sessions;
+    if let (Some(cap), true) = (limits.max_bytes, held > 0) {
+        // What the age limit takes, at the average session's size.
+        let aged = out.by_age.len() as u64;
+        let left = held.saturating_sub(aged);
+        let size = out.bytes.saturating_sub(out.bytes / held * aged);
+        if size > cap && left > 1 {
+            let share = ((size - cap) as f64 / size as f64 * left as f64).ceil() as u64;
+            let take = share.clamp(1, left - 1);
+            let oldest =
+                engine.oldest_sessions(None, (aged + take).min(u64::from(u32::MAX)) as u32)?;
+            out.by_size = oldest.into_iter().skip(aged as usize).collect();
+        }
+    }
+    Ok(out)
+}
+
+/// The share of the size cap past which the status line warns, before
+/// anything is pruned for size.
+pub const WARN_AT: f64 = 0.9;
+
+/// A warning when the archive holds `WARN_AT` of its size cap or more.
+pub fn nearly_full(bytes_held: u64, limits: &Limits) -> Option<String> {
+    let cap = limits.max_bytes?;
+    ((bytes_held as f64) >= cap as f64 * WARN_AT).then(|| {
+        format!(
+            "archive: {} of its {} cap; past it the oldest sessions are pruned (archive_max_mb; \
+             `ocview archive prune --dry-run` lists them)",
+            bytes(bytes_held),
+            bytes(cap)
+        )
+    })
+}
+
 /// Prune `engine` to `limits` as of `now_ms`. The newest session is never
 /// pruned for size: a cap below one session keeps that one.
 pub fn prune(

@@ -295,6 +295,8 @@ struct Writing<'a> {
     /// The keeper's lines, held while the writer's state is brought up to
     /// date, then said.
     held: std::cell::RefCell<Vec<String>>,
+    /// The archive nearing its size cap was said (once a run).
+    warned_full: bool,
 }
 
 impl<'a> Writing<'a> {
@@ -321,9 +323,9 @@ impl<'a> Writing<'a> {
             say(format!("archive {}: {why}", keeper.place()));
             return None;
         }
-        if let Some(engine) = keeper.engine() {
-            keep_bounded(engine, &limits, say);
-        }
+        let warned_full = keeper
+            .engine()
+            .is_some_and(|engine| keep_bounded(engine, &limits, say, true));
         Some(Writing {
             shared,
             say,
@@ -336,6 +338,7 @@ impl<'a> Writing<'a> {
             said_dropped: 0,
             loaded: false,
             held: Default::default(),
+            warned_full,
         })
     }
 
@@ -431,7 +434,7 @@ impl<'a> Writing<'a> {
             && let Some(engine) = self.keeper.engine()
         {
             self.since_pruned = 0;
-            keep_bounded(engine, &self.limits, self.say);
+            self.warned_full |= keep_bounded(engine, &self.limits, self.say, !self.warned_full);
         }
         let lost = self.shared.dropped.load(Ordering::Relaxed);
         if lost > self.said_dropped {
@@ -479,8 +482,15 @@ impl<'a> Writing<'a> {
 }
 
 /// Prune the archive to its limits; what went is said, and a failure is
-/// not a reason to stop keeping what comes.
-fn keep_bounded(engine: &mut dyn crate::archive::Engine, limits: &Limits, say: &dyn Fn(String)) {
+/// not a reason to stop keeping what comes. With `warn`, an archive near
+/// its size cap is said before anything goes for size; returns whether it
+/// was.
+fn keep_bounded(
+    engine: &mut dyn crate::archive::Engine,
+    limits: &Limits,
+    say: &dyn Fn(String),
+    warn: bool,
+) -> bool {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
@@ -489,8 +499,16 @@ fn keep_bounded(engine: &mut dyn crate::archive::Engine, limits: &Limits, say: &
             if let Some(line) = pruned.summary(limits) {
                 say(format!("archive: {line}"));
             }
+            let full = prune::nearly_full(pruned.bytes_after, limits);
+            if let (true, Some(line)) = (warn, &full) {
+                say(line.clone());
+            }
+            full.is_some()
         }
-        Err(e) => say(format!("{e}: not pruned")),
+        Err(e) => {
+            say(format!("{e}: not pruned"));
+            false
+        }
     }
 }
 

@@ -79,7 +79,11 @@ pub enum ArchiveCommand {
     },
     /// Prune now to the size cap and age limit (archive_max_mb,
     /// archive_max_age_days), saying what went.
-    Prune,
+    Prune {
+        /// Say what would go and why, and take nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Give the space freed by pruning back (SQLite VACUUM, PostgreSQL
     /// VACUUM).
     Vacuum,
@@ -498,6 +502,55 @@ pub fn prune(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
     };
     print(&line)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `ocview archive prune --dry-run`: what a prune would take now and why,
+/// oldest first, nothing taken.
+pub fn prune_plan(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
+    let mut archive = open(setting)?;
+    let plan =
+        crate::archive::prune::plan(&mut *archive, limits, now_ms()).map_err(|e| e.to_string())?;
+    let size = crate::archive::prune::bytes;
+    let mut out = format!("{} holds {}", archive.place(), size(plan.bytes));
+    match limits.max_bytes {
+        Some(cap) => out.push_str(&format!(" of its {} cap", size(cap))),
+        None => out.push_str(" (no size cap)"),
+    }
+    if plan.by_age.is_empty() && plan.by_size.is_empty() {
+        out.push_str(": a prune now would take nothing\n");
+        return print(&out).map(|()| ExitCode::SUCCESS);
+    }
+    let n = plan.by_age.len() + plan.by_size.len();
+    out.push_str(&format!(
+        ": a prune now would take {n} session{}, oldest first (nothing is taken now)\n",
+        if n == 1 { "" } else { "s" }
+    ));
+    let days = limits.max_age_days.unwrap_or_default();
+    let rows = plan
+        .by_age
+        .iter()
+        .map(|s| (s, format!("older than {days} days")))
+        .chain(
+            plan.by_size
+                .iter()
+                .map(|s| (s, "over the size cap (about)".to_string())),
+        );
+    for ((id, updated), why) in rows {
+        let title = archive
+            .listed(id)
+            .ok()
+            .flatten()
+            .and_then(|l| serde_json::from_str::<serde_json::Value>(&l.raw).ok())
+            .and_then(|v| v.get("title")?.as_str().map(str::to_string))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{}  {}  {}  ({why})\n",
+            date(*updated),
+            sanitize::line(id),
+            sanitize::line(&title)
+        ));
+    }
+    print(&out).map(|()| ExitCode::SUCCESS)
 }
 
 /// `ocview archive vacuum`.

@@ -122,7 +122,11 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
         ArchiveCommand::Stats { json } => {
             crate::cli::archive::stats(json, setting).map_err(anyhow::Error::msg)
         }
-        ArchiveCommand::Prune => {
+        ArchiveCommand::Prune { dry_run: true } => {
+            crate::cli::archive::prune_plan(&archive_limits(config), setting)
+                .map_err(anyhow::Error::msg)
+        }
+        ArchiveCommand::Prune { dry_run: false } => {
             crate::cli::archive::prune(&archive_limits(config), setting).map_err(anyhow::Error::msg)
         }
         ArchiveCommand::Vacuum => crate::cli::archive::vacuum(setting).map_err(anyhow::Error::msg),

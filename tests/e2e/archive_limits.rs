@@ -18,6 +18,11 @@ pub(crate) fn the_age_limit_prunes_old_sessions_whole(engines: &mut dyn Fresh) {
         max_bytes: None,
         max_age_days: Some(60),
     };
+    // A dry run names what would go, and takes nothing.
+    let plan = prune::plan(&mut *archive, &limits, now).unwrap();
+    let ids: Vec<&str> = plan.by_age.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!((ids, plan.by_size.len()), (vec!["ses_alpha"], 0));
+    assert_eq!(archive.counts().unwrap(), before);
     let pruned = prune::prune(&mut *archive, &limits, now).unwrap();
     assert_eq!(pruned.by_age, vec!["ses_alpha".to_string()]);
     assert_eq!(
@@ -63,6 +68,23 @@ pub(crate) fn the_size_cap_prunes_the_oldest_sessions(engines: &mut dyn Fresh) {
         max_bytes: Some(cap),
         max_age_days: None,
     };
+    // Near the cap it is said before anything goes; well under, not.
+    let said = prune::nearly_full(size, &limits).unwrap();
+    assert!(said.contains("cap") && said.contains("--dry-run"), "{said}");
+    let roomy = Limits {
+        max_bytes: Some(size * 2),
+        max_age_days: None,
+    };
+    assert_eq!(prune::nearly_full(size, &roomy), None);
+    // A dry run names the oldest sessions the cap would take, and takes
+    // nothing.
+    let plan = prune::plan(&mut *archive, &limits, 0).unwrap();
+    assert!(
+        !plan.by_size.is_empty() && plan.by_age.is_empty(),
+        "{plan:?}"
+    );
+    assert_eq!(plan.by_size.as_slice(), &all[..plan.by_size.len()]);
+    assert_eq!(archive.size().unwrap(), size);
     let pruned = prune::prune(&mut *archive, &limits, 0).unwrap();
     assert!(
         !pruned.by_size.is_empty() && pruned.by_age.is_empty(),
