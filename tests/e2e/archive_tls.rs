@@ -44,49 +44,57 @@ impl Pki {
             .is_ok_and(|o| o.status.success())
     }
 
-    /// A self-signed CA: `name.pem`, `name.key`.
-    fn ca(&self, name: &str) {
-        let ok = self.openssl(&[
-            "req",
-            "-x509",
+    /// `openssl` with `head`, a new P-256 key into `name.key`, then `tail`.
+    fn new_key(&self, head: &[&str], name: &str, tail: &[&str]) -> bool {
+        let key = format!("{name}.key");
+        let mut args: Vec<&str> = head.to_vec();
+        args.extend([
             "-newkey",
             "ec",
             "-pkeyopt",
             "ec_paramgen_curve:prime256v1",
             "-nodes",
             "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.pem"),
-            "-days",
-            "2",
-            "-subj",
-            &format!("/CN=ocview test {name}"),
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
+            &key,
         ]);
+        args.extend(tail);
+        self.openssl(&args)
+    }
+
+    /// A self-signed CA: `name.pem`, `name.key`.
+    fn ca(&self, name: &str) {
+        let ok = self.new_key(
+            &["req", "-x509"],
+            name,
+            &[
+                "-out",
+                &format!("{name}.pem"),
+                "-days",
+                "2",
+                "-subj",
+                &format!("/CN=ocview test {name}"),
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        );
         assert!(ok, "openssl made no CA");
     }
 
     /// A certificate for `cn` (and these subject alternative names, if
     /// any) signed by the CA `ca`: `name.crt`, `name.key`.
     fn leaf(&self, ca: &str, name: &str, cn: &str, san: Option<&str>) {
-        let ok = self.openssl(&[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.csr"),
-            "-subj",
-            &format!("/CN={cn}"),
-        ]);
+        let ok = self.new_key(
+            &["req"],
+            name,
+            &[
+                "-out",
+                &format!("{name}.csr"),
+                "-subj",
+                &format!("/CN={cn}"),
+            ],
+        );
         assert!(ok, "openssl made no request for {name}");
         let ext = self.path(&format!("{name}.ext"));
         let mut text = "basicConstraints=CA:FALSE\n".to_string();
