@@ -27,6 +27,7 @@ pub mod place;
 pub mod postgres;
 pub mod progress;
 pub mod prune;
+pub mod prune_log;
 pub mod query;
 pub mod resume;
 pub mod rows;

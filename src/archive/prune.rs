@@ -60,6 +60,8 @@ pub struct Pruned {
     pub by_size: Vec<String>,
     pub bytes_before: u64,
     pub bytes_after: u64,
+    /// The title of each session that went, as last kept (for the log).
+    pub titles: std::collections::HashMap<String, String>,
 }
 
 impl Pruned {
@@ -102,6 +104,24 @@ pub fn bytes(n: u64) -> String {
         format!("{value:.0} {}", UNITS[unit])
     } else {
         format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// The titles of sessions about to go, as the archive lists them.
+fn note_titles(
+    engine: &mut dyn Engine,
+    ids: &[String],
+    titles: &mut std::collections::HashMap<String, String>,
+) {
+    for id in ids {
+        let title = engine
+            .listed(id)
+            .ok()
+            .flatten()
+            .and_then(|l| serde_json::from_str::<serde_json::Value>(&l.raw).ok())
+            .and_then(|v| v.get("title")?.as_str().map(str::to_string))
+            .unwrap_or_default();
+        titles.insert(id.clone(), title);
     }
 }
 
@@ -182,6 +202,7 @@ pub fn prune(
             if old.is_empty() {
                 break;
             }
+            note_titles(engine, &old, &mut out.titles);
             engine.delete_sessions(&old)?;
             out.by_age.extend(old);
         }
@@ -205,6 +226,7 @@ pub fn prune(
             if old.is_empty() {
                 break;
             }
+            note_titles(engine, &old, &mut out.titles);
             engine.delete_sessions(&old)?;
             out.by_size.extend(old);
             size = engine.size()?;

@@ -499,6 +499,7 @@ fn keep_bounded(
             if let Some(line) = pruned.summary(limits) {
                 say(format!("archive: {line}"));
             }
+            crate::archive::prune_log::record(engine.place(), &pruned, limits, now);
             let full = prune::nearly_full(pruned.bytes_after, limits);
             if let (true, Some(line)) = (warn, &full) {
                 say(line.clone());

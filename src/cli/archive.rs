@@ -84,6 +84,9 @@ pub enum ArchiveCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Every prune on this machine: when, from which archive, which
+    /// session and why.
+    Log,
     /// Give the space freed by pruning back (SQLite VACUUM, PostgreSQL
     /// VACUUM).
     Vacuum,
@@ -484,8 +487,10 @@ pub fn prune(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
     if let Some(why) = archive.read_only() {
         return Err(format!("archive {}: {why}", archive.place()));
     }
+    let now = now_ms();
     let pruned =
-        crate::archive::prune::prune(&mut *archive, limits, now_ms()).map_err(|e| e.to_string())?;
+        crate::archive::prune::prune(&mut *archive, limits, now).map_err(|e| e.to_string())?;
+    crate::archive::prune_log::record(archive.place(), &pruned, limits, now);
     let size = |n| crate::archive::prune::bytes(n);
     let line = match pruned.summary(limits) {
         Some(line) => format!(
@@ -549,6 +554,36 @@ pub fn prune_plan(limits: &Limits, setting: &Setting) -> Result<ExitCode, String
             sanitize::line(id),
             sanitize::line(&title)
         ));
+    }
+    print(&out).map(|()| ExitCode::SUCCESS)
+}
+
+/// `ocview archive log`: every prune on this machine, oldest first.
+pub fn prune_log() -> Result<ExitCode, String> {
+    let path = crate::archive::prune_log::path().ok_or("no home folder for the prune log")?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return print(&format!(
+                "nothing was pruned on this machine ({} is kept from the first prune)\n",
+                path.display()
+            ))
+            .map(|()| ExitCode::SUCCESS);
+        }
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut out = String::new();
+    for line in text.lines() {
+        if let Some((when, place, id, title, why)) = crate::archive::prune_log::parse_line(line) {
+            out.push_str(&format!(
+                "{}  {}  pruned {} “{}” ({})\n",
+                date(when),
+                sanitize::line(place),
+                sanitize::line(id),
+                sanitize::line(title),
+                sanitize::line(why)
+            ));
+        }
     }
     print(&out).map(|()| ExitCode::SUCCESS)
 }

@@ -129,6 +129,7 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
         ArchiveCommand::Prune { dry_run: false } => {
             crate::cli::archive::prune(&archive_limits(config), setting).map_err(anyhow::Error::msg)
         }
+        ArchiveCommand::Log => crate::cli::archive::prune_log().map_err(anyhow::Error::msg),
         ArchiveCommand::Vacuum => crate::cli::archive::vacuum(setting).map_err(anyhow::Error::msg),
         ArchiveCommand::Export { session, file } => {
             crate::cli::archive::export(session.as_deref(), &file, setting)

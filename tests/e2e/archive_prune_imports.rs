@@ -178,3 +178,63 @@ fn postgres_pruning_forgets_the_imports_of_what_it_took() {
     };
     suite(&mut Server(pg, 0));
 }
+
+/// `ocview archive prune --dry-run` says what a prune would take and takes
+/// nothing; the prune itself goes on record, and `ocview archive log`
+/// says when, from which archive, which session and why (issue 40,
+/// point 2). The log is private.
+#[test]
+fn a_dry_run_takes_nothing_and_every_prune_is_on_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let config = dir.path().join("config");
+    std::fs::create_dir_all(config.join("ocview")).unwrap();
+    // The fixtures are from 2026-11-22: older than a day from then on.
+    std::fs::write(
+        config.join("ocview/config.toml"),
+        "archive_max_mb = 0\narchive_max_age_days = 1\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(args)
+            .args(["--archive", &db.display().to_string()])
+            .env("XDG_CONFIG_HOME", &config)
+            .env("XDG_STATE_HOME", &state)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let fixture = crate::common::fixtures_dir().join("a_bash_permission_once/event.jsonl");
+    run(&["archive", "import", &fixture.display().to_string()]);
+    let said = run(&["archive", "log"]);
+    assert!(
+        said.starts_with("nothing was pruned on this machine"),
+        "{said}"
+    );
+    let plan = run(&["archive", "prune", "--dry-run"]);
+    assert!(
+        plan.contains("a prune now would take 1 session")
+            && plan.contains("List project files")
+            && plan.contains("(older than 1 days)"),
+        "{plan}"
+    );
+    let mut archive = open(&Setting::Sqlite(db.clone()));
+    assert_eq!(sessions(&mut *archive).len(), 1, "a dry run takes nothing");
+    drop(archive);
+    run(&["archive", "prune"]);
+    let log = run(&["archive", "log"]);
+    assert!(
+        log.contains("pruned ses_") && log.contains("“List project files” (older than 1 days)"),
+        "{log}"
+    );
+    assert!(log.contains(&db.display().to_string()), "{log}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(state.join("ocview/prune.log"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
