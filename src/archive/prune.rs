@@ -114,15 +114,19 @@ fn note_titles(
     titles: &mut std::collections::HashMap<String, String>,
 ) {
     for id in ids {
-        let title = engine
-            .listed(id)
-            .ok()
-            .flatten()
-            .and_then(|l| serde_json::from_str::<serde_json::Value>(&l.raw).ok())
-            .and_then(|v| v.get("title")?.as_str().map(str::to_string))
-            .unwrap_or_default();
-        titles.insert(id.clone(), title);
+        titles.insert(id.clone(), title_of(engine, id));
     }
+}
+
+/// A session's title as the archive lists it (empty when it has none).
+pub fn title_of(engine: &mut dyn Engine, id: &str) -> String {
+    engine
+        .listed(id)
+        .ok()
+        .flatten()
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(&l.raw).ok())
+        .and_then(|v| v.get("title")?.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// What a prune would take now, without taking it (`ocview archive prune

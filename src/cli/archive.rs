@@ -541,13 +541,7 @@ pub fn prune_plan(limits: &Limits, setting: &Setting) -> Result<ExitCode, String
                 .map(|s| (s, "over the size cap (about)".to_string())),
         );
     for ((id, updated), why) in rows {
-        let title = archive
-            .listed(id)
-            .ok()
-            .flatten()
-            .and_then(|l| serde_json::from_str::<serde_json::Value>(&l.raw).ok())
-            .and_then(|v| v.get("title")?.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let title = crate::archive::prune::title_of(&mut *archive, id);
         out.push_str(&format!(
             "{}  {}  {}  ({why})\n",
             date(*updated),
