@@ -41,14 +41,17 @@ impl App {
     /// Ask for the next archive page of a session being archived, when
     /// nothing else is asked of the servers and no session runs.
     pub(crate) fn fill_archive(&mut self) {
-        if self.live.is_none() || self.archive.tap.is_none() || self.archive_fills.is_empty() {
+        // Each frame: nothing more than a look at the fills unless one is
+        // still to be asked for.
+        let pending = self.archive_fills.values().any(|f| !f.done && !f.asking);
+        if !pending || self.live.is_none() || self.archive.tap.is_none() {
             return;
         }
         // A session whose view loaded every page gave them all already.
         let whole: Vec<String> = self
             .archive_fills
             .iter()
-            .filter(|(id, f)| !f.done && !f.asking && self.history_whole_live(id))
+            .filter(|(id, f)| !f.done && !f.asking && self.history_whole(id))
             .map(|(id, _)| id.clone())
             .collect();
         for id in whole {
@@ -56,13 +59,16 @@ impl App {
                 f.done = true;
             }
         }
+        if self.archive_fills.values().any(|f| f.asking) {
+            return;
+        }
         let running = self
             .store
             .sessions()
             .iter()
             .any(|s| matches!(s.status, SessionStatus::Busy | SessionStatus::Retry { .. }));
         let paging = self.histories.values().any(|h| h.asking);
-        if running || paging || self.archive_fills.values().any(|f| f.asking) {
+        if running || paging {
             return;
         }
         // Not before the view's own first page is in: the server answers
@@ -82,11 +88,6 @@ impl App {
                 cursor: fill.cursor.clone(),
             })
             .is_ok();
-    }
-
-    /// Every message of a live session is in the view's store.
-    fn history_whole_live(&self, id: &str) -> bool {
-        self.histories.get(id).is_some_and(|h| h.complete)
     }
 
     /// A page for the archive came (or why none did). Returns whether the

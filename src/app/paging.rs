@@ -127,7 +127,8 @@ impl App {
         let (Some(live), Some(id)) = (&self.live, self.selected.clone()) else {
             return;
         };
-        if self.requested.insert(id.clone()) {
+        let opened = self.requested.insert(id.clone());
+        if opened {
             let _ = live.send(LiveCommand::Open(id.clone()));
             // A copy's task cards count their children's tool calls: the
             // children are read from where they are kept too (a live
@@ -145,7 +146,9 @@ impl App {
                 }
             }
         }
-        self.archive_whole(&id);
+        if opened {
+            self.archive_whole(&id);
+        }
         let Some(state) = self.panes.turns.get(&id) else {
             return;
         };

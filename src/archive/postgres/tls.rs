@@ -160,19 +160,22 @@ impl Settings {
     /// The connector: rustls, checking what these settings ask for.
     pub fn connector(&self) -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier: Arc<dyn ServerCertVerifier> = match &self.roots {
-            Roots::Unchecked => Arc::new(Unchecked(provider.clone())),
-            roots => {
-                let store = Arc::new(root_store(roots)?);
-                let webpki = WebPkiServerVerifier::builder_with_provider(store, provider.clone())
-                    .build()
-                    .map_err(|e| format!("the CAs cannot be used: {e}"))?;
-                Arc::new(Checked {
-                    webpki,
-                    check_name: self.check_name,
-                })
-            }
+        let webpki = match &self.roots {
+            Roots::Unchecked => None,
+            roots => Some(
+                WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(root_store(roots)?),
+                    provider.clone(),
+                )
+                .build()
+                .map_err(|e| format!("the CAs cannot be used: {e}"))?,
+            ),
         };
+        let verifier = Arc::new(Verifier {
+            provider: provider.clone(),
+            webpki,
+            check_name: self.check_name,
+        });
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?
@@ -260,64 +263,19 @@ fn system_bundles() -> Vec<PathBuf> {
     files
 }
 
-/// `require`/`prefer` without a CA, as libpq: encrypted, the certificate
-/// not checked (the handshake's signatures still are).
+/// How the server's certificate is checked: against the CAs (the name too
+/// for verify-full), or, for `require`/`prefer` without a CA as libpq,
+/// not at all (encrypted all the same). The handshake's signatures are
+/// always checked.
 #[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// The chain checked against the CAs; the name too for verify-full.
-#[derive(Debug)]
-struct Checked {
-    webpki: Arc<WebPkiServerVerifier>,
+struct Verifier {
+    provider: Arc<CryptoProvider>,
+    /// `None`: the certificate is not checked.
+    webpki: Option<Arc<WebPkiServerVerifier>>,
     check_name: bool,
 }
 
-impl ServerCertVerifier for Checked {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -326,13 +284,11 @@ impl ServerCertVerifier for Checked {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.webpki.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        ) {
+        let Some(webpki) = &self.webpki else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
             // webpki checks the name after the chain: a name mismatch
             // means the chain was good.
             Err(rustls::Error::InvalidCertificate(
@@ -348,7 +304,8 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -357,11 +314,14 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -117,23 +117,17 @@ impl Component for Player {
                 };
                 return seek(target, None);
             }
-            Action::PartForward | Action::TurnForward => {
+            Action::PartForward | Action::TurnForward | Action::PartBack | Action::TurnBack => {
                 self.clock.pause(now);
-                let mark = if action == Action::PartForward {
-                    Marks::PART
-                } else {
-                    Marks::TURN
+                let mark = match action {
+                    Action::PartForward | Action::PartBack => Marks::PART,
+                    _ => Marks::TURN,
                 };
-                return seek(self.timeline.next_boundary(mark), None);
-            }
-            Action::PartBack | Action::TurnBack => {
-                self.clock.pause(now);
-                let mark = if action == Action::PartBack {
-                    Marks::PART
-                } else {
-                    Marks::TURN
+                let target = match action {
+                    Action::PartForward | Action::TurnForward => self.timeline.next_boundary(mark),
+                    _ => self.timeline.prev_boundary(mark),
                 };
-                return seek(self.timeline.prev_boundary(mark), None);
+                return seek(target, None);
             }
             Action::SeekForward | Action::SeekBack => {
                 let by = if action == Action::SeekForward {
