@@ -321,7 +321,7 @@ impl Touched {
             }
             events.push(EventRow {
                 key,
-                session_id: session.clone(),
+                session_id: crate::model::store::fleet::bare(&session).to_string(),
                 time_ms: env.received_ms.unwrap_or(0),
                 json,
             });

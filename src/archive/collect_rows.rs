@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use crate::archive::encode;
 use crate::archive::rows::{MessageRow, PartRow, SessionRow};
+use crate::model::store::fleet::bare;
 use crate::model::{Message, Part, PartBody};
 
 /// The most text of one part the index keeps (a tool output of megabytes is
@@ -29,8 +30,8 @@ pub fn cap_indexed(text: &mut String) {
 pub(super) fn session_row(s: &crate::model::Session, server: Option<String>) -> SessionRow {
     let info = &s.info;
     SessionRow {
-        id: info.id.clone(),
-        parent_id: info.parent_id.clone(),
+        id: bare(&info.id).to_string(),
+        parent_id: info.parent_id.as_deref().map(|p| bare(p).to_string()),
         title: info.title.clone(),
         directory: info
             .directory
@@ -42,7 +43,9 @@ pub(super) fn session_row(s: &crate::model::Session, server: Option<String>) -> 
             .raw
             .as_ref()
             .map(|r| r.get().to_string())
-            .unwrap_or_else(|| serde_json::json!({"id": info.id, "title": info.title}).to_string()),
+            .unwrap_or_else(|| {
+                serde_json::json!({"id": bare(&info.id), "title": info.title}).to_string()
+            }),
         server,
     }
 }
@@ -69,7 +72,7 @@ pub(super) fn message_row(m: &Message, clock: i64, update: Option<&(String, u64)
         .unwrap_or_default();
     MessageRow {
         id: m.info.id.clone(),
-        session_id: m.info.session_id.clone(),
+        session_id: bare(&m.info.session_id).to_string(),
         role: m.info.role.label().to_string(),
         model: model_of(m),
         agent: m.info.agent.clone(),
@@ -254,7 +257,7 @@ pub(super) fn part_row(
     PartRow {
         id,
         message_id: part.message_id.clone(),
-        session_id: part.session_id.clone(),
+        session_id: bare(&part.session_id).to_string(),
         kind: kind.to_string(),
         tool,
         state,

@@ -10,8 +10,23 @@ use crate::model::{Envelope, Event, SessionStatus};
 
 /// The event's JSON for the log, or `None` for what the log does not keep:
 /// events of no session (heartbeats, a fleet's reports). Prompts (asked,
-/// replied, rejected) are kept, so a replay shows them as live did.
+/// replied, rejected) are kept, so a replay shows them as live did. A
+/// fleet's event is kept with the ids its server gave (`fleet::bare`): one
+/// session is one id in the archive, whichever way it was watched.
 pub fn encode(env: &Envelope) -> Option<String> {
+    if env
+        .event
+        .session()
+        .is_some_and(|id| crate::model::store::fleet::server_of(id).is_some())
+    {
+        let mut own = env.clone();
+        crate::model::store::fleet::unscope_event(&mut own.event);
+        return encode_own(&own);
+    }
+    encode_own(env)
+}
+
+fn encode_own(env: &Envelope) -> Option<String> {
     let kind = env.event.kind();
     let properties = match &env.event {
         Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {

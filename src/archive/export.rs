@@ -54,14 +54,36 @@ pub fn export(
 /// first. Read from that file the stand-in came before the session's
 /// real state; in a log that holds several files it may come after, and
 /// played there it would replace the session's title and times.
+///
+/// An event the log holds twice under one id (opencode's `evt_` id) is
+/// played once: archives from before one session had one id
+/// (`super::one_id`) kept a fleet's copy beside attach's.
 pub fn session_log(engine: &mut dyn Engine, id: &str) -> Result<Vec<String>, String> {
     let events = engine.events(id).map_err(|e| e.to_string())?;
+    let mut seen = std::collections::HashSet::new();
     let (mut first, rest): (Vec<String>, Vec<String>) = events
         .into_iter()
         .map(|e| crate::archive::encode::one_line(&e).into_owned())
+        .filter(|e| logged_id(e).is_none_or(|id| seen.insert(id.to_string())))
         .partition(|e| is_stand_in(e));
     first.extend(rest);
     Ok(first)
+}
+
+/// A logged event's own id (`encode::wrap` writes it first, in the
+/// payload when a directory wraps it).
+fn logged_id(line: &str) -> Option<&str> {
+    const ID: &str = r#"{"id":""#;
+    let rest = match line.strip_prefix(ID) {
+        Some(rest) => rest,
+        None if line.starts_with(r#"{"directory":"#) => {
+            const PAYLOAD: &str = r#""payload":{"id":""#;
+            let at = line.find(PAYLOAD)?;
+            &line[at + PAYLOAD.len()..]
+        }
+        None => return None,
+    };
+    rest.split_once('"').map(|(id, _)| id)
 }
 
 /// Whether a logged event is one of the replay reader's stand-ins for a

@@ -22,6 +22,7 @@ pub mod keeper;
 pub mod list_reader;
 pub mod listing;
 pub mod migrate;
+mod one_id;
 pub mod origin;
 pub mod place;
 pub mod postgres;

@@ -85,7 +85,7 @@ fn open_the_last_archived(t: &Tmux, title: &str, text: &str) -> String {
 fn a_single_servers_viewer_lists_the_archives_sessions_of_that_server() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("archive.db");
-    let live_id = support::fleet_server::session_id(0);
+    let live_id = support::fleet_server::session_id(0, 0);
     archive_with(&archive, &live_id);
     let fleet = FakeFleet::start(1, 2, 0.0);
     {

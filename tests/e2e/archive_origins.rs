@@ -28,20 +28,21 @@ fn origins(archive: &Path) -> Vec<(String, Option<String>)> {
         .unwrap()
 }
 
-/// Each archived session's server is the one its fleet key names.
+/// Each archived session is kept under its own id (as attach or a file
+/// would keep it), with the server that served it as its origin.
 fn assert_each_from_its_server(rows: &[(String, Option<String>)], fake: &FakeFleet) {
     assert!(!rows.is_empty());
     let mut seen = std::collections::HashSet::new();
     for (id, server) in rows {
-        let key = ocview::model::store::fleet::server_of(id)
-            .unwrap_or_else(|| panic!("{id} is not a fleet member's"));
-        let url = fake
-            .urls
-            .iter()
-            .find(|u| fleet::key_of(u) == key)
-            .unwrap_or_else(|| panic!("no server {key}"));
-        assert_eq!(server.as_deref(), Some(url.as_str()), "{id}");
-        seen.insert(url.clone());
+        assert!(
+            ocview::model::store::fleet::server_of(id).is_none(),
+            "{id} is kept under a fleet's id"
+        );
+        let s = (0..fake.urls.len())
+            .find(|&s| (0..64).any(|i| support::fleet_server::session_id(s, i) == *id))
+            .unwrap_or_else(|| panic!("no server serves {id}"));
+        assert_eq!(server.as_deref(), Some(fake.urls[s].as_str()), "{id}");
+        seen.insert(s);
     }
     assert_eq!(seen.len(), fake.urls.len(), "{rows:?}");
 }
@@ -167,4 +168,20 @@ fn record_of_a_fleet_keeps_each_session_with_its_own_server() {
     let archive = dir.path().join("archive.db");
     record(&fake.urls, &dir.path().join("rec.jsonl"), &archive);
     assert_each_from_its_server(&origins(&archive), &fake);
+}
+
+/// A fleet and an attach of one of its servers at once, into one archive:
+/// that server's sessions are kept once each, under their own ids.
+#[test]
+fn a_fleet_and_an_attach_of_one_server_keep_each_session_once() {
+    let fake = FakeFleet::start(2, 4, 40.0);
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("archive.db");
+    std::thread::scope(|s| {
+        s.spawn(|| record(&fake.urls, &dir.path().join("fleet.jsonl"), &archive));
+        s.spawn(|| record(&fake.urls[..1], &dir.path().join("attach.jsonl"), &archive));
+    });
+    let rows = origins(&archive);
+    assert_eq!(rows.len(), 4, "each session once: {rows:?}");
+    assert_each_from_its_server(&rows, &fake);
 }

@@ -343,7 +343,7 @@ async fn a_restart_that_lost_a_session_replays_as_the_live_view_ended() {
     }
     // The server restarts without session 1.
     let counts = &fake.counts[0];
-    counts.lost.lock().unwrap().push(session_id(1));
+    counts.lost.lock().unwrap().push(session_id(0, 1));
     counts.restarts.fetch_add(1, Ordering::Relaxed);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while live.store.sessions().len() > 2 {
@@ -362,7 +362,7 @@ async fn a_restart_that_lost_a_session_replays_as_the_live_view_ended() {
     }
     let seen = ids(&live.store);
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert!(!seen.iter().any(|id| id.starts_with(&session_id(1))));
+    assert!(!seen.iter().any(|id| id.starts_with(&session_id(0, 1))));
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fleet.jsonl");

@@ -20,6 +20,7 @@ mod archive_list;
 mod archive_list_notify;
 mod archive_list_viewers;
 mod archive_migrate;
+mod archive_one_id;
 mod archive_opencode_db_switch;
 mod archive_origins;
 mod archive_pg_upgrade;

@@ -99,9 +99,16 @@ impl FakeFleet {
     }
 }
 
-/// The bare id of a server's session `i` (the same on every server).
-pub fn session_id(i: usize) -> String {
-    format!("ses_{i:04}fleetloadXXXXXXXXXXXXXX")
+/// The bare id of server `server`'s session `i`. Unique over the fleet, as
+/// opencode's ids are (the archive keeps a session by its own id): server
+/// 0's end in X's, another's name it in their place.
+pub fn session_id(server: usize, i: usize) -> String {
+    let tag = if server == 0 {
+        String::new()
+    } else {
+        server.to_string()
+    };
+    format!("ses_{i:04}fleetload{tag:X<14}")
 }
 
 fn message_id(turn: u32, assistant: bool) -> String {
@@ -138,9 +145,9 @@ struct Script {
 
 impl Script {
     fn new(server: usize, i: usize) -> Script {
-        let id = session_id(i);
+        let id = session_id(server, i);
         // Every fourth session is a subagent's, under the one before.
-        let parent = (i % 4 == 3).then(|| session_id(i - 1));
+        let parent = (i % 4 == 3).then(|| session_id(server, i - 1));
         let mut s = Script {
             id,
             parent,

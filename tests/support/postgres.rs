@@ -198,6 +198,30 @@ impl Postgres {
         self.psql("127.0.0.1", db, sql);
     }
 
+    /// A SQL file (a `pg_dump`) run as the superuser in `db`.
+    #[allow(dead_code)]
+    pub fn sql_file(&self, db: &str, file: &std::path::Path) {
+        let port = self.port.to_string();
+        let file = file.display().to_string();
+        let args = [
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-q",
+            "-f",
+            &file,
+        ];
+        self.run("psql", &args)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+
     /// SQL as the superuser in `db`, through `host` (an address, or the
     /// socket's folder).
     fn psql(&self, host: &str, db: &str, sql: &str) {

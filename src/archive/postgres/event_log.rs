@@ -46,18 +46,18 @@ impl LogError {
     }
 }
 
-/// Claim one slot for `e` after the first try failed: the next free slot,
-/// or none when `e` is there already.
-async fn probe(
+/// Claim one slot for `key` after the first try failed: the next free slot,
+/// or none when `key` is there already.
+pub(in crate::archive) async fn probe(
     tx: &impl GenericClient,
-    e: &EventRow,
+    key: &str,
     mut slot: i64,
 ) -> Result<Option<i64>, tokio_postgres::Error> {
     loop {
         let claimed = tx
             .execute(
                 "INSERT INTO event_keys (slot, key) VALUES ($1, $2) ON CONFLICT (slot) DO NOTHING",
-                &[&slot, &e.key],
+                &[&slot, &key],
             )
             .await?;
         if claimed == 1 {
@@ -67,7 +67,7 @@ async fn probe(
             .query_one("SELECT key FROM event_keys WHERE slot = $1", &[&slot])
             .await?
             .get(0);
-        if held == e.key {
+        if held == key {
             return Ok(None);
         }
         slot = blocks::next_slot(slot);
@@ -196,13 +196,13 @@ async fn claim_slots<'a>(
             // A slot claimed by this batch goes to its first event.
             if claimed.remove(&slot) {
                 fresh.push((e, slot));
-            } else if let Some(slot) = probe(tx, e, slot).await? {
+            } else if let Some(slot) = probe(tx, &e.key, slot).await? {
                 fresh.push((e, slot));
             }
         }
     } else {
         for (e, &slot) in events.iter().zip(slots) {
-            if let Some(slot) = probe(tx, e, slot).await? {
+            if let Some(slot) = probe(tx, &e.key, slot).await? {
                 fresh.push((e, slot));
             }
         }

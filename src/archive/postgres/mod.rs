@@ -21,6 +21,7 @@ pub(in crate::archive) mod event_log;
 pub(in crate::archive) mod marks;
 pub mod migrate;
 pub mod notify;
+mod one_id;
 pub mod pgpass;
 pub mod resume;
 pub mod schema;

@@ -4,7 +4,10 @@ use crate::archive::postgres::migrate::Step;
 use crate::archive::schema::Migration;
 
 /// Rust steps run after their version's SQL.
-pub const STEPS: &[(i64, Step)] = &[(6, crate::archive::postgres::event_log::move_to_blocks_step)];
+pub const STEPS: &[(i64, Step)] = &[
+    (6, crate::archive::postgres::event_log::move_to_blocks_step),
+    (12, crate::archive::postgres::one_id::step),
+];
 
 /// Migration 6 (PostgreSQL): the same blocks as SQLite's. The old log's
 /// rows are moved by `event_log::move_to_blocks`, its step.
@@ -132,6 +135,13 @@ pub const MIGRATIONS: &[Migration] = &[
         11,
         "block_spans",
         crate::archive::postgres::blocks_search::MIGRATION_11,
+    ),
+    // One session, one id (`crate::archive::one_id`): the rows here, the
+    // logs in its step.
+    (
+        12,
+        "one_id_per_session",
+        crate::archive::postgres::one_id::SQL,
     ),
 ];
 

@@ -27,23 +27,13 @@ pub(in crate::archive) fn write_events<'a>(
     if events.is_empty() {
         return Ok((0, at));
     }
-    let mut claim = tx.prepare(
-        "INSERT INTO event_keys (slot, key) VALUES (?1, ?2) ON CONFLICT (slot) DO NOTHING",
-    )?;
-    let mut holder = tx.prepare("SELECT key FROM event_keys WHERE slot = ?1")?;
+    let mut claim = tx.prepare(CLAIM_SQL)?;
+    let mut holder = tx.prepare(HOLDER_SQL)?;
     let mut fresh: Vec<(&EventRow, i64)> = Vec::with_capacity(events.len());
     for e in events {
-        let mut slot = blocks::slot(&e.session_id, &e.key);
-        loop {
-            if claim.execute(params![slot, e.key])? == 1 {
-                fresh.push((e, slot));
-                break;
-            }
-            let held: String = holder.query_row([slot], |r| r.get(0))?;
-            if held == e.key {
-                break;
-            }
-            slot = blocks::next_slot(slot);
+        let first = blocks::slot(&e.session_id, &e.key);
+        if let Some(slot) = claim_slot(&mut claim, &mut holder, &e.key, first)? {
+            fresh.push((e, slot));
         }
     }
     let mut block = tx.prepare(
@@ -67,6 +57,31 @@ pub(in crate::archive) fn write_events<'a>(
     }
     Ok((fresh.len() as u64, at))
 }
+
+/// The slot `key` claims, from its first try `slot` (`claim` and `holder`
+/// as `write_events` prepares them): `None` when the key is there already.
+pub(in crate::archive) fn claim_slot(
+    claim: &mut rusqlite::Statement<'_>,
+    holder: &mut rusqlite::Statement<'_>,
+    key: &str,
+    mut slot: i64,
+) -> rusqlite::Result<Option<i64>> {
+    loop {
+        if claim.execute(params![slot, key])? == 1 {
+            return Ok(Some(slot));
+        }
+        let held: String = holder.query_row([slot], |r| r.get(0))?;
+        if held == key {
+            return Ok(None);
+        }
+        slot = blocks::next_slot(slot);
+    }
+}
+
+/// The statements `claim_slot` runs.
+pub(in crate::archive) const CLAIM_SQL: &str =
+    "INSERT INTO event_keys (slot, key) VALUES (?1, ?2) ON CONFLICT (slot) DO NOTHING";
+pub(in crate::archive) const HOLDER_SQL: &str = "SELECT key FROM event_keys WHERE slot = ?1";
 
 /// Reads parts' JSON, from their rows or from the log, each block
 /// unpacked once.

@@ -10,6 +10,7 @@
 pub(in crate::archive) mod event_log;
 pub(in crate::archive) mod marks;
 pub mod migrate;
+mod one_id;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;

@@ -4,7 +4,10 @@ use crate::archive::schema::Migration;
 use crate::archive::sqlite::migrate::Step;
 
 /// Rust steps run after their version's SQL.
-pub const STEPS: &[(i64, Step)] = &[(6, crate::archive::sqlite::event_log::move_to_blocks)];
+pub const STEPS: &[(i64, Step)] = &[
+    (6, crate::archive::sqlite::event_log::move_to_blocks),
+    (12, crate::archive::sqlite::one_id::step),
+];
 
 /// The migrations, in order.
 pub const MIGRATIONS: &[Migration] = &[
@@ -124,6 +127,13 @@ pub const MIGRATIONS: &[Migration] = &[
     (10, "postgres_block_documents", ""),
     // PostgreSQL's blocks keep their oldest part's time: nothing here.
     (11, "postgres_block_spans", ""),
+    // One session, one id: a fleet's sessions were kept under the fleet's
+    // ids (`crate::archive::one_id`); its step moves the sessions and logs.
+    (
+        12,
+        "one_id_per_session",
+        crate::archive::sqlite::one_id::SQL,
+    ),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

@@ -53,32 +53,52 @@ fn scope(id: &mut String, key: &str) {
 /// Scope every session and request id an event carries, for the server
 /// `key`; a server report learns its key.
 pub fn scope_event(event: &mut Event, key: &str) {
+    each_id(event, &mut |id| scope(id, key));
+    match event {
+        Event::Server(report) => report.key = key.to_string(),
+        Event::PendingPrompts { server, .. } | Event::SessionList { server, .. } => {
+            *server = Some(key.to_string());
+        }
+        _ => {}
+    }
+}
+
+/// Every session and request id an event carries as its server knows it:
+/// the archive keeps a session under its own id, wherever it came from.
+pub fn unscope_event(event: &mut Event) {
+    each_id(event, &mut |id| {
+        if let Some((own, _)) = id.rsplit_once(MARK) {
+            id.truncate(own.len());
+        }
+    });
+}
+
+/// Each session and request id an event carries, given to `f`.
+fn each_id(event: &mut Event, f: &mut dyn FnMut(&mut String)) {
     if let Some(session_id) = event.session_id_mut() {
-        scope(session_id, key);
+        f(session_id);
     }
     match event {
         Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
-            scope(&mut info.id, key);
+            f(&mut info.id);
             if let Some(parent) = &mut info.parent_id {
-                scope(parent, key);
+                f(parent);
             }
         }
         Event::SessionError { session_id, .. } => {
             if let Some(id) = session_id {
-                scope(id, key);
+                f(id);
             }
         }
-        Event::PermissionAsked(p) => scope(&mut p.id, key),
-        Event::QuestionAsked(q) => scope(&mut q.id, key),
+        Event::PermissionAsked(p) => f(&mut p.id),
+        Event::QuestionAsked(q) => f(&mut q.id),
         Event::PermissionReplied { request_id, .. }
         | Event::QuestionReplied { request_id, .. }
-        | Event::QuestionRejected { request_id, .. } => scope(request_id, key),
-        Event::Server(report) => report.key = key.to_string(),
-        Event::PendingPrompts { server, ids } | Event::SessionList { server, ids } => {
-            ids.iter_mut().for_each(|id| scope(id, key));
-            *server = Some(key.to_string());
+        | Event::QuestionRejected { request_id, .. } => f(request_id),
+        Event::PendingPrompts { ids, .. } | Event::SessionList { ids, .. } => {
+            ids.iter_mut().for_each(f);
         }
-        // Their session id was scoped above; they carry no other id.
+        // Their session id was given above; they carry no other id.
         Event::SessionStatus { .. }
         | Event::SessionIdle { .. }
         | Event::SessionCompacted { .. }
@@ -89,6 +109,7 @@ pub fn scope_event(event: &mut Event, key: &str) {
         | Event::PartRemoved { .. }
         | Event::PartDelta { .. }
         | Event::TodoUpdated { .. }
+        | Event::Server(_)
         | Event::ServerConnected
         | Event::ServerHeartbeat
         | Event::InstanceDisposed
