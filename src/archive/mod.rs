@@ -38,6 +38,7 @@ pub mod snippet;
 pub mod spool;
 pub mod sqlite;
 mod stream_rows;
+pub mod words;
 pub mod writer;
 
 pub use engine::{ArchiveError, Engine, ImportMark, Trouble};

@@ -161,14 +161,10 @@ pub struct Term {
     pub prefix: bool,
 }
 
-/// The runs of letters and digits of `text`: how both engines' indexes
-/// split text into words (FTS5's `unicode61`; PostgreSQL's parser once
-/// `tsvector_sql` has made its separators spaces).
+/// The pieces of a query's word or phrase, as the index holds them
+/// (`super::words`).
 pub fn pieces(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|p| !p.is_empty())
-        .map(str::to_string)
-        .collect()
+    crate::archive::words::pieces(text)
 }
 
 /// One thing found.
@@ -235,8 +231,20 @@ impl Hit {
     }
 }
 
-/// Text as the index keeps it: without the snippet marks.
+/// Text as the index keeps it: without the snippet marks (`unmarked`),
+/// and with the words the engines do not find by themselves after it
+/// (`super::words`).
 pub fn indexable(text: &str) -> std::borrow::Cow<'_, str> {
+    match unmarked(text) {
+        std::borrow::Cow::Borrowed(text) => crate::archive::words::with_more_words(text),
+        std::borrow::Cow::Owned(text) => crate::archive::words::with_more_words(&text)
+            .into_owned()
+            .into(),
+    }
+}
+
+/// Text without the marks a snippet puts around its words.
+pub fn unmarked(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains([MARK_START, MARK_END]) {
         text.replace([MARK_START, MARK_END], " ").into()
     } else {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::archive::collect_rows::strings;
 
-use crate::archive::query::{MARK_END, MARK_START, Term, indexable};
+use crate::archive::query::{MARK_END, MARK_START, Term, unmarked};
 
 /// Tokens shown around the first match (as FTS5's `snippet(…, 16)`).
 const WINDOW: usize = 16;
@@ -66,7 +66,7 @@ pub fn text_of_part_value(kind: &str, v: &Value) -> String {
             text
         }
     };
-    indexable(&text).into_owned()
+    unmarked(&text).into_owned()
 }
 
 /// The tokens of `text`: (start, end) byte offsets of each run of letters
@@ -106,14 +106,10 @@ pub fn snippet(text: &str, terms: &[Term]) -> String {
         .collect();
     let toks = tokens(text);
     let matches = |t: &(usize, usize)| {
-        let tok = text[t.0..t.1].to_lowercase();
-        pieces.iter().any(|(p, starts)| {
-            if *starts {
-                tok.starts_with(p.as_str())
-            } else {
-                tok == *p
-            }
-        })
+        let run = &text[t.0..t.1];
+        pieces
+            .iter()
+            .any(|(p, starts)| crate::archive::words::run_holds(run, p, *starts))
     };
     let mut out = String::new();
     if toks.is_empty() {

@@ -32,6 +32,7 @@ mod archive_search_tmux;
 mod archive_team;
 mod archive_team_roles;
 mod archive_tls;
+mod archive_words;
 mod bad_input;
 mod demo;
 mod discovery_quiet;

@@ -66,7 +66,12 @@ pub(in crate::archive) fn events_holding(
             if i == last_event || !inside || held[i] >= pieces.len() {
                 continue;
             }
-            if is_word_at(&folded[span.clone()], at - span.start, piece) {
+            if is_word_at(
+                &folded[span.clone()],
+                &raw[span.clone()],
+                at - span.start,
+                piece,
+            ) {
                 held[i] += 1;
                 last_event = i;
             }
@@ -88,30 +93,53 @@ pub(in crate::archive) fn may_hold(event: &str, pieces: &[Piece]) -> bool {
         return true;
     }
     let folded = event.to_ascii_lowercase();
-    pieces.iter().all(|p| holds_word(&folded, p))
+    pieces
+        .iter()
+        .all(|p| holds_word(&folded, event.as_bytes(), p))
 }
 
-/// Whether `json` (ASCII, lowercased) has `piece` as a word (`is_word_at`).
-fn holds_word(json: &str, piece: &Piece) -> bool {
+/// Whether `json` (ASCII, lowercased from `original`) has `piece` as a
+/// word (`is_word_at`).
+fn holds_word(json: &str, original: &[u8], piece: &Piece) -> bool {
     json.match_indices(piece.text.as_str())
-        .any(|(at, _)| is_word_at(json.as_bytes(), at, piece))
+        .any(|(at, _)| is_word_at(json.as_bytes(), original, at, piece))
 }
 
-/// Whether `piece`, found at `at` of `json` (ASCII, lowercased), stands
-/// where a word of its text may be: not inside a run of letters and
-/// digits, where `\n`, `\t` and the like count as a boundary.
-fn is_word_at(json: &[u8], at: usize, piece: &Piece) -> bool {
+/// Whether `piece`, found at `at` of `json` (ASCII, lowercased from
+/// `original`), stands where a word of its text may be: not inside a run
+/// of letters and digits, where `\n`, `\t` and the like count as a
+/// boundary, and so does a camelCase one (`super::super::words`).
+fn is_word_at(json: &[u8], original: &[u8], at: usize, piece: &Piece) -> bool {
     let before = match at {
         0 => true,
         _ => {
             let c = json[at - 1];
             !c.is_ascii_alphanumeric()
                 || (at >= 2 && json[at - 2] == b'\\' && b"ntrbf".contains(&c))
+                || camel_boundary(original, at)
         }
     };
     let end = at + piece.text.len();
-    let after = piece.prefix || end == json.len() || !json[end].is_ascii_alphanumeric();
+    let after = piece.prefix
+        || end == json.len()
+        || !json[end].is_ascii_alphanumeric()
+        || camel_boundary(original, end);
     before && after
+}
+
+/// Whether a camelCase word's part starts at `at` of `text` (as
+/// `words::camel_parts` splits): a capital after a small letter or a
+/// digit, or the last capital of a run of them before a small letter.
+fn camel_boundary(text: &[u8], at: usize) -> bool {
+    let (Some(&c), Some(&prev)) = (text.get(at), at.checked_sub(1).and_then(|p| text.get(p)))
+    else {
+        return false;
+    };
+    let next_small = text.get(at + 1).is_some_and(u8::is_ascii_lowercase);
+    c.is_ascii_uppercase()
+        && (prev.is_ascii_lowercase()
+            || prev.is_ascii_digit()
+            || (prev.is_ascii_uppercase() && next_small))
 }
 
 #[cfg(test)]

@@ -389,8 +389,11 @@ fn matching_rows(
         return Ok(Vec::new());
     }
     // Translated here: PostgreSQL's `translate` takes a third of the time
-    // of making the documents.
-    let translated: Vec<String> = texts.iter().map(|t| translated(t)).collect();
+    // of making the documents. Matched with the words the index adds.
+    let translated: Vec<String> = texts
+        .iter()
+        .map(|t| translated(&crate::archive::query::indexable(t)))
+        .collect();
     let matched = query(
         a,
         "SELECT (i - 1)::bigint FROM unnest($1::text[]) WITH ORDINALITY t(body, i),

@@ -129,7 +129,7 @@ pub(in crate::archive) fn search(a: &mut PgArchive, q: &Query) -> Result<Vec<Hit
         };
         match raw {
             Some(raw) => crate::archive::snippet::text_of_part(kind, raw),
-            None => crate::archive::query::indexable(title).into_owned(),
+            None => crate::archive::query::unmarked(title).into_owned(),
         }
     });
     // The parts whose document is their block's, merged in; a reader not

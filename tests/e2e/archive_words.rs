@@ -1,0 +1,148 @@
+//! Words as people type them: one table of texts and queries, each query
+//! finding its text or not, on both engines (SQLite and PostgreSQL), as
+//! `ocview search` and the `F` overlay ask (`archive::words` splits both
+//! sides): apostrophes, hyphens and dots, snake_case and camelCase parts,
+//! paths, numbers, letters beyond ASCII, CJK, prefixes and phrases.
+
+use crate::support::postgres as postgres_support;
+
+use ocview::archive::collect::Collector;
+use ocview::archive::{Engine, Origin, Query, Setting};
+use ocview::source::ReplayReader;
+
+/// (text, query, found). A query ending in `*` is a prefix; one in double
+/// quotes a phrase.
+const CASES: &[(&str, &str, bool)] = &[
+    ("It doesn't work on Fridays", "doesn't", true),
+    ("It doesn't work on Fridays", "doesnt", false),
+    ("I'll check the user's settings", "I'll", true),
+    ("I'll check the user's settings", "user's", true),
+    ("I'll check the user's settings", "user", true),
+    ("I'll check the user's settings", "won't", false),
+    ("set dont_inherit to true", "don't", false),
+    ("set dont_inherit to true", "dont_inherit", true),
+    ("set dont_inherit to true", "inherit", true),
+    ("run the pre-commit hooks", "pre-commit", true),
+    ("run the pre-commit hooks", "commit", true),
+    ("edit config.toml then restart", "config.toml", true),
+    ("edit config.toml then restart", "toml", true),
+    ("edit config.toml then restart", "config.json", false),
+    ("upgrade opencode to v1.18.33 today", "v1.18.33", true),
+    ("upgrade opencode to v1.18.33 today", "v1.18.34", false),
+    ("call read_file_async twice", "read_file_async", true),
+    ("call read_file_async twice", "file", true),
+    ("call parseJsonBody on it", "parseJsonBody", true),
+    ("call parseJsonBody on it", "parsejsonbody", true),
+    ("call parseJsonBody on it", "json", true),
+    ("call parseJsonBody on it", "Body", true),
+    ("call parseJsonBody on it", "\"json body\"", true),
+    ("start the HTTPServer now", "server", true),
+    ("start the HTTPServer now", "http", true),
+    ("open /home/dev/src/main.rs", "src/main.rs", true),
+    ("open /home/dev/src/main.rs", "main", true),
+    ("open /home/dev/src/main.rs", "src/lib.rs", false),
+    ("the build took 1234 ms", "1234", true),
+    ("the build took 1234 ms", "123", false),
+    ("the build took 1234 ms", "123*", true),
+    ("Straßenbahn und café crème", "café", true),
+    ("Straßenbahn und café crème", "cafe", true),
+    ("Straßenbahn und café crème", "straßenbahn", true),
+    ("Привет, мир программистов", "мир", true),
+    ("Привет, мир программистов", "програм*", true),
+    ("数据库连接失败了", "连接", true),
+    ("数据库连接失败了", "连接失败", true),
+    ("数据库连接失败了", "数据库", true),
+    ("数据库连接失败了", "失连", false),
+    ("データベースに接続できません", "データ", true),
+    ("データベースに接続できません", "接続", true),
+    ("the payload could not be serialized", "serializ*", true),
+    ("the payload could not be serialized", "serializ", false),
+    ("cargo build --release finished", "\"cargo build\"", true),
+    ("build the cargo crate", "\"cargo build\"", false),
+];
+
+const SESSION: &str = "ses_words";
+
+fn part_id(i: usize) -> String {
+    format!("prt_words{i:03}")
+}
+
+/// Every case's text as a part of its own, in one session.
+fn archived(archive: &mut dyn Engine) {
+    let mut lines = vec![format!(
+        r#"{{"type":"session.updated","properties":{{"info":{{"id":"{SESSION}","title":"Words","directory":"/work/words","time":{{"created":1,"updated":2}}}}}}}}"#
+    )];
+    let mut seen = std::collections::HashSet::new();
+    for (i, (text, _, _)) in CASES.iter().enumerate() {
+        if !seen.insert(*text) {
+            continue;
+        }
+        let message = format!("msg_words{i:03}");
+        lines.push(format!(
+            r#"{{"type":"message.updated","properties":{{"info":{{"id":"{message}","sessionID":"{SESSION}","role":"assistant","time":{{"created":{i}}}}}}}}}"#
+        ));
+        let text = serde_json::to_string(text).unwrap();
+        lines.push(format!(
+            r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"{}","messageID":"{message}","sessionID":"{SESSION}","type":"text","text":{text},"time":{{"start":{}}}}}}}}}"#,
+            part_id(i),
+            1_000 + i
+        ));
+    }
+    let mut collector = Collector::new(Origin {
+        server: None,
+        host: "words-box".into(),
+        file: None,
+    });
+    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.join("\n").into_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    archive.write(&collector.take()).unwrap();
+}
+
+/// The cases whose query finds its text where it should not, or misses it.
+fn wrong(archive: &mut dyn Engine) -> Vec<String> {
+    let first_of = |text: &str| CASES.iter().position(|(t, _, _)| *t == text).unwrap();
+    let mut out = Vec::new();
+    for (text, query, found) in CASES {
+        let mut q = Query::new(query);
+        q.limit = 100;
+        let hits = archive
+            .search(&q)
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        let wanted = part_id(first_of(text));
+        let got = hits.iter().any(|h| h.part_id.as_deref() == Some(&wanted));
+        if got != *found {
+            out.push(format!(
+                "{query:?} in {text:?}: found {got}, should be {found}"
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_table_of_words_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut archive = Setting::Sqlite(dir.path().join("archive.db"))
+        .open()
+        .unwrap()
+        .unwrap();
+    archived(&mut *archive);
+    let wrong = wrong(&mut *archive);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_table_of_words_on_postgres() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let mut archive = Setting::Postgres(pg.database("words"))
+        .open()
+        .unwrap()
+        .unwrap();
+    archived(&mut *archive);
+    let wrong = wrong(&mut *archive);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
