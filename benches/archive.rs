@@ -139,7 +139,9 @@ fn queries(engine_name: &str, engine: &mut dyn Engine) {
     // Three letters starting the commonest words ("the", "then", "that",
     // "function", "check"...) are the costliest prefixes: every word they
     // start is read (goal 50 ms, #39).
-    for prefix in ["bil", "bill", "billi", "t", "th", "the", "fun", "che", "tha"] {
+    for prefix in [
+        "bil", "bill", "billi", "t", "th", "the", "fun", "che", "tha",
+    ] {
         let goal = if prefix.len() == 3 { 50.0 } else { 100.0 };
         cases.push((
             format!("prefix while typing {prefix:?}"),

@@ -12,5 +12,6 @@ pub mod archive;
 pub mod cli;
 pub mod headless;
 pub mod model;
+pub mod redact;
 pub mod render;
 pub mod source;

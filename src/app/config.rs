@@ -143,6 +143,10 @@ pub struct Config {
     /// The viewer imports this machine's opencode database into the
     /// archive and follows it (`--no-archive-opencode-db` turns it off).
     pub archive_opencode_db: bool,
+    /// Which archives secrets are redacted out of before they are written:
+    /// `shared` (a team's PostgreSQL, the default), `all` (the local one
+    /// too) or `off`.
+    pub archive_redact: crate::redact::Policy,
     /// Rebind actions: `quit = ["q", "ctrl-c"]`. See the help overlay (`?`)
     /// for the action names.
     pub keys: BTreeMap<String, Vec<String>>,
@@ -175,6 +179,7 @@ impl Default for Config {
             archive_max_mb: None,
             archive_max_age_days: None,
             archive_opencode_db: true,
+            archive_redact: Default::default(),
             keys: BTreeMap::new(),
             path: None,
         }

@@ -119,6 +119,9 @@ pub trait Engine: Send {
     /// `data_version`); `None` where a writer says so itself (PostgreSQL's
     /// NOTIFY, `postgres::notify`).
     fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError>;
+    /// How many secrets were redacted out of a session (every session's
+    /// with `None`), by rule, most first: never the values.
+    fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError>;
 }
 
 /// How far an opencode database was imported: every session updated before

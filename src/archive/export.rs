@@ -6,18 +6,24 @@ use std::io::Write;
 use crate::archive::engine::Engine;
 
 /// What an export wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Exported {
     pub sessions: u64,
     pub events: u64,
+    /// The secrets redacted, by rule.
+    pub redacted: crate::redact::Tally,
 }
 
 /// Write the event log of `session` (its exact id), or of every session,
 /// least recently updated first (then those the log holds without a row of
-/// their own), to `out`, one event a line. An error is one line.
+/// their own), to `out`, one event a line. With `redact`, the secrets in
+/// them are redacted, and text deltas are left out (a secret streamed in
+/// pieces is in no one piece; the parts' states hold the whole text). An
+/// error is one line.
 pub fn export(
     engine: &mut dyn Engine,
     session: Option<&str>,
+    redact: bool,
     out: &mut dyn Write,
 ) -> Result<Exported, String> {
     let ids: Vec<String> = match session {
@@ -34,15 +40,21 @@ pub fn export(
         }
     };
     let mut done = Exported::default();
+    let redactor = redact.then(crate::redact::Redactor::shared);
     for id in ids {
         let events = session_log(engine, &id)?;
         for event in &events {
-            out.write_all(event.as_bytes())
+            let line = match redactor {
+                Some(_) if crate::archive::redacted::is_delta(event) => continue,
+                Some(r) => r.redact_json(event, &mut done.redacted),
+                None => event.as_str().into(),
+            };
+            out.write_all(line.as_bytes())
                 .and_then(|_| out.write_all(b"\n"))
                 .map_err(|e| format!("cannot write: {e}"))?;
+            done.events += 1;
         }
         done.sessions += 1;
-        done.events += events.len() as u64;
     }
     out.flush().map_err(|e| format!("cannot write: {e}"))?;
     Ok(done)

@@ -30,6 +30,7 @@ pub mod progress;
 pub mod prune;
 pub mod prune_log;
 pub mod query;
+pub mod redacted;
 pub mod resume;
 pub mod rows;
 pub mod schema;

@@ -91,14 +91,26 @@ pub enum ArchiveCommand {
     /// VACUUM).
     Vacuum,
     /// Write event logs as JSON lines, which `replay` plays and
-    /// `archive import` reads back.
+    /// `archive import` reads back. Secrets are redacted (and text deltas
+    /// left out) unless --no-redact.
     Export {
         /// Only this session (its id, or the start of it).
         #[arg(long)]
         session: Option<String>,
+        /// Keep secrets as they are (the file is still private: 0600).
+        #[arg(long)]
+        no_redact: bool,
         /// The file to write (`-`: standard output).
         #[arg(value_name = "FILE")]
         file: PathBuf,
+    },
+    /// How many secrets were redacted out of a session (or the whole
+    /// archive), by rule: never the values.
+    Redactions {
+        /// The session (its id, or the start of it).
+        session: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -423,7 +435,7 @@ pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Byt
 }
 
 /// The one archived session `session` names (its id or the start of it).
-fn session_id(archive: &mut dyn Engine, session: &str) -> Result<String, String> {
+pub(crate) fn session_id(archive: &mut dyn Engine, session: &str) -> Result<String, String> {
     let found = archive.find_sessions(session).map_err(|e| e.to_string())?;
     let id = match found.as_slice() {
         [] => {
@@ -591,41 +603,6 @@ pub fn vacuum(setting: &Setting) -> Result<ExitCode, String> {
         "ocview: {} vacuumed ({} held)",
         archive.place(),
         crate::archive::prune::bytes(before)
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `ocview archive export [--session ID] FILE`.
-pub fn export(session: Option<&str>, file: &Path, setting: &Setting) -> Result<ExitCode, String> {
-    let mut archive = open(setting)?;
-    let id = match session {
-        Some(s) => Some(session_id(&mut *archive, s)?),
-        None => None,
-    };
-    let shown = sanitize::line(&file.display().to_string()).into_owned();
-    let done = if file.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        crate::archive::export::export(&mut *archive, id.as_deref(), &mut out)?
-    } else {
-        // A new file is private (what it holds may be secret); one that
-        // exists keeps its mode.
-        let out = {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(file)
-        }
-        .map_err(|e| format!("cannot write {shown}: {e}"))?;
-        let mut out = std::io::BufWriter::new(out);
-        crate::archive::export::export(&mut *archive, id.as_deref(), &mut out)
-            .map_err(|e| format!("{shown}: {e}"))?
-    };
-    eprintln!(
-        "ocview: {shown}: {} sessions, {} events",
-        done.sessions, done.events
     );
     Ok(ExitCode::SUCCESS)
 }

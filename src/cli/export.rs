@@ -22,10 +22,12 @@ pub(crate) fn export(
     source_arg: &str,
     session: Option<&str>,
     format: ExportArg,
-    reasoning: bool,
-    timeout: f64,
+    options: ExportOptions,
     auth: Option<Auth>,
 ) -> anyhow::Result<ExitCode> {
+    let ExportOptions {
+        reasoning, redact, ..
+    } = options;
     use crate::headless::export::{self, ExportFormat};
     let format = match format {
         ExportArg::Md => ExportFormat::Markdown,
@@ -33,7 +35,7 @@ pub(crate) fn export(
     };
     if source_arg.contains("://") {
         let url = server_url(source_arg, None)?;
-        return export_server(&url, session, format, reasoning, timeout, auth);
+        return export_server(&url, session, format, options, auth);
     }
     let path = Path::new(source_arg);
     // `host:4096` is a server without its scheme, unless such a file exists.
@@ -55,7 +57,34 @@ pub(crate) fn export(
     }
     let sessions = export::pick(&store, session).map_err(anyhow::Error::msg)?;
     let text = export::render(&sessions, format, reasoning);
+    if !redact {
+        return write_stdout(&text);
+    }
+    let mut tally = crate::redact::Tally::new();
+    let r = crate::redact::Redactor::shared();
+    let text = match format {
+        ExportFormat::Json => r.redact_json(&text, &mut tally),
+        ExportFormat::Markdown => r.redact(&text, &mut tally),
+    };
+    say_redacted(&tally);
     write_stdout(&text)
+}
+
+/// How `ocview export` writes: reasoning included, how long a server's
+/// sessions are waited for, and whether secrets are redacted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExportOptions {
+    pub reasoning: bool,
+    pub timeout: f64,
+    pub redact: bool,
+}
+
+/// What was redacted, on standard error (the transcript is on standard
+/// output), when anything was.
+fn say_redacted(tally: &crate::redact::Tally) {
+    if !tally.is_empty() {
+        eprintln!("ocview: {}", crate::cli::archive_export::said(tally));
+    }
 }
 
 /// `export URL`: once the server's sessions are idle, each written page
@@ -64,10 +93,14 @@ pub(crate) fn export_server(
     url: &str,
     session: Option<&str>,
     format: crate::headless::export::ExportFormat,
-    reasoning: bool,
-    timeout: f64,
+    options: ExportOptions,
     auth: Option<Auth>,
 ) -> anyhow::Result<ExitCode> {
+    let ExportOptions {
+        reasoning,
+        timeout,
+        redact,
+    } = options;
     use crate::headless::server_export::{self, ExportError};
     let client = Client::new(url, auth);
     let rt = runtime()?;
@@ -87,10 +120,24 @@ pub(crate) fn export_server(
             return Err(e);
         }
     };
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = rt.block_on(server_export::write(
-        &client, &mut store, session, format, reasoning, &mut out,
-    ));
+    let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = if redact {
+        let json = format == crate::headless::export::ExportFormat::Json;
+        let mut out = crate::redact::writer::RedactingWriter::new(out, json);
+        let written = rt.block_on(server_export::write(
+            &client, &mut store, session, format, reasoning, &mut out,
+        ));
+        written.and_then(|()| {
+            let (_, tally) = out.finish().map_err(ExportError::Write)?;
+            say_redacted(&tally);
+            Ok(())
+        })
+    } else {
+        let mut out = out;
+        rt.block_on(server_export::write(
+            &client, &mut store, session, format, reasoning, &mut out,
+        ))
+    };
     rt.shutdown_background();
     match written {
         Ok(()) => Ok(ExitCode::SUCCESS),
@@ -104,10 +151,9 @@ pub(crate) fn run(
     source_arg: &str,
     session: Option<&str>,
     format: ExportArg,
-    reasoning: bool,
-    timeout: f64,
+    options: ExportOptions,
     auth: &crate::cli::AuthArgs,
 ) -> anyhow::Result<ExitCode> {
     let auth = crate::cli::io::resolve_auth(auth)?;
-    export(source_arg, session, format, reasoning, timeout, auth)
+    export(source_arg, session, format, options, auth)
 }

@@ -6,6 +6,7 @@
 //! in process.
 
 pub mod archive;
+pub mod archive_export;
 pub mod archive_fill;
 pub mod archive_tap;
 pub mod attach;
@@ -116,6 +117,10 @@ pub enum Command {
         /// this many seconds.
         #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value_t = 60.0)]
         timeout: f64,
+        /// Keep secrets as they are (by default they are redacted, by
+        /// gitleaks' rules, and what was redacted is said on stderr).
+        #[arg(long)]
+        no_redact: bool,
         #[command(flatten)]
         auth: AuthArgs,
     },

@@ -37,6 +37,7 @@ pub fn run(cli: Cli) -> ExitCode {
     if cli.archive.no_archive_opencode_db {
         config.archive_opencode_db = false;
     }
+    crate::redact::set_policy(config.archive_redact);
     let archive = match cli.archive.setting(config.archive.as_ref()) {
         Ok(setting) => setting,
         Err(e) => return finish(Err(Usage(e).into())),
@@ -74,13 +75,17 @@ pub fn run(cli: Cli) -> ExitCode {
             format,
             reasoning,
             timeout,
+            no_redact,
             auth,
         } => crate::cli::export::run(
             &source,
             session.as_deref(),
             format,
-            reasoning,
-            timeout,
+            crate::cli::export::ExportOptions {
+                reasoning,
+                timeout,
+                redact: !no_redact,
+            },
             &auth,
         ),
         Command::Replay {
@@ -131,8 +136,14 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
         }
         ArchiveCommand::Log => crate::cli::archive::prune_log().map_err(anyhow::Error::msg),
         ArchiveCommand::Vacuum => crate::cli::archive::vacuum(setting).map_err(anyhow::Error::msg),
-        ArchiveCommand::Export { session, file } => {
-            crate::cli::archive::export(session.as_deref(), &file, setting)
+        ArchiveCommand::Export {
+            session,
+            no_redact,
+            file,
+        } => crate::cli::archive_export::export(session.as_deref(), &file, !no_redact, setting)
+            .map_err(anyhow::Error::msg),
+        ArchiveCommand::Redactions { session, json } => {
+            crate::cli::archive_export::redactions(session.as_deref(), json, setting)
                 .map_err(anyhow::Error::msg)
         }
         ArchiveCommand::Replay {

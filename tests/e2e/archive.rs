@@ -227,7 +227,7 @@ fn an_export_imports_back_to_the_same_log(engines: &mut dyn Fresh) {
     assert_eq!(archive.unlisted_sessions().unwrap(), ["ses_unlisted"]);
     let file = dir.path().join("export.jsonl");
     let mut out = std::fs::File::create(&file).unwrap();
-    let done = ocview::archive::export::export(&mut *archive, None, &mut out).unwrap();
+    let done = ocview::archive::export::export(&mut *archive, None, false, &mut out).unwrap();
     drop(out);
     let counts = archive.counts().unwrap();
     assert_eq!(
@@ -310,7 +310,8 @@ fn an_export_imports_back_to_the_same_log(engines: &mut dyn Fresh) {
     // One session alone.
     let (one, _) = archive.oldest_sessions(None, 1).unwrap().remove(0);
     let mut alone = Vec::new();
-    let done = ocview::archive::export::export(&mut *archive, Some(&one), &mut alone).unwrap();
+    let done =
+        ocview::archive::export::export(&mut *archive, Some(&one), false, &mut alone).unwrap();
     assert_eq!(done.sessions, 1);
     assert_eq!(
         alone,

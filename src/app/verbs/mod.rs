@@ -220,9 +220,23 @@ impl App {
         self.copy_whole(&id);
     }
 
+    /// The whole session leaves the viewer: its secrets are redacted (a
+    /// single card's copy, `y`, is what the agent printed).
     fn copy_whole(&mut self, id: &str) {
         if let Some(session) = self.store.session(id) {
-            let c = content::session(session);
+            let mut c = content::session(session);
+            let mut tally = crate::redact::Tally::new();
+            if let std::borrow::Cow::Owned(text) =
+                crate::redact::Redactor::shared().redact(&c.text, &mut tally)
+            {
+                let n: u64 = tally.values().sum();
+                c.what = format!(
+                    "{}, {n} secret{} redacted",
+                    c.what,
+                    if n == 1 { "" } else { "s" }
+                );
+                c.text = text;
+            }
             self.copy(c);
         }
     }

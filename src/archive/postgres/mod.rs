@@ -23,6 +23,7 @@ pub mod migrate;
 pub mod notify;
 mod one_id;
 pub mod pgpass;
+pub(in crate::archive) mod redactions;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
@@ -155,11 +156,18 @@ impl PgArchive {
     }
 
     /// The batch in one transaction, as an archive of `self.version` keeps it.
-    fn write_at_version(&mut self, batch: &Batch) -> Result<Written, LogError> {
+    fn write_at_version(
+        &mut self,
+        batch: &Batch,
+        found: &[crate::archive::redacted::Found],
+    ) -> Result<Written, LogError> {
         let version = self.version;
         self.rt.block_on(async {
             let tx = self.client.transaction().await?;
             let written = crate::archive::postgres::copy::write(&tx, batch, version).await?;
+            if version >= crate::archive::postgres::redactions::SINCE {
+                crate::archive::postgres::redactions::save(&tx, found).await?;
+            }
             // Delivered when the transaction commits, and only then.
             crate::archive::postgres::notify::announce(&tx, batch).await?;
             if let Some(c) = &batch.checkpoint {
@@ -387,6 +395,19 @@ impl Engine for PgArchive {
         Ok(None)
     }
 
+    fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError> {
+        if self.version < crate::archive::postgres::redactions::SINCE {
+            return Ok(Vec::new());
+        }
+        let place = self.place.clone();
+        self.rt
+            .block_on(crate::archive::postgres::redactions::by_rule(
+                &self.client,
+                session_id,
+            ))
+            .map_err(|e| classify(&place, &e))
+    }
+
     fn place(&self) -> &str {
         &self.place
     }
@@ -410,7 +431,14 @@ impl Engine for PgArchive {
                 .map_err(err)?;
             self.staging_ready = true;
         }
-        match self.write_at_version(batch) {
+        // What leaves the machine is redacted unless the config says `off`.
+        let (batch, found) = match crate::redact::policy().redacts(true) {
+            true => crate::archive::redacted::batch(batch),
+            false => (std::borrow::Cow::Borrowed(batch), Vec::new()),
+        };
+        let batch = &*batch;
+        let found = &found[..];
+        match self.write_at_version(batch, found) {
             // Upgraded under this writer by another ocview (this one may
             // not change the schema): written again as the schema is now.
             Err(LogError::Db(e)) if schema_moved(&e) => {
@@ -423,7 +451,8 @@ impl Engine for PgArchive {
                 if let Some(why) = &self.read_only {
                     return Err(refuse_write(&place, why));
                 }
-                self.write_at_version(batch).map_err(|e| e.said(&place))
+                self.write_at_version(batch, found)
+                    .map_err(|e| e.said(&place))
             }
             written => written.map_err(|e| e.said(&place)),
         }

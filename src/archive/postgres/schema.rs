@@ -143,6 +143,8 @@ pub const MIGRATIONS: &[Migration] = &[
         "one_id_per_session",
         crate::archive::postgres::one_id::SQL,
     ),
+    // What redaction took out of each part, message and title, by rule.
+    (13, "redactions", crate::archive::postgres::redactions::SQL),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

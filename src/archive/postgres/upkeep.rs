@@ -82,7 +82,11 @@ pub(in crate::archive) fn delete_sessions(
             .map(|r| r.get(0))
             .collect();
         crate::archive::postgres::event_log::delete(&tx, ids).await?;
-        for table in ["parts", "messages"] {
+        let mut tables = vec!["parts", "messages"];
+        if a.version >= crate::archive::postgres::redactions::SINCE {
+            tables.push("redactions");
+        }
+        for table in tables {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
                 &[&ids],

@@ -11,6 +11,7 @@ pub(in crate::archive) mod event_log;
 pub(in crate::archive) mod marks;
 pub mod migrate;
 mod one_id;
+pub(in crate::archive) mod redactions;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
@@ -392,6 +393,11 @@ impl Engine for SqliteArchive {
             .map_err(|e| crate::archive::sqlite::classify(&self.place, &e))
     }
 
+    fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError> {
+        crate::archive::sqlite::redactions::by_rule(&self.conn, session_id)
+            .map_err(|e| crate::archive::sqlite::classify(&self.place, &e))
+    }
+
     fn place(&self) -> &str {
         &self.place
     }
@@ -416,7 +422,13 @@ impl Engine for SqliteArchive {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
-        let written = write::batch(&tx, batch).map_err(err)?;
+        // The local archive is redacted only when the config says `all`.
+        let (batch, found) = match crate::redact::policy().redacts(false) {
+            true => crate::archive::redacted::batch(batch),
+            false => (std::borrow::Cow::Borrowed(batch), Vec::new()),
+        };
+        let written = write::batch(&tx, &batch).map_err(err)?;
+        crate::archive::sqlite::redactions::save(&tx, &found).map_err(err)?;
         if let Some(c) = &batch.checkpoint {
             crate::archive::sqlite::resume::save(&tx, c).map_err(err)?;
         }

@@ -134,6 +134,8 @@ pub const MIGRATIONS: &[Migration] = &[
         "one_id_per_session",
         crate::archive::sqlite::one_id::SQL,
     ),
+    // What redaction took out of each part, message and title, by rule.
+    (13, "redactions", crate::archive::sqlite::redactions::SQL),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

@@ -93,6 +93,7 @@ pub(in crate::archive) fn delete_sessions(
             parts_docs.as_str(),
             title_doc.as_str(),
             "DELETE FROM parts WHERE session_id = ?1",
+            "DELETE FROM redactions WHERE session_id = ?1",
             "DELETE FROM messages WHERE session_id = ?1",
         ]
         .map(|sql| tx.prepare(sql))

@@ -184,6 +184,13 @@ fn head_text(app: &App, label: &str) -> String {
             Some(key) => format!(" archive off ({key} why) ·{head}"),
             None => format!(" archive off ·{head}"),
         };
+    } else if matches!(
+        app.archive.setting,
+        Some(crate::archive::Setting::Postgres(_))
+    ) && !crate::redact::policy().redacts(true)
+    {
+        // `archive_redact = "off"`: said for as long as it writes so.
+        head = format!(" team archive: secrets go out unredacted ·{head}");
     }
     head
 }

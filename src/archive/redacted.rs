@@ -1,0 +1,96 @@
+//! A batch as a redacted archive keeps it (`crate::redact`; a team's
+//! PostgreSQL by default, `archive_redact`): every string of its events,
+//! sessions, messages and parts with the secrets in it replaced, and no
+//! text deltas (a secret streamed in pieces is found in no single piece:
+//! the part's states, which hold the whole text, are kept instead). What
+//! was redacted is counted by part, message and title, never kept.
+
+use std::borrow::Cow;
+
+use crate::archive::rows::Batch;
+use crate::redact::{Redactor, Tally};
+
+/// Secrets redacted out of one item (a part, a message, a session's
+/// title): how many, by which rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub session_id: String,
+    /// The part's, message's or session's id.
+    pub item: String,
+    pub rule: String,
+    pub count: u64,
+}
+
+/// `batch` redacted, and what was found; borrowed when nothing changed.
+pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
+    let r = Redactor::shared();
+    let deltas = batch.events.iter().any(|e| is_delta(&e.json));
+    let any = deltas
+        || batch.events.iter().any(|e| r.may_hold(&e.json))
+        || batch
+            .sessions
+            .iter()
+            .any(|s| r.may_hold(&s.raw) || r.may_hold(&s.title))
+        || batch.messages.iter().any(|m| r.may_hold(&m.raw))
+        || batch
+            .parts
+            .iter()
+            .any(|p| r.may_hold(&p.raw) || r.may_hold(&p.text));
+    if !any {
+        return (Cow::Borrowed(batch), Vec::new());
+    }
+    let mut out = batch.clone();
+    let mut found = Vec::new();
+    let mut unused = Tally::new();
+    out.events.retain(|e| !is_delta(&e.json));
+    for e in &mut out.events {
+        if let Cow::Owned(json) = r.redact_json(&e.json, &mut unused) {
+            e.json = json;
+        }
+    }
+    for s in &mut out.sessions {
+        let mut tally = Tally::new();
+        if let Cow::Owned(title) = r.redact(&s.title, &mut tally) {
+            s.title = title;
+        }
+        if let Cow::Owned(raw) = r.redact_json(&s.raw, &mut unused) {
+            s.raw = raw;
+        }
+        note(&mut found, &s.id, &s.id, tally);
+    }
+    for m in &mut out.messages {
+        let mut tally = Tally::new();
+        if let Cow::Owned(raw) = r.redact_json(&m.raw, &mut tally) {
+            m.raw = raw;
+        }
+        note(&mut found, &m.session_id, &m.id, tally);
+    }
+    for p in &mut out.parts {
+        let mut tally = Tally::new();
+        if let Cow::Owned(raw) = r.redact_json(&p.raw, &mut tally) {
+            p.raw = raw;
+        }
+        if let Cow::Owned(text) = r.redact(&p.text, &mut unused) {
+            p.text = text;
+        }
+        note(&mut found, &p.session_id, &p.id, tally);
+    }
+    (Cow::Owned(out), found)
+}
+
+fn note(found: &mut Vec<Found>, session_id: &str, item: &str, tally: Tally) {
+    for (rule, count) in tally {
+        found.push(Found {
+            session_id: session_id.to_string(),
+            item: item.to_string(),
+            rule,
+            count,
+        });
+    }
+}
+
+/// Whether a logged event is a part's text delta.
+pub fn is_delta(json: &str) -> bool {
+    let head = &json[..json.len().min(160)];
+    head.contains(r#""type":"message.part.delta""#)
+}
