@@ -96,7 +96,7 @@ fn line(what: &str, measured: f64, unit: &str, goal: f64, ratio: f64) {
 }
 
 /// Indexing speed into a fresh archive.
-fn indexing(engine_name: &str, engine: &mut dyn Engine, files: &[(PathBuf, usize)]) {
+fn indexing(engine_name: &str, engine: &mut dyn Engine, files: &[(PathBuf, usize)]) -> f64 {
     let (parts, took) = import(engine, files);
     let rate = parts as f64 / took.as_secs_f64();
     // A higher rate is better: the ratio is goal ÷ measured.
@@ -106,6 +106,80 @@ fn indexing(engine_name: &str, engine: &mut dyn Engine, files: &[(PathBuf, usize
         "parts/s",
         20_000.0,
         20_000.0 / rate,
+    );
+    rate
+}
+
+/// What redaction costs (#40): the same import with every batch redacted
+/// (`archive_redact = "all"`), against the rate without; and one large
+/// tool output (1 MB of code, logs and prose with the words secret rules
+/// look for, and a few secrets) redacted on its own.
+fn redaction(dir: &Path, files: &[(PathBuf, usize)], plain_rate: f64) {
+    use ocview::redact::{Policy, Redactor, Tally, set_policy};
+    let words = Words::new();
+    let mut rng = archive_data::Rng::new(7);
+    let mut text = String::new();
+    let mut n = 0;
+    while text.len() < 1 << 20 {
+        n += 1;
+        let w = words.pick(&mut rng);
+        match n % 9 {
+            0 => text.push_str(&format!("let token = get_token(\"{w}\")?;\n")),
+            1 => text.push_str(&format!("api_key: config.{w}.key,\n")),
+            2 => text.push_str(&format!("INFO auth ok for {w} in 12 ms (access granted)\n")),
+            3 if n % 900 == 3 => text.push_str("export AWS_ACCESS_KEY_ID=AKIAZ5XKQ7WM3NOPQR4T\n"),
+            _ => {
+                for _ in 0..12 {
+                    text.push_str(words.pick(&mut rng));
+                    text.push(' ');
+                }
+                text.push('\n');
+            }
+        }
+    }
+    let r = Redactor::shared();
+    let started = Instant::now();
+    let mut tally = Tally::new();
+    let _ = r.redact(&text, &mut tally);
+    let cold = started.elapsed().as_secs_f64() * 1e3;
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            let _ = r.redact(&text, &mut Tally::new());
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    line(
+        "redaction of a 1 MB tool output",
+        runs[2],
+        "ms",
+        20.0,
+        runs[2] / 20.0,
+    );
+    println!(
+        "{:>59} cold (its rules compiled) {cold:.1} ms, {} secrets",
+        "",
+        tally.values().sum::<u64>()
+    );
+    let scratch = tempfile::Builder::new()
+        .prefix("ocview-bench-redact")
+        .tempdir_in(dir)
+        .unwrap();
+    set_policy(Policy::All);
+    let mut engine = Setting::Sqlite(scratch.path().join("redacted.db"))
+        .open()
+        .unwrap()
+        .unwrap();
+    let rate = indexing("SQLite, redacted", &mut *engine, files);
+    set_policy(Policy::Shared);
+    let ratio = plain_rate / rate;
+    line(
+        "SQLite: import, redaction on ÷ off",
+        ratio,
+        "x",
+        1.3,
+        ratio / 1.3,
     );
 }
 
@@ -376,8 +450,9 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
     {
         let path = scratch.path().join("index.db");
         let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
-        indexing("SQLite", &mut *engine, &index_files);
+        let rate = indexing("SQLite", &mut *engine, &index_files);
         drop(engine);
+        redaction(dir, &index_files, rate);
         disk("SQLite", sqlite_size(&path), json_size(&index_files));
         let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
         open_time("SQLite", &mut *engine);

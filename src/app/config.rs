@@ -323,6 +323,25 @@ mod tests {
     }
 
     #[test]
+    fn archive_redact_is_shared_all_or_off() {
+        use crate::redact::Policy;
+        assert_eq!(Config::parse("").unwrap().archive_redact, Policy::Shared);
+        for (text, policy) in [
+            ("shared", Policy::Shared),
+            ("all", Policy::All),
+            ("off", Policy::Off),
+        ] {
+            let c = Config::parse(&format!("archive_redact = \"{text}\"")).unwrap();
+            assert_eq!(c.archive_redact, policy);
+        }
+        let e = Config::parse("archive_redact = \"some\"").unwrap_err();
+        assert!(e.to_string().contains("archive_redact"), "{e}");
+        // A team archive is redacted by default, the local one is not.
+        assert!(Policy::Shared.redacts(true) && !Policy::Shared.redacts(false));
+        assert!(Policy::All.redacts(false) && !Policy::Off.redacts(true));
+    }
+
+    #[test]
     fn archive_is_on_off_a_file_or_a_server_without_password() {
         use crate::archive::place::ConfigValue;
         assert_eq!(Config::parse("").unwrap().archive, None);

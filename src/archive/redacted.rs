@@ -42,8 +42,32 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
     let mut out = batch.clone();
     let mut found = Vec::new();
     let mut unused = Tally::new();
+    // A part's row first: a part without a secret is also one in the event
+    // the log holds it as (its raw is the event's), which is left unread;
+    // and its indexed text is made of its raw's strings.
+    let mut clean: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for p in &mut out.parts {
+        let mut tally = Tally::new();
+        match r.redact_json(&p.raw, &mut tally) {
+            Cow::Owned(raw) => {
+                p.raw = raw;
+                if let Cow::Owned(text) = r.redact(&p.text, &mut unused) {
+                    p.text = text;
+                }
+            }
+            Cow::Borrowed(_) => {
+                if let Some(key) = &p.logged_as {
+                    clean.insert(key.clone());
+                }
+            }
+        }
+        note(&mut found, &p.session_id, &p.id, tally);
+    }
     out.events.retain(|e| !is_delta(&e.json));
     for e in &mut out.events {
+        if clean.contains(&e.key) {
+            continue;
+        }
         if let Cow::Owned(json) = r.redact_json(&e.json, &mut unused) {
             e.json = json;
         }
@@ -64,16 +88,6 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
             m.raw = raw;
         }
         note(&mut found, &m.session_id, &m.id, tally);
-    }
-    for p in &mut out.parts {
-        let mut tally = Tally::new();
-        if let Cow::Owned(raw) = r.redact_json(&p.raw, &mut tally) {
-            p.raw = raw;
-        }
-        if let Cow::Owned(text) = r.redact(&p.text, &mut unused) {
-            p.text = text;
-        }
-        note(&mut found, &p.session_id, &p.id, tally);
     }
     (Cow::Owned(out), found)
 }

@@ -147,21 +147,33 @@ impl Redactor {
         !self.always.is_empty() || self.keywords.is_match(text)
     }
 
-    /// The secrets in `text`, in order, none overlapping.
+    /// The secrets in `text`, in order, none overlapping. A rule is tried
+    /// around where its keywords are (a keyword is part of what its regex
+    /// matches: a key's name, a token's prefix), not over the whole text:
+    /// a tool output of megabytes names `key` or `token` here and there.
     pub fn find(&self, text: &str) -> Vec<Secret> {
-        let mut tried = vec![false; self.set.rules.len()];
-        for i in &self.always {
-            tried[*i] = true;
-        }
+        let mut at: Vec<Vec<usize>> = vec![Vec::new(); self.set.rules.len()];
         for m in self.keywords.find_overlapping_iter(text) {
             for i in &self.called[m.pattern().as_usize()] {
-                tried[*i] = true;
+                at[*i].push(m.start());
             }
         }
         let mut found: Vec<Secret> = Vec::new();
-        for (i, rule) in self.set.rules.iter().enumerate() {
-            if tried[i] {
-                self.find_by(i, rule, text, &mut found);
+        for i in &self.always {
+            self.find_by(*i, &self.set.rules[*i], text, 0, &mut found);
+        }
+        for (i, hits) in at.iter().enumerate() {
+            if hits.is_empty() {
+                continue;
+            }
+            let rule = &self.set.rules[i];
+            let after = if rule.spans_lines() {
+                WINDOW_LINES
+            } else {
+                WINDOW_AFTER
+            };
+            for (from, to) in windows(text, hits, after) {
+                self.find_by(i, rule, &text[from..to], from, &mut found);
             }
         }
         found.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
@@ -175,9 +187,11 @@ impl Redactor {
         merged
     }
 
-    fn find_by(&self, i: usize, rule: &Rule, text: &str, found: &mut Vec<Secret>) {
+    /// The secrets `rule` finds in `text`, which starts at `offset` of the
+    /// whole.
+    fn find_by(&self, i: usize, rule: &Rule, text: &str, offset: usize, found: &mut Vec<Secret>) {
         let Some(regex) = rule.regex() else { return };
-        for caps in regex.captures_iter(text) {
+        for caps in regex.captures_iter(text.as_bytes()) {
             let Some(whole) = caps.get(0) else { continue };
             let secret = match rule.secret_group {
                 0 => (1..caps.len())
@@ -191,19 +205,24 @@ impl Redactor {
             if secret.is_empty() {
                 continue;
             }
+            // A byte regex may stop inside a character: the secret and the
+            // match are taken to whole characters.
+            let (start, end) = whole_chars(text, secret.start(), secret.end());
+            let (whole_start, whole_end) = whole_chars(text, whole.start(), whole.end());
+            let (secret, whole) = (&text[start..end], &text[whole_start..whole_end]);
             if let Some(least) = rule.entropy
-                && entropy(secret.as_str()) <= least
+                && entropy(secret) <= least
             {
                 continue;
             }
-            let line = line_around(text, whole.start(), whole.end());
-            let allowed = |list: &Allowlist| allows(list, secret.as_str(), whole.as_str(), line);
+            let line = line_around(text, whole_start, whole_end);
+            let allowed = |list: &Allowlist| allows(list, secret, whole, line);
             if allowed(&self.set.global) || rule.allowlists.iter().any(allowed) {
                 continue;
             }
             found.push(Secret {
-                start: secret.start(),
-                end: secret.end(),
+                start: offset + start,
+                end: offset + end,
                 rule: i,
             });
         }
@@ -235,6 +254,35 @@ impl Redactor {
     }
 }
 
+/// How far before a keyword a rule's match may start (a key's longest
+/// name and its separator), and after it end (the longest value).
+const WINDOW_BEFORE: usize = 512;
+const WINDOW_AFTER: usize = 1024;
+/// After a keyword of a rule whose match spans lines (a private key's
+/// block).
+const WINDOW_LINES: usize = 16 * 1024;
+
+/// The stretches of `text` around `hits` (in order), merged where they
+/// meet, each on characters' boundaries.
+fn windows(text: &str, hits: &[usize], after: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &hit in hits {
+        let mut from = hit.saturating_sub(WINDOW_BEFORE);
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut to = (hit + after).min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        match out.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => out.push((from, to)),
+        }
+    }
+    out
+}
+
 /// Whether an allowlist takes a match: its regexes (on the secret, the
 /// whole match or its line) and its stopwords (in the secret), any of them
 /// or, for `condition = "AND"`, all that it has.
@@ -244,8 +292,8 @@ fn allows(list: &Allowlist, secret: &str, whole: &str, line: &str) -> bool {
         Target::Match => whole,
         Target::Line => line,
     };
-    let by_regex =
-        (!list.regexes.is_empty()).then(|| list.regexes.iter().any(|r| r.is_match(target)));
+    let by_regex = (!list.regexes.is_empty())
+        .then(|| list.regexes.iter().any(|r| r.is_match(target.as_bytes())));
     let by_word = (!list.stopwords.is_empty()).then(|| {
         let secret = secret.to_lowercase();
         list.stopwords.iter().any(|w| secret.contains(w.as_str()))
@@ -263,6 +311,17 @@ fn allows(list: &Allowlist, secret: &str, whole: &str, line: &str) -> bool {
     } else {
         held.into_iter().any(|h| h)
     }
+}
+
+/// `start..end` widened to the characters of `text` it touches.
+fn whole_chars(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
 }
 
 /// The line of `text` holding `start..end` (from the line's start to the

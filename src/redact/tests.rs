@@ -57,3 +57,40 @@ fn json_is_redacted_inside_its_strings_and_stays_json() {
         Cow::Borrowed(_)
     ));
 }
+
+#[test]
+#[ignore = "a profile, run by hand"]
+fn profile_rules_on_a_large_output() {
+    let mut text = String::new();
+    let mut n = 0u64;
+    while text.len() < 1 << 20 {
+        n += 1;
+        match n % 9 {
+            0 => text.push_str(&format!("let token = get_token(\"w{n}\")?;\n")),
+            1 => text.push_str(&format!("api_key: config.w{n}.key,\n")),
+            2 => text.push_str(&format!(
+                "INFO auth ok for w{n} in 12 ms (access granted)\n"
+            )),
+            _ => text.push_str("the quick brown fox jumps over the lazy dog again and again\n"),
+        }
+    }
+    let r = Redactor::shared();
+    let mut times: Vec<(f64, String)> = Vec::new();
+    for rule in &r.set.rules {
+        let Some(re) = rule.regex() else { continue };
+        if !rule.keywords.iter().any(|k| text.contains(k.as_str())) {
+            continue;
+        }
+        let t = std::time::Instant::now();
+        let n = re.captures_iter(text.as_bytes()).count();
+        times.push((
+            t.elapsed().as_secs_f64() * 1e3,
+            format!("{} ({n})", rule.id),
+        ));
+    }
+    times.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (ms, id) in times.iter().take(15) {
+        eprintln!("{ms:8.1} ms {id}");
+    }
+    eprintln!("{} rules tried", times.len());
+}

@@ -147,3 +147,26 @@ fn a_lost_archive_is_said_until_it_is_back() {
     app.on_source(SourceMsg::ArchiveTrouble(None));
     assert!(!status(&screen(&mut app, 120, 30)).contains("archive off"));
 }
+
+/// `archive_redact = "off"` with a team archive: the line says secrets go
+/// out as they came, for as long as it is so; a local archive, or the
+/// default, says nothing.
+#[test]
+fn an_unredacted_team_archive_is_said() {
+    use ocview::archive::Setting;
+    use ocview::redact::{Policy, set_policy};
+    let mut app = app_with(&common::fixture("b_edit_write_diff", "event.jsonl"));
+    app.on_source(SourceMsg::State(ocview::source::msg::SourceState::Live));
+    let said = |app: &mut ocview::app::App| status(&screen(app, 160, 30)).to_string();
+    app.archive.setting = Some(Setting::Postgres("postgres://me@db/team".into()));
+    assert!(!said(&mut app).contains("unredacted"));
+    set_policy(Policy::Off);
+    let line = said(&mut app);
+    assert!(
+        line.contains("team archive: secrets go out unredacted"),
+        "{line}"
+    );
+    app.archive.setting = Some(Setting::Sqlite("/tmp/archive.db".into()));
+    assert!(!said(&mut app).contains("unredacted"));
+    set_policy(Policy::Shared);
+}

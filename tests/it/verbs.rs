@@ -116,6 +116,35 @@ fn big_y_copies_the_session_as_markdown() {
 }
 
 #[test]
+fn big_y_redacts_secrets_and_y_copies_a_card_as_printed() {
+    use crate::support::secrets;
+    let (text, planted) = secrets::with_secrets();
+    let mut app = App::new(Config::default(), "verbs test", true).unwrap();
+    app.now_ms = NOW;
+    app.verbs.clipboard = Clipboard::Osc52 { screen: false };
+    feed(&mut app, text.as_bytes());
+    screen(&mut app, 100, 30);
+    press(&mut app, &["Y"]);
+    let md = osc52_text(app.verbs.request.take());
+    assert!(
+        md.contains("deploy notes") && md.contains("[REDACTED:"),
+        "{md}"
+    );
+    let leaked: Vec<&str> = planted
+        .iter()
+        .filter(|p| md.contains(&p.value))
+        .map(|p| p.kind)
+        .collect();
+    assert!(leaked.is_empty(), "{leaked:?}");
+    let said = status_line(&screen(&mut app, 100, 30));
+    assert!(said.contains("secrets redacted"), "{said}");
+    // One card's copy is what the agent printed.
+    press(&mut app, &["tab", "y"]);
+    let card = osc52_text(app.verbs.request.take());
+    assert!(planted.iter().any(|p| card.contains(&p.value)), "{card}");
+}
+
+#[test]
 fn o_and_e_ask_the_loop_to_open_the_card() {
     use ocview::app::verbs::handover::Program;
     let mut app = app_on("a_bash_permission_once", true);
