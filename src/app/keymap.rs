@@ -90,6 +90,7 @@ actions! {
     ToggleTree => "toggle_tree", Sessions, "fold or unfold child sessions, or a heading's group", ["space", "h", "left"];
     DismissServer => "dismiss_server", Sessions, "forget a gone server and its sessions (on its heading)", ["x"];
     ReplayHistory => "replay_history", Sessions, "replay a session of opencode's database or the archive in the player", ["R"];
+    PinSession => "pin_session", Sessions, "pin the session in the archive: a prune never takes it (again: unpin)", ["M"];
     ScrollUp => "scroll_up", Turns, "scroll up a line", ["k", "up"];
     ScrollDown => "scroll_down", Turns, "scroll down a line", ["j", "down"];
     HalfPageUp => "half_page_up", Turns, "scroll up half a page", ["ctrl-u"];

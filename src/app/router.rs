@@ -447,6 +447,7 @@ impl App {
             Action::Open => self.open_selected(),
             Action::DismissServer => self.dismiss_server(),
             Action::ReplayHistory => self.replay_history(),
+            Action::PinSession => self.pin_session(),
             Action::Search => self.start_search(),
             Action::SearchNext => self.search_step(true),
             Action::SearchPrev => self.search_step(false),

@@ -110,7 +110,9 @@ fn run(
                     say(first_import_line(&name, path));
                 }
             }
-            let floor = limits.age_floor(now_ms());
+            let floor = crate::archive::prune::limits_for(&mut **engine, limits)
+                .unwrap_or(*limits)
+                .age_floor(now_ms());
             match import_db::import_db_within(&mut **engine, path, floor, &mut progress) {
                 Ok(done) => {
                     said_failure = None;
@@ -156,11 +158,7 @@ fn lower_priority() {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+use crate::archive::now_ms;
 
 /// The line after an import: when it showed progress, or when some
 /// sessions could not be read.

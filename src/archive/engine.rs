@@ -122,6 +122,30 @@ pub trait Engine: Send {
     /// How many secrets were redacted out of a session (every session's
     /// with `None`), by rule, most first: never the values.
     fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError>;
+    /// The pinned sessions: a prune never takes them.
+    fn pins(&mut self) -> Result<Vec<String>, ArchiveError>;
+    /// Pin or unpin a session (from the machine `host`): whether that
+    /// changed anything.
+    fn set_pin(&mut self, id: &str, pinned: bool, host: &str) -> Result<bool, ArchiveError>;
+    /// A team archive's limits, one for every writer (`None`: a file's
+    /// come from its machine's config).
+    fn policy(&mut self) -> Result<Option<crate::archive::prune::Limits>, ArchiveError> {
+        Ok(None)
+    }
+    /// Set a team archive's limits (as `by`): refused for a file, whose
+    /// limits are its machine's, and for a user who may not write them.
+    fn set_policy(
+        &mut self,
+        limits: &crate::archive::prune::Limits,
+        by: &str,
+    ) -> Result<(), ArchiveError> {
+        let _ = (limits, by);
+        Err(ArchiveError::new(
+            Trouble::Failed,
+            self.place(),
+            "a file's limits are its machine's: archive_max_mb and archive_max_age_days in the config",
+        ))
+    }
 }
 
 /// How far an opencode database was imported: every session updated before

@@ -48,6 +48,13 @@ pub use prune::Limits;
 pub use query::{Hit, Query};
 pub use rows::Origin;
 
+/// The wall clock, in ms since 1970.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{migrate, postgres, schema, sqlite};

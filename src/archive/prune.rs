@@ -142,15 +142,40 @@ pub struct Plan {
     pub bytes: u64,
 }
 
+/// The limits an archive is pruned to: a team archive's own policy, one
+/// for every writer; a file's, its machine's (`local`).
+pub fn limits_for(engine: &mut dyn Engine, local: &Limits) -> Result<Limits, ArchiveError> {
+    Ok(engine.policy()?.unwrap_or(*local))
+}
+
+/// The sessions a prune may take: the oldest (`limit` of them, updated
+/// before `before` when given), the pinned left out.
+fn prunable(
+    engine: &mut dyn Engine,
+    pinned: &std::collections::HashSet<String>,
+    before: Option<i64>,
+    limit: u32,
+) -> Result<Vec<(String, i64)>, ArchiveError> {
+    let asked = limit.saturating_add(pinned.len().min(u32::MAX as usize) as u32);
+    let mut out = engine.oldest_sessions(before, asked)?;
+    out.retain(|(id, _)| !pinned.contains(id));
+    out.truncate(limit as usize);
+    Ok(out)
+}
+
 pub fn plan(engine: &mut dyn Engine, limits: &Limits, now_ms: i64) -> Result<Plan, ArchiveError> {
     let mut out = Plan {
         bytes: engine.size()?,
         ..Plan::default()
     };
+    let pinned: std::collections::HashSet<String> = engine.pins()?.into_iter().collect();
     if let Some(before) = limits.age_floor(now_ms) {
-        out.by_age = engine.oldest_sessions(Some(before), u32::MAX)?;
+        out.by_age = prunable(engine, &pinned, Some(before), u32::MAX)?;
     }
-    let held = engine.counts()?.sessions;
+    let held = engine
+        .counts()?
+        .sessions
+        .saturating_sub(pinned.len() as u64);
     if let (Some(cap), true) = (limits.max_bytes, held > 0) {
         // What the age limit takes, at the average session's size.
         let aged = out.by_age.len() as u64;
@@ -159,8 +184,12 @@ pub fn plan(engine: &mut dyn Engine, limits: &Limits, now_ms: i64) -> Result<Pla
         if size > cap && left > 1 {
             let share = ((size - cap) as f64 / size as f64 * left as f64).ceil() as u64;
             let take = share.clamp(1, left - 1);
-            let oldest =
-                engine.oldest_sessions(None, (aged + take).min(u64::from(u32::MAX)) as u32)?;
+            let oldest = prunable(
+                engine,
+                &pinned,
+                None,
+                (aged + take).min(u64::from(u32::MAX)) as u32,
+            )?;
             out.by_size = oldest.into_iter().skip(aged as usize).collect();
         }
     }
@@ -196,25 +225,28 @@ pub fn prune(
         return Ok(out);
     }
     out.bytes_before = engine.size()?;
-    if let Some(before) = limits.age_floor(now_ms) {
-        loop {
-            let old: Vec<String> = engine
-                .oldest_sessions(Some(before), ROUND)?
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect();
-            if old.is_empty() {
-                break;
-            }
-            note_titles(engine, &old, &mut out.titles);
-            engine.delete_sessions(&old)?;
-            out.by_age.extend(old);
+    // What a dry run lists now goes first, as it listed it; then, if
+    // sessions were larger than their share, the size is checked again.
+    let planned = plan(engine, limits, now_ms)?;
+    let pinned: std::collections::HashSet<String> = engine.pins()?.into_iter().collect();
+    for (list, into) in [
+        (planned.by_age, &mut out.by_age),
+        (planned.by_size, &mut out.by_size),
+    ] {
+        let ids: Vec<String> = list.into_iter().map(|(id, _)| id).collect();
+        for round in ids.chunks(ROUND as usize) {
+            note_titles(engine, round, &mut out.titles);
+            engine.delete_sessions(round)?;
+            into.extend(round.iter().cloned());
         }
     }
     let mut size = engine.size()?;
     if let Some(cap) = limits.max_bytes {
         while size > cap {
-            let held = engine.counts()?.sessions;
+            let held = engine
+                .counts()?
+                .sessions
+                .saturating_sub(pinned.len() as u64);
             if held <= 1 {
                 break;
             }
@@ -222,8 +254,7 @@ pub fn prune(
             // one: sessions differ in size, so the loop checks again.
             let share = ((size - cap) as f64 / size as f64 * held as f64).ceil() as u64;
             let take = share.clamp(1, held - 1).min(u64::from(ROUND)) as u32;
-            let old: Vec<String> = engine
-                .oldest_sessions(None, take)?
+            let old: Vec<String> = prunable(engine, &pinned, None, take)?
                 .into_iter()
                 .map(|(id, _)| id)
                 .collect();

@@ -45,6 +45,8 @@ enum Item {
     /// A fleet member's key and server URL (without credentials).
     Server(String, String),
     Loaded(Vec<(MessageInfo, Vec<Part>)>),
+    /// Pin a session (by its own id), or unpin it if it is pinned.
+    Pin(String),
 }
 
 /// The loop's end of the writer. Dropping it writes what is queued (waiting
@@ -171,6 +173,12 @@ impl Tap {
         if !self.shared.off.load(Ordering::Relaxed) && !messages.is_empty() {
             self.send(Item::Loaded(messages));
         }
+    }
+
+    /// Pin the session `id` (its own id), or unpin it if it is pinned;
+    /// what came of it is said.
+    pub fn toggle_pin(&self, id: &str) {
+        self.send(Item::Pin(crate::model::store::fleet::bare(id).to_string()));
     }
 
     fn send(&self, item: Item) {
@@ -351,7 +359,26 @@ impl<'a> Writing<'a> {
                 self.loaded = true;
                 self.collector.loaded(messages)
             }
+            Item::Pin(id) => self.toggle_pin(&id),
         }
+    }
+
+    fn toggle_pin(&mut self, id: &str) {
+        let Some(engine) = self.keeper.engine() else {
+            (self.say)("archive off: nothing pinned".into());
+            return;
+        };
+        let host = crate::archive::origin::hostname();
+        let shown = crate::model::wire::sanitize::line(id).into_owned();
+        let result = engine.pins().and_then(|pins| {
+            let pin = !pins.iter().any(|p| p == id);
+            engine.set_pin(id, pin, &host).map(|_| pin)
+        });
+        (self.say)(match result {
+            Ok(true) => format!("{shown} pinned: a prune never takes it (again: unpinned)"),
+            Ok(false) => format!("{shown} unpinned: the archive's limits apply to it again"),
+            Err(e) => format!("{e}: not pinned"),
+        });
     }
 
     /// Sleep until there is something to do (the batch, a streaming part's
@@ -491,9 +518,15 @@ fn keep_bounded(
     say: &dyn Fn(String),
     warn: bool,
 ) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let now = crate::archive::now_ms();
+    // A team archive's own policy, else this machine's.
+    let limits = &match prune::limits_for(engine, limits) {
+        Ok(limits) => limits,
+        Err(e) => {
+            say(format!("{e}: not pruned"));
+            return false;
+        }
+    };
     match prune::prune(engine, limits, now) {
         Ok(pruned) => {
             if let Some(line) = pruned.summary(limits) {

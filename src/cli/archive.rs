@@ -87,6 +87,24 @@ pub enum ArchiveCommand {
     /// Every prune on this machine: when, from which archive, which
     /// session and why.
     Log,
+    /// Keep a session whatever the limits: a prune never takes it
+    /// (`--off` lets it go again; without a session, the pinned ones).
+    Pin {
+        /// The session (its id, or the start of it).
+        session: Option<String>,
+        #[arg(long)]
+        off: bool,
+    },
+    /// A team archive's limits, one for every writer (who may write them
+    /// sets them, its owner unless granted): shown, or set.
+    Policy {
+        /// The size cap in MB (0: none).
+        #[arg(long, value_name = "MB")]
+        max_mb: Option<u64>,
+        /// The age limit in days (0: none).
+        #[arg(long, value_name = "DAYS")]
+        max_age_days: Option<u64>,
+    },
     /// Give the space freed by pruning back (SQLite VACUUM, PostgreSQL
     /// VACUUM).
     Vacuum,
@@ -201,12 +219,7 @@ fn date(ms: i64) -> String {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+use crate::archive::now_ms;
 
 /// The archive, open, or why not (off, or the trouble it is in).
 pub fn open(setting: &Setting) -> Result<Box<dyn Engine>, String> {
@@ -403,6 +416,8 @@ pub fn import_db(
         }
     };
     // What the age limit would prune is left out.
+    let limits =
+        crate::archive::prune::limits_for(&mut *archive, limits).map_err(|e| e.to_string())?;
     let floor = limits.age_floor(now_ms());
     let done =
         crate::archive::import_db::import_db_within(&mut *archive, &path, floor, &mut progress)?;
@@ -500,6 +515,8 @@ pub fn prune(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
         return Err(format!("archive {}: {why}", archive.place()));
     }
     let now = now_ms();
+    let limits =
+        &crate::archive::prune::limits_for(&mut *archive, limits).map_err(|e| e.to_string())?;
     let pruned =
         crate::archive::prune::prune(&mut *archive, limits, now).map_err(|e| e.to_string())?;
     crate::archive::prune_log::record(archive.place(), &pruned, limits, now);
@@ -525,6 +542,8 @@ pub fn prune(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
 /// oldest first, nothing taken.
 pub fn prune_plan(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
     let mut archive = open(setting)?;
+    let limits =
+        &crate::archive::prune::limits_for(&mut *archive, limits).map_err(|e| e.to_string())?;
     let plan =
         crate::archive::prune::plan(&mut *archive, limits, now_ms()).map_err(|e| e.to_string())?;
     let size = crate::archive::prune::bytes;

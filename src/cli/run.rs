@@ -135,6 +135,15 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
             crate::cli::archive::prune(&archive_limits(config), setting).map_err(anyhow::Error::msg)
         }
         ArchiveCommand::Log => crate::cli::archive::prune_log().map_err(anyhow::Error::msg),
+        ArchiveCommand::Pin { session, off } => {
+            crate::cli::archive_keep::pin(session.as_deref(), !off, setting)
+                .map_err(anyhow::Error::msg)
+        }
+        ArchiveCommand::Policy {
+            max_mb,
+            max_age_days,
+        } => crate::cli::archive_keep::policy(max_mb, max_age_days, setting)
+            .map_err(anyhow::Error::msg),
         ArchiveCommand::Vacuum => crate::cli::archive::vacuum(setting).map_err(anyhow::Error::msg),
         ArchiveCommand::Export {
             session,

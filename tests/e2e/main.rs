@@ -24,6 +24,7 @@ mod archive_one_id;
 mod archive_opencode_db_switch;
 mod archive_origins;
 mod archive_pg_upgrade;
+mod archive_pins;
 mod archive_private_files;
 mod archive_progress_tmux;
 mod archive_prune_imports;

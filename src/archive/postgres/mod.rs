@@ -23,6 +23,7 @@ pub mod migrate;
 pub mod notify;
 mod one_id;
 pub mod pgpass;
+pub(in crate::archive) mod pins;
 pub(in crate::archive) mod redactions;
 pub mod resume;
 pub mod schema;
@@ -393,6 +394,55 @@ impl Engine for PgArchive {
 
     fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError> {
         Ok(None)
+    }
+
+    fn pins(&mut self) -> Result<Vec<String>, ArchiveError> {
+        if self.version < pins::SINCE {
+            return Ok(Vec::new());
+        }
+        let place = self.place.clone();
+        (self.rt.block_on(pins::pins(&self.client))).map_err(|e| classify(&place, &e))
+    }
+
+    fn set_pin(&mut self, id: &str, pinned: bool, host: &str) -> Result<bool, ArchiveError> {
+        if let Some(why) = &self.read_only {
+            return Err(refuse_write(&self.place, why));
+        }
+        let (place, now) = (self.place.clone(), crate::archive::now_ms());
+        (self
+            .rt
+            .block_on(pins::set(&self.client, id, pinned, now, host)))
+        .map_err(|e| classify(&place, &e))
+    }
+
+    /// A team archive is pruned by its policy alone: none set, none.
+    fn policy(&mut self) -> Result<Option<crate::archive::prune::Limits>, ArchiveError> {
+        if self.version < pins::SINCE {
+            return Ok(Some(crate::archive::prune::Limits::NONE));
+        }
+        let place = self.place.clone();
+        let set = self.rt.block_on(pins::policy(&self.client));
+        let set = set.map_err(|e| classify(&place, &e))?;
+        Ok(Some(set.unwrap_or(crate::archive::prune::Limits::NONE)))
+    }
+
+    fn set_policy(
+        &mut self,
+        limits: &crate::archive::prune::Limits,
+        by: &str,
+    ) -> Result<(), ArchiveError> {
+        let (place, now) = (self.place.clone(), crate::archive::now_ms());
+        let set = self
+            .rt
+            .block_on(pins::set_policy(&self.client, limits, by, now));
+        set.map_err(|e| match e.code() {
+            Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => ArchiveError::new(
+                Trouble::ReadOnly,
+                &place,
+                "only who may write the archive's policy (its owner, unless granted) sets it",
+            ),
+            _ => classify(&place, &e),
+        })
     }
 
     fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError> {

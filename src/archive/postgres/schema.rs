@@ -145,6 +145,8 @@ pub const MIGRATIONS: &[Migration] = &[
     ),
     // What redaction took out of each part, message and title, by rule.
     (13, "redactions", crate::archive::postgres::redactions::SQL),
+    // Sessions a prune never takes (and PostgreSQL's one policy).
+    (14, "pins", crate::archive::postgres::pins::SQL),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

@@ -11,6 +11,7 @@ pub(in crate::archive) mod event_log;
 pub(in crate::archive) mod marks;
 pub mod migrate;
 mod one_id;
+mod pins;
 pub(in crate::archive) mod redactions;
 pub mod resume;
 pub mod schema;
@@ -391,6 +392,18 @@ impl Engine for SqliteArchive {
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map(Some)
             .map_err(|e| crate::archive::sqlite::classify(&self.place, &e))
+    }
+
+    fn pins(&mut self) -> Result<Vec<String>, ArchiveError> {
+        pins::pins(&self.conn).map_err(|e| classify(&self.place, &e))
+    }
+
+    fn set_pin(&mut self, id: &str, pinned: bool, host: &str) -> Result<bool, ArchiveError> {
+        if let Some(why) = &self.read_only {
+            return Err(refuse_write(&self.place, why));
+        }
+        pins::set(&self.conn, id, pinned, crate::archive::now_ms(), host)
+            .map_err(|e| classify(&self.place, &e))
     }
 
     fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError> {

@@ -136,6 +136,8 @@ pub const MIGRATIONS: &[Migration] = &[
     ),
     // What redaction took out of each part, message and title, by rule.
     (13, "redactions", crate::archive::sqlite::redactions::SQL),
+    // Sessions a prune never takes (and PostgreSQL's one policy).
+    (14, "pins", crate::archive::sqlite::pins::SQL),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

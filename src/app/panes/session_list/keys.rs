@@ -100,7 +100,8 @@ impl Component for ListState {
             Action::Open
             | Action::ArchiveSearch
             | Action::DismissServer
-            | Action::ReplayHistory => Handled::Asks(Ask::Verb(action)),
+            | Action::ReplayHistory
+            | Action::PinSession => Handled::Asks(Ask::Verb(action)),
             _ => Handled::Passed,
         }
     }

@@ -1,6 +1,7 @@
 //! The session list: sessions as a tree (a fleet grouped by server and
 //! project), with live status, badges and counts.
 
+mod archive_pin;
 pub mod draw;
 pub mod fleet_heading;
 pub mod history_replay;
