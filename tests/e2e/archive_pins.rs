@@ -250,7 +250,7 @@ fn m_in_the_list_pins_the_session_and_again_unpins_it() {
             .map(Result::unwrap)
             .collect()
     };
-    assert_eq!(pins(&path), [id.clone()]);
+    assert_eq!(pins(&path), std::slice::from_ref(&id));
     let said = said_after(&mut app, &["M"]);
     assert!(said.contains(" unpinned"), "{said}");
     assert!(pins(&path).is_empty());
