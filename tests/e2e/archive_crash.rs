@@ -112,11 +112,28 @@ fn archive_arg(setting: &Setting) -> String {
 
 fn import_command(setting: &Setting, file: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ocview"));
-    cmd.arg("--archive")
+    cmd.arg("--config")
+        .arg(unredacted_config())
+        .arg("--archive")
         .arg(archive_arg(setting))
         .args(["archive", "import"])
         .arg(file);
     cmd
+}
+
+/// A config that keeps a team archive unredacted: these tests count the
+/// events an import sends against those written, and a redacted archive
+/// keeps no text deltas.
+fn unredacted_config() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ocview-crash-config-{}", std::process::id()));
+    let path = dir.join("config.toml");
+    if !path.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let part = dir.join("config.toml.part");
+        std::fs::write(&part, "archive_redact = \"off\"\n").unwrap();
+        std::fs::rename(&part, &path).unwrap();
+    }
+    path
 }
 
 /// Run an import to its end: (its stderr, events written, parts written).
