@@ -284,6 +284,7 @@ impl App {
             self.notice = Some(format!("{kind} ({subject}): {answer}{after}"));
         } else if !ours {
             self.notice = Some("a prompt was answered in another client".into());
+            self.keep_answer_seen(&env.event);
         }
     }
 

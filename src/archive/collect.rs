@@ -219,6 +219,7 @@ impl Collector {
             messages,
             parts,
             checkpoint: None,
+            answers: Vec::new(),
         };
         self.let_go_of_loaded();
         batch

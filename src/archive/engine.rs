@@ -122,6 +122,11 @@ pub trait Engine: Send {
     /// How many secrets were redacted out of a session (every session's
     /// with `None`), by rule, most first: never the values.
     fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError>;
+    /// The answers given to prompts, newest first (`super::rows::AnswerRow`).
+    fn answers(
+        &mut self,
+        filter: &AnswerFilter,
+    ) -> Result<Vec<crate::archive::rows::AnswerRow>, ArchiveError>;
     /// The pinned sessions: a prune never takes them.
     fn pins(&mut self) -> Result<Vec<String>, ArchiveError>;
     /// Pin or unpin a session (from the machine `host`): whether that
@@ -129,14 +134,14 @@ pub trait Engine: Send {
     fn set_pin(&mut self, id: &str, pinned: bool, host: &str) -> Result<bool, ArchiveError>;
     /// A team archive's limits, one for every writer (`None`: a file's
     /// come from its machine's config).
-    fn policy(&mut self) -> Result<Option<crate::archive::prune::Limits>, ArchiveError> {
+    fn policy(&mut self) -> Result<Option<crate::archive::limits::Limits>, ArchiveError> {
         Ok(None)
     }
     /// Set a team archive's limits (as `by`): refused for a file, whose
     /// limits are its machine's, and for a user who may not write them.
     fn set_policy(
         &mut self,
-        limits: &crate::archive::prune::Limits,
+        limits: &crate::archive::limits::Limits,
         by: &str,
     ) -> Result<(), ArchiveError> {
         let _ = (limits, by);
@@ -146,6 +151,16 @@ pub trait Engine: Send {
             "a file's limits are its machine's: archive_max_mb and archive_max_age_days in the config",
         ))
     }
+}
+
+/// Which answers `Engine::answers` lists: a session's, a machine's (part
+/// of its name), a kind's (`permission`, `question`); the newest `limit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnswerFilter {
+    pub session: Option<String>,
+    pub machine: Option<String>,
+    pub kind: Option<String>,
+    pub limit: u32,
 }
 
 /// How far an opencode database was imported: every session updated before

@@ -19,6 +19,7 @@ pub mod export;
 pub mod import;
 pub mod import_db;
 pub mod keeper;
+pub mod limits;
 pub mod list_reader;
 pub mod listing;
 pub mod migrate;
@@ -42,6 +43,7 @@ mod stream_rows;
 pub mod words;
 pub mod writer;
 
+pub use collect_rows::cap_indexed;
 pub use engine::{ArchiveError, Engine, ImportMark, Trouble};
 pub use place::Setting;
 pub use prune::Limits;

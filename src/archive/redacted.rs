@@ -24,7 +24,7 @@ pub struct Found {
 /// `batch` redacted, and what was found; borrowed when nothing changed.
 pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
     let r = Redactor::shared();
-    let deltas = batch.events.iter().any(|e| is_delta(&e.json));
+    let deltas = batch.events.iter().any(|e| is_delta(&e.json)) || !batch.answers.is_empty();
     let any = deltas
         || batch.events.iter().any(|e| r.may_hold(&e.json))
         || batch
@@ -88,6 +88,17 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
             m.raw = raw;
         }
         note(&mut found, &m.session_id, &m.id, tally);
+    }
+    // What an answered prompt showed (a command, a diff) and its message.
+    for a in &mut out.answers {
+        if let Cow::Owned(shown) = r.redact(&a.shown, &mut unused) {
+            a.shown = shown;
+        }
+        if let Some(m) = &a.message
+            && let Cow::Owned(m) = r.redact(m, &mut unused)
+        {
+            a.message = Some(m);
+        }
     }
     (Cow::Owned(out), found)
 }

@@ -95,6 +95,43 @@ pub struct Batch {
     /// How far a file's import has come with this batch: written in the
     /// batch's own transaction, so a crash never separates the two.
     pub checkpoint: Option<crate::archive::resume::Checkpoint>,
+    /// Answers to prompts, on record (`super::answers`).
+    #[serde(default)]
+    pub answers: Vec<AnswerRow>,
+}
+
+/// One answer to a prompt, as the audit keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AnswerRow {
+    /// The request's and its session's own ids.
+    pub request_id: String,
+    pub session_id: String,
+    /// `permission` or `question`.
+    pub kind: String,
+    /// What asked: `permission · bash`, `question`.
+    pub prompt: String,
+    /// What the prompt showed: the command, the file and its diff, the
+    /// question.
+    pub shown: String,
+    /// `once`, `always`, `reject`, a question's answers, `dismissed`.
+    pub answer: String,
+    /// What `always` allows from now on.
+    pub patterns: Vec<String>,
+    /// A rejection's message.
+    pub message: Option<String>,
+    /// `ocview` (this machine's, `machine`), or `another client` (seen
+    /// answered by someone else: OpenCode's TUI, another ocview).
+    pub by: String,
+    pub machine: String,
+    /// The OS user who answered (`by` ocview).
+    pub user: String,
+    /// The server it went to (without credentials).
+    pub server: Option<String>,
+    /// When (ms since 1970).
+    pub time: i64,
+    /// What the server said: `sent`, `already answered`, `failed: …`, or
+    /// `seen` for another client's.
+    pub outcome: String,
 }
 
 impl Batch {
@@ -104,6 +141,7 @@ impl Batch {
             && self.messages.is_empty()
             && self.parts.is_empty()
             && self.checkpoint.is_none()
+            && self.answers.is_empty()
     }
 }
 

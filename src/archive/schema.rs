@@ -15,7 +15,7 @@
 //! down.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 14;
+pub const LATEST: i64 = 15;
 
 /// The last version an ocview before refinery wrote: an archive left by
 /// that runner is at this version or below.

@@ -47,6 +47,8 @@ enum Item {
     Loaded(Vec<(MessageInfo, Vec<Part>)>),
     /// Pin a session (by its own id), or unpin it if it is pinned.
     Pin(String),
+    /// An answer to a prompt, for the record.
+    Answer(Box<crate::archive::rows::AnswerRow>),
 }
 
 /// The loop's end of the writer. Dropping it writes what is queued (waiting
@@ -175,6 +177,13 @@ impl Tap {
         }
     }
 
+    /// An answer to a prompt, kept on record with the next batch.
+    pub fn answer(&self, answer: crate::archive::rows::AnswerRow) {
+        if !self.shared.off.load(Ordering::Relaxed) {
+            self.send(Item::Answer(Box::new(answer)));
+        }
+    }
+
     /// Pin the session `id` (its own id), or unpin it if it is pinned;
     /// what came of it is said.
     pub fn toggle_pin(&self, id: &str) {
@@ -295,6 +304,10 @@ struct Writing<'a> {
     collector: Collector,
     /// When the open batch's first item came (`None`: no batch is open).
     first: Option<Instant>,
+    /// Answers to prompts waiting for the batch.
+    answers: Vec<crate::archive::rows::AnswerRow>,
+    /// The server this writer's source streams from, if one.
+    server: Option<String>,
     since_pruned: u32,
     since_burst: usize,
     said_dropped: u64,
@@ -339,6 +352,7 @@ impl<'a> Writing<'a> {
             say,
             limits,
             keeper,
+            server: origin.server.clone(),
             collector: Collector::live(origin),
             first: None,
             since_pruned: 0,
@@ -347,6 +361,7 @@ impl<'a> Writing<'a> {
             loaded: false,
             held: Default::default(),
             warned_full,
+            answers: Vec::new(),
         })
     }
 
@@ -360,6 +375,13 @@ impl<'a> Writing<'a> {
                 self.collector.loaded(messages)
             }
             Item::Pin(id) => self.toggle_pin(&id),
+            Item::Answer(mut a) => {
+                // A one-server viewer's answers went to its server.
+                if a.server.is_none() {
+                    a.server = self.server.clone();
+                }
+                self.answers.push(*a)
+            }
         }
     }
 
@@ -437,11 +459,12 @@ impl<'a> Writing<'a> {
         }
         self.first = None;
         // Quitting: every streaming part's latest state too.
-        let batch = if closed {
+        let mut batch = if closed {
             self.collector.take()
         } else {
             self.collector.take_due(now)
         };
+        batch.answers = std::mem::take(&mut self.answers);
         // What the keeper says (PostgreSQL away) is passed on once the mark
         // is set below, so the frame it asks for shows the mark.
         let held = &self.held;

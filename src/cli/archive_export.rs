@@ -17,11 +17,7 @@ pub fn export(
     redact: bool,
     setting: &Setting,
 ) -> Result<ExitCode, String> {
-    let mut archive = open(setting)?;
-    let id = match session {
-        Some(s) => Some(session_id(&mut *archive, s)?),
-        None => None,
-    };
+    let (mut archive, id) = open_at(session, setting)?;
     let shown = sanitize::line(&file.display().to_string()).into_owned();
     let done = if file.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
@@ -54,6 +50,20 @@ pub fn export(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The archive, and the session a command names (its id, or the start
+/// of it), if it names one.
+fn open_at(
+    session: Option<&str>,
+    setting: &Setting,
+) -> Result<(Box<dyn crate::archive::Engine>, Option<String>), String> {
+    let mut archive = open(setting)?;
+    let id = match session {
+        Some(s) => Some(session_id(&mut *archive, s)?),
+        None => None,
+    };
+    Ok((archive, id))
+}
+
 /// `3 secrets redacted (aws-access-token 2, github-pat 1)`, or `no secret
 /// found`.
 pub fn said(tally: &Tally) -> String {
@@ -78,11 +88,7 @@ pub fn redactions(
     json: bool,
     setting: &Setting,
 ) -> Result<ExitCode, String> {
-    let mut archive = open(setting)?;
-    let id = match session {
-        Some(s) => Some(session_id(&mut *archive, s)?),
-        None => None,
-    };
+    let (mut archive, id) = open_at(session, setting)?;
     let rules = archive
         .redactions(id.as_deref())
         .map_err(|e| e.to_string())?;

@@ -11,6 +11,7 @@ pub mod archive_fill;
 pub mod archive_keep;
 pub mod archive_tap;
 pub mod attach;
+pub mod audit;
 pub mod db_replay;
 pub mod discovered;
 pub mod export;
@@ -150,6 +151,10 @@ pub enum Command {
     /// Search every session the archive keeps: newest first, each with its
     /// session, time, project, server and the words marked.
     Search(archive::SearchArgs),
+    /// Every answer given to a prompt, newest first: who (this machine's
+    /// ocview and user, or another client), when, to which server, what the
+    /// prompt showed, what the server said; `always` stands out.
+    Audit(audit::AuditArgs),
     /// The archive: import files, replay a session from it, what it holds.
     Archive {
         #[command(subcommand)]

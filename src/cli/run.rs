@@ -61,6 +61,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Search(args) => {
             crate::cli::archive::search(&args, &setup.archive).map_err(anyhow::Error::msg)
         }
+        Command::Audit(args) => {
+            crate::cli::audit::run(&args, &setup.archive).map_err(anyhow::Error::msg)
+        }
         Command::Archive { command } => archive_command(setup, command),
         Command::Discover { json } => discovered::discover(network, &setup, json),
         Command::Record {

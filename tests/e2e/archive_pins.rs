@@ -50,16 +50,7 @@ fn archive_of_sessions(setting: &Setting, dir: &std::path::Path) -> Box<dyn Engi
     archive
 }
 
-fn held(archive: &mut dyn Engine) -> Vec<String> {
-    let mut ids: Vec<String> = archive
-        .oldest_sessions(None, 1000)
-        .unwrap()
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    ids.sort();
-    ids
-}
+use crate::support::fresh_archive::session_ids as held;
 
 fn pinned_sessions_survive(engines: &mut dyn Fresh, dir: &std::path::Path) {
     let setting = engines.fresh();

@@ -27,16 +27,7 @@ fn open(setting: &Setting) -> Box<dyn Engine> {
         .expect("on")
 }
 
-fn sessions(archive: &mut dyn Engine) -> Vec<String> {
-    let mut ids: Vec<String> = archive
-        .oldest_sessions(None, 1000)
-        .unwrap()
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    ids.sort();
-    ids
-}
+use crate::support::fresh_archive::session_ids as sessions;
 
 /// A recording of one session last updated at `updated`, with a part.
 fn recording(dir: &Path, id: &str, updated: i64) -> PathBuf {

@@ -121,16 +121,18 @@ fn wrong(archive: &mut dyn Engine) -> Vec<String> {
     out
 }
 
-#[test]
-fn the_table_of_words_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut archive = Setting::Sqlite(dir.path().join("archive.db"))
-        .open()
-        .unwrap()
-        .unwrap();
+/// Every case of the table, on a new archive at `setting`.
+fn the_table_holds(setting: Setting) {
+    let mut archive = setting.open().unwrap().unwrap();
     archived(&mut *archive);
     let wrong = wrong(&mut *archive);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_table_of_words_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    the_table_holds(Setting::Sqlite(dir.path().join("archive.db")));
 }
 
 #[test]
@@ -138,11 +140,5 @@ fn the_table_of_words_on_postgres() {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
-    let mut archive = Setting::Postgres(pg.database("words"))
-        .open()
-        .unwrap()
-        .unwrap();
-    archived(&mut *archive);
-    let wrong = wrong(&mut *archive);
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    the_table_holds(Setting::Postgres(pg.database("words")));
 }

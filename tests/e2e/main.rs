@@ -10,6 +10,7 @@ mod recordings;
 mod support;
 
 mod archive;
+mod archive_audit;
 mod archive_block_documents;
 mod archive_blocks;
 mod archive_crash;

@@ -27,3 +27,16 @@ impl Fresh for Server {
         Setting::Postgres(self.0.database(&format!("a{}", self.1)))
     }
 }
+
+/// The ids of the sessions an archive holds, sorted.
+#[allow(dead_code)]
+pub fn session_ids(archive: &mut dyn ocview::archive::Engine) -> Vec<String> {
+    let mut ids: Vec<String> = archive
+        .oldest_sessions(None, 1000)
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    ids.sort();
+    ids
+}

@@ -201,11 +201,22 @@ impl Postgres {
     /// A SQL file (a `pg_dump`) run as the superuser in `db`.
     #[allow(dead_code)]
     pub fn sql_file(&self, db: &str, file: &std::path::Path) {
+        self.psql_with("127.0.0.1", db, "-f", &file.display().to_string());
+    }
+
+    /// SQL as the superuser in `db`, through `host` (an address, or the
+    /// socket's folder).
+    fn psql(&self, host: &str, db: &str, sql: &str) {
+        self.psql_with(host, db, "-c", sql);
+    }
+
+    /// psql as the superuser in `db` through `host`, running `what` (`-c`
+    /// SQL, or `-f` a file).
+    fn psql_with(&self, host: &str, db: &str, flag: &str, what: &str) {
         let port = self.port.to_string();
-        let file = file.display().to_string();
         let args = [
             "-h",
-            "127.0.0.1",
+            host,
             "-p",
             &port,
             "-U",
@@ -215,35 +226,11 @@ impl Postgres {
             "-v",
             "ON_ERROR_STOP=1",
             "-q",
-            "-f",
-            &file,
+            flag,
+            what,
         ];
         self.run("psql", &args)
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
-    }
-
-    /// SQL as the superuser in `db`, through `host` (an address, or the
-    /// socket's folder).
-    fn psql(&self, host: &str, db: &str, sql: &str) {
-        self.run(
-            "psql",
-            &[
-                "-h",
-                host,
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "postgres",
-                "-d",
-                db,
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-q",
-                "-c",
-                sql,
-            ],
-        )
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
     }
 
     /// Logins of `user` over TCP need its password from now on (every

@@ -14,6 +14,7 @@
 //! The password never comes from the command line: `passfile=` in the URL,
 //! `$PGPASSWORD`, `$PGPASSFILE` or `~/.pgpass` (as libpq reads them).
 
+mod answers;
 pub(in crate::archive) mod block_words;
 pub(in crate::archive) mod blocks_search;
 pub(in crate::archive) mod copy;
@@ -168,6 +169,9 @@ impl PgArchive {
             let written = crate::archive::postgres::copy::write(&tx, batch, version).await?;
             if version >= crate::archive::postgres::redactions::SINCE {
                 crate::archive::postgres::redactions::save(&tx, found).await?;
+            }
+            if version >= answers::SINCE {
+                answers::save(&tx, &batch.answers).await?;
             }
             // Delivered when the transaction commits, and only then.
             crate::archive::postgres::notify::announce(&tx, batch).await?;
@@ -394,6 +398,17 @@ impl Engine for PgArchive {
 
     fn change_mark(&mut self) -> Result<Option<i64>, ArchiveError> {
         Ok(None)
+    }
+
+    fn answers(
+        &mut self,
+        filter: &crate::archive::engine::AnswerFilter,
+    ) -> Result<Vec<crate::archive::rows::AnswerRow>, ArchiveError> {
+        if self.version < answers::SINCE {
+            return Ok(Vec::new());
+        }
+        let place = self.place.clone();
+        (self.rt.block_on(answers::list(&self.client, filter))).map_err(|e| classify(&place, &e))
     }
 
     fn pins(&mut self) -> Result<Vec<String>, ArchiveError> {

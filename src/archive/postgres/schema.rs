@@ -147,6 +147,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (13, "redactions", crate::archive::postgres::redactions::SQL),
     // Sessions a prune never takes (and PostgreSQL's one policy).
     (14, "pins", crate::archive::postgres::pins::SQL),
+    // Every answer to a prompt, on record.
+    (15, "answers", crate::archive::postgres::answers::SQL),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

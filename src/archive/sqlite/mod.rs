@@ -7,6 +7,7 @@
 //! and their runner (`schema`, `migrate`), file imports' checkpoints
 //! (`resume`); the session list's pages are read by its `Engine` methods here.
 
+mod answers;
 pub(in crate::archive) mod event_log;
 pub(in crate::archive) mod marks;
 pub mod migrate;
@@ -394,6 +395,13 @@ impl Engine for SqliteArchive {
             .map_err(|e| crate::archive::sqlite::classify(&self.place, &e))
     }
 
+    fn answers(
+        &mut self,
+        filter: &crate::archive::engine::AnswerFilter,
+    ) -> Result<Vec<crate::archive::rows::AnswerRow>, ArchiveError> {
+        answers::list(&self.conn, filter).map_err(|e| classify(&self.place, &e))
+    }
+
     fn pins(&mut self) -> Result<Vec<String>, ArchiveError> {
         pins::pins(&self.conn).map_err(|e| classify(&self.place, &e))
     }
@@ -442,6 +450,7 @@ impl Engine for SqliteArchive {
         };
         let written = write::batch(&tx, &batch).map_err(err)?;
         crate::archive::sqlite::redactions::save(&tx, &found).map_err(err)?;
+        answers::save(&tx, &batch.answers).map_err(err)?;
         if let Some(c) = &batch.checkpoint {
             crate::archive::sqlite::resume::save(&tx, c).map_err(err)?;
         }

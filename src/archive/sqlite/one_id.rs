@@ -70,6 +70,7 @@ fn sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             messages: Vec::new(),
             parts: Vec::new(),
             checkpoint: None,
+            answers: Vec::new(),
         };
         crate::archive::sqlite::write::batch(tx, &batch)?;
     }

@@ -138,6 +138,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (13, "redactions", crate::archive::sqlite::redactions::SQL),
     // Sessions a prune never takes (and PostgreSQL's one policy).
     (14, "pins", crate::archive::sqlite::pins::SQL),
+    // Every answer to a prompt, on record.
+    (15, "answers", crate::archive::sqlite::answers::SQL),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

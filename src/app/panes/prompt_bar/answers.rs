@@ -55,6 +55,9 @@ pub struct PromptUi {
     pub editor_for: Option<EditorOwner>,
     /// Answers on their way; a second press does nothing.
     pub sending: HashSet<String>,
+    /// What each answer on its way says, for the record once the server
+    /// has taken it (`audit`).
+    pub replies: HashMap<String, Reply>,
     /// Answers the server took: hidden until its event settles them.
     pub sent: HashSet<String>,
     pub error: Option<String>,
@@ -182,6 +185,9 @@ impl App {
     /// What the reply task said about an answer.
     pub fn on_replied(&mut self, request_id: &str, outcome: ReplyOutcome) {
         self.panes.prompts.sending.remove(request_id);
+        if let Some(reply) = self.panes.prompts.replies.remove(request_id) {
+            self.keep_answer(&reply, &outcome);
+        }
         match outcome {
             ReplyOutcome::Sent => {
                 self.panes.prompts.sent.insert(request_id.to_string());
@@ -212,7 +218,8 @@ impl App {
             return; // one answer per prompt, however often the key is pressed
         }
         self.panes.prompts.error = None;
-        if tx.send(reply).is_ok() {
+        if tx.send(reply.clone()).is_ok() {
+            self.panes.prompts.replies.insert(id.clone(), reply);
             self.panes.prompts.sending.insert(id);
         } else {
             self.panes.prompts.error = Some("not sent: the connection is gone".into());

@@ -2,6 +2,7 @@
 //! the keys that answer them, when a prompt may take keys, and its drawing.
 
 pub mod answers;
+pub mod audit;
 pub mod draw;
 pub mod draw_keys;
 pub mod draw_permission;

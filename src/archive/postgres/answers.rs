@@ -1,0 +1,114 @@
+//! PostgreSQL's record of every answer to a prompt, as SQLite's
+//! (`sqlite::answers`): everyone's, in a team archive.
+
+use tokio_postgres::{GenericClient, Transaction};
+
+use crate::archive::engine::AnswerFilter;
+use crate::archive::rows::AnswerRow;
+
+/// The schema that has it.
+pub const SINCE: i64 = 15;
+
+/// Migration 15's SQL.
+pub const SQL: &str = "CREATE TABLE answers (
+        request_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        shown TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        patterns TEXT NOT NULL,
+        message TEXT,
+        by TEXT NOT NULL,
+        machine TEXT NOT NULL,
+        os_user TEXT NOT NULL,
+        server TEXT,
+        time BIGINT NOT NULL,
+        outcome TEXT NOT NULL
+    );
+    CREATE INDEX answers_by_time ON answers(time);";
+
+pub(in crate::archive) async fn save(
+    tx: &Transaction<'_>,
+    answers: &[AnswerRow],
+) -> Result<(), tokio_postgres::Error> {
+    if answers.is_empty() {
+        return Ok(());
+    }
+    let st = tx
+        .prepare(
+            "INSERT INTO answers (request_id, session_id, kind, prompt, shown, answer,
+                patterns, message, by, machine, os_user, server, time, outcome)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+             ON CONFLICT (request_id) DO UPDATE SET session_id = excluded.session_id,
+                kind = excluded.kind, prompt = excluded.prompt, shown = excluded.shown,
+                answer = excluded.answer, patterns = excluded.patterns,
+                message = excluded.message, by = excluded.by, machine = excluded.machine,
+                os_user = excluded.os_user, server = excluded.server, time = excluded.time,
+                outcome = excluded.outcome
+             WHERE answers.by <> 'ocview' OR excluded.by = 'ocview'",
+        )
+        .await?;
+    for a in answers {
+        let patterns = serde_json::to_string(&a.patterns).unwrap_or_default();
+        tx.execute(
+            &st,
+            &[
+                &a.request_id,
+                &a.session_id,
+                &a.kind,
+                &a.prompt,
+                &a.shown,
+                &a.answer,
+                &patterns,
+                &a.message,
+                &a.by,
+                &a.machine,
+                &a.user,
+                &a.server,
+                &a.time,
+                &a.outcome,
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+pub(in crate::archive) async fn list(
+    c: &impl GenericClient,
+    f: &AnswerFilter,
+) -> Result<Vec<AnswerRow>, tokio_postgres::Error> {
+    let limit = i64::from(f.limit.max(1));
+    let rows = c
+        .query(
+            "SELECT request_id, session_id, kind, prompt, shown, answer, patterns, message, by,
+                    machine, os_user, server, time, outcome
+             FROM answers
+             WHERE ($1::text IS NULL OR session_id = $1)
+               AND ($2::text IS NULL OR strpos(machine, $2) > 0)
+               AND ($3::text IS NULL OR kind = $3)
+             ORDER BY time DESC, request_id LIMIT $4",
+            &[&f.session, &f.machine, &f.kind, &limit],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| AnswerRow {
+            request_id: r.get(0),
+            session_id: r.get(1),
+            kind: r.get(2),
+            prompt: r.get(3),
+            shown: r.get(4),
+            answer: r.get(5),
+            patterns: serde_json::from_str(r.get::<_, &str>(6)).unwrap_or_default(),
+            message: r.get(7),
+            by: r.get(8),
+            machine: r.get(9),
+            user: r.get(10),
+            server: r.get(11),
+            time: r.get(12),
+            outcome: r.get(13),
+        })
+        .collect())
+}

@@ -1,0 +1,249 @@
+//! Every answer on record (#40): two ocviews on two machines answering
+//! prompts of one server into one archive, and a third client (OpenCode's
+//! TUI) answering one both see: each answer listed once, newest first,
+//! with its machine, user, server, what the prompt showed and what the
+//! server said; `always` with its patterns. Kept across a restart, on both
+//! engines, and `ocview audit` lists it.
+
+use crate::common::{feed, press, screen};
+use crate::support::postgres as postgres_support;
+
+use ocview::app::App;
+use ocview::archive::engine::AnswerFilter;
+use ocview::archive::{Origin, Setting};
+use ocview::source::live::reply::Reply;
+use ocview::source::msg::{ReplyOutcome, SourceMsg};
+
+const SESSIONS: &str = r#"{"type":"session.created","properties":{"info":{"id":"ses_p","title":"Parent work","directory":"/p","time":{"created":1,"updated":2}}}}"#;
+const BASH: &str = r#"{"type":"permission.asked","properties":{"id":"per_audit0001","sessionID":"ses_p","permission":"bash","patterns":["rm -rf build"],"always":["rm *"],"metadata":{"command":"rm -rf build"}}}"#;
+const EDIT: &str = r#"{"type":"permission.asked","properties":{"id":"per_audit0002","sessionID":"ses_p","permission":"edit","patterns":["src/main.py"],"always":["*"],"metadata":{"filepath":"/p/src/main.py","diff":"--- a\n+++ a\n-    return 1\n+    return 2\n"}}}"#;
+const QUESTION: &str = r#"{"type":"question.asked","properties":{"id":"que_audit0003","sessionID":"ses_p","questions":[{"question":"Which linter?","header":"Linter","options":[{"label":"Ruff","description":"fast"}]}]}}"#;
+const BASH_REPLIED: &str = r#"{"type":"permission.replied","properties":{"sessionID":"ses_p","requestID":"per_audit0001","reply":"always"}}"#;
+const EDIT_REPLIED: &str = r#"{"type":"permission.replied","properties":{"sessionID":"ses_p","requestID":"per_audit0002","reply":"once"}}"#;
+const QUESTION_REPLIED: &str = r#"{"type":"question.replied","properties":{"sessionID":"ses_p","requestID":"que_audit0003","answers":[["Ruff"]]}}"#;
+
+/// A live viewer of the server, writing to `setting`, and where its
+/// answers go.
+fn viewer(setting: &Setting) -> (App, tokio::sync::mpsc::UnboundedReceiver<Reply>) {
+    let mut app = App::new(ocview::app::config::Config::default(), "live test", false).unwrap();
+    app.panes.prompts.arming = std::time::Duration::ZERO;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    app.replies = Some(tx);
+    app.archive.tap = Some(ocview::archive::writer::spawn(
+        setting.clone(),
+        Origin {
+            server: Some("http://127.0.0.1:4096".into()),
+            host: ocview::archive::origin::hostname(),
+            file: None,
+        },
+        Box::new(|_| {}),
+    ));
+    feed(
+        &mut app,
+        [SESSIONS, BASH, EDIT, QUESTION].join("\n").as_bytes(),
+    );
+    (app, rx)
+}
+
+fn as_machine(name: &str) {
+    // SAFETY: each test runs in a process of its own (nextest), on this
+    // thread only.
+    unsafe { std::env::set_var("OCVIEW_MACHINE", name) };
+}
+
+fn two_machines_and_another_client(setting: Setting) {
+    unsafe { std::env::set_var("USER", "alice") };
+    as_machine("box-a");
+    let (mut a, _done_a) = viewer(&setting);
+    as_machine("box-b");
+    let (mut b, _done_b) = viewer(&setting);
+
+    // On box-a, alice allows `rm *` always (a prompt takes keys once it
+    // was drawn).
+    as_machine("box-a");
+    screen(&mut a, 100, 30);
+    press(&mut a, &["a", "y"]);
+    a.on_source(SourceMsg::Replied {
+        request_id: "per_audit0001".into(),
+        outcome: ReplyOutcome::Sent,
+    });
+    feed(&mut a, BASH_REPLIED.as_bytes());
+    as_machine("box-b");
+    feed(&mut b, BASH_REPLIED.as_bytes());
+    // On box-b, the edit once; box-a sees it answered elsewhere.
+    screen(&mut b, 100, 30);
+    press(&mut b, &["y"]);
+    b.on_source(SourceMsg::Replied {
+        request_id: "per_audit0002".into(),
+        outcome: ReplyOutcome::Sent,
+    });
+    feed(&mut b, EDIT_REPLIED.as_bytes());
+    as_machine("box-a");
+    feed(&mut a, EDIT_REPLIED.as_bytes());
+    // OpenCode's TUI answers the question: both see it.
+    feed(&mut a, QUESTION_REPLIED.as_bytes());
+    as_machine("box-b");
+    feed(&mut b, QUESTION_REPLIED.as_bytes());
+    // The writers write what is queued as they go.
+    a.archive.tap = None;
+    b.archive.tap = None;
+
+    // Read again from the archive as a restarted ocview would.
+    let mut archive = setting.open().unwrap().unwrap();
+    let all = archive
+        .answers(&AnswerFilter {
+            limit: 50,
+            ..Default::default()
+        })
+        .unwrap();
+    let by_id = |id: &str| {
+        all.iter()
+            .find(|r| r.request_id == id)
+            .unwrap_or_else(|| panic!("{id} not on record: {all:#?}"))
+    };
+    assert_eq!(all.len(), 3, "{all:#?}");
+    let bash = by_id("per_audit0001");
+    assert_eq!(
+        (bash.by.as_str(), bash.machine.as_str(), bash.user.as_str()),
+        ("ocview", "box-a", "alice")
+    );
+    assert_eq!(
+        (bash.answer.as_str(), bash.patterns.clone()),
+        ("always", vec!["rm *".to_string()])
+    );
+    assert_eq!(bash.shown, "rm -rf build");
+    assert_eq!(bash.outcome, "sent");
+    assert_eq!(bash.server.as_deref(), Some("http://127.0.0.1:4096"));
+    assert_eq!(bash.session_id, "ses_p");
+    let edit = by_id("per_audit0002");
+    assert_eq!(
+        (
+            edit.by.as_str(),
+            edit.machine.as_str(),
+            edit.answer.as_str()
+        ),
+        ("ocview", "box-b", "once")
+    );
+    assert!(edit.shown.contains("/p/src/main.py") && edit.shown.contains("+    return 2"));
+    let question = by_id("que_audit0003");
+    assert_eq!(
+        (
+            question.by.as_str(),
+            question.answer.as_str(),
+            question.kind.as_str()
+        ),
+        ("another client", "Ruff", "question")
+    );
+    assert_eq!(question.outcome, "seen");
+    // Filters: a machine's, a kind's.
+    let on_b = archive
+        .answers(&AnswerFilter {
+            machine: Some("box-b".into()),
+            kind: Some("permission".into()),
+            limit: 50,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(on_b.len(), 1, "{on_b:#?}");
+    drop(archive);
+
+    // `ocview audit` lists them, an always standing out.
+    let place = match &setting {
+        Setting::Sqlite(p) => p.display().to_string(),
+        Setting::Postgres(url) => url.clone(),
+        Setting::Off => unreachable!(),
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["audit", "--archive", &place])
+        .env_remove("OCVIEW_ARCHIVE")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.contains("ALWAYS (rm *)") && text.contains("alice@box-a"),
+        "{text}"
+    );
+    assert!(text.contains("another client (seen from"), "{text}");
+    let json = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["audit", "--json", "--kind", "question", "--archive", &place])
+        .env_remove("OCVIEW_ARCHIVE")
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+}
+
+#[test]
+fn answers_are_on_record_in_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    two_machines_and_another_client(Setting::Sqlite(dir.path().join("archive.db")));
+}
+
+#[test]
+fn answers_are_on_record_in_a_team_archive() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    two_machines_and_another_client(Setting::Postgres(pg.database("audit")));
+}
+
+/// An answer given while PostgreSQL is away waits in the spool and is on
+/// record once it is back.
+#[test]
+fn an_answer_given_while_postgresql_is_away_is_kept() {
+    // The spool is kept under a state folder of the test's own.
+    crate::archive_team::state_home();
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("audit_away");
+    let setting = Setting::Postgres(url.clone());
+    drop(setting.open().unwrap());
+    let (said, heard) = std::sync::mpsc::channel::<String>();
+    let tap = ocview::archive::writer::spawn(
+        setting.clone(),
+        Origin {
+            server: Some("http://box:4096".into()),
+            host: "box".into(),
+            file: None,
+        },
+        Box::new(move |line| {
+            let _ = said.send(line);
+        }),
+    );
+    pg.kill();
+    tap.answer(ocview::archive::rows::AnswerRow {
+        request_id: "per_away".into(),
+        session_id: "ses_away".into(),
+        kind: "permission".into(),
+        prompt: "permission · bash".into(),
+        shown: "make deploy".into(),
+        answer: "once".into(),
+        patterns: Vec::new(),
+        message: None,
+        by: "ocview".into(),
+        machine: "box".into(),
+        user: "alice".into(),
+        server: None,
+        time: 1,
+        outcome: "sent".into(),
+    });
+    let line = heard
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a message");
+    assert!(line.contains("spooling locally"), "{line}");
+    pg.start_again().unwrap();
+    let line = heard
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("a message");
+    assert!(line.contains("PostgreSQL is back"), "{line}");
+    drop(tap);
+    let rows = postgres_support::rows(&url, "SELECT request_id, shown, server FROM answers");
+    assert_eq!(rows, [["per_away", "make deploy", "http://box:4096"]]);
+}
