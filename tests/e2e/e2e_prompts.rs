@@ -367,3 +367,130 @@ async fn a_subagent_permission_shows_its_parent_chain_and_one_answered_elsewhere
     );
     server.wait_idle(&parent, 90).await;
 }
+
+/// Every answer on record, against the real server (#40): two viewers as
+/// two machines writing one archive answer one permission each, and a
+/// third client answers the last over REST (as OpenCode's TUI does); the
+/// archive lists the three once each, with the right origin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_machines_and_another_client_answers_are_on_record() {
+    fn as_machine(name: &str) {
+        // SAFETY: read on this thread only (each test is a process).
+        unsafe { std::env::set_var("OCVIEW_MACHINE", name) };
+    }
+    let model = FakeModel::start(steps(vec![
+        Step::text("One.").then_tool(
+            "bash",
+            json!({"command": "echo audit-one", "description": "one"}),
+        ),
+        Step::text("Two.").then_tool(
+            "bash",
+            json!({"command": "echo audit-two", "description": "two"}),
+        ),
+        Step::text("Three.").then_tool(
+            "bash",
+            json!({"command": "echo audit-three", "description": "three"}),
+        ),
+        Step::text("Done."),
+    ]))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let s = server.create_session().await;
+    let dir = tempfile::tempdir().unwrap();
+    let setting = ocview::archive::Setting::Sqlite(dir.path().join("archive.db"));
+    let mut viewers = Vec::new();
+    for machine in ["box-a", "box-b"] {
+        as_machine(machine);
+        let mut v = Viewer::attach(&server.url());
+        v.app.archive.tap = Some(ocview::archive::writer::spawn(
+            setting.clone(),
+            ocview::archive::Origin {
+                server: Some(server.url()),
+                host: machine.into(),
+                file: None,
+            },
+            Box::new(|_| {}),
+        ));
+        v.until("the session", 30, |a| a.store.session(&s).is_some())
+            .await;
+        viewers.push(v);
+    }
+    server.prompt(&s, "run things").await;
+    let asks = |command: &'static str| {
+        move |a: &App| {
+            a.current_prompt()
+                .is_some_and(|p| format!("{:?}", p.2.request).contains(command))
+        }
+    };
+    // box-a answers the first, box-b sees it answered elsewhere.
+    as_machine("box-a");
+    viewers[0]
+        .until("the first permission", 90, asks("audit-one"))
+        .await;
+    viewers[0].screen();
+    press(&mut viewers[0].app, &["y"]);
+    as_machine("box-b");
+    viewers[1]
+        .until("the second permission", 90, asks("audit-two"))
+        .await;
+    viewers[1].screen();
+    press(&mut viewers[1].app, &["y"]);
+    as_machine("box-a");
+    viewers[0]
+        .until("the third permission", 90, asks("audit-three"))
+        .await;
+    as_machine("box-b");
+    viewers[1]
+        .until("the third permission", 90, asks("audit-three"))
+        .await;
+    // Another client answers the third.
+    assert_eq!(server.answer_permissions("once").await, 1);
+    for (v, machine) in viewers.iter_mut().zip(["box-a", "box-b"]) {
+        as_machine(machine);
+        v.until("the third to be answered", 60, |a| !has_prompt(a))
+            .await;
+    }
+    server.wait_idle(&s, 90).await;
+    for (v, machine) in viewers.iter_mut().zip(["box-a", "box-b"]) {
+        as_machine(machine);
+        // What came last (the replies' outcomes, the events) is taken.
+        v.until("the session idle", 30, |a| {
+            a.store
+                .session(&s)
+                .is_some_and(|x| x.status == ocview::model::SessionStatus::Idle)
+        })
+        .await;
+        v.app.archive.tap = None;
+    }
+    let mut archive = setting.open().unwrap().unwrap();
+    let rows = archive
+        .answers(&ocview::archive::engine::AnswerFilter {
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap();
+    let mut seen: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| (r.shown.clone(), r.by.clone(), r.machine.clone()))
+        .collect();
+    seen.sort();
+    assert_eq!(rows.len(), 3, "{rows:#?}");
+    assert_eq!(seen[0].0, "echo audit-one");
+    assert_eq!(
+        (seen[0].1.as_str(), seen[0].2.as_str()),
+        ("ocview", "box-a")
+    );
+    assert_eq!(seen[1].0, "echo audit-three");
+    assert_eq!(seen[1].1, "another client");
+    assert_eq!(seen[2].0, "echo audit-two");
+    assert_eq!(
+        (seen[2].1.as_str(), seen[2].2.as_str()),
+        ("ocview", "box-b")
+    );
+    assert!(
+        rows.iter()
+            .filter(|r| r.by == "ocview")
+            .all(|r| r.outcome == "sent")
+    );
+    assert!(rows.iter().all(|r| r.session_id == s));
+}
