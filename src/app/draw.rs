@@ -180,6 +180,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Some(Overlay::ArchiveSearch) => {
             crate::app::overlays::archive_search::draw::draw(frame, app, areas.screen)
         }
+        Some(Overlay::Audit) => crate::app::overlays::audit::draw::draw(frame, app, areas.screen),
         None => {}
     }
     // A prompt waiting behind the overlay says so on its last row.

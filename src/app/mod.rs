@@ -84,6 +84,8 @@ pub enum Overlay {
     Usage,
     /// Search across the archive.
     ArchiveSearch,
+    /// The answers on record.
+    Audit,
 }
 
 /// Where the events come from, for the status line.

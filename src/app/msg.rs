@@ -38,6 +38,8 @@ pub enum AppMsg {
     Job(Job),
     /// What the archive's threads answer.
     Archive(ArchiveReply),
+    /// The answers on record the audit view asked for (`overlays::audit`).
+    Answers(Result<Vec<crate::archive::rows::AnswerRow>, String>),
 }
 
 /// Which program opens the content.

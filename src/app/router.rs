@@ -55,6 +55,7 @@ impl Layer {
             Layer::Overlay(Overlay::BadRecord) => "the bad record",
             Layer::Overlay(Overlay::Usage) => "the usage view",
             Layer::Overlay(Overlay::ArchiveSearch) => "the archive search",
+            Layer::Overlay(Overlay::Audit) => "the answers on record",
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => return None,
             Layer::Filter => "the filter",
             Layer::Search => "the search",
@@ -161,6 +162,7 @@ impl App {
             Layer::Overlay(Overlay::BadRecord) => BadRecord.key(key, &cx),
             Layer::Overlay(Overlay::Usage) => self.overlays.usage.key(key, &cx),
             Layer::Overlay(Overlay::ArchiveSearch) => self.archive.view.key(key, &cx),
+            Layer::Overlay(Overlay::Audit) => self.overlays.audit.key(key, &cx),
             // Views, not inputs: the panes below take the keys.
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => Handled::Passed,
             Layer::Search => self
@@ -396,6 +398,7 @@ impl App {
             Action::Back => self.back(),
             Action::Themes => self.open_theme_picker(),
             Action::Usage => self.open_usage(),
+            Action::Audit => self.open_audit(),
             Action::Times => {
                 self.show_times = !self.show_times;
                 self.verbs.say(if self.show_times {

@@ -247,3 +247,107 @@ fn an_answer_given_while_postgresql_is_away_is_kept() {
     let rows = postgres_support::rows(&url, "SELECT request_id, shown, server FROM answers");
     assert_eq!(rows, [["per_away", "make deploy", "http://box:4096"]]);
 }
+
+/// One answer for the view, at a fixed time.
+fn row(
+    id: &str,
+    session: &str,
+    answer: &str,
+    by: &str,
+    minutes_ago: i64,
+) -> ocview::archive::rows::AnswerRow {
+    let (kind, prompt, shown) = if id.starts_with("que") {
+        ("question", "question", "Which linter?")
+    } else {
+        (
+            "permission",
+            "permission · bash",
+            "rm -rf build/ && cargo build --release",
+        )
+    };
+    ocview::archive::rows::AnswerRow {
+        request_id: id.into(),
+        session_id: session.into(),
+        kind: kind.into(),
+        prompt: prompt.into(),
+        shown: shown.into(),
+        answer: answer.into(),
+        patterns: if answer == "always" {
+            vec!["rm *".into()]
+        } else {
+            Vec::new()
+        },
+        message: None,
+        by: by.into(),
+        machine: "box-a".into(),
+        user: "alice".into(),
+        server: Some("http://127.0.0.1:4096".into()),
+        time: VIEW_NOW - minutes_ago * 60_000,
+        outcome: if by == "ocview" {
+            "sent".into()
+        } else {
+            "seen".into()
+        },
+    }
+}
+
+const VIEW_NOW: i64 = 1_795_339_400_000;
+
+/// `A` opens the answers on record, read from the archive off the loop:
+/// newest first, an `always` standing out; `tab` keeps a kind, `S` this
+/// session's, enter opens the answer's session; at 80×24 and 200×50.
+#[test]
+fn the_audit_view_lists_the_answers_and_filters_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let setting = Setting::Sqlite(dir.path().join("archive.db"));
+    let mut archive = setting.open().unwrap().unwrap();
+    let batch = ocview::archive::rows::Batch {
+        answers: vec![
+            row("per_v1", "ses_p", "always", "ocview", 50),
+            row("que_v2", "ses_p", "Ruff", "another client", 30),
+            row("per_v3", "ses_other", "reject", "ocview", 10),
+        ],
+        ..Default::default()
+    };
+    archive.write(&batch).unwrap();
+    drop(archive);
+    let mut app = App::new(ocview::app::config::Config::default(), "live test", false).unwrap();
+    app.now_ms = VIEW_NOW;
+    feed(&mut app, SESSIONS.as_bytes());
+    app.archive.setting = Some(setting);
+    let mut done = app.verbs.take_done();
+    app.selected = Some("ses_p".into());
+    press(&mut app, &["A"]);
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("reading the archive"), "{s}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while app.overlays.audit.loading {
+        while let Ok(d) = done.try_recv() {
+            app.on_done(d);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the archive said nothing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let ids = |app: &App| -> Vec<String> {
+        app.overlays
+            .audit
+            .rows
+            .iter()
+            .map(|r| r.request_id.clone())
+            .collect()
+    };
+    assert_eq!(ids(&app), ["per_v3", "que_v2", "per_v1"], "newest first");
+    insta::assert_snapshot!("audit_view_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("audit_view_200x50", screen(&mut app, 200, 50));
+    press(&mut app, &["tab"]);
+    assert_eq!(ids(&app), ["per_v3", "per_v1"], "permissions");
+    press(&mut app, &["S"]);
+    assert_eq!(ids(&app), ["per_v1"], "this session's");
+    insta::assert_snapshot!("audit_view_filtered_80x24", screen(&mut app, 80, 24));
+    press(&mut app, &["enter"]);
+    assert_eq!(app.overlay, None);
+    assert_eq!(app.selected.as_deref(), Some("ses_p"));
+}

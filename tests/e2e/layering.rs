@@ -319,6 +319,7 @@ fn every_pane_and_overlay_takes_its_keys_behind_one_trait() {
     takes_keys::<overlays::bad_record::BadRecord>();
     takes_keys::<overlays::usage::UsageState>();
     takes_keys::<overlays::archive_search::SearchView>();
+    takes_keys::<overlays::audit::AuditView>();
     takes_keys::<overlays::confirm::ConfirmAbort>();
     takes_keys::<overlays::search::SessionSearch>();
     takes_keys::<verbs::Pick>();

@@ -4,6 +4,7 @@
 //! and the usage view.
 
 pub mod archive_search;
+pub mod audit;
 pub mod bad_record;
 pub mod confirm;
 pub mod diff_view;
@@ -26,6 +27,8 @@ pub struct Overlays {
     pub usage: usage::UsageState,
     /// Search in the open session and across sessions.
     pub search: search::Search,
+    /// The answers on record, while open.
+    pub audit: audit::AuditView,
 }
 
 impl Default for Overlays {
@@ -37,6 +40,7 @@ impl Default for Overlays {
             theme_picker: None,
             usage: usage::UsageState::from_process(),
             search: search::Search::new(search::worker::SearchWorker::spawn()),
+            audit: Default::default(),
         }
     }
 }

@@ -324,6 +324,7 @@ impl App {
             }
             AppMsg::Job(job) => self.verbs.request = Some(Request::Suspend(job)),
             AppMsg::Archive(reply) => self.on_archive(reply),
+            AppMsg::Answers(result) => self.overlays.audit.loaded(result),
         }
     }
 
