@@ -17,6 +17,7 @@
 mod answers;
 pub(in crate::archive) mod block_words;
 pub(in crate::archive) mod blocks_search;
+pub(in crate::archive) mod connect;
 pub(in crate::archive) mod copy;
 pub(in crate::archive) mod event_log;
 pub(in crate::archive) mod marks;
@@ -33,10 +34,10 @@ pub mod tls;
 pub(in crate::archive) mod upkeep;
 pub mod url;
 
-use std::time::Duration;
+pub(in crate::archive) use connect::{ASKS_FOR_A_PASSWORD, Connect, config, with_why};
 
+use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, Config};
 
 use crate::archive::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use crate::archive::listing::{COLUMNS, ListCursor, ListedSession};
@@ -199,81 +200,6 @@ impl PgArchive {
         })
     }
 }
-
-/// How to connect to the archive at `url`: its user, its password (never
-/// from the URL itself), a connect timeout; and, when no password was
-/// found, where it was looked for and why none came of it. Also the
-/// listener's (`notify`), on a connection of its own.
-pub(in crate::archive) fn config(url: &str) -> Result<Connect, ArchiveError> {
-    let place = redact(url);
-    let failed = |why: String| ArchiveError::new(Trouble::Failed, &place, why);
-    let (url, own) = crate::archive::postgres::url::take_own_params(url);
-    let value = |key: &str| {
-        let env = tls::PARAMS
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, env)| *env);
-        own.iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .or_else(|| env.and_then(|env| std::env::var(env).ok()))
-            .filter(|v| !v.is_empty())
-    };
-    let passfile = value("passfile").map(std::path::PathBuf::from);
-    let settings =
-        tls::Settings::from_values(&value, dirs::home_dir().as_deref()).map_err(failed)?;
-    let tls = settings.connector().map_err(failed)?;
-    let mut config: Config = url
-        .parse()
-        .map_err(|e| failed(format!("not a PostgreSQL URL: {e}")))?;
-    config.ssl_mode(settings.ssl_mode());
-    if config.get_user().is_none() {
-        let user = std::env::var("PGUSER")
-            .or_else(|_| std::env::var("USER"))
-            .unwrap_or_else(|_| "postgres".into());
-        config.user(&user);
-    }
-    let mut no_password = None;
-    if config.get_password().is_none() {
-        match crate::archive::postgres::pgpass::password_for(&config, passfile.as_deref()) {
-            Ok(password) => {
-                config.password(password);
-            }
-            Err(why) => no_password = Some(why),
-        }
-    }
-    config.application_name("ocview");
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(5));
-    }
-    Ok(Connect {
-        config,
-        tls,
-        no_password,
-    })
-}
-
-/// How to connect to an archive: tokio-postgres's settings, TLS as the
-/// URL asks, and why no password was found (if none was).
-pub(in crate::archive) struct Connect {
-    pub config: Config,
-    pub tls: tokio_postgres_rustls::MakeRustlsConnect,
-    pub no_password: Option<String>,
-}
-
-/// A server that asks for a password none was found for: the error says
-/// where it was looked for and why none came of it.
-fn with_why(mut e: ArchiveError, no_password: Option<&str>) -> ArchiveError {
-    if let Some(why) = no_password
-        && e.message.starts_with(ASKS_FOR_A_PASSWORD)
-    {
-        e.message = format!("{}; {why}", e.message);
-    }
-    e
-}
-
-/// How the missing password is said (`with_why` adds to it).
-const ASKS_FOR_A_PASSWORD: &str = "the server asks for a password and none was given";
 
 /// Whether a statement failed for a column or table the archive no longer
 /// has, or does not have yet: its schema moved on since it was read.
