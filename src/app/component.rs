@@ -99,6 +99,22 @@ impl<'a> Cx<'a> {
     }
 }
 
+/// Where a list's selection goes on a list action (`None`: the action
+/// moves nothing): up, down, a page (`page` rows), the first, the last.
+pub fn list_move(action: Action, selected: usize, len: usize, page: usize) -> Option<usize> {
+    let last = len.saturating_sub(1);
+    let page = page.max(1);
+    Some(match action {
+        Action::ListUp => selected.saturating_sub(1),
+        Action::ListDown => (selected + 1).min(last),
+        Action::ListPageUp => selected.saturating_sub(page),
+        Action::ListPageDown => (selected + page).min(last),
+        Action::ListTop => 0,
+        Action::ListBottom => last,
+        _ => return None,
+    })
+}
+
 /// What a component did with a key.
 #[must_use]
 #[derive(Debug)]

@@ -9,7 +9,7 @@ pub mod draw;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::app::component::{Ask, Component, Cx, Handled};
+use crate::app::component::{Ask, Component, Cx, Handled, list_move};
 use crate::app::keymap::{Action, Context};
 use crate::app::{App, Overlay};
 use crate::model::{PartBody, Session};
@@ -194,15 +194,14 @@ impl Component for JumpList {
             self.refilter(keep);
             return Handled::Used;
         }
-        let last = self.entries.len().saturating_sub(1);
-        let page = self.page.max(1);
-        match cx.only(Context::List, &key) {
-            Some(Action::ListUp) => self.selected = self.selected.saturating_sub(1),
-            Some(Action::ListDown) => self.selected = (self.selected + 1).min(last),
-            Some(Action::ListPageUp) => self.selected = self.selected.saturating_sub(page),
-            Some(Action::ListPageDown) => self.selected = (self.selected + page).min(last),
-            Some(Action::ListTop) => self.selected = 0,
-            Some(Action::ListBottom) => self.selected = last,
+        let action = cx.only(Context::List, &key);
+        if let Some(to) =
+            action.and_then(|a| list_move(a, self.selected, self.entries.len(), self.page))
+        {
+            self.selected = to;
+            return Handled::Used;
+        }
+        match action {
             Some(Action::ListChoose) => {
                 return Handled::Asks(match self.chosen_id() {
                     Some(message) => Ask::JumpTo {
