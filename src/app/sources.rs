@@ -269,11 +269,7 @@ impl App {
                 Event::PermissionReplied { reply, .. } => format!("answered {reply}"),
                 Event::QuestionReplied { answers, .. } => format!(
                     "answered {}",
-                    answers
-                        .iter()
-                        .map(|a| a.join("+"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    crate::app::panes::prompt_bar::audit::joined(answers)
                 ),
                 _ => "dismissed".into(),
             };

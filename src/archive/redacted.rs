@@ -24,8 +24,9 @@ pub struct Found {
 /// `batch` redacted, and what was found; borrowed when nothing changed.
 pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
     let r = Redactor::shared();
-    let deltas = batch.events.iter().any(|e| is_delta(&e.json)) || !batch.answers.is_empty();
-    let any = deltas
+    // Deltas are left out and answers' texts read: the batch changes.
+    let changes = batch.events.iter().any(|e| is_delta(&e.json)) || !batch.answers.is_empty();
+    let any = changes
         || batch.events.iter().any(|e| r.may_hold(&e.json))
         || batch
             .sessions

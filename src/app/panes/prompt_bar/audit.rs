@@ -135,8 +135,8 @@ fn os_user() -> String {
 }
 
 /// A question's answers: each question's labels joined by `+`, the
-/// questions by `, `.
-fn joined(answers: &[Vec<String>]) -> String {
+/// questions by `, ` (as the audit keeps them and a replay says them).
+pub(crate) fn joined(answers: &[Vec<String>]) -> String {
     answers
         .iter()
         .map(|a| a.join("+"))
