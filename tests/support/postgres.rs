@@ -176,11 +176,35 @@ impl Postgres {
     }
 
     fn run(&self, program: &str, args: &[&str]) -> Result<(), String> {
-        let out = self
+        self.run_fed(program, args, None)
+    }
+
+    /// `program` with `input` on its stdin (when given).
+    fn run_fed(&self, program: &str, args: &[&str], input: Option<&[u8]>) -> Result<(), String> {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = self
             .command(program)
             .args(args)
             .current_dir("/")
-            .output()
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{program}: {e}"))?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // Written from a thread: psql may answer before it has read all.
+            let input = input.to_vec();
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+        }
+        let out = child
+            .wait_with_output()
             .map_err(|e| format!("{program}: {e}"))?;
         if out.status.success() {
             Ok(())
@@ -198,23 +222,34 @@ impl Postgres {
         self.psql("127.0.0.1", db, sql);
     }
 
-    /// A SQL file (a `pg_dump`) run as the superuser in `db`.
+    /// A SQL file (a `pg_dump`) run as the superuser in `db`. It goes in
+    /// on psql's stdin: the server's user may not read the checkout (a
+    /// clone in a 0700 folder).
     #[allow(dead_code)]
     pub fn sql_file(&self, db: &str, file: &std::path::Path) {
-        self.psql_with("127.0.0.1", db, "-f", &file.display().to_string());
+        let sql = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        self.psql_with("127.0.0.1", db, &["-f", "-"], Some(&sql))
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     }
 
     /// SQL as the superuser in `db`, through `host` (an address, or the
     /// socket's folder).
     fn psql(&self, host: &str, db: &str, sql: &str) {
-        self.psql_with(host, db, "-c", sql);
+        self.psql_with(host, db, &["-c", sql], None)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
-    /// psql as the superuser in `db` through `host`, running `what` (`-c`
-    /// SQL, or `-f` a file).
-    fn psql_with(&self, host: &str, db: &str, flag: &str, what: &str) {
+    /// psql as the superuser in `db` through `host`, with `what` (`-c`
+    /// SQL, or `-f -` and the SQL as `input`).
+    fn psql_with(
+        &self,
+        host: &str,
+        db: &str,
+        what: &[&str],
+        input: Option<&[u8]>,
+    ) -> Result<(), String> {
         let port = self.port.to_string();
-        let args = [
+        let mut args = vec![
             "-h",
             host,
             "-p",
@@ -226,11 +261,9 @@ impl Postgres {
             "-v",
             "ON_ERROR_STOP=1",
             "-q",
-            flag,
-            what,
         ];
-        self.run("psql", &args)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        args.extend_from_slice(what);
+        self.run_fed("psql", &args, input)
     }
 
     /// Logins of `user` over TCP need its password from now on (every
