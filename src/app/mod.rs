@@ -295,6 +295,36 @@ impl App {
         Some(self.panes.turns.entry(id).or_default())
     }
 
+    /// The session list's rows, from the store as it is now.
+    fn lay_out_rows(&mut self) {
+        let list = &mut self.panes.list;
+        (list.rows, list.listed) = crate::app::session_tree::rows::rows_and_listed(
+            &self.store,
+            &list.folded,
+            &list.filter,
+            &self.overlays.search.list.counts,
+        );
+        crate::app::session_tree::rows::name_live_heading(
+            &mut list.rows,
+            list.live_heading.as_deref(),
+        );
+        list.rows_revision = Some(self.store.revision());
+    }
+
+    /// Before input acts on the list: rows laid out again when an event
+    /// changed the store since the frame (their indexes may point at
+    /// other sessions now, or past the end).
+    pub(crate) fn rows_for_input(&mut self) {
+        let stale = self
+            .panes
+            .list
+            .rows_revision
+            .is_some_and(|r| r != self.store.revision());
+        if stale {
+            self.lay_out_rows();
+        }
+    }
+
     /// Lay out everything for a frame of size `area`: pane rectangles,
     /// session rows, the visible turn lines. The only step that renders
     /// (into the cache); drawing afterwards only reads.
@@ -304,17 +334,7 @@ impl App {
         self.poll_usage();
         self.follow_attention();
         self.show_the_shown_copy();
-        (self.panes.list.rows, self.panes.list.listed) =
-            crate::app::session_tree::rows::rows_and_listed(
-                &self.store,
-                &self.panes.list.folded,
-                &self.panes.list.filter,
-                &self.overlays.search.list.counts,
-            );
-        crate::app::session_tree::rows::name_live_heading(
-            &mut self.panes.list.rows,
-            self.panes.list.live_heading.as_deref(),
-        );
+        self.lay_out_rows();
         self.refresh_modified_files();
         self.areas = draw::layout(area, self);
         self.note_prompt_visible(tokio::time::Instant::now());

@@ -118,6 +118,7 @@ impl App {
     /// A key typed no earlier than `typed_at` (a key that waited while a
     /// frame was drawn may be as old as that frame).
     pub fn on_key_typed_at(&mut self, key: KeyEvent, typed_at: Instant) {
+        self.rows_for_input();
         // What a verb said stays until the next key; so does a notice that
         // asked for one.
         self.verbs.feedback = None;
@@ -494,6 +495,7 @@ impl App {
         if !self.config.mouse {
             return false;
         }
+        self.rows_for_input();
         let at = Position::new(m.column, m.row);
         let inside = |r: Rect| r.contains(at);
         match m.kind {

@@ -240,3 +240,47 @@ fn server_text_is_drawn_inert() {
         assert!(s.contains("h␛[2J:1 auth failed"), "{s}");
     }
 }
+
+/// Events that come between a frame and a key shift the store's sessions
+/// under the drawn rows: the key still lands where it points.
+#[test]
+fn a_key_after_sessions_came_and_went_selects_what_it_points_at() {
+    let mut app = app();
+    screen(&mut app, 120, 24);
+    // A session that sorts first, before the next frame.
+    common::feed(
+        &mut app,
+        session(
+            A,
+            "ses_a0",
+            "Came after the frame",
+            "/home/me/src/ocview",
+            None,
+            1,
+        )
+        .as_bytes(),
+    );
+    press(&mut app, &["G"]);
+    let title = app.selected_session().map(|s| s.info.title.clone());
+    assert_eq!(
+        title.as_deref(),
+        Some("An old experiment"),
+        "{}",
+        screen(&mut app, 120, 24)
+    );
+
+    // Sessions gone since the frame: keys move among those left, no panic.
+    screen(&mut app, 120, 24);
+    for id in ["ses_a0", "ses_a1", "ses_a2", "ses_a3", "ses_a4"] {
+        common::feed(
+            &mut app,
+            format!(
+                r#"{{"server":"{A}","type":"session.deleted","properties":{{"info":{{"id":"{id}","title":"x","time":{{"created":{T},"updated":{T}}}}}}}}}"#
+            )
+            .as_bytes(),
+        );
+    }
+    press(&mut app, &["G", "k", "g", "j"]);
+    let s = screen(&mut app, 120, 24);
+    assert!(!s.contains("Fix the fleet list"), "{s}");
+}

@@ -20,6 +20,9 @@ pub struct ListState {
     pub folded: HashSet<String>,
     /// The rows as laid out by `prepare`.
     pub rows: Vec<crate::app::session_tree::rows::SessionRow>,
+    /// The store's revision the rows were laid out at: rows point into
+    /// the store's sessions by index, which an event since may shift.
+    pub rows_revision: Option<u64>,
     /// The sessions the list shows, folded or not (a session shown live
     /// counts once, not with its database and archive copies).
     pub listed: usize,
