@@ -76,6 +76,7 @@ impl App {
                 let why = why.map(|w| crate::model::wire::sanitize::line(&w).into_owned());
                 std::mem::replace(&mut self.archive.list_trouble, why.clone()) != why
             }
+            SourceMsg::ArchivePins(ids) => self.archive.set_pins(ids),
             SourceMsg::RecordingStopped(why) => {
                 tracing::warn!("recording stopped: {why}");
                 self.recording_stopped = Some(why);

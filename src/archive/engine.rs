@@ -95,6 +95,10 @@ pub trait Engine: Send {
     /// Whole sessions gone, in one transaction: their events, latest
     /// state and index rows. How many sessions went.
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError>;
+    /// Start (`true`) or end (`false`) a rehearsal: until its end, every
+    /// delete is seen by this connection alone, and its end undoes them
+    /// all. A dry run is the run itself, rehearsed.
+    fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError>;
     /// Give freed space back (SQLite VACUUM, PostgreSQL VACUUM).
     fn vacuum(&mut self) -> Result<(), ArchiveError>;
     /// How far an opencode database (`source`: its path) was imported.

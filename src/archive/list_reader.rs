@@ -167,6 +167,8 @@ struct Reader {
     said_read_only: bool,
     listening: bool,
     closed: bool,
+    /// The pins last sent.
+    pins: Option<Vec<String>>,
 }
 
 impl ListMember for Reader {
@@ -214,6 +216,7 @@ impl ListMember for Reader {
                     self.listed_all = rows.len() < FIRST_PAGE as usize;
                     self.next_page = rows.last().map(ListedSession::cursor);
                     self.list(rows);
+                    self.read_pins();
                 }
                 Err(e) => self.failed(e.to_string()),
             }
@@ -268,6 +271,8 @@ impl Reader {
             said_read_only: false,
             listening: false,
             closed: false,
+            // As the app starts: none (an archive without pins says nothing).
+            pins: Some(Vec::new()),
         }
     }
 
@@ -338,7 +343,8 @@ impl Reader {
             match engine.list_since(self.newest, PAGE) {
                 Ok(rows) => {
                     self.behind = false;
-                    return self.list(rows);
+                    self.list(rows);
+                    return self.read_pins();
                 }
                 Err(e) if attempt == 0 => {
                     tracing::info!("archive list: {e}; connecting again");
@@ -416,6 +422,22 @@ impl Reader {
         }
         for id in open {
             self.send_new(&id);
+        }
+    }
+
+    /// The archive's pins, sent when they changed since last sent (a pin
+    /// is no session's write: read whenever anything new is).
+    fn read_pins(&mut self) {
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        match engine.pins() {
+            Ok(pins) if self.pins.as_ref() != Some(&pins) => {
+                self.pins = Some(pins.clone());
+                self.send(SourceMsg::ArchivePins(pins));
+            }
+            Ok(_) => {}
+            Err(e) => tracing::info!("archive list: pins: {e}"),
         }
     }
 

@@ -21,6 +21,8 @@ pub struct Pruned {
     pub bytes_after: u64,
     /// The title of each session that went, as last kept (for the log).
     pub titles: std::collections::HashMap<String, String>,
+    /// When each session that went was last updated (ms).
+    pub updated: std::collections::HashMap<String, i64>,
 }
 
 impl Pruned {
@@ -66,14 +68,12 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// The titles of sessions about to go, as the archive lists them.
-fn note_titles(
-    engine: &mut dyn Engine,
-    ids: &[String],
-    titles: &mut std::collections::HashMap<String, String>,
-) {
-    for id in ids {
-        titles.insert(id.clone(), title_of(engine, id));
+/// The titles of sessions about to go, as the archive lists them, and
+/// when each was last updated.
+fn note_gone(engine: &mut dyn Engine, gone: &[(String, i64)], out: &mut Pruned) {
+    for (id, updated) in gone {
+        out.titles.insert(id.clone(), title_of(engine, id));
+        out.updated.insert(id.clone(), *updated);
     }
 }
 
@@ -86,19 +86,6 @@ pub fn title_of(engine: &mut dyn Engine, id: &str) -> String {
         .and_then(|l| serde_json::from_str::<serde_json::Value>(&l.raw).ok())
         .and_then(|v| v.get("title")?.as_str().map(str::to_string))
         .unwrap_or_default()
-}
-
-/// What a prune would take now, without taking it (`ocview archive prune
-/// --dry-run`): every session past the age limit, exactly; then the
-/// oldest the size cap would take, estimated from the archive's size and
-/// number of sessions (sessions differ in size: a prune checks the size
-/// again after each round). Each as (id, last updated ms).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Plan {
-    pub by_age: Vec<(String, i64)>,
-    pub by_size: Vec<(String, i64)>,
-    /// The archive's size now.
-    pub bytes: u64,
 }
 
 /// The limits an archive is pruned to: a team archive's own policy, one
@@ -122,37 +109,27 @@ fn prunable(
     Ok(out)
 }
 
-pub fn plan(engine: &mut dyn Engine, limits: &Limits, now_ms: i64) -> Result<Plan, ArchiveError> {
-    let mut out = Plan {
-        bytes: engine.size()?,
-        ..Plan::default()
-    };
-    let pinned: std::collections::HashSet<String> = engine.pins()?.into_iter().collect();
-    if let Some(before) = limits.age_floor(now_ms) {
-        out.by_age = prunable(engine, &pinned, Some(before), u32::MAX)?;
+/// What a prune would take now, without taking it (`ocview archive prune
+/// --dry-run`): the prune itself, rehearsed (its deletes undone at the
+/// end), so the real run that follows takes exactly this.
+pub fn dry_run(
+    engine: &mut dyn Engine,
+    limits: &Limits,
+    now_ms: i64,
+) -> Result<Pruned, ArchiveError> {
+    if *limits == Limits::NONE {
+        return Ok(Pruned {
+            bytes_before: engine.size()?,
+            bytes_after: engine.size()?,
+            ..Pruned::default()
+        });
     }
-    let held = engine
-        .counts()?
-        .sessions
-        .saturating_sub(pinned.len() as u64);
-    if let (Some(cap), true) = (limits.max_bytes, held > 0) {
-        // What the age limit takes, at the average session's size.
-        let aged = out.by_age.len() as u64;
-        let left = held.saturating_sub(aged);
-        let size = out.bytes.saturating_sub(out.bytes / held * aged);
-        if size > cap && left > 1 {
-            let share = ((size - cap) as f64 / size as f64 * left as f64).ceil() as u64;
-            let take = share.clamp(1, left - 1);
-            let oldest = prunable(
-                engine,
-                &pinned,
-                None,
-                (aged + take).min(u64::from(u32::MAX)) as u32,
-            )?;
-            out.by_size = oldest.into_iter().skip(aged as usize).collect();
-        }
-    }
-    Ok(out)
+    engine.rehearse(true)?;
+    let rehearsed = prune(engine, limits, now_ms);
+    let ended = engine.rehearse(false);
+    let rehearsed = rehearsed?;
+    ended?;
+    Ok(rehearsed)
 }
 
 /// The share of the size cap past which the status line warns, before
@@ -172,8 +149,10 @@ pub fn nearly_full(bytes_held: u64, limits: &Limits) -> Option<String> {
     })
 }
 
-/// Prune `engine` to `limits` as of `now_ms`. The newest session is never
-/// pruned for size: a cap below one session keeps that one.
+/// Prune `engine` to `limits` as of `now_ms`: every session past the age
+/// limit, then the oldest until the size is under the cap. Pinned
+/// sessions stay; the newest session is never pruned for size (a cap
+/// below one session keeps that one).
 pub fn prune(
     engine: &mut dyn Engine,
     limits: &Limits,
@@ -184,19 +163,14 @@ pub fn prune(
         return Ok(out);
     }
     out.bytes_before = engine.size()?;
-    // What a dry run lists now goes first, as it listed it; then, if
-    // sessions were larger than their share, the size is checked again.
-    let planned = plan(engine, limits, now_ms)?;
     let pinned: std::collections::HashSet<String> = engine.pins()?.into_iter().collect();
-    for (list, into) in [
-        (planned.by_age, &mut out.by_age),
-        (planned.by_size, &mut out.by_size),
-    ] {
-        let ids: Vec<String> = list.into_iter().map(|(id, _)| id).collect();
-        for round in ids.chunks(ROUND as usize) {
-            note_titles(engine, round, &mut out.titles);
-            engine.delete_sessions(round)?;
-            into.extend(round.iter().cloned());
+    if let Some(before) = limits.age_floor(now_ms) {
+        let aged = prunable(engine, &pinned, Some(before), u32::MAX)?;
+        for round in aged.chunks(ROUND as usize) {
+            note_gone(engine, round, &mut out);
+            let ids: Vec<String> = round.iter().map(|(id, _)| id.clone()).collect();
+            engine.delete_sessions(&ids)?;
+            out.by_age.extend(ids);
         }
     }
     let mut size = engine.size()?;
@@ -213,16 +187,14 @@ pub fn prune(
             // one: sessions differ in size, so the loop checks again.
             let share = ((size - cap) as f64 / size as f64 * held as f64).ceil() as u64;
             let take = share.clamp(1, held - 1).min(u64::from(ROUND)) as u32;
-            let old: Vec<String> = prunable(engine, &pinned, None, take)?
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect();
+            let old = prunable(engine, &pinned, None, take)?;
             if old.is_empty() {
                 break;
             }
-            note_titles(engine, &old, &mut out.titles);
-            engine.delete_sessions(&old)?;
-            out.by_size.extend(old);
+            note_gone(engine, &old, &mut out);
+            let ids: Vec<String> = old.into_iter().map(|(id, _)| id).collect();
+            engine.delete_sessions(&ids)?;
+            out.by_size.extend(ids);
             size = engine.size()?;
         }
     }

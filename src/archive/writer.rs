@@ -77,6 +77,9 @@ struct Shared {
     /// Why the archive is not written now (cannot be opened, read-only,
     /// a write failed, PostgreSQL away), until it is again.
     trouble: std::sync::Mutex<Option<String>>,
+    /// The archive's pins after this writer last changed them, until the
+    /// app takes them (`Tap::take_pins`), before it says so.
+    pins: std::sync::Mutex<Option<Vec<String>>>,
 }
 
 impl Shared {
@@ -92,6 +95,16 @@ impl Shared {
 }
 
 impl Tap {
+    /// The archive's pinned sessions (bare ids), when this writer changed
+    /// them since the last call.
+    pub fn take_pins(&self) -> Option<Vec<String>> {
+        self.shared
+            .pins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
     /// Why the archive is not written now, until it is again.
     pub fn trouble(&self) -> Option<String> {
         self.shared
@@ -396,6 +409,10 @@ impl<'a> Writing<'a> {
             let pin = !pins.iter().any(|p| p == id);
             engine.set_pin(id, pin, &host).map(|_| pin)
         });
+        // Before it is said: the app takes them when it hears.
+        if let (Ok(_), Ok(now)) = (&result, engine.pins()) {
+            *self.shared.pins.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+        }
         (self.say)(match result {
             Ok(true) => format!("{shown} pinned: a prune never takes it (again: unpinned)"),
             Ok(false) => format!("{shown} unpinned: the archive's limits apply to it again"),

@@ -209,7 +209,7 @@ impl SearchArgs {
 }
 
 /// `2026-11-22 14:03`, local time.
-fn date(ms: i64) -> String {
+pub(crate) fn date(ms: i64) -> String {
     match crate::render::clock::local(ms) {
         Some(t) => format!(
             "{}-{:02}-{:02} {:02}:{:02}",
@@ -508,125 +508,7 @@ pub fn stats(json: bool, setting: &Setting) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `ocview archive prune`: to the limits now.
-pub fn prune(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
-    let mut archive = open(setting)?;
-    if let Some(why) = archive.read_only() {
-        return Err(format!("archive {}: {why}", archive.place()));
-    }
-    let now = now_ms();
-    let limits =
-        &crate::archive::prune::limits_for(&mut *archive, limits).map_err(|e| e.to_string())?;
-    let pruned =
-        crate::archive::prune::prune(&mut *archive, limits, now).map_err(|e| e.to_string())?;
-    crate::archive::prune_log::record(archive.place(), &pruned, limits, now);
-    let size = |n| crate::archive::prune::bytes(n);
-    let line = match pruned.summary(limits) {
-        Some(line) => format!(
-            "{line}: {} now holds {} (was {}); `ocview archive vacuum` gives the space back\n",
-            archive.place(),
-            size(pruned.bytes_after),
-            size(pruned.bytes_before)
-        ),
-        None => format!(
-            "{}: nothing to prune ({} held)\n",
-            archive.place(),
-            size(pruned.bytes_after)
-        ),
-    };
-    print(&line)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `ocview archive prune --dry-run`: what a prune would take now and why,
-/// oldest first, nothing taken.
-pub fn prune_plan(limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
-    let mut archive = open(setting)?;
-    let limits =
-        &crate::archive::prune::limits_for(&mut *archive, limits).map_err(|e| e.to_string())?;
-    let plan =
-        crate::archive::prune::plan(&mut *archive, limits, now_ms()).map_err(|e| e.to_string())?;
-    let size = crate::archive::prune::bytes;
-    let mut out = format!("{} holds {}", archive.place(), size(plan.bytes));
-    match limits.max_bytes {
-        Some(cap) => out.push_str(&format!(" of its {} cap", size(cap))),
-        None => out.push_str(" (no size cap)"),
-    }
-    if plan.by_age.is_empty() && plan.by_size.is_empty() {
-        out.push_str(": a prune now would take nothing\n");
-        return print(&out).map(|()| ExitCode::SUCCESS);
-    }
-    let n = plan.by_age.len() + plan.by_size.len();
-    out.push_str(&format!(
-        ": a prune now would take {n} session{}, oldest first (nothing is taken now)\n",
-        if n == 1 { "" } else { "s" }
-    ));
-    let days = limits.max_age_days.unwrap_or_default();
-    let rows = plan
-        .by_age
-        .iter()
-        .map(|s| (s, format!("older than {days} days")))
-        .chain(
-            plan.by_size
-                .iter()
-                .map(|s| (s, "over the size cap (about)".to_string())),
-        );
-    for ((id, updated), why) in rows {
-        let title = crate::archive::prune::title_of(&mut *archive, id);
-        out.push_str(&format!(
-            "{}  {}  {}  ({why})\n",
-            date(*updated),
-            sanitize::line(id),
-            sanitize::line(&title)
-        ));
-    }
-    print(&out).map(|()| ExitCode::SUCCESS)
-}
-
-/// `ocview archive log`: every prune on this machine, oldest first.
-pub fn prune_log() -> Result<ExitCode, String> {
-    let path = crate::archive::prune_log::path().ok_or("no home folder for the prune log")?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return print(&format!(
-                "nothing was pruned on this machine ({} is kept from the first prune)\n",
-                path.display()
-            ))
-            .map(|()| ExitCode::SUCCESS);
-        }
-        Err(e) => return Err(format!("{}: {e}", path.display())),
-    };
-    let mut out = String::new();
-    for line in text.lines() {
-        if let Some((when, place, id, title, why)) = crate::archive::prune_log::parse_line(line) {
-            out.push_str(&format!(
-                "{}  {}  pruned {} “{}” ({})\n",
-                date(when),
-                sanitize::line(place),
-                sanitize::line(id),
-                sanitize::line(title),
-                sanitize::line(why)
-            ));
-        }
-    }
-    print(&out).map(|()| ExitCode::SUCCESS)
-}
-
-/// `ocview archive vacuum`.
-pub fn vacuum(setting: &Setting) -> Result<ExitCode, String> {
-    let mut archive = open(setting)?;
-    let before = archive.size().map_err(|e| e.to_string())?;
-    archive.vacuum().map_err(|e| e.to_string())?;
-    eprintln!(
-        "ocview: {} vacuumed ({} held)",
-        archive.place(),
-        crate::archive::prune::bytes(before)
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn print(text: &str) -> Result<(), String> {
+pub(crate) fn print(text: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),

@@ -9,6 +9,7 @@ pub mod archive;
 pub mod archive_export;
 pub mod archive_fill;
 pub mod archive_keep;
+pub mod archive_prune;
 pub mod archive_tap;
 pub mod attach;
 pub mod audit;

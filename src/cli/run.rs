@@ -131,13 +131,14 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
             crate::cli::archive::stats(json, setting).map_err(anyhow::Error::msg)
         }
         ArchiveCommand::Prune { dry_run: true } => {
-            crate::cli::archive::prune_plan(&archive_limits(config), setting)
+            crate::cli::archive_prune::prune_plan(&archive_limits(config), setting)
                 .map_err(anyhow::Error::msg)
         }
         ArchiveCommand::Prune { dry_run: false } => {
-            crate::cli::archive::prune(&archive_limits(config), setting).map_err(anyhow::Error::msg)
+            crate::cli::archive_prune::prune(&archive_limits(config), setting)
+                .map_err(anyhow::Error::msg)
         }
-        ArchiveCommand::Log => crate::cli::archive::prune_log().map_err(anyhow::Error::msg),
+        ArchiveCommand::Log => crate::cli::archive_prune::prune_log().map_err(anyhow::Error::msg),
         ArchiveCommand::Pin { session, off } => {
             crate::cli::archive_keep::pin(session.as_deref(), !off, setting)
                 .map_err(anyhow::Error::msg)
@@ -147,7 +148,9 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
             max_age_days,
         } => crate::cli::archive_keep::policy(max_mb, max_age_days, setting)
             .map_err(anyhow::Error::msg),
-        ArchiveCommand::Vacuum => crate::cli::archive::vacuum(setting).map_err(anyhow::Error::msg),
+        ArchiveCommand::Vacuum => {
+            crate::cli::archive_prune::vacuum(setting).map_err(anyhow::Error::msg)
+        }
         ArchiveCommand::Export {
             session,
             no_redact,

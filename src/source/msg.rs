@@ -86,6 +86,8 @@ pub enum SourceMsg {
     /// The archive's list cannot be read (why), or can again (`None`): the
     /// status line keeps a mark meanwhile.
     ArchiveTrouble(Option<String>),
+    /// The archive's pinned sessions (bare ids), as read now.
+    ArchivePins(Vec<String>),
     /// `attach --record` could not write: the viewer goes on unrecorded.
     RecordingStopped(String),
     /// The recording's file grew (its size is in the shared counter).

@@ -72,31 +72,29 @@ fn pinned_sessions_survive(engines: &mut dyn Fresh, dir: &std::path::Path) {
         max_bytes: Some(1 << 20),
         max_age_days: Some(20),
     };
-    let plan = prune::plan(&mut *archive, &one_mb, NOW).unwrap();
-    let planned: Vec<String> = plan
-        .by_age
-        .iter()
-        .chain(&plan.by_size)
-        .map(|(id, _)| id.clone())
-        .collect();
+    let before = archive.counts().unwrap();
+    let size = archive.size().unwrap();
+    let plan = prune::dry_run(&mut *archive, &one_mb, NOW).unwrap();
+    // Nothing taken: every session and every byte is still there.
+    assert_eq!(archive.counts().unwrap(), before);
+    assert_eq!(archive.size().unwrap(), size);
     assert!(
-        !planned
+        plan.by_age.len() >= 8 && !plan.by_size.is_empty(),
+        "{plan:?}"
+    );
+    assert!(
+        !plan
+            .by_age
             .iter()
+            .chain(&plan.by_size)
             .any(|id| id == "ses_pin00" || id == "ses_pin01")
     );
     let pruned = prune::prune(&mut *archive, &one_mb, NOW).unwrap();
-    let took: Vec<String> = pruned
-        .by_age
-        .iter()
-        .chain(&pruned.by_size)
-        .cloned()
-        .collect();
-    // The dry run's list goes first, as listed; sessions larger than
-    // their share of the size may take a few more after it.
-    assert!(!planned.is_empty());
+    // The dry run is the run: the same sessions, for the same reasons, to
+    // the same size.
     assert_eq!(
-        &took[..planned.len()],
-        planned.as_slice(),
+        (&pruned.by_age, &pruned.by_size, pruned.bytes_after),
+        (&plan.by_age, &plan.by_size, plan.bytes_after),
         "the dry run is the run"
     );
     let left = held(&mut *archive);
@@ -231,8 +229,21 @@ fn m_in_the_list_pins_the_session_and_again_unpins_it() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     };
+    let title = app.store.sessions()[0].title().to_string();
+    let row = |app: &mut ocview::app::App| -> String {
+        let s = crate::common::screen(app, 120, 24);
+        // The list's row: left of the pane's border.
+        s.lines()
+            .filter_map(|l| l.split('│').next())
+            .find(|l| l.contains(&title))
+            .unwrap_or_else(|| panic!("{s}"))
+            .to_string()
+    };
+    assert!(!row(&mut app).contains('⚑'));
     let said = said_after(&mut app, &["M"]);
     assert!(said.contains(" pinned: a prune never takes it"), "{said}");
+    // Marked in the list as soon as it is said.
+    assert!(row(&mut app).contains('⚑'), "{}", row(&mut app));
     let pins = |path: &std::path::Path| -> Vec<String> {
         let c = rusqlite::Connection::open(path).unwrap();
         let mut st = c.prepare("SELECT session_id FROM pins").unwrap();
@@ -245,4 +256,55 @@ fn m_in_the_list_pins_the_session_and_again_unpins_it() {
     let said = said_after(&mut app, &["M"]);
     assert!(said.contains(" unpinned"), "{said}");
     assert!(pins(&path).is_empty());
+    assert!(!row(&mut app).contains('⚑'), "{}", row(&mut app));
+}
+
+/// A pin made elsewhere (`ocview archive pin`, a teammate) reaches every
+/// running viewer's list through the archive's reader: SQLite by its
+/// change mark, PostgreSQL by its NOTIFY.
+fn a_pin_made_elsewhere_is_marked(setting: Setting, dir: &std::path::Path) {
+    use ocview::source::msg::SourceMsg;
+    let mut archive = archive_of_sessions(&setting, dir);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4096);
+    let _reader = ocview::archive::list_reader::spawn(setting, None, tx);
+    let pins_heard = |rx: &mut tokio::sync::mpsc::Receiver<SourceMsg>, want: &[&str]| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        loop {
+            match rx.try_recv() {
+                Ok(SourceMsg::ArchivePins(ids)) if ids == want => return ids,
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no pins {want:?} heard"
+            );
+        }
+    };
+    // The first listing says none: nothing to send.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(archive.set_pin("ses_pin03", true, "elsewhere").unwrap());
+    let ids = pins_heard(&mut rx, &["ses_pin03"]);
+    let mut app = crate::common::app_with(&[]);
+    app.on_source(SourceMsg::ArchivePins(ids));
+    assert!(app.archive.pinned("ses_pin03@archive:elsewhere"));
+    assert!(!app.archive.pinned("ses_pin04"));
+    assert!(archive.set_pin("ses_pin03", false, "elsewhere").unwrap());
+    pins_heard(&mut rx, &[]);
+}
+
+#[test]
+fn sqlite_a_pin_made_elsewhere_is_marked_in_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    a_pin_made_elsewhere_is_marked(Setting::Sqlite(db), dir.path());
+}
+
+#[test]
+fn postgres_a_pin_made_elsewhere_is_marked_in_the_list() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    a_pin_made_elsewhere_is_marked(Setting::Postgres(pg.database("pins_heard")), dir.path());
 }

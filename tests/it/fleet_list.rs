@@ -284,3 +284,22 @@ fn a_key_after_sessions_came_and_went_selects_what_it_points_at() {
     let s = screen(&mut app, 120, 24);
     assert!(!s.contains("Fix the fleet list"), "{s}");
 }
+
+/// A session pinned in the archive carries its mark before its time, at
+/// any width; the others none.
+#[test]
+fn a_pinned_session_is_marked() {
+    let mut app = app();
+    app.on_source(ocview::source::msg::SourceMsg::ArchivePins(vec![
+        "ses_a2".into(),
+    ]));
+    let s = screen(&mut app, 120, 24);
+    let rows = list(&s);
+    let marked: Vec<&String> = rows.iter().filter(|r| r.contains('⚑')).collect();
+    assert_eq!(marked.len(), 1, "{s}");
+    assert!(marked[0].contains("Publish the website"), "{s}");
+    insta::assert_snapshot!("fleet_list_pinned_120x24", s);
+    app.panes.list_shown = Some(true);
+    let narrow = screen(&mut app, 60, 16);
+    assert!(list(&narrow).iter().any(|r| r.contains('⚑')), "{narrow}");
+}

@@ -333,7 +333,7 @@ pub(in crate::archive) async fn last_todo(
 
 /// Sessions' logs gone: their blocks and the keys they claimed.
 pub(in crate::archive) async fn delete(
-    tx: &Transaction<'_>,
+    tx: &impl tokio_postgres::GenericClient,
     ids: &[String],
 ) -> Result<(), tokio_postgres::Error> {
     let rows = tx

@@ -54,6 +54,9 @@ pub struct PgArchive {
     pub(in crate::archive) read_only: Option<String>,
     /// Whether this connection's staging tables exist (`copy`).
     pub(in crate::archive) staging_ready: bool,
+    /// In a rehearsal (`Engine::rehearse`): deletes go into its
+    /// transaction, never one of their own.
+    pub(in crate::archive) rehearsing: bool,
     /// The schema the archive is at: below `crate::archive::schema::LATEST` only for a
     /// user who may not upgrade it (`search` reads both).
     pub(in crate::archive) version: i64,
@@ -86,6 +89,7 @@ impl PgArchive {
             place,
             read_only: None,
             staging_ready: false,
+            rehearsing: false,
             version: crate::archive::schema::LATEST,
         };
         archive.prepare()?;
@@ -585,6 +589,10 @@ impl Engine for PgArchive {
 
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
         crate::archive::postgres::upkeep::delete_sessions(self, ids)
+    }
+
+    fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {
+        crate::archive::postgres::upkeep::rehearse(self, on)
     }
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {

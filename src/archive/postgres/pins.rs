@@ -57,6 +57,15 @@ pub(in crate::archive) async fn set(
                 .await?
         }
     };
+    if changed > 0 {
+        // Readers read what is new, pins with it (`notify::parse`: no
+        // session named).
+        c.execute(
+            "SELECT pg_notify($1, '{\"pins\":1}')",
+            &[&crate::archive::postgres::notify::CHANNEL],
+        )
+        .await?;
+    }
     Ok(changed > 0)
 }
 

@@ -2,6 +2,8 @@
 //! and deleting whole sessions (events, latest state and its index).
 
 use crate::archive::engine::{ArchiveError, refuse_write};
+use tokio_postgres::GenericClient;
+
 use crate::archive::postgres::{PgArchive, classify};
 
 /// The bytes of the rows the tables hold. Not the files' size: that
@@ -68,54 +70,85 @@ pub(in crate::archive) fn delete_sessions(
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }
-    let place = a.place.clone();
-    a.rt.block_on(async {
+    let version = a.version;
+    let result = a.rt.block_on(async {
+        if a.rehearsing {
+            // Into the rehearsal's transaction.
+            return delete_in(&a.client, ids, version).await;
+        }
         let tx = a.client.transaction().await?;
-        // Whose checkpoints and import marks may go (`forget_imports`).
-        let files: Vec<String> = tx
-            .query(
-                "SELECT DISTINCT file FROM sessions WHERE id = ANY($1) AND file IS NOT NULL",
-                &[&ids],
-            )
-            .await?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        crate::archive::postgres::event_log::delete(&tx, ids).await?;
-        let mut tables = vec!["parts", "messages"];
-        if a.version >= crate::archive::postgres::redactions::SINCE {
-            tables.push("redactions");
-        }
-        for table in tables {
-            tx.execute(
-                &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
-                &[&ids],
-            )
-            .await?;
-        }
-        let gone = tx
-            .execute("DELETE FROM sessions WHERE id = ANY($1)", &[&ids])
-            .await?;
-        // As SQLite's `forget_imports`: a file or database none of whose
-        // sessions is left may be imported again.
-        if !files.is_empty() {
-            tx.execute(
-                "DELETE FROM imports WHERE file = ANY($1)
-                 AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file = imports.file)",
-                &[&files],
-            )
-            .await?;
-            tx.execute(
-                "DELETE FROM import_marks WHERE source = ANY($1)
-                 AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file = import_marks.source)",
-                &[&files],
-            )
-            .await?;
-        }
+        let gone = delete_in(&tx, ids, version).await?;
         tx.commit().await?;
         Ok(gone)
-    })
-    .map_err(|e: tokio_postgres::Error| classify(&place, &e))
+    });
+    result.map_err(|e: tokio_postgres::Error| classify(&a.place, &e))
+}
+
+/// Whole sessions deleted through `db` (a transaction, or the client in a
+/// rehearsal's): how many went.
+async fn delete_in(
+    db: &impl GenericClient,
+    ids: &[String],
+    version: i64,
+) -> Result<u64, tokio_postgres::Error> {
+    // Whose checkpoints and import marks may go (`forget_imports`).
+    let files: Vec<String> = db
+        .query(
+            "SELECT DISTINCT file FROM sessions WHERE id = ANY($1) AND file IS NOT NULL",
+            &[&ids],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    crate::archive::postgres::event_log::delete(db, ids).await?;
+    let mut tables = vec!["parts", "messages"];
+    if version >= crate::archive::postgres::redactions::SINCE {
+        tables.push("redactions");
+    }
+    for table in tables {
+        db.execute(
+            &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),
+            &[&ids],
+        )
+        .await?;
+    }
+    let gone = db
+        .execute("DELETE FROM sessions WHERE id = ANY($1)", &[&ids])
+        .await?;
+    // As SQLite's `forget_imports`: a file or database none of whose
+    // sessions is left may be imported again.
+    if !files.is_empty() {
+        db.execute(
+            "DELETE FROM imports WHERE file = ANY($1)
+             AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file = imports.file)",
+            &[&files],
+        )
+        .await?;
+        db.execute(
+            "DELETE FROM import_marks WHERE source = ANY($1)
+             AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file = import_marks.source)",
+            &[&files],
+        )
+        .await?;
+    }
+    Ok(gone)
+}
+
+/// A rehearsal (`Engine::rehearse`): one transaction, rolled back at its
+/// end.
+pub(in crate::archive) fn rehearse(a: &mut PgArchive, on: bool) -> Result<(), ArchiveError> {
+    if a.rehearsing == on {
+        return Ok(());
+    }
+    if let (true, Some(why)) = (on, &a.read_only) {
+        return Err(refuse_write(&a.place, why));
+    }
+    let sql = if on { "BEGIN" } else { "ROLLBACK" };
+    a.rt.block_on(a.client.batch_execute(sql))
+        .map_err(|e| classify(&a.place, &e))?;
+    a.rehearsing = on;
+    Ok(())
 }
 
 pub(in crate::archive) fn vacuum(a: &mut PgArchive) -> Result<(), ArchiveError> {

@@ -159,7 +159,10 @@ pub(in crate::archive) fn last_todo(
 }
 
 /// A session's log gone: its blocks and the keys they claimed.
-pub(in crate::archive) fn delete(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<()> {
+pub(in crate::archive) fn delete(
+    tx: &rusqlite::Connection,
+    session_id: &str,
+) -> rusqlite::Result<()> {
     let mut slots = tx.prepare("SELECT slots FROM event_blocks WHERE session_id = ?1")?;
     let mut free = tx.prepare("DELETE FROM event_keys WHERE slot = ?1")?;
     let claimed: Vec<Vec<u8>> = slots

@@ -44,6 +44,9 @@ pub struct SqliteArchive {
     pub(in crate::archive) conn: Connection,
     pub(in crate::archive) place: String,
     pub(in crate::archive) read_only: Option<String>,
+    /// In a rehearsal (`Engine::rehearse`): deletes go into its
+    /// transaction, never one of their own.
+    pub(in crate::archive) rehearsing: bool,
 }
 
 impl SqliteArchive {
@@ -68,6 +71,7 @@ impl SqliteArchive {
             conn,
             place,
             read_only,
+            rehearsing: false,
         };
         archive.prepare(path)?;
         Ok(archive)
@@ -571,6 +575,10 @@ impl Engine for SqliteArchive {
 
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
         crate::archive::sqlite::upkeep::delete_sessions(self, ids)
+    }
+
+    fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {
+        crate::archive::sqlite::upkeep::rehearse(self, on)
     }
 
     fn vacuum(&mut self) -> Result<(), ArchiveError> {

@@ -72,12 +72,17 @@ pub(in crate::archive) fn delete_sessions(
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
     }
-    let place = a.place.clone();
-    let err = |e: rusqlite::Error| classify(&place, &e);
-    let tx = a
-        .conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(err)?;
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    // A rehearsal's deletes go into its own transaction.
+    let own = if a.rehearsing {
+        None
+    } else {
+        Some(
+            rusqlite::Transaction::new_unchecked(&a.conn, rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?,
+        )
+    };
+    let tx: &rusqlite::Connection = own.as_deref().unwrap_or(&a.conn);
     let mut gone = 0;
     {
         // The index rows are keyed by the part's or the session's row and
@@ -108,7 +113,7 @@ pub(in crate::archive) fn delete_sessions(
             for step in &mut steps {
                 step.execute([id]).map_err(err)?;
             }
-            crate::archive::sqlite::event_log::delete(&tx, id).map_err(err)?;
+            crate::archive::sqlite::event_log::delete(tx, id).map_err(err)?;
             let mut rows = session.query([id]).map_err(err)?;
             while let Some(row) = rows.next().map_err(err)? {
                 gone += 1;
@@ -117,10 +122,29 @@ pub(in crate::archive) fn delete_sessions(
                 }
             }
         }
-        forget_imports(&tx, &files).map_err(err)?;
+        forget_imports(tx, &files).map_err(err)?;
     }
-    tx.commit().map_err(err)?;
+    if let Some(own) = own {
+        own.commit().map_err(err)?;
+    }
     Ok(gone)
+}
+
+/// A rehearsal (`Engine::rehearse`): one write transaction, rolled back
+/// at its end.
+pub(in crate::archive) fn rehearse(a: &mut SqliteArchive, on: bool) -> Result<(), ArchiveError> {
+    if a.rehearsing == on {
+        return Ok(());
+    }
+    if let (true, Some(why)) = (on, &a.read_only) {
+        return Err(refuse_write(&a.place, why));
+    }
+    let sql = if on { "BEGIN IMMEDIATE" } else { "ROLLBACK" };
+    a.conn
+        .execute_batch(sql)
+        .map_err(|e| classify(&a.place, &e))?;
+    a.rehearsing = on;
+    Ok(())
 }
 
 /// A file or opencode database none of whose sessions is left is no
@@ -130,7 +154,7 @@ pub(in crate::archive) fn delete_sessions(
 /// keeps them: its pruned sessions are older than those kept, and
 /// importing them again would only have them pruned again.
 fn forget_imports(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     files: &std::collections::BTreeSet<String>,
 ) -> Result<(), rusqlite::Error> {
     let mut left = tx.prepare("SELECT EXISTS (SELECT 1 FROM sessions WHERE file = ?1)")?;

@@ -44,6 +44,9 @@ pub struct ArchiveState {
     /// Why this viewer has no archive, when it is not turned off (the
     /// demo keeps none).
     pub none_because: Option<&'static str>,
+    /// The sessions the archive keeps from every prune (bare ids): the
+    /// list marks them.
+    pub pins: std::collections::HashSet<String>,
 }
 
 impl ArchiveState {
@@ -54,6 +57,17 @@ impl ArchiveState {
             .as_ref()
             .and_then(|t| t.trouble())
             .or_else(|| self.list_trouble.clone())
+    }
+
+    /// The pins as the archive holds them now; whether that changed.
+    pub fn set_pins(&mut self, ids: Vec<String>) -> bool {
+        let now: std::collections::HashSet<String> = ids.into_iter().collect();
+        std::mem::replace(&mut self.pins, now.clone()) != now
+    }
+
+    /// Whether the session `id` (scoped or not) is pinned.
+    pub fn pinned(&self, id: &str) -> bool {
+        !self.pins.is_empty() && self.pins.contains(crate::model::store::fleet::bare(id))
     }
 }
 
@@ -191,6 +205,10 @@ impl App {
     pub(crate) fn on_archive(&mut self, reply: Reply) {
         match reply {
             Reply::Said(text) => {
+                // A pin changed by the writer comes before its word.
+                if let Some(pins) = self.archive.tap.as_ref().and_then(|t| t.take_pins()) {
+                    self.archive.set_pins(pins);
+                }
                 tracing::warn!("{text}");
                 self.notice = Some(crate::model::wire::sanitize::line(&text).into_owned());
             }

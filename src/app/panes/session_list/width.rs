@@ -53,8 +53,15 @@ pub fn right_text(app: &App, s: &Session, with_cost: bool) -> String {
             right = format!("{c} {right}");
         }
     }
+    // Pinned in the archive: no prune takes it.
+    if app.archive.pinned(&s.info.id) {
+        right = format!("{PIN_MARK} {right}");
+    }
     right
 }
+
+/// A pinned session's mark, before its time.
+pub const PIN_MARK: &str = "⚑";
 
 /// The filter's hits in a session's content, as its row shows them.
 pub fn hits_text(app: &App, s: &Session) -> String {
