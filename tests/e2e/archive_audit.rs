@@ -359,3 +359,62 @@ fn the_audit_view_lists_the_answers_and_filters_them() {
     assert_eq!(app.overlay, None);
     assert_eq!(app.selected.as_deref(), Some("ses_p"));
 }
+
+/// A rejection with a message is on record with its message, and `ocview
+/// audit` says it.
+#[test]
+fn a_rejection_with_a_message_is_on_record_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let setting = Setting::Sqlite(dir.path().join("a.db"));
+    as_machine("box-a");
+    let (mut app, mut sent) = viewer(&setting);
+    screen(&mut app, 100, 30);
+    press(&mut app, &["m"]);
+    screen(&mut app, 100, 30);
+    let mut keys: Vec<&str> = Vec::new();
+    for word in ["use", "cargo", "clean"] {
+        if !keys.is_empty() {
+            keys.push("space");
+        }
+        keys.extend(word.split("").filter(|c| !c.is_empty()));
+    }
+    keys.push("enter");
+    press(&mut app, &keys);
+    match sent.try_recv() {
+        Ok(Reply::Permission { reply, message, .. }) => assert_eq!(
+            (reply.as_str(), message.as_deref()),
+            ("reject", Some("use cargo clean"))
+        ),
+        other => panic!("{other:?}"),
+    }
+    app.on_source(SourceMsg::Replied {
+        request_id: "per_audit0001".into(),
+        outcome: ReplyOutcome::Sent,
+    });
+    app.archive.tap = None;
+    let mut archive = setting.open().unwrap().unwrap();
+    let all = archive
+        .answers(&AnswerFilter {
+            limit: 50,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(
+        (all[0].answer.as_str(), all[0].message.as_deref()),
+        ("reject", Some("use cargo clean"))
+    );
+    assert_eq!(all[0].shown, "rm -rf build");
+    drop(archive);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args([
+            "audit",
+            "--archive",
+            &dir.path().join("a.db").display().to_string(),
+        ])
+        .env_remove("OCVIEW_ARCHIVE")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("use cargo clean"), "{text}");
+}
