@@ -20,6 +20,13 @@ pub const POLL: Duration = Duration::from_secs(2);
 const SHOW_PROGRESS_FROM: u64 = 100;
 /// The least time between two progress lines.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+/// The least time between two prunes after imports that added something
+/// (one that filled the archive prunes at once).
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+
+fn at_cap(imported: &Result<DbImported, String>) -> bool {
+    imported.as_ref().is_ok_and(|d| d.at_cap)
+}
 
 /// The running follower; dropping it stops it (after the batch it writes).
 pub struct Follower {
@@ -64,6 +71,8 @@ fn run(
     let mut said_failure: Option<String> = None;
     // Whether the archive has yet to be asked if this database is new to it.
     let mut first_look = true;
+    // When the archive was last pruned to its limits from here.
+    let mut pruned: Option<Instant> = None;
     loop {
         if watch.is_none() && path.is_file() {
             watch = Db::open(path).ok();
@@ -110,10 +119,21 @@ fn run(
                     say(first_import_line(&name, path));
                 }
             }
-            let floor = crate::archive::prune::limits_for(&mut **engine, limits)
-                .unwrap_or(*limits)
-                .age_floor(now_ms());
-            match import_db::import_db_within(&mut **engine, path, floor, &mut progress) {
+            let bounds =
+                crate::archive::prune::limits_for(&mut **engine, limits).unwrap_or(*limits);
+            let within = import_db::Within::limits(&bounds, now_ms());
+            let imported = import_db::import_db_within(&mut **engine, path, within, &mut progress);
+            // Within the limits after an import that added to it: at
+            // once when it filled the archive, else now and then (the
+            // size is a sum over every row on PostgreSQL).
+            let added = imported
+                .as_ref()
+                .is_ok_and(|d| d.at_cap || d.written.events > 0);
+            if added && pruned.is_none_or(|t| t.elapsed() >= PRUNE_EVERY || at_cap(&imported)) {
+                pruned = Some(Instant::now());
+                crate::archive::prune::keep_within(&mut **engine, limits, say, false);
+            }
+            match imported {
                 Ok(done) => {
                     said_failure = None;
                     if let Some(line) = finished(&name, &done, last_said.is_some()) {

@@ -18,6 +18,9 @@ use crate::source::recording::replay::ReplayReader;
 
 /// Records read before a batch is written.
 const BATCH: usize = 4000;
+/// Batches written between two looks at the archive's limits (a bounded
+/// import keeps the archive within them as it goes, not only at its end).
+const PRUNE_EVERY: u32 = 50;
 /// The longest between two progress reports while a file is read.
 const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -54,7 +57,40 @@ pub fn import_file_with(
     path: &Path,
     on: &mut dyn FnMut(Step),
 ) -> Result<Imported, String> {
-    import_into(&mut Direct(engine), path, on)
+    import_into(
+        &mut Direct {
+            engine,
+            bound: None,
+        },
+        path,
+        on,
+    )
+}
+
+/// The limits an import keeps the archive within as it goes, and where it
+/// says what it pruned.
+#[derive(Clone, Copy)]
+pub struct Bound<'a> {
+    pub limits: crate::archive::Limits,
+    pub say: &'a dyn Fn(String),
+}
+
+/// As `import_file_with`, pruning the archive to `bound`'s limits every
+/// so many batches and at the end (`ocview archive import`).
+pub fn import_file_within(
+    engine: &mut dyn Engine,
+    path: &Path,
+    bound: Bound<'_>,
+    on: &mut dyn FnMut(Step),
+) -> Result<Imported, String> {
+    import_into(
+        &mut Direct {
+            engine,
+            bound: Some(bound),
+        },
+        path,
+        on,
+    )
 }
 
 /// As `import_file_with`, through a keeper: while PostgreSQL is away the
@@ -63,10 +99,10 @@ pub fn import_file_with(
 pub fn import_kept(
     keeper: &mut Keeper,
     path: &Path,
-    say: &dyn Fn(String),
+    bound: Bound<'_>,
     on: &mut dyn FnMut(Step),
 ) -> Result<Imported, String> {
-    import_into(&mut Kept { keeper, say }, path, on)
+    import_into(&mut Kept { keeper, bound }, path, on)
 }
 
 /// Where an import's batches go.
@@ -75,25 +111,36 @@ trait Sink {
     /// import then starts over, and its upserts add nothing twice).
     fn checkpoint(&mut self, file: &str) -> Result<Option<Checkpoint>, String>;
     fn write(&mut self, batch: &Batch) -> Result<Written, String>;
+    /// Prune the archive to its limits, when the import has any.
+    fn keep_within(&mut self);
 }
 
 /// Straight into an archive.
-struct Direct<'a>(&'a mut dyn Engine);
+struct Direct<'a, 'b> {
+    engine: &'a mut dyn Engine,
+    bound: Option<Bound<'b>>,
+}
 
-impl Sink for Direct<'_> {
+impl Sink for Direct<'_, '_> {
     fn checkpoint(&mut self, file: &str) -> Result<Option<Checkpoint>, String> {
-        self.0.checkpoint(file).map_err(|e| e.to_string())
+        self.engine.checkpoint(file).map_err(|e| e.to_string())
     }
 
     fn write(&mut self, batch: &Batch) -> Result<Written, String> {
-        self.0.write(batch).map_err(|e| e.to_string())
+        self.engine.write(batch).map_err(|e| e.to_string())
+    }
+
+    fn keep_within(&mut self) {
+        if let Some(b) = self.bound {
+            crate::archive::prune::keep_within(self.engine, &b.limits, b.say, false);
+        }
     }
 }
 
 /// Through a keeper that spools while PostgreSQL is away.
 struct Kept<'a, 'b> {
     keeper: &'a mut Keeper,
-    say: &'b dyn Fn(String),
+    bound: Bound<'b>,
 }
 
 impl Sink for Kept<'_, '_> {
@@ -105,12 +152,20 @@ impl Sink for Kept<'_, '_> {
     }
 
     fn write(&mut self, batch: &Batch) -> Result<Written, String> {
-        self.keeper.retry(self.say);
+        self.keeper.retry(self.bound.say);
         let written = self
             .keeper
-            .write(batch, self.say)
+            .write(batch, self.bound.say)
             .map_err(|e| e.to_string())?;
         Ok(written.unwrap_or_default())
+    }
+
+    fn keep_within(&mut self) {
+        // While PostgreSQL is away there is nothing to prune.
+        if let Some(engine) = self.keeper.engine() {
+            let b = self.bound;
+            crate::archive::prune::keep_within(engine, &b.limits, b.say, false);
+        }
     }
 }
 
@@ -228,12 +283,17 @@ fn write_batches(
     out: &mut Imported,
 ) -> Result<(), String> {
     let mut said = None;
+    let mut since_pruned = 0;
     loop {
         let batch = match rx.recv_timeout(REPORT_EVERY) {
             Ok(batch) => Some(batch),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        if since_pruned >= PRUNE_EVERY {
+            since_pruned = 0;
+            engine.keep_within();
+        }
         let bytes = read.load(Ordering::Relaxed);
         if said != Some(bytes) {
             said = Some(bytes);
@@ -242,6 +302,7 @@ fn write_batches(
         let Some(batch) = batch else { continue };
         out.sent.events += batch.events.len() as u64;
         out.sent.parts += batch.parts.len() as u64;
+        since_pruned += 1;
         match engine.write(&batch) {
             Ok(w) => {
                 out.written.events += w.events;
@@ -253,6 +314,8 @@ fn write_batches(
             }
         }
     }
+    // The whole file in: within the limits at its end too.
+    engine.keep_within();
     Ok(())
 }
 

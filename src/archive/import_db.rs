@@ -39,6 +39,9 @@ pub struct DbImported {
     /// Sessions whose content could not be read (named in `problems`).
     pub failed: u64,
     pub problems: Vec<String>,
+    /// The archive reached its size cap: sessions older than every one it
+    /// keeps were left out (a prune would take them first).
+    pub at_cap: bool,
 }
 
 /// The database's file name, as the status line says it.
@@ -83,8 +86,31 @@ pub fn import_db(
     path: &Path,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<DbImported, String> {
-    import_db_within(engine, path, None, progress)
+    import_db_within(engine, path, Within::default(), progress)
 }
+
+/// What a database import leaves out: sessions last updated before
+/// `floor` (the age limit's, `Limits::age_floor`), and, once the archive
+/// holds `cap` bytes (the size cap), the older sessions still to come
+/// (sessions come newest first: a prune would take them next).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Within {
+    pub floor: Option<i64>,
+    pub cap: Option<u64>,
+}
+
+impl Within {
+    pub fn limits(limits: &crate::archive::Limits, now_ms: i64) -> Within {
+        Within {
+            floor: limits.age_floor(now_ms),
+            cap: limits.max_bytes,
+        }
+    }
+}
+
+/// How often a database import asks the archive's size (PostgreSQL adds
+/// its rows up to answer).
+const SIZE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// As `import_db`, leaving out sessions last updated before `floor` (the
 /// age limit's, `Limits::age_floor`): what pruning would take away is
@@ -93,9 +119,10 @@ pub fn import_db(
 pub fn import_db_within(
     engine: &mut dyn Engine,
     path: &Path,
-    floor: Option<i64>,
+    within: Within,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<DbImported, String> {
+    let floor = within.floor;
     let shown = crate::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     let db = Db::open(path).map_err(|e| format!("opencode's database: {e}"))?;
     let key = source_key(path);
@@ -122,6 +149,23 @@ pub fn import_db_within(
     let mut pending = Pending::new(origin);
     let mut seen: HashSet<String> = HashSet::new();
     let mut after: Option<SessionCursor> = None;
+    let mut sized: Option<std::time::Instant> = None;
+    // Read by the loop while `write` sets it.
+    let stop_before: std::cell::Cell<Option<i64>> = std::cell::Cell::new(None);
+    let full_now = |engine: &mut dyn Engine| -> Result<Option<i64>, String> {
+        let cap = within.cap.unwrap_or(u64::MAX);
+        if engine.size().map_err(|e| e.to_string())? < cap {
+            return Ok(None);
+        }
+        // Full: a session older than every one kept would be the first a
+        // prune takes.
+        let oldest = engine.span().map_err(|e| e.to_string())?;
+        Ok(Some(oldest.map_or(i64::MAX, |(o, _)| o)))
+    };
+    if within.cap.is_some() {
+        sized = Some(std::time::Instant::now());
+        stop_before.set(full_now(&mut *engine)?);
+    }
     let mut write = |pending: &mut Pending, out: &mut DbImported, total: u64| {
         let batch = pending.take();
         if !batch.is_empty() {
@@ -130,6 +174,13 @@ pub fn import_db_within(
             out.written.parts += w.parts;
         }
         progress(out.sessions, total);
+        if within.cap.is_some()
+            && stop_before.get().is_none()
+            && sized.is_none_or(|t| t.elapsed() >= SIZE_EVERY)
+        {
+            sized = Some(std::time::Instant::now());
+            stop_before.set(full_now(&mut *engine)?);
+        }
         Ok::<(), String>(())
     };
     loop {
@@ -143,6 +194,13 @@ pub fn import_db_within(
         });
         let full = rows.len() == PAGE;
         for row in rows {
+            if stop_before
+                .get()
+                .is_some_and(|t| row.time_updated.unwrap_or(0) < t)
+            {
+                out.at_cap = true;
+                break;
+            }
             import_session(&db, &row, &mut pending, &mut out);
             next.updated = next.updated.max(row.time_updated.unwrap_or(0));
             seen.insert(row.id);
@@ -150,13 +208,14 @@ pub fn import_db_within(
                 write(&mut pending, &mut out, total)?;
             }
         }
-        if !full {
+        if !full || out.at_cap {
             break;
         }
     }
     // Sessions added with old times since the last run.
     if let Some(m) = mark
         && rowid_max > m.rowid_max
+        && !out.at_cap
     {
         let mut from = m.rowid_max;
         while from < rowid_max {

@@ -359,7 +359,7 @@ impl<'a> Writing<'a> {
         }
         let warned_full = keeper
             .engine()
-            .is_some_and(|engine| keep_bounded(engine, &limits, say, true));
+            .is_some_and(|engine| prune::keep_within(engine, &limits, say, true));
         Some(Writing {
             shared,
             say,
@@ -501,7 +501,8 @@ impl<'a> Writing<'a> {
             && let Some(engine) = self.keeper.engine()
         {
             self.since_pruned = 0;
-            self.warned_full |= keep_bounded(engine, &self.limits, self.say, !self.warned_full);
+            self.warned_full |=
+                prune::keep_within(engine, &self.limits, self.say, !self.warned_full);
         }
         let lost = self.shared.dropped.load(Ordering::Relaxed);
         if lost > self.said_dropped {
@@ -544,44 +545,6 @@ impl<'a> Writing<'a> {
     fn pass_on(&self) {
         for line in self.held.take() {
             (self.say)(line);
-        }
-    }
-}
-
-/// Prune the archive to its limits; what went is said, and a failure is
-/// not a reason to stop keeping what comes. With `warn`, an archive near
-/// its size cap is said before anything goes for size; returns whether it
-/// was.
-fn keep_bounded(
-    engine: &mut dyn crate::archive::Engine,
-    limits: &Limits,
-    say: &dyn Fn(String),
-    warn: bool,
-) -> bool {
-    let now = crate::archive::now_ms();
-    // A team archive's own policy, else this machine's.
-    let limits = &match prune::limits_for(engine, limits) {
-        Ok(limits) => limits,
-        Err(e) => {
-            say(format!("{e}: not pruned"));
-            return false;
-        }
-    };
-    match prune::prune(engine, limits, now) {
-        Ok(pruned) => {
-            if let Some(line) = pruned.summary(limits) {
-                say(format!("archive: {line}"));
-            }
-            crate::archive::prune_log::record(engine.place(), &pruned, limits, now);
-            let full = prune::nearly_full(pruned.bytes_after, limits);
-            if let (true, Some(line)) = (warn, &full) {
-                say(line.clone());
-            }
-            full.is_some()
-        }
-        Err(e) => {
-            say(format!("{e}: not pruned"));
-            false
         }
     }
 }

@@ -299,8 +299,13 @@ pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> 
     })
 }
 
-pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> {
+pub fn import(files: &[PathBuf], limits: &Limits, setting: &Setting) -> Result<ExitCode, String> {
     let say = |line: String| eprintln!("ocview: {line}");
+    // Within the archive's limits as it goes (what it prunes is said).
+    let bound = crate::archive::import::Bound {
+        limits: *limits,
+        say: &say,
+    };
     // PostgreSQL through a keeper: batches are spooled while the server is
     // away and written when it is back; what is still spooled when the
     // files are read waits (a while) for the server.
@@ -344,9 +349,9 @@ pub fn import(files: &[PathBuf], setting: &Setting) -> Result<ExitCode, String> 
             Step::Read { .. } => {}
         };
         let result = match (&mut keeper, &mut archive) {
-            (Some(keeper), _) => crate::archive::import::import_kept(keeper, file, &say, &mut on),
+            (Some(keeper), _) => crate::archive::import::import_kept(keeper, file, bound, &mut on),
             (None, Some(archive)) => {
-                crate::archive::import::import_file_with(&mut **archive, file, &mut on)
+                crate::archive::import::import_file_within(&mut **archive, file, bound, &mut on)
             }
             (None, None) => unreachable!("an archive or a keeper is open"),
         };
@@ -418,13 +423,22 @@ pub fn import_db(
     // What the age limit would prune is left out.
     let limits =
         crate::archive::prune::limits_for(&mut *archive, limits).map_err(|e| e.to_string())?;
-    let floor = limits.age_floor(now_ms());
+    let within = crate::archive::import_db::Within::limits(&limits, now_ms());
     let done =
-        crate::archive::import_db::import_db_within(&mut *archive, &path, floor, &mut progress)?;
+        crate::archive::import_db::import_db_within(&mut *archive, &path, within, &mut progress)?;
     eprintln!(
         "\rocview: {shown}: {} sessions read, {} new events, {} parts written",
         done.sessions, done.written.events, done.written.parts
     );
+    if done.at_cap {
+        eprintln!(
+            "ocview: the archive is at its size cap ({}): sessions older than every one it keeps \
+             were left out (archive_max_mb)",
+            crate::archive::prune::bytes(limits.max_bytes.unwrap_or_default())
+        );
+    }
+    let say = |line: String| eprintln!("ocview: {line}");
+    crate::archive::prune::keep_within(&mut *archive, &limits, &say, false);
     for p in &done.problems {
         eprintln!("ocview: {}", sanitize::line(p));
     }

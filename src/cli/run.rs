@@ -111,7 +111,8 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
         ArchiveCommand::Import { files, opencode_db } => {
             let mut code = ExitCode::SUCCESS;
             if !files.is_empty() {
-                code = crate::cli::archive::import(&files, setting).map_err(anyhow::Error::msg)?;
+                code = crate::cli::archive::import(&files, &archive_limits(config), setting)
+                    .map_err(anyhow::Error::msg)?;
             }
             if let Some(db) = opencode_db {
                 let db_code =

@@ -33,6 +33,15 @@ fn words(seed: u64, bytes: usize) -> String {
 /// first: `ses_pin00`…`ses_pin23`.
 fn archive_of_sessions(setting: &Setting, dir: &std::path::Path) -> Box<dyn Engine> {
     let mut archive = setting.open().unwrap().unwrap();
+    for path in recordings_of_sessions(dir) {
+        import_file(&mut *archive, &path).unwrap();
+    }
+    archive
+}
+
+/// The recordings of `archive_of_sessions`' sessions, oldest first.
+fn recordings_of_sessions(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
     for i in 0..24 {
         let id = format!("ses_pin{i:02}");
         let t = NOW - (30 - i) * DAY;
@@ -45,9 +54,49 @@ fn archive_of_sessions(setting: &Setting, dir: &std::path::Path) -> Box<dyn Engi
         );
         let path = dir.join(format!("{id}.jsonl"));
         std::fs::write(&path, rec).unwrap();
-        import_file(&mut *archive, &path).unwrap();
+        out.push(path);
     }
-    archive
+    out
+}
+
+/// `ocview archive import` keeps the archive within its size cap as it
+/// goes: 24 sessions of about 120 KB into a 1 MB cap leave the newest,
+/// the oldest pruned, said and on record.
+#[test]
+fn an_import_keeps_the_archive_within_its_cap_as_it_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    std::fs::create_dir_all(config.join("ocview")).unwrap();
+    std::fs::write(
+        config.join("ocview/config.toml"),
+        "archive_max_mb = 1\narchive_max_age_days = 0\n",
+    )
+    .unwrap();
+    let db = dir.path().join("a.db");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["archive", "import"])
+        .args(recordings_of_sessions(dir.path()))
+        .args(["--archive", &db.display().to_string()])
+        .env("XDG_CONFIG_HOME", &config)
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env_remove("OCVIEW_ARCHIVE")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("oldest sessions (size cap 1 MB)"), "{said}");
+    let mut archive = Setting::Sqlite(db).open().unwrap().unwrap();
+    let left = held(&mut *archive);
+    assert!(
+        left.len() < 24 && left.contains(&"ses_pin23".to_string()),
+        "{left:?}"
+    );
+    assert!(!left.contains(&"ses_pin00".to_string()), "{left:?}");
+    let log = std::fs::read_to_string(dir.path().join("state/ocview/prune.log")).unwrap();
+    assert!(
+        log.contains("ses_pin00") && log.contains("over the size cap"),
+        "{log}"
+    );
 }
 
 use crate::support::fresh_archive::session_ids as held;

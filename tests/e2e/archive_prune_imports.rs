@@ -47,6 +47,7 @@ fn import(archive: &mut dyn Engine, path: &Path) -> Imported {
 }
 
 fn suite(engines: &mut dyn Fresh) {
+    a_full_archive_takes_only_the_databases_sessions_it_would_keep(engines);
     a_file_whose_sessions_all_went_imports_again(engines);
     a_pruned_database_stays_out_under_the_age_limit_and_comes_back_without(engines);
 }
@@ -81,12 +82,54 @@ fn a_file_whose_sessions_all_went_imports_again(engines: &mut dyn Fresh) {
     assert!(import(&mut *archive, &new).already);
 }
 
+/// An archive at its size cap takes a database's sessions newest first
+/// until the next is older than every session it keeps (a prune would
+/// take it first), and says so.
+fn a_full_archive_takes_only_the_databases_sessions_it_would_keep(engines: &mut dyn Fresh) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut archive = open(&engines.fresh());
+    import(
+        &mut *archive,
+        &recording(dir.path(), "ses_kept_old", NOW - 100 * DAY),
+    );
+    import(
+        &mut *archive,
+        &recording(dir.path(), "ses_kept_new", NOW - DAY),
+    );
+    let full = archive.size().unwrap();
+    let db = database(
+        dir.path(),
+        &[
+            ("ses_db_new", 0),
+            ("ses_db_mid", 50),
+            ("ses_db_older", 200),
+            ("ses_db_oldest", 300),
+        ],
+    );
+    let within = ocview::archive::import_db::Within {
+        floor: None,
+        cap: Some(full),
+    };
+    let done = import_db_within(&mut *archive, &db, within, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(done.at_cap, "{done:?}");
+    assert_eq!(
+        sessions(&mut *archive),
+        ["ses_db_mid", "ses_db_new", "ses_kept_new", "ses_kept_old"]
+    );
+}
+
 /// A database of two sessions, both older than the age limit used below.
 fn old_database(dir: &Path) -> PathBuf {
+    database(dir, &[("ses_db_older", 200), ("ses_db_old", 150)])
+}
+
+/// A database of these sessions, each last updated so many days ago.
+fn database(dir: &Path, sessions: &[(&str, i64)]) -> PathBuf {
     let path = dir.join("opencode.db");
     let c = history_db::create(&path, true);
     history_db::project(&c, "prj_a", "/work/alpha", NOW - 300 * DAY);
-    for (id, days) in [("ses_db_older", 200), ("ses_db_old", 150)] {
+    for &(id, days) in sessions {
         let t = NOW - days * DAY;
         history_db::session(&c, id, "prj_a", None, &format!("Title {id}"), t, None);
         let msg = format!("msg_{id}");
@@ -112,8 +155,16 @@ fn old_database(dir: &Path) -> PathBuf {
 }
 
 fn import_db_now(archive: &mut dyn Engine, db: &Path, limits: &Limits) -> DbImported {
-    import_db_within(archive, db, limits.age_floor(NOW), &mut |_, _| {})
-        .unwrap_or_else(|e| panic!("{e}"))
+    import_db_within(
+        archive,
+        db,
+        ocview::archive::import_db::Within {
+            floor: limits.age_floor(NOW),
+            cap: None,
+        },
+        &mut |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn a_pruned_database_stays_out_under_the_age_limit_and_comes_back_without(engines: &mut dyn Fresh) {
@@ -181,11 +232,16 @@ fn a_dry_run_takes_nothing_and_every_prune_is_on_record() {
     let config = dir.path().join("config");
     std::fs::create_dir_all(config.join("ocview")).unwrap();
     // The fixtures are from 2026-11-22: older than a day from then on.
-    std::fs::write(
-        config.join("ocview/config.toml"),
-        "archive_max_mb = 0\narchive_max_age_days = 1\n",
-    )
-    .unwrap();
+    let limit = |days: u32| {
+        std::fs::write(
+            config.join("ocview/config.toml"),
+            format!("archive_max_mb = 0\narchive_max_age_days = {days}\n"),
+        )
+        .unwrap()
+    };
+    // No limit while it is imported (an import keeps the archive within
+    // its limits as it goes: it would take it at once).
+    limit(0);
     let state = dir.path().join("state");
     let run = |args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
@@ -205,6 +261,7 @@ fn a_dry_run_takes_nothing_and_every_prune_is_on_record() {
         said.starts_with("nothing was pruned on this machine"),
         "{said}"
     );
+    limit(1);
     let plan = run(&["archive", "prune", "--dry-run"]);
     assert!(
         plan.contains("a prune now would take 1 session")
