@@ -112,7 +112,7 @@ trait Sink {
     fn checkpoint(&mut self, file: &str) -> Result<Option<Checkpoint>, String>;
     fn write(&mut self, batch: &Batch) -> Result<Written, String>;
     /// Prune the archive to its limits, when the import has any.
-    fn keep_within(&mut self);
+    fn keep_within(&mut self) {}
 }
 
 /// Straight into an archive.
