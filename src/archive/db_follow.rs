@@ -131,7 +131,7 @@ fn run(
                 .is_ok_and(|d| d.at_cap || d.written.events > 0);
             if added && pruned.is_none_or(|t| t.elapsed() >= PRUNE_EVERY || at_cap(&imported)) {
                 pruned = Some(Instant::now());
-                crate::archive::prune::keep_within(&mut **engine, limits, say, false);
+                crate::archive::bounded::keep_within(&mut **engine, limits, say, false);
             }
             match imported {
                 Ok(done) => {

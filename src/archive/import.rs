@@ -132,7 +132,7 @@ impl Sink for Direct<'_, '_> {
 
     fn keep_within(&mut self) {
         if let Some(b) = self.bound {
-            crate::archive::prune::keep_within(self.engine, &b.limits, b.say, false);
+            crate::archive::bounded::keep_within(self.engine, &b.limits, b.say, false);
         }
     }
 }
@@ -164,7 +164,7 @@ impl Sink for Kept<'_, '_> {
         // While PostgreSQL is away there is nothing to prune.
         if let Some(engine) = self.keeper.engine() {
             let b = self.bound;
-            crate::archive::prune::keep_within(engine, &b.limits, b.say, false);
+            crate::archive::bounded::keep_within(engine, &b.limits, b.say, false);
         }
     }
 }

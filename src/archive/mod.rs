@@ -9,6 +9,7 @@
 //! (`writer`), as does reading (`reader`).
 
 pub mod blocks;
+pub mod bounded;
 pub mod collect;
 mod collect_rows;
 pub mod db_follow;

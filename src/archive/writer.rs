@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::archive::collect::Collector;
 use crate::archive::keeper::Keeper;
 use crate::archive::place::Setting;
-use crate::archive::prune::{self, Limits};
+use crate::archive::prune::Limits;
 use crate::archive::rows::Origin;
 use crate::model::{Envelope, MessageInfo, Part};
 
@@ -359,7 +359,7 @@ impl<'a> Writing<'a> {
         }
         let warned_full = keeper
             .engine()
-            .is_some_and(|engine| prune::keep_within(engine, &limits, say, true));
+            .is_some_and(|engine| crate::archive::bounded::keep_within(engine, &limits, say, true));
         Some(Writing {
             shared,
             say,
@@ -501,8 +501,12 @@ impl<'a> Writing<'a> {
             && let Some(engine) = self.keeper.engine()
         {
             self.since_pruned = 0;
-            self.warned_full |=
-                prune::keep_within(engine, &self.limits, self.say, !self.warned_full);
+            self.warned_full |= crate::archive::bounded::keep_within(
+                engine,
+                &self.limits,
+                self.say,
+                !self.warned_full,
+            );
         }
         let lost = self.shared.dropped.load(Ordering::Relaxed);
         if lost > self.said_dropped {

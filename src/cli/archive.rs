@@ -438,7 +438,7 @@ pub fn import_db(
         );
     }
     let say = |line: String| eprintln!("ocview: {line}");
-    crate::archive::prune::keep_within(&mut *archive, &limits, &say, false);
+    crate::archive::bounded::keep_within(&mut *archive, &limits, &say, false);
     for p in &done.problems {
         eprintln!("ocview: {}", sanitize::line(p));
     }
