@@ -220,6 +220,7 @@ impl Collector {
             parts,
             checkpoint: None,
             answers: Vec::new(),
+            redacted: None,
         };
         self.let_go_of_loaded();
         batch

@@ -62,6 +62,9 @@ pub trait Engine: Send {
     fn place(&self) -> &str;
     /// Why it cannot be written, when it cannot.
     fn read_only(&self) -> Option<&str>;
+    /// Whether it is shared (a team's PostgreSQL, redacted by default)
+    /// rather than this machine's own file.
+    fn shared(&self) -> bool;
     /// Add a batch in one transaction: new events, newer states.
     fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError>;
     /// How far the import of `file` (its canonical path) was committed.

@@ -113,6 +113,10 @@ trait Sink {
     fn write(&mut self, batch: &Batch) -> Result<Written, String>;
     /// Prune the archive to its limits, when the import has any.
     fn keep_within(&mut self) {}
+    /// Whether what it writes is redacted (its policy, for its kind).
+    fn redacts(&self) -> bool {
+        false
+    }
 }
 
 /// Straight into an archive.
@@ -134,6 +138,10 @@ impl Sink for Direct<'_, '_> {
         if let Some(b) = self.bound {
             crate::archive::bounded::keep_within(self.engine, &b.limits, b.say, false);
         }
+    }
+
+    fn redacts(&self) -> bool {
+        crate::redact::policy().redacts(self.engine.shared())
     }
 }
 
@@ -158,6 +166,11 @@ impl Sink for Kept<'_, '_> {
             .write(batch, self.bound.say)
             .map_err(|e| e.to_string())?;
         Ok(written.unwrap_or_default())
+    }
+
+    fn redacts(&self) -> bool {
+        // A keeper stands for PostgreSQL.
+        crate::redact::policy().redacts(true)
     }
 
     fn keep_within(&mut self) {
@@ -227,6 +240,7 @@ fn import_into(
         mark,
         read: read.clone(),
         skip,
+        redacts: engine.redacts(),
     };
     std::thread::scope(|scope| {
         let producer = std::thread::Builder::new()
@@ -328,6 +342,8 @@ struct Reading {
     read: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Records the archive already holds (a resumed import).
     skip: u64,
+    /// Batches are redacted here, beside the writing (`redacted::ahead`).
+    redacts: bool,
 }
 
 /// What the reading stage found in the whole file.
@@ -350,7 +366,10 @@ impl Reading {
                 bytes: self.read.load(Ordering::Relaxed) as i64,
                 done,
             });
-            batch.is_empty() || tx.send(batch).is_ok()
+            batch.is_empty()
+                || tx
+                    .send(crate::archive::redacted::ahead(batch, self.redacts))
+                    .is_ok()
         };
         while let Some(record) = self.reader.next_record()? {
             records += 1;

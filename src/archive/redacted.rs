@@ -12,13 +12,39 @@ use crate::redact::{Redactor, Tally};
 
 /// Secrets redacted out of one item (a part, a message, a session's
 /// title): how many, by which rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Found {
     pub session_id: String,
     /// The part's, message's or session's id.
     pub item: String,
     pub rule: String,
     pub count: u64,
+}
+
+/// `batch` as an engine writes it: as it came when already redacted (with
+/// what was found then) or when `redacts` is false, else redacted now.
+pub fn for_engine(batch: &Batch, redacts: bool) -> (Cow<'_, Batch>, Vec<Found>) {
+    match (&batch.redacted, redacts) {
+        (Some(found), _) => (Cow::Borrowed(batch), found.clone()),
+        (None, true) => self::batch(batch),
+        (None, false) => (Cow::Borrowed(batch), Vec::new()),
+    }
+}
+
+/// `batch` redacted ahead of its write, when `redacts` (an import's
+/// reading stage: the secrets are looked for on its thread, not the
+/// writer's).
+pub fn ahead(batch: Batch, redacts: bool) -> Batch {
+    if !redacts || batch.redacted.is_some() {
+        return batch;
+    }
+    let (redacted, found) = self::batch(&batch);
+    let mut out = match redacted {
+        Cow::Owned(b) => b,
+        Cow::Borrowed(_) => batch,
+    };
+    out.redacted = Some(found);
+    out
 }
 
 /// `batch` redacted, and what was found; borrowed when nothing changed.

@@ -98,6 +98,11 @@ pub struct Batch {
     /// Answers to prompts, on record (`super::answers`).
     #[serde(default)]
     pub answers: Vec<AnswerRow>,
+    /// Redacted already (an import's reading stage did it, beside the
+    /// writing): what was found. `None`: the engine redacts it as its
+    /// policy says.
+    #[serde(default)]
+    pub redacted: Option<Vec<crate::archive::redacted::Found>>,
 }
 
 /// One answer to a prompt, as the audit keeps it.

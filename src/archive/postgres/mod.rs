@@ -276,6 +276,10 @@ pub(in crate::archive) fn classify(place: &str, e: &tokio_postgres::Error) -> Ar
 }
 
 impl Engine for PgArchive {
+    fn shared(&self) -> bool {
+        true
+    }
+
     fn list_page(
         &mut self,
         after: Option<&ListCursor>,
@@ -427,10 +431,8 @@ impl Engine for PgArchive {
             self.staging_ready = true;
         }
         // What leaves the machine is redacted unless the config says `off`.
-        let (batch, found) = match crate::redact::policy().redacts(true) {
-            true => crate::archive::redacted::batch(batch),
-            false => (std::borrow::Cow::Borrowed(batch), Vec::new()),
-        };
+        let redacts = crate::redact::policy().redacts(true);
+        let (batch, found) = crate::archive::redacted::for_engine(batch, redacts);
         let batch = &*batch;
         let found = &found[..];
         match self.write_at_version(batch, found) {

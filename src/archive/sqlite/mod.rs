@@ -341,6 +341,10 @@ pub(in crate::archive) fn classify(place: &str, e: &rusqlite::Error) -> ArchiveE
 }
 
 impl Engine for SqliteArchive {
+    fn shared(&self) -> bool {
+        false
+    }
+
     fn list_page(
         &mut self,
         after: Option<&ListCursor>,
@@ -448,10 +452,8 @@ impl Engine for SqliteArchive {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
         // The local archive is redacted only when the config says `all`.
-        let (batch, found) = match crate::redact::policy().redacts(false) {
-            true => crate::archive::redacted::batch(batch),
-            false => (std::borrow::Cow::Borrowed(batch), Vec::new()),
-        };
+        let redacts = crate::redact::policy().redacts(false);
+        let (batch, found) = crate::archive::redacted::for_engine(batch, redacts);
         let written = write::batch(&tx, &batch).map_err(err)?;
         crate::archive::sqlite::redactions::save(&tx, &found).map_err(err)?;
         answers::save(&tx, &batch.answers).map_err(err)?;

@@ -71,6 +71,7 @@ fn sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             parts: Vec::new(),
             checkpoint: None,
             answers: Vec::new(),
+            redacted: None,
         };
         crate::archive::sqlite::write::batch(tx, &batch)?;
     }
