@@ -44,6 +44,10 @@ fn runs(text: &str) -> impl Iterator<Item = &str> {
 /// The words of one run the engines do not find in it, after `out`.
 fn more_words(run: &str, out: &mut String) {
     if run.is_ascii() {
+        // No capital past the first letter (most words): nothing to add.
+        if !run.bytes().skip(1).any(|b| b.is_ascii_uppercase()) {
+            return;
+        }
         let parts = camel_parts(run);
         if parts.len() > 1 {
             push_words(out, parts);
@@ -77,6 +81,10 @@ fn push_words<'a>(out: &mut String, words: impl IntoIterator<Item = &'a str>) {
 /// or a digit (`parseJson`), and at the last capital of a run of them
 /// before a small letter (`HTTPServer`). One part when there is none.
 fn camel_parts(run: &str) -> Vec<&str> {
+    // Most words have no capital past their first letter: one part.
+    if !run.chars().skip(1).any(char::is_uppercase) {
+        return vec![run];
+    }
     let chars: Vec<(usize, char)> = run.char_indices().collect();
     let mut parts = Vec::new();
     let mut start = 0;
