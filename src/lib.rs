@@ -5,12 +5,14 @@
 //! `render` (content to lines at a width: markdown, highlighting, diffs,
 //! tool cards, themes, the render cache), then `headless` (dump, plain,
 //! export), `archive` (every session seen, kept and searchable: SQLite or
-//! PostgreSQL) and `app` (the panes, the overlays and the loop).
+//! PostgreSQL), `insights` (figures over the archive: failures by model
+//! and tool) and `app` (the panes, the overlays and the loop).
 
 pub mod app;
 pub mod archive;
 pub mod cli;
 pub mod headless;
+pub mod insights;
 pub mod model;
 pub mod redact;
 pub mod render;

@@ -268,6 +268,13 @@ pub(super) fn part_row(
         text,
         raw,
         logged_as,
+        error: match &part.body {
+            // A call OpenCode could not make says why in its output.
+            PartBody::Tool(t) if t.tool == "invalid" => t.state.output.as_deref(),
+            PartBody::Tool(t) => t.state.error.as_deref(),
+            _ => None,
+        }
+        .map(crate::archive::tool_calls::kept_error),
     }
 }
 

@@ -129,6 +129,22 @@ pub trait Engine: Send {
     /// How many secrets were redacted out of a session (every session's
     /// with `None`), by rule, most first: never the values.
     fn redactions(&mut self, session_id: Option<&str>) -> Result<Vec<(String, u64)>, ArchiveError>;
+    /// Tool calls counted by model, tool and outcome
+    /// (`crate::archive::tool_calls`). The errors of calls written before
+    /// they were kept in their rows are read first, once, when the archive
+    /// can be written.
+    fn tool_calls(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+    ) -> Result<Vec<crate::archive::tool_calls::CallCount>, ArchiveError>;
+    /// The failed calls of `model` and `tool`, newest first, at most `limit`.
+    fn failed_calls(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+        model: &str,
+        tool: &str,
+        limit: u32,
+    ) -> Result<Vec<crate::archive::tool_calls::FailedCall>, ArchiveError>;
     /// The answers given to prompts, newest first (`super::rows::AnswerRow`).
     fn answers(
         &mut self,

@@ -41,6 +41,7 @@ pub mod snippet;
 pub mod spool;
 pub mod sqlite;
 mod stream_rows;
+pub mod tool_calls;
 pub mod words;
 pub mod writer;
 

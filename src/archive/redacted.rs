@@ -7,19 +7,9 @@
 
 use std::borrow::Cow;
 
-use crate::archive::rows::Batch;
+use crate::archive::rows::{Batch, Found};
 use crate::redact::{Redactor, Tally};
 
-/// Secrets redacted out of one item (a part, a message, a session's
-/// title): how many, by which rule.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Found {
-    pub session_id: String,
-    /// The part's, message's or session's id.
-    pub item: String,
-    pub rule: String,
-    pub count: u64,
-}
 
 /// `batch` as an engine writes it: as it came when already redacted (with
 /// what was found then) or when `redacts` is false, else redacted now.

@@ -82,6 +82,9 @@ pub struct PartRow {
     /// in its log rather than a second copy (`sqlite::event_log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logged_as: Option<String>,
+    /// A tool call's error, as its row keeps it (`tool_calls::error_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Serialized as it is: the local spool keeps batches as JSON lines.
@@ -102,7 +105,7 @@ pub struct Batch {
     /// writing): what was found. `None`: the engine redacts it as its
     /// policy says.
     #[serde(default)]
-    pub redacted: Option<Vec<crate::archive::redacted::Found>>,
+    pub redacted: Option<Vec<Found>>,
 }
 
 /// One answer to a prompt, as the audit keeps it.
@@ -156,4 +159,15 @@ pub struct Written {
     /// Events new to the log (a duplicate adds none).
     pub events: u64,
     pub parts: u64,
+}
+
+/// Secrets redacted out of one item (a part, a message, a session's
+/// title): how many, by which rule.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Found {
+    pub session_id: String,
+    /// The part's, message's or session's id.
+    pub item: String,
+    pub rule: String,
+    pub count: u64,
 }

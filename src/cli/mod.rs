@@ -17,6 +17,7 @@ pub mod db_replay;
 pub mod discovered;
 pub mod export;
 pub mod fleet_members;
+pub mod insights;
 pub mod io;
 pub mod record;
 pub mod replay;
@@ -156,6 +157,13 @@ pub enum Command {
     /// ocview and user, or another client), when, to which server, what the
     /// prompt showed, what the server said; `always` stands out.
     Audit(audit::AuditArgs),
+    /// What the archive says beyond each session: `failures`, which model
+    /// breaks which tool (calls, failures and their rate by model and
+    /// tool, each outcome apart); --json or --csv for scripts.
+    Insights {
+        #[command(subcommand)]
+        command: insights::InsightsCommand,
+    },
     /// The archive: import files, replay a session from it, what it holds.
     Archive {
         #[command(subcommand)]

@@ -64,6 +64,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Audit(args) => {
             crate::cli::audit::run(&args, &setup.archive).map_err(anyhow::Error::msg)
         }
+        Command::Insights { command } => {
+            crate::cli::insights::run(&command, &setup.archive).map_err(anyhow::Error::msg)
+        }
         Command::Archive { command } => archive_command(setup, command),
         Command::Discover { json } => discovered::discover(network, &setup, json),
         Command::Record {

@@ -54,6 +54,7 @@ pub(crate) fn synthetic(host: &str, sid: &str, from: usize, n: usize) -> Batch {
             text: format!("part {i} of the invoice ledger in {sid}"),
             raw: format!(r#"{{"id":"{sid}:p{i}","type":"text"}}"#),
             logged_as: None,
+            error: None,
         });
     }
     b

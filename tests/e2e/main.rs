@@ -67,6 +67,7 @@ mod headless_memory;
 mod history_bad_db;
 mod history_db;
 mod history_tmux;
+mod insights_failures;
 mod job_control;
 mod layering;
 mod layout_tmux;

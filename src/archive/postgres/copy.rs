@@ -28,7 +28,7 @@ pub(in crate::archive) const STAGING: &str = "
         agent TEXT, created BIGINT, updated BIGINT, raw TEXT, logged BIGINT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
         tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT,
-        logged BIGINT, in_block BOOLEAN) ON COMMIT DELETE ROWS;";
+        logged BIGINT, in_block BOOLEAN, error TEXT) ON COMMIT DELETE ROWS;";
 
 /// Messages into their table (schema 10): one the log holds as it is keeps
 /// only its place there (`logged`) and an empty `raw`; states are told
@@ -143,7 +143,8 @@ pub(in crate::archive) async fn write(
         write_messages(tx, batch, &logged, version).await?;
     }
     if !batch.parts.is_empty() {
-        written.parts = write_parts(tx, batch, bodies, &logged, block_documents).await?;
+        let errors = version >= crate::archive::tool_calls::SINCE;
+        written.parts = write_parts(tx, batch, bodies, &logged, block_documents, errors).await?;
     }
     Ok(written)
 }
@@ -238,6 +239,7 @@ async fn write_parts(
     bodies: Vec<String>,
     logged: &Logged<'_>,
     block_documents: bool,
+    errors: bool,
 ) -> Result<u64, LogError> {
     let rows = batch.parts.iter().zip(bodies).map(|(p, body)| -> Row {
         // No second copy of what the log holds as it is.
@@ -259,9 +261,10 @@ async fn write_parts(
             Box::new(body),
             Box::new(place),
             Box::new(in_block),
+            Box::new(p.error.clone()),
         ]
     });
-    let types = column_types("ttttttttnnttnb");
+    let types = column_types("ttttttttnnttnbt");
     copy(tx, "in_parts", &types, rows).await?;
     // A part's document is in its own row, made with it, or in its
     // block's (`in_block`): a part with no text has none. A part the
@@ -277,16 +280,22 @@ async fn write_parts(
             " model = excluded.model, agent = excluded.agent,",
         )
     };
+    // A tool call's error since schema 16.
+    let (error, set_error) = if errors {
+        (" error,", " error = excluded.error,")
+    } else {
+        ("", "")
+    };
     let sql = format!(
-        "INSERT INTO parts (id, message_id, session_id, kind, tool, state,{model} time,
+        "INSERT INTO parts (id, message_id, session_id, kind, tool, state,{model}{error} time,
                             updated, raw, logged, hash, tsv)
-         SELECT id, message_id, session_id, kind, tool, state,{model} time, updated,
+         SELECT id, message_id, session_id, kind, tool, state,{model}{error} time, updated,
                 CASE WHEN logged IS NULL THEN raw ELSE '' END, logged,
                 hashtextextended(raw, 0), CASE WHEN body <> '' AND NOT in_block THEN {} END
          FROM in_parts ORDER BY id
          ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
            session_id = excluded.session_id, kind = excluded.kind,
-           tool = excluded.tool, state = excluded.state,{set_model}
+           tool = excluded.tool, state = excluded.state,{set_model}{set_error}
            time = excluded.time, updated = excluded.updated,
            raw = excluded.raw, logged = excluded.logged, hash = excluded.hash,
            tsv = excluded.tsv

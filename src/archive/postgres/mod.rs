@@ -31,6 +31,7 @@ pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
 pub mod tls;
+mod tool_calls;
 pub(in crate::archive) mod upkeep;
 pub mod url;
 
@@ -166,7 +167,7 @@ impl PgArchive {
     fn write_at_version(
         &mut self,
         batch: &Batch,
-        found: &[crate::archive::redacted::Found],
+        found: &[crate::archive::rows::Found],
     ) -> Result<Written, LogError> {
         let version = self.version;
         self.rt.block_on(async {
@@ -591,6 +592,23 @@ impl Engine for PgArchive {
 
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
         crate::archive::postgres::upkeep::delete_sessions(self, ids)
+    }
+
+    fn tool_calls(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+    ) -> Result<Vec<crate::archive::tool_calls::CallCount>, ArchiveError> {
+        tool_calls::counts(self, filter)
+    }
+
+    fn failed_calls(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+        model: &str,
+        tool: &str,
+        limit: u32,
+    ) -> Result<Vec<crate::archive::tool_calls::FailedCall>, ArchiveError> {
+        tool_calls::failed(self, filter, model, tool, limit)
     }
 
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {

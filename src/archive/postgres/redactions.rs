@@ -3,7 +3,7 @@
 
 use tokio_postgres::{GenericClient, Transaction};
 
-use crate::archive::redacted::Found;
+use crate::archive::rows::Found;
 
 /// The schema that has the table.
 pub const SINCE: i64 = 13;

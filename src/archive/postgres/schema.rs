@@ -149,6 +149,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (14, "pins", crate::archive::postgres::pins::SQL),
     // Every answer to a prompt, on record.
     (15, "answers", crate::archive::postgres::answers::SQL),
+    // A tool call's error in its row: outcomes counted without its JSON.
+    (16, "tool_call_errors", crate::archive::tool_calls::SQL),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

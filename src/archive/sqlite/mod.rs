@@ -17,6 +17,7 @@ pub(in crate::archive) mod redactions;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
+mod tool_calls;
 pub(in crate::archive) mod upkeep;
 mod write;
 
@@ -34,8 +35,8 @@ use crate::archive::rows::{Batch, Written};
 
 /// A part row's insert, before what a conflict does (the upsert and the
 /// insert of a part the archive lacks share it).
-const PART_INSERT: &str = "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+const PART_INSERT: &str = "INSERT INTO parts (id, message_id, session_id, kind, tool, state, time, updated, raw, hash, logged, error)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 
 /// How long a write waits for another writer before the archive is "locked".
 const BUSY_WAIT: Duration = Duration::from_millis(1500);
@@ -577,6 +578,23 @@ impl Engine for SqliteArchive {
 
     fn delete_sessions(&mut self, ids: &[String]) -> Result<u64, ArchiveError> {
         crate::archive::sqlite::upkeep::delete_sessions(self, ids)
+    }
+
+    fn tool_calls(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+    ) -> Result<Vec<crate::archive::tool_calls::CallCount>, ArchiveError> {
+        tool_calls::counts(self, filter)
+    }
+
+    fn failed_calls(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+        model: &str,
+        tool: &str,
+        limit: u32,
+    ) -> Result<Vec<crate::archive::tool_calls::FailedCall>, ArchiveError> {
+        tool_calls::failed(self, filter, model, tool, limit)
     }
 
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {

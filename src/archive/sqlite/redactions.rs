@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, Transaction, params};
 
-use crate::archive::redacted::Found;
+use crate::archive::rows::Found;
 
 /// Migration 13's SQL (the same table on PostgreSQL).
 pub const SQL: &str = "CREATE TABLE redactions (

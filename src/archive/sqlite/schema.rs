@@ -140,6 +140,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (14, "pins", crate::archive::sqlite::pins::SQL),
     // Every answer to a prompt, on record.
     (15, "answers", crate::archive::sqlite::answers::SQL),
+    // A tool call's error in its row: outcomes counted without its JSON.
+    (16, "tool_call_errors", crate::archive::tool_calls::SQL),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

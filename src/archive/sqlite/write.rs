@@ -118,6 +118,11 @@ fn parts<'a>(
     gone: &mut Vec<i64>,
     docs: &mut Vec<Doc<'a>>,
 ) -> rusqlite::Result<u64> {
+    // None: nothing prepared (a migration's step writes sessions alone,
+    // at a schema whose parts may lack today's columns).
+    if batch.parts.is_empty() {
+        return Ok(0);
+    }
     let mut written = 0;
     let mut part = tx
         .prepare(&format!(
@@ -125,7 +130,8 @@ fn parts<'a>(
              ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
                session_id = excluded.session_id, kind = excluded.kind, tool = excluded.tool,
                state = excluded.state, time = excluded.time, updated = excluded.updated,
-               raw = excluded.raw, hash = excluded.hash, logged = excluded.logged
+               raw = excluded.raw, hash = excluded.hash, logged = excluded.logged,
+               error = excluded.error
              WHERE excluded.updated > parts.updated OR (excluded.updated = parts.updated AND excluded.hash IS NOT parts.hash)
              RETURNING pk, time"
         ))
@@ -159,7 +165,8 @@ fn parts<'a>(
             p.updated,
             raw,
             hash,
-            logged
+            logged,
+            p.error
         ];
         let pk_time = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
         let (old, new) = if fresh_part.execute(values)? == 1 {
