@@ -135,6 +135,9 @@ pub enum Ask {
     Close,
     /// Close it and open this session.
     OpenSession(String),
+    /// Read the failures by model and tool again (the range changed), or
+    /// one row's failed calls (`(model, tool)`).
+    InsightsRead(Option<(String, String)>),
     /// Close it and show this message of this session in the turns.
     JumpTo { session: String, message: String },
     /// Show this theme while the picker is open.

@@ -181,6 +181,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
             crate::app::overlays::archive_search::draw::draw(frame, app, areas.screen)
         }
         Some(Overlay::Audit) => crate::app::overlays::audit::draw::draw(frame, app, areas.screen),
+        Some(Overlay::Insights) => {
+            crate::app::overlays::insights::draw::draw(frame, app, areas.screen)
+        }
         None => {}
     }
     // A prompt waiting behind the overlay says so on its last row.

@@ -91,6 +91,7 @@ actions! {
     DismissServer => "dismiss_server", Sessions, "forget a gone server and its sessions (on its heading)", ["x"];
     ReplayHistory => "replay_history", Sessions, "replay a session of opencode's database or the archive in the player", ["R"];
     Audit => "audit", Global, "every answer given to a prompt: who, when, what it showed", ["A"];
+    Insights => "insights", Global, "failures by model and tool: calls, failures, rate, each outcome (1-5: range)", ["I"];
     PinSession => "pin_session", Sessions, "pin the session in the archive: a prune never takes it (again: unpin)", ["M"];
     ScrollUp => "scroll_up", Turns, "scroll up a line", ["k", "up"];
     ScrollDown => "scroll_down", Turns, "scroll down a line", ["j", "down"];
@@ -148,6 +149,7 @@ actions! {
     ListClose => "list_close", List, "close", ["esc", "q"];
     ListKind => "list_kind", List, "answers on record: permissions, questions or both", ["tab"];
     ListThisSession => "list_this_session", List, "answers on record: this session's only, or every session's", ["S"];
+    ListSort => "list_sort", List, "failures: order by failed, rate, calls, model or tool", ["s"];
     PromptNext => "prompt_next", Prompt, "next waiting prompt", ["]", "ctrl-n"];
     PromptPrev => "prompt_prev", Prompt, "previous waiting prompt", ["[", "ctrl-p"];
     PromptSession => "prompt_session", Prompt, "go to the prompt's session", ["ctrl-g"];

@@ -86,6 +86,8 @@ pub enum Overlay {
     ArchiveSearch,
     /// The answers on record.
     Audit,
+    /// Failures by model and tool.
+    Insights,
 }
 
 /// Where the events come from, for the status line.

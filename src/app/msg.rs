@@ -40,6 +40,9 @@ pub enum AppMsg {
     Archive(ArchiveReply),
     /// The answers on record the audit view asked for (`overlays::audit`).
     Answers(Result<Vec<crate::archive::rows::AnswerRow>, String>),
+    /// The failures by model and tool, or a row's failed calls, for the
+    /// question of this number.
+    Insights(u64, crate::app::overlays::insights::InsightsReply),
 }
 
 /// Which program opens the content.

@@ -56,6 +56,7 @@ impl Layer {
             Layer::Overlay(Overlay::Usage) => "the usage view",
             Layer::Overlay(Overlay::ArchiveSearch) => "the archive search",
             Layer::Overlay(Overlay::Audit) => "the answers on record",
+            Layer::Overlay(Overlay::Insights) => "the failures by model and tool",
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => return None,
             Layer::Filter => "the filter",
             Layer::Search => "the search",
@@ -164,6 +165,7 @@ impl App {
             Layer::Overlay(Overlay::Usage) => self.overlays.usage.key(key, &cx),
             Layer::Overlay(Overlay::ArchiveSearch) => self.archive.view.key(key, &cx),
             Layer::Overlay(Overlay::Audit) => self.overlays.audit.key(key, &cx),
+            Layer::Overlay(Overlay::Insights) => self.overlays.insights.key(key, &cx),
             // Views, not inputs: the panes below take the keys.
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => Handled::Passed,
             Layer::Search => self
@@ -235,6 +237,7 @@ impl App {
             Ask::KeepTheme => self.keep_theme(),
             Ask::RestoreTheme => self.restore_theme(),
             Ask::UsageRange(range) => self.usage_range(range),
+            Ask::InsightsRead(drill) => self.insights_read(drill),
             Ask::ArchiveQuery => self.send_archive_query(),
             Ask::OpenHit(hit) => {
                 self.close(layer);
@@ -400,6 +403,7 @@ impl App {
             Action::Themes => self.open_theme_picker(),
             Action::Usage => self.open_usage(),
             Action::Audit => self.open_audit(),
+            Action::Insights => self.open_insights(),
             Action::Times => {
                 self.show_times = !self.show_times;
                 self.verbs.say(if self.show_times {

@@ -10,7 +10,6 @@ use std::borrow::Cow;
 use crate::archive::rows::{Batch, Found};
 use crate::redact::{Redactor, Tally};
 
-
 /// `batch` as an engine writes it: as it came when already redacted (with
 /// what was found then) or when `redacts` is false, else redacted now.
 pub fn for_engine(batch: &Batch, redacts: bool) -> (Cow<'_, Batch>, Vec<Found>) {

@@ -159,6 +159,30 @@ pub struct FailedCall {
     pub time: i64,
     pub outcome: Outcome,
     pub error: String,
+    /// The session's title and where it was archived from (to open it).
+    pub title: String,
+    pub server: Option<String>,
+    pub host: Option<String>,
+    pub file: Option<String>,
+}
+
+impl FailedCall {
+    /// The call as a search hit: what opens its session at its place.
+    pub fn hit(&self) -> crate::archive::query::Hit {
+        crate::archive::query::Hit {
+            session_id: self.session_id.clone(),
+            title: self.title.clone(),
+            time: self.time,
+            project: None,
+            server: self.server.clone(),
+            host: self.host.clone(),
+            file: self.file.clone(),
+            message_id: Some(self.message_id.clone()),
+            part_id: Some(self.part_id.clone()),
+            kind: "tool".into(),
+            snippet: String::new(),
+        }
+    }
 }
 
 /// An error made alike to others of its kind: its first line, with paths,

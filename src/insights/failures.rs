@@ -214,6 +214,10 @@ mod tests {
             time: 0,
             outcome,
             error: error.into(),
+            title: String::new(),
+            server: None,
+            host: None,
+            file: None,
         };
         let groups = groups(vec![
             call("p1", "File not found: /a/b.rs", Outcome::Error),

@@ -315,3 +315,113 @@ fn failures_by_model_and_tool_in_postgres() {
     let forget = || pg.sql("insights", "UPDATE parts SET error = NULL");
     suite(setting, direct, &forget);
 }
+
+/// The view (`I`): the rows at 80×24 and 200×50, an order, a range, a row
+/// drilled into, and a failed call opened at its place in its session.
+#[test]
+fn the_view_drills_into_a_row_and_opens_a_failed_call() {
+    use crate::common::{press, screen};
+    let dir = tempfile::tempdir().unwrap();
+    let setting = Setting::Sqlite(dir.path().join("archive.db"));
+    let mut archive = setting.open().unwrap().unwrap();
+    let fixtures = crate::common::fixtures_dir();
+    import_file(
+        &mut *archive,
+        &fixtures.join("h_permission_reject").join("event.jsonl"),
+    )
+    .unwrap();
+    import_file(&mut *archive, &crafted(dir.path())).unwrap();
+    drop(archive);
+    let mut app =
+        ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
+    // The sessions' clock: times and ranges are the same every run.
+    app.now_ms = T + 3_600_000;
+    app.archive.setting = Some(setting);
+    let mut done = app.verbs.take_done();
+    let mut settle = |app: &mut ocview::app::App, until: &dyn Fn(&ocview::app::App) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !until(app) {
+            while let Ok(d) = done.try_recv() {
+                app.on_done(d);
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the archive said nothing"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    press(&mut app, &["I"]);
+    assert!(screen(&mut app, 80, 24).contains("reading the archive"));
+    settle(&mut app, &|a| !a.overlays.insights.loading);
+    // All time: the fixture's calls are months older than its clock.
+    press(&mut app, &["5"]);
+    settle(&mut app, &|a| !a.overlays.insights.loading);
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("Failures by model and tool · all time"), "{s}");
+    assert!(
+        s.lines().any(|l| l.contains('›') && l.contains("bash")),
+        "{s}"
+    );
+    insta::assert_snapshot!("insights_view_80x24", s);
+    insta::assert_snapshot!("insights_view_200x50", screen(&mut app, 200, 50));
+    press(&mut app, &["s", "s"]);
+    assert!(screen(&mut app, 80, 24).contains("· by calls"));
+    press(&mut app, &["s", "s", "s", "s"]);
+    assert_eq!(
+        app.overlays.insights.sort,
+        SortBy::Calls.next().next().next().next()
+    );
+
+    // Drill into prov/m-a's read: two errors of one kind.
+    let at = app
+        .overlays
+        .insights
+        .cells
+        .iter()
+        .position(|c| c.model == "prov/m-a" && c.tool == "read")
+        .unwrap();
+    app.overlays.insights.selected = at;
+    press(&mut app, &["enter"]);
+    settle(&mut app, &|a| {
+        a.overlays
+            .insights
+            .drill
+            .as_ref()
+            .is_some_and(|d| !d.loading)
+    });
+    let s = screen(&mut app, 80, 24);
+    assert!(
+        s.contains("2 failed calls, 1 kind of error") && s.contains("File not found: <path>"),
+        "{s}"
+    );
+    insta::assert_snapshot!("insights_drill_80x24", s);
+    // Esc goes back to the rows; enter again, then enter opens the call.
+    press(&mut app, &["esc"]);
+    assert!(app.overlays.insights.drill.is_none());
+    press(&mut app, &["enter"]);
+    settle(&mut app, &|a| {
+        a.overlays
+            .insights
+            .drill
+            .as_ref()
+            .is_some_and(|d| !d.loading)
+    });
+    let chosen = app
+        .overlays
+        .insights
+        .drill
+        .as_ref()
+        .and_then(|d| d.chosen())
+        .map(|c| c.part_id.clone())
+        .unwrap();
+    assert_eq!(chosen, "prt_ins_04", "the newest call first");
+    press(&mut app, &["enter"]);
+    assert_eq!(app.overlay, None);
+    settle(&mut app, &|a| a.selected_session().is_some());
+    let s = screen(&mut app, 120, 30);
+    assert!(
+        s.contains("Calls that end every way") && s.contains("File not found"),
+        "{s}"
+    );
+}

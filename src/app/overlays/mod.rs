@@ -9,6 +9,7 @@ pub mod bad_record;
 pub mod confirm;
 pub mod diff_view;
 pub mod help;
+pub mod insights;
 pub mod jump_list;
 pub mod search;
 pub mod theme_picker;
@@ -29,6 +30,8 @@ pub struct Overlays {
     pub search: search::Search,
     /// The answers on record, while open.
     pub audit: audit::AuditView,
+    /// Failures by model and tool, while open (its range and order stay).
+    pub insights: insights::InsightsView,
 }
 
 impl Default for Overlays {
@@ -41,6 +44,7 @@ impl Default for Overlays {
             usage: usage::UsageState::from_process(),
             search: search::Search::new(search::worker::SearchWorker::spawn()),
             audit: Default::default(),
+            insights: Default::default(),
         }
     }
 }

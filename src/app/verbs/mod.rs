@@ -325,6 +325,9 @@ impl App {
             AppMsg::Job(job) => self.verbs.request = Some(Request::Suspend(job)),
             AppMsg::Archive(reply) => self.on_archive(reply),
             AppMsg::Answers(result) => self.overlays.audit.loaded(result),
+            AppMsg::Insights(generation, reply) => {
+                self.overlays.insights.on_reply(generation, reply)
+            }
         }
     }
 

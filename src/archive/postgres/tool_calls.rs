@@ -85,7 +85,8 @@ pub(in crate::archive) fn failed(
     };
     let sql = format!(
         "SELECT * FROM (
-           SELECT p.session_id, p.message_id, p.id, p.time, {} AS outcome, {error} AS error
+           SELECT p.session_id, p.message_id, p.id, p.time, {} AS outcome, {error} AS error,
+                  coalesce(s.title, '') AS title, s.server, s.host, s.file
            {CALLS} AND coalesce(m.model, '?') = $6 AND coalesce(p.tool, '?') = $7) c
          WHERE c.outcome IN ('error', 'invalid', 'rejected', 'aborted')
          ORDER BY c.time DESC, c.id DESC LIMIT $8",
@@ -105,6 +106,10 @@ pub(in crate::archive) fn failed(
             time: r.get(3),
             outcome: Outcome::from_name(r.get(4)).unwrap_or(Outcome::Error),
             error: r.get(5),
+            title: r.get(6),
+            server: r.get(7),
+            host: r.get(8),
+            file: r.get(9),
         })
         .collect())
 }

@@ -66,7 +66,7 @@ pub(in crate::archive) fn failed(
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let sql = format!(
         "SELECT p.session_id, p.message_id, p.id, p.time, {OUTCOME_SQL} AS outcome,
-                coalesce(p.error, '')
+                coalesce(p.error, ''), coalesce(s.title, ''), s.server, s.host, s.file
          {CALLS} AND coalesce(m.model, '?') = ?6 AND coalesce(p.tool, '?') = ?7
            AND outcome IN ('error', 'invalid', 'rejected', 'aborted')
          ORDER BY p.time DESC, p.id DESC LIMIT ?8"
@@ -86,6 +86,10 @@ pub(in crate::archive) fn failed(
                     time: r.get(3)?,
                     outcome: Outcome::from_name(&outcome).unwrap_or(Outcome::Error),
                     error: r.get(5)?,
+                    title: r.get(6)?,
+                    server: r.get(7)?,
+                    host: r.get(8)?,
+                    file: r.get(9)?,
                 })
             },
         )

@@ -1,0 +1,281 @@
+//! Failures by model and tool (`I`): every tool call the archive holds,
+//! one row per model and tool with its calls, failures and their rate,
+//! each outcome apart, read off the loop. 1-5 (or ←/→) pick the range as
+//! in the usage view, `s` the order; enter drills into a row: its failed
+//! calls grouped by their error, each opened at its place in its session.
+
+pub mod draw;
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use crate::app::component::{Ask, Component, Cx, Handled, list_move};
+use crate::app::keymap::{Action, Context};
+use crate::app::msg::AppMsg;
+use crate::app::overlays::usage::RANGES;
+use crate::app::{App, Overlay};
+use crate::archive::tool_calls::{CallCount, CallFilter, FailedCall};
+use crate::insights::failures::{self, Cell, ErrorGroup, SortBy};
+
+/// The most failed calls a drill reads.
+const CALLS_MAX: u32 = 2000;
+/// The range the view opens on at first (30 days).
+const FIRST_RANGE: usize = 1;
+
+/// What the archive's thread answers.
+#[derive(Debug)]
+pub enum InsightsReply {
+    Counts(Result<Vec<CallCount>, String>),
+    Failed(Result<Vec<FailedCall>, String>),
+}
+
+#[derive(Debug, Default)]
+pub struct InsightsView {
+    /// `RANGES[range]`.
+    pub range: usize,
+    pub sort: SortBy,
+    pub loading: bool,
+    pub error: Option<String>,
+    pub cells: Vec<Cell>,
+    pub selected: usize,
+    /// Rows the list showed last (for page keys), set when drawn.
+    pub page: usize,
+    /// A row drilled into, while it is.
+    pub drill: Option<Drill>,
+    /// Answers to an older question are dropped.
+    generation: u64,
+}
+
+/// One model's failed calls of one tool, by their error.
+#[derive(Debug, Default)]
+pub struct Drill {
+    pub model: String,
+    pub tool: String,
+    pub loading: bool,
+    pub error: Option<String>,
+    pub groups: Vec<ErrorGroup>,
+    /// Each line of the list: a group's heading, or one of its calls.
+    pub lines: Vec<DrillLine>,
+    pub selected: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrillLine {
+    Group(usize),
+    Call(usize, usize),
+}
+
+impl Drill {
+    fn loaded(&mut self, result: Result<Vec<FailedCall>, String>) {
+        self.loading = false;
+        match result {
+            Ok(calls) => {
+                self.groups = failures::groups(calls);
+                self.lines = self
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(g, group)| {
+                        std::iter::once(DrillLine::Group(g))
+                            .chain((0..group.calls.len()).map(move |c| DrillLine::Call(g, c)))
+                    })
+                    .collect();
+                // On the first call: enter opens it at once.
+                self.selected = usize::from(self.lines.len() > 1);
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The call on the selected line (a heading stands for its first).
+    pub fn chosen(&self) -> Option<&FailedCall> {
+        match self.lines.get(self.selected)? {
+            DrillLine::Group(g) => self.groups.get(*g)?.calls.first(),
+            DrillLine::Call(g, c) => self.groups.get(*g)?.calls.get(*c),
+        }
+    }
+}
+
+impl InsightsView {
+    /// The calls the range admits, as of `now_ms`.
+    fn filter(&self, now_ms: i64) -> CallFilter {
+        CallFilter {
+            since: RANGES[self.range].map(|days| now_ms - i64::from(days) * 86_400_000),
+            ..CallFilter::default()
+        }
+    }
+
+    /// What a thread answered (an older question's answer is dropped).
+    pub fn on_reply(&mut self, generation: u64, reply: InsightsReply) {
+        if generation != self.generation {
+            return;
+        }
+        match reply {
+            InsightsReply::Counts(result) => {
+                self.loading = false;
+                match result {
+                    Ok(counts) => {
+                        self.cells = failures::cells(&counts, self.sort);
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e),
+                }
+                self.selected = self.selected.min(self.cells.len().saturating_sub(1));
+            }
+            InsightsReply::Failed(result) => {
+                if let Some(d) = self.drill.as_mut() {
+                    d.loaded(result);
+                }
+            }
+        }
+    }
+
+    /// The range in words: "last 30 days", "all time".
+    pub fn range_words(&self) -> String {
+        match RANGES[self.range] {
+            Some(days) => format!("last {days} days"),
+            None => "all time".into(),
+        }
+    }
+}
+
+impl App {
+    /// `I`: open the view on the range last chosen (30 days at first).
+    pub(crate) fn open_insights(&mut self) {
+        if self.archive.setting.is_none() {
+            self.verbs
+                .warn("the archive is off: no tool call is on record");
+            return;
+        }
+        let was = &self.overlays.insights;
+        let range = if was.generation == 0 {
+            FIRST_RANGE
+        } else {
+            was.range
+        };
+        self.overlays.insights = InsightsView {
+            range,
+            sort: was.sort,
+            page: was.page.max(1),
+            generation: was.generation,
+            ..Default::default()
+        };
+        self.overlay = Some(Overlay::Insights);
+        self.insights_read(None);
+    }
+
+    /// Ask the archive, on a thread: the counts, or (`drill`) one row's
+    /// failed calls.
+    pub(crate) fn insights_read(&mut self, drill: Option<(String, String)>) {
+        let Some(setting) = self.archive.setting.clone() else {
+            return;
+        };
+        let view = &mut self.overlays.insights;
+        view.generation += 1;
+        let generation = view.generation;
+        let filter = view.filter(crate::archive::now_ms());
+        match &drill {
+            Some((model, tool)) => {
+                view.drill = Some(Drill {
+                    model: model.clone(),
+                    tool: tool.clone(),
+                    loading: true,
+                    ..Default::default()
+                })
+            }
+            None => {
+                view.loading = true;
+                view.drill = None;
+            }
+        }
+        let tell = self.verbs.done_sender();
+        std::thread::spawn(move || {
+            let engine = setting
+                .open()
+                .map_err(|e| e.to_string())
+                .and_then(|engine| engine.ok_or_else(|| "the archive is off".to_string()));
+            let reply = match (engine, drill) {
+                (Err(e), None) => InsightsReply::Counts(Err(e)),
+                (Err(e), Some(_)) => InsightsReply::Failed(Err(e)),
+                (Ok(mut engine), None) => {
+                    InsightsReply::Counts(engine.tool_calls(&filter).map_err(|e| e.to_string()))
+                }
+                (Ok(mut engine), Some((model, tool))) => InsightsReply::Failed(
+                    engine
+                        .failed_calls(&filter, &model, &tool, CALLS_MAX)
+                        .map_err(|e| e.to_string()),
+                ),
+            };
+            let _ = tell.send(AppMsg::Insights(generation, reply));
+        });
+    }
+}
+
+impl Component for InsightsView {
+    fn key(&mut self, key: KeyEvent, cx: &Cx<'_>) -> Handled {
+        if let Some(drill) = self.drill.as_mut() {
+            // Back to the rows (a read still under way is dropped).
+            if cx.only(Context::List, &key) == Some(Action::ListClose) {
+                self.drill = None;
+                return Handled::Used;
+            }
+            return drill_key(drill, key, cx, self.page);
+        }
+        let range = match key.code {
+            KeyCode::Char(c @ '1'..='5') => Some(c as usize - '1' as usize),
+            KeyCode::Left | KeyCode::Char('h') => Some(self.range.saturating_sub(1)),
+            KeyCode::Right | KeyCode::Char('l') => Some((self.range + 1).min(RANGES.len() - 1)),
+            _ => None,
+        };
+        if let Some(range) = range {
+            if range != self.range {
+                self.range = range;
+                return Handled::Asks(Ask::InsightsRead(None));
+            }
+            return Handled::Used;
+        }
+        let action = match cx.only(Context::List, &key) {
+            _ if cx.is(Action::Insights, &key) => Some(Action::ListClose),
+            a => a,
+        };
+        if let Some(to) =
+            action.and_then(|a| list_move(a, self.selected, self.cells.len(), self.page))
+        {
+            self.selected = to;
+            return Handled::Used;
+        }
+        match action {
+            Some(Action::ListSort) => {
+                self.sort = self.sort.next();
+                failures::sort(&mut self.cells, self.sort);
+                self.selected = 0;
+            }
+            Some(Action::ListChoose) => {
+                if let Some(c) = self.cells.get(self.selected).filter(|c| c.failed > 0) {
+                    return Handled::Asks(Ask::InsightsRead(Some((
+                        c.model.clone(),
+                        c.tool.clone(),
+                    ))));
+                }
+            }
+            Some(Action::ListClose) => return Handled::Asks(Ask::Close),
+            _ => {}
+        }
+        Handled::Used
+    }
+}
+
+/// Keys in a drilled row: move, enter opens the call at its place.
+fn drill_key(drill: &mut Drill, key: KeyEvent, cx: &Cx<'_>, page: usize) -> Handled {
+    let action = cx.only(Context::List, &key);
+    if let Some(to) = action.and_then(|a| list_move(a, drill.selected, drill.lines.len(), page)) {
+        drill.selected = to;
+        return Handled::Used;
+    }
+    match action {
+        Some(Action::ListChoose) => match drill.chosen() {
+            Some(call) => Handled::Asks(Ask::OpenHit(Box::new(call.hit()))),
+            None => Handled::Used,
+        },
+        _ => Handled::Used,
+    }
+}
