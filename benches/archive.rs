@@ -11,6 +11,9 @@
 //!    goal ≤ 50 ms), a filtered query (project + tool + date range, ≤ 100
 //!    ms), prefixes while typing ("bil", "bill", "billi": ≤ 100 ms).
 //! 3. Disk: the archive's size ÷ the JSON it was built from (goal ≤ 1.5).
+//! 4. Failures by model and tool (`ocview insights failures`) over the
+//!    whole archive and its last 30 days: ≤ 1 s on SQLite, ≤ 2 s on
+//!    PostgreSQL.
 //!
 //! The corpus (benches/archive_data) and the SQLite archive built from it
 //! are made once and kept under target/bench-archive/, so reruns are
@@ -263,6 +266,44 @@ fn redaction(dir: &Path, files: &[(PathBuf, usize)], plain_rate: f64) {
         1.3,
         ratio / 1.3,
     );
+}
+
+/// Failures by model and tool (#41) over the whole archive and over its
+/// last 30 days: timed cold, then the median of three. Goal ≤ `goal_ms`.
+fn insights(engine_name: &str, engine: &mut dyn Engine, goal_ms: f64) {
+    use ocview::archive::tool_calls::CallFilter;
+    let cases = [
+        ("all time", CallFilter::default()),
+        (
+            "last 30 days",
+            CallFilter {
+                since: Some(NEWEST - 30 * DAY),
+                ..CallFilter::default()
+            },
+        ),
+    ];
+    for (label, filter) in cases {
+        let started = Instant::now();
+        let counts = engine.tool_calls(&filter).unwrap();
+        let cold = ms(started.elapsed());
+        let mut runs: Vec<f64> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                engine.tool_calls(&filter).unwrap();
+                ms(t.elapsed())
+            })
+            .collect();
+        runs.sort_by(f64::total_cmp);
+        let calls: u64 = counts.iter().map(|c| c.calls).sum();
+        line(
+            &format!("{engine_name}: failures by model and tool, {label}"),
+            runs[1],
+            "ms",
+            goal_ms,
+            runs[1] / goal_ms,
+        );
+        println!("{:>59} cold {cold:.0} ms, {calls} calls", "");
+    }
 }
 
 /// The queries: each timed cold, then the median of five.
@@ -586,6 +627,7 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
     let mut engine = Setting::Sqlite(big.clone()).open().unwrap().unwrap();
     println!("SQLite archive: {:?}", engine.counts().unwrap());
     queries("SQLite", &mut *engine);
+    insights("SQLite", &mut *engine, 1000.0);
     let (largest, n): (String, i64) = rusqlite::Connection::open(&big)
         .unwrap()
         .query_row(
@@ -616,6 +658,7 @@ fn postgres(files: &[(PathBuf, usize)], pg_parts: usize) {
         }
         println!("PostgreSQL archive: {:?}", engine.counts().unwrap());
         queries("PostgreSQL", &mut *engine);
+        insights("PostgreSQL", &mut *engine, 2000.0);
         return;
     }
     let pg = match postgres::Postgres::start() {
@@ -639,4 +682,5 @@ fn postgres(files: &[(PathBuf, usize)], pg_parts: usize) {
     );
     println!("PostgreSQL archive: {:?}", engine.counts().unwrap());
     queries("PostgreSQL", &mut *engine);
+    insights("PostgreSQL", &mut *engine, 2000.0);
 }

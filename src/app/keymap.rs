@@ -147,7 +147,7 @@ actions! {
     ListBottom => "list_bottom", List, "last entry", ["G", "end"];
     ListChoose => "list_choose", List, "go to the chosen entry", ["enter"];
     ListClose => "list_close", List, "close", ["esc", "q"];
-    ListKind => "list_kind", List, "answers on record: permissions, questions or both", ["tab"];
+    ListKind => "list_kind", List, "answers on record: permissions, questions or both; insights: failures or waits", ["tab"];
     ListThisSession => "list_this_session", List, "answers on record: this session's only, or every session's", ["S"];
     ListSort => "list_sort", List, "failures: order by failed, rate, calls, model or tool", ["s"];
     PromptNext => "prompt_next", Prompt, "next waiting prompt", ["]", "ctrl-n"];

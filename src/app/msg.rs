@@ -42,7 +42,7 @@ pub enum AppMsg {
     Answers(Result<Vec<crate::archive::rows::AnswerRow>, String>),
     /// The failures by model and tool, or a row's failed calls, for the
     /// question of this number.
-    Insights(u64, crate::app::overlays::insights::InsightsReply),
+    Insights(u64, InsightsReply),
 }
 
 /// Which program opens the content.
@@ -83,4 +83,12 @@ pub enum ArchiveReply {
         hit: Box<Hit>,
         result: Result<Vec<String>, String>,
     },
+}
+
+/// What the insights' thread answers (`overlays::insights`).
+#[derive(Debug)]
+pub enum InsightsReply {
+    Counts(Result<Vec<crate::archive::tool_calls::CallCount>, String>),
+    Failed(Result<Vec<crate::archive::tool_calls::FailedCall>, String>),
+    Waits(Result<Box<crate::insights::waits::Waits>, String>),
 }

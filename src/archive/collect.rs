@@ -53,6 +53,8 @@ struct Touched {
     updates: HashMap<String, (String, u64)>,
     /// The time of the last event, for "newer state wins".
     clock: i64,
+    /// Prompts asked or settled, by request.
+    prompts: HashMap<String, crate::archive::prompt_waits::PromptRow>,
 }
 
 impl Collector {
@@ -221,6 +223,9 @@ impl Collector {
             checkpoint: None,
             answers: Vec::new(),
             redacted: None,
+            prompts: std::mem::take(&mut self.touched.prompts)
+                .into_values()
+                .collect(),
         };
         self.let_go_of_loaded();
         batch
@@ -260,6 +265,7 @@ impl Touched {
             todos,
             updates,
             clock,
+            prompts,
         } = self;
         let Some(session) = env.event.session() else {
             return;
@@ -285,6 +291,20 @@ impl Touched {
                 ..
             } => {
                 streamed.insert((session.clone(), message_id.clone(), part_id.clone()));
+            }
+            Event::PermissionAsked(_)
+            | Event::QuestionAsked(_)
+            | Event::PermissionReplied { .. }
+            | Event::QuestionReplied { .. }
+            | Event::QuestionRejected { .. } => {
+                if let Some(row) = prompt_row(&env.event, env.received_ms.unwrap_or(*clock)) {
+                    match prompts.entry(row.request_id.clone()) {
+                        std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().fold(row),
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert(row);
+                        }
+                    }
+                }
             }
             Event::SessionIdle { .. }
             | Event::SessionError { .. }
@@ -330,4 +350,52 @@ impl Touched {
         }
         sessions.insert(session);
     }
+}
+
+/// A prompt event as the row it makes (ids as their server gave them),
+/// timed `at`.
+fn prompt_row(event: &Event, at: i64) -> Option<crate::archive::prompt_waits::PromptRow> {
+    use crate::archive::prompt_waits::PromptRow;
+    use crate::model::store::fleet::bare;
+    let settled = |session: &str, request: &str, kind: &str, reply: &str| PromptRow {
+        request_id: bare(request).to_string(),
+        session_id: bare(session).to_string(),
+        kind: kind.into(),
+        settled: Some(at),
+        reply: Some(reply.into()),
+        ..PromptRow::default()
+    };
+    Some(match event {
+        Event::PermissionAsked(p) => PromptRow {
+            request_id: bare(&p.id).to_string(),
+            session_id: bare(&p.session_id).to_string(),
+            kind: "permission".into(),
+            what: p.permission.clone(),
+            asked: Some(at),
+            ..PromptRow::default()
+        },
+        Event::QuestionAsked(q) => PromptRow {
+            request_id: bare(&q.id).to_string(),
+            session_id: bare(&q.session_id).to_string(),
+            kind: "question".into(),
+            what: "question".into(),
+            asked: Some(at),
+            ..PromptRow::default()
+        },
+        Event::PermissionReplied {
+            session_id,
+            request_id,
+            reply,
+        } => settled(session_id, request_id, "permission", reply),
+        Event::QuestionReplied {
+            session_id,
+            request_id,
+            ..
+        } => settled(session_id, request_id, "question", "answered"),
+        Event::QuestionRejected {
+            session_id,
+            request_id,
+        } => settled(session_id, request_id, "question", "dismissed"),
+        _ => return None,
+    })
 }

@@ -145,6 +145,12 @@ pub trait Engine: Send {
         tool: &str,
         limit: u32,
     ) -> Result<Vec<crate::archive::tool_calls::FailedCall>, ArchiveError>;
+    /// Every prompt asked in the filter's range (by when it was asked),
+    /// with who answered it, newest first (`crate::archive::prompt_waits`).
+    fn prompt_waits(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+    ) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError>;
     /// The answers given to prompts, newest first (`super::rows::AnswerRow`).
     fn answers(
         &mut self,

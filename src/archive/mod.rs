@@ -29,6 +29,7 @@ pub mod origin;
 pub mod place;
 pub mod postgres;
 pub mod progress;
+pub mod prompt_waits;
 pub mod prune;
 pub mod prune_log;
 pub mod query;

@@ -106,6 +106,9 @@ pub struct Batch {
     /// policy says.
     #[serde(default)]
     pub redacted: Option<Vec<Found>>,
+    /// Prompts seen asked or settled (`super::prompt_waits`).
+    #[serde(default)]
+    pub prompts: Vec<crate::archive::prompt_waits::PromptRow>,
 }
 
 /// One answer to a prompt, as the audit keeps it.
@@ -150,6 +153,7 @@ impl Batch {
             && self.parts.is_empty()
             && self.checkpoint.is_none()
             && self.answers.is_empty()
+            && self.prompts.is_empty()
     }
 }
 

@@ -19,6 +19,32 @@ pub enum InsightsCommand {
     /// Tool calls by model and tool: calls, failed, the failure rate, and
     /// each outcome apart (error, invalid, rejected by a person, aborted).
     Failures(FailuresArgs),
+    /// Prompts asked and how long they waited on a person: answered,
+    /// rejected, never answered; median, p90, longest; where they were
+    /// answered; by day, project and session; the longest waits.
+    Waits(WaitsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WaitsArgs {
+    /// Asked from this date on: YYYY-MM-DD, ms since 1970, or an age (3d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Asked before this date (same forms as --since).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only sessions of this project (its folder).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only sessions archived from this machine.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// JSON for scripts.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// One row per prompt as CSV.
+    #[arg(long)]
+    pub csv: bool,
 }
 
 #[derive(Args, Debug)]
@@ -58,7 +84,10 @@ pub struct FailuresArgs {
 }
 
 pub fn run(command: &InsightsCommand, setting: &Setting) -> Result<ExitCode, String> {
-    let InsightsCommand::Failures(args) = command;
+    let args = match command {
+        InsightsCommand::Failures(args) => args,
+        InsightsCommand::Waits(args) => return waits(args, setting),
+    };
     let now = crate::archive::now_ms();
     let time = |t: &Option<String>| {
         t.as_deref()
@@ -254,4 +283,106 @@ fn groups_csv(groups: &[ErrorGroup]) -> String {
         }
     }
     out
+}
+
+/// `ocview insights waits`.
+fn waits(args: &WaitsArgs, setting: &Setting) -> Result<ExitCode, String> {
+    use crate::insights::waits::{Where, duration, figures};
+    let now = crate::archive::now_ms();
+    let time = |t: &Option<String>| {
+        t.as_deref()
+            .map(|t| crate::archive::query::parse_time(t, now))
+            .transpose()
+    };
+    let filter = CallFilter {
+        since: time(&args.since)?,
+        until: time(&args.until)?,
+        project: args.project.clone(),
+        machine: args.machine.clone(),
+        model: None,
+    };
+    let mut archive = crate::cli::archive::open(setting)?;
+    let rows = archive.prompt_waits(&filter).map_err(|e| e.to_string())?;
+    let here = crate::archive::origin::hostname();
+    let text = if args.json {
+        json(&serde_json::to_value(figures(&rows, &here)).unwrap_or_default())
+    } else if args.csv {
+        let mut out = "request_id,session_id,project,kind,what,asked,settled,waited_ms,reply,answered_where\n"
+            .to_string();
+        for w in &rows {
+            let n = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{}\n",
+                csv(&w.request_id),
+                csv(&w.session_id),
+                csv(w.project.as_deref().unwrap_or_default()),
+                csv(&w.kind),
+                csv(&w.what),
+                n(w.asked),
+                n(w.settled),
+                n(w.waited()),
+                csv(w.reply.as_deref().unwrap_or_default()),
+                match w.settled {
+                    Some(_) => Where::of(w, &here).words(),
+                    None => "",
+                }
+            ));
+        }
+        out
+    } else if rows.is_empty() {
+        "no prompt on record (for this filter)\n".to_string()
+    } else {
+        let w = figures(&rows, &here);
+        let t = &w.total;
+        let d = |ms: Option<i64>| ms.map_or("-".to_string(), duration);
+        let mut out = format!(
+            "{} prompts asked, {} answered ({} rejected, {:.1}%), {} never answered\n\
+             waited: median {}, p90 {}, longest {}\n",
+            t.asked,
+            t.answered,
+            t.rejected,
+            t.rejected_share() * 100.0,
+            t.never_answered,
+            d(t.median_ms),
+            d(t.p90_ms),
+            d(t.longest_ms)
+        );
+        let places: Vec<String> = w
+            .answered_where
+            .iter()
+            .map(|(place, n)| format!("{} {n}", place.words()))
+            .collect();
+        out.push_str(&format!("answered by: {}\n", places.join(", ")));
+        out.push_str("longest waits:\n");
+        for l in w.longest.iter().take(10) {
+            out.push_str(&format!(
+                "  {:>8}  {}  {}  “{}”  {}\n",
+                d(l.waited()),
+                crate::cli::archive::date(l.asked.unwrap_or_default()),
+                sanitize::line(&l.what),
+                sanitize::line(&l.title),
+                sanitize::line(&l.session_id)
+            ));
+        }
+        out.push_str("by project:\n");
+        for (project, f) in w.by_project.iter().take(10) {
+            out.push_str(&format!(
+                "  {:<40} {:>5} asked  median {}\n",
+                sanitize::line(project),
+                f.asked,
+                d(f.median_ms)
+            ));
+        }
+        out.push_str("by day:\n");
+        for (day, f) in w.by_day.iter().rev().take(14) {
+            out.push_str(&format!(
+                "  {day}  {:>5} asked  median {}  longest {}\n",
+                f.asked,
+                d(f.median_ms),
+                d(f.longest_ms)
+            ));
+        }
+        out
+    };
+    crate::cli::io::write_stdout(&text).map_err(|e| e.to_string())
 }

@@ -159,7 +159,8 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// What the archive says beyond each session: `failures`, which model
     /// breaks which tool (calls, failures and their rate by model and
-    /// tool, each outcome apart); --json or --csv for scripts.
+    /// tool, each outcome apart); `waits`, how long agents waited on
+    /// people; --json or --csv for scripts.
     Insights {
         #[command(subcommand)]
         command: insights::InsightsCommand,

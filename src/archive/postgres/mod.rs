@@ -179,6 +179,28 @@ impl PgArchive {
             if version >= answers::SINCE {
                 answers::save(&tx, &batch.answers).await?;
             }
+            if version >= crate::archive::prompt_waits::SINCE && !batch.prompts.is_empty() {
+                let put = tx
+                    .prepare(&crate::archive::prompt_waits::upsert_sql(|i| {
+                        format!("${i}")
+                    }))
+                    .await?;
+                for p in &batch.prompts {
+                    tx.execute(
+                        &put,
+                        &[
+                            &p.request_id,
+                            &p.session_id,
+                            &p.kind,
+                            &p.what,
+                            &p.asked,
+                            &p.settled,
+                            &p.reply,
+                        ],
+                    )
+                    .await?;
+                }
+            }
             // Delivered when the transaction commits, and only then.
             crate::archive::postgres::notify::announce(&tx, batch).await?;
             if let Some(c) = &batch.checkpoint {
@@ -609,6 +631,13 @@ impl Engine for PgArchive {
         limit: u32,
     ) -> Result<Vec<crate::archive::tool_calls::FailedCall>, ArchiveError> {
         tool_calls::failed(self, filter, model, tool, limit)
+    }
+
+    fn prompt_waits(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+    ) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError> {
+        tool_calls::prompt_waits(self, filter)
     }
 
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {

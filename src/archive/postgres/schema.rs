@@ -151,6 +151,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (15, "answers", crate::archive::postgres::answers::SQL),
     // A tool call's error in its row: outcomes counted without its JSON.
     (16, "tool_call_errors", crate::archive::tool_calls::SQL),
+    // Every prompt seen asked and settled, timed: what waited on people.
+    (17, "prompts", crate::archive::prompt_waits::SQL),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

@@ -162,3 +162,37 @@ fn fill_errors(a: &mut PgArchive) -> Result<(), ArchiveError> {
     .map_err(|e| classify(&a.place, &e))?;
     Ok(())
 }
+
+pub(in crate::archive) fn prompt_waits(
+    a: &mut PgArchive,
+    f: &CallFilter,
+) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError> {
+    // An archive from before prompts were kept (a reader who may not
+    // upgrade it) has none to say.
+    if a.version < crate::archive::prompt_waits::SINCE {
+        return Ok(Vec::new());
+    }
+    let sql = crate::archive::prompt_waits::waits_sql(|i| format!("${i}"), true);
+    let mut args = filter_args(f);
+    args.truncate(4);
+    let rows = query(a, &sql, &args)?;
+    Ok(rows
+        .iter()
+        .map(|r| crate::archive::prompt_waits::PromptWait {
+            request_id: r.get(0),
+            session_id: r.get(1),
+            title: r.get(2),
+            project: r.get(3),
+            kind: r.get(4),
+            what: r.get(5),
+            asked: r.get(6),
+            settled: r.get(7),
+            reply: r.get(8),
+            by: r.get(9),
+            machine: r.get(10),
+            server: r.get(11),
+            host: r.get(12),
+            file: r.get(13),
+        })
+        .collect())
+}

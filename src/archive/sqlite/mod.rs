@@ -458,6 +458,7 @@ impl Engine for SqliteArchive {
         let written = write::batch(&tx, &batch).map_err(err)?;
         crate::archive::sqlite::redactions::save(&tx, &found).map_err(err)?;
         answers::save(&tx, &batch.answers).map_err(err)?;
+        save_prompts(&tx, &batch.prompts).map_err(err)?;
         if let Some(c) = &batch.checkpoint {
             crate::archive::sqlite::resume::save(&tx, c).map_err(err)?;
         }
@@ -597,6 +598,13 @@ impl Engine for SqliteArchive {
         tool_calls::failed(self, filter, model, tool, limit)
     }
 
+    fn prompt_waits(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+    ) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError> {
+        tool_calls::prompt_waits(self, filter)
+    }
+
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {
         crate::archive::sqlite::upkeep::rehearse(self, on)
     }
@@ -624,4 +632,29 @@ fn sqlite_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ListedSession> {
         host: r.get(4)?,
         file: r.get(5)?,
     })
+}
+
+/// Prompts seen asked or settled (`crate::archive::prompt_waits`).
+fn save_prompts(
+    tx: &rusqlite::Transaction<'_>,
+    prompts: &[crate::archive::prompt_waits::PromptRow],
+) -> rusqlite::Result<()> {
+    if prompts.is_empty() {
+        return Ok(());
+    }
+    let mut put = tx.prepare(&crate::archive::prompt_waits::upsert_sql(|i| {
+        format!("?{i}")
+    }))?;
+    for p in prompts {
+        put.execute(rusqlite::params![
+            p.request_id,
+            p.session_id,
+            p.kind,
+            p.what,
+            p.asked,
+            p.settled,
+            p.reply
+        ])?;
+    }
+    Ok(())
 }

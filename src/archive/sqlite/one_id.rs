@@ -72,6 +72,7 @@ fn sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             checkpoint: None,
             answers: Vec::new(),
             redacted: None,
+            prompts: Vec::new(),
         };
         crate::archive::sqlite::write::batch(tx, &batch)?;
     }

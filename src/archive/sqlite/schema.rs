@@ -142,6 +142,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (15, "answers", crate::archive::sqlite::answers::SQL),
     // A tool call's error in its row: outcomes counted without its JSON.
     (16, "tool_call_errors", crate::archive::tool_calls::SQL),
+    // Every prompt seen asked and settled, timed: what waited on people.
+    (17, "prompts", crate::archive::prompt_waits::SQL),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

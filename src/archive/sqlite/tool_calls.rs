@@ -145,3 +145,33 @@ fn unread(conn: &Connection) -> rusqlite::Result<Vec<(i64, String)>> {
     }
     Ok(found)
 }
+
+pub(in crate::archive) fn prompt_waits(
+    a: &mut SqliteArchive,
+    f: &CallFilter,
+) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError> {
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let sql = crate::archive::prompt_waits::waits_sql(|i| format!("?{i}"), false);
+    let mut stmt = a.conn.prepare(&sql).map_err(err)?;
+    let rows = stmt
+        .query_map(params![f.since, f.until, f.project, f.machine], |r| {
+            Ok(crate::archive::prompt_waits::PromptWait {
+                request_id: r.get(0)?,
+                session_id: r.get(1)?,
+                title: r.get(2)?,
+                project: r.get(3)?,
+                kind: r.get(4)?,
+                what: r.get(5)?,
+                asked: r.get(6)?,
+                settled: r.get(7)?,
+                reply: r.get(8)?,
+                by: r.get(9)?,
+                machine: r.get(10)?,
+                server: r.get(11)?,
+                host: r.get(12)?,
+                file: r.get(13)?,
+            })
+        })
+        .map_err(err)?;
+    rows.collect::<Result<_, _>>().map_err(err)
+}

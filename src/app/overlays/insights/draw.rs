@@ -17,7 +17,7 @@ use crate::model::wire::sanitize;
 use crate::render::theme::{Role, Theme};
 use crate::render::{clock, wrap};
 
-use super::{Drill, DrillLine, InsightsView};
+use super::{Drill, DrillLine, InsightsView, Kind};
 
 /// The view's box on a screen: wide, nearly the whole height.
 pub fn area(screen: Rect) -> Rect {
@@ -34,6 +34,16 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let rows = area.height.saturating_sub(4).max(1) as usize;
     let key = |a: Action| app.keymap.hint(a).unwrap_or_default();
     let (title, lines) = match &view.drill {
+        None if view.kind == Kind::Waits => (
+            format!(
+                " Waits on people · {} · 1-5 range · {} failures · {} open · {} close ",
+                view.range_words(),
+                key(Action::ListKind),
+                key(Action::ListChoose),
+                key(Action::ListClose)
+            ),
+            waits_lines(view, width, rows, app.clock_ms(), theme),
+        ),
         Some(drill) => (
             format!(
                 " {} by {} · {} · {} open · {} back ",
@@ -47,9 +57,10 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         ),
         None => (
             format!(
-                " Failures by model and tool · {} · 1-5 range · {} order · {} calls · {} close ",
+                " Failures by model and tool · {} · 1-5 range · {} order · {} waits · {} calls · {} close ",
                 view.range_words(),
                 key(Action::ListSort),
+                key(Action::ListKind),
                 key(Action::ListChoose),
                 key(Action::ListClose)
             ),
@@ -335,6 +346,129 @@ fn drill_lines(
             }
         };
         lines.push(line);
+    }
+    lines
+}
+
+/// The waits: the totals, where prompts were answered, then the longest
+/// waits (selectable), then the projects that waited most, as room allows.
+fn waits_lines(
+    view: &InsightsView,
+    width: usize,
+    rows: usize,
+    today: i64,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    use crate::insights::waits::duration;
+    let said = match (&view.error, view.loading, &view.waits) {
+        (Some(e), _, _) => Some((
+            format!("cannot read the archive: {}", sanitize::line(e)),
+            Role::Error,
+        )),
+        (None, true, _) | (None, false, None) => Some(("reading the archive…".into(), Role::Muted)),
+        (None, false, Some(w)) if w.total.asked == 0 => {
+            Some(("no prompt asked in this range".into(), Role::Muted))
+        }
+        _ => None,
+    };
+    if let Some((text, role)) = said {
+        return vec![Line::styled(
+            wrap::truncate(&text, width),
+            theme.style(role),
+        )];
+    }
+    let Some(w) = view.waits.as_deref() else {
+        return Vec::new();
+    };
+    let t = &w.total;
+    let d = |ms: Option<i64>| ms.map_or("-".to_string(), duration);
+    let muted = |text: String| Line::styled(wrap::truncate(&text, width), theme.style(Role::Muted));
+    let mut lines = vec![
+        Line::styled(
+            wrap::truncate(
+                &format!(
+                    "{} prompts asked, {} answered, {} rejected ({:.1}%), {} never answered",
+                    t.asked,
+                    t.answered,
+                    t.rejected,
+                    t.rejected_share() * 100.0,
+                    t.never_answered
+                ),
+                width,
+            ),
+            theme.style(Role::Text),
+        ),
+        muted(format!(
+            "waited: median {}, p90 {}, longest {}",
+            d(t.median_ms),
+            d(t.p90_ms),
+            d(t.longest_ms)
+        )),
+        muted(format!(
+            "answered by: {}",
+            w.answered_where
+                .iter()
+                .map(|(place, n)| format!("{} {n}", place.words()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Line::styled(
+            wrap::truncate(" LONGEST WAITS", width),
+            theme.style(Role::Heading),
+        ),
+    ];
+    let room = rows.saturating_sub(lines.len() + 1);
+    let first = view
+        .wait_selected
+        .saturating_sub(room / 3)
+        .min(w.longest.len().saturating_sub(room));
+    for (i, l) in w.longest.iter().enumerate().skip(first).take(room) {
+        let chosen = i == view.wait_selected;
+        let base = if chosen {
+            theme.style(Role::SelectionFocus)
+        } else {
+            Style::default()
+        };
+        let head = format!(
+            "{}{:>9}  {:>12}  {:<10} ",
+            if chosen { "›" } else { " " },
+            d(l.waited()),
+            clock::wall_clock(l.asked.unwrap_or_default(), today),
+            wrap::truncate(&sanitize::line(&l.what), 10)
+        );
+        let reply = format!("  {}", sanitize::line(l.reply.as_deref().unwrap_or("-")));
+        let room = width.saturating_sub(wrap::width(&head) + wrap::width(&reply));
+        let title = wrap::truncate(&sanitize::line(&l.title), room);
+        let pad = room.saturating_sub(wrap::width(&title));
+        let role = if l.rejected() {
+            Role::Warning
+        } else {
+            Role::Muted
+        };
+        lines.push(Line::from(vec![
+            Span::styled(head, theme.style(Role::Accent).patch(base)),
+            Span::styled(
+                format!("{title}{}", " ".repeat(pad)),
+                theme.style(Role::Text).patch(base),
+            ),
+            Span::styled(reply, theme.style(role).patch(base)),
+        ]));
+    }
+    let left = rows.saturating_sub(lines.len());
+    if left >= 3 && !w.by_project.is_empty() {
+        lines.push(Line::styled(
+            wrap::truncate(" BY PROJECT", width),
+            theme.style(Role::Heading),
+        ));
+        for (project, f) in w.by_project.iter().take(left - 1) {
+            lines.push(muted(format!(
+                " {:<40} {:>5} asked  median {}  longest {}",
+                wrap::truncate_start(&sanitize::line(project), 40),
+                f.asked,
+                d(f.median_ms),
+                d(f.longest_ms)
+            )));
+        }
     }
     lines
 }

@@ -1,8 +1,13 @@
-//! Failures by model and tool (`I`): every tool call the archive holds,
-//! one row per model and tool with its calls, failures and their rate,
-//! each outcome apart, read off the loop. 1-5 (or ←/→) pick the range as
-//! in the usage view, `s` the order; enter drills into a row: its failed
-//! calls grouped by their error, each opened at its place in its session.
+//! Insights (`I`), read off the loop, `tab` from one to the other:
+//! - failures by model and tool: one row per model and tool with its
+//!   calls, failures and their rate, each outcome apart; `s` the order;
+//!   enter drills into a row: its failed calls grouped by their error,
+//!   each opened at its place in its session;
+//! - waits on people: prompts asked, answered, rejected and never
+//!   answered, how long they waited, where they were answered, and the
+//!   longest waits, each opened at its session.
+//!
+//! 1-5 (or ←/→) pick the range as in the usage view.
 
 pub mod draw;
 
@@ -10,26 +15,29 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use crate::app::component::{Ask, Component, Cx, Handled, list_move};
 use crate::app::keymap::{Action, Context};
-use crate::app::msg::AppMsg;
+use crate::app::msg::{AppMsg, InsightsReply};
 use crate::app::overlays::usage::RANGES;
 use crate::app::{App, Overlay};
-use crate::archive::tool_calls::{CallCount, CallFilter, FailedCall};
+use crate::archive::tool_calls::{CallFilter, FailedCall};
 use crate::insights::failures::{self, Cell, ErrorGroup, SortBy};
+use crate::insights::waits::Waits;
 
 /// The most failed calls a drill reads.
 const CALLS_MAX: u32 = 2000;
 /// The range the view opens on at first (30 days).
 const FIRST_RANGE: usize = 1;
 
-/// What the archive's thread answers.
-#[derive(Debug)]
-pub enum InsightsReply {
-    Counts(Result<Vec<CallCount>, String>),
-    Failed(Result<Vec<FailedCall>, String>),
+/// Which insight the view shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kind {
+    #[default]
+    Failures,
+    Waits,
 }
 
 #[derive(Debug, Default)]
 pub struct InsightsView {
+    pub kind: Kind,
     /// `RANGES[range]`.
     pub range: usize,
     pub sort: SortBy,
@@ -41,6 +49,10 @@ pub struct InsightsView {
     pub page: usize,
     /// A row drilled into, while it is.
     pub drill: Option<Drill>,
+    /// The waits' figures, once read.
+    pub waits: Option<Box<Waits>>,
+    /// The longest wait selected.
+    pub wait_selected: usize,
     /// Answers to an older question are dropped.
     generation: u64,
 }
@@ -126,6 +138,18 @@ impl InsightsView {
                     d.loaded(result);
                 }
             }
+            InsightsReply::Waits(result) => {
+                self.loading = false;
+                match result {
+                    Ok(w) => {
+                        self.wait_selected =
+                            self.wait_selected.min(w.longest.len().saturating_sub(1));
+                        self.waits = Some(w);
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e),
+                }
+            }
         }
     }
 
@@ -153,6 +177,7 @@ impl App {
             was.range
         };
         self.overlays.insights = InsightsView {
+            kind: was.kind,
             range,
             sort: was.sort,
             page: was.page.max(1),
@@ -173,6 +198,7 @@ impl App {
         view.generation += 1;
         let generation = view.generation;
         let filter = view.filter(crate::archive::now_ms());
+        let kind = view.kind;
         match &drill {
             Some((model, tool)) => {
                 view.drill = Some(Drill {
@@ -194,8 +220,18 @@ impl App {
                 .map_err(|e| e.to_string())
                 .and_then(|engine| engine.ok_or_else(|| "the archive is off".to_string()));
             let reply = match (engine, drill) {
+                (Err(e), None) if kind == Kind::Waits => InsightsReply::Waits(Err(e)),
                 (Err(e), None) => InsightsReply::Counts(Err(e)),
                 (Err(e), Some(_)) => InsightsReply::Failed(Err(e)),
+                (Ok(mut engine), None) if kind == Kind::Waits => InsightsReply::Waits(
+                    engine
+                        .prompt_waits(&filter)
+                        .map(|rows| {
+                            let here = crate::archive::origin::hostname();
+                            Box::new(crate::insights::waits::figures(&rows, &here))
+                        })
+                        .map_err(|e| e.to_string()),
+                ),
                 (Ok(mut engine), None) => {
                     InsightsReply::Counts(engine.tool_calls(&filter).map_err(|e| e.to_string()))
                 }
@@ -237,6 +273,16 @@ impl Component for InsightsView {
             _ if cx.is(Action::Insights, &key) => Some(Action::ListClose),
             a => a,
         };
+        if action == Some(Action::ListKind) {
+            self.kind = match self.kind {
+                Kind::Failures => Kind::Waits,
+                Kind::Waits => Kind::Failures,
+            };
+            return Handled::Asks(Ask::InsightsRead(None));
+        }
+        if self.kind == Kind::Waits {
+            return waits_key(self, action);
+        }
         if let Some(to) =
             action.and_then(|a| list_move(a, self.selected, self.cells.len(), self.page))
         {
@@ -276,6 +322,25 @@ fn drill_key(drill: &mut Drill, key: KeyEvent, cx: &Cx<'_>, page: usize) -> Hand
             Some(call) => Handled::Asks(Ask::OpenHit(Box::new(call.hit()))),
             None => Handled::Used,
         },
+        _ => Handled::Used,
+    }
+}
+
+/// Keys among the longest waits: move, enter opens the session.
+fn waits_key(view: &mut InsightsView, action: Option<Action>) -> Handled {
+    let longest = view.waits.as_ref().map_or(&[][..], |w| &w.longest[..]);
+    if let Some(to) =
+        action.and_then(|a| list_move(a, view.wait_selected, longest.len(), view.page))
+    {
+        view.wait_selected = to;
+        return Handled::Used;
+    }
+    match action {
+        Some(Action::ListChoose) => match longest.get(view.wait_selected) {
+            Some(w) => Handled::Asks(Ask::OpenHit(Box::new(w.hit()))),
+            None => Handled::Used,
+        },
+        Some(Action::ListClose) => Handled::Asks(Ask::Close),
         _ => Handled::Used,
     }
 }
