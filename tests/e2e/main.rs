@@ -68,6 +68,7 @@ mod history_bad_db;
 mod history_db;
 mod history_tmux;
 mod insights_failures;
+mod insights_tmux;
 mod insights_waits;
 mod job_control;
 mod layering;

@@ -1,8 +1,9 @@
-//! Failures by model and tool over the screen: the totals, then a row per
+//! The insights over the screen. Failures: the totals, then a row per
 //! model and tool (calls, failed, the rate with its bar, each outcome
 //! apart, as wide as the screen allows); drilled into, the row's failed
-//! calls under their error's fingerprint. Only the rows that fit are
-//! formatted.
+//! calls under their error's fingerprint. Waits: the totals, where prompts
+//! were answered, the longest waits, then the latest days and the
+//! projects, as room allows. Only the rows that fit are formatted.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -417,7 +418,13 @@ fn waits_lines(
             theme.style(Role::Heading),
         ),
     ];
-    let room = rows.saturating_sub(lines.len() + 1);
+    // The longest waits take at most half of what is left when the days
+    // and projects have something to say.
+    let left = rows.saturating_sub(lines.len() + 1);
+    let room = match w.by_day.len() + w.by_project.len() {
+        0 => left,
+        _ => left.div_ceil(2).max(3).min(left),
+    };
     let first = view
         .wait_selected
         .saturating_sub(room / 3)
@@ -455,7 +462,24 @@ fn waits_lines(
         ]));
     }
     let left = rows.saturating_sub(lines.len());
-    if left >= 3 && !w.by_project.is_empty() {
+    // The latest days, most recent first, then the projects.
+    let days = w.by_day.len().min(7).min(left.saturating_sub(1) / 2);
+    if days > 0 {
+        lines.push(Line::styled(
+            wrap::truncate(" BY DAY", width),
+            theme.style(Role::Heading),
+        ));
+        for (day, f) in w.by_day.iter().rev().take(days) {
+            lines.push(muted(format!(
+                " {day:<40} {:>5} asked  median {}  longest {}",
+                f.asked,
+                d(f.median_ms),
+                d(f.longest_ms)
+            )));
+        }
+    }
+    let left = rows.saturating_sub(lines.len());
+    if left >= 2 && !w.by_project.is_empty() {
         lines.push(Line::styled(
             wrap::truncate(" BY PROJECT", width),
             theme.style(Role::Heading),

@@ -1,0 +1,88 @@
+//! The insights on the real binary in a real terminal (tmux), at 80×24 and
+//! 200×50, over an archive `ocview archive import` built from every
+//! scenario of the real opencode 1.18.33: `I` shows the failures by model
+//! and tool, a row drilled into lists its failed calls by error, enter
+//! opens the archived session at the failed call; `tab` shows the waits.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use support::tmux::Tmux;
+
+fn scenarios() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode-1.18.33")
+}
+
+fn archive_of_every_scenario(dir: &Path) -> PathBuf {
+    let db = dir.join("archive.db");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(scenarios())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("event.jsonl"))
+        .filter(|f| f.exists())
+        .collect();
+    files.sort();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .arg("--archive")
+        .arg(&db)
+        .args(["archive", "import"])
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    db
+}
+
+fn insights_at(width: u16, height: u16) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = archive_of_every_scenario(dir.path());
+    let t = Tmux::start_sized(&format!("insights{width}"), width, height);
+    // The viewer shows one session; the archive holds every scenario's.
+    t.line(&format!(
+        "{} --archive {} replay --start end {}",
+        env!("CARGO_BIN_EXE_ocview"),
+        db.display(),
+        scenarios()
+            .join("a_bash_permission_once/event.jsonl")
+            .display()
+    ));
+    t.wait_for("the viewer", |s| s.contains("List project files"));
+    // All time: the scenarios ran on their own dates.
+    t.keys(&["I", "5"]);
+    let rows = t.wait_for("the failures by model and tool", |s| {
+        s.contains("Failures by model and tool · all time") && s.contains("mock/mock-1")
+    });
+    // Most failed first: the two rejected bash calls.
+    assert!(
+        rows.lines()
+            .any(|l| l.contains('›') && l.contains("mock/mock-1") && l.contains("bash")),
+        "{rows}"
+    );
+    assert!(rows.contains("REJ"), "{rows}");
+    t.keys(&["Enter"]);
+    let drill = t.wait_for("the row's failed calls", |s| {
+        s.contains("bash by mock/mock-1") && s.contains("rejected")
+    });
+    assert!(drill.contains("The user rejected permission"), "{drill}");
+    t.keys(&["Enter"]);
+    t.wait_for("the archived session at the rejected call", |s| {
+        !s.contains("bash by mock/mock-1") && s.contains("Rejected permission")
+    });
+    // The waits, a tab away.
+    t.keys(&["I", "Tab"]);
+    t.wait_for("the waits", |s| {
+        s.contains("Waits on people · all time") && s.contains("prompts asked")
+    });
+    t.keys(&["Escape", "q"]);
+    t.wait_for("the shell again", |s| !s.contains("Waits on people"));
+}
+
+#[test]
+fn the_insights_in_a_terminal_of_80_by_24() {
+    insights_at(80, 24);
+}
+
+#[test]
+fn the_insights_in_a_terminal_of_200_by_50() {
+    insights_at(200, 50);
+}
