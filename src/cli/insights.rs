@@ -27,18 +27,8 @@ pub enum InsightsCommand {
 
 #[derive(Args, Debug)]
 pub struct WaitsArgs {
-    /// Asked from this date on: YYYY-MM-DD, ms since 1970, or an age (3d).
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// Asked before this date (same forms as --since).
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
-    /// Only sessions of this project (its folder).
-    #[arg(long)]
-    pub project: Option<String>,
-    /// Only sessions archived from this machine.
-    #[arg(long)]
-    pub machine: Option<String>,
+    #[command(flatten)]
+    pub range: RangeArgs,
     /// JSON for scripts.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -47,8 +37,9 @@ pub struct WaitsArgs {
     pub csv: bool,
 }
 
+/// Which sessions' figures: a time range, a project, a machine.
 #[derive(Args, Debug)]
-pub struct FailuresArgs {
+pub struct RangeArgs {
     /// From this date on: YYYY-MM-DD, ms since 1970, or an age (3d, 12h).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
@@ -61,6 +52,31 @@ pub struct FailuresArgs {
     /// Only sessions archived from this machine.
     #[arg(long)]
     pub machine: Option<String>,
+}
+
+impl RangeArgs {
+    /// The filter these say, as of now (`model` for the failures).
+    fn filter(&self, model: Option<String>) -> Result<CallFilter, String> {
+        let now = crate::archive::now_ms();
+        let time = |t: &Option<String>| {
+            t.as_deref()
+                .map(|t| crate::archive::query::parse_time(t, now))
+                .transpose()
+        };
+        Ok(CallFilter {
+            since: time(&self.since)?,
+            until: time(&self.until)?,
+            project: self.project.clone(),
+            machine: self.machine.clone(),
+            model,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct FailuresArgs {
+    #[command(flatten)]
+    pub range: RangeArgs,
     /// Only this model (provider/model); with --tool, that cell's failed
     /// calls grouped by their error.
     #[arg(long)]
@@ -88,19 +104,7 @@ pub fn run(command: &InsightsCommand, setting: &Setting) -> Result<ExitCode, Str
         InsightsCommand::Failures(args) => args,
         InsightsCommand::Waits(args) => return waits(args, setting),
     };
-    let now = crate::archive::now_ms();
-    let time = |t: &Option<String>| {
-        t.as_deref()
-            .map(|t| crate::archive::query::parse_time(t, now))
-            .transpose()
-    };
-    let filter = CallFilter {
-        since: time(&args.since)?,
-        until: time(&args.until)?,
-        project: args.project.clone(),
-        machine: args.machine.clone(),
-        model: args.model.clone(),
-    };
+    let filter = args.range.filter(args.model.clone())?;
     let mut archive = crate::cli::archive::open(setting)?;
     let text = match (&args.tool, &args.model) {
         (Some(tool), Some(model)) => {
@@ -288,19 +292,7 @@ fn groups_csv(groups: &[ErrorGroup]) -> String {
 /// `ocview insights waits`.
 fn waits(args: &WaitsArgs, setting: &Setting) -> Result<ExitCode, String> {
     use crate::insights::waits::{Where, duration, figures};
-    let now = crate::archive::now_ms();
-    let time = |t: &Option<String>| {
-        t.as_deref()
-            .map(|t| crate::archive::query::parse_time(t, now))
-            .transpose()
-    };
-    let filter = CallFilter {
-        since: time(&args.since)?,
-        until: time(&args.until)?,
-        project: args.project.clone(),
-        machine: args.machine.clone(),
-        model: None,
-    };
+    let filter = args.range.filter(None)?;
     let mut archive = crate::cli::archive::open(setting)?;
     let rows = archive.prompt_waits(&filter).map_err(|e| e.to_string())?;
     let here = crate::archive::origin::hostname();

@@ -263,3 +263,24 @@ pub fn background_runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// Hand `app` what its threads answered (`done`, from `take_done`) until
+/// `until` holds; ten seconds at most.
+#[allow(dead_code)]
+pub fn settle(
+    app: &mut ocview::app::App,
+    done: &mut tokio::sync::mpsc::UnboundedReceiver<ocview::app::msg::AppMsg>,
+    until: &dyn Fn(&ocview::app::App) -> bool,
+) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !until(app) {
+        while let Ok(d) = done.try_recv() {
+            app.on_done(d);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the app's threads said nothing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

@@ -7,33 +7,8 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
-
+use support::scenarios::{archive_of_every_scenario, scenarios};
 use support::tmux::Tmux;
-
-fn scenarios() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode-1.18.33")
-}
-
-/// An archive of every scenario's event stream, built by the binary.
-fn archive_of_every_scenario(dir: &Path) -> PathBuf {
-    let db = dir.join("archive.db");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(scenarios())
-        .unwrap()
-        .map(|e| e.unwrap().path().join("event.jsonl"))
-        .filter(|f| f.exists())
-        .collect();
-    files.sort();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-        .arg("--archive")
-        .arg(&db)
-        .args(["archive", "import"])
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    db
-}
 
 /// "Archive 3/10": the hits the overlay's title counts.
 fn hits_shown(screen: &str) -> Option<usize> {

@@ -320,7 +320,7 @@ fn failures_by_model_and_tool_in_postgres() {
 /// drilled into, and a failed call opened at its place in its session.
 #[test]
 fn the_view_drills_into_a_row_and_opens_a_failed_call() {
-    use crate::common::{press, screen};
+    use crate::common::{press, screen, settle};
     let dir = tempfile::tempdir().unwrap();
     let setting = Setting::Sqlite(dir.path().join("archive.db"));
     let mut archive = setting.open().unwrap().unwrap();
@@ -338,25 +338,12 @@ fn the_view_drills_into_a_row_and_opens_a_failed_call() {
     app.now_ms = T + 3_600_000;
     app.archive.setting = Some(setting);
     let mut done = app.verbs.take_done();
-    let mut settle = |app: &mut ocview::app::App, until: &dyn Fn(&ocview::app::App) -> bool| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !until(app) {
-            while let Ok(d) = done.try_recv() {
-                app.on_done(d);
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the archive said nothing"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    };
     press(&mut app, &["I"]);
     assert!(screen(&mut app, 80, 24).contains("reading the archive"));
-    settle(&mut app, &|a| !a.overlays.insights.loading);
+    settle(&mut app, &mut done, &|a| !a.overlays.insights.loading);
     // All time: the fixture's calls are months older than its clock.
     press(&mut app, &["5"]);
-    settle(&mut app, &|a| !a.overlays.insights.loading);
+    settle(&mut app, &mut done, &|a| !a.overlays.insights.loading);
     let s = screen(&mut app, 80, 24);
     assert!(s.contains("Failures by model and tool · all time"), "{s}");
     assert!(
@@ -383,7 +370,7 @@ fn the_view_drills_into_a_row_and_opens_a_failed_call() {
         .unwrap();
     app.overlays.insights.selected = at;
     press(&mut app, &["enter"]);
-    settle(&mut app, &|a| {
+    settle(&mut app, &mut done, &|a| {
         a.overlays
             .insights
             .drill
@@ -400,7 +387,7 @@ fn the_view_drills_into_a_row_and_opens_a_failed_call() {
     press(&mut app, &["esc"]);
     assert!(app.overlays.insights.drill.is_none());
     press(&mut app, &["enter"]);
-    settle(&mut app, &|a| {
+    settle(&mut app, &mut done, &|a| {
         a.overlays
             .insights
             .drill
@@ -418,7 +405,7 @@ fn the_view_drills_into_a_row_and_opens_a_failed_call() {
     assert_eq!(chosen, "prt_ins_04", "the newest call first");
     press(&mut app, &["enter"]);
     assert_eq!(app.overlay, None);
-    settle(&mut app, &|a| a.selected_session().is_some());
+    settle(&mut app, &mut done, &|a| a.selected_session().is_some());
     let s = screen(&mut app, 120, 30);
     assert!(
         s.contains("Calls that end every way") && s.contains("File not found"),

@@ -222,7 +222,7 @@ fn waits_on_people_in_postgres() {
 /// longest opens its session.
 #[test]
 fn the_view_shows_the_waits_and_opens_the_longest() {
-    use crate::common::{press, screen};
+    use crate::common::{press, screen, settle};
     let dir = tempfile::tempdir().unwrap();
     let setting = Setting::Sqlite(dir.path().join("archive.db"));
     let mut archive = setting.open().unwrap().unwrap();
@@ -237,23 +237,10 @@ fn the_view_shows_the_waits_and_opens_the_longest() {
     app.now_ms = 1_000_000;
     app.archive.setting = Some(setting);
     let mut done = app.verbs.take_done();
-    let mut settle = |app: &mut ocview::app::App, until: &dyn Fn(&ocview::app::App) -> bool| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !until(app) {
-            while let Ok(d) = done.try_recv() {
-                app.on_done(d);
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the archive said nothing"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    };
     press(&mut app, &["I", "5"]);
-    settle(&mut app, &|a| !a.overlays.insights.loading);
+    settle(&mut app, &mut done, &|a| !a.overlays.insights.loading);
     press(&mut app, &["tab"]);
-    settle(&mut app, &|a| {
+    settle(&mut app, &mut done, &|a| {
         a.overlays.insights.waits.is_some() && !a.overlays.insights.loading
     });
     let s = screen(&mut app, 80, 24);
@@ -267,7 +254,7 @@ fn the_view_shows_the_waits_and_opens_the_longest() {
     let longest = app.overlays.insights.waits.as_ref().unwrap().longest[0].clone();
     press(&mut app, &["enter"]);
     assert_eq!(app.overlay, None);
-    settle(&mut app, &|a| a.selected_session().is_some());
+    settle(&mut app, &mut done, &|a| a.selected_session().is_some());
     assert_eq!(
         app.selected_session()
             .map(|s| ocview::model::store::fleet::bare(&s.info.id).to_string()),

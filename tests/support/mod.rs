@@ -19,6 +19,7 @@ pub mod peak;
 pub mod postgres;
 pub mod proc_status;
 pub mod pty;
+pub mod scenarios;
 pub mod secrets;
 pub mod stalling_server;
 pub mod stand_in;
