@@ -234,12 +234,27 @@ pub fn open(setting: &Setting) -> Result<Box<dyn Engine>, String> {
     }
 }
 
+/// The archive for a command that only reads it: a file that is not there
+/// is said (a mistyped path), never made empty.
+pub fn open_existing(setting: &Setting) -> Result<Box<dyn Engine>, String> {
+    if let Setting::Sqlite(path) = setting
+        && !path.exists()
+    {
+        return Err(format!(
+            "no archive at {}: ocview makes it when it first keeps something \
+             (`ocview archive import FILE` fills it)",
+            sanitize::line(&path.display().to_string())
+        ));
+    }
+    open(setting)
+}
+
 pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> {
     let query = args.query(now_ms())?;
     if query.terms().is_empty() {
         return Err("nothing to search for: give a word with a letter or digit in it".into());
     }
-    let mut archive = open(setting)?;
+    let mut archive = open_existing(setting)?;
     let hits = archive.search(&query).map_err(|e| e.to_string())?;
     let text = if args.json {
         let items: Vec<serde_json::Value> = hits
@@ -452,7 +467,7 @@ pub fn import_db(
 /// A session's event log as a recording (JSON lines), found by its id or
 /// the start of it.
 pub fn recording(session: &str, setting: &Setting) -> Result<(String, bytes::Bytes), String> {
-    let mut archive = open(setting)?;
+    let mut archive = open_existing(setting)?;
     let id = session_id(&mut *archive, session)?;
     let events = crate::archive::export::session_log(&mut *archive, &id)?;
     let mut text = String::new();
@@ -486,7 +501,7 @@ pub(crate) fn session_id(archive: &mut dyn Engine, session: &str) -> Result<Stri
 }
 
 pub fn stats(json: bool, setting: &Setting) -> Result<ExitCode, String> {
-    let mut archive = open(setting)?;
+    let mut archive = open_existing(setting)?;
     let counts = archive.counts().map_err(|e| e.to_string())?;
     let size = archive.size().map_err(|e| e.to_string())?;
     let span = archive.span().map_err(|e| e.to_string())?;

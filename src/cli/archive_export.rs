@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::archive::Setting;
-use crate::cli::archive::{open, session_id};
+use crate::cli::archive::{open_existing, session_id};
 use crate::model::wire::sanitize;
 use crate::redact::Tally;
 
@@ -56,7 +56,7 @@ fn open_at(
     session: Option<&str>,
     setting: &Setting,
 ) -> Result<(Box<dyn crate::archive::Engine>, Option<String>), String> {
-    let mut archive = open(setting)?;
+    let mut archive = open_existing(setting)?;
     let id = match session {
         Some(s) => Some(session_id(&mut *archive, s)?),
         None => None,

@@ -32,7 +32,7 @@ pub struct AuditArgs {
 }
 
 pub fn run(args: &AuditArgs, setting: &Setting) -> Result<ExitCode, String> {
-    let mut archive = crate::cli::archive::open(setting)?;
+    let mut archive = crate::cli::archive::open_existing(setting)?;
     let filter = AnswerFilter {
         session: args.session.clone(),
         machine: args.machine.clone(),

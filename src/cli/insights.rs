@@ -105,7 +105,7 @@ pub fn run(command: &InsightsCommand, setting: &Setting) -> Result<ExitCode, Str
         InsightsCommand::Waits(args) => return waits(args, setting),
     };
     let filter = args.range.filter(args.model.clone())?;
-    let mut archive = crate::cli::archive::open(setting)?;
+    let mut archive = crate::cli::archive::open_existing(setting)?;
     let text = match (&args.tool, &args.model) {
         (Some(tool), Some(model)) => {
             let calls = archive
@@ -293,7 +293,7 @@ fn groups_csv(groups: &[ErrorGroup]) -> String {
 fn waits(args: &WaitsArgs, setting: &Setting) -> Result<ExitCode, String> {
     use crate::insights::waits::{Where, duration, figures};
     let filter = args.range.filter(None)?;
-    let mut archive = crate::cli::archive::open(setting)?;
+    let mut archive = crate::cli::archive::open_existing(setting)?;
     let rows = archive.prompt_waits(&filter).map_err(|e| e.to_string())?;
     let here = crate::archive::origin::hostname();
     let text = if args.json {

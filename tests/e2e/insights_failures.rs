@@ -412,3 +412,36 @@ fn the_view_drills_into_a_row_and_opens_a_failed_call() {
         "{s}"
     );
 }
+
+/// A command that only reads the archive, given a path where there is
+/// none (a typo), says so and makes nothing there.
+#[test]
+fn a_reading_command_makes_no_archive_where_there_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo/archive.db");
+    let place = missing.display().to_string();
+    for args in [
+        vec!["insights", "failures"],
+        vec!["insights", "waits"],
+        vec!["search", "billing"],
+        vec!["audit"],
+        vec!["archive", "stats"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(&args)
+            .args(["--archive", &place])
+            .env_remove("OCVIEW_ARCHIVE")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {out:?}");
+        assert!(
+            said.contains("no archive at") && said.contains(&place),
+            "{args:?}: {said}"
+        );
+        assert!(
+            !missing.exists() && !dir.path().join("typo").exists(),
+            "{args:?}"
+        );
+    }
+}
