@@ -86,7 +86,7 @@ pub enum Overlay {
     ArchiveSearch,
     /// The answers on record.
     Audit,
-    /// Failures by model and tool.
+    /// The insights: failures by model and tool, waits on people.
     Insights,
 }
 

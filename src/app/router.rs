@@ -56,7 +56,7 @@ impl Layer {
             Layer::Overlay(Overlay::Usage) => "the usage view",
             Layer::Overlay(Overlay::ArchiveSearch) => "the archive search",
             Layer::Overlay(Overlay::Audit) => "the answers on record",
-            Layer::Overlay(Overlay::Insights) => "the failures by model and tool",
+            Layer::Overlay(Overlay::Insights) => "the insights",
             Layer::Overlay(Overlay::SidePanel | Overlay::PromptView) => return None,
             Layer::Filter => "the filter",
             Layer::Search => "the search",

@@ -371,8 +371,12 @@ async fn the_second_day_shows_today_live_and_yesterday_from_the_archive() {
     t.keys(&["F"]);
     t.wait_for("the archive search", |s| s.contains("esc close"));
     t.tmux(&["send-keys", "-t", t.name(), "-l", "delegate yesterday"]);
+    // The hit itself, not only the words typed: enter must open what the
+    // whole query found, not an earlier prefix's first hit.
     t.wait_for("the hit", |s| {
-        s.contains("esc close") && s.contains("delegate yesterday") && !s.contains("Archive 0/")
+        s.contains("esc close")
+            && s.matches("delegate yesterday").count() >= 2
+            && !s.contains("Archive 0/")
     });
     let before = proxy.requests().len();
     t.keys(&["Enter"]);
