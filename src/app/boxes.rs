@@ -55,3 +55,32 @@ pub fn turn_inner(r: Rect) -> Rect {
         height: r.height.saturating_sub(1),
     }
 }
+
+/// What a view reading the archive says in place of its rows: why it
+/// cannot read it, that it is reading (`words.0`), or that there is
+/// nothing (`words.1`); `None` when it has rows to show.
+pub fn read_state(
+    error: Option<&str>,
+    reading: bool,
+    empty: bool,
+    words: (&str, &str),
+    width: usize,
+    theme: &Theme,
+) -> Option<ratatui::text::Line<'static>> {
+    let (text, role) = match (error, reading, empty) {
+        (Some(e), _, _) => (
+            format!(
+                "cannot read the archive: {}",
+                crate::model::wire::sanitize::line(e)
+            ),
+            Role::Error,
+        ),
+        (None, true, _) => (words.0.to_string(), Role::Muted),
+        (None, false, true) => (words.1.to_string(), Role::Muted),
+        (None, false, false) => return None,
+    };
+    Some(ratatui::text::Line::styled(
+        crate::render::wrap::truncate(&text, width),
+        theme.style(role),
+    ))
+}

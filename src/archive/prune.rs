@@ -118,9 +118,10 @@ pub fn dry_run(
     now_ms: i64,
 ) -> Result<Pruned, ArchiveError> {
     if *limits == Limits::NONE {
+        let held = engine.size()?;
         return Ok(Pruned {
-            bytes_before: engine.size()?,
-            bytes_after: engine.size()?,
+            bytes_before: held,
+            bytes_after: held,
             ..Pruned::default()
         });
     }

@@ -30,21 +30,14 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         wrap::truncate(&view.filters(), inner_w),
         theme.style(Role::Muted),
     )];
-    let said = match (&view.error, view.loading, view.rows.is_empty()) {
-        (Some(e), _, _) => Some((
-            format!("cannot read the archive: {}", sanitize::line(e)),
-            Role::Error,
-        )),
-        (None, true, _) => Some(("reading the archive…".into(), Role::Muted)),
-        (None, false, true) => Some(("no answer on record".into(), Role::Muted)),
-        _ => None,
-    };
-    if let Some((text, role)) = said {
-        lines.push(Line::styled(
-            wrap::truncate(&text, inner_w),
-            theme.style(role),
-        ));
-    }
+    lines.extend(crate::app::boxes::read_state(
+        view.error.as_deref(),
+        view.loading,
+        view.rows.is_empty(),
+        ("reading the archive…", "no answer on record"),
+        inner_w,
+        theme,
+    ));
     let first = view
         .selected
         .saturating_sub(rows / 3)

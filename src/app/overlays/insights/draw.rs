@@ -124,20 +124,15 @@ fn cell_lines(view: &InsightsView, width: usize, rows: usize, theme: &Theme) -> 
         wrap::truncate(&summary, width),
         theme.style(Role::Muted),
     )];
-    let said = match (&view.error, view.loading, view.cells.is_empty()) {
-        (Some(e), _, _) => Some((
-            format!("cannot read the archive: {}", sanitize::line(e)),
-            Role::Error,
-        )),
-        (None, true, _) => Some(("reading the archive…".into(), Role::Muted)),
-        (None, false, true) => Some(("no tool call in this range".into(), Role::Muted)),
-        _ => None,
-    };
-    if let Some((text, role)) = said {
-        lines.push(Line::styled(
-            wrap::truncate(&text, width),
-            theme.style(role),
-        ));
+    if let Some(state) = crate::app::boxes::read_state(
+        view.error.as_deref(),
+        view.loading,
+        view.cells.is_empty(),
+        ("reading the archive…", "no tool call in this range"),
+        width,
+        theme,
+    ) {
+        lines.push(state);
         return lines;
     }
     let c = Columns::at(width, &view.cells);
@@ -278,20 +273,15 @@ fn drill_lines(
         ),
         theme.style(Role::Muted),
     )];
-    let said = match (&drill.error, drill.loading, drill.lines.is_empty()) {
-        (Some(e), _, _) => Some((
-            format!("cannot read the archive: {}", sanitize::line(e)),
-            Role::Error,
-        )),
-        (None, true, _) => Some(("reading the failed calls…".into(), Role::Muted)),
-        (None, false, true) => Some(("no failed call in this range".into(), Role::Muted)),
-        _ => None,
-    };
-    if let Some((text, role)) = said {
-        lines.push(Line::styled(
-            wrap::truncate(&text, width),
-            theme.style(role),
-        ));
+    if let Some(state) = crate::app::boxes::read_state(
+        drill.error.as_deref(),
+        drill.loading,
+        drill.lines.is_empty(),
+        ("reading the failed calls…", "no failed call in this range"),
+        width,
+        theme,
+    ) {
+        lines.push(state);
         return lines;
     }
     let first = drill
@@ -361,22 +351,16 @@ fn waits_lines(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     use crate::insights::waits::duration;
-    let said = match (&view.error, view.loading, &view.waits) {
-        (Some(e), _, _) => Some((
-            format!("cannot read the archive: {}", sanitize::line(e)),
-            Role::Error,
-        )),
-        (None, true, _) | (None, false, None) => Some(("reading the archive…".into(), Role::Muted)),
-        (None, false, Some(w)) if w.total.asked == 0 => {
-            Some(("no prompt asked in this range".into(), Role::Muted))
-        }
-        _ => None,
-    };
-    if let Some((text, role)) = said {
-        return vec![Line::styled(
-            wrap::truncate(&text, width),
-            theme.style(role),
-        )];
+    let asked = view.waits.as_deref().map(|w| w.total.asked);
+    if let Some(state) = crate::app::boxes::read_state(
+        view.error.as_deref(),
+        view.loading || asked.is_none(),
+        asked == Some(0),
+        ("reading the archive…", "no prompt asked in this range"),
+        width,
+        theme,
+    ) {
+        return vec![state];
     }
     let Some(w) = view.waits.as_deref() else {
         return Vec::new();
