@@ -55,6 +55,8 @@ struct Touched {
     clock: i64,
     /// Prompts asked or settled, by request.
     prompts: HashMap<String, crate::archive::prompt_waits::PromptRow>,
+    /// Retries said.
+    retries: Vec<crate::archive::spend::RetryRow>,
 }
 
 impl Collector {
@@ -226,6 +228,7 @@ impl Collector {
             prompts: std::mem::take(&mut self.touched.prompts)
                 .into_values()
                 .collect(),
+            retries: std::mem::take(&mut self.touched.retries),
         };
         self.let_go_of_loaded();
         batch
@@ -266,6 +269,7 @@ impl Touched {
             updates,
             clock,
             prompts,
+            retries,
         } = self;
         let Some(session) = env.event.session() else {
             return;
@@ -305,6 +309,24 @@ impl Touched {
                         }
                     }
                 }
+            }
+            Event::SessionStatus {
+                session_id,
+                status:
+                    crate::model::SessionStatus::Retry {
+                        attempt,
+                        message,
+                        next,
+                    },
+            } => {
+                let at = env.received_ms.unwrap_or(*clock);
+                retries.push(crate::archive::spend::RetryRow {
+                    session_id: crate::model::store::fleet::bare(session_id).to_string(),
+                    next: next.unwrap_or(at),
+                    attempt: attempt.map_or(0, |a| a.min(i64::MAX as u64) as i64),
+                    at,
+                    message: message.clone(),
+                });
             }
             Event::SessionIdle { .. }
             | Event::SessionError { .. }

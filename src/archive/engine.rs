@@ -151,6 +151,15 @@ pub trait Engine: Send {
         &mut self,
         filter: &crate::archive::tool_calls::CallFilter,
     ) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError>;
+    /// What the assistant messages in the filter's range cost, by model and
+    /// day (days cut at `day_offset_ms` from UTC); the costliest sessions;
+    /// the steps that made a failed call; the retries
+    /// (`crate::archive::spend`).
+    fn spending(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+        day_offset_ms: i64,
+    ) -> Result<crate::archive::spend::Spending, ArchiveError>;
     /// The answers given to prompts, newest first (`super::rows::AnswerRow`).
     fn answers(
         &mut self,

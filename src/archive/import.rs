@@ -209,7 +209,8 @@ fn import_into(
             ..Imported::default()
         });
     }
-    let (input, read) = open_counted(path, stdin).map_err(cannot_read)?;
+    let (mut input, read) = open_counted(path, stdin).map_err(cannot_read)?;
+    let started = recording_start(&mut input);
     let total = mark.as_ref().map_or(0, |m| m.size.max(0) as u64);
     let origin = Origin {
         server: None,
@@ -241,6 +242,7 @@ fn import_into(
         read: read.clone(),
         skip,
         redacts: engine.redacts(),
+        started,
     };
     std::thread::scope(|scope| {
         let producer = std::thread::Builder::new()
@@ -344,6 +346,21 @@ struct Reading {
     skip: u64,
     /// Batches are redacted here, beside the writing (`redacted::ahead`).
     redacts: bool,
+    /// An ocview recording's start (its header's `started_ms`): its lines'
+    /// times count from it.
+    started: Option<i64>,
+}
+
+/// The start an ocview recording's header gives (its first line), read
+/// without taking it from `input`.
+fn recording_start(input: &mut dyn BufRead) -> Option<i64> {
+    let head = input.fill_buf().ok()?;
+    if !head.starts_with(b"{\"ocview_recording\"") {
+        return None;
+    }
+    let line = head.split(|b| *b == b'\n').next()?;
+    let header: serde_json::Value = serde_json::from_slice(line).ok()?;
+    header.get("started_ms")?.as_i64()
 }
 
 /// What the reading stage found in the whole file.
@@ -371,8 +388,14 @@ impl Reading {
                     .send(crate::archive::redacted::ahead(batch, self.redacts))
                     .is_ok()
         };
-        while let Some(record) = self.reader.next_record()? {
+        while let Some(mut record) = self.reader.next_record()? {
             records += 1;
+            if let (Some(start), Ok(crate::source::decode::record::Decoded::Event(env))) =
+                (self.started, &mut record.item)
+                && let Some(t) = env.received_ms
+            {
+                env.received_ms = Some(start.saturating_add(t));
+            }
             self.collector.record(record);
             if records <= self.skip {
                 // Already in the archive: it still teaches the collector's

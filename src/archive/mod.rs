@@ -39,6 +39,7 @@ pub mod rows;
 pub mod schema;
 pub mod snapshot;
 pub mod snippet;
+pub mod spend;
 pub mod spool;
 pub mod sqlite;
 mod stream_rows;

@@ -48,6 +48,7 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
             .iter()
             .any(|s| r.may_hold(&s.raw) || r.may_hold(&s.title))
         || batch.messages.iter().any(|m| r.may_hold(&m.raw))
+        || batch.retries.iter().any(|t| r.may_hold(&t.message))
         || batch
             .parts
             .iter()
@@ -104,6 +105,12 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
             m.raw = raw;
         }
         note(&mut found, &m.session_id, &m.id, tally);
+    }
+    // A provider's error may echo what it was sent.
+    for t in &mut out.retries {
+        if let Cow::Owned(m) = r.redact(&t.message, &mut unused) {
+            t.message = m;
+        }
     }
     // What an answered prompt showed (a command, a diff) and its message.
     for a in &mut out.answers {

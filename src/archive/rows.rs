@@ -109,6 +109,9 @@ pub struct Batch {
     /// Prompts seen asked or settled (`super::prompt_waits`).
     #[serde(default)]
     pub prompts: Vec<crate::archive::prompt_waits::PromptRow>,
+    /// Retries sessions waited through (`super::spend`).
+    #[serde(default)]
+    pub retries: Vec<crate::archive::spend::RetryRow>,
 }
 
 /// One answer to a prompt, as the audit keeps it.
@@ -154,6 +157,7 @@ impl Batch {
             && self.checkpoint.is_none()
             && self.answers.is_empty()
             && self.prompts.is_empty()
+            && self.retries.is_empty()
     }
 }
 

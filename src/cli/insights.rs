@@ -23,6 +23,10 @@ pub enum InsightsCommand {
     /// rejected, never answered; median, p90, longest; where they were
     /// answered; by day, project and session; the longest waits.
     Waits(WaitsArgs),
+    /// Where the money went: cost and tokens by model and day with the
+    /// cache-read share, the cost of steps that made a failed tool call,
+    /// retries by provider and the time they cost, the costliest sessions.
+    Cost(crate::cli::insights_cost::CostArgs),
 }
 
 #[derive(Args, Debug)]
@@ -56,7 +60,7 @@ pub struct RangeArgs {
 
 impl RangeArgs {
     /// The filter these say, as of now (`model` for the failures).
-    fn filter(&self, model: Option<String>) -> Result<CallFilter, String> {
+    pub(super) fn filter(&self, model: Option<String>) -> Result<CallFilter, String> {
         let now = crate::archive::now_ms();
         let time = |t: &Option<String>| {
             t.as_deref()
@@ -103,6 +107,7 @@ pub fn run(command: &InsightsCommand, setting: &Setting) -> Result<ExitCode, Str
     let args = match command {
         InsightsCommand::Failures(args) => args,
         InsightsCommand::Waits(args) => return waits(args, setting),
+        InsightsCommand::Cost(args) => return crate::cli::insights_cost::run(args, setting),
     };
     let filter = args.range.filter(args.model.clone())?;
     let mut archive = crate::cli::archive::open_existing(setting)?;
@@ -137,7 +142,7 @@ pub fn run(command: &InsightsCommand, setting: &Setting) -> Result<ExitCode, Str
     crate::cli::io::write_stdout(&text).map_err(|e| e.to_string())
 }
 
-fn json(value: &serde_json::Value) -> String {
+pub(super) fn json(value: &serde_json::Value) -> String {
     let mut value = value.clone();
     sanitize::json_value(&mut value);
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
@@ -146,7 +151,7 @@ fn json(value: &serde_json::Value) -> String {
 }
 
 /// A CSV field: inert, quoted when it must be.
-fn csv(s: &str) -> String {
+pub(super) fn csv(s: &str) -> String {
     let clean = sanitize::line(s);
     if clean.contains([',', '"']) {
         format!("\"{}\"", clean.replace('"', "\"\""))
@@ -190,13 +195,6 @@ fn cells_text(cells: &[Cell], by: SortBy) -> String {
         "MODEL", "TOOL", "CALLS", "FAILED", "RATE", "ERROR", "INVALID", "REJECTED", "ABORTED"
     ));
     for c in cells {
-        let cut = |s: &str, w: usize| -> String {
-            let s = sanitize::line(s);
-            match s.chars().count() > w {
-                true => s.chars().take(w - 1).chain(['…']).collect(),
-                false => s.into_owned(),
-            }
-        };
         out.push_str(&format!(
             "{:<model_w$}  {:<tool_w$}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>8}  {:>7}\n",
             cut(&c.model, model_w),
@@ -211,6 +209,15 @@ fn cells_text(cells: &[Cell], by: SortBy) -> String {
         ));
     }
     out
+}
+
+/// `s` inert, cut to `w` characters with an ellipsis.
+pub(super) fn cut(s: &str, w: usize) -> String {
+    let s = sanitize::line(s);
+    match s.chars().count() > w {
+        true => s.chars().take(w - 1).chain(['…']).collect(),
+        false => s.into_owned(),
+    }
 }
 
 fn cells_csv(cells: &[Cell]) -> String {

@@ -18,6 +18,7 @@ pub mod discovered;
 pub mod export;
 pub mod fleet_members;
 pub mod insights;
+pub mod insights_cost;
 pub mod io;
 pub mod record;
 pub mod replay;

@@ -67,6 +67,7 @@ mod headless_memory;
 mod history_bad_db;
 mod history_db;
 mod history_tmux;
+mod insights_cost;
 mod insights_failures;
 mod insights_tmux;
 mod insights_waits;

@@ -30,6 +30,7 @@ pub(in crate::archive) mod redactions;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
+mod spend;
 pub mod tls;
 mod tool_calls;
 pub(in crate::archive) mod upkeep;
@@ -200,6 +201,9 @@ impl PgArchive {
                     )
                     .await?;
                 }
+            }
+            if version >= crate::archive::spend::SINCE {
+                spend::save(&tx, &batch.retries).await?;
             }
             // Delivered when the transaction commits, and only then.
             crate::archive::postgres::notify::announce(&tx, batch).await?;
@@ -638,6 +642,14 @@ impl Engine for PgArchive {
         filter: &crate::archive::tool_calls::CallFilter,
     ) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError> {
         tool_calls::prompt_waits(self, filter)
+    }
+
+    fn spending(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+        day_offset_ms: i64,
+    ) -> Result<crate::archive::spend::Spending, ArchiveError> {
+        spend::spending(self, filter, day_offset_ms)
     }
 
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {

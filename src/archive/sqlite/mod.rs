@@ -17,6 +17,7 @@ pub(in crate::archive) mod redactions;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
+mod spend;
 mod tool_calls;
 pub(in crate::archive) mod upkeep;
 mod write;
@@ -459,6 +460,7 @@ impl Engine for SqliteArchive {
         crate::archive::sqlite::redactions::save(&tx, &found).map_err(err)?;
         answers::save(&tx, &batch.answers).map_err(err)?;
         save_prompts(&tx, &batch.prompts).map_err(err)?;
+        spend::save(&tx, &batch.retries).map_err(err)?;
         if let Some(c) = &batch.checkpoint {
             crate::archive::sqlite::resume::save(&tx, c).map_err(err)?;
         }
@@ -603,6 +605,14 @@ impl Engine for SqliteArchive {
         filter: &crate::archive::tool_calls::CallFilter,
     ) -> Result<Vec<crate::archive::prompt_waits::PromptWait>, ArchiveError> {
         tool_calls::prompt_waits(self, filter)
+    }
+
+    fn spending(
+        &mut self,
+        filter: &crate::archive::tool_calls::CallFilter,
+        day_offset_ms: i64,
+    ) -> Result<crate::archive::spend::Spending, ArchiveError> {
+        spend::spending(self, filter, day_offset_ms)
     }
 
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {

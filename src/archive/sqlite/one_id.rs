@@ -73,6 +73,7 @@ fn sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             answers: Vec::new(),
             redacted: None,
             prompts: Vec::new(),
+            retries: Vec::new(),
         };
         crate::archive::sqlite::write::batch(tx, &batch)?;
     }

@@ -37,7 +37,7 @@ pub struct UsageQuery {
 }
 
 /// Cost and the five kinds of tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct Figures {
     pub cost: f64,
     pub input: u64,

@@ -1,0 +1,352 @@
+//! Where the money went (#41, point 3): what the archive's assistant
+//! messages cost and the tokens they took, by model and day; the costliest
+//! sessions; what the steps that made a failed tool call cost; and every
+//! retry a session waited through (`session.status` of type `retry`: its
+//! attempt, when it was said, and when the next attempt was due), kept as
+//! the collector saw it since schema 18.
+//!
+//! Both engines read the same figures from a message's JSON (OpenCode's
+//! `cost` and `tokens`); the SQL differs only in how a number is read
+//! from JSON (`Dialect`).
+
+use serde::Serialize;
+
+use crate::source::opencode_db::usage::Figures;
+
+/// The schema that keeps retries.
+pub const SINCE: i64 = 18;
+
+/// The retries' table (both engines).
+macro_rules! retries_table {
+    () => {
+        "CREATE TABLE retries (
+        session_id TEXT NOT NULL,
+        next BIGINT NOT NULL,
+        attempt BIGINT NOT NULL,
+        at BIGINT NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (session_id, next)
+    );
+    CREATE INDEX retries_by_at ON retries (at);"
+    };
+}
+
+/// Migration 18's SQL on SQLite.
+pub const SQL: &str = retries_table!();
+
+/// The upsert (both engines' placeholders): a retry said twice is kept once,
+/// at the first time it was said.
+pub fn upsert_sql(param: fn(usize) -> String) -> String {
+    let p: Vec<String> = (1..=5).map(param).collect();
+    format!(
+        "INSERT INTO retries (session_id, next, attempt, at, message)
+         VALUES ({}, {}, {}, {}, {})
+         ON CONFLICT (session_id, next) DO UPDATE SET at = excluded.at
+         WHERE excluded.at < retries.at",
+        p[0], p[1], p[2], p[3], p[4]
+    )
+}
+
+/// One retry as a batch carries it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RetryRow {
+    pub session_id: String,
+    /// When the next attempt was due (ms): with the session, its key.
+    pub next: i64,
+    pub attempt: i64,
+    /// When the retry was said (ms).
+    pub at: i64,
+    /// Why (the provider's error, as OpenCode says it).
+    pub message: String,
+}
+
+/// Cost and tokens of one model's messages on one day.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DaySpend {
+    /// `provider/model`, or `?` when the message does not say.
+    pub model: String,
+    /// Days since 1970 on the asker's clock (`Spending::day_offset_ms`).
+    pub day: i64,
+    pub messages: u64,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// One of the costliest sessions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSpend {
+    pub session_id: String,
+    pub title: String,
+    pub project: Option<String>,
+    pub messages: u64,
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Where it was archived from (to open it).
+    pub server: Option<String>,
+    pub host: Option<String>,
+    pub file: Option<String>,
+}
+
+impl SessionSpend {
+    /// The session as a search hit: what opens it.
+    pub fn hit(&self) -> crate::archive::query::Hit {
+        crate::archive::query::Hit {
+            session_id: self.session_id.clone(),
+            title: self.title.clone(),
+            time: 0,
+            project: self.project.clone(),
+            server: self.server.clone(),
+            host: self.host.clone(),
+            file: self.file.clone(),
+            message_id: None,
+            part_id: None,
+            kind: "title".into(),
+            snippet: String::new(),
+        }
+    }
+}
+
+/// The steps (assistant messages) of one model that made a failed tool
+/// call (`tool_calls::Outcome::failed`), and what they cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedSteps {
+    pub model: String,
+    pub steps: u64,
+    pub cost: f64,
+}
+
+/// One retry, with the model the session was answering with then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Retry {
+    pub session_id: String,
+    pub project: Option<String>,
+    pub model: Option<String>,
+    pub attempt: i64,
+    pub at: i64,
+    pub next: i64,
+    pub message: String,
+}
+
+impl Retry {
+    /// The provider (the model's first half), or `?`.
+    pub fn provider(&self) -> &str {
+        self.model
+            .as_deref()
+            .and_then(|m| m.split_once('/').map(|(p, _)| p))
+            .unwrap_or("?")
+    }
+
+    /// The time it cost: from when it was said to the next attempt; `None`
+    /// where the two clocks disagree (said after it was due, or more than
+    /// a day before: a machine's clock far from the server's).
+    pub fn waited(&self) -> Option<i64> {
+        let ms = self.next.checked_sub(self.at)?;
+        (0..=crate::source::opencode_db::usage::DAY_MS)
+            .contains(&ms)
+            .then_some(ms)
+    }
+}
+
+/// Everything `Engine::spending` reads for a filter.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Spending {
+    pub by_model_day: Vec<DaySpend>,
+    pub costliest: Vec<SessionSpend>,
+    pub failed_steps: Vec<FailedSteps>,
+    pub retries: Vec<Retry>,
+}
+
+/// How many costliest sessions are read.
+pub const COSTLIEST: i64 = 50;
+/// The most retries read at once.
+pub const RETRIES_MAX: i64 = 100_000;
+
+/// How an engine spells its SQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// Placeholder `i`, typed where PostgreSQL must know its type.
+    fn param(self, i: usize) -> String {
+        match self {
+            Dialect::Sqlite => format!("?{i}"),
+            Dialect::Postgres => {
+                let t = if i <= 2 || i == 6 { "bigint" } else { "text" };
+                format!("${i}::{t}")
+            }
+        }
+    }
+
+    /// A number at `path` (dotted) of message `m`'s JSON, 0 when absent,
+    /// not a number or not JSON (a bad row counts as nothing; it does not
+    /// fail the whole query).
+    fn number(self, path: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!(
+                "coalesce(CASE WHEN json_valid(m.raw) THEN json_extract(m.raw, '$.{path}') END, 0)"
+            ),
+            Dialect::Postgres => {
+                let at = format!("'{{{}}}'", path.replace('.', ","));
+                format!(
+                    "coalesce(CASE WHEN jsonb_typeof(j.doc #> {at}) = 'number' \
+                     THEN (j.doc #>> {at})::float8 END, 0)"
+                )
+            }
+        }
+    }
+
+    /// The message's JSON, read once a row (PostgreSQL: `j.doc`).
+    fn json_of_message(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => "CROSS JOIN LATERAL (SELECT ocview_json(m.raw) AS doc) j",
+        }
+    }
+
+    /// The sums every query reports, in `Figures`' order.
+    fn sums(self) -> String {
+        [
+            "cost",
+            "tokens.input",
+            "tokens.output",
+            "tokens.reasoning",
+            "tokens.cache.read",
+            "tokens.cache.write",
+        ]
+        .iter()
+        .map(|p| format!("sum({})", self.number(p)))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+
+    /// The assistant messages a filter admits: range (`1`, `2`) by when
+    /// they were made, project (`3`), machine (`4`), model (`5`).
+    fn messages(self) -> String {
+        let p = |i| self.param(i);
+        format!(
+            "FROM messages m LEFT JOIN sessions s ON s.id = m.session_id {5}
+             WHERE m.role = 'assistant'
+               AND ({0} IS NULL OR m.created >= {0}) AND ({1} IS NULL OR m.created < {1})
+               AND ({2} IS NULL OR s.directory = {2}) AND ({3} IS NULL OR s.host = {3})
+               AND ({4} IS NULL OR coalesce(m.model, '?') = {4})",
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            p(5),
+            self.json_of_message()
+        )
+    }
+
+    /// By model and day (`6`: the offset added before a time is cut into
+    /// days): model, day, messages, then the sums.
+    pub fn by_model_day_sql(self) -> String {
+        format!(
+            "SELECT coalesce(m.model, '?'), (m.created + {}) / 86400000, count(*), {}
+             {} GROUP BY 1, 2 ORDER BY 1, 2",
+            self.param(6),
+            self.sums(),
+            self.messages()
+        )
+    }
+
+    /// The costliest sessions: id, title, project, messages, the sums, then
+    /// where each was archived from.
+    pub fn costliest_sql(self) -> String {
+        format!(
+            "SELECT m.session_id, coalesce(max(s.title), ''), max(s.directory), count(*), {},
+                    max(s.server), max(s.host), max(s.file)
+             {} GROUP BY m.session_id ORDER BY 5 DESC, 1 LIMIT {COSTLIEST}",
+            self.sums(),
+            self.messages()
+        )
+    }
+
+    /// By model, the steps that made a failed call: model, steps, cost.
+    pub fn failed_steps_sql(self) -> String {
+        format!(
+            "SELECT coalesce(m.model, '?'), count(*), sum({})
+             {} AND m.id IN (SELECT p.message_id FROM parts p
+                             WHERE p.kind = 'tool' AND (p.state = 'error' OR p.tool = 'invalid'))
+             GROUP BY 1 ORDER BY 1",
+            self.number("cost"),
+            self.messages()
+        )
+    }
+
+    /// Retries said in the range, with the model of the session's latest
+    /// assistant message made before the next attempt (both on the server's
+    /// clock) and its project; newest first.
+    pub fn retries_sql(self) -> String {
+        let p = |i| self.param(i);
+        format!(
+            "SELECT r.session_id, s.directory,
+                    (SELECT m.model FROM messages m WHERE m.session_id = r.session_id
+                       AND m.role = 'assistant' AND m.created <= r.next
+                     ORDER BY m.created DESC, m.id DESC LIMIT 1),
+                    r.attempt, r.at, r.next, r.message
+             FROM retries r LEFT JOIN sessions s ON s.id = r.session_id
+             WHERE ({0} IS NULL OR r.at >= {0}) AND ({1} IS NULL OR r.at < {1})
+               AND ({2} IS NULL OR s.directory = {2}) AND ({3} IS NULL OR s.host = {3})
+             ORDER BY r.at DESC LIMIT {RETRIES_MAX}",
+            p(1),
+            p(2),
+            p(3),
+            p(4)
+        )
+    }
+}
+
+/// Migration 18 on PostgreSQL: the retries, and a JSON text read as
+/// `jsonb`, NULL where it is not JSON (a cast would fail the whole query
+/// on one bad row; PostgreSQL 15 has no test for it).
+pub const PG_SQL: &str = concat!(
+    retries_table!(),
+    "
+    CREATE FUNCTION ocview_json(doc text) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE AS $fn$
+    BEGIN
+        RETURN doc::jsonb;
+    EXCEPTION WHEN others THEN
+        RETURN NULL;
+    END $fn$;"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_waits_until_its_next_attempt_and_names_its_provider() {
+        let r = Retry {
+            session_id: "ses_1".into(),
+            project: None,
+            model: Some("anthropic/claude".into()),
+            attempt: 1,
+            at: 1_000,
+            next: 3_500,
+            message: "Overloaded".into(),
+        };
+        assert_eq!((r.waited(), r.provider()), (Some(2_500), "anthropic"));
+        let skewed = Retry {
+            at: 5_000,
+            ..r.clone()
+        };
+        assert_eq!(skewed.waited(), None);
+        let unknown = Retry { model: None, ..r };
+        assert_eq!(unknown.provider(), "?");
+    }
+
+    #[test]
+    fn both_dialects_read_the_same_numbers() {
+        let lite = Dialect::Sqlite.by_model_day_sql();
+        let pg = Dialect::Postgres.by_model_day_sql();
+        assert!(lite.contains("json_extract(m.raw, '$.tokens.cache.read')"));
+        assert!(pg.contains("j.doc #>> '{tokens,cache,read}'"));
+        assert!(pg.contains("$6::bigint") && pg.contains("$5::text"));
+        assert!(upsert_sql(|i| format!("${i}")).contains("VALUES ($1, $2, $3, $4, $5)"));
+    }
+}

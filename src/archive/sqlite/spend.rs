@@ -1,0 +1,130 @@
+//! SQLite's side of `crate::archive::spend`: keeping retries, and reading
+//! what the messages cost.
+
+use rusqlite::{Connection, Row, Transaction, params};
+
+use crate::archive::engine::ArchiveError;
+use crate::archive::spend::{
+    DaySpend, Dialect, FailedSteps, Retry, RetryRow, SessionSpend, Spending, upsert_sql,
+};
+use crate::archive::sqlite::{SqliteArchive, classify};
+use crate::archive::tool_calls::CallFilter;
+use crate::source::opencode_db::usage::Figures;
+
+pub(super) fn save(tx: &Transaction<'_>, retries: &[RetryRow]) -> rusqlite::Result<()> {
+    if retries.is_empty() {
+        return Ok(());
+    }
+    let mut put = tx.prepare(&upsert_sql(|i| format!("?{i}")))?;
+    for r in retries {
+        put.execute(params![r.session_id, r.next, r.attempt, r.at, r.message])?;
+    }
+    Ok(())
+}
+
+/// The figures at columns `from..from + 6` (cost, then the five tokens).
+fn figures(r: &Row<'_>, from: usize) -> rusqlite::Result<Figures> {
+    let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, f64>(from + i)?.max(0.0) as u64) };
+    Ok(Figures {
+        cost: r.get(from)?,
+        input: n(1)?,
+        output: n(2)?,
+        reasoning: n(3)?,
+        cache_read: n(4)?,
+        cache_write: n(5)?,
+    })
+}
+
+fn count(r: &Row<'_>, i: usize) -> rusqlite::Result<u64> {
+    Ok(r.get::<_, i64>(i)?.max(0) as u64)
+}
+
+pub(super) fn spending(
+    a: &mut SqliteArchive,
+    f: &CallFilter,
+    day_offset_ms: i64,
+) -> Result<Spending, ArchiveError> {
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    read(&a.conn, f, day_offset_ms).map_err(err)
+}
+
+fn read(c: &Connection, f: &CallFilter, day_offset_ms: i64) -> rusqlite::Result<Spending> {
+    let d = Dialect::Sqlite;
+    let args = params![f.since, f.until, f.project, f.machine, f.model];
+    let by_model_day = c
+        .prepare(&d.by_model_day_sql())?
+        .query_map(
+            params![
+                f.since,
+                f.until,
+                f.project,
+                f.machine,
+                f.model,
+                day_offset_ms
+            ],
+            |r| {
+                Ok(DaySpend {
+                    model: r.get(0)?,
+                    day: r.get(1)?,
+                    messages: count(r, 2)?,
+                    figures: figures(r, 3)?,
+                })
+            },
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    let costliest = c
+        .prepare(&d.costliest_sql())?
+        .query_map(args, |r| {
+            Ok(SessionSpend {
+                session_id: r.get(0)?,
+                title: r.get(1)?,
+                project: r.get(2)?,
+                messages: count(r, 3)?,
+                figures: figures(r, 4)?,
+                server: r.get(10)?,
+                host: r.get(11)?,
+                file: r.get(12)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let failed_steps = c
+        .prepare(&d.failed_steps_sql())?
+        .query_map(args, |r| {
+            Ok(FailedSteps {
+                model: r.get(0)?,
+                steps: count(r, 1)?,
+                cost: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // An archive from before retries were kept (opened read-only, not
+    // upgraded) has none to say.
+    let kept: bool = c.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'retries'",
+        [],
+        |r| r.get(0),
+    )?;
+    let retries = match kept {
+        false => Vec::new(),
+        true => c
+            .prepare(&d.retries_sql())?
+            .query_map(params![f.since, f.until, f.project, f.machine], |r| {
+                Ok(Retry {
+                    session_id: r.get(0)?,
+                    project: r.get(1)?,
+                    model: r.get(2)?,
+                    attempt: r.get(3)?,
+                    at: r.get(4)?,
+                    next: r.get(5)?,
+                    message: r.get(6)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?,
+    };
+    Ok(Spending {
+        by_model_day,
+        costliest,
+        failed_steps,
+        retries,
+    })
+}
