@@ -268,8 +268,10 @@ fn redaction(dir: &Path, files: &[(PathBuf, usize)], plain_rate: f64) {
     );
 }
 
-/// Failures by model and tool (#41) over the whole archive and over its
-/// last 30 days: timed cold, then the median of three. Goal ≤ `goal_ms`.
+/// Failures by model and tool, and where the money went (#41), over the
+/// whole archive and over its last 30 days: timed cold (the first cost
+/// read also fills an older archive's messages' figures), then the median
+/// of three. Goal ≤ `goal_ms`.
 fn insights(engine_name: &str, engine: &mut dyn Engine, goal_ms: f64) {
     use ocview::archive::tool_calls::CallFilter;
     let cases = [
@@ -303,6 +305,26 @@ fn insights(engine_name: &str, engine: &mut dyn Engine, goal_ms: f64) {
             runs[1] / goal_ms,
         );
         println!("{:>59} cold {cold:.0} ms, {calls} calls", "");
+        let started = Instant::now();
+        let spent = engine.spending(&filter, 0).unwrap();
+        let cold = ms(started.elapsed());
+        let mut runs: Vec<f64> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                engine.spending(&filter, 0).unwrap();
+                ms(t.elapsed())
+            })
+            .collect();
+        runs.sort_by(f64::total_cmp);
+        let messages: u64 = spent.by_model_day.iter().map(|d| d.messages).sum();
+        line(
+            &format!("{engine_name}: cost by model, day and session, {label}"),
+            runs[1],
+            "ms",
+            goal_ms,
+            runs[1] / goal_ms,
+        );
+        println!("{:>59} cold {cold:.0} ms, {messages} messages", "");
     }
 }
 

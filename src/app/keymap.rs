@@ -91,7 +91,7 @@ actions! {
     DismissServer => "dismiss_server", Sessions, "forget a gone server and its sessions (on its heading)", ["x"];
     ReplayHistory => "replay_history", Sessions, "replay a session of opencode's database or the archive in the player", ["R"];
     Audit => "audit", Global, "every answer given to a prompt: who, when, what it showed", ["A"];
-    Insights => "insights", Global, "failures by model and tool: calls, failures, rate, each outcome (1-5: range)", ["I"];
+    Insights => "insights", Global, "insights: failures by model and tool, waits on people, cost (tab: which; 1-5: range)", ["I"];
     PinSession => "pin_session", Sessions, "pin the session in the archive: a prune never takes it (again: unpin)", ["M"];
     ScrollUp => "scroll_up", Turns, "scroll up a line", ["k", "up"];
     ScrollDown => "scroll_down", Turns, "scroll down a line", ["j", "down"];
@@ -122,7 +122,7 @@ actions! {
     Editor => "editor", Turns, "open the card or message in $EDITOR", ["e"];
     Abort => "abort", Global, "stop the selected session's run (asks first)", ["X"];
     Themes => "themes", Global, "choose a theme (previewed; enter keeps it)", ["T"];
-    Usage => "usage", Global, "what the sessions cost: by day, model, project, agent (1-5: range)", ["u"];
+    Usage => "usage", Global, "what the sessions cost: by day, model, project, agent, tool (1-5: range; tab: list)", ["u"];
     ArchiveSearch => "archive_search", Sessions, "search every archived session, from every server and file", ["F"];
     BadRecord => "bad_record", Global, "show the last record that could not be read, and why the archive is off", ["!"];
     PlayPause => "play_pause", Player, "play or pause", ["P"];
@@ -147,7 +147,7 @@ actions! {
     ListBottom => "list_bottom", List, "last entry", ["G", "end"];
     ListChoose => "list_choose", List, "go to the chosen entry", ["enter"];
     ListClose => "list_close", List, "close", ["esc", "q"];
-    ListKind => "list_kind", List, "answers on record: permissions, questions or both; insights: failures or waits", ["tab"];
+    ListKind => "list_kind", List, "which list: answers (permissions, questions, both); insights (failures, waits, cost); usage (sessions, days, tools)", ["tab"];
     ListThisSession => "list_this_session", List, "answers on record: this session's only, or every session's", ["S"];
     ListSort => "list_sort", List, "failures: order by failed, rate, calls, model or tool", ["s"];
     PromptNext => "prompt_next", Prompt, "next waiting prompt", ["]", "ctrl-n"];

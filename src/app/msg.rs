@@ -91,4 +91,5 @@ pub enum InsightsReply {
     Counts(Result<Vec<crate::archive::tool_calls::CallCount>, String>),
     Failed(Result<Vec<crate::archive::tool_calls::FailedCall>, String>),
     Waits(Result<Box<crate::insights::waits::Waits>, String>),
+    Cost(Result<Box<crate::insights::cost::Cost>, String>),
 }

@@ -82,6 +82,21 @@ pub(super) fn message_row(m: &Message, clock: i64, update: Option<&(String, u64)
         } else {
             clock.max(m.info.completed.unwrap_or(created))
         },
+        spend: (m.info.role.label() == "assistant").then(|| {
+            let t = &m.info.tokens;
+            crate::source::opencode_db::usage::Figures {
+                cost: if m.info.cost.is_finite() {
+                    m.info.cost
+                } else {
+                    0.0
+                },
+                input: t.input,
+                output: t.output,
+                reasoning: t.reasoning,
+                cache_read: t.cache.read,
+                cache_write: t.cache.write,
+            }
+        }),
         raw: raw.clone(),
         // The info the last update carried, unchanged since.
         logged_as: update

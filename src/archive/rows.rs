@@ -55,6 +55,9 @@ pub struct MessageRow {
     /// is: PostgreSQL keeps its place in the log, not a second copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logged_as: Option<String>,
+    /// An assistant message's cost and tokens (`super::spend`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend: Option<crate::source::opencode_db::usage::Figures>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

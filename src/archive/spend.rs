@@ -2,12 +2,12 @@
 //! messages cost and the tokens they took, by model and day; the costliest
 //! sessions; what the steps that made a failed tool call cost; and every
 //! retry a session waited through (`session.status` of type `retry`: its
-//! attempt, when it was said, and when the next attempt was due), kept as
-//! the collector saw it since schema 18.
+//! attempt, when it was said, and when the next attempt was due).
 //!
-//! Both engines read the same figures from a message's JSON (OpenCode's
-//! `cost` and `tokens`); the SQL differs only in how a number is read
-//! from JSON (`Dialect`).
+//! Since schema 18 a message's row keeps its cost and tokens (OpenCode's
+//! `cost` and `tokens`), so both engines sum columns, whether the message's
+//! JSON is in its row or only in the event log; rows written before are
+//! filled from their JSON the first time the figures are asked for.
 
 use serde::Serialize;
 
@@ -16,10 +16,10 @@ use crate::source::opencode_db::usage::Figures;
 /// The schema that keeps retries.
 pub const SINCE: i64 = 18;
 
-/// The retries' table (both engines).
-macro_rules! retries_table {
-    () => {
-        "CREATE TABLE retries (
+/// Migration 18's SQL (both engines): the retries, and each message's
+/// cost and tokens in its row, with the few rows still to be read from
+/// their JSON (those written before).
+pub const SQL: &str = "CREATE TABLE retries (
         session_id TEXT NOT NULL,
         next BIGINT NOT NULL,
         attempt BIGINT NOT NULL,
@@ -27,12 +27,50 @@ macro_rules! retries_table {
         message TEXT NOT NULL,
         PRIMARY KEY (session_id, next)
     );
-    CREATE INDEX retries_by_at ON retries (at);"
-    };
-}
+    CREATE INDEX retries_by_at ON retries (at);
+    ALTER TABLE messages ADD COLUMN cost DOUBLE PRECISION;
+    ALTER TABLE messages ADD COLUMN tokens_input BIGINT;
+    ALTER TABLE messages ADD COLUMN tokens_output BIGINT;
+    ALTER TABLE messages ADD COLUMN tokens_reasoning BIGINT;
+    ALTER TABLE messages ADD COLUMN tokens_cache_read BIGINT;
+    ALTER TABLE messages ADD COLUMN tokens_cache_write BIGINT;
+    CREATE INDEX messages_spend_unread ON messages (role)
+        WHERE role = 'assistant' AND cost IS NULL;";
 
-/// Migration 18's SQL on SQLite.
-pub const SQL: &str = retries_table!();
+/// The columns that keep a message's figures, in `Figures`' order.
+pub const COLUMNS: [&str; 6] = [
+    "cost",
+    "tokens_input",
+    "tokens_output",
+    "tokens_reasoning",
+    "tokens_cache_read",
+    "tokens_cache_write",
+];
+
+/// A message's figures from its JSON (what OpenCode says: `cost`,
+/// `tokens.input`, `tokens.output`, `tokens.reasoning`,
+/// `tokens.cache.read`, `tokens.cache.write`); nothing where it is not
+/// JSON or says none.
+pub fn spend_of(json: &str) -> Figures {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(json) else {
+        return Figures::default();
+    };
+    let n = |path: &str| {
+        v.pointer(path)
+            .and_then(|x| x.as_f64())
+            .filter(|x| x.is_finite())
+            .unwrap_or(0.0)
+    };
+    let t = |path: &str| n(path).max(0.0) as u64;
+    Figures {
+        cost: n("/cost"),
+        input: t("/tokens/input"),
+        output: t("/tokens/output"),
+        reasoning: t("/tokens/reasoning"),
+        cache_read: t("/tokens/cache/read"),
+        cache_write: t("/tokens/cache/write"),
+    }
+}
 
 /// The upsert (both engines' placeholders): a retry said twice is kept once,
 /// at the first time it was said.
@@ -161,7 +199,15 @@ pub const COSTLIEST: i64 = 50;
 /// The most retries read at once.
 pub const RETRIES_MAX: i64 = 100_000;
 
-/// How an engine spells its SQL.
+/// What a reader says when messages written before schema 18 are still
+/// to be read (it may not write them): figures short of them would mislead.
+pub fn unread_message(unread: i64) -> String {
+    format!(
+        "{unread} assistant messages written before cost figures were kept are not read yet: open the archive once with a writable ocview"
+    )
+}
+
+/// How an engine spells its placeholders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
     Sqlite,
@@ -180,46 +226,14 @@ impl Dialect {
         }
     }
 
-    /// A number at `path` (dotted) of message `m`'s JSON, 0 when absent,
-    /// not a number or not JSON (a bad row counts as nothing; it does not
-    /// fail the whole query).
-    fn number(self, path: &str) -> String {
-        match self {
-            Dialect::Sqlite => format!(
-                "coalesce(CASE WHEN json_valid(m.raw) THEN json_extract(m.raw, '$.{path}') END, 0)"
-            ),
-            Dialect::Postgres => {
-                let at = format!("'{{{}}}'", path.replace('.', ","));
-                format!(
-                    "coalesce(CASE WHEN jsonb_typeof(j.doc #> {at}) = 'number' \
-                     THEN (j.doc #>> {at})::float8 END, 0)"
-                )
-            }
-        }
-    }
-
-    /// The message's JSON, read once a row (PostgreSQL: `j.doc`).
-    fn json_of_message(self) -> &'static str {
-        match self {
-            Dialect::Sqlite => "",
-            Dialect::Postgres => "CROSS JOIN LATERAL (SELECT ocview_json(m.raw) AS doc) j",
-        }
-    }
-
     /// The sums every query reports, in `Figures`' order.
-    fn sums(self) -> String {
-        [
-            "cost",
-            "tokens.input",
-            "tokens.output",
-            "tokens.reasoning",
-            "tokens.cache.read",
-            "tokens.cache.write",
-        ]
-        .iter()
-        .map(|p| format!("sum({})", self.number(p)))
-        .collect::<Vec<_>>()
-        .join(", ")
+    fn sums() -> String {
+        COLUMNS
+            .iter()
+            // A double on both engines (PostgreSQL sums a BIGINT as NUMERIC).
+            .map(|c| format!("CAST(sum(coalesce(m.{c}, 0)) AS DOUBLE PRECISION)"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The assistant messages a filter admits: range (`1`, `2`) by when
@@ -227,7 +241,7 @@ impl Dialect {
     fn messages(self) -> String {
         let p = |i| self.param(i);
         format!(
-            "FROM messages m LEFT JOIN sessions s ON s.id = m.session_id {5}
+            "FROM messages m LEFT JOIN sessions s ON s.id = m.session_id
              WHERE m.role = 'assistant'
                AND ({0} IS NULL OR m.created >= {0}) AND ({1} IS NULL OR m.created < {1})
                AND ({2} IS NULL OR s.directory = {2}) AND ({3} IS NULL OR s.host = {3})
@@ -236,8 +250,7 @@ impl Dialect {
             p(2),
             p(3),
             p(4),
-            p(5),
-            self.json_of_message()
+            p(5)
         )
     }
 
@@ -248,7 +261,7 @@ impl Dialect {
             "SELECT coalesce(m.model, '?'), (m.created + {}) / 86400000, count(*), {}
              {} GROUP BY 1, 2 ORDER BY 1, 2",
             self.param(6),
-            self.sums(),
+            Dialect::sums(),
             self.messages()
         )
     }
@@ -260,7 +273,7 @@ impl Dialect {
             "SELECT m.session_id, coalesce(max(s.title), ''), max(s.directory), count(*), {},
                     max(s.server), max(s.host), max(s.file)
              {} GROUP BY m.session_id ORDER BY 5 DESC, 1 LIMIT {COSTLIEST}",
-            self.sums(),
+            Dialect::sums(),
             self.messages()
         )
     }
@@ -268,11 +281,11 @@ impl Dialect {
     /// By model, the steps that made a failed call: model, steps, cost.
     pub fn failed_steps_sql(self) -> String {
         format!(
-            "SELECT coalesce(m.model, '?'), count(*), sum({})
+            "SELECT coalesce(m.model, '?'), count(*),
+                    CAST(sum(coalesce(m.cost, 0)) AS DOUBLE PRECISION)
              {} AND m.id IN (SELECT p.message_id FROM parts p
                              WHERE p.kind = 'tool' AND (p.state = 'error' OR p.tool = 'invalid'))
              GROUP BY 1 ORDER BY 1",
-            self.number("cost"),
             self.messages()
         )
     }
@@ -300,21 +313,6 @@ impl Dialect {
     }
 }
 
-/// Migration 18 on PostgreSQL: the retries, and a JSON text read as
-/// `jsonb`, NULL where it is not JSON (a cast would fail the whole query
-/// on one bad row; PostgreSQL 15 has no test for it).
-pub const PG_SQL: &str = concat!(
-    retries_table!(),
-    "
-    CREATE FUNCTION ocview_json(doc text) RETURNS jsonb
-    LANGUAGE plpgsql IMMUTABLE AS $fn$
-    BEGIN
-        RETURN doc::jsonb;
-    EXCEPTION WHEN others THEN
-        RETURN NULL;
-    END $fn$;"
-);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,12 +339,26 @@ mod tests {
     }
 
     #[test]
-    fn both_dialects_read_the_same_numbers() {
-        let lite = Dialect::Sqlite.by_model_day_sql();
+    fn a_messages_figures_are_read_from_its_json_leniently() {
+        let f = spend_of(
+            r#"{"cost": 0.25, "tokens": {"input": 10, "output": 2, "reasoning": 1,
+                "cache": {"read": 30, "write": "x"}}}"#,
+        );
+        assert_eq!(
+            (
+                f.cost,
+                f.input,
+                f.output,
+                f.reasoning,
+                f.cache_read,
+                f.cache_write
+            ),
+            (0.25, 10, 2, 1, 30, 0)
+        );
+        assert_eq!(spend_of("not json"), Figures::default());
         let pg = Dialect::Postgres.by_model_day_sql();
-        assert!(lite.contains("json_extract(m.raw, '$.tokens.cache.read')"));
-        assert!(pg.contains("j.doc #>> '{tokens,cache,read}'"));
         assert!(pg.contains("$6::bigint") && pg.contains("$5::text"));
+        assert!(pg.contains("sum(coalesce(m.tokens_cache_read, 0)) AS DOUBLE PRECISION"));
         assert!(upsert_sql(|i| format!("${i}")).contains("VALUES ($1, $2, $3, $4, $5)"));
     }
 }

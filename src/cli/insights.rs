@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use crate::archive::Setting;
-use crate::archive::tool_calls::{CallFilter, Outcome};
+use crate::archive::tool_calls::Outcome;
+use crate::cli::insights_out::{RangeArgs, csv, cut, json};
 use crate::insights::failures::{self, Cell, ErrorGroup, SortBy};
 use crate::model::wire::sanitize;
 
@@ -39,42 +40,6 @@ pub struct WaitsArgs {
     /// One row per prompt as CSV.
     #[arg(long)]
     pub csv: bool,
-}
-
-/// Which sessions' figures: a time range, a project, a machine.
-#[derive(Args, Debug)]
-pub struct RangeArgs {
-    /// From this date on: YYYY-MM-DD, ms since 1970, or an age (3d, 12h).
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// Before this date (same forms as --since).
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
-    /// Only sessions of this project (its folder).
-    #[arg(long)]
-    pub project: Option<String>,
-    /// Only sessions archived from this machine.
-    #[arg(long)]
-    pub machine: Option<String>,
-}
-
-impl RangeArgs {
-    /// The filter these say, as of now (`model` for the failures).
-    pub(super) fn filter(&self, model: Option<String>) -> Result<CallFilter, String> {
-        let now = crate::archive::now_ms();
-        let time = |t: &Option<String>| {
-            t.as_deref()
-                .map(|t| crate::archive::query::parse_time(t, now))
-                .transpose()
-        };
-        Ok(CallFilter {
-            since: time(&self.since)?,
-            until: time(&self.until)?,
-            project: self.project.clone(),
-            machine: self.machine.clone(),
-            model,
-        })
-    }
 }
 
 #[derive(Args, Debug)]
@@ -142,24 +107,6 @@ pub fn run(command: &InsightsCommand, setting: &Setting) -> Result<ExitCode, Str
     crate::cli::io::write_stdout(&text).map_err(|e| e.to_string())
 }
 
-pub(super) fn json(value: &serde_json::Value) -> String {
-    let mut value = value.clone();
-    sanitize::json_value(&mut value);
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-/// A CSV field: inert, quoted when it must be.
-pub(super) fn csv(s: &str) -> String {
-    let clean = sanitize::line(s);
-    if clean.contains([',', '"']) {
-        format!("\"{}\"", clean.replace('"', "\"\""))
-    } else {
-        clean.into_owned()
-    }
-}
-
 fn percent(rate: f64) -> String {
     format!("{:.1}%", rate * 100.0)
 }
@@ -209,15 +156,6 @@ fn cells_text(cells: &[Cell], by: SortBy) -> String {
         ));
     }
     out
-}
-
-/// `s` inert, cut to `w` characters with an ellipsis.
-pub(super) fn cut(s: &str, w: usize) -> String {
-    let s = sanitize::line(s);
-    match s.chars().count() > w {
-        true => s.chars().take(w - 1).chain(['…']).collect(),
-        false => s.into_owned(),
-    }
 }
 
 fn cells_csv(cells: &[Cell]) -> String {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::archive::Setting;
-use crate::cli::insights::{RangeArgs, csv, cut, json};
+use crate::cli::insights_out::{RangeArgs, csv, cut, json};
 use crate::insights::cost::{Cost, cache_share, date, day_offset_ms, figures, money};
 use crate::insights::waits::duration;
 use crate::model::wire::sanitize;

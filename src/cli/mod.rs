@@ -19,6 +19,7 @@ pub mod export;
 pub mod fleet_members;
 pub mod insights;
 pub mod insights_cost;
+pub mod insights_out;
 pub mod io;
 pub mod record;
 pub mod replay;

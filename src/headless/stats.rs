@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::model::wire::sanitize;
-use crate::source::opencode_db::usage::{DAY_MS, Figures, Group, Usage};
+use crate::source::opencode_db::usage::{Figures, Group, Usage};
 
 /// What was asked, as far as the printing goes.
 #[derive(Debug, Clone, Default)]
@@ -24,41 +24,10 @@ pub struct StatsOptions {
     pub now_ms: i64,
 }
 
-/// The figures `opencode stats` derives from the totals.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Derived {
-    pub days: u64,
-    pub cost_per_day: f64,
-    pub tokens_per_session: f64,
-    pub median_tokens_per_session: f64,
-}
+pub use crate::source::opencode_db::usage::Derived;
 
 pub fn derived(u: &Usage, o: &StatsOptions) -> Derived {
-    let asked = o.days.map(|d| u64::from(d.max(1)));
-    let days = if u.sessions == 0 {
-        asked.unwrap_or(0)
-    } else {
-        let first = u.first_ms.unwrap_or(o.now_ms).min(o.now_ms);
-        let last = u.last_ms.unwrap_or(0).max(0);
-        let span = ((last - first) as f64 / DAY_MS as f64).ceil().max(1.0) as u64;
-        asked.unwrap_or(span)
-    };
-    let per_day = if days == 0 {
-        0.0
-    } else {
-        u.totals.cost / days as f64
-    };
-    let per_session = if u.sessions == 0 {
-        0.0
-    } else {
-        u.totals.tokens() as f64 / u.sessions as f64
-    };
-    Derived {
-        days,
-        cost_per_day: per_day,
-        tokens_per_session: per_session,
-        median_tokens_per_session: u.median_tokens(),
-    }
+    u.derived(o.days, o.now_ms)
 }
 
 fn figures_json(f: &Figures) -> Value {

@@ -4,9 +4,8 @@
 //! of the prompt from its cache, with a tool call that fails, then ends.
 //! `ocview record` keeps the stream; imported, the archive's cost, tokens,
 //! cache-read share, failed steps and retries equal direct SQL over the
-//! same archive, and `ocview insights cost` says them. On PostgreSQL the
-//! retries are kept, and the command says it cannot sum its logged
-//! messages yet.
+//! same archive (and each other), rows from before the figures were kept
+//! are read from their JSON, and `ocview insights cost` says them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -98,7 +97,15 @@ async fn recorded_session(dir: &std::path::Path) -> std::path::PathBuf {
 /// cache reads; retries and the ms they waited; steps with a failed call.
 type Direct = Box<dyn Fn() -> (i64, f64, i64, i64, i64, i64, i64)>;
 
-fn suite(setting: &Setting, file: &std::path::Path, direct: Direct) {
+/// Forgets every message's figures, as rows written before schema 18 are.
+type Forget = Box<dyn Fn()>;
+
+fn suite(
+    setting: &Setting,
+    file: &std::path::Path,
+    direct: Direct,
+    forget: Forget,
+) -> ocview::insights::cost::Cost {
     let mut archive = setting.open().unwrap().unwrap();
     import_file(&mut *archive, file).unwrap();
     let spending = archive.spending(&CallFilter::default(), 0).unwrap();
@@ -142,6 +149,10 @@ fn suite(setting: &Setting, file: &std::path::Path, direct: Direct) {
     import_file(&mut *archive, file).unwrap();
     let again = figures(&archive.spending(&CallFilter::default(), 0).unwrap(), None);
     assert_eq!(again, c);
+    // Rows from before the figures were kept are read from their JSON.
+    forget();
+    let read = figures(&archive.spending(&CallFilter::default(), 0).unwrap(), None);
+    assert_eq!(read, c, "the figures read again from the messages' JSON");
     drop(archive);
 
     let place = match setting {
@@ -173,10 +184,14 @@ fn suite(setting: &Setting, file: &std::path::Path, direct: Direct) {
     let csv = run(&["--csv"]);
     assert!(csv.starts_with("day,model,messages,cost,"), "{csv}");
     assert_eq!(csv.lines().count(), 2, "one model on one day: {csv}");
+    c
 }
 
+const FORGET: &str = "UPDATE messages SET cost = NULL, tokens_input = NULL, tokens_output = NULL,
+    tokens_reasoning = NULL, tokens_cache_read = NULL, tokens_cache_write = NULL";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cost_cache_retries_and_failed_steps_of_a_real_session() {
+async fn cost_cache_retries_and_failed_steps_of_a_real_session_on_both_engines() {
     let dir = tempfile::tempdir().unwrap();
     let file = recorded_session(dir.path()).await;
 
@@ -213,42 +228,165 @@ async fn cost_cache_retries_and_failed_steps_of_a_real_session() {
             .unwrap();
         (messages, cost, input, cache_read, retries, waited, failed)
     });
-    suite(&Setting::Sqlite(db), &file, sqlite);
+    let path = db.clone();
+    let forget: Forget = Box::new(move || {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute(FORGET, []).unwrap();
+    });
+    let in_sqlite = suite(&Setting::Sqlite(db), &file, sqlite, forget);
     // The PostgreSQL engine runs a runtime of its own: off this one.
-    std::thread::spawn(move || in_postgres(&file))
+    std::thread::spawn(move || in_postgres(&file, &in_sqlite))
         .join()
         .unwrap();
 }
 
-/// PostgreSQL keeps a message the log holds as it is in the log alone:
-/// its cost is not summed from rows there yet, and the command says so
-/// rather than print figures short of those messages.
-fn in_postgres(file: &std::path::Path) {
+/// PostgreSQL keeps most messages in its event log alone (an empty row):
+/// their figures are in their rows all the same, equal to SQLite's.
+fn in_postgres(file: &std::path::Path, in_sqlite: &ocview::insights::cost::Cost) {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
     let url = pg.database("cost");
-    let setting = Setting::Postgres(url.clone());
+    let u = url.clone();
+    let postgres: Direct = Box::new(move || {
+        let one = |sql: &str| postgres_support::rows(&u, sql).remove(0);
+        let m = one(
+            "SELECT count(*), sum(cost), sum(tokens_input), sum(tokens_cache_read),
+                    count(*) FILTER (WHERE raw = '')
+             FROM messages WHERE role = 'assistant'",
+        );
+        assert_ne!(m[4], "0", "messages the log holds keep an empty row");
+        let r = one("SELECT count(*), coalesce(sum(next - at), 0) FROM retries
+             WHERE next - at BETWEEN 0 AND 86400000");
+        let f = one(
+            "SELECT count(*) FROM messages m WHERE role = 'assistant' AND EXISTS
+               (SELECT 1 FROM parts p WHERE p.message_id = m.id AND p.kind = 'tool'
+                  AND p.state = 'error')",
+        );
+        let n = |s: &str| s.parse::<i64>().unwrap();
+        (
+            n(&m[0]),
+            m[1].parse().unwrap(),
+            n(&m[2]),
+            n(&m[3]),
+            n(&r[0]),
+            n(&r[1]),
+            n(&f[0]),
+        )
+    });
+    let u = url.clone();
+    let forget: Forget = Box::new(move || {
+        postgres_support::rows(&u, FORGET);
+    });
+    let c = suite(&Setting::Postgres(url), file, postgres, forget);
+    assert_eq!(&c, in_sqlite, "both engines say the same");
+}
+
+/// Two sessions on two models over two days, at known prices: one step
+/// with a failed call, one retry of 4 s.
+fn priced_file(dir: &std::path::Path) -> std::path::PathBuf {
+    const DAY: i64 = 86_400_000;
+    let noon = 1_790_000_000_000 / DAY * DAY + DAY / 2;
+    let session = |id: &str, title: &str, at: i64| {
+        json!({"t": at, "event": {"type": "session.updated", "properties": {"info":
+            {"id": id, "title": title, "directory": "/work/shop", "time": {"created": at, "updated": at}}}}})
+    };
+    let message =
+        |id: &str, session: &str, model: &str, at: i64, cost: f64, input: u64, read: u64| {
+            let (provider, model) = model.split_once('/').unwrap();
+            json!({"t": at, "event": {"type": "message.updated", "properties": {"info":
+            {"id": id, "sessionID": session, "role": "assistant", "providerID": provider,
+             "modelID": model, "cost": cost, "time": {"created": at, "completed": at + 1000},
+             "tokens": {"input": input, "output": 100, "reasoning": 0,
+                        "cache": {"read": read, "write": 0}}}}}})
+        };
+    let lines = [
+        session("ses_a", "Refactor the billing module", noon),
+        message(
+            "msg_a1",
+            "ses_a",
+            "anthropic/claude-sonnet",
+            noon + 1_000,
+            1.25,
+            2_000,
+            6_000,
+        ),
+        json!({"t": noon + 2_000, "event": {"type": "message.part.updated", "properties": {"part":
+            {"id": "prt_a1", "messageID": "msg_a1", "sessionID": "ses_a", "type": "tool",
+             "tool": "bash", "callID": "c1", "state": {"status": "error", "input": {"command": "make"},
+             "error": "make: *** No rule to make target", "time": {"start": noon + 2_000, "end": noon + 2_500}}}}}}),
+        json!({"t": noon + 3_000, "event": {"type": "session.status", "properties": {"sessionID": "ses_a",
+            "status": {"type": "retry", "attempt": 1, "message": "Overloaded", "next": noon + 7_000}}}}),
+        message(
+            "msg_a2",
+            "ses_a",
+            "anthropic/claude-sonnet",
+            noon + 8_000,
+            0.75,
+            1_000,
+            9_000,
+        ),
+        session("ses_b", "Write the release notes", noon + DAY),
+        message(
+            "msg_b1",
+            "ses_b",
+            "openai/gpt-5",
+            noon + DAY + 1_000,
+            0.5,
+            4_000,
+            0,
+        ),
+    ];
+    let path = dir.join("priced.jsonl");
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn the_cost_view_shows_where_the_money_went_and_opens_the_costliest() {
+    use crate::common::{press, screen, settle};
+    let dir = tempfile::tempdir().unwrap();
+    let setting = Setting::Sqlite(dir.path().join("archive.db"));
     let mut archive = setting.open().unwrap().unwrap();
-    import_file(&mut *archive, file).unwrap();
-    let err = archive
-        .spending(&CallFilter::default(), 0)
-        .expect_err("figures short of the logged messages");
-    assert!(
-        err.to_string().contains("kept only in its event log"),
-        "{err}"
-    );
-    let retries = postgres_support::rows(&url, "SELECT count(*), min(next - at) FROM retries");
-    assert_eq!(retries[0][0], "1", "the retry is kept: {retries:?}");
+    import_file(&mut *archive, &priced_file(dir.path())).unwrap();
     drop(archive);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-        .args(["insights", "cost", "--archive", &url])
-        .env_remove("OCVIEW_ARCHIVE")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
+    let mut app =
+        ocview::app::App::new(ocview::app::config::Config::default(), "replay test", true).unwrap();
+    app.now_ms = 1_790_200_000_000;
+    app.archive.setting = Some(setting);
+    let mut done = app.verbs.take_done();
+    press(&mut app, &["I", "5"]);
+    settle(&mut app, &mut done, &|a| !a.overlays.insights.loading);
+    press(&mut app, &["tab", "tab"]);
+    settle(&mut app, &mut done, &|a| {
+        a.overlays.insights.cost.is_some() && !a.overlays.insights.loading
+    });
+    let s = screen(&mut app, 80, 24);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not read from a PostgreSQL archive yet"),
-        "{out:?}"
+        s.contains("Cost · all time")
+            && s.contains("$2.50 in 3 assistant messages")
+            && s.contains("cache-read share 68%")
+            && s.contains("steps with a failed tool call: 1 costing $1.25")
+            && s.contains("retries: 1 waiting 4.0 s (anthropic 1)")
+            && s.contains("Refactor the billing module"),
+        "{s}"
+    );
+    insta::assert_snapshot!("insights_cost_80x24", s);
+    insta::assert_snapshot!("insights_cost_200x50", screen(&mut app, 200, 50));
+    press(&mut app, &["down", "enter"]);
+    assert_eq!(app.overlay, None);
+    settle(&mut app, &mut done, &|a| a.selected_session().is_some());
+    assert_eq!(
+        app.selected_session()
+            .map(|s| ocview::model::store::fleet::bare(&s.info.id).to_string()),
+        Some("ses_b".to_string()),
+        "the second costliest, opened"
+    );
+    // Tab once more: back to the failures.
+    press(&mut app, &["I", "tab"]);
+    assert_eq!(
+        app.overlays.insights.kind,
+        ocview::app::overlays::insights::Kind::Failures
     );
 }

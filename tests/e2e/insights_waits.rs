@@ -260,8 +260,13 @@ fn the_view_shows_the_waits_and_opens_the_longest() {
             .map(|s| ocview::model::store::fleet::bare(&s.info.id).to_string()),
         Some(longest.session_id)
     );
-    // Tab again: back to the failures.
+    // Tab again: the cost; once more, back to the failures.
     press(&mut app, &["I", "tab"]);
+    assert_eq!(
+        app.overlays.insights.kind,
+        ocview::app::overlays::insights::Kind::Cost
+    );
+    press(&mut app, &["tab"]);
     assert_eq!(
         app.overlays.insights.kind,
         ocview::app::overlays::insights::Kind::Failures

@@ -158,11 +158,14 @@ fn a_malformed_row_is_skipped_and_said_and_the_rest_counted() {
     );
     let json = stats::to_json(&cut, &options);
     assert_eq!(json["malformed_rows"], 2);
-    // The usage view says it beside its counts.
+    // The usage view says it beside its counts: the message, then the
+    // part too once the tools are counted.
     let mut app = app_on_db(&path);
     press(&mut app, &["u"]);
-    let screen = wait_ready(&mut app, 200, 50);
-    assert!(screen.contains("! 1 unreadable rows skipped"), "{screen}");
+    wait_ready(&mut app, 200, 50);
+    wait_tools(&mut app);
+    let screen = screen(&mut app, 200, 50);
+    assert!(screen.contains("! 2 unreadable rows skipped"), "{screen}");
 }
 
 /// Names from the database holding a clipboard write (OSC 52), a screen
@@ -244,4 +247,88 @@ fn all_time_with_tools() -> ocview::source::opencode_db::usage::UsageQuery {
         tools: true,
         day_offset_ms: 0,
     }
+}
+
+/// Wait until the tools are counted too (the second answer).
+fn wait_tools(app: &mut ocview::app::App) {
+    let start = Instant::now();
+    while app
+        .overlays
+        .usage
+        .view
+        .as_ref()
+        .is_some_and(|v| v.tools_pending)
+    {
+        screen(app, 80, 24);
+        assert!(start.elapsed() < Duration::from_secs(20), "no tools");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_year_is_a_heat_map_of_fifty_three_weeks_over_dated_bars_and_tab_shows_days_projects_and_tools()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opencode.db");
+    support::usage_db::generate(&path, 40, 3, 3, 60, NOW, |i| format!("ses_{i:04}"));
+    let mut app = app_on_db(&path);
+    press(&mut app, &["u", "4"]);
+    wait_ready(&mut app, 200, 50);
+    wait_tools(&mut app);
+    let text = screen(&mut app, 200, 50);
+    let rows: Vec<&str> = text.lines().collect();
+    // The heat map's Monday row: a column for each of 53 weeks.
+    let monday = rows
+        .iter()
+        .find(|r| r.contains("│Mo "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: String = monday
+        .split("│Mo ")
+        .nth(1)
+        .unwrap()
+        .chars()
+        .take_while(|c| *c != '│' && *c != '─')
+        .collect();
+    assert!(cells.trim_end().chars().count() >= 52, "{monday:?}");
+    // Dated axes: the bars' first and last days, the models' span.
+    assert!(
+        text.contains("May 2025") && text.contains("May 2026"),
+        "{text}"
+    );
+    assert!(
+        text.contains("by model · tokens May 2025–May 2026"),
+        "{text}"
+    );
+    // What opencode stats derives.
+    assert!(
+        text.contains("365 days ·") && text.contains("tok/session · median"),
+        "{text}"
+    );
+    insta::assert_snapshot!("usage_view_year_200x50", text);
+    // tab: a table per day, newest first; tab: the tools.
+    press(&mut app, &["tab"]);
+    let days = screen(&mut app, 80, 24);
+    assert!(
+        days.contains("by day · tab projects") && days.contains("DATE") && days.contains("MODELS"),
+        "{days}"
+    );
+    insta::assert_snapshot!("usage_view_days_80x24", days);
+    // tab: the projects and agents, their names whole at 80 columns.
+    press(&mut app, &["tab"]);
+    let projects = screen(&mut app, 80, 24);
+    assert!(
+        projects.contains("by project · by agent · tab tools")
+            && projects.contains("/home/dev/beta")
+            && projects.contains("@plan"),
+        "{projects}"
+    );
+    press(&mut app, &["tab"]);
+    let tools = screen(&mut app, 80, 24);
+    assert!(tools.contains("tools · tab sessions"), "{tools}");
+    insta::assert_snapshot!("usage_view_tools_80x24", tools);
+    // Enter on a tool opens nothing; back on the sessions, enter opens one.
+    press(&mut app, &["enter"]);
+    assert!(app.wanted_session.is_none() && app.overlay.is_some());
+    press(&mut app, &["tab", "enter"]);
+    assert!(app.wanted_session.is_some());
 }

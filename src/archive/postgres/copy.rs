@@ -25,7 +25,9 @@ pub(in crate::archive) const STAGING: &str = "
     CREATE TEMP TABLE IF NOT EXISTS in_sessions (id TEXT, parent_id TEXT, title TEXT, directory TEXT,
         created BIGINT, updated BIGINT, raw TEXT, body TEXT, server TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_messages (id TEXT, session_id TEXT, role TEXT, model TEXT,
-        agent TEXT, created BIGINT, updated BIGINT, raw TEXT, logged BIGINT) ON COMMIT DELETE ROWS;
+        agent TEXT, created BIGINT, updated BIGINT, raw TEXT, logged BIGINT, cost FLOAT8,
+        tokens_input BIGINT, tokens_output BIGINT, tokens_reasoning BIGINT,
+        tokens_cache_read BIGINT, tokens_cache_write BIGINT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
         tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT,
         logged BIGINT, in_block BOOLEAN, error TEXT) ON COMMIT DELETE ROWS;";
@@ -50,6 +52,25 @@ const MESSAGES_UPSERT: &str =
      WHERE excluded.updated > messages.updated
         OR (excluded.updated = messages.updated
             AND excluded.hash <> coalesce(messages.hash, hashtextextended(messages.raw, 0)))";
+
+/// Messages into an archive of schema 18: with their cost and tokens.
+fn messages_upsert_v18() -> String {
+    let columns = crate::archive::spend::COLUMNS.join(", ");
+    let updates: Vec<String> = crate::archive::spend::COLUMNS
+        .iter()
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect();
+    MESSAGES_UPSERT
+        .replace("logged, hash)", &format!("logged, hash, {columns})"))
+        .replace(
+            "hashtextextended(raw, 0)\n     FROM in_messages",
+            &format!("hashtextextended(raw, 0), {columns}\n     FROM in_messages"),
+        )
+        .replace(
+            "hash = excluded.hash\n",
+            &format!("hash = excluded.hash, {}\n", updates.join(", ")),
+        )
+}
 
 /// Messages into an archive of schema 9 (a writer that may not upgrade it).
 const MESSAGES_UPSERT_V9: &str =
@@ -215,19 +236,24 @@ async fn write_messages(
                     .as_deref()
                     .and_then(|k| logged.at.get(k).copied()),
             ),
+            Box::new(m.spend.map(|f| f.cost)),
+            Box::new(m.spend.map(|f| big(f.input))),
+            Box::new(m.spend.map(|f| big(f.output))),
+            Box::new(m.spend.map(|f| big(f.reasoning))),
+            Box::new(m.spend.map(|f| big(f.cache_read))),
+            Box::new(m.spend.map(|f| big(f.cache_write))),
         ]
     });
-    let types = column_types("tttttnntn");
+    let types = column_types("tttttnntnfnnnnn");
     copy(tx, "in_messages", &types, rows).await?;
-    tx.execute(
-        if version >= crate::archive::postgres::event_log::MESSAGES_LOGGED_SINCE {
-            MESSAGES_UPSERT
-        } else {
-            MESSAGES_UPSERT_V9
-        },
-        &[],
-    )
-    .await?;
+    let upsert = if version >= crate::archive::spend::SINCE {
+        messages_upsert_v18()
+    } else if version >= crate::archive::postgres::event_log::MESSAGES_LOGGED_SINCE {
+        MESSAGES_UPSERT.to_string()
+    } else {
+        MESSAGES_UPSERT_V9.to_string()
+    };
+    tx.execute(&upsert, &[]).await?;
     Ok(())
 }
 
@@ -309,11 +335,17 @@ async fn write_parts(
 
 /// A staging table's column types, one letter each: `t` text, `n` a
 /// 64-bit integer, `b` a boolean.
+/// A count as PostgreSQL's BIGINT.
+fn big(n: u64) -> i64 {
+    n.min(i64::MAX as u64) as i64
+}
+
 fn column_types(kinds: &str) -> Vec<Type> {
     kinds
         .chars()
         .map(|k| match k {
             'n' => Type::INT8,
+            'f' => Type::FLOAT8,
             'b' => Type::BOOL,
             _ => Type::TEXT,
         })

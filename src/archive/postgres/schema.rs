@@ -153,8 +153,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (16, "tool_call_errors", crate::archive::tool_calls::SQL),
     // Every prompt seen asked and settled, timed: what waited on people.
     (17, "prompts", crate::archive::prompt_waits::SQL),
-    // Every retry a session waited through, and messages' JSON read safely.
-    (18, "retries", crate::archive::spend::PG_SQL),
+    // Every retry a session waited through; a message's cost in its row.
+    (18, "spend", crate::archive::spend::SQL),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

@@ -7,7 +7,8 @@ use crate::archive::engine::ArchiveError;
 use crate::archive::postgres::PgArchive;
 use crate::archive::postgres::search::query;
 use crate::archive::spend::{
-    DaySpend, Dialect, FailedSteps, Retry, RetryRow, SINCE, SessionSpend, Spending, upsert_sql,
+    DaySpend, Dialect, FailedSteps, Retry, RetryRow, SINCE, SessionSpend, Spending, spend_of,
+    upsert_sql,
 };
 use crate::archive::tool_calls::CallFilter;
 use crate::source::opencode_db::usage::Figures;
@@ -46,37 +47,97 @@ fn count(r: &Row, i: usize) -> u64 {
     r.get::<_, i64>(i).max(0) as u64
 }
 
+/// Figures of messages written before schema 18, read from their JSON
+/// (the row's, or the log's) once and kept in their rows, a few thousand
+/// at a time. A reader who may not write leaves them.
+fn fill(a: &mut PgArchive) -> Result<(), ArchiveError> {
+    let logged = crate::archive::postgres::event_log::message_logged_column(a.version, "logged");
+    let sql = format!(
+        "SELECT id, raw, {logged} FROM messages
+         WHERE role = 'assistant' AND cost IS NULL LIMIT 5000"
+    );
+    loop {
+        let rows = query(a, &sql, &[])?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let from_log =
+            a.rt.block_on(crate::archive::postgres::event_log::logged_items(
+                &a.client,
+                &a.place,
+                rows.iter().filter_map(|r| r.get::<_, Option<i64>>(2)),
+            ))?;
+        let mut ids: Vec<&str> = Vec::with_capacity(rows.len());
+        let mut figures: [Vec<f64>; 6] = Default::default();
+        for r in &rows {
+            let raw = match r.get::<_, Option<i64>>(2) {
+                Some(at) => from_log.get(&at).map(String::as_str).unwrap_or_default(),
+                None => r.get::<_, &str>(1),
+            };
+            let f = spend_of(raw);
+            ids.push(r.get(0));
+            for (column, value) in figures.iter_mut().zip([
+                f.cost,
+                f.input as f64,
+                f.output as f64,
+                f.reasoning as f64,
+                f.cache_read as f64,
+                f.cache_write as f64,
+            ]) {
+                column.push(value);
+            }
+        }
+        let [cost, input, output, reasoning, cache_read, cache_write] = &figures;
+        a.rt.block_on(a.client.execute(
+            "UPDATE messages m SET cost = u.cost, tokens_input = u.i::bigint,
+               tokens_output = u.o::bigint, tokens_reasoning = u.r::bigint,
+               tokens_cache_read = u.cr::bigint, tokens_cache_write = u.cw::bigint
+             FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[], $5::float8[],
+                         $6::float8[], $7::float8[]) AS u(id, cost, i, o, r, cr, cw)
+             WHERE m.id = u.id AND m.cost IS NULL",
+            &[
+                &ids,
+                cost,
+                input,
+                output,
+                reasoning,
+                cache_read,
+                cache_write,
+            ],
+        ))
+        .map_err(|e| crate::archive::postgres::classify(&a.place, &e))?;
+    }
+}
+
 pub(super) fn spending(
     a: &mut PgArchive,
     f: &CallFilter,
     day_offset_ms: i64,
 ) -> Result<Spending, ArchiveError> {
     let d = Dialect::Postgres;
-    // A message the event log holds as it is keeps only its place there
-    // (an empty row): its cost is not in the row, and a sum without it
-    // would mislead. Said rather than summed.
-    let logged = query(
-        a,
-        "SELECT count(*) FROM messages WHERE role = 'assistant' AND logged IS NOT NULL",
-        &[],
-    )?;
-    let logged: i64 = logged.first().map_or(0, |r| r.get(0));
-    if logged > 0 {
+    if a.version < SINCE {
         return Err(ArchiveError::new(
-            crate::archive::engine::Trouble::Failed,
+            crate::archive::engine::Trouble::ReadOnly,
             &a.place,
-            format!(
-                "cost figures are not read from a PostgreSQL archive yet: {logged} assistant messages are kept only in its event log"
-            ),
+            "this archive keeps no cost figures yet: open it once with a role that may upgrade it",
         ));
     }
-    // Before 18 (a reader who may not upgrade it) there is no safe reader
-    // of JSON and no retries: the JSON is cast as it is.
-    let kept = a.version >= SINCE;
-    let sql = |s: String| match kept {
-        true => s,
-        false => s.replace("ocview_json(m.raw)", "(m.raw::jsonb)"),
-    };
+    if a.read_only.is_none() {
+        fill(a)?;
+    }
+    let unread = query(
+        a,
+        "SELECT count(*) FROM messages WHERE role = 'assistant' AND cost IS NULL",
+        &[],
+    )?;
+    let unread: i64 = unread.first().map_or(0, |r| r.get(0));
+    if unread > 0 {
+        return Err(ArchiveError::new(
+            crate::archive::engine::Trouble::ReadOnly,
+            &a.place,
+            crate::archive::spend::unread_message(unread),
+        ));
+    }
     let args = || -> Vec<Box<dyn ToSql + Sync + Send>> {
         vec![
             Box::new(f.since),
@@ -88,7 +149,7 @@ pub(super) fn spending(
     };
     let mut with_offset = args();
     with_offset.push(Box::new(day_offset_ms));
-    let by_model_day = query(a, &sql(d.by_model_day_sql()), &with_offset)?
+    let by_model_day = query(a, &d.by_model_day_sql(), &with_offset)?
         .iter()
         .map(|r| DaySpend {
             model: r.get(0),
@@ -97,7 +158,7 @@ pub(super) fn spending(
             figures: figures(r, 3),
         })
         .collect();
-    let costliest = query(a, &sql(d.costliest_sql()), &args())?
+    let costliest = query(a, &d.costliest_sql(), &args())?
         .iter()
         .map(|r| SessionSpend {
             session_id: r.get(0),
@@ -110,7 +171,7 @@ pub(super) fn spending(
             file: r.get(12),
         })
         .collect();
-    let failed_steps = query(a, &sql(d.failed_steps_sql()), &args())?
+    let failed_steps = query(a, &d.failed_steps_sql(), &args())?
         .iter()
         .map(|r| FailedSteps {
             model: r.get(0),
@@ -118,25 +179,20 @@ pub(super) fn spending(
             cost: r.get(2),
         })
         .collect();
-    let retries = match kept {
-        false => Vec::new(),
-        true => {
-            let mut four = args();
-            four.truncate(4);
-            query(a, &d.retries_sql(), &four)?
-                .iter()
-                .map(|r| Retry {
-                    session_id: r.get(0),
-                    project: r.get(1),
-                    model: r.get(2),
-                    attempt: r.get(3),
-                    at: r.get(4),
-                    next: r.get(5),
-                    message: r.get(6),
-                })
-                .collect()
-        }
-    };
+    let mut four = args();
+    four.truncate(4);
+    let retries = query(a, &d.retries_sql(), &four)?
+        .iter()
+        .map(|r| Retry {
+            session_id: r.get(0),
+            project: r.get(1),
+            model: r.get(2),
+            attempt: r.get(3),
+            at: r.get(4),
+            next: r.get(5),
+            message: r.get(6),
+        })
+        .collect();
     Ok(Spending {
         by_model_day,
         costliest,

@@ -144,8 +144,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (16, "tool_call_errors", crate::archive::tool_calls::SQL),
     // Every prompt seen asked and settled, timed: what waited on people.
     (17, "prompts", crate::archive::prompt_waits::SQL),
-    // Every retry a session waited through: what retries cost.
-    (18, "retries", crate::archive::spend::SQL),
+    // Every retry a session waited through; a message's cost in its row.
+    (18, "spend", crate::archive::spend::SQL),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

@@ -3,9 +3,9 @@
 
 use rusqlite::{Connection, Row, Transaction, params};
 
-use crate::archive::engine::ArchiveError;
+use crate::archive::engine::{ArchiveError, Trouble};
 use crate::archive::spend::{
-    DaySpend, Dialect, FailedSteps, Retry, RetryRow, SessionSpend, Spending, upsert_sql,
+    COLUMNS, DaySpend, Dialect, FailedSteps, Retry, RetryRow, SessionSpend, Spending, upsert_sql,
 };
 use crate::archive::sqlite::{SqliteArchive, classify};
 use crate::archive::tool_calls::CallFilter;
@@ -45,7 +45,73 @@ pub(super) fn spending(
     day_offset_ms: i64,
 ) -> Result<Spending, ArchiveError> {
     let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let kept: bool = a
+        .conn
+        .query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'retries'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    if !kept {
+        return Err(ArchiveError::new(
+            Trouble::ReadOnly,
+            &a.place,
+            "this archive keeps no cost figures yet: open it once with a writable ocview to upgrade it",
+        ));
+    }
+    if a.read_only.is_none() {
+        fill(&a.conn).map_err(err)?;
+    }
+    let unread = unread(&a.conn).map_err(err)?;
+    if unread > 0 {
+        return Err(ArchiveError::new(
+            crate::archive::engine::Trouble::ReadOnly,
+            &a.place,
+            crate::archive::spend::unread_message(unread),
+        ));
+    }
     read(&a.conn, f, day_offset_ms).map_err(err)
+}
+
+/// Assistant messages whose row does not keep its figures yet.
+fn unread(c: &Connection) -> rusqlite::Result<i64> {
+    c.query_row(
+        "SELECT count(*) FROM messages WHERE role = 'assistant' AND cost IS NULL",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// Figures of messages written before schema 18, read from their JSON (an
+/// SQLite row always holds it) once and kept in their rows.
+fn fill(c: &Connection) -> rusqlite::Result<()> {
+    if unread(c)? == 0 {
+        return Ok(());
+    }
+    let number = |path: &str| {
+        format!("coalesce(CASE WHEN json_valid(raw) THEN json_extract(raw, '$.{path}') END, 0)")
+    };
+    let sets: Vec<String> = COLUMNS
+        .iter()
+        .zip([
+            "cost",
+            "tokens.input",
+            "tokens.output",
+            "tokens.reasoning",
+            "tokens.cache.read",
+            "tokens.cache.write",
+        ])
+        .map(|(column, path)| format!("{column} = {}", number(path)))
+        .collect();
+    c.execute(
+        &format!(
+            "UPDATE messages SET {} WHERE role = 'assistant' AND cost IS NULL",
+            sets.join(", ")
+        ),
+        [],
+    )?;
+    Ok(())
 }
 
 fn read(c: &Connection, f: &CallFilter, day_offset_ms: i64) -> rusqlite::Result<Spending> {
@@ -97,30 +163,20 @@ fn read(c: &Connection, f: &CallFilter, day_offset_ms: i64) -> rusqlite::Result<
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    // An archive from before retries were kept (opened read-only, not
-    // upgraded) has none to say.
-    let kept: bool = c.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'retries'",
-        [],
-        |r| r.get(0),
-    )?;
-    let retries = match kept {
-        false => Vec::new(),
-        true => c
-            .prepare(&d.retries_sql())?
-            .query_map(params![f.since, f.until, f.project, f.machine], |r| {
-                Ok(Retry {
-                    session_id: r.get(0)?,
-                    project: r.get(1)?,
-                    model: r.get(2)?,
-                    attempt: r.get(3)?,
-                    at: r.get(4)?,
-                    next: r.get(5)?,
-                    message: r.get(6)?,
-                })
-            })?
-            .collect::<rusqlite::Result<_>>()?,
-    };
+    let retries = c
+        .prepare(&d.retries_sql())?
+        .query_map(params![f.since, f.until, f.project, f.machine], |r| {
+            Ok(Retry {
+                session_id: r.get(0)?,
+                project: r.get(1)?,
+                model: r.get(2)?,
+                attempt: r.get(3)?,
+                at: r.get(4)?,
+                next: r.get(5)?,
+                message: r.get(6)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
     Ok(Spending {
         by_model_day,
         costliest,

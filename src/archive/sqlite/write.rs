@@ -85,17 +85,28 @@ fn sessions<'a>(
 }
 
 fn messages(tx: &Transaction<'_>, batch: &Batch) -> rusqlite::Result<()> {
-    let mut message = tx
-        .prepare(
-            "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+    if batch.messages.is_empty() {
+        return Ok(());
+    }
+    let mut message = tx.prepare(
+        "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw,
+               cost, tokens_input, tokens_output, tokens_reasoning, tokens_cache_read,
+               tokens_cache_write)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
              ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, role = excluded.role,
                model = excluded.model, agent = excluded.agent, created = excluded.created,
-               updated = excluded.updated, raw = excluded.raw
+               updated = excluded.updated, raw = excluded.raw, cost = excluded.cost,
+               tokens_input = excluded.tokens_input, tokens_output = excluded.tokens_output,
+               tokens_reasoning = excluded.tokens_reasoning,
+               tokens_cache_read = excluded.tokens_cache_read,
+               tokens_cache_write = excluded.tokens_cache_write
              WHERE excluded.updated > messages.updated OR (excluded.updated = messages.updated AND excluded.raw <> messages.raw)",
-        )
-        ?;
+    )?;
     for m in &batch.messages {
+        let f = m.spend.as_ref();
+        let t = |n: fn(&crate::source::opencode_db::usage::Figures) -> u64| {
+            f.map(|f| n(f).min(i64::MAX as u64) as i64)
+        };
         message.execute(params![
             m.id,
             m.session_id,
@@ -104,7 +115,13 @@ fn messages(tx: &Transaction<'_>, batch: &Batch) -> rusqlite::Result<()> {
             m.agent,
             m.created,
             m.updated,
-            m.raw
+            m.raw,
+            f.map(|f| f.cost),
+            t(|f| f.input),
+            t(|f| f.output),
+            t(|f| f.reasoning),
+            t(|f| f.cache_read),
+            t(|f| f.cache_write),
         ])?;
     }
     Ok(())

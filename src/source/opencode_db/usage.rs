@@ -37,7 +37,7 @@ pub struct UsageQuery {
 }
 
 /// Cost and the five kinds of tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Figures {
     pub cost: f64,
     pub input: u64,
@@ -124,7 +124,38 @@ pub struct Usage {
 const MESSAGE_JSON: &str = "(CASE WHEN json_valid(m.data) THEN m.data END)";
 pub(super) const PART_JSON: &str = "(CASE WHEN json_valid(p.data) THEN p.data END)";
 
+/// The figures `opencode stats` derives from the totals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Derived {
+    pub days: u64,
+    pub cost_per_day: f64,
+    pub tokens_per_session: f64,
+    pub median_tokens_per_session: f64,
+}
+
 impl Usage {
+    /// What `opencode stats` derives, over `days` asked (`None`: the
+    /// sessions' own span) as of `now_ms`: the days, cost a day, tokens a
+    /// session and their median.
+    pub fn derived(&self, days: Option<u32>, now_ms: i64) -> Derived {
+        let asked = days.map(|d| u64::from(d.max(1)));
+        let days = if self.sessions == 0 {
+            asked.unwrap_or(0)
+        } else {
+            let first = self.first_ms.unwrap_or(now_ms).min(now_ms);
+            let last = self.last_ms.unwrap_or(0).max(0);
+            let span = ((last - first) as f64 / DAY_MS as f64).ceil().max(1.0) as u64;
+            asked.unwrap_or(span)
+        };
+        let per = |total: f64, n: u64| if n == 0 { 0.0 } else { total / n as f64 };
+        Derived {
+            days,
+            cost_per_day: per(self.totals.cost, days),
+            tokens_per_session: per(self.totals.tokens() as f64, self.sessions),
+            median_tokens_per_session: self.median_tokens(),
+        }
+    }
+
     /// The median of the sessions' token totals (opencode's rule: the mean
     /// of the middle two for an even count).
     pub fn median_tokens(&self) -> f64 {

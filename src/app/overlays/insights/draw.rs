@@ -35,11 +35,23 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
     let rows = area.height.saturating_sub(4).max(1) as usize;
     let key = |a: Action| app.keymap.hint(a).unwrap_or_default();
     let (title, lines) = match &view.drill {
-        None if view.kind == Kind::Waits => (
+        None if view.kind == Kind::Cost => (
             format!(
-                " Waits on people · {} · 1-5 range · {} failures · {} open · {} close ",
+                " Cost · {} · 1-5 range · {} {} · {} open · {} close ",
                 view.range_words(),
                 key(Action::ListKind),
+                view.kind.next().name(),
+                key(Action::ListChoose),
+                key(Action::ListClose)
+            ),
+            super::cost_draw::lines(view, width, rows, theme),
+        ),
+        None if view.kind == Kind::Waits => (
+            format!(
+                " Waits on people · {} · 1-5 range · {} {} · {} open · {} close ",
+                view.range_words(),
+                key(Action::ListKind),
+                view.kind.next().name(),
                 key(Action::ListChoose),
                 key(Action::ListClose)
             ),
@@ -58,10 +70,11 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         ),
         None => (
             format!(
-                " Failures by model and tool · {} · 1-5 range · {} order · {} waits · {} calls · {} close ",
+                " Failures by model and tool · {} · 1-5 range · {} order · {} {} · {} calls · {} close ",
                 view.range_words(),
                 key(Action::ListSort),
                 key(Action::ListKind),
+                view.kind.next().name(),
                 key(Action::ListChoose),
                 key(Action::ListClose)
             ),

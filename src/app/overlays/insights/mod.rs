@@ -5,10 +5,14 @@
 //!   each opened at its place in its session;
 //! - waits on people: prompts asked, answered, rejected and never
 //!   answered, how long they waited, where they were answered, and the
-//!   longest waits, each opened at its session.
+//!   longest waits, each opened at its session;
+//! - where the money went: cost and tokens with the cache-read share, by
+//!   model and by day, failed steps and retries, and the costliest
+//!   sessions, each opened.
 //!
 //! 1-5 (or ←/→) pick the range as in the usage view.
 
+mod cost_draw;
 pub mod draw;
 
 use crossterm::event::{KeyCode, KeyEvent};
@@ -33,6 +37,27 @@ pub enum Kind {
     #[default]
     Failures,
     Waits,
+    Cost,
+}
+
+impl Kind {
+    /// The next one `tab` shows.
+    pub fn next(self) -> Kind {
+        match self {
+            Kind::Failures => Kind::Waits,
+            Kind::Waits => Kind::Cost,
+            Kind::Cost => Kind::Failures,
+        }
+    }
+
+    /// What it is called in a title.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Failures => "failures",
+            Kind::Waits => "waits",
+            Kind::Cost => "cost",
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -53,6 +78,10 @@ pub struct InsightsView {
     pub waits: Option<Box<Waits>>,
     /// The longest wait selected.
     pub wait_selected: usize,
+    /// Where the money went, once read.
+    pub cost: Option<Box<crate::insights::cost::Cost>>,
+    /// The costly session selected.
+    pub cost_selected: usize,
     /// Answers to an older question are dropped.
     generation: u64,
 }
@@ -150,6 +179,18 @@ impl InsightsView {
                     Err(e) => self.error = Some(e),
                 }
             }
+            InsightsReply::Cost(result) => {
+                self.loading = false;
+                match result {
+                    Ok(c) => {
+                        self.cost_selected =
+                            self.cost_selected.min(c.costliest.len().saturating_sub(1));
+                        self.cost = Some(c);
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e),
+                }
+            }
         }
     }
 
@@ -221,6 +262,7 @@ impl App {
                 .and_then(|engine| engine.ok_or_else(|| "the archive is off".to_string()));
             let reply = match (engine, drill) {
                 (Err(e), None) if kind == Kind::Waits => InsightsReply::Waits(Err(e)),
+                (Err(e), None) if kind == Kind::Cost => InsightsReply::Cost(Err(e)),
                 (Err(e), None) => InsightsReply::Counts(Err(e)),
                 (Err(e), Some(_)) => InsightsReply::Failed(Err(e)),
                 (Ok(mut engine), None) if kind == Kind::Waits => InsightsReply::Waits(
@@ -232,6 +274,15 @@ impl App {
                         })
                         .map_err(|e| e.to_string()),
                 ),
+                (Ok(mut engine), None) if kind == Kind::Cost => {
+                    let offset = crate::insights::cost::day_offset_ms(crate::archive::now_ms());
+                    InsightsReply::Cost(
+                        engine
+                            .spending(&filter, offset)
+                            .map(|s| Box::new(crate::insights::cost::figures(&s, None)))
+                            .map_err(|e| e.to_string()),
+                    )
+                }
                 (Ok(mut engine), None) => {
                     InsightsReply::Counts(engine.tool_calls(&filter).map_err(|e| e.to_string()))
                 }
@@ -274,14 +325,13 @@ impl Component for InsightsView {
             a => a,
         };
         if action == Some(Action::ListKind) {
-            self.kind = match self.kind {
-                Kind::Failures => Kind::Waits,
-                Kind::Waits => Kind::Failures,
-            };
+            self.kind = self.kind.next();
             return Handled::Asks(Ask::InsightsRead(None));
         }
-        if self.kind == Kind::Waits {
-            return waits_key(self, action);
+        match self.kind {
+            Kind::Waits => return waits_key(self, action),
+            Kind::Cost => return cost_key(self, action),
+            Kind::Failures => {}
         }
         if let Some(to) =
             action.and_then(|a| list_move(a, self.selected, self.cells.len(), self.page))
@@ -326,21 +376,39 @@ fn drill_key(drill: &mut Drill, key: KeyEvent, cx: &Cx<'_>, page: usize) -> Hand
     }
 }
 
-/// Keys among the longest waits: move, enter opens the session.
-fn waits_key(view: &mut InsightsView, action: Option<Action>) -> Handled {
-    let longest = view.waits.as_ref().map_or(&[][..], |w| &w.longest[..]);
-    if let Some(to) =
-        action.and_then(|a| list_move(a, view.wait_selected, longest.len(), view.page))
-    {
-        view.wait_selected = to;
+/// Keys in a list of sessions' rows (the longest waits, the costliest
+/// sessions): move, enter opens the chosen row's session.
+fn pick_key<T>(
+    selected: &mut usize,
+    rows: &[T],
+    page: usize,
+    action: Option<Action>,
+    hit: impl Fn(&T) -> crate::archive::query::Hit,
+) -> Handled {
+    if let Some(to) = action.and_then(|a| list_move(a, *selected, rows.len(), page)) {
+        *selected = to;
         return Handled::Used;
     }
     match action {
-        Some(Action::ListChoose) => match longest.get(view.wait_selected) {
-            Some(w) => Handled::Asks(Ask::OpenHit(Box::new(w.hit()))),
+        Some(Action::ListChoose) => match rows.get(*selected) {
+            Some(row) => Handled::Asks(Ask::OpenHit(Box::new(hit(row)))),
             None => Handled::Used,
         },
         Some(Action::ListClose) => Handled::Asks(Ask::Close),
         _ => Handled::Used,
     }
+}
+
+fn waits_key(view: &mut InsightsView, action: Option<Action>) -> Handled {
+    let longest = view.waits.as_ref().map_or(&[][..], |w| &w.longest[..]);
+    pick_key(&mut view.wait_selected, longest, view.page, action, |w| {
+        w.hit()
+    })
+}
+
+fn cost_key(view: &mut InsightsView, action: Option<Action>) -> Handled {
+    let costliest = view.cost.as_ref().map_or(&[][..], |c| &c.costliest[..]);
+    pick_key(&mut view.cost_selected, costliest, view.page, action, |s| {
+        s.hit()
+    })
 }

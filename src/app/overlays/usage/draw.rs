@@ -1,13 +1,12 @@
-//! Drawing the usage view over the whole screen: a line of totals, bars
-//! of cost per day, then a calendar of activity, a sparkline per model and
-//! the totals by project and agent side by side, then the costliest
-//! sessions. Every figure is the reader's; nothing here reads the database.
+//! Drawing the usage view over the whole screen: a line of totals and one
+//! of what `opencode stats` derives, bars of cost per day over a date
+//! axis, then a heat map of activity, a sparkline per model and the totals
+//! by project and agent side by side, then the chosen list. Every figure
+//! is the reader's; nothing here reads the database.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::calendar::{CalendarEventStore, Monthly};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Clear, Paragraph, Sparkline};
 
 use super::{Answer, RANGES, UsageView};
@@ -88,12 +87,14 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
 }
 
 fn draw_usage(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, area: Rect) {
-    let tall = area.height >= 30;
-    let [top, bars, middle, list] = Layout::vertical([
+    let tall = area.height >= 34;
+    let [top, derived, bars, axis, middle, list] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(if tall { 12 } else { 5 }),
-        Constraint::Length(if tall { 14 } else { 8 }),
-        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(if tall { 10 } else { 4 }),
+        Constraint::Length(1),
+        Constraint::Length(9),
+        Constraint::Min(2),
     ])
     .areas(area);
     let summed = u.summed_sessions > 0;
@@ -126,17 +127,44 @@ fn draw_usage(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, are
         )),
         top,
     );
-    draw_bars(frame, theme, view, u, bars);
-    let [calendar, models, groups] = Layout::horizontal([
-        Constraint::Length(24),
-        Constraint::Percentage(50),
-        Constraint::Percentage(50),
+    // What `opencode stats` derives beside the totals.
+    let d = u.derived(view.days(), view.now_ms);
+    let figures = format!(
+        "{} days · {}/day · {} tok/session · median {}",
+        d.days,
+        crate::insights::cost::money(d.cost_per_day),
+        format::tokens(d.tokens_per_session.round() as u64),
+        format::tokens(d.median_tokens_per_session.round() as u64),
+    );
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            wrap::truncate(&figures, derived.width as usize),
+            theme.style(Role::Muted),
+        )),
+        derived,
+    );
+    draw_bars(frame, theme, view, u, bars, axis);
+    let (first, last) = day_span(view, u);
+    // The map as wide as its weeks need (up to half the screen); beside it
+    // the models, and the projects and agents where there is room (else
+    // they are a list of their own).
+    let heat_width = super::heat::width(first, last, (middle.width / 2) as usize) as u16;
+    let wide = middle.width >= 120;
+    let [heat, models, groups] = Layout::horizontal([
+        Constraint::Length(heat_width + 1),
+        Constraint::Fill(1),
+        Constraint::Fill(u16::from(wide)),
     ])
     .areas(middle);
-    draw_calendar(frame, theme, view, u, calendar);
+    draw_heat(frame, theme, u, first, last, heat);
     draw_models(frame, theme, view, u, models);
-    draw_groups(frame, theme, u, groups);
-    draw_costliest(frame, theme, view, u, list);
+    if wide {
+        draw_groups(frame, theme, u, groups);
+    }
+    let block = titled(theme, super::lists::title(view, "tab"));
+    let inner = block.inner(list);
+    frame.render_widget(block, list);
+    super::lists::draw(frame, theme, view, u, inner);
 }
 
 /// The first and last day drawn (day numbers, local).
@@ -157,20 +185,26 @@ fn titled<'a>(theme: &Theme, title: String) -> Block<'a> {
         .title(Line::styled(title, theme.style(Role::Heading)))
 }
 
-/// Cost per day as bars; a long range is put in as many buckets as fit.
-fn draw_bars(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, area: Rect) {
+/// Cost per day as bars as wide as the area allows (a long range in as
+/// many buckets as fit), and under them the dates they span.
+fn draw_bars(
+    frame: &mut Frame,
+    theme: &Theme,
+    view: &UsageView,
+    u: &Usage,
+    area: Rect,
+    axis: Rect,
+) {
     let (first, last) = day_span(view, u);
     let days = (last - first + 1).max(1) as usize;
     let width = area.width.max(1) as usize;
-    // Wide bars with a gap for a short range, one column each for a long one.
-    let (bar_width, gap) = if days * 4 <= width {
-        (3u16, 1u16)
-    } else {
-        (1, 0)
-    };
-    let buckets = days.min(width / usize::from(bar_width + gap)).max(1);
+    let buckets = days.min(width);
     let per = days.div_ceil(buckets);
-    let mut cents = vec![0u64; days.div_ceil(per)];
+    let buckets = days.div_ceil(per);
+    // Each bucket as wide as fits, a gap between wide ones.
+    let each = (width / buckets).max(1);
+    let (bar_width, gap) = if each >= 3 { (each - 1, 1) } else { (each, 0) };
+    let mut cents = vec![0u64; buckets];
     for (day, g) in u.by_day.range(first..=last) {
         cents[((day - first) as usize) / per] += (g.figures.cost * 100.0).round() as u64;
     }
@@ -196,59 +230,77 @@ fn draw_bars(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, area
     let chart = BarChart::default()
         .block(titled(theme, title))
         .data(BarGroup::default().bars(&bars))
-        .bar_width(bar_width)
-        .bar_gap(gap)
+        .bar_width(bar_width as u16)
+        .bar_gap(gap as u16)
         .bar_style(theme.style(Role::Accent));
     frame.render_widget(chart, area);
+    let drawn = (buckets * (bar_width + gap)).saturating_sub(gap).min(width);
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            date_axis(first, last, drawn),
+            theme.style(Role::Muted),
+        )),
+        axis,
+    );
 }
 
-/// This month (and the ones before it, as far as they fit): a day with
-/// messages is marked, the busiest the strongest.
-fn draw_calendar(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, area: Rect) {
-    let (_, today) = day_span(view, u);
-    let Some(date) = date_of(today) else { return };
-    let most = u.by_day.values().map(|g| g.count).max().unwrap_or(0).max(1);
-    let mut events = CalendarEventStore::default();
-    let month_start = today - i64::from(date.day()) + 1;
-    for (day, g) in u.by_day.range(month_start..=today) {
-        let Some(d) = date_of(*day) else { continue };
-        let role = if g.count * 2 >= most {
-            Role::MatchCurrent
-        } else {
-            Role::Match
-        };
-        events.add(d, theme.style(role));
+/// The dates under `width` columns of bars from `first` to `last`: the
+/// first at the left, the last at the right, the middle one where it fits.
+fn date_axis(first: i64, last: i64, width: usize) -> String {
+    let label = |day: i64| day_label(first, last, day);
+    let (a, b) = (label(first), label(last));
+    if first == last || width < a.len() + b.len() + 1 {
+        return wrap::truncate(&a, width);
     }
-    // Every week of the month must show: where the rows are short, the
-    // month's name moves into the title, then the weekday row goes.
-    let weeks = month_weeks(date);
-    let rows = area.height.saturating_sub(1);
-    let month_header = rows >= weeks + 2;
-    let weekday_header = rows > weeks;
-    let title = if month_header {
-        " activity ".to_string()
-    } else {
-        format!(" activity · {} {} ", date.month(), date.year())
+    let mut line = a.clone();
+    let mid = label(first + (last - first) / 2);
+    let centre = width / 2;
+    let mid_at = centre.saturating_sub(mid.len() / 2);
+    if mid_at > line.len() + 1 && mid_at + mid.len() + 1 < width - b.len() && mid != a && mid != b {
+        line.push_str(&" ".repeat(mid_at - line.len()));
+        line.push_str(&mid);
+    }
+    line.push_str(&" ".repeat(width - b.len() - line.len()));
+    line.push_str(&b);
+    line
+}
+
+/// A day on an axis from `first` to `last`: "May 17", or "May 2025" on
+/// an axis of about a year or more.
+fn day_label(first: i64, last: i64, day: i64) -> String {
+    match date_of(day) {
+        Some(d) if last - first >= 300 => format!("{} {}", short_month(d.month()), d.year()),
+        Some(d) => format!("{} {}", short_month(d.month()), d.day()),
+        None => String::new(),
+    }
+}
+
+fn short_month(m: time::Month) -> &'static str {
+    [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ][usize::from(u8::from(m)) - 1]
+}
+
+/// A day number as `YYYY-MM-DD`.
+pub fn date(day: i64) -> String {
+    crate::insights::cost::date(day)
+}
+
+/// Activity over the whole range as a heat map (`super::heat`).
+fn draw_heat(frame: &mut Frame, theme: &Theme, u: &Usage, first: i64, last: i64, area: Rect) {
+    let counts: std::collections::BTreeMap<i64, u64> =
+        u.by_day.iter().map(|(day, g)| (*day, g.count)).collect();
+    let (lines, shown) = super::heat::lines(&counts, first, last, area.width as usize, theme);
+    // Where not every week fits, the title says which are shown.
+    let all = super::heat::all_weeks(first, last);
+    let title = match shown < all {
+        true => format!(" activity · last {shown} of {all} weeks "),
+        false => " activity ".into(),
     };
     let block = titled(theme, title);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let mut calendar = Monthly::new(date, events).default_style(theme.style(Role::Text));
-    if month_header {
-        calendar = calendar.show_month_header(theme.style(Role::Heading));
-    }
-    if weekday_header {
-        calendar = calendar.show_weekdays_header(theme.style(Role::Muted));
-    }
-    frame.render_widget(calendar, inner);
-}
-
-/// The rows a month takes in a calendar whose weeks start on Sunday.
-fn month_weeks(date: time::Date) -> u16 {
-    let first = date.replace_day(1).unwrap_or(date);
-    let lead = u16::from(first.weekday().number_days_from_sunday());
-    let days = u16::from(date.month().length(date.year()));
-    (lead + days).div_ceil(7)
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 fn date_of(day: i64) -> Option<time::Date> {
@@ -258,10 +310,17 @@ fn date_of(day: i64) -> Option<time::Date> {
 /// One line per model: its name and cost, then a sparkline of its tokens
 /// per day over the range.
 fn draw_models(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, area: Rect) {
-    let block = titled(theme, " by model ".into());
+    let (first, last) = day_span(view, u);
+    let block = titled(
+        theme,
+        format!(
+            " by model · tokens {}–{} ",
+            day_label(first, last, first),
+            day_label(first, last, last)
+        ),
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let (first, last) = day_span(view, u);
     let width = inner.width as usize;
     let mut y = inner.y;
     for g in &u.by_model {
@@ -314,91 +373,30 @@ fn draw_groups(frame: &mut Frame, theme: &Theme, u: &Usage, area: Rect) {
     let block = titled(theme, " by project · by agent ".into());
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let width = inner.width as usize;
-    let mut lines = Vec::new();
-    let row = |name: &str, cost: f64, n: u64, what: &str| {
-        let figures = format!(" {} · {n} {what}", format::cost(cost));
-        let name = wrap::truncate(&sanitize::line(name), width.saturating_sub(figures.len()));
-        let pad = width.saturating_sub(wrap::width(&name) + figures.len());
-        Line::from(vec![
-            Span::styled(name, theme.style(Role::Text)),
-            Span::raw(" ".repeat(pad)),
-            Span::styled(figures, theme.style(Role::Muted)),
-        ])
-    };
-    for g in &u.by_project {
-        lines.push(row(&g.name, g.figures.cost, g.count, "sessions"));
-    }
-    for g in &u.by_agent {
-        lines.push(row(&format!("@{}", g.name), g.figures.cost, g.count, "msg"));
-    }
+    let lines = super::lists::group_lines(theme, u, inner.width as usize, None);
     frame.render_widget(Paragraph::new(lines), inner);
-}
-
-fn draw_costliest(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, area: Rect) {
-    let block = titled(theme, " costliest sessions (enter opens) ".into());
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let rows = inner.height as usize;
-    let first = view.selected.saturating_sub(rows.saturating_sub(1));
-    let width = inner.width as usize;
-    let lines: Vec<Line> = u
-        .costliest
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(rows)
-        .map(|(i, s)| {
-            let chosen = i == view.selected;
-            let figures = format!(
-                " {} {}",
-                format::summed(format::cost(s.figures.cost), s.summed),
-                format::tokens(s.figures.tokens())
-            );
-            let title = if s.title.is_empty() { &s.id } else { &s.title };
-            let marker = if chosen { "› " } else { "  " };
-            let name = wrap::truncate(
-                &format!("{marker}{}", sanitize::line(title)),
-                width.saturating_sub(figures.len()),
-            );
-            let pad = width.saturating_sub(wrap::width(&name) + wrap::width(&figures));
-            let style = if chosen {
-                theme.style(Role::SelectionFocus)
-            } else {
-                Style::default()
-            };
-            Line::from(vec![
-                Span::styled(name, theme.style(Role::Text).patch(style)),
-                Span::styled(" ".repeat(pad), style),
-                Span::styled(figures, theme.style(Role::Muted).patch(style)),
-            ])
-        })
-        .collect();
-    if lines.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Line::styled(
-                "no sessions in this range",
-                theme.style(Role::Muted),
-            )),
-            inner,
-        );
-    } else {
-        frame.render_widget(Paragraph::new(lines), inner);
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::month_weeks;
-    use time::{Date, Month};
+    use super::date_axis;
 
     #[test]
-    fn a_month_takes_the_weeks_its_days_span() {
-        // May 2026 starts on a Friday: 5 + 31 days run into a sixth week.
-        let may = Date::from_calendar_date(2026, Month::May, 17).unwrap();
-        assert_eq!(month_weeks(may), 6);
-        // February 2026 starts on a Sunday and fills exactly four.
-        let feb = Date::from_calendar_date(2026, Month::February, 3).unwrap();
-        assert_eq!(month_weeks(feb), 4);
+    fn the_axis_says_the_first_middle_and_last_dates() {
+        // 2026-11-01 to 2026-11-30.
+        let first = 20_758;
+        let axis = date_axis(first, first + 29, 60);
+        assert!(
+            axis.starts_with("Nov 1 ") && axis.ends_with(" Nov 30"),
+            "{axis:?}"
+        );
+        assert!(axis.contains("Nov 15"), "{axis:?}");
+        assert_eq!(axis.chars().count(), 60);
+        let year = date_axis(first - 364, first, 40);
+        assert!(
+            year.starts_with("Nov 2025") && year.ends_with("Nov 2026"),
+            "{year:?}"
+        );
+        assert_eq!(date_axis(first, first, 20), "Nov 1");
     }
 }

@@ -1,10 +1,16 @@
 //! The usage view (`u`): what opencode's sessions cost, over a chosen
-//! range (7, 30, 90, 365 days, all), drawn: bars per day, a sparkline per
-//! model, a calendar of activity, totals by project and by agent, and the
-//! costliest sessions, one of which enter opens. The database is read on
-//! a thread of its own; until it answers the view says "loading…".
+//! range (7, 30, 90, 365 days, all), drawn: the totals and every figure
+//! `opencode stats` prints, bars of cost per day over a date axis, a heat
+//! map of activity over the whole range (a year is 53 weeks), a sparkline
+//! per model, totals by project and by agent, and one list at a time
+//! (`tab`): the costliest sessions (enter opens one), a table per day, or
+//! the tools used. The database is read on a thread of its own; until it
+//! answers the view says "loading…", and the tools (a pass over every
+//! part) come after the rest.
 
 pub mod draw;
+mod heat;
+mod lists;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -52,15 +58,44 @@ pub enum Answer {
     Failed(String),
 }
 
+/// The list the view's bottom shows; `tab` goes to the next.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum List {
+    #[default]
+    Sessions,
+    Days,
+    Projects,
+    Tools,
+}
+
+impl List {
+    fn next(self) -> List {
+        match self {
+            List::Sessions => List::Days,
+            List::Days => List::Projects,
+            List::Projects => List::Tools,
+            List::Tools => List::Sessions,
+        }
+    }
+}
+
+/// What the reader sends: the figures, then the same with the tools.
+type Reply = (bool, Result<Usage, String>);
+
 pub struct UsageView {
     /// Index into `RANGES`.
     pub range: usize,
     pub answer: Answer,
-    /// The highlighted costly session.
+    /// The highlighted row of the list.
     pub selected: usize,
+    pub list: List,
+    /// The tools are still being counted.
+    pub tools_pending: bool,
+    /// Why the tools could not be counted.
+    pub tools_error: Option<String>,
     /// When the answer was asked for (the view's "today").
     pub now_ms: i64,
-    reply: Option<Receiver<Result<Usage, String>>>,
+    reply: Option<Receiver<Reply>>,
 }
 
 impl UsageView {
@@ -73,34 +108,44 @@ impl UsageView {
     }
 }
 
-/// Ask the database on a thread of its own; the answer comes on the
-/// returned channel, and `answered` is notified when it is there.
-fn ask(
-    db: PathBuf,
-    days: Option<u32>,
-    now_ms: i64,
-    answered: Arc<Notify>,
-) -> Receiver<Result<Usage, String>> {
+/// Ask the database on a thread of its own: the figures, then the same
+/// with the tools counted (a pass over every part), each on the returned
+/// channel, `answered` notified as each is there.
+fn ask(db: PathBuf, days: Option<u32>, now_ms: i64, answered: Arc<Notify>) -> Receiver<Reply> {
     let (tx, rx) = channel();
     let spawned = std::thread::Builder::new()
         .name("ocview-usage".into())
         .spawn(move || {
-            let query = UsageQuery {
+            let query = |tools: bool| UsageQuery {
                 since_ms: days.map(|d| usage::since_for_days(d, now_ms)),
                 project: None,
                 costliest: COSTLIEST,
-                tools: false,
+                tools,
                 day_offset_ms: usage::local_offset_ms(now_ms),
             };
-            let answer = Db::open(&db)
-                .and_then(|db| db.usage(&query))
-                .map_err(|e| e.to_string());
-            let _ = tx.send(answer);
+            let db = match Db::open(&db) {
+                Ok(db) => db,
+                Err(e) => {
+                    let _ = tx.send((false, Err(e.to_string())));
+                    answered.notify_one();
+                    return;
+                }
+            };
+            let first = db.usage(&query(false)).map_err(|e| e.to_string());
+            let read = first.is_ok();
+            let _ = tx.send((false, first));
             answered.notify_one();
+            if read {
+                let _ = tx.send((true, db.usage(&query(true)).map_err(|e| e.to_string())));
+                answered.notify_one();
+            }
         });
     if let Err(e) = spawned {
         let (tx, rx) = channel();
-        let _ = tx.send(Err(format!("usage: no thread to read the database: {e}")));
+        let _ = tx.send((
+            false,
+            Err(format!("usage: no thread to read the database: {e}")),
+        ));
         return rx;
     }
     rx
@@ -138,10 +183,19 @@ impl App {
                 )),
             ),
         };
+        let list = self
+            .overlays
+            .usage
+            .view
+            .as_ref()
+            .map_or_else(List::default, |v| v.list);
         self.overlays.usage.view = Some(UsageView {
             range,
             answer,
             selected: 0,
+            list,
+            tools_pending: reply.is_some(),
+            tools_error: None,
             now_ms,
             reply,
         });
@@ -153,15 +207,33 @@ impl App {
             return;
         };
         let Some(reply) = &view.reply else { return };
-        match reply.try_recv() {
-            Ok(Ok(usage)) => view.answer = Answer::Ready(Box::new(usage)),
-            Ok(Err(e)) => view.answer = Answer::Failed(e),
-            Err(TryRecvError::Empty) => return,
-            Err(TryRecvError::Disconnected) => {
-                view.answer = Answer::Failed("usage: the reader stopped".into())
+        loop {
+            match reply.try_recv() {
+                Ok((false, Ok(usage))) => view.answer = Answer::Ready(Box::new(usage)),
+                Ok((false, Err(e))) => {
+                    view.answer = Answer::Failed(e);
+                    view.tools_pending = false;
+                }
+                Ok((true, Ok(usage))) => {
+                    view.answer = Answer::Ready(Box::new(usage));
+                    view.tools_pending = false;
+                }
+                // The figures stay; only the tools are missing.
+                Ok((true, Err(e))) => {
+                    view.tools_error = Some(e);
+                    view.tools_pending = false;
+                }
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    if view.loading() {
+                        view.answer = Answer::Failed("usage: the reader stopped".into());
+                    }
+                    view.tools_pending = false;
+                    view.reply = None;
+                    return;
+                }
             }
         }
-        view.reply = None;
     }
 }
 
@@ -189,8 +261,13 @@ impl Component for UsageState {
             Some(a) => a,
             None => return Handled::Used,
         };
+        if action == Action::ListKind {
+            view.list = view.list.next();
+            view.selected = 0;
+            return Handled::Used;
+        }
         let count = match &view.answer {
-            Answer::Ready(u) => u.costliest.len(),
+            Answer::Ready(u) => lists::rows(view, u),
             _ => 0,
         };
         let last = count.saturating_sub(1);
@@ -203,7 +280,9 @@ impl Component for UsageState {
             Action::ListBottom => last,
             Action::ListChoose => {
                 let chosen = match &view.answer {
-                    Answer::Ready(u) => u.costliest.get(view.selected).map(|s| s.id.clone()),
+                    Answer::Ready(u) if view.list == List::Sessions => {
+                        u.costliest.get(view.selected).map(|s| s.id.clone())
+                    }
                     _ => None,
                 };
                 return match chosen {
