@@ -57,6 +57,8 @@ struct Touched {
     prompts: HashMap<String, crate::archive::prompt_waits::PromptRow>,
     /// Retries said.
     retries: Vec<crate::archive::spend::RetryRow>,
+    /// Models' prices said.
+    prices: Vec<crate::archive::spend::PriceRow>,
 }
 
 impl Collector {
@@ -229,6 +231,7 @@ impl Collector {
                 .into_values()
                 .collect(),
             retries: std::mem::take(&mut self.touched.retries),
+            prices: std::mem::take(&mut self.touched.prices),
         };
         self.let_go_of_loaded();
         batch
@@ -270,7 +273,19 @@ impl Touched {
             clock,
             prompts,
             retries,
+            prices,
         } = self;
+        // The provider list's prices belong to no session.
+        if let Event::ModelLimits(models) = &env.event {
+            let seen = env.received_ms.unwrap_or(*clock);
+            prices.extend(models.iter().filter_map(|m| {
+                Some(crate::archive::spend::PriceRow {
+                    model: format!("{}/{}", m.provider_id, m.model_id),
+                    prices: m.cost?,
+                    seen,
+                })
+            }));
+        }
         let Some(session) = env.event.session() else {
             return;
         };

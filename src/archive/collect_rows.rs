@@ -286,6 +286,10 @@ pub(super) fn part_row(
         error: match &part.body {
             // A call OpenCode could not make says why in its output.
             PartBody::Tool(t) if t.tool == "invalid" => t.state.output.as_deref(),
+            // A command the run's abort stopped ends `completed`.
+            PartBody::Tool(t) if t.state.status == crate::model::ToolStatus::Completed => {
+                crate::archive::tool_calls::stopped(t.state.output.as_deref())
+            }
             PartBody::Tool(t) => t.state.error.as_deref(),
             _ => None,
         }

@@ -160,6 +160,10 @@ pub trait Engine: Send {
         filter: &crate::archive::tool_calls::CallFilter,
         day_offset_ms: i64,
     ) -> Result<crate::archive::spend::Spending, ArchiveError>;
+    /// While the word index is built again (SQLite, `sqlite::reindex`), up
+    /// to `budget` rows more into it: how far it is (done, all), `None`
+    /// when there is nothing to do.
+    fn reindex(&mut self, budget: usize) -> Result<Option<(u64, u64)>, ArchiveError>;
     /// The answers given to prompts, newest first (`super::rows::AnswerRow`).
     fn answers(
         &mut self,

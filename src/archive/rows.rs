@@ -115,6 +115,9 @@ pub struct Batch {
     /// Retries sessions waited through (`super::spend`).
     #[serde(default)]
     pub retries: Vec<crate::archive::spend::RetryRow>,
+    /// Models' prices a server said (`super::spend`).
+    #[serde(default)]
+    pub prices: Vec<crate::archive::spend::PriceRow>,
 }
 
 /// One answer to a prompt, as the audit keeps it.
@@ -161,6 +164,7 @@ impl Batch {
             && self.answers.is_empty()
             && self.prompts.is_empty()
             && self.retries.is_empty()
+            && self.prices.is_empty()
     }
 }
 

@@ -35,7 +35,44 @@ pub const SQL: &str = "CREATE TABLE retries (
     ALTER TABLE messages ADD COLUMN tokens_cache_read BIGINT;
     ALTER TABLE messages ADD COLUMN tokens_cache_write BIGINT;
     CREATE INDEX messages_spend_unread ON messages (role)
-        WHERE role = 'assistant' AND cost IS NULL;";
+        WHERE role = 'assistant' AND cost IS NULL;
+    CREATE TABLE prices (
+        model TEXT PRIMARY KEY,
+        input DOUBLE PRECISION NOT NULL,
+        output DOUBLE PRECISION NOT NULL,
+        cache_read DOUBLE PRECISION NOT NULL,
+        cache_write DOUBLE PRECISION NOT NULL,
+        seen BIGINT NOT NULL
+    );";
+
+/// A model's prices as a server last said them (dollars a million
+/// tokens): what the cache saved is counted at them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PriceRow {
+    /// `provider/model`, as messages name it.
+    pub model: String,
+    pub prices: crate::model::entity::context::Prices,
+    /// When it was said (ms).
+    pub seen: i64,
+}
+
+/// The upsert of a price (both engines' placeholders): the latest said.
+pub fn price_upsert_sql(param: fn(usize) -> String) -> String {
+    let p: Vec<String> = (1..=6).map(param).collect();
+    format!(
+        "INSERT INTO prices (model, input, output, cache_read, cache_write, seen)
+         VALUES ({}, {}, {}, {}, {}, {})
+         ON CONFLICT (model) DO UPDATE SET input = excluded.input, output = excluded.output,
+           cache_read = excluded.cache_read, cache_write = excluded.cache_write,
+           seen = excluded.seen
+         WHERE excluded.seen >= prices.seen",
+        p[0], p[1], p[2], p[3], p[4], p[5]
+    )
+}
+
+/// Every model's prices: model, input, output, cache read, cache write.
+pub const PRICES_SQL: &str =
+    "SELECT model, input, output, cache_read, cache_write FROM prices ORDER BY model";
 
 /// The columns that keep a message's figures, in `Figures`' order.
 pub const COLUMNS: [&str; 6] = [
@@ -192,6 +229,8 @@ pub struct Spending {
     pub costliest: Vec<SessionSpend>,
     pub failed_steps: Vec<FailedSteps>,
     pub retries: Vec<Retry>,
+    /// Models' prices, where a server said them.
+    pub prices: Vec<(String, crate::model::entity::context::Prices)>,
 }
 
 /// How many costliest sessions are read.
@@ -284,7 +323,8 @@ impl Dialect {
             "SELECT coalesce(m.model, '?'), count(*),
                     CAST(sum(coalesce(m.cost, 0)) AS DOUBLE PRECISION)
              {} AND m.id IN (SELECT p.message_id FROM parts p
-                             WHERE p.kind = 'tool' AND (p.state = 'error' OR p.tool = 'invalid'))
+                             WHERE p.kind = 'tool' AND (p.state = 'error' OR p.tool = 'invalid'
+                               OR (p.state = 'completed' AND p.error LIKE 'User aborted the command%')))
              GROUP BY 1 ORDER BY 1",
             self.messages()
         )

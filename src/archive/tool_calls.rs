@@ -57,6 +57,7 @@ impl Outcome {
             return Outcome::Invalid;
         }
         match state {
+            Some("completed") if error.is_some_and(|e| e.starts_with(STOPPED)) => Outcome::Aborted,
             Some("completed") => Outcome::Completed,
             Some("error") => {
                 let error = error.unwrap_or_default();
@@ -99,9 +100,22 @@ impl Outcome {
 const REJECTED: [&str; 2] = ["The user rejected permission", "The user dismissed"];
 /// How an interrupted call's error starts.
 const ABORTED: &str = "Tool execution aborted";
+/// What a row keeps as the error of a command the run's abort stopped:
+/// OpenCode 1.18.33 ends it `completed`, its output saying so in its shell
+/// metadata (checked against the real server in `insights_failures`).
+pub const STOPPED: &str = "User aborted the command";
+
+/// The error a row keeps for a call that ended `completed`: the abort of
+/// a running command, else none.
+pub fn stopped(output: Option<&str>) -> Option<&'static str> {
+    let output = output?;
+    let meta = &output[output.rfind("<shell_metadata>")?..];
+    meta.contains(STOPPED).then_some(STOPPED)
+}
 
 /// `Outcome::of` in SQL over a part row `p` (both engines): the same rule.
 pub const OUTCOME_SQL: &str = "CASE WHEN p.tool = 'invalid' THEN 'invalid'
+     WHEN p.state = 'completed' AND p.error LIKE 'User aborted the command%' THEN 'aborted'
      WHEN p.state = 'completed' THEN 'completed'
      WHEN p.state = 'error' AND (p.error LIKE 'The user rejected permission%'
                                  OR p.error LIKE 'The user dismissed%') THEN 'rejected'
@@ -112,12 +126,15 @@ pub const OUTCOME_SQL: &str = "CASE WHEN p.tool = 'invalid' THEN 'invalid'
 /// A tool part's error as its row keeps it (from its JSON: `state.error`;
 /// an invalid call's `state.output`), at most `ERROR_CAP` bytes.
 pub fn error_of(part: &serde_json::Value) -> Option<String> {
+    let text = |field: &str| part.pointer(field).and_then(|v| v.as_str());
     // A call OpenCode could not make says why in its output.
-    let field = match part.get("tool").and_then(|t| t.as_str()) {
-        Some("invalid") => "/state/output",
-        _ => "/state/error",
-    };
-    part.pointer(field)?.as_str().map(kept_error)
+    if part.get("tool").and_then(|t| t.as_str()) == Some("invalid") {
+        return text("/state/output").map(kept_error);
+    }
+    if text("/state/status") == Some("completed") {
+        return stopped(text("/state/output")).map(str::to_string);
+    }
+    text("/state/error").map(kept_error)
 }
 
 /// An error as a row keeps it: at most `ERROR_CAP` bytes, whole characters.

@@ -37,6 +37,10 @@ const BATCH: usize = 2000;
 const BATCH_WAIT: Duration = Duration::from_millis(250);
 /// Batches written between two checks of the archive's limits.
 const PRUNE_EVERY: u32 = 200;
+/// Idle this long, the writer takes a step of building the index again.
+const REINDEX_IDLE: Duration = Duration::from_millis(300);
+/// Rows a step of it indexes (tens of milliseconds).
+const REINDEX_STEP: usize = 2000;
 /// How long quitting waits for the last batch.
 const FINAL_WAIT: Duration = Duration::from_secs(3);
 
@@ -331,6 +335,9 @@ struct Writing<'a> {
     held: std::cell::RefCell<Vec<String>>,
     /// The archive nearing its size cap was said (once a run).
     warned_full: bool,
+    /// The word index may be being built again (`Engine::reindex`): a step
+    /// of it each time the writer has been idle a while.
+    reindexing: bool,
 }
 
 impl<'a> Writing<'a> {
@@ -374,6 +381,7 @@ impl<'a> Writing<'a> {
             loaded: false,
             held: Default::default(),
             warned_full,
+            reindexing: true,
             answers: Vec::new(),
         })
     }
@@ -432,17 +440,27 @@ impl<'a> Writing<'a> {
             until = Some(until.map_or(at, |u| u.min(at)));
         }
         if self.first.is_none() {
-            // Nothing waits: sleep on the queue until something comes.
-            let wait = until.map_or(Duration::from_secs(3600), |u| {
+            // Nothing waits: sleep on the queue until something comes (or,
+            // while the index is built again, until it has been idle a
+            // while: a step of that).
+            let mut wait = until.map_or(Duration::from_secs(3600), |u| {
                 u.saturating_duration_since(Instant::now())
             });
+            if self.reindexing {
+                wait = wait.min(REINDEX_IDLE);
+            }
             return match rx.recv_timeout(wait) {
                 Ok(item) => {
                     self.take(item);
                     self.first = Some(Instant::now());
                     false
                 }
-                Err(RecvTimeoutError::Timeout) => false,
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.reindexing {
+                        self.reindex_step();
+                    }
+                    false
+                }
                 Err(RecvTimeoutError::Disconnected) => true,
             };
         }
@@ -461,6 +479,22 @@ impl<'a> Writing<'a> {
                 }
                 Err(TryRecvError::Empty) => return false,
                 Err(TryRecvError::Disconnected) => return true,
+            }
+        }
+    }
+
+    /// A step of building the word index again (`Engine::reindex`).
+    fn reindex_step(&mut self) {
+        let Some(engine) = self.keeper.engine() else {
+            self.reindexing = false;
+            return;
+        };
+        match engine.reindex(REINDEX_STEP) {
+            Ok(Some(_)) => {}
+            Ok(None) => self.reindexing = false,
+            Err(e) => {
+                tracing::info!("archive: the word index not built again: {e}");
+                self.reindexing = false;
             }
         }
     }

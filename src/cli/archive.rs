@@ -108,6 +108,9 @@ pub enum ArchiveCommand {
     /// Give the space freed by pruning back (SQLite VACUUM, PostgreSQL
     /// VACUUM).
     Vacuum,
+    /// Build the word index again now, where an upgrade asked for it (the
+    /// viewer does it when idle): saying how far it is.
+    Reindex,
     /// Write event logs as JSON lines, which `replay` plays and
     /// `archive import` reads back. Secrets are redacted (and text deltas
     /// left out) unless --no-redact.

@@ -134,3 +134,34 @@ pub fn vacuum(setting: &Setting) -> Result<ExitCode, String> {
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// `ocview archive reindex`: the word index built again at once, where an
+/// upgrade asked for it.
+pub fn reindex(setting: &Setting) -> Result<ExitCode, String> {
+    let mut archive = open(setting)?;
+    let started = std::time::Instant::now();
+    let mut said = None;
+    let mut last = None;
+    while let Some((done, all)) = archive.reindex(20_000).map_err(|e| e.to_string())? {
+        let percent = done * 100 / all.max(1);
+        if said != Some(percent / 10) {
+            said = Some(percent / 10);
+            eprintln!(
+                "ocview: indexing the archive's words again: {percent}% ({done} of {all} rows)"
+            );
+        }
+        last = Some(all);
+    }
+    match last {
+        Some(all) => eprintln!(
+            "ocview: {} indexed again ({all} rows in {:.1} s)",
+            archive.place(),
+            started.elapsed().as_secs_f64()
+        ),
+        None => eprintln!(
+            "ocview: {}: its index needs no building again",
+            archive.place()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -87,6 +87,12 @@ fn text(c: &Cost) -> String {
         format::tokens(t.cache_write),
         share(c.cache_share)
     );
+    if let Some(saved) = c.saved {
+        out.push_str(&format!(
+            "the cache saved {} (cache reads at the models' prices, against input)\n",
+            money(saved)
+        ));
+    }
     out.push_str(&format!(
         "steps that made a failed tool call: {} costing {}\n",
         c.failed_steps,

@@ -155,6 +155,9 @@ pub(crate) fn archive_command(setup: Setup, command: ArchiveCommand) -> anyhow::
         ArchiveCommand::Vacuum => {
             crate::cli::archive_prune::vacuum(setting).map_err(anyhow::Error::msg)
         }
+        ArchiveCommand::Reindex => {
+            crate::cli::archive_prune::reindex(setting).map_err(anyhow::Error::msg)
+        }
         ArchiveCommand::Export {
             session,
             no_redact,

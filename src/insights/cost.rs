@@ -26,6 +26,9 @@ pub struct ModelCost {
     #[serde(flatten)]
     pub figures: Figures,
     pub cache_share: Option<f64>,
+    /// What reading from the cache saved against reading as input, at the
+    /// model's prices (`None`: no server said them).
+    pub saved: Option<f64>,
     /// Its steps that made a failed tool call, and what they cost.
     pub failed_steps: u64,
     pub failed_cost: f64,
@@ -60,6 +63,8 @@ pub struct Cost {
     pub messages: u64,
     pub total: Figures,
     pub cache_share: Option<f64>,
+    /// What the cache saved, over the models whose prices are known.
+    pub saved: Option<f64>,
     /// Costliest first.
     pub by_model: Vec<ModelCost>,
     /// Oldest first; only days that had messages.
@@ -95,6 +100,7 @@ pub fn figures(s: &Spending, model: Option<&str>) -> Cost {
             messages: 0,
             figures: Figures::default(),
             cache_share: None,
+            saved: None,
             failed_steps: 0,
             failed_cost: 0.0,
         });
@@ -113,13 +119,23 @@ pub fn figures(s: &Spending, model: Option<&str>) -> Cost {
         }
     }
     out.cache_share = cache_share(&out.total);
+    let prices: BTreeMap<&str, &crate::model::entity::context::Prices> =
+        s.prices.iter().map(|(m, p)| (m.as_str(), p)).collect();
     out.by_model = models
         .into_values()
         .map(|mut m| {
             m.cache_share = cache_share(&m.figures);
+            m.saved = prices
+                .get(m.model.as_str())
+                .map(|p| m.figures.cache_read as f64 * (p.input - p.cache_read).max(0.0) / 1e6);
             m
         })
         .collect();
+    out.saved = out
+        .by_model
+        .iter()
+        .filter_map(|m| m.saved)
+        .reduce(|a, b| a + b);
     out.by_model.sort_by(|a, b| {
         b.figures
             .cost
@@ -244,6 +260,14 @@ mod tests {
                 steps: 1,
                 cost: 0.5,
             }],
+            prices: vec![(
+                "a/x".into(),
+                crate::model::entity::context::Prices {
+                    input: 3.0,
+                    cache_read: 0.3,
+                    ..Default::default()
+                },
+            )],
             retries: vec![
                 retry("s1", "a/x", 0, 2_000),
                 retry("s1", "a/x", 5_000, 9_000),
@@ -272,6 +296,10 @@ mod tests {
         );
         assert_eq!(c.retries[0].longest_ms, 4_000);
         assert_eq!(figures(&s, Some("b/y")).retry_count(), 1);
+        // 600 cache reads at $3 less $0.30 a million: priced for a/x only.
+        let saved = 600.0 * 2.7 / 1e6;
+        assert_eq!((x.saved, c.by_model[0].saved), (Some(saved), None));
+        assert_eq!(c.saved, Some(saved));
         assert_eq!(cache_share(&Figures::default()), None);
     }
 }

@@ -145,6 +145,13 @@ fn suite(
     assert_eq!(c.by_model[0].model, "mock/mock-1");
     assert_eq!(c.costliest.len(), 1);
     assert!((c.costliest[0].figures.cost - cost).abs() < 1e-9);
+    // The server's prices came with the stream: cache reads at $3 less
+    // $0.30 a million.
+    let saved = c.saved.expect("the model's prices are known");
+    assert!(
+        (saved - cache_read as f64 * 2.7 / 1e6).abs() < 1e-12,
+        "{saved}"
+    );
     // Imported again: nothing counted twice.
     import_file(&mut *archive, file).unwrap();
     let again = figures(&archive.spending(&CallFilter::default(), 0).unwrap(), None);
@@ -173,6 +180,7 @@ fn suite(
     let words = run(&[]);
     assert!(
         words.contains(&format!("in {messages} assistant messages"))
+            && words.contains("the cache saved ")
             && words.contains("steps that made a failed tool call: 1")
             && words.contains("retries: 1 waiting")
             && words.contains("mock/mock-1"),

@@ -445,3 +445,130 @@ fn a_reading_command_makes_no_archive_where_there_is_none() {
         );
     }
 }
+
+/// The real server's own words for each outcome: a call of a tool that
+/// does not exist, a permission rejected, a running command aborted (which
+/// it ends `completed`, its output saying the user aborted it).
+/// Recorded from opencode 1.18.33 and imported, each is counted as the
+/// outcome it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_servers_invalid_rejected_and_aborted_calls_are_kept_apart() {
+    use crate::support::fake_model::{FakeModel, Step, last_turn};
+    use crate::support::opencode::Server;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+
+    let model = FakeModel::start(std::sync::Arc::new(|req: &serde_json::Value, _| {
+        let (text, step) = last_turn(req);
+        if step > 0 {
+            return Step::text("Done.");
+        }
+        if text.contains("missing tool") {
+            Step::text("Calling it.").then_tool("no_such_tool", json!({"x": 1}))
+        } else if text.contains("list files") {
+            Step::text("Listing.")
+                .then_tool("bash", json!({"command": "ls", "description": "List"}))
+        } else {
+            Step::text("Sleeping.").then_tool(
+                "bash",
+                json!({"command": "sleep 60", "description": "Wait a minute"}),
+            )
+        }
+    }))
+    .await;
+    let server = Server::start(&model.url()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("outcomes.jsonl");
+    let mut recorder = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args(["record", &server.url()])
+        .arg(&file)
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .spawn()
+        .unwrap();
+    let read = || std::fs::read_to_string(&file).unwrap_or_default();
+    let s = server.create_session().await;
+    server.prompt(&s, "use the missing tool").await;
+    server.wait_idle(&s, 60).await;
+    server.prompt(&s, "list files").await;
+    server
+        .until("the permission", 60, || async {
+            server
+                .get("/permission")
+                .await
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        })
+        .await;
+    assert_eq!(server.answer_permissions("reject").await, 1);
+    server.wait_idle(&s, 60).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.prompt(&s, "sleep a while").await;
+    server
+        .until("the permission", 60, || async {
+            server
+                .get("/permission")
+                .await
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        })
+        .await;
+    assert_eq!(server.answer_permissions("once").await, 1);
+    let start = Instant::now();
+    while !read().contains(r#""command":"sleep 60""#) || !read().contains(r#""status":"running""#) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the command runs"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.post(&format!("/session/{s}/abort"), json!({})).await;
+    server.wait_idle(&s, 60).await;
+    let start = Instant::now();
+    // OpenCode ends the stopped command `completed`, saying so in its
+    // shell metadata (not "Tool execution aborted", which it says of a
+    // call still pending).
+    while !read().contains("User aborted the command") {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the abort recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+
+    let setting = Setting::Sqlite(dir.path().join("archive.db"));
+    let mut archive = setting.open().unwrap().unwrap();
+    import_file(&mut *archive, &file).unwrap();
+    let counts = archive.tool_calls(&CallFilter::default()).unwrap();
+    let of = |o: Outcome| -> u64 {
+        counts
+            .iter()
+            .filter(|c| c.outcome == o)
+            .map(|c| c.calls)
+            .sum()
+    };
+    assert_eq!(
+        (
+            of(Outcome::Invalid),
+            of(Outcome::Rejected),
+            of(Outcome::Aborted)
+        ),
+        (1, 1, 1),
+        "{counts:#?}"
+    );
+    assert_eq!(
+        of(Outcome::Error) + of(Outcome::Unfinished),
+        0,
+        "{counts:#?}"
+    );
+    let invalid = counts
+        .iter()
+        .find(|c| c.outcome == Outcome::Invalid)
+        .unwrap();
+    assert_eq!(
+        (invalid.tool.as_str(), invalid.model.as_str()),
+        ("invalid", "mock/mock-1")
+    );
+}

@@ -30,6 +30,7 @@ mod archive_private_files;
 mod archive_progress_tmux;
 mod archive_prune_imports;
 mod archive_redact;
+mod archive_reindex;
 mod archive_search;
 mod archive_search_tmux;
 mod archive_team;

@@ -203,7 +203,7 @@ impl PgArchive {
                 }
             }
             if version >= crate::archive::spend::SINCE {
-                spend::save(&tx, &batch.retries).await?;
+                spend::save(&tx, &batch.retries, &batch.prices).await?;
             }
             // Delivered when the transaction commits, and only then.
             crate::archive::postgres::notify::announce(&tx, batch).await?;
@@ -650,6 +650,11 @@ impl Engine for PgArchive {
         day_offset_ms: i64,
     ) -> Result<crate::archive::spend::Spending, ArchiveError> {
         spend::spending(self, filter, day_offset_ms)
+    }
+
+    fn reindex(&mut self, _budget: usize) -> Result<Option<(u64, u64)>, ArchiveError> {
+        // Its index needs no building again.
+        Ok(None)
     }
 
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {

@@ -155,6 +155,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (17, "prompts", crate::archive::prompt_waits::SQL),
     // Every retry a session waited through; a message's cost in its row.
     (18, "spend", crate::archive::spend::SQL),
+    // SQLite's index of words' first letters: nothing here.
+    (19, "prefix_index", ""),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

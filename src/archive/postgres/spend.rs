@@ -7,8 +7,8 @@ use crate::archive::engine::ArchiveError;
 use crate::archive::postgres::PgArchive;
 use crate::archive::postgres::search::query;
 use crate::archive::spend::{
-    DaySpend, Dialect, FailedSteps, Retry, RetryRow, SINCE, SessionSpend, Spending, spend_of,
-    upsert_sql,
+    DaySpend, Dialect, FailedSteps, PRICES_SQL, PriceRow, Retry, RetryRow, SINCE, SessionSpend,
+    Spending, price_upsert_sql, spend_of, upsert_sql,
 };
 use crate::archive::tool_calls::CallFilter;
 use crate::source::opencode_db::usage::Figures;
@@ -16,17 +16,35 @@ use crate::source::opencode_db::usage::Figures;
 pub(super) async fn save(
     tx: &Transaction<'_>,
     retries: &[RetryRow],
+    prices: &[PriceRow],
 ) -> Result<(), tokio_postgres::Error> {
-    if retries.is_empty() {
-        return Ok(());
+    if !retries.is_empty() {
+        let put = tx.prepare(&upsert_sql(|i| format!("${i}"))).await?;
+        for r in retries {
+            tx.execute(
+                &put,
+                &[&r.session_id, &r.next, &r.attempt, &r.at, &r.message],
+            )
+            .await?;
+        }
     }
-    let put = tx.prepare(&upsert_sql(|i| format!("${i}"))).await?;
-    for r in retries {
-        tx.execute(
-            &put,
-            &[&r.session_id, &r.next, &r.attempt, &r.at, &r.message],
-        )
-        .await?;
+    if !prices.is_empty() {
+        let put = tx.prepare(&price_upsert_sql(|i| format!("${i}"))).await?;
+        for p in prices {
+            let c = &p.prices;
+            tx.execute(
+                &put,
+                &[
+                    &p.model,
+                    &c.input,
+                    &c.output,
+                    &c.cache_read,
+                    &c.cache_write,
+                    &p.seen,
+                ],
+            )
+            .await?;
+        }
     }
     Ok(())
 }
@@ -193,10 +211,25 @@ pub(super) fn spending(
             message: r.get(6),
         })
         .collect();
+    let prices = query(a, PRICES_SQL, &[])?
+        .iter()
+        .map(|r| {
+            (
+                r.get(0),
+                crate::model::entity::context::Prices {
+                    input: r.get(1),
+                    output: r.get(2),
+                    cache_read: r.get(3),
+                    cache_write: r.get(4),
+                },
+            )
+        })
+        .collect();
     Ok(Spending {
         by_model_day,
         costliest,
         failed_steps,
         retries,
+        prices,
     })
 }

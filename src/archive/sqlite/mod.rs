@@ -14,6 +14,7 @@ pub mod migrate;
 mod one_id;
 mod pins;
 pub(in crate::archive) mod redactions;
+pub mod reindex;
 pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
@@ -460,7 +461,7 @@ impl Engine for SqliteArchive {
         crate::archive::sqlite::redactions::save(&tx, &found).map_err(err)?;
         answers::save(&tx, &batch.answers).map_err(err)?;
         save_prompts(&tx, &batch.prompts).map_err(err)?;
-        spend::save(&tx, &batch.retries).map_err(err)?;
+        spend::save(&tx, &batch.retries, &batch.prices).map_err(err)?;
         if let Some(c) = &batch.checkpoint {
             crate::archive::sqlite::resume::save(&tx, c).map_err(err)?;
         }
@@ -613,6 +614,13 @@ impl Engine for SqliteArchive {
         day_offset_ms: i64,
     ) -> Result<crate::archive::spend::Spending, ArchiveError> {
         spend::spending(self, filter, day_offset_ms)
+    }
+
+    fn reindex(&mut self, budget: usize) -> Result<Option<(u64, u64)>, ArchiveError> {
+        if self.read_only.is_some() {
+            return Ok(None);
+        }
+        reindex::some(&self.conn, budget).map_err(|e| classify(&self.place, &e))
     }
 
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError> {

@@ -74,6 +74,7 @@ fn sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             redacted: None,
             prompts: Vec::new(),
             retries: Vec::new(),
+            prices: Vec::new(),
         };
         crate::archive::sqlite::write::batch(tx, &batch)?;
     }

@@ -7,6 +7,7 @@ use crate::archive::sqlite::migrate::Step;
 pub const STEPS: &[(i64, Step)] = &[
     (6, crate::archive::sqlite::event_log::move_to_blocks),
     (12, crate::archive::sqlite::one_id::step),
+    (19, crate::archive::sqlite::reindex::step),
 ];
 
 /// The migrations, in order.
@@ -146,6 +147,9 @@ pub const MIGRATIONS: &[Migration] = &[
     (17, "prompts", crate::archive::prompt_waits::SQL),
     // Every retry a session waited through; a message's cost in its row.
     (18, "spend", crate::archive::spend::SQL),
+    // The word index again, with every word's first three letters indexed
+    // (`super::reindex`).
+    (19, "prefix_index", crate::archive::sqlite::reindex::SQL),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

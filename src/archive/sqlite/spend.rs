@@ -5,19 +5,37 @@ use rusqlite::{Connection, Row, Transaction, params};
 
 use crate::archive::engine::{ArchiveError, Trouble};
 use crate::archive::spend::{
-    COLUMNS, DaySpend, Dialect, FailedSteps, Retry, RetryRow, SessionSpend, Spending, upsert_sql,
+    COLUMNS, DaySpend, Dialect, FailedSteps, PRICES_SQL, PriceRow, Retry, RetryRow, SessionSpend,
+    Spending, price_upsert_sql, upsert_sql,
 };
 use crate::archive::sqlite::{SqliteArchive, classify};
 use crate::archive::tool_calls::CallFilter;
 use crate::source::opencode_db::usage::Figures;
 
-pub(super) fn save(tx: &Transaction<'_>, retries: &[RetryRow]) -> rusqlite::Result<()> {
-    if retries.is_empty() {
-        return Ok(());
+pub(super) fn save(
+    tx: &Transaction<'_>,
+    retries: &[RetryRow],
+    prices: &[PriceRow],
+) -> rusqlite::Result<()> {
+    if !retries.is_empty() {
+        let mut put = tx.prepare(&upsert_sql(|i| format!("?{i}")))?;
+        for r in retries {
+            put.execute(params![r.session_id, r.next, r.attempt, r.at, r.message])?;
+        }
     }
-    let mut put = tx.prepare(&upsert_sql(|i| format!("?{i}")))?;
-    for r in retries {
-        put.execute(params![r.session_id, r.next, r.attempt, r.at, r.message])?;
+    if !prices.is_empty() {
+        let mut put = tx.prepare(&price_upsert_sql(|i| format!("?{i}")))?;
+        for p in prices {
+            let c = &p.prices;
+            put.execute(params![
+                p.model,
+                c.input,
+                c.output,
+                c.cache_read,
+                c.cache_write,
+                p.seen
+            ])?;
+        }
     }
     Ok(())
 }
@@ -177,10 +195,25 @@ fn read(c: &Connection, f: &CallFilter, day_offset_ms: i64) -> rusqlite::Result<
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
+    let prices = c
+        .prepare(PRICES_SQL)?
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                crate::model::entity::context::Prices {
+                    input: r.get(1)?,
+                    output: r.get(2)?,
+                    cache_read: r.get(3)?,
+                    cache_write: r.get(4)?,
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
     Ok(Spending {
         by_model_day,
         costliest,
         failed_steps,
         retries,
+        prices,
     })
 }

@@ -94,17 +94,26 @@ pub(in crate::archive) fn delete_sessions(
         let title_doc = format!(
             "DELETE FROM search WHERE rowid = (SELECT {TITLE_DOC_SQL} FROM sessions WHERE id = ?1)"
         );
-        let mut steps = [
-            parts_docs.as_str(),
-            title_doc.as_str(),
+        // While the index is built again, the new one's documents go too.
+        let reindexing = crate::archive::sqlite::reindex::state(tx)
+            .map_err(err)?
+            .is_some();
+        let next_docs = [&parts_docs, &title_doc]
+            .map(|sql| sql.replacen("DELETE FROM search ", "DELETE FROM search_next ", 1));
+        let mut sqls = vec![parts_docs.as_str(), title_doc.as_str()];
+        if reindexing {
+            sqls.extend(next_docs.iter().map(String::as_str));
+        }
+        sqls.extend([
             "DELETE FROM parts WHERE session_id = ?1",
             "DELETE FROM redactions WHERE session_id = ?1",
             "DELETE FROM messages WHERE session_id = ?1",
-        ]
-        .map(|sql| tx.prepare(sql))
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
+        ]);
+        let mut steps = sqls
+            .into_iter()
+            .map(|sql| tx.prepare(sql))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err)?;
         let mut session = tx
             .prepare("DELETE FROM sessions WHERE id = ?1 RETURNING file")
             .map_err(err)?;

@@ -12,8 +12,8 @@ use crate::archive::query::indexable;
 use crate::archive::rows::{Batch, Written};
 use crate::archive::sqlite::search::{part_doc, title_doc};
 
-/// A document's rowid, and its text.
-type Doc<'a> = (i64, Cow<'a, str>);
+/// A document's rowid, its row's key, whether it is a title, and its text.
+type Doc<'a> = (i64, i64, bool, Cow<'a, str>);
 
 pub(super) fn batch(tx: &Transaction<'_>, batch: &Batch) -> rusqlite::Result<Written> {
     let mut written = Written::default();
@@ -78,7 +78,7 @@ fn sessions<'a>(
             if let Some((old_pk, old_updated)) = old {
                 gone.push(title_doc(old_pk, old_updated));
             }
-            docs.push((title_doc(pk, updated), indexable(&s.title)));
+            docs.push((title_doc(pk, updated), pk, true, indexable(&s.title)));
         }
     }
     Ok(())
@@ -201,25 +201,40 @@ fn parts<'a>(
         if p.text.trim().is_empty() {
             continue;
         }
-        docs.push((part_doc(pk, time), indexable(&p.text)));
+        docs.push((part_doc(pk, time), pk, false, indexable(&p.text)));
     }
     Ok(written)
 }
 
-/// The documents out, then in, each in rowid order.
+/// The documents out, then in, each in rowid order; while the index is
+/// built again (`super::reindex`), in the new one too where it is past
+/// their row.
 fn index(tx: &Transaction<'_>, mut gone: Vec<i64>, mut docs: Vec<Doc<'_>>) -> rusqlite::Result<()> {
-    let mut unindex = tx.prepare("DELETE FROM search WHERE rowid = ?1")?;
-    let mut index = tx.prepare("INSERT INTO search (rowid, body) VALUES (?1, ?2)")?;
+    let next = crate::archive::sqlite::reindex::state(tx)?;
+    let tables: &[&str] = match next {
+        Some(_) => &["search", "search_next"],
+        None => &["search"],
+    };
     // FTS5 writes what it holds as a new segment whenever a rowid
     // is not above the last one: in rowid order, a batch is one
     // segment rather than one for each session it touches.
     gone.sort_unstable();
-    for doc in gone {
-        unindex.execute([doc])?;
-    }
     docs.sort_unstable_by_key(|d| d.0);
-    for (doc, text) in docs {
-        index.execute(params![doc, text])?;
+    for table in tables {
+        // A document the new index does not hold yet is taken out of it
+        // for nothing: FTS5 lets it be.
+        let mut unindex = tx.prepare(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
+        for doc in &gone {
+            unindex.execute([doc])?;
+        }
+        let mut index = tx.prepare(&format!(
+            "INSERT INTO {table} (rowid, body) VALUES (?1, ?2)"
+        ))?;
+        for (doc, pk, title, text) in &docs {
+            if *table == "search" || next.is_some_and(|s| s.also_next(*pk, *title)) {
+                index.execute(params![doc, text])?;
+            }
+        }
     }
     Ok(())
 }

@@ -26,6 +26,20 @@ pub struct ModelLimit {
     pub context: u64,
     #[serde(deserialize_with = "lenient::u64_or_zero")]
     pub output: u64,
+    /// Its prices (dollars a million tokens), when the server says them.
+    pub cost: Option<Prices>,
+}
+
+/// A model's prices, dollars a million tokens, as OpenCode's provider
+/// list gives them (`cost.input`, `cost.output`, `cost.cache.read`,
+/// `cost.cache.write`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize)]
+#[serde(default)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
 }
 
 /// Limits by (provider, model).
@@ -50,12 +64,28 @@ pub fn limits_of_providers(answer: &serde_json::Value) -> Vec<serde_json::Value>
             let Some(context) = limit.get("context").and_then(|v| v.as_f64()) else {
                 continue;
             };
-            out.push(serde_json::json!({
+            let mut entry = serde_json::json!({
                 "providerID": pid,
                 "modelID": model.get("id").and_then(|v| v.as_str()).unwrap_or(mid),
                 "context": context.max(0.0) as u64,
                 "output": limit.get("output").and_then(|v| v.as_f64()).unwrap_or(0.0).max(0.0) as u64,
-            }));
+            });
+            // Its prices, for what the cache saved (`insights cost`).
+            let price = |path: &str| {
+                model
+                    .pointer(path)
+                    .and_then(|v| v.as_f64())
+                    .filter(|p| p.is_finite() && *p >= 0.0)
+            };
+            if let Some(input) = price("/cost/input") {
+                entry["cost"] = serde_json::json!({
+                    "input": input,
+                    "output": price("/cost/output").unwrap_or(0.0),
+                    "cache_read": price("/cost/cache/read").unwrap_or(0.0),
+                    "cache_write": price("/cost/cache/write").unwrap_or(0.0),
+                });
+            }
+            out.push(entry);
         }
     }
     out
@@ -117,6 +147,8 @@ mod tests {
     fn providers_answer_becomes_limits() {
         let answer = json!({"providers": [
             {"id": "mock", "models": {"mock-1": {"id": "mock-1", "limit": {"context": 200000, "output": 32000}}}},
+            {"id": "paid", "models": {"p-1": {"id": "p-1", "limit": {"context": 1000, "output": 10},
+                "cost": {"input": 3, "output": 15, "cache": {"read": 0.3, "write": 3.75}}}}},
             {"id": "odd", "models": {"m": {"limit": {}}}},
             {"models": {}}
         ], "default": {}});
@@ -124,9 +156,13 @@ mod tests {
         assert_eq!(
             limits,
             vec![
-                json!({"providerID": "mock", "modelID": "mock-1", "context": 200000, "output": 32000})
+                json!({"providerID": "mock", "modelID": "mock-1", "context": 200000, "output": 32000}),
+                json!({"providerID": "paid", "modelID": "p-1", "context": 1000, "output": 10,
+                       "cost": {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}})
             ]
         );
+        let read: ModelLimit = serde_json::from_value(limits[1].clone()).unwrap();
+        assert_eq!(read.cost.map(|c| c.cache_read), Some(0.3));
     }
 
     #[test]

@@ -69,12 +69,15 @@ pub(super) fn lines(
             theme.style(Role::Text),
         ),
         muted(format!(
-            "in {} · out {} · reasoning {} · cache read {} · cache write {}",
+            "in {} · out {} · reasoning {} · cache read {} · cache write {}{}",
             format::tokens(t.input),
             format::tokens(t.output),
             format::tokens(t.reasoning),
             format::tokens(t.cache_read),
-            format::tokens(t.cache_write)
+            format::tokens(t.cache_write),
+            c.saved
+                .map(|s| format!(" · the cache saved {}", money(s)))
+                .unwrap_or_default()
         )),
         muted(format!(
             "steps with a failed tool call: {} costing {}",

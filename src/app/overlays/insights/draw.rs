@@ -148,6 +148,20 @@ fn cell_lines(view: &InsightsView, width: usize, rows: usize, theme: &Theme) -> 
         lines.push(state);
         return lines;
     }
+    // Tall and wide: the model × tool heat map above the rows, in at most
+    // half of them.
+    let rows = if width >= 100 && rows >= 20 {
+        let chosen = view.cells.get(view.selected);
+        let map = super::matrix::lines(&view.cells, chosen, width, rows / 2, theme);
+        let taken = map.len() + usize::from(!map.is_empty());
+        lines.extend(map);
+        if taken > 0 {
+            lines.push(Line::raw(""));
+        }
+        rows - taken
+    } else {
+        rows
+    };
     let c = Columns::at(width, &view.cells);
     let mut head = format!(
         " {:<mw$} {:<tw$} {:>6} {:>6} {:>6}",

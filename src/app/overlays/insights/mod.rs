@@ -1,6 +1,7 @@
 //! Insights (`I`), read off the loop, `tab` from one to the other:
-//! - failures by model and tool: one row per model and tool with its
-//!   calls, failures and their rate, each outcome apart; `s` the order;
+//! - failures by model and tool: a heat map of model × tool where there
+//!   is room, and one row per model and tool with its calls, failures and
+//!   their rate, each outcome apart; `s` the order;
 //!   enter drills into a row: its failed calls grouped by their error,
 //!   each opened at its place in its session;
 //! - waits on people: prompts asked, answered, rejected and never
@@ -14,6 +15,7 @@
 
 mod cost_draw;
 pub mod draw;
+mod matrix;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
