@@ -167,6 +167,17 @@ pub struct CallCount {
     pub calls: u64,
 }
 
+impl CallCount {
+    pub fn new(model: &str, tool: &str, outcome: Outcome, calls: u64) -> CallCount {
+        CallCount {
+            model: model.into(),
+            tool: tool.into(),
+            outcome,
+            calls,
+        }
+    }
+}
+
 /// One call that failed, where it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FailedCall {

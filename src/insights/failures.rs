@@ -168,24 +168,15 @@ pub fn groups(calls: Vec<FailedCall>) -> Vec<ErrorGroup> {
 mod tests {
     use super::*;
 
-    fn count(model: &str, tool: &str, outcome: Outcome, calls: u64) -> CallCount {
-        CallCount {
-            model: model.into(),
-            tool: tool.into(),
-            outcome,
-            calls,
-        }
-    }
-
     #[test]
     fn counts_make_one_cell_per_model_and_tool_with_its_rate() {
         let counts = [
-            count("a/m1", "bash", Outcome::Completed, 8),
-            count("a/m1", "bash", Outcome::Error, 1),
-            count("a/m1", "bash", Outcome::Rejected, 1),
-            count("a/m1", "bash", Outcome::Unfinished, 2),
-            count("a/m1", "read", Outcome::Completed, 5),
-            count("b/m2", "invalid", Outcome::Invalid, 3),
+            CallCount::new("a/m1", "bash", Outcome::Completed, 8),
+            CallCount::new("a/m1", "bash", Outcome::Error, 1),
+            CallCount::new("a/m1", "bash", Outcome::Rejected, 1),
+            CallCount::new("a/m1", "bash", Outcome::Unfinished, 2),
+            CallCount::new("a/m1", "read", Outcome::Completed, 5),
+            CallCount::new("b/m2", "invalid", Outcome::Invalid, 3),
         ];
         let cells = cells(&counts, SortBy::Failed);
         assert_eq!(cells.len(), 3);

@@ -215,26 +215,7 @@ fn suite(setting: Setting, direct: Direct, forget_errors: &dyn Fn()) {
     assert_eq!(direct("unread"), [("unread".to_string(), 0)]);
 
     // The command, in words, JSON and CSV; the error's escape inert.
-    let place = match &setting {
-        Setting::Sqlite(p) => p.display().to_string(),
-        Setting::Postgres(url) => url.clone(),
-        Setting::Off => unreachable!(),
-    };
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-            .args(["insights", "failures", "--archive", &place])
-            .args(args)
-            .env_remove("OCVIEW_ARCHIVE")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        let text = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            !text.contains('\u{1b}') && !text.contains('\u{7}'),
-            "{text}"
-        );
-        text
-    };
+    let run = |args: &[&str]| crate::support::insights::run("failures", &setting, args);
     let words = run(&[]);
     assert!(
         words.lines().next().unwrap().contains("tool calls")
@@ -486,32 +467,23 @@ async fn the_real_servers_invalid_rejected_and_aborted_calls_are_kept_apart() {
         .spawn()
         .unwrap();
     let read = || std::fs::read_to_string(&file).unwrap_or_default();
+    let asked = || async {
+        server
+            .get("/permission")
+            .await
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    };
     let s = server.create_session().await;
     server.prompt(&s, "use the missing tool").await;
     server.wait_idle(&s, 60).await;
     server.prompt(&s, "list files").await;
-    server
-        .until("the permission", 60, || async {
-            server
-                .get("/permission")
-                .await
-                .as_array()
-                .is_some_and(|a| !a.is_empty())
-        })
-        .await;
+    server.until("the permission", 60, asked).await;
     assert_eq!(server.answer_permissions("reject").await, 1);
     server.wait_idle(&s, 60).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     server.prompt(&s, "sleep a while").await;
-    server
-        .until("the permission", 60, || async {
-            server
-                .get("/permission")
-                .await
-                .as_array()
-                .is_some_and(|a| !a.is_empty())
-        })
-        .await;
+    server.until("the permission", 60, asked).await;
     assert_eq!(server.answer_permissions("once").await, 1);
     let start = Instant::now();
     while !read().contains(r#""command":"sleep 60""#) || !read().contains(r#""status":"running""#) {

@@ -2,7 +2,8 @@
 //! 200×50, over an archive `ocview archive import` built from every
 //! scenario of the real opencode 1.18.33: `I` shows the failures by model
 //! and tool, a row drilled into lists its failed calls by error, enter
-//! opens the archived session at the failed call; `tab` shows the waits.
+//! opens the archived session at the failed call; `tab` shows the waits,
+//! `tab` again the cost, where enter opens the costliest session.
 
 use crate::support;
 
@@ -49,8 +50,21 @@ fn insights_at(width: u16, height: u16) {
     t.wait_for("the waits", |s| {
         s.contains("Waits on people · all time") && s.contains("prompts asked")
     });
-    t.keys(&["Escape", "q"]);
-    t.wait_for("the shell again", |s| !s.contains("Waits on people"));
+    // Where the money went, a tab further: enter opens the costliest.
+    t.keys(&["Tab"]);
+    let cost = t.wait_for("the cost", |s| {
+        s.contains("Cost · all time") && s.contains("assistant messages")
+    });
+    assert!(
+        cost.contains("COSTLIEST SESSIONS") && cost.contains("mock/mock-1"),
+        "{cost}"
+    );
+    t.keys(&["Enter"]);
+    t.wait_for("a costly session opened", |s| {
+        !s.contains("Cost · all time")
+    });
+    t.keys(&["q"]);
+    t.wait_for("the shell again", |s| !s.contains("assistant messages"));
 }
 
 #[test]

@@ -129,22 +129,7 @@ fn suite(setting: Setting, direct: Direct) {
     assert_eq!(direct().0, asked);
     drop(archive);
 
-    let place = match &setting {
-        Setting::Sqlite(p) => p.display().to_string(),
-        Setting::Postgres(url) => url.clone(),
-        Setting::Off => unreachable!(),
-    };
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-            .args(["insights", "waits", "--archive", &place])
-            .args(args)
-            .env_remove("OCVIEW_ARCHIVE")
-            .env("OCVIEW_MACHINE", "here")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| crate::support::insights::run("waits", &setting, args);
     let words = run(&[]);
     assert!(
         words.starts_with("7 prompts asked, 6 answered (3 rejected, 50.0%), 1 never answered"),

@@ -11,6 +11,7 @@ pub mod fresh_archive;
 pub mod header_server;
 pub mod history_db;
 pub mod history_server;
+pub mod insights;
 pub mod live_viewer;
 pub mod long_session;
 pub mod opencode;

@@ -106,6 +106,13 @@ async fn delete_in(
     if version >= crate::archive::postgres::redactions::SINCE {
         tables.push("redactions");
     }
+    // What waited on people and on providers goes with its session.
+    if version >= crate::archive::prompt_waits::SINCE {
+        tables.push("prompts");
+    }
+    if version >= crate::archive::spend::SINCE {
+        tables.push("retries");
+    }
     for table in tables {
         db.execute(
             &format!("DELETE FROM {table} WHERE session_id = ANY($1)"),

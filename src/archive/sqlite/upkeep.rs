@@ -108,6 +108,9 @@ pub(in crate::archive) fn delete_sessions(
             "DELETE FROM parts WHERE session_id = ?1",
             "DELETE FROM redactions WHERE session_id = ?1",
             "DELETE FROM messages WHERE session_id = ?1",
+            // What waited on people and on providers goes with its session.
+            "DELETE FROM prompts WHERE session_id = ?1",
+            "DELETE FROM retries WHERE session_id = ?1",
         ]);
         let mut steps = sqls
             .into_iter()

@@ -108,22 +108,13 @@ mod tests {
     use super::*;
     use crate::archive::tool_calls::{CallCount, Outcome};
 
-    fn count(model: &str, tool: &str, outcome: Outcome, calls: u64) -> CallCount {
-        CallCount {
-            model: model.into(),
-            tool: tool.into(),
-            outcome,
-            calls,
-        }
-    }
-
     #[test]
     fn each_model_is_a_line_and_each_tool_a_shaded_column() {
         let counts = [
-            count("a/x", "bash", Outcome::Completed, 3),
-            count("a/x", "bash", Outcome::Error, 1),
-            count("a/x", "read", Outcome::Completed, 5),
-            count("b/y", "bash", Outcome::Invalid, 2),
+            CallCount::new("a/x", "bash", Outcome::Completed, 3),
+            CallCount::new("a/x", "bash", Outcome::Error, 1),
+            CallCount::new("a/x", "read", Outcome::Completed, 5),
+            CallCount::new("b/y", "bash", Outcome::Invalid, 2),
         ];
         let cells = crate::insights::failures::cells(&counts, Default::default());
         let theme = Theme::default();
