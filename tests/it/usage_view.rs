@@ -312,6 +312,10 @@ fn a_year_is_a_heat_map_of_fifty_three_weeks_over_dated_bars_and_tab_shows_days_
         days.contains("by day · tab projects") && days.contains("DATE") && days.contains("MODELS"),
         "{days}"
     );
+    assert!(
+        !days.contains(" of 53 weeks") && days.contains("Jun  Jul Aug"),
+        "a year's 53 weeks fit at 80 columns: {days}"
+    );
     insta::assert_snapshot!("usage_view_days_80x24", days);
     // tab: the projects and agents, their names whole at 80 columns.
     press(&mut app, &["tab"]);

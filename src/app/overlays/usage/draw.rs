@@ -148,8 +148,14 @@ fn draw_usage(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, are
     // The map as wide as its weeks need (up to half the screen); beside it
     // the models, and the projects and agents where there is room (else
     // they are a list of their own).
-    let heat_width = super::heat::width(first, last, (middle.width / 2) as usize) as u16;
     let wide = middle.width >= 120;
+    // Narrow, the map takes all but what the models need to be read (a
+    // year's 53 weeks fit at 80 columns).
+    let most = match wide {
+        true => middle.width / 2,
+        false => middle.width.saturating_sub(21),
+    };
+    let heat_width = super::heat::width(first, last, most as usize) as u16;
     let [heat, models, groups] = Layout::horizontal([
         Constraint::Length(heat_width + 1),
         Constraint::Fill(1),
