@@ -299,6 +299,8 @@ fn a_year_is_a_heat_map_of_fifty_three_weeks_over_dated_bars_and_tab_shows_days_
         text.contains("by model · tokens May 2025–May 2026"),
         "{text}"
     );
+    // Each model's input and output tokens, as opencode stats --models.
+    assert!(text.contains("90 msg · in "), "{text}");
     // What opencode stats derives.
     assert!(
         text.contains("365 days ·") && text.contains("tok/session · median"),

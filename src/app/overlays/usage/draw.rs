@@ -334,7 +334,17 @@ fn draw_models(frame: &mut Frame, theme: &Theme, view: &UsageView, u: &Usage, ar
             break;
         }
         let name = sanitize::line(&g.name);
-        let figures = format!(" {} · {} msg", format::cost(g.figures.cost), g.count);
+        let mut figures = format!(" {} · {} msg", format::cost(g.figures.cost), g.count);
+        // Its input and output tokens, as `opencode stats --models` says
+        // them, where the name still fits beside them.
+        let tokens = format!(
+            " · in {} out {}",
+            format::tokens(g.figures.input),
+            format::tokens(g.figures.output)
+        );
+        if wrap::width(&name) + figures.len() + tokens.len() <= width {
+            figures.push_str(&tokens);
+        }
         let label = wrap::truncate(&name, width.saturating_sub(figures.len()));
         frame.render_widget(
             Paragraph::new(Line::from(vec![
