@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use crate::archive::tool_calls::{FAILED_SQL, OUTCOME_SQL};
 use crate::source::opencode_db::usage::Figures;
 
 /// The schema that keeps retries.
@@ -317,14 +318,14 @@ impl Dialect {
         )
     }
 
-    /// By model, the steps that made a failed call: model, steps, cost.
+    /// By model, the steps that made a failed call (by the outcomes' own
+    /// rule, `tool_calls`): model, steps, cost.
     pub fn failed_steps_sql(self) -> String {
         format!(
             "SELECT coalesce(m.model, '?'), count(*),
                     CAST(sum(coalesce(m.cost, 0)) AS DOUBLE PRECISION)
              {} AND m.id IN (SELECT p.message_id FROM parts p
-                             WHERE p.kind = 'tool' AND (p.state = 'error' OR p.tool = 'invalid'
-                               OR (p.state = 'completed' AND p.error LIKE 'User aborted the command%')))
+                             WHERE p.kind = 'tool' AND ({OUTCOME_SQL}) IN {FAILED_SQL})
              GROUP BY 1 ORDER BY 1",
             self.messages()
         )

@@ -123,6 +123,10 @@ pub const OUTCOME_SQL: &str = "CASE WHEN p.tool = 'invalid' THEN 'invalid'
      WHEN p.state = 'error' THEN 'error'
      ELSE 'unfinished' END";
 
+/// The outcomes `Outcome::failed` says failed, as an SQL list for
+/// `OUTCOME_SQL IN …`.
+pub const FAILED_SQL: &str = "('error', 'invalid', 'rejected', 'aborted')";
+
 /// A tool part's error as its row keeps it (from its JSON: `state.error`;
 /// an invalid call's `state.output`), at most `ERROR_CAP` bytes.
 pub fn error_of(part: &serde_json::Value) -> Option<String> {
@@ -326,6 +330,14 @@ fn numbers_alike(core: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failed_list_in_sql_is_the_outcomes_own_rule() {
+        for o in Outcome::ALL {
+            let quoted = format!("'{}'", o.name());
+            assert_eq!(FAILED_SQL.contains(&quoted), o.failed(), "{o:?}");
+        }
+    }
 
     #[test]
     fn outcomes_are_kept_apart_as_opencode_records_them() {

@@ -79,19 +79,10 @@ fn fill(a: &mut PgArchive) -> Result<(), ArchiveError> {
         if rows.is_empty() {
             return Ok(());
         }
-        let from_log =
-            a.rt.block_on(crate::archive::postgres::event_log::logged_items(
-                &a.client,
-                &a.place,
-                rows.iter().filter_map(|r| r.get::<_, Option<i64>>(2)),
-            ))?;
+        let raws = crate::archive::postgres::tool_calls::raws_of(a, &rows)?;
         let mut ids: Vec<&str> = Vec::with_capacity(rows.len());
         let mut figures: [Vec<f64>; 6] = Default::default();
-        for r in &rows {
-            let raw = match r.get::<_, Option<i64>>(2) {
-                Some(at) => from_log.get(&at).map(String::as_str).unwrap_or_default(),
-                None => r.get::<_, &str>(1),
-            };
+        for (r, raw) in rows.iter().zip(&raws) {
             let f = spend_of(raw);
             ids.push(r.get(0));
             for (column, value) in figures.iter_mut().zip([

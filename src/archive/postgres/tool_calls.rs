@@ -8,7 +8,7 @@ use crate::archive::engine::ArchiveError;
 use crate::archive::postgres::search::query;
 use crate::archive::postgres::{PgArchive, classify};
 use crate::archive::tool_calls::{
-    CallCount, CallFilter, FailedCall, OUTCOME_SQL, Outcome, SINCE, error_of,
+    CallCount, CallFilter, FAILED_SQL, FailedCall, OUTCOME_SQL, Outcome, SINCE, error_of,
 };
 
 /// The tool calls a filter admits (its five values are `$1`…`$5`).
@@ -88,7 +88,7 @@ pub(in crate::archive) fn failed(
            SELECT p.session_id, p.message_id, p.id, p.time, {} AS outcome, {error} AS error,
                   coalesce(s.title, '') AS title, s.server, s.host, s.file
            {CALLS} AND coalesce(m.model, '?') = $6 AND coalesce(p.tool, '?') = $7) c
-         WHERE c.outcome IN ('error', 'invalid', 'rejected', 'aborted')
+         WHERE c.outcome IN {FAILED_SQL}
          ORDER BY c.time DESC, c.id DESC LIMIT $8",
         outcome_sql(a)
     );
@@ -131,19 +131,11 @@ fn fill_errors(a: &mut PgArchive) -> Result<(), ArchiveError> {
     if rows.is_empty() {
         return Ok(());
     }
-    let from_log =
-        a.rt.block_on(crate::archive::postgres::event_log::logged_items(
-            &a.client,
-            &a.place,
-            rows.iter().filter_map(|r| r.get::<_, Option<i64>>(2)),
-        ))?;
+    let raws = raws_of(a, &rows)?;
     let found: Vec<(String, String)> = rows
         .iter()
-        .map(|r| {
-            let raw = match r.get::<_, Option<i64>>(2) {
-                Some(at) => from_log.get(&at).map(String::as_str).unwrap_or_default(),
-                None => r.get::<_, &str>(1),
-            };
+        .zip(&raws)
+        .map(|(r, raw)| {
             let error = serde_json::from_str::<serde_json::Value>(raw)
                 .ok()
                 .and_then(|v| error_of(&v))
@@ -161,6 +153,28 @@ fn fill_errors(a: &mut PgArchive) -> Result<(), ArchiveError> {
     ))
     .map_err(|e| classify(&a.place, &e))?;
     Ok(())
+}
+
+/// The JSON of rows read with it at column 1 and its place in the log at
+/// column 2: the row's own, or the log's (each block read once); empty
+/// where neither holds it.
+pub(in crate::archive) fn raws_of(
+    a: &mut PgArchive,
+    rows: &[tokio_postgres::Row],
+) -> Result<Vec<String>, ArchiveError> {
+    let from_log =
+        a.rt.block_on(crate::archive::postgres::event_log::logged_items(
+            &a.client,
+            &a.place,
+            rows.iter().filter_map(|r| r.get::<_, Option<i64>>(2)),
+        ))?;
+    Ok(rows
+        .iter()
+        .map(|r| match r.get::<_, Option<i64>>(2) {
+            Some(at) => from_log.get(&at).cloned().unwrap_or_default(),
+            None => r.get::<_, String>(1),
+        })
+        .collect())
 }
 
 pub(in crate::archive) fn prompt_waits(

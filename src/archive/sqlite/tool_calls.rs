@@ -7,7 +7,7 @@ use crate::archive::engine::ArchiveError;
 use crate::archive::sqlite::event_log::PartReader;
 use crate::archive::sqlite::{SqliteArchive, classify};
 use crate::archive::tool_calls::{
-    CallCount, CallFilter, FailedCall, OUTCOME_SQL, Outcome, error_of,
+    CallCount, CallFilter, FAILED_SQL, FailedCall, OUTCOME_SQL, Outcome, error_of,
 };
 
 /// The tool calls a filter admits (its five values are `?1`…`?5`).
@@ -68,7 +68,7 @@ pub(in crate::archive) fn failed(
         "SELECT p.session_id, p.message_id, p.id, p.time, {OUTCOME_SQL} AS outcome,
                 coalesce(p.error, ''), coalesce(s.title, ''), s.server, s.host, s.file
          {CALLS} AND coalesce(m.model, '?') = ?6 AND coalesce(p.tool, '?') = ?7
-           AND outcome IN ('error', 'invalid', 'rejected', 'aborted')
+           AND outcome IN {FAILED_SQL}
          ORDER BY p.time DESC, p.id DESC LIMIT ?8"
     );
     let mut stmt = a.conn.prepare(&sql).map_err(err)?;

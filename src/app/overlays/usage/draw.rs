@@ -294,9 +294,14 @@ pub fn date(day: i64) -> String {
 
 /// Activity over the whole range as a heat map (`super::heat`).
 fn draw_heat(frame: &mut Frame, theme: &Theme, u: &Usage, first: i64, last: i64, area: Rect) {
-    let counts: std::collections::BTreeMap<i64, u64> =
-        u.by_day.iter().map(|(day, g)| (*day, g.count)).collect();
-    let (lines, shown) = super::heat::lines(&counts, first, last, area.width as usize, theme);
+    let (lines, shown) = super::heat::lines(
+        &u.by_day,
+        |g| g.count,
+        first,
+        last,
+        area.width as usize,
+        theme,
+    );
     // Where not every week fits, the title says which are shown.
     let all = super::heat::all_weeks(first, last);
     let title = match shown < all {

@@ -52,20 +52,22 @@ pub fn width(first: i64, last: i64, most: usize) -> usize {
     (LABEL + shown * cell).min(most)
 }
 
-/// The map's eight lines (months, then Monday to Sunday) of `counts` (day →
-/// messages) from `first` to `last`, in `width` columns; and how many
-/// weeks it shows.
-pub fn lines(
-    counts: &BTreeMap<i64, u64>,
+/// The map's eight lines (months, then Monday to Sunday) of `days` (day →
+/// what `count` says its messages are) from `first` to `last`, in `width`
+/// columns; and how many weeks it shows. Only the shown weeks' days are
+/// looked up.
+pub fn lines<V>(
+    days: &BTreeMap<i64, V>,
+    count: impl Fn(&V) -> u64,
     first: i64,
     last: i64,
     width: usize,
     theme: &Theme,
 ) -> (Vec<Line<'static>>, usize) {
     let (start, shown, cell) = weeks(first, last, width);
-    let most = counts
+    let most = days
         .range(first..=last)
-        .map(|(_, n)| *n)
+        .map(|(_, v)| count(v))
         .max()
         .unwrap_or(0);
     // The months' names, each above the week its first day falls in, as
@@ -103,7 +105,7 @@ pub fn lines(
             let (text, role) = if day < first || day > last {
                 (' ', Role::Muted)
             } else {
-                match counts.get(&day).copied().unwrap_or(0) {
+                match days.get(&day).map_or(0, &count) {
                     0 => ('·', Role::Muted),
                     n => {
                         let level = ((n * 4).div_ceil(most.max(1))).clamp(1, 4) as usize;
@@ -154,7 +156,7 @@ mod tests {
         let first = 20_758; // Sunday 1 November
         let last = first + 13;
         let counts = BTreeMap::from([(first, 1), (first + 1, 4), (first + 8, 2)]);
-        let (lines, shown) = lines(&counts, first, last, 40, &theme);
+        let (lines, shown) = lines(&counts, |n| *n, first, last, 40, &theme);
         assert_eq!(shown, 3);
         let rows = text(&lines);
         // The week of Monday 26 October holds the 1st of November.
