@@ -335,13 +335,13 @@ impl Touched {
                     },
             } => {
                 let at = env.received_ms.unwrap_or(*clock);
-                retries.push(crate::archive::spend::RetryRow {
-                    session_id: crate::model::store::fleet::bare(session_id).to_string(),
-                    next: next.unwrap_or(at),
-                    attempt: attempt.map_or(0, |a| a.min(i64::MAX as u64) as i64),
+                retries.push(crate::archive::spend::RetryRow::said(
+                    crate::model::store::fleet::bare(session_id),
                     at,
-                    message: message.clone(),
-                });
+                    *attempt,
+                    message,
+                    *next,
+                ));
             }
             Event::SessionIdle { .. }
             | Event::SessionError { .. }

@@ -12,6 +12,7 @@ use crate::archive::collect::Collector;
 use crate::archive::engine::Engine;
 use crate::archive::keeper::Keeper;
 use crate::archive::progress::{Counted, Step};
+use crate::archive::recording_clock::RecordingClock;
 use crate::archive::resume::{self, Checkpoint, FileMark, Start};
 use crate::archive::rows::{Batch, Origin, Written};
 use crate::source::recording::replay::ReplayReader;
@@ -242,7 +243,7 @@ fn import_into(
         read: read.clone(),
         skip,
         redacts: engine.redacts(),
-        started,
+        clock: RecordingClock::new(started),
     };
     std::thread::scope(|scope| {
         let producer = std::thread::Builder::new()
@@ -346,9 +347,8 @@ struct Reading {
     skip: u64,
     /// Batches are redacted here, beside the writing (`redacted::ahead`).
     redacts: bool,
-    /// An ocview recording's start (its header's `started_ms`): its lines'
-    /// times count from it.
-    started: Option<i64>,
+    /// When the recording's lines happened (`recording_clock`).
+    clock: RecordingClock,
 }
 
 /// The start an ocview recording's header gives (its first line), read
@@ -375,47 +375,66 @@ impl Reading {
     /// when the writing stage has gone (it failed).
     fn run(mut self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Result<ReadAll, std::io::Error> {
         let mut records = 0u64;
-        let send = |collector: &mut Collector, records: u64, done: bool| {
-            let mut batch = collector.take();
-            batch.checkpoint = self.mark.as_ref().map(|m| Checkpoint {
-                mark: m.clone(),
-                records: records as i64,
-                bytes: self.read.load(Ordering::Relaxed) as i64,
-                done,
-            });
-            batch.is_empty()
-                || tx
-                    .send(crate::archive::redacted::ahead(batch, self.redacts))
-                    .is_ok()
-        };
-        while let Some(mut record) = self.reader.next_record()? {
+        let mut stopped = false;
+        while let Some(record) = self.reader.next_record()? {
             records += 1;
-            if let (Some(start), Ok(crate::source::decode::record::Decoded::Event(env))) =
-                (self.started, &mut record.item)
-                && let Some(t) = env.received_ms
-            {
-                env.received_ms = Some(start.saturating_add(t));
+            for (n, record) in self.clock.pass(records, record) {
+                stopped = stopped || !self.take(n, record, tx);
             }
-            self.collector.record(record);
-            if records <= self.skip {
-                // Already in the archive: it still teaches the collector's
-                // store (later events build on it) and the keys of repeated
-                // deltas, but makes no rows.
-                if records == self.skip || self.collector.pending() >= BATCH {
-                    self.collector.forget();
-                }
-                continue;
-            }
-            if self.collector.pending() >= BATCH && !send(&mut self.collector, records, false) {
+            if stopped {
                 break;
             }
         }
-        send(&mut self.collector, records, true);
+        if !stopped {
+            for (n, record) in self.clock.finish() {
+                if !self.take(n, record, tx) {
+                    break;
+                }
+            }
+        }
+        self.send(records, true, tx);
         Ok(ReadAll {
             records,
             sessions: self.collector.store.sessions().len(),
             form: self.reader.format().map(|f| f.label()),
         })
+    }
+
+    /// Record number `n` into the collector, a batch sent when one is
+    /// full; false when the writing stage has gone.
+    fn take(
+        &mut self,
+        n: u64,
+        record: crate::source::decode::apply::Record,
+        tx: &std::sync::mpsc::SyncSender<Batch>,
+    ) -> bool {
+        self.collector.record(record);
+        if n <= self.skip {
+            // Already in the archive: it still teaches the collector's
+            // store (later events build on it) and the keys of repeated
+            // deltas, but makes no rows.
+            if n == self.skip || self.collector.pending() >= BATCH {
+                self.collector.forget();
+            }
+            return true;
+        }
+        self.collector.pending() < BATCH || self.send(n, false, tx)
+    }
+
+    /// The collected batch to the writing stage, checkpointed at record
+    /// `records`; false when that stage has gone.
+    fn send(&mut self, records: u64, done: bool, tx: &std::sync::mpsc::SyncSender<Batch>) -> bool {
+        let mut batch = self.collector.take();
+        batch.checkpoint = self.mark.as_ref().map(|m| Checkpoint {
+            mark: m.clone(),
+            records: records as i64,
+            bytes: self.read.load(Ordering::Relaxed) as i64,
+            done,
+        });
+        batch.is_empty()
+            || tx
+                .send(crate::archive::redacted::ahead(batch, self.redacts))
+                .is_ok()
     }
 }
 

@@ -33,6 +33,7 @@ pub mod prompt_waits;
 pub mod prune;
 pub mod prune_log;
 pub mod query;
+mod recording_clock;
 pub mod redacted;
 pub mod resume;
 pub mod rows;

@@ -136,6 +136,75 @@ pub struct RetryRow {
     pub message: String,
 }
 
+impl RetryRow {
+    /// A retry said of `session_id` at `at` (ms); where the server gave no
+    /// time for the next attempt, the time it was said keys it.
+    pub fn said(
+        session_id: &str,
+        at: i64,
+        attempt: Option<u64>,
+        message: &str,
+        next: Option<i64>,
+    ) -> RetryRow {
+        RetryRow {
+            session_id: session_id.to_string(),
+            next: next.unwrap_or(at),
+            attempt: attempt.map_or(0, |a| a.min(i64::MAX as u64) as i64),
+            at,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// The retries one block of a session's log holds: logs written before
+/// schema 18, whose retries no table kept, are read for them once. The
+/// log dates a block by its first event, not each event: a retry that is
+/// its block's first is dated exactly; any other is dated a millisecond
+/// after its next attempt was due, so it counts, in its day, with its
+/// wait unknown (`Retry::waited`) rather than guessed. A damaged block
+/// gives none.
+pub fn logged_retries(session_id: &str, block_time: i64, data: &[u8]) -> Vec<RetryRow> {
+    let Ok(events) = crate::archive::blocks::unpack(data) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if !e.contains("\"session.status\"") || !e.contains("\"retry\"") {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(e) else {
+            continue;
+        };
+        let event = v.get("payload").unwrap_or(&v);
+        let Some(status) = event.pointer("/properties/status") else {
+            continue;
+        };
+        fn said<'a>(key: &str, of: &'a serde_json::Value) -> Option<&'a str> {
+            of.get(key).and_then(|k| k.as_str())
+        }
+        if said("type", event) != Some("session.status") || said("type", status) != Some("retry") {
+            continue;
+        }
+        let next = status
+            .get("next")
+            .and_then(|n| n.as_f64())
+            .filter(|n| n.is_finite())
+            .map(|n| n as i64);
+        let at = match next {
+            Some(next) if i > 0 => next.saturating_add(1),
+            _ => block_time,
+        };
+        found.push(RetryRow::said(
+            session_id,
+            at,
+            status.get("attempt").and_then(|a| a.as_u64()),
+            said("message", status).unwrap_or(""),
+            next,
+        ));
+    }
+    found
+}
+
 /// Cost and tokens of one model's messages on one day.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DaySpend {
@@ -357,6 +426,49 @@ impl Dialect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_from_before_schema_18_gives_its_retries_dated_only_where_known() {
+        let retry = |attempt: u64, next: i64| {
+            format!(
+                r#"{{"type":"session.status","properties":{{"sessionID":"ses_1","status":{{"type":"retry","attempt":{attempt},"message":"Overloaded","next":{next}}}}}}}"#
+            )
+        };
+        let busy = r#"{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}}}"#;
+        let wrapped = format!(r#"{{"directory":"/w","payload":{}}}"#, retry(3, 9_000));
+        let first = retry(1, 3_000);
+        let second = retry(2, 7_000);
+        let block = crate::archive::blocks::pack(
+            [first.as_str(), busy, second.as_str(), wrapped.as_str()].into_iter(),
+        )
+        .unwrap();
+        let found = logged_retries("ses_1", 1_000, &block);
+        let waits: Vec<(i64, Option<i64>)> = found
+            .iter()
+            .map(|r| {
+                let r = Retry {
+                    session_id: r.session_id.clone(),
+                    project: None,
+                    model: None,
+                    attempt: r.attempt,
+                    at: r.at,
+                    next: r.next,
+                    message: r.message.clone(),
+                };
+                (r.attempt, r.waited())
+            })
+            .collect();
+        // The block's first event is dated by it; the others' waits are not
+        // guessed.
+        assert_eq!(waits, vec![(1, Some(2_000)), (2, None), (3, None)]);
+        assert!(
+            found
+                .iter()
+                .all(|r| r.session_id == "ses_1" && r.message == "Overloaded")
+        );
+        assert_eq!((found[1].next, found[2].next), (7_000, 9_000));
+        assert!(logged_retries("ses_1", 1_000, b"not a block").is_empty());
+    }
 
     #[test]
     fn a_retry_waits_until_its_next_attempt_and_names_its_provider() {

@@ -510,9 +510,25 @@ async fn the_real_servers_invalid_rejected_and_aborted_calls_are_kept_apart() {
     recorder.kill().unwrap();
     recorder.wait().unwrap();
 
-    let setting = Setting::Sqlite(dir.path().join("archive.db"));
+    let in_sqlite = real_outcomes(&Setting::Sqlite(dir.path().join("archive.db")), &file);
+    // The PostgreSQL engine runs a runtime of its own: off this one.
+    let in_postgres = std::thread::spawn(move || {
+        let pg = postgres_support::Postgres::start_or_skip()?;
+        let url = pg.database("outcomes");
+        Some(real_outcomes(&Setting::Postgres(url), &file))
+    })
+    .join()
+    .unwrap();
+    if let Some(in_postgres) = in_postgres {
+        assert_eq!(in_postgres, in_sqlite, "both engines count the same");
+    }
+}
+
+/// The recording imported into one engine: one invalid, one rejected and
+/// one aborted call, nothing else failed; its counts, sorted.
+fn real_outcomes(setting: &Setting, file: &std::path::Path) -> Vec<(String, String, String, u64)> {
     let mut archive = setting.open().unwrap().unwrap();
-    import_file(&mut *archive, &file).unwrap();
+    import_file(&mut *archive, file).unwrap();
     let counts = archive.tool_calls(&CallFilter::default()).unwrap();
     let of = |o: Outcome| -> u64 {
         counts
@@ -543,4 +559,17 @@ async fn the_real_servers_invalid_rejected_and_aborted_calls_are_kept_apart() {
         (invalid.tool.as_str(), invalid.model.as_str()),
         ("invalid", "mock/mock-1")
     );
+    let mut kept: Vec<_> = counts
+        .iter()
+        .map(|c| {
+            (
+                c.model.clone(),
+                c.tool.clone(),
+                c.outcome.name().to_string(),
+                c.calls,
+            )
+        })
+        .collect();
+    kept.sort();
+    kept
 }

@@ -3,7 +3,8 @@
 //! scenario of the real opencode 1.18.33: `I` shows the failures by model
 //! and tool, a row drilled into lists its failed calls by error, enter
 //! opens the archived session at the failed call; `tab` shows the waits,
-//! `tab` again the cost, where enter opens the costliest session.
+//! `tab` again the cost, where enter opens the costliest session. Each
+//! view's settled screen, as tmux shows it, is a snapshot.
 
 use crate::support;
 
@@ -26,9 +27,10 @@ fn insights_at(width: u16, height: u16) {
     t.wait_for("the viewer", |s| s.contains("List project files"));
     // All time: the scenarios ran on their own dates.
     t.keys(&["I", "5"]);
-    let rows = t.wait_for("the failures by model and tool", |s| {
+    let rows = t.settled("the failures by model and tool", |s| {
         s.contains("Failures by model and tool · all time") && s.contains("mock/mock-1")
     });
+    insta::assert_snapshot!(format!("insights_tmux_failures_{width}x{height}"), rows);
     // Most failed first: the two rejected bash calls.
     assert!(
         rows.lines()
@@ -37,9 +39,10 @@ fn insights_at(width: u16, height: u16) {
     );
     assert!(rows.contains("REJ"), "{rows}");
     t.keys(&["Enter"]);
-    let drill = t.wait_for("the row's failed calls", |s| {
+    let drill = t.settled("the row's failed calls", |s| {
         s.contains("bash by mock/mock-1") && s.contains("rejected")
     });
+    insta::assert_snapshot!(format!("insights_tmux_drill_{width}x{height}"), drill);
     assert!(drill.contains("The user rejected permission"), "{drill}");
     t.keys(&["Enter"]);
     t.wait_for("the archived session at the rejected call", |s| {
@@ -47,14 +50,16 @@ fn insights_at(width: u16, height: u16) {
     });
     // The waits, a tab away.
     t.keys(&["I", "Tab"]);
-    t.wait_for("the waits", |s| {
+    let waits = t.settled("the waits", |s| {
         s.contains("Waits on people · all time") && s.contains("prompts asked")
     });
+    insta::assert_snapshot!(format!("insights_tmux_waits_{width}x{height}"), waits);
     // Where the money went, a tab further: enter opens the costliest.
     t.keys(&["Tab"]);
-    let cost = t.wait_for("the cost", |s| {
+    let cost = t.settled("the cost", |s| {
         s.contains("Cost · all time") && s.contains("assistant messages")
     });
+    insta::assert_snapshot!(format!("insights_tmux_cost_{width}x{height}"), cost);
     assert!(
         cost.contains("COSTLIEST SESSIONS") && cost.contains("mock/mock-1"),
         "{cost}"

@@ -33,6 +33,8 @@ impl Tmux {
             .args(["-e", &format!("PS1={PROMPT} ")])
             .args(["-e", &format!("XDG_CONFIG_HOME={}", home.path().display())])
             .args(["-e", &format!("XDG_STATE_HOME={}", home.path().display())])
+            // Dates on screen read the same on every machine.
+            .args(["-e", "TZ=UTC"])
             .args(["bash", "--norc", "--noprofile"])
             .status()
             .unwrap();
@@ -144,6 +146,30 @@ impl Tmux {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The screen once `ok` holds and nothing has changed on it for
+    /// 300 ms: what a snapshot may keep (no frame half drawn, no count
+    /// still climbing). Lines lose their trailing blanks.
+    pub fn settled(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let mut screen = self.wait_for(what, &ok);
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut since = Instant::now();
+        while since.elapsed() < Duration::from_millis(300) {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = self.capture();
+            if now != screen {
+                assert!(ok(&now), "{what} went away; the screen:\n{now}");
+                assert!(Instant::now() < deadline, "{what} never settled:\n{now}");
+                screen = now;
+                since = Instant::now();
+            }
+        }
+        screen
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     pub fn ocview_pid(&self) -> u32 {

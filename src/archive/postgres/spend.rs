@@ -8,7 +8,7 @@ use crate::archive::postgres::PgArchive;
 use crate::archive::postgres::search::query;
 use crate::archive::spend::{
     DaySpend, Dialect, FailedSteps, PRICES_SQL, PriceRow, Retry, RetryRow, SINCE, SessionSpend,
-    Spending, price_upsert_sql, spend_of, upsert_sql,
+    Spending, logged_retries, price_upsert_sql, spend_of, upsert_sql,
 };
 use crate::archive::tool_calls::CallFilter;
 use crate::source::opencode_db::usage::Figures;
@@ -69,6 +69,9 @@ fn count(r: &Row, i: usize) -> u64 {
 /// (the row's, or the log's) once and kept in their rows, a few thousand
 /// at a time. A reader who may not write leaves them.
 fn fill(a: &mut PgArchive) -> Result<(), ArchiveError> {
+    // Before the figures: the retries' pass is kept once, the figures'
+    // end it (their rows are no longer unread).
+    keep_logged_retries(a)?;
     let logged = crate::archive::postgres::event_log::message_logged_column(a.version, "logged");
     let sql = format!(
         "SELECT id, raw, {logged} FROM messages
@@ -116,6 +119,41 @@ fn fill(a: &mut PgArchive) -> Result<(), ArchiveError> {
         ))
         .map_err(|e| crate::archive::postgres::classify(&a.place, &e))?;
     }
+}
+
+/// The retries in the logs of sessions whose messages are still to be
+/// read (written before schema 18, when no table kept them), a few
+/// hundred sessions at a time.
+fn keep_logged_retries(a: &mut PgArchive) -> Result<(), ArchiveError> {
+    let sessions: Vec<String> = query(
+        a,
+        "SELECT DISTINCT session_id FROM messages WHERE role = 'assistant' AND cost IS NULL",
+        &[],
+    )?
+    .iter()
+    .map(|r| r.get(0))
+    .collect();
+    for some in sessions.chunks(200) {
+        let rows = query(
+            a,
+            "SELECT session_id, time, data FROM event_blocks WHERE session_id = ANY($1)",
+            &[Box::new(some.to_vec())],
+        )?;
+        let found: Vec<RetryRow> = rows
+            .iter()
+            .flat_map(|r| logged_retries(r.get(0), r.get(1), r.get(2)))
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        a.rt.block_on(async {
+            let tx = a.client.transaction().await?;
+            save(&tx, &found, &[]).await?;
+            tx.commit().await
+        })
+        .map_err(|e| crate::archive::postgres::classify(&a.place, &e))?;
+    }
+    Ok(())
 }
 
 pub(super) fn spending(

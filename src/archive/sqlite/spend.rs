@@ -6,7 +6,7 @@ use rusqlite::{Connection, Row, Transaction, params};
 use crate::archive::engine::{ArchiveError, Trouble};
 use crate::archive::spend::{
     COLUMNS, DaySpend, Dialect, FailedSteps, PRICES_SQL, PriceRow, Retry, RetryRow, SessionSpend,
-    Spending, price_upsert_sql, upsert_sql,
+    Spending, logged_retries, price_upsert_sql, upsert_sql,
 };
 use crate::archive::sqlite::{SqliteArchive, classify};
 use crate::archive::tool_calls::CallFilter;
@@ -102,11 +102,14 @@ fn unread(c: &Connection) -> rusqlite::Result<i64> {
 }
 
 /// Figures of messages written before schema 18, read from their JSON (an
-/// SQLite row always holds it) once and kept in their rows.
+/// SQLite row always holds it) once and kept in their rows; their
+/// sessions' retries, read from the log, with them.
 fn fill(c: &Connection) -> rusqlite::Result<()> {
     if unread(c)? == 0 {
         return Ok(());
     }
+    let tx = c.unchecked_transaction()?;
+    save(&tx, &logged_retries_of_unread(&tx)?, &[])?;
     let number = |path: &str| {
         format!("coalesce(CASE WHEN json_valid(raw) THEN json_extract(raw, '$.{path}') END, 0)")
     };
@@ -122,14 +125,31 @@ fn fill(c: &Connection) -> rusqlite::Result<()> {
         ])
         .map(|(column, path)| format!("{column} = {}", number(path)))
         .collect();
-    c.execute(
+    tx.execute(
         &format!(
             "UPDATE messages SET {} WHERE role = 'assistant' AND cost IS NULL",
             sets.join(", ")
         ),
         [],
     )?;
-    Ok(())
+    tx.commit()
+}
+
+/// The retries in the logs of sessions whose messages are still to be
+/// read: written before schema 18, when no table kept them.
+fn logged_retries_of_unread(c: &Connection) -> rusqlite::Result<Vec<RetryRow>> {
+    let mut blocks = c.prepare(
+        "SELECT session_id, time, data FROM event_blocks WHERE session_id IN
+           (SELECT DISTINCT session_id FROM messages WHERE role = 'assistant' AND cost IS NULL)",
+    )?;
+    let mut rows = blocks.query([])?;
+    let mut found = Vec::new();
+    while let Some(r) = rows.next()? {
+        let session_id: String = r.get(0)?;
+        let data = r.get_ref(2)?.as_blob().unwrap_or_default();
+        found.extend(logged_retries(&session_id, r.get(1)?, data));
+    }
+    Ok(found)
 }
 
 fn read(c: &Connection, f: &CallFilter, day_offset_ms: i64) -> rusqlite::Result<Spending> {
