@@ -14,13 +14,18 @@
 //! 4. Failures by model and tool (`ocview insights failures`) over the
 //!    whole archive and its last 30 days: ≤ 1 s on SQLite, ≤ 2 s on
 //!    PostgreSQL.
+//! 5. Real sizes (#39 points 7 and 8): 1 and the floor on a corpus of
+//!    real text at the sizes agents' parts have (`archive_data::real`),
+//!    and the same sessions in opencode's own database imported whole: the
+//!    archive ÷ the database (goal ≤ 0.5).
 //!
 //! The corpus (benches/archive_data) and the SQLite archive built from it
 //! are made once and kept under target/bench-archive/, so reruns are
 //! quick. PostgreSQL is built each run from `OCVIEW_BENCH_PG_PARTS` parts
 //! (the same default; 0 skips it). `OCVIEW_BENCH_INDEX_PARTS` (100,000)
 //! sets the indexing run's size; `OCVIEW_BENCH_INDEX_ONLY` stops after it;
-//! `OCVIEW_BENCH_PG_ONLY` measures PostgreSQL alone; `OCVIEW_BENCH_PG_URL`
+//! `OCVIEW_BENCH_PG_ONLY` measures PostgreSQL alone; `OCVIEW_BENCH_REAL_PARTS`
+//! sizes 5 (100,000; 0 skips it) and `OCVIEW_BENCH_REAL_ONLY` stops after it; `OCVIEW_BENCH_PG_URL`
 //! keeps its archive in a database of yours (built on the first run, only
 //! queried after). Each figure is printed with its goal and
 //! the ratio measured ÷ goal. Run with `cargo bench --bench archive`.
@@ -630,10 +635,102 @@ fn main() {
     );
 
     if std::env::var_os("OCVIEW_BENCH_PG_ONLY").is_none() {
+        real_sizes(&dir);
+        if std::env::var_os("OCVIEW_BENCH_REAL_ONLY").is_some() {
+            return;
+        }
         sqlite(&dir, &files, index_parts, parts);
     }
     if pg_parts > 0 {
         postgres(&files, pg_parts);
+    }
+}
+
+/// #39 points 7 and 8 on a corpus of real sizes (`archive_data::real`,
+/// `OCVIEW_BENCH_REAL_PARTS` parts, 100,000 by default; 0 skips it): the
+/// import's rate on SQLite and PostgreSQL, the floor beside it, the
+/// parts' sizes; and the same sessions as opencode's own database keeps
+/// them, imported as a first launch does, the archive's size against the
+/// database's (goal ≤ 0.5).
+fn real_sizes(dir: &Path) {
+    let parts = env_number("OCVIEW_BENCH_REAL_PARTS", 100_000);
+    if parts == 0 {
+        return;
+    }
+    let corpus = dir.join(format!("real-{parts}"));
+    let t = Instant::now();
+    let Some(files) = archive_data::real::corpus(&corpus, parts) else {
+        println!("real sizes skipped: no sources under ~/.cargo/registry/src to make them of");
+        return;
+    };
+    println!(
+        "corpus of real sizes: {} files, {} parts, {} MB of JSON ({:.1} s)",
+        files.len(),
+        files.iter().map(|f| f.1).sum::<usize>(),
+        json_size(&files) / 1_000_000,
+        t.elapsed().as_secs_f64()
+    );
+    let scratch = tempfile::Builder::new()
+        .prefix("ocview-bench-real")
+        .tempdir_in(dir)
+        .unwrap();
+    let path = scratch.path().join("real.db");
+    let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
+    let rate = indexing("SQLite, real sizes", &mut *engine, &files, 40_000.0);
+    drop(engine);
+    let floor = floor(dir, &files);
+    line(
+        "SQLite, real sizes: the floor's rate ÷ the import's",
+        floor / rate,
+        "x",
+        1.0,
+        floor / rate,
+    );
+    disk("SQLite, real sizes", sqlite_size(&path), json_size(&files));
+
+    // Point 7: opencode's database of the same sessions, imported whole
+    // as a first launch does.
+    let db = corpus.join("opencode.db");
+    if !db.exists() {
+        archive_data::real::opencode_db(&files, &db);
+    }
+    let db_size = file_len(&db);
+    let from_db = scratch.path().join("from-db.db");
+    let mut engine = Setting::Sqlite(from_db.clone()).open().unwrap().unwrap();
+    let t = Instant::now();
+    let done = ocview::archive::import_db::import_db(&mut *engine, &db, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    let took = t.elapsed().as_secs_f64();
+    drop(engine);
+    println!(
+        "{:<58} {:>10.1} parts/s ({} sessions in {took:.1} s)",
+        format!(
+            "SQLite: opencode's database of them imported ({} MB)",
+            db_size / 1_000_000
+        ),
+        files.iter().map(|f| f.1).sum::<usize>() as f64 / took,
+        done.sessions
+    );
+    let size = sqlite_size(&from_db) as f64 / db_size as f64;
+    line(
+        "SQLite: that archive ÷ opencode's database",
+        size,
+        "x",
+        0.5,
+        size / 0.5,
+    );
+    drop(scratch);
+
+    if env_number("OCVIEW_BENCH_PG_PARTS", 1) == 0 {
+        return;
+    }
+    match postgres::Postgres::start() {
+        Ok(pg) => {
+            let url = pg.database("real");
+            let mut engine = Setting::Postgres(url).open().unwrap().unwrap();
+            indexing("PostgreSQL, real sizes", &mut *engine, &files, 20_000.0);
+        }
+        Err(e) => println!("PostgreSQL skipped: {e}"),
     }
 }
 

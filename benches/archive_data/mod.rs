@@ -7,6 +7,8 @@
 //! are imported in is not the order they happened in), over many projects,
 //! models, agents and tools.
 
+pub mod real;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

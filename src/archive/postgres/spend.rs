@@ -141,7 +141,11 @@ fn keep_logged_retries(a: &mut PgArchive) -> Result<(), ArchiveError> {
         )?;
         let found: Vec<RetryRow> = rows
             .iter()
-            .flat_map(|r| logged_retries(r.get(0), r.get(1), r.get(2)))
+            .flat_map(|r| {
+                // A damaged block gives none; the rest are read.
+                let events = crate::archive::blocks::unpack(r.get(2)).unwrap_or_default();
+                logged_retries(r.get(0), r.get(1), &events)
+            })
             .collect();
         if found.is_empty() {
             continue;

@@ -147,7 +147,10 @@ fn logged_retries_of_unread(c: &Connection) -> rusqlite::Result<Vec<RetryRow>> {
     while let Some(r) = rows.next()? {
         let session_id: String = r.get(0)?;
         let data = r.get_ref(2)?.as_blob().unwrap_or_default();
-        found.extend(logged_retries(&session_id, r.get(1)?, data));
+        // A damaged block gives none; the rest are read.
+        if let Ok(events) = crate::archive::blocks::unpack(data) {
+            found.extend(logged_retries(&session_id, r.get(1)?, &events));
+        }
     }
     Ok(found)
 }
