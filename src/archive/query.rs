@@ -109,15 +109,22 @@ impl Query {
         terms
     }
 
-    /// The terms as an FTS5 query: each a quoted phrase of its pieces
-    /// (FTS5 splits them as it split the text), all required.
+    /// The terms as an FTS5 query: every piece of every term, each quoted
+    /// (FTS5 splits them as it split the text), all required. SQLite's
+    /// index keeps no positions, so a term of several pieces (a phrase,
+    /// `doesn't`, `config.toml`) is then checked against each hit's text
+    /// (`Term::found_in`).
     pub fn fts5(&self) -> Option<String> {
         let parts: Vec<String> = self
             .terms()
             .into_iter()
-            .map(|t| {
-                let star = if t.prefix { "*" } else { "" };
-                format!("\"{}\"{star}", t.pieces.join(" "))
+            .flat_map(|t| {
+                let last = t.pieces.len() - 1;
+                let prefix = t.prefix;
+                t.pieces.into_iter().enumerate().map(move |(i, p)| {
+                    let star = if prefix && i == last { "*" } else { "" };
+                    format!("\"{p}\"{star}")
+                })
             })
             .collect();
         (!parts.is_empty()).then(|| parts.join(" "))
@@ -159,6 +166,20 @@ pub struct Term {
     pub pieces: Vec<String>,
     /// Its last piece matches any word it starts.
     pub prefix: bool,
+}
+
+impl Term {
+    /// Of several pieces: found only where they stand next to each other.
+    pub fn is_phrase(&self) -> bool {
+        self.pieces.len() > 1
+    }
+
+    /// Whether a hit's text holds it as the index would (its pieces in a
+    /// row, `words::holds_phrase`); a word of one piece the index found
+    /// is there.
+    pub fn found_in(&self, text: &str) -> bool {
+        !self.is_phrase() || crate::archive::words::holds_phrase(text, &self.pieces, self.prefix)
+    }
 }
 
 /// The pieces of a query's word or phrase, as the index holds them
@@ -318,7 +339,7 @@ mod tests {
         for typed in ["doesn't", "doesn\u{2019}t"] {
             let q = Query::new(typed);
             assert_eq!(pieces_of(&q), [(v(&["doesn", "t"]), false)]);
-            assert_eq!(q.fts5().unwrap(), "\"doesn t\"");
+            assert_eq!(q.fts5().unwrap(), "\"doesn\" \"t\"");
             assert_eq!(q.tsquery().unwrap(), "('doesn' <-> 't')");
         }
         // Quotes alone are no word; around one, they go with its pieces.
@@ -334,7 +355,7 @@ mod tests {
         };
         assert_eq!(
             q.fts5().unwrap(),
-            "\"billing rs\" \"OR\" \"x\" \"NEAR a\" \"drop\"*"
+            "\"billing\" \"rs\" \"OR\" \"x\" \"NEAR\" \"a\" \"drop\"*"
         );
         assert_eq!(
             q.tsquery().unwrap(),
@@ -372,7 +393,10 @@ mod tests {
                 (v(&["error"]), false)
             ]
         );
-        assert_eq!(q.fts5().unwrap(), "\"cargo build release\" \"error\"");
+        assert_eq!(
+            q.fts5().unwrap(),
+            "\"cargo\" \"build\" \"release\" \"error\""
+        );
         assert_eq!(
             q.tsquery().unwrap(),
             "('cargo' <-> 'build' <-> 'release') & 'error'"
@@ -383,8 +407,8 @@ mod tests {
             prefix: true,
             ..Query::new(t)
         };
-        assert_eq!(typing("\"unit tes").fts5().unwrap(), "\"unit tes\"*");
-        assert_eq!(typing("\"unit test\"").fts5().unwrap(), "\"unit test\"");
+        assert_eq!(typing("\"unit tes").fts5().unwrap(), "\"unit\" \"tes\"*");
+        assert_eq!(typing("\"unit test\"").fts5().unwrap(), "\"unit\" \"test\"");
     }
 
     #[test]

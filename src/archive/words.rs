@@ -178,6 +178,41 @@ pub fn run_holds(run: &str, piece: &str, prefix: bool) -> bool {
     is(&plain) || cjk_pieces(run).into_iter().any(is) || camel_parts(run).into_iter().any(is)
 }
 
+/// Whether `text`, as the index holds its words (`with_more_words`), has a
+/// query's `pieces` as consecutive words; with `prefix`, the last one
+/// starting a word. SQLite's index keeps no positions (they were most of
+/// its size): a phrase is found there as all its pieces, then checked
+/// here against the text, as FTS5 would have checked it.
+pub fn holds_phrase(text: &str, pieces: &[String], prefix: bool) -> bool {
+    let want: Vec<String> = pieces.iter().map(|p| fold(p)).collect();
+    let n = want.len();
+    if n == 0 {
+        return true;
+    }
+    let words: Vec<String> = runs(&with_more_words(text)).map(fold).collect();
+    words.windows(n).any(|w| {
+        w.iter().zip(&want).enumerate().all(|(j, (word, piece))| {
+            if prefix && j + 1 == n {
+                word.starts_with(piece.as_str())
+            } else {
+                word == piece
+            }
+        })
+    })
+}
+
+/// A word as the index compares it: lowercase, without accents.
+fn fold(word: &str) -> String {
+    if word.is_ascii() {
+        word.to_ascii_lowercase()
+    } else {
+        word.nfd()
+            .filter(|c| !is_combining_mark(*c))
+            .collect::<String>()
+            .to_lowercase()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +249,22 @@ mod tests {
         assert_eq!(pieces("v1.18.33"), ["v1", "18", "33"]);
         assert_eq!(pieces("连接失败"), ["连", "接", "失", "败"]);
         assert_eq!(pieces("parseJson"), ["parseJson"]);
+    }
+
+    #[test]
+    fn a_phrase_is_its_pieces_in_a_row_as_the_index_holds_them() {
+        let holds =
+            |text: &str, phrase: &str, prefix: bool| holds_phrase(text, &pieces(phrase), prefix);
+        assert!(holds("the unit test passed", "unit test", false));
+        assert!(!holds("a test of the unit", "unit test", false));
+        assert!(holds("Unit tests ran", "unit tes", true));
+        assert!(!holds("Unit tests ran", "unit tes", false));
+        assert!(holds("it doesn\u{2019}t work", "doesn't", false));
+        assert!(!holds("t doesn", "doesn't", false));
+        assert!(holds("see src/Config.toml", "config.toml", false));
+        assert!(holds("call parseJson(x)", "parse json", false));
+        assert!(holds("une Crème Brûlée", "creme brulee", false));
+        assert!(holds("日本語の本", "日本", false));
+        assert!(!holds("本日", "日本", false));
     }
 }

@@ -157,6 +157,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (18, "spend", crate::archive::spend::SQL),
     // SQLite's index of words' first letters: nothing here.
     (19, "prefix_index", ""),
+    // SQLite's index without positions: nothing changes here.
+    (20, "index_without_positions", ""),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

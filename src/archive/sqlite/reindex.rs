@@ -1,4 +1,4 @@
-//! Migration 19: the word index again, now with an index of every word's
+//! Migrations 19 and 20: the word index again, now with an index of every word's
 //! first three letters (FTS5's `prefix = '3'`), so a word typed three
 //! letters in ("the", "fun") is one lookup, not a merge of every word that
 //! starts so. The index keeps no text, so an archive that holds parts is
@@ -8,6 +8,7 @@
 //! indexes where the new one is past them (or they are newer than it
 //! reaches); the rest it reads as they are when it gets there. Then the
 //! new index takes the old one's place. An empty archive takes it at once.
+//! Migration 20 does it again for an index that keeps no positions.
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
@@ -30,7 +31,31 @@ pub const SQL: &str = "CREATE VIRTUAL TABLE search_next USING fts5(
     INSERT INTO reindex VALUES (1, 0, (SELECT coalesce(max(pk), 0) FROM parts),
         0, (SELECT coalesce(max(pk), 0) FROM sessions));";
 
-/// Migration 19's step: with nothing to index, the new index takes over.
+/// Migration 20's SQL: the word index again, keeping no positions
+/// (FTS5's `detail = none`): they were four fifths of it on real text,
+/// which made an archive of opencode's sessions larger than half their
+/// database. A phrase is found as all its pieces and checked against the
+/// hit's text (`super::search`). A re-index of migration 19 still under
+/// way starts again as this one.
+pub const SQL_20: &str = "DROP TABLE IF EXISTS search_next;
+    DROP TABLE IF EXISTS reindex;
+    CREATE VIRTUAL TABLE search_next USING fts5(
+        body, content = '', contentless_delete = 1, tokenize = 'unicode61', prefix = '3',
+        detail = none
+    );
+    INSERT INTO search_next (search_next, rank) VALUES ('automerge', 16);
+    CREATE TABLE reindex (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        parts_done INTEGER NOT NULL,
+        parts_end INTEGER NOT NULL,
+        titles_done INTEGER NOT NULL,
+        titles_end INTEGER NOT NULL
+    );
+    INSERT INTO reindex VALUES (1, 0, (SELECT coalesce(max(pk), 0) FROM parts),
+        0, (SELECT coalesce(max(pk), 0) FROM sessions));";
+
+/// Migrations 19's and 20's step: with nothing to index, the new index
+/// takes over.
 pub fn step(tx: &Transaction) -> rusqlite::Result<()> {
     if let Some(s) = state(tx)?
         && s.parts_end == 0

@@ -8,6 +8,7 @@ pub const STEPS: &[(i64, Step)] = &[
     (6, crate::archive::sqlite::event_log::move_to_blocks),
     (12, crate::archive::sqlite::one_id::step),
     (19, crate::archive::sqlite::reindex::step),
+    (20, crate::archive::sqlite::reindex::step),
 ];
 
 /// The migrations, in order.
@@ -150,6 +151,12 @@ pub const MIGRATIONS: &[Migration] = &[
     // The word index again, with every word's first three letters indexed
     // (`super::reindex`).
     (19, "prefix_index", crate::archive::sqlite::reindex::SQL),
+    // The word index once more, without positions (`super::reindex`).
+    (
+        20,
+        "index_without_positions",
+        crate::archive::sqlite::reindex::SQL_20,
+    ),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

@@ -68,14 +68,54 @@ fn rowid_range(since: Option<i64>, until: Option<i64>) -> (i64, i64) {
 
 type Found = (i64, Hit);
 
+/// The most documents read to check phrases in one search: a phrase of
+/// common words rarely next to each other stops here with what it found.
+const CHECKED_AT_MOST: usize = 20_000;
+
+/// The hits between `low` and `high`, newest first, at most `limit`. The
+/// index keeps no positions: where a term is a phrase, the documents that
+/// hold all its pieces are read in rounds and kept when the phrase is in
+/// them.
 fn rows(
+    a: &mut SqliteArchive,
+    q: &Query,
+    matching: &str,
+    low: i64,
+    mut high: i64,
+    limit: usize,
+) -> Result<Vec<Found>, ArchiveError> {
+    if !q.terms().iter().any(|t| t.is_phrase()) {
+        return some_rows(a, q, matching, low, high, limit)
+            .map(|rows| rows.into_iter().map(|(found, _)| found).collect());
+    }
+    let mut out = Vec::new();
+    let mut checked = 0;
+    loop {
+        let round = limit.saturating_sub(out.len()).clamp(64, 2_000);
+        let rows = some_rows(a, q, matching, low, high, round)?;
+        let full = rows.len() == round;
+        checked += rows.len();
+        if let Some(((last, _), _)) = rows.last() {
+            high = *last;
+        }
+        out.extend(rows.into_iter().filter(|(_, holds)| *holds).map(|(f, _)| f));
+        if out.len() >= limit || !full || checked >= CHECKED_AT_MOST {
+            out.truncate(limit);
+            return Ok(out);
+        }
+    }
+}
+
+/// One round of `rows`: each found document, and whether every phrase
+/// of `q` is in it.
+fn some_rows(
     a: &mut SqliteArchive,
     q: &Query,
     matching: &str,
     low: i64,
     high: i64,
     limit: usize,
-) -> Result<Vec<Found>, ArchiveError> {
+) -> Result<Vec<(Found, bool)>, ArchiveError> {
     let (sql, args) = rows_sql(q, matching, low, high, limit);
     let err = |e: rusqlite::Error| classify(&a.place, &e);
     let mut stmt = a.conn.prepare(&sql).map_err(err)?;
@@ -106,8 +146,11 @@ fn rows(
                 kind,
                 snippet: String::new(),
             };
-            hit.set_snippet(&crate::archive::snippet::snippet(&body, &terms));
-            Ok((r.get(0)?, hit))
+            let holds = terms.iter().all(|t| t.found_in(&body));
+            if holds {
+                hit.set_snippet(&crate::archive::snippet::snippet(&body, &terms));
+            }
+            Ok(((r.get(0)?, hit), holds))
         })
         .map_err(err)?;
     rows.collect::<Result<Vec<_>, _>>().map_err(err)
