@@ -701,17 +701,29 @@ fn real_sizes(dir: &Path) {
     let done = ocview::archive::import_db::import_db(&mut *engine, &db, &mut |_, _| {})
         .unwrap_or_else(|e| panic!("{e}"));
     let took = t.elapsed().as_secs_f64();
+    let used = engine.size().unwrap();
     drop(engine);
     println!(
-        "{:<58} {:>10.1} parts/s ({} sessions in {took:.1} s)",
+        "{:<58} {:>10.1} parts/s ({} sessions in {took:.1} s{})",
         format!(
             "SQLite: opencode's database of them imported ({} MB)",
             db_size / 1_000_000
         ),
         files.iter().map(|f| f.1).sum::<usize>() as f64 / took,
-        done.sessions
+        done.sessions,
+        if done.reclaimed {
+            ", free pages given back"
+        } else {
+            ""
+        }
     );
-    let size = sqlite_size(&from_db) as f64 / db_size as f64;
+    let file = sqlite_size(&from_db);
+    println!(
+        "    pages in use {:.1} MB of the file's {:.1} MB",
+        used as f64 / 1e6,
+        file as f64 / 1e6
+    );
+    let size = file as f64 / db_size as f64;
     line(
         "SQLite: that archive ÷ opencode's database",
         size,

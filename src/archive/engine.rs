@@ -104,6 +104,13 @@ pub trait Engine: Send {
     fn rehearse(&mut self, on: bool) -> Result<(), ArchiveError>;
     /// Give freed space back (SQLite VACUUM, PostgreSQL VACUUM).
     fn vacuum(&mut self) -> Result<(), ArchiveError>;
+    /// Give the disk back what writing left free where it is a large
+    /// share of the file: SQLite keeps the pages its index's merges freed
+    /// for later writes, a third of the file after a first import.
+    /// Whether it did. PostgreSQL reuses its own.
+    fn reclaim(&mut self) -> Result<bool, ArchiveError> {
+        Ok(false)
+    }
     /// How far an opencode database (`source`: its path) was imported.
     fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError>;
     /// Remember how far `source` was imported.

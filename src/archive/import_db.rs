@@ -42,6 +42,9 @@ pub struct DbImported {
     /// The archive reached its size cap: sessions older than every one it
     /// keeps were left out (a prune would take them first).
     pub at_cap: bool,
+    /// A first import gave back the pages its writing left free
+    /// (`Engine::reclaim`).
+    pub reclaimed: bool,
 }
 
 /// The database's file name, as the status line says it.
@@ -239,6 +242,14 @@ pub fn import_db_within(
         engine
             .set_import_mark(&key, next)
             .map_err(|e| e.to_string())?;
+    }
+    // A first import writes the most at once: the index's merges leave a
+    // third of the file free, which later imports would only slowly fill.
+    if mark.is_none() && out.written.parts > 0 {
+        match engine.reclaim() {
+            Ok(done) => out.reclaimed = done,
+            Err(e) => tracing::warn!("archive: free pages not given back: {e}"),
+        }
     }
     Ok(out)
 }

@@ -620,3 +620,79 @@ pub(crate) fn a_real_opencode_database_imports_as_history_shows_it() {
     let again = import_command(&db, &archive_path);
     assert!(again.contains("0 new events, 0 parts written"), "{again}");
 }
+
+/// A first import of opencode's database writes the most at once, and the
+/// word index's merges free pages as they go (nearly a third of the file
+/// on real sessions): when more than a fifth of the file is free after
+/// it, it gives them back. A later import of the same database, of a few
+/// changed sessions, does not.
+#[test]
+fn a_first_import_gives_back_the_free_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let many = dir.path().join("many");
+    std::fs::create_dir_all(&many).unwrap();
+    let first = make_db(&many);
+    let mut ids = Vec::new();
+    {
+        let c = Connection::open(&first).unwrap();
+        let mut seed: u64 = 7;
+        let mut word = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            format!("w{:x}", seed % 20_000)
+        };
+        for i in 0..300 {
+            let id = format!("ses_many{i:04}");
+            add_session(&c, &id, None, &format!("Session {i}"), NOW - 1000 + i);
+            let text: Vec<String> = (0..400).map(|_| word()).collect();
+            add_turn(&c, &id, &format!("m{i}"), NOW - 1000 + i, &text.join(" "));
+            ids.push(id);
+        }
+    }
+    let path = dir.path().join("archive.db");
+    let pages = |what: &str| -> i64 {
+        let c = Connection::open(&path).unwrap();
+        c.query_row(&format!("PRAGMA {what}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let mut archive = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
+    import(&mut *archive, &first);
+    // Most of it pruned: its pages free, kept for later writes.
+    archive.delete_sessions(&ids[..250]).unwrap();
+    assert!(pages("freelist_count") * 5 > pages("page_count"));
+    // This machine's database, imported for the first time.
+    let db = make_db(dir.path());
+    {
+        let c = Connection::open(&db).unwrap();
+        add_session(&c, "ses_mine", None, "Mine", NOW + 20);
+        add_turn(&c, "ses_mine", "c", NOW + 21, "Only here");
+    }
+    let done = import(&mut *archive, &db);
+    assert!(done.reclaimed);
+    assert!(
+        pages("freelist_count") * 20 < pages("page_count"),
+        "{} of {} pages free",
+        pages("freelist_count"),
+        pages("page_count")
+    );
+    // Everything kept is still found.
+    assert!(!archive.search(&Query::new("walrus")).unwrap().is_empty());
+    assert_eq!(archive.counts().unwrap().sessions, 53);
+    // Again, after more pruning: a later import leaves the free pages.
+    archive.delete_sessions(&ids[250..]).unwrap();
+    {
+        let c = Connection::open(&db).unwrap();
+        add_turn(&c, "ses_parent", "late", NOW + 5_000, "A later answer");
+        c.execute(
+            "UPDATE session SET time_updated = ?1 WHERE id = 'ses_parent'",
+            [NOW + 5_000],
+        )
+        .unwrap();
+    }
+    let free = pages("freelist_count");
+    assert!(free > 0);
+    let again = import(&mut *archive, &db);
+    assert!(again.sessions >= 1 && !again.reclaimed, "{again:?}");
+    assert!(pages("freelist_count") > 0, "left for later writes");
+}

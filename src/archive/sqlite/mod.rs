@@ -631,6 +631,10 @@ impl Engine for SqliteArchive {
         crate::archive::sqlite::upkeep::vacuum(self)
     }
 
+    fn reclaim(&mut self) -> Result<bool, ArchiveError> {
+        crate::archive::sqlite::upkeep::reclaim(self)
+    }
+
     fn import_mark(&mut self, source: &str) -> Result<Option<ImportMark>, ArchiveError> {
         crate::archive::sqlite::marks::import_mark(self, source)
     }

@@ -181,6 +181,27 @@ fn forget_imports(
     Ok(())
 }
 
+/// A VACUUM where more than a fifth of the file's pages are free.
+pub(in crate::archive) fn reclaim(a: &mut SqliteArchive) -> Result<bool, ArchiveError> {
+    if a.read_only.is_some() {
+        return Ok(false);
+    }
+    let err = |e: rusqlite::Error| classify(&a.place, &e);
+    let pages: i64 = a
+        .conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .map_err(err)?;
+    let free: i64 = a
+        .conn
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .map_err(err)?;
+    if free * 5 <= pages {
+        return Ok(false);
+    }
+    vacuum(a)?;
+    Ok(true)
+}
+
 pub(in crate::archive) fn vacuum(a: &mut SqliteArchive) -> Result<(), ArchiveError> {
     if let Some(why) = &a.read_only {
         return Err(refuse_write(&a.place, why));
