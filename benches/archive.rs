@@ -413,6 +413,22 @@ fn queries(engine_name: &str, engine: &mut dyn Engine) {
         50.0,
     ));
     cases.push(("path \"src/\" + word \"fix\"".into(), one("src fix"), 50.0));
+    // The index keeps no positions: a phrase is its words, then checked
+    // against each hit's text. Two common words often next to each other,
+    // and two that rarely are (every part holding both is read, up to
+    // `search.rs`'s bound).
+    let (w1, w2) = (words.at(1), words.at(2));
+    cases.push((
+        format!("phrase of common words \"{w1} {w2}\""),
+        one(&format!("\"{w1} {w2}\"")),
+        50.0,
+    ));
+    cases.push((
+        "phrase of words rarely together \"billing invoice\"".into(),
+        one("\"billing invoice\""),
+        100.0,
+    ));
+    cases.push(("a path \"src/billing\"".into(), one("src/billing"), 50.0));
     // Three letters starting the commonest words ("the", "then", "that",
     // "function", "check"...) are the costliest prefixes: every word they
     // start is read (goal 50 ms, #39).

@@ -565,6 +565,19 @@ mod tests {
         let cli = Cli::parse_from(["search", "cargo build", "serializ*", "\"a b\""]);
         let q = cli.search.query(0).unwrap();
         assert_eq!(q.text, "\"cargo build\" serializ* \"a b\"");
-        assert_eq!(q.fts5().unwrap(), "\"cargo build\" \"serializ\"* \"a b\"");
+        let terms: Vec<(Vec<String>, bool)> = q
+            .terms()
+            .into_iter()
+            .map(|t| (t.pieces, t.prefix))
+            .collect();
+        let v = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            terms,
+            [
+                (v(&["cargo", "build"]), false),
+                (v(&["serializ"]), true),
+                (v(&["a", "b"]), false)
+            ]
+        );
     }
 }
