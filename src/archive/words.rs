@@ -185,20 +185,45 @@ pub fn run_holds(run: &str, piece: &str, prefix: bool) -> bool {
 /// here against the text, as FTS5 would have checked it.
 pub fn holds_phrase(text: &str, pieces: &[String], prefix: bool) -> bool {
     let want: Vec<String> = pieces.iter().map(|p| fold(p)).collect();
-    let n = want.len();
-    if n == 0 {
+    if want.is_empty() {
         return true;
     }
-    let words: Vec<String> = runs(&with_more_words(text)).map(fold).collect();
-    words.windows(n).any(|w| {
-        w.iter().zip(&want).enumerate().all(|(j, (word, piece))| {
-            if prefix && j + 1 == n {
-                word.starts_with(piece.as_str())
-            } else {
-                word == piece
-            }
-        })
+    // Most hits read are candidates the phrase is not in: no word of
+    // theirs is copied to be compared.
+    let words: Vec<&str> = runs(text).collect();
+    let more = with_more_words(text);
+    let appended: Vec<&str> = match &more {
+        std::borrow::Cow::Borrowed(_) => Vec::new(),
+        std::borrow::Cow::Owned(all) => runs(&all[text.len()..]).collect(),
+    };
+    let all: Vec<&str> = words.into_iter().chain(appended).collect();
+    let n = want.len();
+    all.windows(n).any(|w| {
+        w.iter()
+            .zip(&want)
+            .enumerate()
+            .all(|(j, (word, piece))| folded_is(word, piece, prefix && j + 1 == n))
     })
+}
+
+/// Whether `word`, folded as the index folds it, is `piece` (or starts
+/// with it).
+fn folded_is(word: &str, piece: &str, starts: bool) -> bool {
+    if word.is_ascii() {
+        let word = word.as_bytes();
+        let piece = piece.as_bytes();
+        return if starts {
+            word.len() >= piece.len() && word[..piece.len()].eq_ignore_ascii_case(piece)
+        } else {
+            word.eq_ignore_ascii_case(piece)
+        };
+    }
+    let word = fold(word);
+    if starts {
+        word.starts_with(piece)
+    } else {
+        word == piece
+    }
 }
 
 /// A word as the index compares it: lowercase, without accents.

@@ -87,7 +87,9 @@ pub(in crate::archive) const HOLDER_SQL: &str = "SELECT key FROM event_keys WHER
 /// unpacked once.
 #[derive(Default)]
 pub(in crate::archive) struct PartReader {
-    blocks: HashMap<i64, Vec<String>>,
+    /// Blocks read so far: decompressed, with where each event is (a hit
+    /// reads one event of its block; the others stay bytes).
+    blocks: HashMap<i64, (Vec<u8>, Vec<std::ops::Range<usize>>)>,
 }
 
 impl PartReader {
@@ -103,7 +105,7 @@ impl PartReader {
             return part_raw(raw);
         };
         let (block, index) = blocks::logged_place(at);
-        let events = match self.blocks.entry(block) {
+        let (bytes, spans) = match self.blocks.entry(block) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
                 let data: Vec<u8> = conn.query_row(
@@ -111,13 +113,17 @@ impl PartReader {
                     [block],
                     |r| r.get(0),
                 )?;
-                v.insert(blocks::unpack(&data).map_err(damaged)?)
+                let bytes = blocks::decompress(&data).map_err(damaged)?;
+                let spans = blocks::spans(&bytes).map_err(damaged)?;
+                v.insert((bytes, spans))
             }
         };
-        let event = events
+        let span = spans
             .get(index)
+            .cloned()
             .ok_or_else(|| damaged("a part's place in the log is gone".into()))?;
-        blocks::part_of_event(event).ok_or_else(|| damaged("a logged part is not a part".into()))
+        let event = blocks::event_at(bytes, span).map_err(damaged)?;
+        blocks::part_of_event(&event).ok_or_else(|| damaged("a logged part is not a part".into()))
     }
 }
 

@@ -91,7 +91,11 @@ fn rows(
     let mut out = Vec::new();
     let mut checked = 0;
     loop {
-        let round = limit.saturating_sub(out.len()).clamp(64, 2_000);
+        // Rounds grow as the phrase proves rare: fewer walks of the index.
+        let round = limit
+            .saturating_sub(out.len())
+            .max(checked)
+            .clamp(64, 2_000);
         let rows = some_rows(a, q, matching, low, high, round)?;
         let full = rows.len() == round;
         checked += rows.len();
