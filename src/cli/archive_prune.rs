@@ -153,11 +153,20 @@ pub fn reindex(setting: &Setting) -> Result<ExitCode, String> {
         last = Some(all);
     }
     match last {
-        Some(all) => eprintln!(
-            "ocview: {} indexed again ({all} rows in {:.1} s)",
-            archive.place(),
-            started.elapsed().as_secs_f64()
-        ),
+        Some(all) => {
+            eprintln!(
+                "ocview: {} indexed again ({all} rows in {:.1} s)",
+                archive.place(),
+                started.elapsed().as_secs_f64()
+            );
+            // The old index's pages are free now: a third of the file.
+            if archive.reclaim().map_err(|e| e.to_string())? {
+                eprintln!(
+                    "ocview: the old index's space given back ({} held)",
+                    crate::archive::prune::bytes(archive.size().map_err(|e| e.to_string())?)
+                );
+            }
+        }
         None => eprintln!(
             "ocview: {}: its index needs no building again",
             archive.place()

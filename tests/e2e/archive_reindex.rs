@@ -23,9 +23,10 @@ fn files() -> Vec<PathBuf> {
     files
 }
 
-/// What an upgrade from schema 18 leaves: the new index empty, to build.
+/// What an upgrade (migration 20) leaves: the new index empty, to build.
 const AS_UPGRADED: &str = "CREATE VIRTUAL TABLE search_next USING fts5(
-        body, content = '', contentless_delete = 1, tokenize = 'unicode61', prefix = '3');
+        body, content = '', contentless_delete = 1, tokenize = 'unicode61', prefix = '3',
+        detail = none);
     CREATE TABLE reindex (id INTEGER PRIMARY KEY CHECK (id = 1), parts_done INTEGER NOT NULL,
         parts_end INTEGER NOT NULL, titles_done INTEGER NOT NULL, titles_end INTEGER NOT NULL);
     INSERT INTO reindex VALUES (1, 0, (SELECT coalesce(max(pk), 0) FROM parts),
@@ -70,6 +71,37 @@ fn schema_of_search(db: &Path) -> String {
         |r| r.get(0),
     )
     .unwrap()
+}
+
+/// A session of many long texts of many words: an index that is a good
+/// share of its archive.
+fn wordy(dir: &Path) -> PathBuf {
+    let mut seed: u64 = 11;
+    let mut word = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        format!("w{:x}", seed % 50_000)
+    };
+    let mut lines = vec![
+        serde_json::json!({"type": "session.updated", "properties": {"info": {
+        "id": "ses_wordy", "title": "Wordy", "directory": "/w",
+        "time": {"created": 1_795_000_000_000i64, "updated": 1_795_000_000_000i64}}}})
+        .to_string(),
+    ];
+    for i in 0..400 {
+        let text: Vec<String> = (0..300).map(|_| word()).collect();
+        lines.push(
+            serde_json::json!({"type": "message.part.updated", "properties": {"part": {
+                "id": format!("prt_w{i:04}"), "messageID": "msg_w", "sessionID": "ses_wordy",
+                "type": "text", "text": text.join(" "),
+                "time": {"start": 1_795_000_000_000i64 + i * 1000}}}})
+            .to_string(),
+        );
+    }
+    let path = dir.join("wordy.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
 }
 
 fn tables(db: &Path) -> Vec<String> {
@@ -157,6 +189,7 @@ fn the_command_indexes_an_upgraded_archive_at_once() {
     for f in files() {
         import_file(&mut *archive, &f).unwrap();
     }
+    import_file(&mut *archive, &wordy(dir.path())).unwrap();
     let before = hits(&mut *archive);
     drop(archive);
     rusqlite::Connection::open(&db)
@@ -177,6 +210,15 @@ fn the_command_indexes_an_upgraded_archive_at_once() {
     let said = run();
     assert!(said.contains("indexed again ("), "{said}");
     assert!(tables(&db).is_empty());
+    // The old index's pages are given back, not left in the file.
+    assert!(said.contains("the old index's space given back"), "{said}");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let pragma = |p: &str| -> i64 {
+        c.query_row(&format!("PRAGMA {p}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    assert!(pragma("freelist_count") * 5 <= pragma("page_count"));
+    drop(c);
     let mut archive = Setting::Sqlite(db.clone()).open().unwrap().unwrap();
     assert_eq!(hits(&mut *archive), before);
     drop(archive);
