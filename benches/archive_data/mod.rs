@@ -170,6 +170,12 @@ impl Words {
     }
 }
 
+/// One bus event of the corpus, a line.
+fn line(out: &mut dyn Write, kind: &str, properties: serde_json::Value) {
+    let v = json!({"type": kind, "properties": properties});
+    writeln!(out, "{v}").unwrap();
+}
+
 /// One session's events; the number of parts it made.
 fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usize {
     let sid = format!("ses_{n:012x}ffe{:013x}", rng.next() >> 12);
@@ -189,10 +195,6 @@ fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usiz
         json!({"id": sid, "slug": "bench", "projectID": format!("p{}", n % PROJECTS),
                "directory": project, "title": title.join(" "), "version": "1.18.33",
                "time": {"created": start, "updated": updated}})
-    };
-    let line = |out: &mut dyn Write, kind: &str, properties: serde_json::Value| {
-        let v = json!({"type": kind, "properties": properties});
-        writeln!(out, "{v}").unwrap();
     };
     line(
         out,

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::{DAY, NEWEST, Rng};
+use super::{DAY, NEWEST, Rng, line};
 
 /// Real texts to draw from: source files (code) and Markdown (prose).
 pub struct Texts {
@@ -281,10 +281,6 @@ fn session(texts: &Texts, rng: &mut Rng, n: usize, out: &mut impl Write) -> usiz
         json!({"id": sid, "slug": "real", "projectID": format!("p{}", n % 30),
                "directory": project, "title": title, "version": "1.18.33",
                "time": {"created": start, "updated": updated}})
-    };
-    let line = |out: &mut dyn Write, kind: &str, properties: serde_json::Value| {
-        let v = json!({"type": kind, "properties": properties});
-        writeln!(out, "{v}").unwrap();
     };
     line(
         out,
