@@ -360,21 +360,24 @@ fn session(words: &Words, rng: &mut Rng, n: usize, out: &mut impl Write) -> usiz
     parts
 }
 
+/// A corpus made before: its files and the parts each holds, as its
+/// marker (`complete`) lists them.
+fn list(dir: &Path) -> Vec<(PathBuf, usize)> {
+    std::fs::read_to_string(dir.join("complete"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (n, f) = l.split_once(' ').unwrap();
+            (dir.join(f), n.parse().unwrap())
+        })
+        .collect()
+}
+
 /// The corpus of at least `parts` parts in files of about `CHUNK` parts
 /// under `dir`, made once (a marker says it is complete): the files and
 /// the parts each holds.
 pub fn corpus(dir: &Path, parts: usize) -> Vec<(PathBuf, usize)> {
     let done = dir.join("complete");
-    let list = |dir: &Path| -> Vec<(PathBuf, usize)> {
-        std::fs::read_to_string(dir.join("complete"))
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let (n, f) = l.split_once(' ').unwrap();
-                (dir.join(f), n.parse().unwrap())
-            })
-            .collect()
-    };
     if done.exists() {
         return list(dir);
     }

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::{DAY, NEWEST, Rng, line};
+use super::{DAY, NEWEST, Rng, line, list};
 
 /// Real texts to draw from: source files (code) and Markdown (prose).
 pub struct Texts {
@@ -520,16 +520,6 @@ fn tool_call(texts: &Texts, rng: &mut Rng, project: &str) -> Call {
 /// The corpus of at least `parts` parts of real sizes under `dir`, made
 /// once: the files and the parts each holds. `None` without the texts.
 pub fn corpus(dir: &Path, parts: usize) -> Option<Vec<(PathBuf, usize)>> {
-    let list = |dir: &Path| -> Vec<(PathBuf, usize)> {
-        std::fs::read_to_string(dir.join("complete"))
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let (n, f) = l.split_once(' ').unwrap();
-                (dir.join(f), n.parse().unwrap())
-            })
-            .collect()
-    };
     if dir.join("complete").exists() {
         return Some(list(dir));
     }
