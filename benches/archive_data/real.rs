@@ -116,6 +116,12 @@ impl Texts {
         out
     }
 
+    /// One to `most` consecutive lines of a real file.
+    fn some_lines<'a>(&self, text: &'a str, rng: &mut Rng, most: usize) -> Vec<&'a str> {
+        let n = 1 + rng.below(most);
+        self.lines_of(text, rng, n)
+    }
+
     /// `lines` consecutive lines of a real file, from somewhere in it.
     fn lines_of<'a>(&self, text: &'a str, rng: &mut Rng, lines: usize) -> Vec<&'a str> {
         let all: Vec<&str> = text.lines().collect();
@@ -237,14 +243,8 @@ fn bash_output(texts: &Texts, rng: &mut Rng, bytes: usize) -> (String, String) {
         _ => {
             while out.len() < bytes {
                 let (name, text) = texts.file(rng);
-                let old = {
-                    let n = 1 + rng.below(6);
-                    texts.lines_of(text, rng, n)
-                };
-                let new = {
-                    let n = 1 + rng.below(6);
-                    texts.lines_of(text, rng, n)
-                };
+                let old = texts.some_lines(text, rng, 6);
+                let new = texts.some_lines(text, rng, 6);
                 out.push_str(&diff(name, 1 + rng.below(400), &old, &new));
             }
             "git diff".to_string()
@@ -425,14 +425,8 @@ fn tool_call(texts: &Texts, rng: &mut Rng, project: &str) -> Call {
         },
         6..=8 => {
             let at = 1 + rng.below(text.lines().count().max(1));
-            let old = {
-                let n = 1 + rng.below(12);
-                texts.lines_of(text, rng, n)
-            };
-            let new = {
-                let n = 1 + rng.below(16);
-                texts.lines_of(text, rng, n)
-            };
+            let old = texts.some_lines(text, rng, 12);
+            let new = texts.some_lines(text, rng, 16);
             let after = text.replacen(&old.join("\n"), &new.join("\n"), 1);
             Call {
                 tool: "edit",

@@ -376,9 +376,11 @@ impl Reading {
     fn run(mut self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Result<ReadAll, std::io::Error> {
         let mut records = 0u64;
         let mut stopped = false;
+        let mut ready = Vec::new();
         while let Some(record) = self.reader.next_record()? {
             records += 1;
-            for (n, record) in self.clock.pass(records, record) {
+            self.clock.pass(records, record, &mut ready);
+            for (n, record) in ready.drain(..) {
                 stopped = stopped || !self.take(n, record, tx);
             }
             if stopped {
@@ -386,7 +388,8 @@ impl Reading {
             }
         }
         if !stopped {
-            for (n, record) in self.clock.finish() {
+            self.clock.finish(&mut ready);
+            for (n, record) in ready.drain(..) {
                 if !self.take(n, record, tx) {
                     break;
                 }

@@ -36,9 +36,11 @@ impl RecordingClock {
         }
     }
 
-    /// Record number `n`, with every record now ready to go on (in order,
-    /// each with its number), their times made dates where known.
-    pub fn pass(&mut self, n: u64, mut record: Record) -> Vec<(u64, Record)> {
+    /// Record number `n` in; every record now ready to go on added to
+    /// `ready` (in order, each with its number), their times made dates
+    /// where known. `ready` is the caller's, kept: no list is made per
+    /// record.
+    pub fn pass(&mut self, n: u64, mut record: Record, ready: &mut Vec<(u64, Record)>) {
         if self.seeking {
             match offset_and_date(&record) {
                 Some((t, _)) if t >= OFFSET_BELOW => self.seeking = false,
@@ -50,23 +52,23 @@ impl RecordingClock {
             }
             if self.seeking && self.held.len() < HOLD_AT_MOST {
                 self.held.push((n, record));
-                return Vec::new();
+                return;
             }
             self.seeking = false;
         }
         self.date(&mut record);
-        let mut ready = self.finish();
+        self.finish(ready);
         ready.push((n, record));
-        ready
     }
 
-    /// The records still held (the file ended before an anchor).
-    pub fn finish(&mut self) -> Vec<(u64, Record)> {
+    /// The records still held, added to `ready` (the file ended before an
+    /// anchor).
+    pub fn finish(&mut self, ready: &mut Vec<(u64, Record)>) {
         let mut held = std::mem::take(&mut self.held);
         for (_, r) in &mut held {
             self.date(r);
         }
-        held
+        ready.append(&mut held);
     }
 
     fn date(&self, record: &mut Record) {
@@ -108,9 +110,9 @@ mod tests {
     fn times(clock: &mut RecordingClock, text: &str) -> Vec<(u64, Option<i64>)> {
         let mut out = Vec::new();
         for (i, r) in records(text).into_iter().enumerate() {
-            out.extend(clock.pass(i as u64 + 1, r));
+            clock.pass(i as u64 + 1, r, &mut out);
         }
-        out.extend(clock.finish());
+        clock.finish(&mut out);
         out.iter().map(|(n, r)| (*n, r.time())).collect()
     }
 

@@ -176,10 +176,9 @@ pub fn logged_retries(session_id: &str, block_time: i64, events: &[String]) -> V
         let Some(status) = event.pointer("/properties/status") else {
             continue;
         };
-        fn said<'a>(key: &str, of: &'a serde_json::Value) -> Option<&'a str> {
-            of.get(key).and_then(|k| k.as_str())
-        }
-        if said("type", event) != Some("session.status") || said("type", status) != Some("retry") {
+        if text_at(event, "type") != Some("session.status")
+            || text_at(status, "type") != Some("retry")
+        {
             continue;
         }
         let next = status
@@ -195,11 +194,16 @@ pub fn logged_retries(session_id: &str, block_time: i64, events: &[String]) -> V
             session_id,
             at,
             status.get("attempt").and_then(|a| a.as_u64()),
-            said("message", status).unwrap_or(""),
+            text_at(status, "message").unwrap_or(""),
             next,
         ));
     }
     found
+}
+
+/// The text at `key` of a JSON object, if it is text.
+fn text_at<'a>(of: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    of.get(key).and_then(|k| k.as_str())
 }
 
 /// Cost and tokens of one model's messages on one day.

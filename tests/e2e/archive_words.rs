@@ -142,3 +142,51 @@ fn the_table_of_words_on_postgres() {
     };
     the_table_holds(Setting::Postgres(pg.database("words")));
 }
+
+/// SQLite's index keeps no positions: a phrase's candidates (every part
+/// holding its words) are read in rounds. Three hundred newer parts hold
+/// "cargo" and "build" apart; the one that says "cargo build", older than
+/// them all, is still found, and a phrase none holds finds nothing.
+#[test]
+fn a_phrase_is_found_past_rounds_of_parts_that_hold_its_words_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut archive = Setting::Sqlite(dir.path().join("archive.db"))
+        .open()
+        .unwrap()
+        .unwrap();
+    let mut lines = vec![
+        r#"{"type":"session.updated","properties":{"info":{"id":"ses_apart","title":"Apart","directory":"/w","time":{"created":1,"updated":2}}}}"#.to_string(),
+        r#"{"type":"message.updated","properties":{"info":{"id":"msg_apart","sessionID":"ses_apart","role":"assistant","time":{"created":1}}}}"#.to_string(),
+    ];
+    let part = |i: usize, text: &str| {
+        format!(
+            r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_apart{i:03}","messageID":"msg_apart","sessionID":"ses_apart","type":"text","text":"{text}","time":{{"start":{}}}}}}}}}"#,
+            1_700_000_000_000i64 + i as i64 * 1000
+        )
+    };
+    lines.push(part(0, "then cargo build finished"));
+    for i in 1..=300 {
+        lines.push(part(i, "build the cargo crate"));
+    }
+    let mut collector = Collector::new(Origin {
+        server: None,
+        host: "words-box".into(),
+        file: None,
+    });
+    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.join("\n").into_bytes()));
+    while let Some(record) = reader.next_record().unwrap() {
+        collector.record(record);
+    }
+    archive.write(&collector.take()).unwrap();
+    let mut found = |text: &str| -> Vec<Option<String>> {
+        let hits = archive.search(&Query::new(text)).unwrap();
+        hits.into_iter().map(|h| h.part_id).collect()
+    };
+    assert_eq!(found("\"cargo build\""), [Some("prt_apart000".to_string())]);
+    assert_eq!(
+        found("cargo build").len(),
+        50,
+        "the words alone: every part"
+    );
+    assert!(found("\"crate cargo\"").is_empty());
+}
