@@ -354,28 +354,26 @@ impl Touched {
             _ => {}
         }
         if let Some(json) = encode::encode(env) {
-            let occurrence = if env.tag == 0 {
-                let n = seen.entry(encode::fnv(json.as_bytes())).or_default();
-                *n += 1;
-                // Only identical deltas repeat by right: a state said twice is
-                // the same state.
-                if matches!(env.event, Event::PartDelta { .. }) {
+            let hash = (env.tag == 0).then(|| encode::fnv(json.as_bytes()));
+            // Only identical deltas repeat by right: a state said twice is
+            // the same state.
+            let occurrence = match hash {
+                Some(hash) if matches!(env.event, Event::PartDelta { .. }) => {
+                    let n = seen.entry(hash).or_default();
+                    *n += 1;
                     *n - 1
-                } else {
-                    0
                 }
-            } else {
-                0
+                _ => 0,
             };
-            let key = encode::key(env, &json, occurrence);
+            let key = encode::key_hashed(env, hash, occurrence);
             if let Event::PartUpdated(part) = &env.event {
-                let hash = encode::fnv(part.raw.get().as_bytes());
+                let hash = encode::quick_hash(part.raw.get().as_bytes());
                 updates.insert(part.id.clone(), (key.clone(), hash));
             }
             if let Event::MessageUpdated(info) = &env.event
                 && let Some(raw) = &info.raw
             {
-                let hash = encode::fnv(raw.get().as_bytes());
+                let hash = encode::quick_hash(raw.get().as_bytes());
                 updates.insert(info.id.clone(), (key.clone(), hash));
             }
             events.push(EventRow {

@@ -100,7 +100,7 @@ pub(super) fn message_row(m: &Message, clock: i64, update: Option<&(String, u64)
         raw: raw.clone(),
         // The info the last update carried, unchanged since.
         logged_as: update
-            .filter(|(_, hash)| !raw.is_empty() && *hash == encode::fnv(raw.as_bytes()))
+            .filter(|(_, hash)| !raw.is_empty() && *hash == encode::quick_hash(raw.as_bytes()))
             .map(|(key, _)| key.clone()),
     }
 }
@@ -267,7 +267,7 @@ pub(super) fn part_row(
     let time = start.or(m.info.created).unwrap_or(0);
     // The raw object is the one the last update carried, unchanged since.
     let logged_as = update
-        .filter(|(_, hash)| as_logged && *hash == encode::fnv(raw_text.as_bytes()))
+        .filter(|(_, hash)| as_logged && *hash == encode::quick_hash(raw_text.as_bytes()))
         .map(|(key, _)| key.clone());
     PartRow {
         id,
@@ -281,6 +281,7 @@ pub(super) fn part_row(
         time,
         updated: clock.max(time),
         text,
+        prepared: None,
         raw,
         logged_as,
         error: match &part.body {

@@ -222,15 +222,40 @@ pub fn one_line(json: &str) -> std::borrow::Cow<'_, str> {
 /// deltas of one stream (the same word typed twice): it counts how often
 /// this JSON came before in the same source.
 pub fn key(env: &Envelope, json: &str, occurrence: u32) -> String {
-    if env.tag != 0 {
+    key_hashed(
+        env,
+        (env.tag == 0).then(|| fnv(json.as_bytes())),
+        occurrence,
+    )
+}
+
+/// `key`, where the JSON's hash (`fnv`) is known: needed when the event
+/// has no id (`tag` 0).
+pub fn key_hashed(env: &Envelope, hash: Option<u64>, occurrence: u32) -> String {
+    let Some(hash) = hash.filter(|_| env.tag == 0) else {
         return format!("e{:x}.{:x}", env.seq, env.tag);
-    }
-    let hash = fnv(json.as_bytes());
+    };
     if occurrence == 0 {
         format!("h{hash:016x}")
     } else {
         format!("h{hash:016x}.{occurrence}")
     }
+}
+
+/// A quick 64-bit hash, eight bytes at a time: whether two texts of one
+/// run are the same state. Never stored (`fnv` is, for keys).
+pub fn quick_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    h = (h ^ u64::from_le_bytes(last)).wrapping_mul(K);
+    h ^ (h >> 31)
 }
 
 /// A stable 64-bit hash (FNV-1a): the same text gives the same key in every
@@ -254,6 +279,30 @@ mod tests {
             Decoded::Event(env) => env,
             _ => panic!("not an event: {line}"),
         }
+    }
+
+    #[test]
+    fn the_quick_hash_tells_apart_texts_one_byte_or_one_length_apart() {
+        let base = "{\"id\":\"prt_1\",\"text\":\"hello world, hello again\"}";
+        let mut hashes = std::collections::HashSet::new();
+        assert!(hashes.insert(quick_hash(base.as_bytes())));
+        for at in 0..base.len() {
+            let mut other = base.as_bytes().to_vec();
+            other[at] ^= 1;
+            assert!(hashes.insert(quick_hash(&other)), "byte {at}");
+        }
+        for len in 0..base.len() {
+            assert!(
+                hashes.insert(quick_hash(&base.as_bytes()[..len])),
+                "{len} bytes"
+            );
+        }
+        // Zeros past the end are not the end.
+        assert_ne!(quick_hash(b"ab"), quick_hash(b"ab\0"));
+        assert_eq!(
+            quick_hash(base.as_bytes()),
+            quick_hash(base.to_string().as_bytes())
+        );
     }
 
     #[test]

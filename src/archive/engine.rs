@@ -118,6 +118,12 @@ pub trait Engine: Send {
     /// Let go of the pages cached for the writes and reads so far (after a
     /// burst; the next ones are read again from the file).
     fn release_memory(&mut self) {}
+    /// The work of `write` on a part's row that another thread may do
+    /// ahead of it (an import's reading stage): its `prepared`. `None`:
+    /// the write does it all.
+    fn rows_ahead(&self) -> Option<fn(&mut crate::archive::rows::PartRow)> {
+        None
+    }
 
     /// Sessions newest first, after `after` (the last of the page before).
     fn list_page(

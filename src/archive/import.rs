@@ -14,7 +14,7 @@ use crate::archive::keeper::Keeper;
 use crate::archive::progress::{Counted, Step};
 use crate::archive::recording_clock::RecordingClock;
 use crate::archive::resume::{self, Checkpoint, FileMark, Start};
-use crate::archive::rows::{Batch, Origin, Written};
+use crate::archive::rows::{Batch, Origin, PartRow, Written};
 use crate::source::recording::replay::ReplayReader;
 
 /// Records read before a batch is written.
@@ -118,6 +118,10 @@ trait Sink {
     fn redacts(&self) -> bool {
         false
     }
+    /// How its parts' rows are prepared ahead (`Engine::rows_ahead`).
+    fn rows_ahead(&self) -> Option<fn(&mut PartRow)> {
+        None
+    }
 }
 
 /// Straight into an archive.
@@ -143,6 +147,10 @@ impl Sink for Direct<'_, '_> {
 
     fn redacts(&self) -> bool {
         crate::redact::policy().redacts(self.engine.shared())
+    }
+
+    fn rows_ahead(&self) -> Option<fn(&mut PartRow)> {
+        self.engine.rows_ahead()
     }
 }
 
@@ -243,6 +251,7 @@ fn import_into(
         read: read.clone(),
         skip,
         redacts: engine.redacts(),
+        prepare: engine.rows_ahead(),
         clock: RecordingClock::new(started),
     };
     std::thread::scope(|scope| {
@@ -347,6 +356,9 @@ struct Reading {
     skip: u64,
     /// Batches are redacted here, beside the writing (`redacted::ahead`).
     redacts: bool,
+    /// The parts' rows prepared here rather than on the writing stage
+    /// (it is the slower one).
+    prepare: Option<fn(&mut PartRow)>,
     /// When the recording's lines happened (`recording_clock`).
     clock: RecordingClock,
 }
@@ -434,10 +446,14 @@ impl Reading {
             bytes: self.read.load(Ordering::Relaxed) as i64,
             done,
         });
-        batch.is_empty()
-            || tx
-                .send(crate::archive::redacted::ahead(batch, self.redacts))
-                .is_ok()
+        if batch.is_empty() {
+            return true;
+        }
+        let mut batch = crate::archive::redacted::ahead(batch, self.redacts);
+        if let Some(prepare) = self.prepare {
+            batch.parts.iter_mut().for_each(prepare);
+        }
+        tx.send(batch).is_ok()
     }
 }
 

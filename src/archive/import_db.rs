@@ -125,7 +125,6 @@ pub fn import_db_within(
     within: Within,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<DbImported, String> {
-    let floor = within.floor;
     let shown = crate::model::wire::sanitize::line(&path.display().to_string()).into_owned();
     let db = Db::open(path).map_err(|e| format!("opencode's database: {e}"))?;
     let key = source_key(path);
@@ -135,26 +134,6 @@ pub fn import_db_within(
         host: crate::archive::origin::hostname(),
         file: Some(key.clone()),
     };
-    let fail = |e: crate::source::opencode_db::DbError| format!("{shown}: {e}");
-    // Read before the sessions: a session added while this run reads is
-    // found by the next one.
-    let rowid_max = db.session_rowid_max().map_err(fail)?;
-    let since = match (mark.map(|m| m.updated), floor) {
-        (Some(m), Some(f)) => Some(m.max(f)),
-        (m, f) => m.or(f),
-    };
-    let mut total = db.session_count_from(since).map_err(fail)?;
-    let mut next = ImportMark {
-        updated: mark.map_or(i64::MIN, |m| m.updated),
-        rowid_max,
-    };
-    let mut out = DbImported::default();
-    let mut pending = Pending::new(origin);
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut after: Option<SessionCursor> = None;
-    let mut sized: Option<std::time::Instant> = None;
-    // Read by the loop while `write` sets it.
-    let stop_before: std::cell::Cell<Option<i64>> = std::cell::Cell::new(None);
     let full_now = |engine: &mut dyn Engine| -> Result<Option<i64>, String> {
         let cap = within.cap.unwrap_or(u64::MAX);
         if engine.size().map_err(|e| e.to_string())? < cap {
@@ -165,82 +144,78 @@ pub fn import_db_within(
         let oldest = engine.span().map_err(|e| e.to_string())?;
         Ok(Some(oldest.map_or(i64::MAX, |(o, _)| o)))
     };
+    let stop_before = StopBefore::default();
+    let mut sized = None;
     if within.cap.is_some() {
         sized = Some(std::time::Instant::now());
         stop_before.set(full_now(&mut *engine)?);
     }
-    let mut write = |pending: &mut Pending, out: &mut DbImported, total: u64| {
-        let batch = pending.take();
-        if !batch.is_empty() {
-            let w = engine.write(&batch).map_err(|e| e.to_string())?;
-            out.written.events += w.events;
-            out.written.parts += w.parts;
-        }
-        progress(out.sessions, total);
-        if within.cap.is_some()
-            && stop_before.get().is_none()
-            && sized.is_none_or(|t| t.elapsed() >= SIZE_EVERY)
-        {
-            sized = Some(std::time::Instant::now());
-            stop_before.set(full_now(&mut *engine)?);
-        }
-        Ok::<(), String>(())
+    let reading = Reading {
+        db,
+        shown,
+        mark,
+        floor: within.floor,
+        origin,
+        stop_before: &stop_before,
+        redacts: crate::redact::policy().redacts(engine.shared()),
+        rows_ahead: engine.rows_ahead(),
     };
-    loop {
-        let rows = db
-            .sessions_from(since, PAGE, after.as_ref())
-            .map_err(fail)?;
-        let Some(last) = rows.last() else { break };
-        after = Some(SessionCursor {
-            time_updated: last.time_updated.unwrap_or(0),
-            id: last.id.clone(),
-        });
-        let full = rows.len() == PAGE;
-        for row in rows {
-            if stop_before
-                .get()
-                .is_some_and(|t| row.time_updated.unwrap_or(0) < t)
-            {
-                out.at_cap = true;
-                break;
-            }
-            import_session(&db, &row, &mut pending, &mut out);
-            next.updated = next.updated.max(row.time_updated.unwrap_or(0));
-            seen.insert(row.id);
-            if pending.full() {
-                write(&mut pending, &mut out, total)?;
-            }
-        }
-        if !full || out.at_cap {
-            break;
-        }
-    }
-    // Sessions added with old times since the last run.
-    if let Some(m) = mark
-        && rowid_max > m.rowid_max
-        && !out.at_cap
-    {
-        let mut from = m.rowid_max;
-        while from < rowid_max {
-            let upto = (from + PAGE as i64).min(rowid_max);
-            let added = db.sessions_added(from, upto, PAGE).map_err(fail)?;
-            let kept = |r: &SessionRow| {
-                !seen.contains(&r.id) && floor.is_none_or(|f| r.time_updated.is_none_or(|t| t >= f))
-            };
-            for row in added.into_iter().filter(kept) {
-                total += 1;
-                import_session(&db, &row, &mut pending, &mut out);
-                if pending.full() {
-                    write(&mut pending, &mut out, total)?;
+    // Two stages on two threads, as a file's import: the database is read
+    // and its sessions collected while the batch before is written.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Read>(1);
+    let (read, written) = std::thread::scope(|scope| {
+        let producer = std::thread::Builder::new()
+            .name("archive-import-db".into())
+            .spawn_scoped(scope, move || reading.run(&tx))
+            .map_err(|e| format!("cannot start reading opencode's database: {e}"))?;
+        let mut written = Written::default();
+        let mut wrote = Ok(());
+        for Read {
+            batch,
+            sessions,
+            total,
+        } in rx.iter()
+        {
+            if !batch.is_empty() {
+                match engine.write(&batch) {
+                    Ok(w) => {
+                        written.events += w.events;
+                        written.parts += w.parts;
+                    }
+                    Err(e) => {
+                        wrote = Err(e.to_string());
+                        break;
+                    }
                 }
             }
-            from = upto;
+            progress(sessions, total);
+            if within.cap.is_some()
+                && stop_before.get().is_none()
+                && sized.is_none_or(|t: std::time::Instant| t.elapsed() >= SIZE_EVERY)
+            {
+                sized = Some(std::time::Instant::now());
+                match full_now(&mut *engine) {
+                    Ok(full) => stop_before.set(full),
+                    Err(e) => {
+                        wrote = Err(e);
+                        break;
+                    }
+                }
+            }
         }
-    }
-    write(&mut pending, &mut out, total)?;
+        // A failed write stops the reading at its next batch.
+        drop(rx);
+        let read = producer
+            .join()
+            .map_err(|_| "reading opencode's database failed".to_string())?;
+        wrote?;
+        Ok::<_, String>((read?, written))
+    })?;
+    let mut out = read.out;
+    out.written = written;
     if out.failed == 0 {
         engine
-            .set_import_mark(&key, next)
+            .set_import_mark(&key, read.next)
             .map_err(|e| e.to_string())?;
     }
     // A first import writes the most at once: the index's merges leave a
@@ -252,6 +227,152 @@ pub fn import_db_within(
         }
     }
     Ok(out)
+}
+
+/// The time before which sessions are left out, once the archive is full:
+/// set by the writing stage, read by the reading one.
+#[derive(Default)]
+struct StopBefore(std::sync::Mutex<Option<i64>>);
+
+impl StopBefore {
+    fn set(&self, t: Option<i64>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = t;
+    }
+
+    fn get(&self) -> Option<i64> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A batch from the reading stage, and how far it has come.
+struct Read {
+    batch: Batch,
+    sessions: u64,
+    total: u64,
+}
+
+/// What the reading stage found: all but the rows written.
+struct ReadAll {
+    out: DbImported,
+    next: ImportMark,
+}
+
+/// The reading stage: the database's sessions into batches.
+struct Reading<'a> {
+    db: Db,
+    shown: String,
+    mark: Option<ImportMark>,
+    floor: Option<i64>,
+    origin: Origin,
+    stop_before: &'a StopBefore,
+    redacts: bool,
+    rows_ahead: Option<fn(&mut crate::archive::rows::PartRow)>,
+}
+
+impl Reading<'_> {
+    /// Every session to import, newest first, then those added with old
+    /// times since the last run; stops early when the writing stage has
+    /// gone.
+    fn run(self, tx: &std::sync::mpsc::SyncSender<Read>) -> Result<ReadAll, String> {
+        let Reading {
+            db, mark, floor, ..
+        } = &self;
+        let fail = |e: crate::source::opencode_db::DbError| format!("{}: {e}", self.shown);
+        // Read before the sessions: a session added while this run reads
+        // is found by the next one.
+        let rowid_max = db.session_rowid_max().map_err(fail)?;
+        let since = match (mark.map(|m| m.updated), *floor) {
+            (Some(m), Some(f)) => Some(m.max(f)),
+            (m, f) => m.or(f),
+        };
+        let mut total = db.session_count_from(since).map_err(fail)?;
+        let mut next = ImportMark {
+            updated: mark.map_or(i64::MIN, |m| m.updated),
+            rowid_max,
+        };
+        let mut out = DbImported::default();
+        let mut pending = Pending::new(self.origin.clone());
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut after: Option<SessionCursor> = None;
+        let send = |pending: &mut Pending, out: &DbImported, total: u64| {
+            let mut batch = crate::archive::redacted::ahead(pending.take(), self.redacts);
+            if let Some(ahead) = self.rows_ahead {
+                batch.parts.iter_mut().for_each(ahead);
+            }
+            let read = Read {
+                batch,
+                sessions: out.sessions,
+                total,
+            };
+            tx.send(read).is_ok()
+        };
+        let gone = || {
+            Ok(ReadAll {
+                out: DbImported::default(),
+                next: ImportMark {
+                    updated: i64::MIN,
+                    rowid_max: 0,
+                },
+            })
+        };
+        loop {
+            let rows = db
+                .sessions_from(since, PAGE, after.as_ref())
+                .map_err(fail)?;
+            let Some(last) = rows.last() else { break };
+            after = Some(SessionCursor {
+                time_updated: last.time_updated.unwrap_or(0),
+                id: last.id.clone(),
+            });
+            let full = rows.len() == PAGE;
+            for row in rows {
+                if self
+                    .stop_before
+                    .get()
+                    .is_some_and(|t| row.time_updated.unwrap_or(0) < t)
+                {
+                    out.at_cap = true;
+                    break;
+                }
+                import_session(db, &row, &mut pending, &mut out);
+                next.updated = next.updated.max(row.time_updated.unwrap_or(0));
+                seen.insert(row.id);
+                if pending.full() && !send(&mut pending, &out, total) {
+                    return gone();
+                }
+            }
+            if !full || out.at_cap {
+                break;
+            }
+        }
+        // Sessions added with old times since the last run.
+        if let Some(m) = mark
+            && rowid_max > m.rowid_max
+            && !out.at_cap
+        {
+            let mut from = m.rowid_max;
+            while from < rowid_max {
+                let upto = (from + PAGE as i64).min(rowid_max);
+                let added = db.sessions_added(from, upto, PAGE).map_err(fail)?;
+                let kept = |r: &SessionRow| {
+                    !seen.contains(&r.id)
+                        && floor.is_none_or(|f| r.time_updated.is_none_or(|t| t >= f))
+                };
+                for row in added.into_iter().filter(kept) {
+                    total += 1;
+                    import_session(db, &row, &mut pending, &mut out);
+                    if pending.full() && !send(&mut pending, &out, total) {
+                        return gone();
+                    }
+                }
+                from = upto;
+            }
+        }
+        if !send(&mut pending, &out, total) {
+            return gone();
+        }
+        Ok(ReadAll { out, next })
+    }
 }
 
 /// One session's timeline, collected into the pending batch; a session

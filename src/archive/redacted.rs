@@ -64,6 +64,8 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
     // and its indexed text is made of its raw's strings.
     let mut clean: std::collections::HashSet<String> = std::collections::HashSet::new();
     for p in &mut out.parts {
+        // What was made before is of the text before redaction.
+        p.prepared = None;
         let mut tally = Tally::new();
         match r.redact_json(&p.raw, &mut tally) {
             Cow::Owned(raw) => {

@@ -78,6 +78,11 @@ pub struct PartRow {
     pub updated: i64,
     /// What search finds it by.
     pub text: String,
+    /// What the engine's write would make of this row, made ahead by an
+    /// import's reading stage (`Engine::rows_ahead`), after any redaction;
+    /// `None`: the write makes it.
+    #[serde(skip)]
+    pub prepared: Option<Prepared>,
     /// The part object with its streamed text, as the store holds it.
     pub raw: String,
     /// The key of this batch's event whose part object is `raw` as it is
@@ -88,6 +93,15 @@ pub struct PartRow {
     /// A tool call's error, as its row keeps it (`tool_calls::error_of`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// A part's row as an engine writes it, made on another thread.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    /// The text its word index is given.
+    pub document: String,
+    /// What tells this state of the part from another.
+    pub hash: i64,
 }
 
 /// Serialized as it is: the local spool keeps batches as JSON lines.

@@ -35,10 +35,34 @@ pub fn with_more_words(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// The runs of letters and digits of `text`.
+/// The runs of letters and digits of `text`. Read a byte at a time where
+/// the text is ASCII (most of it): this pass goes over every text indexed.
 fn runs(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|r| !r.is_empty())
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = loop {
+            let (word, len) = char_at(text, at)?;
+            if word {
+                break at;
+            }
+            at += len;
+        };
+        while let Some((true, len)) = char_at(text, at) {
+            at += len;
+        }
+        Some(&text[start..at])
+    })
+}
+
+/// Whether the character at byte `at` (a character's first) is a letter or
+/// a digit, and its length; `None` past the end.
+fn char_at(text: &str, at: usize) -> Option<(bool, usize)> {
+    let b = *text.as_bytes().get(at)?;
+    if b.is_ascii() {
+        return Some((b.is_ascii_alphanumeric(), 1));
+    }
+    let c = text[at..].chars().next()?;
+    Some((c.is_alphanumeric(), c.len_utf8()))
 }
 
 /// The words of one run the engines do not find in it, after `out`.

@@ -55,6 +55,7 @@ pub(crate) fn synthetic(host: &str, sid: &str, from: usize, n: usize) -> Batch {
             raw: format!(r#"{{"id":"{sid}:p{i}","type":"text"}}"#),
             logged_as: None,
             error: None,
+            prepared: None,
         });
     }
     b

@@ -8,6 +8,7 @@
 //! (`resume`); the session list's pages are read by its `Engine` methods here.
 
 mod answers;
+pub mod document;
 pub(in crate::archive) mod event_log;
 pub(in crate::archive) mod marks;
 pub mod migrate;
@@ -442,6 +443,10 @@ impl Engine for SqliteArchive {
 
     fn read_only(&self) -> Option<&str> {
         self.read_only.as_deref()
+    }
+
+    fn rows_ahead(&self) -> Option<fn(&mut crate::archive::rows::PartRow)> {
+        Some(write::prepare)
     }
 
     fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError> {

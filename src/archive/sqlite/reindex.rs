@@ -12,7 +12,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use crate::archive::query::indexable;
+use crate::archive::sqlite::document::document;
 use crate::archive::sqlite::event_log::PartReader;
 use crate::archive::sqlite::search::{part_doc, title_doc};
 
@@ -166,10 +166,7 @@ pub fn some(conn: &Connection, budget: usize) -> rusqlite::Result<Option<(u64, u
             let mut text = crate::archive::snippet::text_of_part(&kind, &raw);
             crate::archive::cap_indexed(&mut text);
             if !text.trim().is_empty() {
-                docs.push((
-                    part_doc(r.get(0)?, r.get(2)?),
-                    indexable(&text).into_owned(),
-                ));
+                docs.push((part_doc(r.get(0)?, r.get(2)?), document(&text).into_owned()));
             }
         }
         s.parts_done = upto;
@@ -183,7 +180,7 @@ pub fn some(conn: &Connection, budget: usize) -> rusqlite::Result<Option<(u64, u
             let title: String = r.get::<_, Option<String>>(1)?.unwrap_or_default();
             docs.push((
                 title_doc(r.get(0)?, r.get(2)?),
-                indexable(&title).into_owned(),
+                document(&title).into_owned(),
             ));
         }
         s.titles_done = upto;

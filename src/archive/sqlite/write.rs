@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::PART_INSERT;
-use crate::archive::query::indexable;
-use crate::archive::rows::{Batch, Written};
+use crate::archive::rows::{Batch, PartRow, Prepared, Written};
+use crate::archive::sqlite::document::document;
 use crate::archive::sqlite::search::{part_doc, title_doc};
 
 /// A document's rowid, its row's key, whether it is a title, and its text.
@@ -29,6 +29,18 @@ pub(super) fn batch(tx: &Transaction<'_>, batch: &Batch) -> rusqlite::Result<Wri
     written.parts = parts(tx, batch, &logged_at, &mut gone, &mut docs)?;
     index(tx, gone, docs)?;
     Ok(written)
+}
+
+/// What `parts` would make of a part's row, made ahead (`Engine::rows_ahead`).
+pub(super) fn prepare(p: &mut PartRow) {
+    p.prepared = Some(Prepared {
+        document: if p.text.trim().is_empty() {
+            String::new()
+        } else {
+            document(&p.text).into_owned()
+        },
+        hash: crate::archive::sqlite::event_log::part_hash(&p.raw),
+    });
 }
 
 /// Sessions, with their titles' documents.
@@ -78,7 +90,7 @@ fn sessions<'a>(
             if let Some((old_pk, old_updated)) = old {
                 gone.push(title_doc(old_pk, old_updated));
             }
-            docs.push((title_doc(pk, updated), pk, true, indexable(&s.title)));
+            docs.push((title_doc(pk, updated), pk, true, document(&s.title)));
         }
     }
     Ok(())
@@ -170,7 +182,10 @@ fn parts<'a>(
             Some(_) => Vec::new(),
             None => crate::archive::sqlite::event_log::pack_part(&p.raw)?,
         };
-        let hash = crate::archive::sqlite::event_log::part_hash(&p.raw);
+        let hash = match &p.prepared {
+            Some(made) => made.hash,
+            None => crate::archive::sqlite::event_log::part_hash(&p.raw),
+        };
         let values = params![
             p.id,
             p.message_id,
@@ -201,7 +216,11 @@ fn parts<'a>(
         if p.text.trim().is_empty() {
             continue;
         }
-        docs.push((part_doc(pk, time), pk, false, indexable(&p.text)));
+        let text = match &p.prepared {
+            Some(made) => Cow::Borrowed(made.document.as_str()),
+            None => document(&p.text),
+        };
+        docs.push((part_doc(pk, time), pk, false, text));
     }
     Ok(written)
 }
