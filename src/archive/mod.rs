@@ -13,6 +13,7 @@ pub mod bounded;
 pub mod collect;
 mod collect_rows;
 pub mod db_follow;
+mod distinct;
 pub mod encode;
 mod encode_prompt;
 pub mod engine;

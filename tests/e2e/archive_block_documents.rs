@@ -413,14 +413,22 @@ fn text_past_a_blocks_budget_keeps_a_document_of_its_own() {
     };
     let url = pg.database("budget");
     let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
-    // Five parts of 60 kB in one block: four fit its 256 kB, one does not.
-    let filler = "lorem ".repeat(10_000);
-    let mut lines = vec![session(10), message("msg_1", 1_000)];
+    // Five parts of 60 kB of words in one block: four fit its 256 kB, one
+    // does not. The budget counts each word once: a block takes any
+    // number of parts that say the same words over and over.
+    let words = |i: i64| -> String { (0..6_000).map(|n| format!("w{i}x{n:05} ")).collect() };
+    let lorem = "lorem ".repeat(10_000);
+    let mut lines = vec![session(10), message("msg_0", 990)];
+    for i in 0..8 {
+        let text = format!("again{i} {lorem}");
+        lines.push(text_part(&format!("prt_r{i}"), "msg_0", &text, 990 + i));
+    }
+    lines.push(message("msg_1", 1_000));
     for i in 0..5 {
         lines.push(text_part(
             &format!("prt_{i}"),
             "msg_1",
-            &format!("marker{i} {filler}"),
+            &format!("marker{i} lorem {}", words(i)),
             1_000 + i,
         ));
     }
@@ -433,7 +441,15 @@ fn text_past_a_blocks_budget_keeps_a_document_of_its_own() {
             [format!("prt_{i}")]
         );
     }
-    assert_eq!(found(&mut *archive, "lorem").len(), 5);
+    for i in 0..8 {
+        assert_eq!(
+            found(&mut *archive, &format!("again{i}")),
+            [format!("prt_r{i}")]
+        );
+    }
+    assert_eq!(found(&mut *archive, "w3x00042"), ["prt_3"]);
+    assert_eq!(found(&mut *archive, "w4x05999"), ["prt_4"]);
+    assert_eq!(found(&mut *archive, "lorem").len(), 13);
 }
 
 #[test]

@@ -10,6 +10,25 @@ use ocview::archive::collect::Collector;
 use ocview::archive::{Engine, Origin, Query, Setting};
 use ocview::source::ReplayReader;
 
+/// Texts long enough to be indexed as their distinct words, each word
+/// said many times, in tags, entities and cases.
+const LONG_HTML: &str = concat!(
+    "<p class=\"note\">Deploy <b>failed</b> &amp; rolled back at 10:42</p>\n",
+    "<p class=\"note\">Deploy <b>failed</b> &amp; rolled back at 10:42</p>\n",
+    "<p class=\"note\">Deploy <b>failed</b> &amp; rolled back at 10:42</p>\n",
+    "<p class=\"note\">Deploy <b>failed</b> &amp; rolled back at 10:42</p>\n",
+    "then the fallbackServer restarted<br/>cleanly&nbsp;at last"
+);
+const LONG_REPEATS: &str = concat!(
+    "Error ERROR error: Timeout in parseJSON; retrying.\n",
+    "Error ERROR error: Timeout in parseJSON; retrying.\n",
+    "Error ERROR error: Timeout in parseJSON; retrying.\n",
+    "Error ERROR error: Timeout in parseJSON; retrying.\n",
+    "Error ERROR error: Timeout in parseJSON; retrying.\n",
+    "Error ERROR error: Timeout in parseJSON; retrying.\n",
+    "then unique_marker_word once, and Naïve CAFÉ"
+);
+
 /// (text, query, found). A query ending in `*` is a prefix; one in double
 /// quotes a phrase.
 const CASES: &[(&str, &str, bool)] = &[
@@ -59,6 +78,20 @@ const CASES: &[(&str, &str, bool)] = &[
     ("the payload could not be serialized", "serializ", false),
     ("cargo build --release finished", "\"cargo build\"", true),
     ("build the cargo crate", "\"cargo build\"", false),
+    (LONG_HTML, "failed", true),
+    (LONG_HTML, "\"rolled back\"", true),
+    (LONG_HTML, "fallback", true),
+    (LONG_HTML, "restarted", true),
+    (LONG_HTML, "cleanly", true),
+    (LONG_HTML, "succeeded", false),
+    (LONG_REPEATS, "timeout", true),
+    (LONG_REPEATS, "\"error timeout\"", true),
+    (LONG_REPEATS, "json", true),
+    (LONG_REPEATS, "unique_marker_word", true),
+    (LONG_REPEATS, "marker", true),
+    (LONG_REPEATS, "naive", true),
+    (LONG_REPEATS, "café", true),
+    (LONG_REPEATS, "\"timeout error\"", false),
 ];
 
 const SESSION: &str = "ses_words";

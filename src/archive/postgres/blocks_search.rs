@@ -90,33 +90,41 @@ pub const MIGRATION_11: &str = "
     CREATE INDEX event_blocks_by_newest ON event_blocks (newest DESC, (coalesce(oldest, 0)))
         WHERE tsv IS NOT NULL;";
 
-/// The document of a block holding the events `keys`: the text of their
+/// The document of a block holding the events `keys`: the words of their
 /// parts in `texts`, as much as the budget takes, and the newest and oldest
 /// of those parts' times. Each key whose text went in is added to
 /// `in_block`; the others keep a document of their own.
+///
+/// The document keeps no positions (`strip`): only which words the block
+/// holds. So it is made of each run of the texts between spaces once
+/// (`Distinct`): PostgreSQL's parser reads a fraction of the text. A run
+/// is parsed alone, whatever came around it, once no tag (`<…>`) or entity
+/// (`&…;`) can span runs: `<`, `>` and `&` are cut too. The words inside a
+/// tag, which `simple` leaves out, are then in the block's document: a
+/// candidate more, which its part's own text turns down.
 pub(in crate::archive) fn document<'a>(
     keys: &[&'a str],
     texts: &HashMap<&str, (&str, i64)>,
     in_block: &mut HashSet<&'a str>,
 ) -> BlockDocument {
-    let mut text = String::new();
+    let mut words = crate::archive::distinct::Distinct::default();
     let mut span: Option<(i64, i64)> = None;
     for key in keys {
         let Some(&(body, time)) = texts.get(key) else {
             continue;
         };
-        if text.len() + body.len() > BLOCK_TEXT_MAX {
+        // Its words at most: a part that does not fit keeps its own.
+        if words.len() + body.len() > BLOCK_TEXT_MAX {
             continue;
         }
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(body);
+        words.push_pieces(body, |b| {
+            b.is_ascii_whitespace() || matches!(b, b'<' | b'>' | b'&')
+        });
         span = Some(span.map_or((time, time), |(o, n)| (o.min(time), n.max(time))));
         in_block.insert(key);
     }
     BlockDocument {
-        text: (!text.is_empty()).then_some(text),
+        text: (!words.is_empty()).then(|| words.text()),
         oldest: span.map(|s| s.0),
         newest: span.map(|s| s.1),
     }

@@ -14,9 +14,8 @@
 //! past ASCII are both kept, which the index takes as one.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::archive::distinct::Distinct;
 use crate::archive::query::indexable;
 
 /// Below this many bytes a text is given as it is: too few repeats to
@@ -35,64 +34,9 @@ pub fn document(text: &str) -> Cow<'_, str> {
 /// `text`'s pieces (cut at ASCII non-alphanumerics), ASCII letters in
 /// small case, each once, spaced.
 fn distinct_pieces(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(text.len() / 2);
-    // A piece's hash → where its first copy is in `out`.
-    let mut seen: HashMap<u64, (u32, u32), BuildHasherDefault<AsIs>> = HashMap::default();
-    let mut at = 0;
-    while at < bytes.len() {
-        // A byte past ASCII belongs to a character the tokenizer may keep.
-        let starts = |b: u8| b.is_ascii_alphanumeric() || !b.is_ascii();
-        let Some(start) = bytes[at..].iter().position(|&b| starts(b)) else {
-            break;
-        };
-        let start = at + start;
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| !starts(b))
-            .map_or(bytes.len(), |n| start + n);
-        at = end;
-        let from = out.len();
-        if from > 0 {
-            out.push(b' ');
-        }
-        let first = out.len();
-        out.extend_from_slice(&bytes[start..end]);
-        out[first..].make_ascii_lowercase();
-        let hash = crate::archive::encode::quick_hash(&out[first..]);
-        let piece = (first as u32, (out.len() - first) as u32);
-        match seen.get(&hash) {
-            Some(&(s, n)) if out[s as usize..(s + n) as usize] == out[first..] => {
-                out.truncate(from);
-            }
-            // Another piece of the same hash stays where it is: a word
-            // twice costs nothing, one lost would be a miss.
-            Some(_) => {}
-            None => {
-                seen.insert(hash, piece);
-            }
-        }
-    }
-    // Only whole pieces of valid UTF-8, cut at ASCII bytes, were copied.
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// The pieces' hashes are already hashes.
-#[derive(Default)]
-struct AsIs(u64);
-
-impl Hasher for AsIs {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
+    let mut d = Distinct::default();
+    d.push_pieces(text, |b| !b.is_ascii_alphanumeric());
+    d.text()
 }
 
 #[cfg(test)]
@@ -162,16 +106,6 @@ mod tests {
     fn a_word_said_many_times_is_given_once_in_small_case() {
         let text = "Error: timeout. ERROR again; error at src/main.rs:12 ".repeat(30);
         assert_eq!(document(&text), "error timeout again at src main rs 12");
-    }
-
-    #[test]
-    fn thousands_of_distinct_words_are_each_kept_once() {
-        let mut seen = std::collections::HashSet::new();
-        let text: String = (0..5_000).map(|n| format!("w{n} w{n} ")).collect();
-        for piece in distinct_pieces(&text).split(' ') {
-            assert!(seen.insert(piece.to_string()), "{piece} twice");
-        }
-        assert_eq!(seen.len(), 5_000);
     }
 
     #[test]
