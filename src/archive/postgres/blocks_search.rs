@@ -16,7 +16,9 @@ use tokio_postgres::types::ToSql;
 use crate::archive::engine::ArchiveError;
 use crate::archive::postgres::PgArchive;
 use crate::archive::postgres::block_words::{Piece, events_holding, may_hold, pieces};
-use crate::archive::postgres::search::{filters, hits, message_of_part, query, translated};
+use crate::archive::postgres::search::{
+    SEPARATORS, filters, hits, message_of_part, query, translated,
+};
 use crate::archive::query::{Hit, Query};
 
 /// The schema whose blocks hold their parts' documents.
@@ -90,6 +92,10 @@ pub const MIGRATION_11: &str = "
     CREATE INDEX event_blocks_by_newest ON event_blocks (newest DESC, (coalesce(oldest, 0)))
         WHERE tsv IS NOT NULL;";
 
+/// A block's document of its text (`$7`, made by `document`, which has
+/// no character `tsvector_sql` would change).
+pub(in crate::archive) const BLOCK_TSVECTOR: &str = "strip(to_tsvector('simple', $7::text))";
+
 /// The document of a block holding the events `keys`: the words of their
 /// parts in `texts`, as much as the budget takes, and the newest and oldest
 /// of those parts' times. Each key whose text went in is added to
@@ -97,10 +103,12 @@ pub const MIGRATION_11: &str = "
 ///
 /// The document keeps no positions (`strip`): only which words the block
 /// holds. So it is made of each run of the texts between spaces once
-/// (`Distinct`): PostgreSQL's parser reads a fraction of the text. A run
-/// is parsed alone, whatever came around it, once no tag (`<…>`) or entity
-/// (`&…;`) can span runs: `<`, `>` and `&` are cut too. The words inside a
-/// tag, which `simple` leaves out, are then in the block's document: a
+/// (`Distinct`): PostgreSQL's parser reads a fraction of the text. The
+/// characters `tsvector_sql` makes spaces part runs too (and the text is
+/// then given to the parser as it is, `BLOCK_TSVECTOR`). A run is parsed
+/// alone, whatever came around it, once no tag (`<…>`) or entity (`&…;`)
+/// can span runs: `<`, `>` and `&` are cut too. The words inside a tag,
+/// which `simple` leaves out, are then in the block's document: a
 /// candidate more, which its part's own text turns down.
 pub(in crate::archive) fn document<'a>(
     keys: &[&'a str],
@@ -118,7 +126,9 @@ pub(in crate::archive) fn document<'a>(
             continue;
         }
         words.push_pieces(body, |b| {
-            b.is_ascii_whitespace() || matches!(b, b'<' | b'>' | b'&')
+            b.is_ascii_whitespace()
+                || matches!(b, b'<' | b'>' | b'&')
+                || SEPARATORS.contains(&char::from(b))
         });
         span = Some(span.map_or((time, time), |(o, n)| (o.min(time), n.max(time))));
         in_block.insert(key);

@@ -111,9 +111,9 @@ pub(in crate::archive) async fn write_events<'a>(
         .prepare(&match documents {
             Some(_) => format!(
                 "INSERT INTO event_blocks (session_id, time, count, todo, slots, data, tsv, newest{})
-                 VALUES ($1, $2, $3, $4, $5, $6, strip({}), $8{}) RETURNING pk",
+                 VALUES ($1, $2, $3, $4, $5, $6, {}, $8{}) RETURNING pk",
                 if spans { ", oldest" } else { "" },
-                crate::archive::postgres::search::tsvector_sql("$7::text"),
+                crate::archive::postgres::blocks_search::BLOCK_TSVECTOR,
                 if spans { ", $9" } else { "" },
             ),
             None => "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)

@@ -13,7 +13,7 @@ use crate::archive::postgres::{PgArchive, classify};
 use crate::archive::query::{Hit, Query};
 
 /// The characters that part a path or a name into the words indexed.
-const SEPARATORS: [char; 6] = ['.', '/', '-', '_', ':', '@'];
+pub(in crate::archive) const SEPARATORS: [char; 6] = ['.', '/', '-', '_', ':', '@'];
 
 /// The document of a text (`$body`): paths and names are found by their
 /// pieces, as FTS5 finds them.
