@@ -76,7 +76,7 @@ pub enum ArchiveReply {
     /// The answer to query number `generation`.
     Found {
         generation: u64,
-        result: Result<Vec<Hit>, String>,
+        result: Result<crate::archive::query::Searched, String>,
     },
     /// A session's latest state, as bus events, to open at a hit.
     Opened {

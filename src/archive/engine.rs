@@ -1,7 +1,7 @@
 //! The one interface both engines give, and how what goes wrong is said.
 
 use crate::archive::listing::{ListCursor, ListedSession};
-use crate::archive::query::{Hit, Query};
+use crate::archive::query::{Hit, Query, Searched};
 use crate::archive::resume::Checkpoint;
 use crate::archive::rows::{Batch, Written};
 
@@ -69,7 +69,12 @@ pub trait Engine: Send {
     fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError>;
     /// How far the import of `file` (its canonical path) was committed.
     fn checkpoint(&mut self, file: &str) -> Result<Option<Checkpoint>, ArchiveError>;
-    fn search(&mut self, query: &Query) -> Result<Vec<Hit>, ArchiveError>;
+    /// The hits of `query`, and how far back they were looked for.
+    fn find(&mut self, query: &Query) -> Result<Searched, ArchiveError>;
+    /// The hits of `query`, newest first.
+    fn search(&mut self, query: &Query) -> Result<Vec<Hit>, ArchiveError> {
+        self.find(query).map(|s| s.hits)
+    }
     /// A session's event log in the order it was written: bus events'
     /// JSON, one a line, for the player.
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError>;

@@ -53,7 +53,7 @@ pub use collect_rows::cap_indexed;
 pub use engine::{ArchiveError, Engine, ImportMark, Trouble};
 pub use place::Setting;
 pub use prune::Limits;
-pub use query::{Hit, Query};
+pub use query::{Hit, Query, Searched};
 pub use rows::Origin;
 
 /// The wall clock, in ms since 1970.

@@ -188,6 +188,16 @@ pub fn pieces(text: &str) -> Vec<String> {
     crate::archive::words::pieces(text)
 }
 
+/// A search's answer: its hits, newest first, and how far back it looked.
+#[derive(Debug, Clone, Default)]
+pub struct Searched {
+    pub hits: Vec<Hit>,
+    /// Parts older than this time (ms) were not all checked: a phrase of
+    /// words found together in very many parts stops after a bound, and
+    /// says so rather than let its silence mean "nowhere".
+    pub unchecked_before: Option<i64>,
+}
+
 /// One thing found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {

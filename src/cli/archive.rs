@@ -258,7 +258,15 @@ pub fn search(args: &SearchArgs, setting: &Setting) -> Result<ExitCode, String> 
         return Err("nothing to search for: give a word with a letter or digit in it".into());
     }
     let mut archive = open_existing(setting)?;
-    let hits = archive.search(&query).map_err(|e| e.to_string())?;
+    let found = archive.find(&query).map_err(|e| e.to_string())?;
+    let hits = found.hits;
+    if let Some(t) = found.unchecked_before {
+        eprintln!(
+            "ocview: the phrase's words are together in more parts than one search reads: \
+             parts before {} were not searched (--until {t} searches them)",
+            date(t)
+        );
+    }
     let text = if args.json {
         let items: Vec<serde_json::Value> = hits
             .iter()

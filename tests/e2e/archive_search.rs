@@ -359,3 +359,68 @@ fn ocview_on(db: &std::path::Path, args: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// A phrase whose words are together in more parts than one search reads
+/// says, above what it found, how far back it looked, and `until:` that
+/// time searches the older parts.
+#[test]
+fn a_phrase_past_the_bound_says_how_far_back_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rounds of up to 2,000 parts go past 20,000 by one round at most.
+    drop(crate::archive_words::apart_archive(dir.path(), 23_000));
+    let mut app = app_with(&fixture("a_bash_permission_once", "event.jsonl"));
+    app.archive.setting = Some(Setting::Sqlite(dir.path().join("archive.db")));
+    let mut done = app.verbs.take_done();
+    press(&mut app, &["F"]);
+    typed(&mut app, "\"cargo build\"");
+    answered(&mut app, &mut done);
+    let view = &app.archive.view;
+    assert!(
+        view.hits.is_empty(),
+        "{} {:?}",
+        view.input,
+        view.hits.first()
+    );
+    let before = app.archive.view.unchecked_before.expect("says it stopped");
+    let shown = screen(&mut app, 80, 24);
+    assert!(
+        shown.contains(&format!("until:{before} searches them")),
+        "{shown}"
+    );
+    insta::assert_snapshot!("archive_search_bounded_80x24", shown);
+    insta::assert_snapshot!("archive_search_bounded_200x50", screen(&mut app, 200, 50));
+    typed(&mut app, &format!(" until:{before}"));
+    answered(&mut app, &mut done);
+    let hits = &app.archive.view.hits;
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].part_id.as_deref(), Some("prt_apart00000"));
+    assert_eq!(app.archive.view.unchecked_before, None);
+    assert!(!screen(&mut app, 80, 24).contains("not searched"));
+
+    // `ocview search` says it on standard error, the JSON left as it is.
+    let search = |more: &[&str]| {
+        crate::archive_import_db::ocview()
+            .args(["search", "\"cargo build\"", "--json", "--archive"])
+            .arg(dir.path().join("archive.db"))
+            .args(more)
+            .output()
+            .unwrap()
+    };
+    let out = search(&[]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("were not searched"), "{said}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    // Its own bound: it asks fewer hits than the overlay, in smaller rounds.
+    let until: String = said
+        .split("--until ")
+        .nth(1)
+        .unwrap_or_default()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    assert!(until.len() == 13, "{said}");
+    let out = search(&["--until", &until]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("not searched"));
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["part_id"], "prt_apart00000");
+}

@@ -176,14 +176,10 @@ fn the_table_of_words_on_postgres() {
     the_table_holds(Setting::Postgres(pg.database("words")));
 }
 
-/// SQLite's index keeps no positions: a phrase's candidates (every part
-/// holding its words) are read in rounds. Three hundred newer parts hold
-/// "cargo" and "build" apart; the one that says "cargo build", older than
-/// them all, is still found, and a phrase none holds finds nothing.
-#[test]
-fn a_phrase_is_found_past_rounds_of_parts_that_hold_its_words_apart() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut archive = Setting::Sqlite(dir.path().join("archive.db"))
+/// An SQLite archive of one part that says "cargo build" and, after it,
+/// `apart` newer parts that hold the two words apart.
+pub(crate) fn apart_archive(dir: &std::path::Path, apart: usize) -> Box<dyn Engine> {
+    let mut archive = Setting::Sqlite(dir.join("archive.db"))
         .open()
         .unwrap()
         .unwrap();
@@ -193,12 +189,12 @@ fn a_phrase_is_found_past_rounds_of_parts_that_hold_its_words_apart() {
     ];
     let part = |i: usize, text: &str| {
         format!(
-            r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_apart{i:03}","messageID":"msg_apart","sessionID":"ses_apart","type":"text","text":"{text}","time":{{"start":{}}}}}}}}}"#,
-            1_700_000_000_000i64 + i as i64 * 1000
+            r#"{{"type":"message.part.updated","properties":{{"part":{{"id":"prt_apart{i:05}","messageID":"msg_apart","sessionID":"ses_apart","type":"text","text":"{text}","time":{{"start":{}}}}}}}}}"#,
+            PART_ZERO_MS + i as i64 * 1000
         )
     };
     lines.push(part(0, "then cargo build finished"));
-    for i in 1..=300 {
+    for i in 1..=apart {
         lines.push(part(i, "build the cargo crate"));
     }
     let mut collector = Collector::new(Origin {
@@ -211,15 +207,61 @@ fn a_phrase_is_found_past_rounds_of_parts_that_hold_its_words_apart() {
         collector.record(record);
     }
     archive.write(&collector.take()).unwrap();
+    archive
+}
+
+/// When `apart_archive`'s first part happened.
+pub(crate) const PART_ZERO_MS: i64 = 1_700_000_000_000;
+
+/// SQLite's index keeps no positions: a phrase's candidates (every part
+/// holding its words) are read in rounds. Three hundred newer parts hold
+/// "cargo" and "build" apart; the one that says "cargo build", older than
+/// them all, is still found, and a phrase none holds finds nothing.
+#[test]
+fn a_phrase_is_found_past_rounds_of_parts_that_hold_its_words_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut archive = apart_archive(dir.path(), 300);
     let mut found = |text: &str| -> Vec<Option<String>> {
-        let hits = archive.search(&Query::new(text)).unwrap();
-        hits.into_iter().map(|h| h.part_id).collect()
+        let found = archive.find(&Query::new(text)).unwrap();
+        assert_eq!(found.unchecked_before, None, "{text}: all searched");
+        found.hits.into_iter().map(|h| h.part_id).collect()
     };
-    assert_eq!(found("\"cargo build\""), [Some("prt_apart000".to_string())]);
+    assert_eq!(
+        found("\"cargo build\""),
+        [Some("prt_apart00000".to_string())]
+    );
     assert_eq!(
         found("cargo build").len(),
         50,
         "the words alone: every part"
     );
     assert!(found("\"crate cargo\"").is_empty());
+}
+
+/// Past the most parts one search reads for a phrase (20,000), it says
+/// how far back it searched rather than let nothing found mean nowhere;
+/// a search before that time finds the older part.
+#[test]
+fn a_phrase_past_the_parts_one_search_reads_says_how_far_back_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    let apart = 20_100;
+    let mut archive = apart_archive(dir.path(), apart);
+    let found = archive.find(&Query::new("\"cargo build\"")).unwrap();
+    assert!(found.hits.is_empty(), "{:?}", found.hits.first());
+    let before = found.unchecked_before.expect("says it stopped");
+    // The newest 20,000 parts were read; the older ones not.
+    let oldest_read = PART_ZERO_MS + (apart as i64 - 19_999) * 1000;
+    assert!(
+        before > PART_ZERO_MS && before <= oldest_read + 1000,
+        "{before}"
+    );
+    let mut q = Query::new("\"cargo build\"");
+    q.until = Some(before);
+    let older = archive.find(&q).unwrap();
+    let ids: Vec<Option<String>> = older.hits.into_iter().map(|h| h.part_id).collect();
+    assert_eq!(ids, [Some("prt_apart00000".to_string())]);
+    assert_eq!(older.unchecked_before, None);
+    // Words, not a phrase: no bound, nothing to say.
+    let words = archive.find(&Query::new("cargo build")).unwrap();
+    assert_eq!((words.hits.len(), words.unchecked_before), (50, None));
 }

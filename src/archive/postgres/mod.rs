@@ -46,7 +46,7 @@ use crate::archive::listing::{COLUMNS, ListCursor, ListedSession};
 use crate::archive::migrate::Ran;
 use crate::archive::postgres::event_log::LogError;
 use crate::archive::postgres::url::redact;
-use crate::archive::query::{Hit, Query};
+use crate::archive::query::Query;
 use crate::archive::rows::{Batch, Written};
 
 pub struct PgArchive {
@@ -492,8 +492,12 @@ impl Engine for PgArchive {
             .map_err(|e| classify(&place, &e))
     }
 
-    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
-        crate::archive::postgres::search::search(self, q)
+    fn find(&mut self, q: &Query) -> Result<crate::archive::query::Searched, ArchiveError> {
+        // Its blocks are read until the newest hits are settled.
+        Ok(crate::archive::query::Searched {
+            hits: crate::archive::postgres::search::search(self, q)?,
+            unchecked_before: None,
+        })
     }
 
     fn events(&mut self, session_id: &str) -> Result<Vec<String>, ArchiveError> {

@@ -33,7 +33,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 use crate::archive::engine::{ArchiveError, Counts, Engine, ImportMark, Trouble, refuse_write};
 use crate::archive::listing::{COLUMNS, ListCursor, ListedSession};
 use crate::archive::migrate::Ran;
-use crate::archive::query::{Hit, Query};
+use crate::archive::query::Query;
 use crate::archive::rows::{Batch, Written};
 
 /// A part row's insert, before what a conflict does (the upsert and the
@@ -481,7 +481,7 @@ impl Engine for SqliteArchive {
         crate::archive::sqlite::resume::load(&self.conn, &self.place, file)
     }
 
-    fn search(&mut self, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
+    fn find(&mut self, q: &Query) -> Result<crate::archive::query::Searched, ArchiveError> {
         crate::archive::sqlite::search::search(self, q)
     }
 

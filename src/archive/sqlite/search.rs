@@ -9,7 +9,7 @@
 use rusqlite::types::Value;
 
 use crate::archive::engine::ArchiveError;
-use crate::archive::query::{Hit, Query};
+use crate::archive::query::{Hit, Query, Searched};
 use crate::archive::sqlite::{SqliteArchive, classify};
 
 /// The bits of a document's rowid below its second.
@@ -33,26 +33,30 @@ pub const PART_DOC_SQL: &str = "(((max(time, 0) / 1000) << 30) | ((pk & 53687091
 pub const TITLE_DOC_SQL: &str = "(((max(updated, 0) / 1000) << 30) | ((pk & 536870911) << 1) | 1)";
 
 /// The hits of `q`, newest first.
-pub fn search(a: &mut SqliteArchive, q: &Query) -> Result<Vec<Hit>, ArchiveError> {
+pub fn search(a: &mut SqliteArchive, q: &Query) -> Result<Searched, ArchiveError> {
     let Some(matching) = q.fts5() else {
-        return Ok(Vec::new());
+        return Ok(Searched::default());
     };
     let limit = q.limit.max(1) as usize;
     let (low, high) = rowid_range(q.since, q.until);
-    let mut hits = rows(a, q, &matching, low, high, limit)?;
+    let (mut hits, unchecked_below) = rows(a, q, &matching, low, high, limit)?;
     // Rowids order by the second: the rest of the last hit's second may
     // hold a newer hit (by the ms) than some already found.
     if hits.len() == limit
         && let Some(last) = hits.last().map(|h| h.0)
     {
         let second_start = (last >> SECOND_SHIFT) << SECOND_SHIFT;
-        let rest = rows(a, q, &matching, second_start.max(low), last, usize::MAX)?;
+        let (rest, _) = rows(a, q, &matching, second_start.max(low), last, usize::MAX)?;
         hits.extend(rest);
     }
     let mut hits: Vec<Hit> = hits.into_iter().map(|(_, hit)| hit).collect();
     hits.sort_by_key(|h| std::cmp::Reverse(h.time));
     hits.truncate(limit);
-    Ok(hits)
+    Ok(Searched {
+        hits,
+        // The documents below that rowid are in its second or before.
+        unchecked_before: unchecked_below.map(|doc| ((doc >> SECOND_SHIFT) + 1) * 1000),
+    })
 }
 
 /// The rowids a date range can hold: [low, high).
@@ -72,10 +76,11 @@ type Found = (i64, Hit);
 /// common words rarely next to each other stops here with what it found.
 const CHECKED_AT_MOST: usize = 20_000;
 
-/// The hits between `low` and `high`, newest first, at most `limit`. The
-/// index keeps no positions: where a term is a phrase, the documents that
-/// hold all its pieces are read in rounds and kept when the phrase is in
-/// them.
+/// The hits between `low` and `high`, newest first, at most `limit`, and
+/// the rowid below which documents were left unchecked, if any. The index
+/// keeps no positions: where a term is a phrase, the documents that hold
+/// all its pieces are read in rounds and kept when the phrase is in them,
+/// up to `CHECKED_AT_MOST`.
 fn rows(
     a: &mut SqliteArchive,
     q: &Query,
@@ -83,10 +88,10 @@ fn rows(
     low: i64,
     mut high: i64,
     limit: usize,
-) -> Result<Vec<Found>, ArchiveError> {
+) -> Result<(Vec<Found>, Option<i64>), ArchiveError> {
     if !q.terms().iter().any(|t| t.is_phrase()) {
         return some_rows(a, q, matching, low, high, limit)
-            .map(|rows| rows.into_iter().map(|(found, _)| found).collect());
+            .map(|rows| (rows.into_iter().map(|(found, _)| found).collect(), None));
     }
     let mut out = Vec::new();
     let mut checked = 0;
@@ -103,9 +108,12 @@ fn rows(
             high = *last;
         }
         out.extend(rows.into_iter().filter(|(_, holds)| *holds).map(|(f, _)| f));
-        if out.len() >= limit || !full || checked >= CHECKED_AT_MOST {
+        if out.len() >= limit || !full {
             out.truncate(limit);
-            return Ok(out);
+            return Ok((out, None));
+        }
+        if checked >= CHECKED_AT_MOST {
+            return Ok((out, Some(high)));
         }
     }
 }

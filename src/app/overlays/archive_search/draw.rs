@@ -30,10 +30,20 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
             theme.style(Role::Text),
         ),
     ])];
+    let today = app.clock_ms();
     let note = if view.waiting {
         Some("searching…".to_string())
     } else {
-        view.status.clone()
+        let unchecked = view.unchecked_before.map(|t| {
+            format!(
+                "parts older than {} were not searched for the phrase\nuntil:{t} searches them",
+                clock::wall_clock(t, today).trim()
+            )
+        });
+        match (view.status.clone(), unchecked) {
+            (Some(status), Some(unchecked)) => Some(format!("{status}\n{unchecked}")),
+            (status, unchecked) => status.or(unchecked),
+        }
     };
     if let Some(note) = note {
         for line in note.lines() {
@@ -50,7 +60,6 @@ pub fn draw(frame: &mut Frame, app: &App, screen: Rect) {
         .selected
         .saturating_sub(rows.saturating_sub(1))
         .min(view.hits.len().saturating_sub(rows.max(1)));
-    let today = app.clock_ms();
     for (i, hit) in view.hits.iter().enumerate().skip(first).take(rows) {
         lines.extend(hit_lines(app, hit, i == view.selected, today, inner));
     }

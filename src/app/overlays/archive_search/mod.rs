@@ -78,6 +78,9 @@ pub struct SearchView {
     pub selected: usize,
     /// Why there are no hits, or that some are on their way.
     pub status: Option<String>,
+    /// Parts older than this (ms) were not all searched
+    /// (`Searched::unchecked_before`).
+    pub unchecked_before: Option<i64>,
     /// The query sent last; older answers are dropped.
     generation: u64,
     pub waiting: bool,
@@ -224,9 +227,12 @@ impl App {
                     return;
                 }
                 view.waiting = false;
+                view.unchecked_before = None;
                 match result {
-                    Ok(hits) => {
+                    Ok(found) => {
+                        let hits = found.hits;
                         view.status = hits.is_empty().then(|| "nothing found".to_string());
+                        view.unchecked_before = found.unchecked_before;
                         view.hits = hits;
                         view.selected = view.selected.min(view.hits.len().saturating_sub(1));
                     }

@@ -85,7 +85,7 @@ fn serve(
     match request {
         Request::Search(generation, query) => answer(Reply::Found {
             generation,
-            result: archive.search(&query).map_err(|e| e.to_string()),
+            result: archive.find(&query).map_err(|e| e.to_string()),
         }),
         Request::Open(hit) => {
             let result = archive.snapshot(&hit.session_id).map_err(|e| e.to_string());
