@@ -116,8 +116,11 @@ pub fn snippet(text: &str, terms: &[Term]) -> String {
         return out;
     }
     // The first match in the middle of the window, the window kept whole
-    // near the end, as FTS5 places it.
-    let first = toks.iter().position(matches).unwrap_or(0);
+    // near the end, as FTS5 places it; a phrase's words where they stand
+    // together, not the first of them alone.
+    let first = phrase_at(text, &toks, terms)
+        .or_else(|| toks.iter().position(matches))
+        .unwrap_or(0);
     let from = first
         .saturating_sub((WINDOW - 1) / 2)
         .min(toks.len().saturating_sub(WINDOW));
@@ -147,10 +150,42 @@ pub fn snippet(text: &str, terms: &[Term]) -> String {
     out
 }
 
+/// The first token where a phrase of `terms` stands, its pieces one
+/// after another.
+fn phrase_at(text: &str, toks: &[(usize, usize)], terms: &[Term]) -> Option<usize> {
+    terms
+        .iter()
+        .filter(|t| t.is_phrase())
+        .filter_map(|t| {
+            let n = t.pieces.len();
+            let piece = |j: usize, tok: &(usize, usize)| {
+                let p = t.pieces[j].to_lowercase();
+                crate::archive::words::run_holds(&text[tok.0..tok.1], &p, t.prefix && j + 1 == n)
+            };
+            toks.windows(n)
+                .position(|w| w.iter().enumerate().all(|(j, tok)| piece(j, tok)))
+        })
+        .min()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::archive::query::Query;
+
+    #[test]
+    fn a_phrase_is_shown_where_its_words_stand_together() {
+        let text = format!(
+            "use super::*; {} then use std::io to read it",
+            "filler words here ".repeat(10)
+        );
+        let phrase = Query::new("\"use std\"").terms();
+        let shown = plain(&snippet(&text, &phrase));
+        assert!(shown.contains("«use» «std»::io"), "{shown}");
+        // The words alone: the first of them.
+        let words = Query::new("use std").terms();
+        assert!(plain(&snippet(&text, &words)).starts_with("«use» super"));
+    }
 
     fn plain(s: &str) -> String {
         s.replace(MARK_START, "«").replace(MARK_END, "»")
