@@ -4,21 +4,16 @@
 //! the file is in (`super::resume`), so an import killed half-way resumes
 //! after its last committed batch and a finished one is skipped.
 
-use std::io::BufRead;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use crate::archive::collect::Collector;
 use crate::archive::engine::Engine;
+use crate::archive::import_read::{Planned, Said, read_all};
 use crate::archive::keeper::Keeper;
-use crate::archive::progress::{Counted, Step};
-use crate::archive::recording_clock::RecordingClock;
+use crate::archive::progress::Step;
 use crate::archive::resume::{self, Checkpoint, FileMark, Start};
-use crate::archive::rows::{Batch, Origin, PartRow, Written};
-use crate::source::recording::replay::ReplayReader;
+use crate::archive::rows::{Batch, PartRow, Written};
 
-/// Records read before a batch is written.
-const BATCH: usize = 4000;
 /// Batches written between two looks at the archive's limits (a bounded
 /// import keeps the archive within them as it goes, not only at its end).
 const PRUNE_EVERY: u32 = 50;
@@ -58,14 +53,11 @@ pub fn import_file_with(
     path: &Path,
     on: &mut dyn FnMut(Step),
 ) -> Result<Imported, String> {
-    import_into(
-        &mut Direct {
-            engine,
-            bound: None,
-        },
-        path,
-        on,
-    )
+    let mut sink = Direct {
+        engine,
+        bound: None,
+    };
+    import_one(&mut sink, path, on)
 }
 
 /// The limits an import keeps the archive within as it goes, and where it
@@ -76,34 +68,48 @@ pub struct Bound<'a> {
     pub say: &'a dyn Fn(String),
 }
 
-/// As `import_file_with`, pruning the archive to `bound`'s limits every
-/// so many batches and at the end (`ocview archive import`).
-pub fn import_file_within(
+/// `import_file_with` for each of `paths`, pruning the archive to
+/// `bound`'s limits every so many batches and at each file's end
+/// (`ocview archive import`): `on(i, step)` for file `i`, `done(i, result)`
+/// for each in order. The next file is read while the last is written.
+pub fn import_files_within(
     engine: &mut dyn Engine,
-    path: &Path,
+    paths: &[&Path],
     bound: Bound<'_>,
-    on: &mut dyn FnMut(Step),
-) -> Result<Imported, String> {
-    import_into(
-        &mut Direct {
-            engine,
-            bound: Some(bound),
-        },
-        path,
-        on,
-    )
+    on: &mut dyn FnMut(usize, Step),
+    done: &mut dyn FnMut(usize, Result<Imported, String>),
+) {
+    let mut sink = Direct {
+        engine,
+        bound: Some(bound),
+    };
+    import_into(&mut sink, paths, on, done);
 }
 
-/// As `import_file_with`, through a keeper: while PostgreSQL is away the
-/// batches are spooled, and written when it is back (`written` counts only
-/// what was written at once).
-pub fn import_kept(
+/// As `import_files_within`, through a keeper: while PostgreSQL is away
+/// the batches are spooled, and written when it is back (`written` counts
+/// only what was written at once).
+pub fn import_files_kept(
     keeper: &mut Keeper,
-    path: &Path,
+    paths: &[&Path],
     bound: Bound<'_>,
+    on: &mut dyn FnMut(usize, Step),
+    done: &mut dyn FnMut(usize, Result<Imported, String>),
+) {
+    import_into(&mut Kept { keeper, bound }, paths, on, done);
+}
+
+/// One file through `import_into`.
+fn import_one(
+    sink: &mut dyn Sink,
+    path: &Path,
     on: &mut dyn FnMut(Step),
 ) -> Result<Imported, String> {
-    import_into(&mut Kept { keeper, bound }, path, on)
+    let mut result = None;
+    import_into(sink, &[path], &mut |_, step| on(step), &mut |_, r| {
+        result = Some(r)
+    });
+    result.unwrap_or_else(|| Err(format!("reading {} failed", shown_path(path))))
 }
 
 /// Where an import's batches go.
@@ -191,275 +197,227 @@ impl Sink for Kept<'_, '_> {
     }
 }
 
+/// Each file's result, once it has one.
+type Results = Vec<Option<Result<Imported, String>>>;
+
+/// Import `paths` in order on two threads: the reading stage goes on to
+/// the next file while the last batches of the one before are written,
+/// so a folder of small recordings keeps both busy. `on(i, step)` says
+/// how far file `i` has come; `done(i, result)` is called for each file,
+/// in order. A write that fails stops the import: the files after it are
+/// said not imported.
 fn import_into(
     engine: &mut dyn Sink,
-    path: &Path,
-    on: &mut dyn FnMut(Step),
-) -> Result<Imported, String> {
-    let shown = crate::model::wire::sanitize::line(&path.display().to_string()).into_owned();
-    let cannot_read = |e: std::io::Error| format!("cannot read {shown}: {e}");
-    let stdin = path.as_os_str() == "-";
-    // Standard input has no identity to resume by.
-    let mark = if stdin {
-        None
-    } else {
-        Some(FileMark::of(path).map_err(cannot_read)?)
-    };
-    let start = match &mark {
-        Some(m) => {
-            let recorded = engine.checkpoint(&m.file)?;
-            resume::start(m, recorded.as_ref())
+    paths: &[&Path],
+    on: &mut dyn FnMut(usize, Step),
+    done: &mut dyn FnMut(usize, Result<Imported, String>),
+) {
+    let mut results: Results = vec![None; paths.len()];
+    let mut outs: Vec<Imported> = vec![Imported::default(); paths.len()];
+    let mut said = 0;
+    let mut say = |results: &mut Results| {
+        while let Some(Some(r)) = results.get_mut(said).map(Option::take) {
+            done(said, r);
+            said += 1;
         }
-        None => Start::Fresh,
     };
-    if start == Start::Done {
-        return Ok(Imported {
-            already: true,
-            ..Imported::default()
-        });
-    }
-    let (mut input, read) = open_counted(path, stdin).map_err(cannot_read)?;
-    let started = recording_start(&mut input);
-    let total = mark.as_ref().map_or(0, |m| m.size.max(0) as u64);
-    let origin = Origin {
-        server: None,
-        host: crate::archive::origin::hostname(),
-        file: mark.as_ref().map(|m| m.file.clone()),
-    };
-    let mut out = Imported::default();
-    let skip = match start {
-        Start::Resume { records, bytes } => {
-            let records = records.max(0) as u64;
-            on(Step::Resumed {
-                records,
-                bytes: bytes.max(0) as u64,
-                total,
-            });
-            out.resumed_at = Some(records);
-            records
+    let planned = plan(engine, paths, &mut results);
+    let shown: Vec<String> = paths.iter().map(|p| shown_path(p)).collect();
+    let resumes: Vec<Option<(u64, u64)>> = {
+        let mut r = vec![None; paths.len()];
+        for p in &planned {
+            r[p.file] = p.resume;
         }
-        _ => 0,
+        r
     };
+    let redacts = engine.redacts();
+    let prepare = engine.rows_ahead();
     // Two stages on two threads: reading, decoding and collecting the next
     // batch goes on while the last one is written (each takes about half
-    // of an import's time). At most one batch waits between them.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
-    let reading = Reading {
-        reader: ReplayReader::new(input),
-        collector: Collector::new(origin),
-        mark,
-        read: read.clone(),
-        skip,
-        redacts: engine.redacts(),
-        prepare: engine.rows_ahead(),
-        clock: RecordingClock::new(started),
-    };
-    std::thread::scope(|scope| {
+    // of an import's time). Three messages may wait between them: a file's
+    // last batch, its end and the next file's start, so the reader goes on
+    // to the next file while that batch is written (one would hold it).
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Said>(3);
+    let failed = std::thread::scope(|scope| {
         let producer = std::thread::Builder::new()
             .name("archive-import-read".into())
-            .spawn_scoped(scope, move || reading.run(&tx))
-            .map_err(|e| format!("cannot start reading {shown}: {e}"))?;
-        let wrote = write_batches(engine, &rx, &read, total, on, &mut out);
+            .spawn_scoped(scope, move || read_all(planned, redacts, prepare, &tx));
+        if let Err(e) = producer {
+            return Some(format!("cannot start reading: {e}"));
+        }
+        let failed = write_all(engine, &rx, &resumes, on, &mut outs, &mut results, &mut say);
         drop(rx);
-        let finished = producer
-            .join()
-            .map_err(|_| format!("reading {shown} failed"))?;
-        wrote?;
-        let read_all = finished.map_err(|e| format!("cannot read {shown}: {e}"))?;
-        on(Step::Read {
-            bytes: read.load(Ordering::Relaxed),
-            total,
-        });
-        out.records = read_all.records;
-        out.sessions = read_all.sessions;
-        out.form = read_all.form;
-        Ok(out)
-    })
-}
-
-/// The file to import, its bytes counted as they are read (standard input
-/// is not counted: it has no size to compare with).
-fn open_counted(
-    path: &Path,
-    stdin: bool,
-) -> std::io::Result<(
-    Box<dyn BufRead + Send>,
-    std::sync::Arc<std::sync::atomic::AtomicU64>,
-)> {
-    if stdin {
-        let input = crate::source::open_input(path)?;
-        return Ok((input, Counted::new(std::io::empty()).1));
+        failed
+    });
+    // The files the import did not reach.
+    for (i, r) in results.iter_mut().enumerate() {
+        if r.is_none() {
+            *r = Some(Err(match &failed {
+                Some(why) => format!("{}: not imported ({why})", shown[i]),
+                None => format!("reading {} failed", shown[i]),
+            }));
+        }
     }
-    let (counted, read) = Counted::new(std::fs::File::open(path)?);
-    Ok((
-        Box::new(std::io::BufReader::with_capacity(256 * 1024, counted)),
-        read,
-    ))
+    say(&mut results);
 }
 
-/// Write each batch the reading stage sends, saying how far the file is
-/// read at least every `REPORT_EVERY`, until the reader is done (or a
-/// write fails: then the reader stops at its next batch, `rx` gone).
-fn write_batches(
+/// A path as messages name it.
+fn shown_path(path: &Path) -> String {
+    crate::model::wire::sanitize::line(&path.display().to_string()).into_owned()
+}
+
+/// Each file's mark and where the archive has it: a file it holds whole
+/// is done already (`results`), as is one named twice.
+fn plan(
     engine: &mut dyn Sink,
-    rx: &std::sync::mpsc::Receiver<Batch>,
-    read: &std::sync::atomic::AtomicU64,
-    total: u64,
-    on: &mut dyn FnMut(Step),
-    out: &mut Imported,
-) -> Result<(), String> {
+    paths: &[&Path],
+    results: &mut [Option<Result<Imported, String>>],
+) -> Vec<Planned> {
+    let mut planned: Vec<Planned> = Vec::new();
+    for (file, path) in paths.iter().enumerate() {
+        let shown = shown_path(path);
+        let stdin = path.as_os_str() == "-";
+        // Standard input has no identity to resume by.
+        let mark = match stdin {
+            true => None,
+            false => match FileMark::of(path) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    results[file] = Some(Err(format!("cannot read {shown}: {e}")));
+                    continue;
+                }
+            },
+        };
+        let start = match &mark {
+            Some(m) if planned.iter().any(|p| p.mark.as_ref() == Some(m)) => Start::Done,
+            Some(m) => match engine.checkpoint(&m.file) {
+                Ok(recorded) => resume::start(m, recorded.as_ref()),
+                Err(e) => {
+                    results[file] = Some(Err(e));
+                    continue;
+                }
+            },
+            None => Start::Fresh,
+        };
+        let resume = match start {
+            Start::Done => {
+                results[file] = Some(Ok(Imported {
+                    already: true,
+                    ..Imported::default()
+                }));
+                continue;
+            }
+            Start::Resume { records, bytes } => Some((records.max(0) as u64, bytes.max(0) as u64)),
+            Start::Fresh => None,
+        };
+        planned.push(Planned {
+            file,
+            path: path.to_path_buf(),
+            shown,
+            stdin,
+            mark,
+            resume,
+        });
+    }
+    planned
+}
+
+/// The writing stage: each batch the reading stage sends written, how far
+/// the file being read is said at least every `REPORT_EVERY`, and each
+/// file's result set as it ends (`say` tells them, in order). The error
+/// of a write that failed: the reader then stops at its next batch.
+fn write_all(
+    engine: &mut dyn Sink,
+    rx: &std::sync::mpsc::Receiver<Said>,
+    resumes: &[Option<(u64, u64)>],
+    on: &mut dyn FnMut(usize, Step),
+    outs: &mut [Imported],
+    results: &mut Results,
+    say: &mut dyn FnMut(&mut Results),
+) -> Option<String> {
+    let mut reading: Option<(usize, std::sync::Arc<std::sync::atomic::AtomicU64>, u64)> = None;
     let mut said = None;
     let mut since_pruned = 0;
     loop {
-        let batch = match rx.recv_timeout(REPORT_EVERY) {
-            Ok(batch) => Some(batch),
+        let heard = match rx.recv_timeout(REPORT_EVERY) {
+            Ok(heard) => Some(heard),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
         };
         if since_pruned >= PRUNE_EVERY {
             since_pruned = 0;
             engine.keep_within();
         }
-        let bytes = read.load(Ordering::Relaxed);
-        if said != Some(bytes) {
-            said = Some(bytes);
-            on(Step::Read { bytes, total });
-        }
-        let Some(batch) = batch else { continue };
-        out.sent.events += batch.events.len() as u64;
-        out.sent.parts += batch.parts.len() as u64;
-        since_pruned += 1;
-        match engine.write(&batch) {
-            Ok(w) => {
-                out.written.events += w.events;
-                out.written.parts += w.parts;
-            }
-            Err(e) => {
-                // The reader stops at its next batch (`rx` goes).
-                return Err(e);
+        if let Some((file, read, total)) = &reading {
+            let bytes = read.load(Ordering::Relaxed);
+            if said != Some(bytes) {
+                said = Some(bytes);
+                on(
+                    *file,
+                    Step::Read {
+                        bytes,
+                        total: *total,
+                    },
+                );
             }
         }
-    }
-    // The whole file in: within the limits at its end too.
-    engine.keep_within();
-    Ok(())
-}
-
-/// The reading stage of an import: records read, collected, and handed
-/// on a batch at a time with their checkpoint.
-struct Reading {
-    reader: ReplayReader<Box<dyn BufRead + Send>>,
-    collector: Collector,
-    mark: Option<FileMark>,
-    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// Records the archive already holds (a resumed import).
-    skip: u64,
-    /// Batches are redacted here, beside the writing (`redacted::ahead`).
-    redacts: bool,
-    /// The parts' rows prepared here rather than on the writing stage
-    /// (it is the slower one).
-    prepare: Option<fn(&mut PartRow)>,
-    /// When the recording's lines happened (`recording_clock`).
-    clock: RecordingClock,
-}
-
-/// The start an ocview recording's header gives (its first line), read
-/// without taking it from `input`.
-fn recording_start(input: &mut dyn BufRead) -> Option<i64> {
-    let head = input.fill_buf().ok()?;
-    if !head.starts_with(b"{\"ocview_recording\"") {
-        return None;
-    }
-    let line = head.split(|b| *b == b'\n').next()?;
-    let header: serde_json::Value = serde_json::from_slice(line).ok()?;
-    header.get("started_ms")?.as_i64()
-}
-
-/// What the reading stage found in the whole file.
-struct ReadAll {
-    records: u64,
-    sessions: usize,
-    form: Option<&'static str>,
-}
-
-impl Reading {
-    /// Read to the end, sending each batch; stops early, without error,
-    /// when the writing stage has gone (it failed).
-    fn run(mut self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Result<ReadAll, std::io::Error> {
-        let mut records = 0u64;
-        let mut stopped = false;
-        let mut ready = Vec::new();
-        while let Some(record) = self.reader.next_record()? {
-            records += 1;
-            self.clock.pass(records, record, &mut ready);
-            for (n, record) in ready.drain(..) {
-                stopped = stopped || !self.take(n, record, tx);
+        match heard {
+            None => {}
+            Some(Said::Opened { file, read, total }) => {
+                if let Some((records, bytes)) = resumes[file] {
+                    on(
+                        file,
+                        Step::Resumed {
+                            records,
+                            bytes,
+                            total,
+                        },
+                    );
+                    outs[file].resumed_at = Some(records);
+                }
+                reading = Some((file, read, total));
+                said = None;
             }
-            if stopped {
-                break;
-            }
-        }
-        if !stopped {
-            self.clock.finish(&mut ready);
-            for (n, record) in ready.drain(..) {
-                if !self.take(n, record, tx) {
-                    break;
+            Some(Said::Batch { file, batch }) => {
+                let out = &mut outs[file];
+                out.sent.events += batch.events.len() as u64;
+                out.sent.parts += batch.parts.len() as u64;
+                since_pruned += 1;
+                match engine.write(&batch) {
+                    Ok(w) => {
+                        out.written.events += w.events;
+                        out.written.parts += w.parts;
+                    }
+                    Err(e) => {
+                        results[file] = Some(Err(e.clone()));
+                        return Some(e);
+                    }
                 }
             }
-        }
-        self.send(records, true, tx);
-        Ok(ReadAll {
-            records,
-            sessions: self.collector.store.sessions().len(),
-            form: self.reader.format().map(|f| f.label()),
-        })
-    }
-
-    /// Record number `n` into the collector, a batch sent when one is
-    /// full; false when the writing stage has gone.
-    fn take(
-        &mut self,
-        n: u64,
-        record: crate::source::decode::apply::Record,
-        tx: &std::sync::mpsc::SyncSender<Batch>,
-    ) -> bool {
-        self.collector.record(record);
-        if n <= self.skip {
-            // Already in the archive: it still teaches the collector's
-            // store (later events build on it) and the keys of repeated
-            // deltas, but makes no rows.
-            if n == self.skip || self.collector.pending() >= BATCH {
-                self.collector.forget();
+            Some(Said::Ended { file, result }) => {
+                if let Some((_, read, total)) = reading.take().filter(|r| r.0 == file) {
+                    let bytes = read.load(Ordering::Relaxed);
+                    on(file, Step::Read { bytes, total });
+                }
+                // The whole file in: within the limits at its end too.
+                engine.keep_within();
+                results[file] = Some(result.map(|all| {
+                    let out = &mut outs[file];
+                    out.records = all.records;
+                    out.sessions = all.sessions;
+                    out.form = all.form;
+                    out.clone()
+                }));
+                say(results);
             }
-            return true;
         }
-        self.collector.pending() < BATCH || self.send(n, false, tx)
-    }
-
-    /// The collected batch to the writing stage, checkpointed at record
-    /// `records`; false when that stage has gone.
-    fn send(&mut self, records: u64, done: bool, tx: &std::sync::mpsc::SyncSender<Batch>) -> bool {
-        let mut batch = self.collector.take();
-        batch.checkpoint = self.mark.as_ref().map(|m| Checkpoint {
-            mark: m.clone(),
-            records: records as i64,
-            bytes: self.read.load(Ordering::Relaxed) as i64,
-            done,
-        });
-        if batch.is_empty() {
-            return true;
-        }
-        let mut batch = crate::archive::redacted::ahead(batch, self.redacts);
-        if let Some(prepare) = self.prepare {
-            batch.parts.iter_mut().for_each(prepare);
-        }
-        tx.send(batch).is_ok()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::import_read::BATCH;
 
     /// A sink that keeps what each batch said, and fails at write `fail_at`.
     struct Seen {
@@ -503,7 +461,7 @@ mod tests {
             batches: Vec::new(),
             fail_at: None,
         };
-        let out = import_into(&mut sink, file.path(), &mut |_| {}).unwrap();
+        let out = import_one(&mut sink, file.path(), &mut |_| {}).unwrap();
         assert_eq!(out.records, (3 * BATCH + 7) as u64);
         let parts: usize = sink.batches.iter().map(|b| b.0).sum();
         assert_eq!(parts, 3 * BATCH + 7);
@@ -521,8 +479,62 @@ mod tests {
             batches: Vec::new(),
             fail_at: Some(1),
         };
-        let err = import_into(&mut sink, file.path(), &mut |_| {}).unwrap_err();
+        let err = import_one(&mut sink, file.path(), &mut |_| {}).unwrap_err();
         assert!(err.contains("the disk is full"), "{err}");
         assert_eq!(sink.batches.len(), 1);
+    }
+
+    /// Each file's result, in order, from one import of `paths`.
+    fn each(sink: &mut Seen, paths: &[&Path]) -> Vec<(usize, Result<Imported, String>)> {
+        let mut got = Vec::new();
+        import_into(sink, paths, &mut |_, _| {}, &mut |i, r| got.push((i, r)));
+        got
+    }
+
+    #[test]
+    fn files_are_imported_one_after_another_each_said_in_order() {
+        let (a, b) = (parts_file(BATCH + 3), parts_file(5));
+        let missing = std::path::PathBuf::from("/nonexistent/ocview-import.jsonl");
+        let mut sink = Seen {
+            batches: Vec::new(),
+            fail_at: None,
+        };
+        let got = each(&mut sink, &[a.path(), &missing, b.path(), a.path()]);
+        let order: Vec<usize> = got.iter().map(|g| g.0).collect();
+        assert_eq!(order, [0, 1, 2, 3]);
+        assert_eq!(got[0].1.as_ref().unwrap().records, (BATCH + 3) as u64);
+        let err = got[1].1.as_ref().unwrap_err();
+        assert!(
+            err.contains("cannot read") && err.contains("ocview-import.jsonl"),
+            "{err}"
+        );
+        assert_eq!(got[2].1.as_ref().unwrap().records, 5);
+        // Named twice in one import: read once.
+        assert!(got[3].1.as_ref().unwrap().already);
+        // Each file's batches end with its own finished checkpoint.
+        let ends: Vec<(i64, bool)> = sink
+            .batches
+            .iter()
+            .filter_map(|b| b.1)
+            .filter(|m| m.1)
+            .collect();
+        assert_eq!(ends, [((BATCH + 3) as i64, true), (5, true)]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_files_after_it_said_not_imported() {
+        let (a, b) = (parts_file(BATCH + 3), parts_file(5));
+        let mut sink = Seen {
+            batches: Vec::new(),
+            fail_at: Some(1),
+        };
+        let got = each(&mut sink, &[a.path(), b.path()]);
+        assert_eq!(got.len(), 2);
+        assert!(got[0].1.as_ref().unwrap_err().contains("the disk is full"));
+        let err = got[1].1.as_ref().unwrap_err();
+        assert!(
+            err.contains("not imported") && err.contains("the disk is full"),
+            "{err}"
+        );
     }
 }

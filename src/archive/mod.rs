@@ -20,6 +20,7 @@ pub mod engine;
 pub mod export;
 pub mod import;
 pub mod import_db;
+mod import_read;
 pub mod keeper;
 pub mod limits;
 pub mod list_reader;

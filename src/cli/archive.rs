@@ -354,10 +354,20 @@ pub fn import(files: &[PathBuf], limits: &Limits, setting: &Setting) -> Result<E
     }
     let mut failed = false;
     let tty = std::io::stderr().is_terminal();
-    for file in files {
-        let shown = sanitize::line(&file.display().to_string()).into_owned();
-        let mut pacer = Pacer::new(Duration::ZERO, Duration::from_millis(200));
-        let mut on = |step: Step| match step {
+    let shown: Vec<String> = files
+        .iter()
+        .map(|f| sanitize::line(&f.display().to_string()).into_owned())
+        .collect();
+    let mut pacer = Pacer::new(Duration::ZERO, Duration::from_millis(200));
+    // The file whose progress is on the line now.
+    let mut showing: Option<usize> = None;
+    let mut on = |i: usize, step: Step| {
+        if showing != Some(i) {
+            showing = Some(i);
+            pacer = Pacer::new(Duration::ZERO, Duration::from_millis(200));
+        }
+        let shown = &shown[i];
+        match step {
             // Said always: a resumed import says where it starts.
             Step::Resumed {
                 records,
@@ -373,17 +383,14 @@ pub fn import(files: &[PathBuf], limits: &Limits, setting: &Setting) -> Result<E
                 eprint!("\r\x1b[Kocview: importing {shown}{percent}");
             }
             Step::Read { .. } => {}
-        };
-        let result = match (&mut keeper, &mut archive) {
-            (Some(keeper), _) => crate::archive::import::import_kept(keeper, file, bound, &mut on),
-            (None, Some(archive)) => {
-                crate::archive::import::import_file_within(&mut **archive, file, bound, &mut on)
-            }
-            (None, None) => unreachable!("an archive or a keeper is open"),
-        };
-        if tty && pacer.spoke() {
+        }
+    };
+    let mut done = |i: usize, result: Result<crate::archive::import::Imported, String>| {
+        if tty {
+            // Whatever progress is on the line goes before the file's word.
             eprint!("\r\x1b[K");
         }
+        let shown = &shown[i];
         match result {
             Ok(done) if done.already => {
                 eprintln!("ocview: {shown}: already archived");
@@ -405,6 +412,20 @@ pub fn import(files: &[PathBuf], limits: &Limits, setting: &Setting) -> Result<E
                 failed = true;
             }
         }
+    };
+    let paths: Vec<&std::path::Path> = files.iter().map(PathBuf::as_path).collect();
+    match (&mut keeper, &mut archive) {
+        (Some(keeper), _) => {
+            crate::archive::import::import_files_kept(keeper, &paths, bound, &mut on, &mut done)
+        }
+        (None, Some(archive)) => crate::archive::import::import_files_within(
+            &mut **archive,
+            &paths,
+            bound,
+            &mut on,
+            &mut done,
+        ),
+        (None, None) => unreachable!("an archive or a keeper is open"),
     }
     if let Some(keeper) = &mut keeper {
         keeper.finish(Duration::from_secs(60), &say);
