@@ -1,7 +1,7 @@
 //! The archive (issue 28, Performance), on SQLite and on a real PostgreSQL
 //! started here (tests/support/postgres.rs):
 //! 1. Indexing: parts a second through the path a real import takes
-//!    (`archive::import::import_file`: the replay reader, the collector,
+//!    (`archive::import::import_files_within`: the replay reader, the collector,
 //!    `Engine::write` of batches) into a fresh archive, in parts/s and MB/s
 //!    of JSON. Goal ≥ 40,000/s on SQLite (≥ 20,000/s on PostgreSQL), and at
 //!    least the floor: the same texts into a plain FTS5 table with the
@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use archive_data::{DAY, NEWEST, PLACED, Words};
-use ocview::archive::import::import_file;
+use ocview::archive::import::import_files_within;
 use ocview::archive::{Engine, Query, Setting, schema};
 
 const LIMIT: u32 = 20;
@@ -64,24 +64,32 @@ fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
 }
 
-/// Import files into `engine`: parts imported and the time it took.
+/// Import files into `engine` as `ocview archive import` does (one call,
+/// the next file read while the last is written): parts imported and the
+/// time it took.
 fn import(engine: &mut dyn Engine, files: &[(PathBuf, usize)]) -> (usize, Duration) {
     let start = Instant::now();
-    let mut parts = 0;
-    for (i, (file, n)) in files.iter().enumerate() {
-        let t = Instant::now();
-        import_file(engine, file).unwrap_or_else(|e| panic!("{e}"));
-        parts += n;
-        let secs = t.elapsed().as_secs_f64();
+    let mut last = Instant::now();
+    let paths: Vec<&Path> = files.iter().map(|f| f.0.as_path()).collect();
+    let say = |_: String| {};
+    let bound = ocview::archive::import::Bound {
+        limits: ocview::archive::Limits::NONE,
+        say: &say,
+    };
+    import_files_within(engine, &paths, bound, &mut |_, _| {}, &mut |i, result| {
+        result.unwrap_or_else(|e| panic!("{e}"));
+        let (file, n) = &files[i];
+        let secs = last.elapsed().as_secs_f64();
+        last = Instant::now();
         eprintln!(
-            "  imported {} ({n} parts) in {secs:.1} s: {:.0} parts/s [{}/{}]",
+            "  imported {} ({n} parts) {secs:.1} s after the one before: {:.0} parts/s [{}/{}]",
             file.display(),
             *n as f64 / secs,
             i + 1,
             files.len()
         );
-    }
-    (parts, start.elapsed())
+    });
+    (files.iter().map(|f| f.1).sum(), start.elapsed())
 }
 
 /// The files holding the first `parts` parts.
