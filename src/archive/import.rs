@@ -223,13 +223,6 @@ fn import_into(
     };
     let planned = plan(engine, paths, &mut results);
     let shown: Vec<String> = paths.iter().map(|p| shown_path(p)).collect();
-    let resumes: Vec<Option<(u64, u64)>> = {
-        let mut r = vec![None; paths.len()];
-        for p in &planned {
-            r[p.file] = p.resume;
-        }
-        r
-    };
     let redacts = engine.redacts();
     let prepare = engine.rows_ahead();
     // Two stages on two threads: reading, decoding and collecting the next
@@ -242,11 +235,15 @@ fn import_into(
         let producer = std::thread::Builder::new()
             .name("archive-import-read".into())
             .spawn_scoped(scope, move || read_all(planned, redacts, prepare, &tx));
-        if let Err(e) = producer {
-            return Some(format!("cannot start reading: {e}"));
-        }
-        let failed = write_all(engine, &rx, &resumes, on, &mut outs, &mut results, &mut say);
+        let producer = match producer {
+            Ok(p) => p,
+            Err(e) => return Some(format!("cannot start reading: {e}")),
+        };
+        let failed = write_all(engine, &rx, on, &mut outs, &mut results, &mut say);
         drop(rx);
+        // Joined here, not by the scope: a reading stage that panicked
+        // leaves its file said failed, not the whole import.
+        let _ = producer.join();
         failed
     });
     // The files the import did not reach.
@@ -268,11 +265,7 @@ fn shown_path(path: &Path) -> String {
 
 /// Each file's mark and where the archive has it: a file it holds whole
 /// is done already (`results`), as is one named twice.
-fn plan(
-    engine: &mut dyn Sink,
-    paths: &[&Path],
-    results: &mut [Option<Result<Imported, String>>],
-) -> Vec<Planned> {
+fn plan(engine: &mut dyn Sink, paths: &[&Path], results: &mut Results) -> Vec<Planned> {
     let mut planned: Vec<Planned> = Vec::new();
     for (file, path) in paths.iter().enumerate() {
         let shown = shown_path(path);
@@ -314,7 +307,6 @@ fn plan(
             file,
             path: path.to_path_buf(),
             shown,
-            stdin,
             mark,
             resume,
         });
@@ -329,7 +321,6 @@ fn plan(
 fn write_all(
     engine: &mut dyn Sink,
     rx: &std::sync::mpsc::Receiver<Said>,
-    resumes: &[Option<(u64, u64)>],
     on: &mut dyn FnMut(usize, Step),
     outs: &mut [Imported],
     results: &mut Results,
@@ -363,8 +354,13 @@ fn write_all(
         }
         match heard {
             None => {}
-            Some(Said::Opened { file, read, total }) => {
-                if let Some((records, bytes)) = resumes[file] {
+            Some(Said::Opened {
+                file,
+                read,
+                total,
+                resume,
+            }) => {
+                if let Some((records, bytes)) = resume {
                     on(
                         file,
                         Step::Resumed {

@@ -306,15 +306,8 @@ impl Reading<'_> {
             };
             tx.send(read).is_ok()
         };
-        let gone = || {
-            Ok(ReadAll {
-                out: DbImported::default(),
-                next: ImportMark {
-                    updated: i64::MIN,
-                    rowid_max: 0,
-                },
-            })
-        };
+        // The writing stage went, having said why (its error wins).
+        let gone = || Err("the import stopped".to_string());
         loop {
             let rows = db
                 .sessions_from(since, PAGE, after.as_ref())

@@ -137,7 +137,7 @@ pub(super) struct Planned {
     pub(super) file: usize,
     pub(super) path: std::path::PathBuf,
     pub(super) shown: String,
-    pub(super) stdin: bool,
+    /// `None` for standard input, which has no identity to resume by.
     pub(super) mark: Option<FileMark>,
     /// Records the archive holds already, and their bytes (a resume).
     pub(super) resume: Option<(u64, u64)>,
@@ -145,11 +145,13 @@ pub(super) struct Planned {
 
 /// What the reading stage tells the writing one, file by file.
 pub(super) enum Said {
-    /// File `file` is open: its bytes read so far, of `total`.
+    /// File `file` is open: its bytes read so far, of `total`, and the
+    /// records and bytes the archive holds already (`Planned::resume`).
     Opened {
         file: usize,
         read: std::sync::Arc<std::sync::atomic::AtomicU64>,
         total: u64,
+        resume: Option<(u64, u64)>,
     },
     Batch {
         file: usize,
@@ -172,7 +174,7 @@ pub(super) fn read_all(
 ) {
     for p in planned {
         let file = p.file;
-        let (mut input, read) = match open_counted(&p.path, p.stdin) {
+        let (mut input, read) = match open_counted(&p.path, p.mark.is_none()) {
             Ok(opened) => opened,
             Err(e) => {
                 let result = Err(format!("cannot read {}: {e}", p.shown));
@@ -193,6 +195,7 @@ pub(super) fn read_all(
             file,
             read: read.clone(),
             total,
+            resume: p.resume,
         };
         if tx.send(opened).is_err() {
             return;

@@ -144,3 +144,47 @@ pub fn is_delta(json: &str) -> bool {
     let head = &json[..json.len().min(160)];
     head.contains(r#""type":"message.part.delta""#)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::rows::{PartRow, Prepared};
+
+    /// A part prepared ahead of its redaction (its document made of the
+    /// secret) loses what was prepared: the write makes it again of the
+    /// redacted text, so the word index never holds the secret.
+    #[test]
+    fn what_was_prepared_of_a_part_goes_with_its_secret() {
+        let secret = "AKIAZ5XKQ7WM3NOPQR4T";
+        let text = format!("export AWS_ACCESS_KEY_ID={secret} now");
+        let part = PartRow {
+            id: "prt_1".into(),
+            message_id: "msg_1".into(),
+            session_id: "ses_1".into(),
+            kind: "text".into(),
+            tool: None,
+            state: None,
+            model: None,
+            agent: None,
+            time: 1,
+            updated: 1,
+            raw: serde_json::json!({"id": "prt_1", "type": "text", "text": text}).to_string(),
+            prepared: Some(Prepared {
+                document: text.clone(),
+                hash: 1,
+            }),
+            text,
+            logged_as: None,
+            error: None,
+        };
+        let b = Batch {
+            parts: vec![part],
+            ..Batch::default()
+        };
+        let (out, found) = batch(&b);
+        assert!(!found.is_empty());
+        let p = &out.parts[0];
+        assert!(!p.text.contains(secret) && !p.raw.contains(secret), "{p:?}");
+        assert!(p.prepared.is_none(), "{:?}", p.prepared);
+    }
+}

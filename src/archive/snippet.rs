@@ -158,9 +158,10 @@ fn phrase_at(text: &str, toks: &[(usize, usize)], terms: &[Term]) -> Option<usiz
         .filter(|t| t.is_phrase())
         .filter_map(|t| {
             let n = t.pieces.len();
+            let lower: Vec<String> = t.pieces.iter().map(|p| p.to_lowercase()).collect();
             let piece = |j: usize, tok: &(usize, usize)| {
-                let p = t.pieces[j].to_lowercase();
-                crate::archive::words::run_holds(&text[tok.0..tok.1], &p, t.prefix && j + 1 == n)
+                let last = t.prefix && j + 1 == n;
+                crate::archive::words::run_holds(&text[tok.0..tok.1], &lower[j], last)
             };
             toks.windows(n)
                 .position(|w| w.iter().enumerate().all(|(j, tok)| piece(j, tok)))

@@ -635,13 +635,7 @@ fn a_first_import_gives_back_the_free_pages() {
     let mut ids = Vec::new();
     {
         let c = Connection::open(&first).unwrap();
-        let mut seed: u64 = 7;
-        let mut word = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            format!("w{:x}", seed % 20_000)
-        };
+        let mut word = crate::support::words::random_words(7, 20_000);
         for i in 0..300 {
             let id = format!("ses_many{i:04}");
             add_session(&c, &id, None, &format!("Session {i}"), NOW - 1000 + i);

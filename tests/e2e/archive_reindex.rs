@@ -76,13 +76,7 @@ fn schema_of_search(db: &Path) -> String {
 /// A session of many long texts of many words: an index that is a good
 /// share of its archive.
 fn wordy(dir: &Path) -> PathBuf {
-    let mut seed: u64 = 11;
-    let mut word = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        format!("w{:x}", seed % 50_000)
-    };
+    let mut word = crate::support::words::random_words(11, 50_000);
     let mut lines = vec![
         serde_json::json!({"type": "session.updated", "properties": {"info": {
         "id": "ses_wordy", "title": "Wordy", "directory": "/w",

@@ -6,9 +6,17 @@
 
 use crate::support::postgres as postgres_support;
 
-use ocview::archive::collect::Collector;
+use crate::support::archived::archive_session;
 use ocview::archive::{Engine, Origin, Query, Setting};
-use ocview::source::ReplayReader;
+
+/// The origin the table's sessions are written from.
+fn words_box() -> Origin {
+    Origin {
+        server: None,
+        host: "words-box".into(),
+        file: None,
+    }
+}
 
 /// Texts long enough to be indexed as their distinct words, each word
 /// said many times, in tags, entities and cases.
@@ -121,16 +129,7 @@ fn archived(archive: &mut dyn Engine) {
             1_000 + i
         ));
     }
-    let mut collector = Collector::new(Origin {
-        server: None,
-        host: "words-box".into(),
-        file: None,
-    });
-    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.join("\n").into_bytes()));
-    while let Some(record) = reader.next_record().unwrap() {
-        collector.record(record);
-    }
-    archive.write(&collector.take()).unwrap();
+    archive_session(archive, words_box(), &lines.join("\n"));
 }
 
 /// The cases whose query finds its text where it should not, or misses it.
@@ -197,16 +196,7 @@ pub(crate) fn apart_archive(dir: &std::path::Path, apart: usize) -> Box<dyn Engi
     for i in 1..=apart {
         lines.push(part(i, "build the cargo crate"));
     }
-    let mut collector = Collector::new(Origin {
-        server: None,
-        host: "words-box".into(),
-        file: None,
-    });
-    let mut reader = ReplayReader::new(std::io::Cursor::new(lines.join("\n").into_bytes()));
-    while let Some(record) = reader.next_record().unwrap() {
-        collector.record(record);
-    }
-    archive.write(&collector.take()).unwrap();
+    archive_session(&mut *archive, words_box(), &lines.join("\n"));
     archive
 }
 

@@ -27,6 +27,7 @@ pub mod stand_in;
 pub mod tmux;
 pub mod two_sessions;
 pub mod usage_db;
+pub mod words;
 
 /// The names in `dir`, sorted: what a test finds made beside a file.
 pub fn names_in(dir: &std::path::Path) -> Vec<String> {
