@@ -17,8 +17,9 @@ pub struct Distinct {
 }
 
 impl Distinct {
-    /// Add `piece` (whole characters) unless it is in already.
-    pub fn push(&mut self, piece: &[u8]) {
+    /// Add `piece` (whole characters) unless it is in already; whether
+    /// it was added.
+    pub fn push(&mut self, piece: &[u8]) -> bool {
         let from = self.out.len();
         if from > 0 {
             self.out.push(b' ');
@@ -31,12 +32,14 @@ impl Distinct {
         match self.seen.get(&hash) {
             Some(&(s, n)) if self.out[s as usize..(s + n) as usize] == self.out[first..] => {
                 self.out.truncate(from);
+                false
             }
             // Another piece of the same hash stays where it is: a word
             // twice costs nothing, one lost would be a miss.
-            Some(_) => {}
+            Some(_) => true,
             None => {
                 self.seen.insert(hash, at);
+                true
             }
         }
     }
@@ -59,19 +62,28 @@ impl Distinct {
     /// Each piece of `text` between bytes that `cut` says part words
     /// (ASCII bytes only: a character past ASCII is never cut).
     pub fn push_pieces(&mut self, text: &str, cut: impl Fn(u8) -> bool) {
-        let bytes = text.as_bytes();
-        let keeps = |b: u8| !b.is_ascii() || !cut(b);
-        let mut at = 0;
-        while let Some(start) = bytes[at..].iter().position(|&b| keeps(b)) {
-            let start = at + start;
-            let end = bytes[start..]
-                .iter()
-                .position(|&b| !keeps(b))
-                .map_or(bytes.len(), |n| start + n);
-            self.push(&bytes[start..end]);
-            at = end;
+        for piece in pieces(text, cut) {
+            self.push(piece);
         }
     }
+}
+
+/// The pieces of `text` between bytes that `cut` says part words (ASCII
+/// bytes only: a character past ASCII is never cut), each whole
+/// characters.
+pub fn pieces(text: &str, cut: impl Fn(u8) -> bool) -> impl Iterator<Item = &[u8]> {
+    let bytes = text.as_bytes();
+    let keeps = move |b: u8| !b.is_ascii() || !cut(b);
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + bytes[at..].iter().position(|&b| keeps(b))?;
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| !keeps(b))
+            .map_or(bytes.len(), |n| start + n);
+        at = end;
+        Some(&bytes[start..end])
+    })
 }
 
 /// The pieces' hashes are already hashes.

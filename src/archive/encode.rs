@@ -4,6 +4,8 @@
 //! logs, exports) becomes these same events on the way into the store, so
 //! the log holds one form whatever the source was.
 
+use std::fmt::Write as _;
+
 use serde_json::{Value, json};
 
 use crate::model::{Envelope, Event, SessionStatus};
@@ -30,7 +32,10 @@ fn encode_own(env: &Envelope) -> Option<String> {
     let kind = env.event.kind();
     let properties = match &env.event {
         Event::SessionCreated(info) | Event::SessionUpdated(info) | Event::SessionDeleted(info) => {
-            return Some(wrap(kind, &around("info", None, &session_info(info)), env));
+            let info = session_info(info);
+            return Some(line(kind, env, info.len(), |o| {
+                around(o, "info", None, &info)
+            }));
         }
         Event::SessionStatus { session_id, status } => {
             json!({"sessionID": session_id, "status": status_json(status)})
@@ -47,19 +52,19 @@ fn encode_own(env: &Envelope) -> Option<String> {
         }
         Event::MessageUpdated(info) => {
             let raw = info.raw.as_ref()?.get();
-            return Some(wrap(
-                kind,
-                &around("info", Some(&info.session_id), raw),
-                env,
-            ));
+            return Some(line(kind, env, raw.len(), |o| {
+                around(o, "info", Some(&info.session_id), raw)
+            }));
         }
         Event::MessageRemoved {
             session_id,
             message_id,
         } => json!({"sessionID": session_id, "messageID": message_id}),
         Event::PartUpdated(part) => {
-            let p = around("part", Some(&part.session_id), part.raw.get());
-            return Some(wrap(kind, &p, env));
+            let raw = part.raw.get();
+            return Some(line(kind, env, raw.len(), |o| {
+                around(o, "part", Some(&part.session_id), raw)
+            }));
         }
         Event::PartRemoved {
             session_id,
@@ -73,16 +78,19 @@ fn encode_own(env: &Envelope) -> Option<String> {
             field,
             delta,
         } => {
-            let p = delta_properties(session_id, message_id, part_id, field, delta);
-            return Some(wrap(kind, &p, env));
+            return Some(line(kind, env, delta.len() + part_id.len() * 3, |o| {
+                delta_properties(o, session_id, message_id, part_id, field, delta)
+            }));
         }
         Event::TodoUpdated {
             session_id,
             raw_todos,
             ..
         } => {
-            let p = around("todos", Some(session_id), raw_todos.get());
-            return Some(wrap(kind, &p, env));
+            let raw = raw_todos.get();
+            return Some(line(kind, env, raw.len(), |o| {
+                around(o, "todos", Some(session_id), raw)
+            }));
         }
         Event::PermissionAsked(p) => crate::archive::encode_prompt::permission(p),
         Event::QuestionAsked(q) => crate::archive::encode_prompt::question(q),
@@ -103,19 +111,26 @@ fn encode_own(env: &Envelope) -> Option<String> {
         _ => return None,
     };
     env.event.session()?;
-    Some(wrap(kind, &properties.to_string(), env))
+    let properties = properties.to_string();
+    Some(line(kind, env, properties.len(), |o| {
+        push_one_line(o, &properties)
+    }))
 }
 
 /// `{"sessionID":…,"<key>":<json>}` (without the session when `None`),
-/// the JSON kept as it came.
-fn around(key: &str, session_id: Option<&str>, json: &str) -> String {
-    match session_id {
-        Some(id) => format!(
-            "{{\"sessionID\":{},\"{key}\":{json}}}",
-            serde_json::json!(id)
-        ),
-        None => format!("{{\"{key}\":{json}}}"),
+/// the JSON kept as it came but on one line.
+fn around(out: &mut String, key: &str, session_id: Option<&str>, json: &str) {
+    out.push('{');
+    if let Some(id) = session_id {
+        out.push_str("\"sessionID\":");
+        push_string(out, id);
+        out.push(',');
     }
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":");
+    push_one_line(out, json);
+    out.push('}');
 }
 
 /// A session's info as it came, or the little ocview knows of it.
@@ -129,13 +144,13 @@ fn session_info(info: &crate::model::SessionInfo) -> String {
 /// A delta's properties: most of what streams, so written directly, in the
 /// same bytes as a JSON object would give (its keys sorted), not built first.
 fn delta_properties(
+    p: &mut String,
     session_id: &str,
     message_id: &str,
     part_id: &str,
     field: &str,
     delta: &str,
-) -> String {
-    let mut p = String::with_capacity(96 + delta.len() + part_id.len() * 3);
+) {
     for (i, (name, value)) in [
         ("delta", delta),
         ("field", field),
@@ -150,10 +165,9 @@ fn delta_properties(
         p.push('"');
         p.push_str(name);
         p.push_str("\":");
-        push_string(&mut p, value);
+        push_string(p, value);
     }
     p.push('}');
-    p
 }
 
 /// `value` as a JSON string.
@@ -177,44 +191,56 @@ fn status_json(status: &SessionStatus) -> Value {
     }
 }
 
-/// One line of the log: the event, with its project directory (a
-/// `/global/event` wrapper's) when it had one.
-fn wrap(kind: &str, properties: &str, env: &Envelope) -> String {
+/// One line of the log: the event, its properties written by
+/// `properties` (about `size` bytes, on one line), with its project
+/// directory (a `/global/event` wrapper's) when it had one. Written
+/// into one buffer: a part's JSON is copied once.
+fn line(kind: &str, env: &Envelope, size: usize, properties: impl FnOnce(&mut String)) -> String {
+    let mut out = String::with_capacity(size + 160);
+    if let Some(dir) = &env.directory {
+        out.push_str("{\"directory\":");
+        push_string(&mut out, dir);
+        out.push_str(",\"payload\":");
+    }
+    out.push('{');
     // The event's position in its stream is kept in an id of the same form
     // (a todo list becomes a part only when streamed, at a position).
-    let id = if env.seq != 0 && env.seq < 1 << 48 {
-        format!("\"id\":\"evt_{:012x}{:016x}\",", env.seq, env.tag)
-    } else {
-        String::new()
-    };
-    // A raw object from a pretty-printed file (an export, a message list)
-    // keeps its line breaks: the log holds one event a line.
-    let properties = one_line(properties);
-    let event = format!(
-        "{{{id}\"type\":{},\"properties\":{properties}}}",
-        json!(kind)
-    );
-    match &env.directory {
-        Some(dir) => format!("{{\"directory\":{},\"payload\":{event}}}", json!(dir)),
-        None => event,
+    if env.seq != 0 && env.seq < 1 << 48 {
+        let _ = write!(out, "\"id\":\"evt_{:012x}{:016x}\",", env.seq, env.tag);
     }
+    out.push_str("\"type\":");
+    push_string(&mut out, kind);
+    out.push_str(",\"properties\":");
+    properties(&mut out);
+    out.push('}');
+    if env.directory.is_some() {
+        out.push('}');
+    }
+    out
 }
 
 /// JSON text on one line: each line break and the indentation after it
 /// dropped. Both are whitespace between tokens (a JSON string holds no raw
-/// line break), so the value is the same.
+/// line break), so the value is the same. A raw object from a
+/// pretty-printed file (an export, a message list) has them; the log
+/// holds one event a line.
 pub fn one_line(json: &str) -> std::borrow::Cow<'_, str> {
-    if !json.contains(['\n', '\r']) {
+    if memchr::memchr2(b'\n', b'\r', json.as_bytes()).is_none() {
         return json.into();
     }
     let mut out = String::with_capacity(json.len());
+    push_one_line(&mut out, json);
+    out.into()
+}
+
+/// `one_line(json)` after `out`.
+fn push_one_line(out: &mut String, json: &str) {
     let mut rest = json;
-    while let Some(at) = rest.find(['\n', '\r']) {
+    while let Some(at) = memchr::memchr2(b'\n', b'\r', rest.as_bytes()) {
         out.push_str(&rest[..at]);
         rest = rest[at..].trim_start_matches([' ', '\t', '\n', '\r']);
     }
     out.push_str(rest);
-    out.into()
 }
 
 /// The event's key in the log: its `evt_` id's position and hash when it
@@ -242,8 +268,8 @@ pub fn key_hashed(env: &Envelope, hash: Option<u64>, occurrence: u32) -> String 
     }
 }
 
-/// A quick 64-bit hash, eight bytes at a time: whether two texts of one
-/// run are the same state. Never stored (`fnv` is, for keys).
+/// A quick 64-bit hash, eight bytes at a time, with no seed: whether two
+/// texts are the same state (a part's, also as stored). Keys use `fnv`.
 pub fn quick_hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h = (bytes.len() as u64).wrapping_mul(K);
@@ -363,9 +389,28 @@ mod tests {
             "partID": part_id, "field": field, "delta": delta});
         assert_eq!(
             encode(&env).unwrap(),
-            wrap(env.event.kind(), &properties.to_string(), &env)
+            line(env.event.kind(), &env, 0, |o| o
+                .push_str(&properties.to_string()))
         );
     }
+
+    #[test]
+    fn a_log_line_keeps_the_bytes_it_always_had() {
+        // Keys of events without an id are hashes of these bytes: a line
+        // written otherwise would be a second copy of its event.
+        let global = r#"{"directory":"/home/dev/\"q\"","payload":{"id":"evt_00000000002a0000000000000007","type":"message.part.updated","properties":{"part":{
+          "id": "prt_1",
+          "sessionID": "ses_1",
+          "messageID": "msg_1",
+          "type": "text",
+          "text": "two\nlines é \u001b"
+        }}}}"#;
+        let env = event(global);
+        assert_eq!(encode(&env).unwrap(), EXPECTED_PART_LINE);
+    }
+
+    /// What `encode` wrote of it before it wrote into one buffer.
+    const EXPECTED_PART_LINE: &str = r#"{"directory":"/home/dev/\"q\"","payload":{"id":"evt_00000000002a8a3a4973354c53e3","type":"message.part.updated","properties":{"sessionID":"ses_1","part":{"id": "prt_1","sessionID": "ses_1","messageID": "msg_1","type": "text","text": "two\nlines é \u001b"}}}}"#;
 
     #[test]
     fn keys_are_ids_or_hashes() {

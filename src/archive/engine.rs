@@ -111,7 +111,7 @@ pub trait Engine: Send {
     fn vacuum(&mut self) -> Result<(), ArchiveError>;
     /// Give the disk back what writing left free where it is a large
     /// share of the file: SQLite keeps the pages its index's merges freed
-    /// for later writes, nearly a third of the file after a first import.
+    /// for later writes, a tenth of the file after a first import.
     /// Whether it did. PostgreSQL reuses its own.
     fn reclaim(&mut self) -> Result<bool, ArchiveError> {
         Ok(false)

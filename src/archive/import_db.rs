@@ -219,7 +219,7 @@ pub fn import_db_within(
             .map_err(|e| e.to_string())?;
     }
     // A first import writes the most at once: the index's merges leave a
-    // third of the file free, which later imports would only slowly fill.
+    // tenth of the file free, which later imports would only slowly fill.
     if mark.is_none() && out.written.parts > 0 {
         match engine.reclaim() {
             Ok(done) => out.reclaimed = done,

@@ -22,9 +22,7 @@ use unicode_normalization::char::is_combining_mark;
 /// `text` and, after it, the words neither engine finds in it by itself.
 pub fn with_more_words(text: &str) -> std::borrow::Cow<'_, str> {
     let mut more = String::new();
-    for run in runs(text) {
-        more_words(run, &mut more);
-    }
+    push_more_words(text, &mut more);
     if more.is_empty() {
         return text.into();
     }
@@ -33,6 +31,25 @@ pub fn with_more_words(text: &str) -> std::borrow::Cow<'_, str> {
     out.push('\n');
     out.push_str(&more);
     out.into()
+}
+
+/// The words of `text` neither engine finds in it by itself, spaced,
+/// after `out`.
+pub fn push_more_words(text: &str, out: &mut String) {
+    for run in runs(text) {
+        more_words(run, out);
+    }
+}
+
+/// Whether `push_more_words` may find a word in `piece`, a run of ASCII
+/// letters and digits or a text with characters past ASCII: most words,
+/// all ASCII with no capital past the first letter, have none.
+pub fn may_have_more_words(piece: &[u8]) -> bool {
+    piece
+        .iter()
+        .skip(1)
+        .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
+        || piece.first().is_some_and(|b| !b.is_ascii())
 }
 
 /// The runs of letters and digits of `text`. Read a byte at a time where

@@ -159,6 +159,8 @@ pub const MIGRATIONS: &[Migration] = &[
     (19, "prefix_index", ""),
     // SQLite's index without positions: nothing changes here.
     (20, "index_without_positions", ""),
+    // SQLite's index flushing a batch at once: nothing here.
+    (21, "index_flushes_by_batch", ""),
 ];
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its

@@ -15,8 +15,11 @@
 
 use std::borrow::Cow;
 
-use crate::archive::distinct::Distinct;
-use crate::archive::query::indexable;
+use std::collections::HashSet;
+
+use crate::archive::distinct::{Distinct, pieces};
+use crate::archive::query::{indexable, unmarked};
+use crate::archive::words::{may_have_more_words, push_more_words};
 
 /// Below this many bytes a text is given as it is: too few repeats to
 /// pay for the pass.
@@ -24,18 +27,35 @@ const WORTH_IT: usize = 256;
 
 /// The document of `text`: `indexable`'s words, each once.
 pub fn document(text: &str) -> Cow<'_, str> {
-    let text = indexable(text);
     if text.len() < WORTH_IT {
-        return text;
+        return indexable(text);
     }
+    let text = unmarked(text);
     distinct_pieces(&text).into()
 }
 
-/// `text`'s pieces (cut at ASCII non-alphanumerics), ASCII letters in
-/// small case, each once, spaced.
+/// Where the index cuts words: at every ASCII byte but letters and digits.
+fn cut(b: u8) -> bool {
+    !b.is_ascii_alphanumeric()
+}
+
+/// `text`'s pieces (cut where the index cuts), ASCII letters in small
+/// case, each once, spaced; then the more words of its pieces
+/// (`words::push_more_words`). Those are looked for once per piece as it
+/// is written, not as it is folded: `parsejson` has none, `parseJson` has
+/// `parse` and `json`.
 fn distinct_pieces(text: &str) -> String {
     let mut d = Distinct::default();
-    d.push_pieces(text, |b| !b.is_ascii_alphanumeric());
+    let mut more = String::new();
+    let mut looked: HashSet<&[u8]> = HashSet::new();
+    for piece in pieces(text, cut) {
+        d.push(piece);
+        if may_have_more_words(piece) && looked.insert(piece) {
+            // Whole characters, cut at ASCII bytes.
+            push_more_words(std::str::from_utf8(piece).unwrap_or_default(), &mut more);
+        }
+    }
+    d.push_pieces(&more, cut);
     d.text()
 }
 
@@ -80,6 +100,8 @@ mod tests {
              Привет ПРИВЕТ привет Ωmega ωmega straße STRASSE ﬁle ＡＢＣ ａｂｃ",
             "tab\tseparated\u{0}nul\u{1b}[31mred\u{1b}[0m \u{200b}zero\u{200b}width \
              emoji🙂face a\u{301}ccent e\u{308} ‘quoted’ «guillemets» — dash – dash",
+            // Folded, these are words already given: their parts are not.
+            "httpserver parsejson cafe then HTTPServer parseJSON café",
             "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math 𝟙𝟚𝟛 private\u{e000}use \u{10ffff}end ½ ² ⅷ ٣ ४",
         ];
         let whole: Vec<String> = cases

@@ -115,3 +115,24 @@ fn the_plan_adopts_runs_or_stops() {
     assert_eq!(plan(TWO, Some(9), 2).newer, Some(9));
     assert_eq!(plan(TWO, None, 9).newer, Some(9));
 }
+
+#[test]
+fn the_word_index_and_one_being_built_write_a_batch_as_one_segment() {
+    let hashsize = |c: &rusqlite::Connection, table: &str| {
+        count(
+            c,
+            &format!("SELECT v FROM {table}_config WHERE k = 'hashsize'"),
+        )
+    };
+    let mut c = rusqlite::Connection::open_in_memory().unwrap();
+    let sqlite = crate::archive::sqlite::schema::MIGRATIONS;
+    run(&mut c, sqlite, crate::archive::sqlite::schema::STEPS).unwrap();
+    assert_eq!(hashsize(&c, "search"), 16 << 20);
+    // A re-index under way when the migration runs: its new index too.
+    c.execute_batch(crate::archive::sqlite::reindex::SQL_20)
+        .unwrap();
+    let tx = c.transaction().unwrap();
+    crate::archive::sqlite::reindex::flush_by_batch(&tx).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(hashsize(&c, "search_next"), 16 << 20);
+}

@@ -70,6 +70,28 @@ pub fn step(tx: &Transaction) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// How much of its documents the word index holds in memory before it
+/// writes them to disk as a segment. FTS5's default, a megabyte, cut an
+/// import's batch of real parts into a dozen segments, each to be merged
+/// again later: most of what the index cost. Pages are taken as the
+/// pending words grow, and given back at each commit.
+const PENDING_BYTES: i64 = 16 << 20;
+
+/// Migration 21's step: the word index, and one being built, write a
+/// batch as one segment.
+pub fn flush_by_batch(tx: &Transaction) -> rusqlite::Result<()> {
+    let building = state(tx)?.is_some();
+    for table in ["search", "search_next"] {
+        if table == "search" || building {
+            tx.execute(
+                &format!("INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?1)"),
+                [PENDING_BYTES],
+            )?;
+        }
+    }
+    Ok(())
+}
+
 fn take_over(c: &Connection) -> rusqlite::Result<()> {
     c.execute_batch(
         "DROP TABLE search;

@@ -9,6 +9,7 @@ pub const STEPS: &[(i64, Step)] = &[
     (12, crate::archive::sqlite::one_id::step),
     (19, crate::archive::sqlite::reindex::step),
     (20, crate::archive::sqlite::reindex::step),
+    (21, crate::archive::sqlite::reindex::flush_by_batch),
 ];
 
 /// The migrations, in order.
@@ -157,6 +158,9 @@ pub const MIGRATIONS: &[Migration] = &[
         "index_without_positions",
         crate::archive::sqlite::reindex::SQL_20,
     ),
+    // The word index writes a batch as one segment, not one a megabyte
+    // (`reindex::flush_by_batch`).
+    (21, "index_flushes_by_batch", ""),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys

@@ -181,7 +181,7 @@ fn forget_imports(
     Ok(())
 }
 
-/// A VACUUM where more than a fifth of the file's pages are free.
+/// A VACUUM where more than a twentieth of the file's pages are free.
 pub(in crate::archive) fn reclaim(a: &mut SqliteArchive) -> Result<bool, ArchiveError> {
     if a.read_only.is_some() {
         return Ok(false);
@@ -195,7 +195,7 @@ pub(in crate::archive) fn reclaim(a: &mut SqliteArchive) -> Result<bool, Archive
         .conn
         .query_row("PRAGMA freelist_count", [], |r| r.get(0))
         .map_err(err)?;
-    if free * 5 <= pages {
+    if free * 20 <= pages {
         return Ok(false);
     }
     vacuum(a)?;
