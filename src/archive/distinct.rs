@@ -5,6 +5,7 @@
 //! (`sqlite::document`, `postgres::blocks_search`).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Pieces of text, spaced, each once: pieces equal but for the case of
@@ -20,28 +21,58 @@ impl Distinct {
     /// Add `piece` (whole characters) unless it is in already; whether
     /// it was added.
     pub fn push(&mut self, piece: &[u8]) -> bool {
-        let from = self.out.len();
-        if from > 0 {
-            self.out.push(b' ');
-        }
-        let first = self.out.len();
-        self.out.extend_from_slice(piece);
-        self.out[first..].make_ascii_lowercase();
-        let hash = crate::archive::encode::quick_hash(&self.out[first..]);
-        let at = (first as u32, (self.out.len() - first) as u32);
-        match self.seen.get(&hash) {
-            Some(&(s, n)) if self.out[s as usize..(s + n) as usize] == self.out[first..] => {
-                self.out.truncate(from);
-                false
+        // Most pieces are short words said before: folded on the stack,
+        // they are looked up without being written first.
+        let mut small = [0u8; 32];
+        let mut long = Vec::new();
+        let folded: &mut [u8] = if piece.len() <= small.len() {
+            &mut small[..piece.len()]
+        } else {
+            long.resize(piece.len(), 0);
+            &mut long
+        };
+        folded.copy_from_slice(piece);
+        folded.make_ascii_lowercase();
+        let hash = crate::archive::encode::quick_hash(folded);
+        match self.seen.entry(hash) {
+            Entry::Occupied(o) => {
+                let (s, n) = *o.get();
+                if self.out[s as usize..(s + n) as usize] == *folded {
+                    return false;
+                }
+                // Another piece of the same hash stays where it is: a
+                // word twice costs nothing, one lost would be a miss.
+                Self::append(&mut self.out, folded);
             }
-            // Another piece of the same hash stays where it is: a word
-            // twice costs nothing, one lost would be a miss.
-            Some(_) => true,
-            None => {
-                self.seen.insert(hash, at);
-                true
+            Entry::Vacant(v) => {
+                v.insert(Self::append(&mut self.out, folded));
             }
         }
+        true
+    }
+
+    /// `piece` after the others, spaced; where it is.
+    fn append(out: &mut Vec<u8>, piece: &[u8]) -> (u32, u32) {
+        if !out.is_empty() {
+            out.push(b' ');
+        }
+        let first = out.len();
+        out.extend_from_slice(piece);
+        (first as u32, piece.len() as u32)
+    }
+
+    /// The pieces so far, spaced; then empty again for another text, its
+    /// table kept.
+    pub fn take_text(&mut self) -> String {
+        // A table a long text grew is let go: clearing it would cost
+        // each short text after it as much.
+        if self.seen.capacity() > 1 << 14 {
+            self.seen = HashMap::default();
+        } else {
+            self.seen.clear();
+        }
+        // Whole pieces of valid UTF-8, each cut at an ASCII byte.
+        String::from_utf8(std::mem::take(&mut self.out)).unwrap_or_default()
     }
 
     /// Bytes so far.
@@ -54,9 +85,8 @@ impl Distinct {
     }
 
     /// The pieces, spaced.
-    pub fn text(self) -> String {
-        // Whole pieces of valid UTF-8, each cut at an ASCII byte.
-        String::from_utf8(self.out).unwrap_or_default()
+    pub fn text(mut self) -> String {
+        self.take_text()
     }
 
     /// Each piece of `text` between bytes that `cut` says part words
@@ -119,6 +149,16 @@ mod tests {
             assert!(seen.insert(piece.to_string()), "{piece} twice");
         }
         assert_eq!(seen.len(), 5_000);
+    }
+
+    #[test]
+    fn a_table_used_again_starts_empty_and_long_pieces_are_kept_once() {
+        let mut d = Distinct::default();
+        let long = "Supercalifragilistic_expialidocious_and_then_some";
+        d.push_pieces(&format!("a b {long} A {}", long.to_uppercase()), |b| b == b' ');
+        assert_eq!(d.take_text(), format!("a b {}", long.to_lowercase()));
+        d.push_pieces("b c B", |b| b == b' ');
+        assert_eq!(d.take_text(), "b c");
     }
 
     #[test]

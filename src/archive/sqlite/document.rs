@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 use crate::archive::distinct::{Distinct, pieces};
@@ -45,7 +46,14 @@ fn cut(b: u8) -> bool {
 /// is written, not as it is folded: `parsejson` has none, `parseJson` has
 /// `parse` and `json`.
 fn distinct_pieces(text: &str) -> String {
-    let mut d = Distinct::default();
+    thread_local! {
+        // Its table grown once, not for each part.
+        static PIECES: RefCell<Distinct> = RefCell::default();
+    }
+    PIECES.with_borrow_mut(|d| distinct_pieces_in(d, text))
+}
+
+fn distinct_pieces_in(d: &mut Distinct, text: &str) -> String {
     let mut more = String::new();
     let mut looked: HashSet<&[u8]> = HashSet::new();
     for piece in pieces(text, cut) {
@@ -56,7 +64,7 @@ fn distinct_pieces(text: &str) -> String {
         }
     }
     d.push_pieces(&more, cut);
-    d.text()
+    d.take_text()
 }
 
 #[cfg(test)]
