@@ -155,7 +155,9 @@ mod tests {
     fn a_table_used_again_starts_empty_and_long_pieces_are_kept_once() {
         let mut d = Distinct::default();
         let long = "Supercalifragilistic_expialidocious_and_then_some";
-        d.push_pieces(&format!("a b {long} A {}", long.to_uppercase()), |b| b == b' ');
+        d.push_pieces(&format!("a b {long} A {}", long.to_uppercase()), |b| {
+            b == b' '
+        });
         assert_eq!(d.take_text(), format!("a b {}", long.to_lowercase()));
         d.push_pieces("b c B", |b| b == b' ');
         assert_eq!(d.take_text(), "b c");
