@@ -141,14 +141,28 @@ fn note(found: &mut Vec<Found>, session_id: &str, item: &str, tally: Tally) {
 
 /// Whether a logged event is a part's text delta.
 pub fn is_delta(json: &str) -> bool {
-    let head = &json[..json.len().min(160)];
-    head.contains(r#""type":"message.part.delta""#)
+    // Bytes: the 160th may fall inside a character.
+    let head = &json.as_bytes()[..json.len().min(160)];
+    memchr::memmem::find(head, br#""type":"message.part.delta""#).is_some()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::archive::rows::{PartRow, Prepared};
+
+    #[test]
+    fn a_delta_is_told_whatever_character_its_head_ends_in() {
+        let delta = r#"{"type":"message.part.delta","properties":{}}"#;
+        assert!(is_delta(delta));
+        // A two-byte letter across the 160th byte.
+        let text = format!(
+            r#"{{"type":"message.part.updated","x":"{}Д"}}"#,
+            "a".repeat(123)
+        );
+        assert_eq!(text.find('Д'), Some(159));
+        assert!(!is_delta(&text));
+    }
 
     /// A part prepared ahead of its redaction (its document made of the
     /// secret) loses what was prepared: the write makes it again of the

@@ -506,3 +506,119 @@ fn a_message_sent_again_unchanged_keeps_its_place_in_the_log() {
         "{snapshot:#?}"
     );
 }
+
+/// Words the server's parser makes otherwise than a plain run of letters
+/// and digits, beside plain ones: each block's words, part made by ocview
+/// (`lexemes`), hold every word the server makes of each of its parts.
+#[test]
+fn a_blocks_words_made_here_hold_every_word_the_server_makes_of_its_parts() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("made_here");
+    // The server makes plain words as ocview does: they are made here.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let agrees = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        ocview::archive::postgres::lexemes::server_agrees(&client).await
+    });
+    assert!(agrees);
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    let shapes = [
+        "7056e656ab",
+        "1e5x",
+        "2E3",
+        "e5",
+        "+5",
+        "x+1",
+        "~home",
+        "a~b",
+        "0x1F",
+        "0123",
+        "sha256",
+        "f(x)=y",
+        "[a,b]",
+        "'quoted'",
+        "don't",
+        "Ünïcödé",
+        "ДОМ",
+        "東京",
+        "IMPORT",
+        "Import",
+        "v1.18.33",
+        "src/main.rs",
+        "a-b",
+        "x_y",
+        "http://h.example/p?q=1",
+        "mail@host.example",
+        "<b>bold</b>",
+        "&amp;",
+        "99999999999999999999",
+        "3.14",
+        "-7",
+        "#tag",
+        "$5",
+        "50%",
+        "a|b",
+        "`tick`",
+        "ABCe9",
+        "9e9e9",
+        "e1e",
+        "x1E1y",
+    ];
+    let mut word = crate::support::words::random_words(7, 1 << 40);
+    let mut lines = vec![session(10), message("msg_1", 1_000)];
+    let mut texts = Vec::new();
+    for i in 0..40usize {
+        // Begun by a plain word: the parser makes `~a` or `+5` a word of
+        // its own only at the very start of what it reads.
+        let mut text = format!("part{i} ");
+        for n in 0..60 {
+            let shape = shapes[(i * 7 + n * 3) % shapes.len()];
+            text.push_str(&format!("{shape} {}{n} ", word().to_uppercase()));
+        }
+        let quoted = serde_json::to_string(&text).unwrap();
+        let id = format!("prt_{i:02}");
+        lines.push(text_part(
+            &id,
+            "msg_1",
+            &quoted[1..quoted.len() - 1],
+            1_001 + i as i64,
+        ));
+        texts.push((id, text));
+    }
+    archive.write(&batch_of(&lines)).unwrap();
+    let values: Vec<String> = texts
+        .iter()
+        .map(|(id, text)| format!("('{id}', $t${text}$t$)"))
+        .collect();
+    // A part's own document is its text with these spaced (`tsvector_sql`).
+    let missing = postgres_support::rows(
+        &url,
+        &format!(
+            "SELECT t.id, w FROM (VALUES {}) AS t(id, text)
+             JOIN parts p ON p.id = t.id
+             JOIN event_blocks b ON b.pk = p.logged >> 16,
+             unnest(tsvector_to_array(to_tsvector('simple',
+                 translate(t.text, './-_:@', '      ')))) AS w
+             WHERE p.tsv IS NULL AND NOT (w = ANY (tsvector_to_array(b.tsv)))",
+            values.join(", ")
+        ),
+    );
+    assert_eq!(missing, Vec::<Vec<String>>::new());
+    let in_blocks = postgres_support::rows(
+        &url,
+        "SELECT count(*) FROM parts WHERE tsv IS NULL AND logged IS NOT NULL",
+    );
+    assert_eq!(in_blocks, [["40"]]);
+    // Found through the blocks: a word made here, and one the parser made.
+    let plain = texts[3].1.split(' ').nth(2).unwrap().to_lowercase();
+    assert_eq!(found(&mut *archive, &plain), ["prt_03"]);
+    assert_eq!(found(&mut *archive, "ünïcödé").len(), 40);
+}

@@ -63,11 +63,16 @@ pub(in crate::archive) struct Documents<'a> {
     pub texts: HashMap<&'a str, (&'a str, i64)>,
     /// Schema 11: a block keeps its oldest part's time beside its newest.
     pub spans: bool,
+    /// The plain words made here (`lexemes`), the rest by the parser.
+    pub words_here: bool,
 }
 
 /// A block's document and the times of the parts in it.
 pub(in crate::archive) struct BlockDocument {
+    /// What the parser is given; `None`: the block has no document.
     pub text: Option<String>,
+    /// The words made here (`lexemes`).
+    pub words: Vec<String>,
     pub newest: Option<i64>,
     pub oldest: Option<i64>,
 }
@@ -92,12 +97,8 @@ pub const MIGRATION_11: &str = "
     CREATE INDEX event_blocks_by_newest ON event_blocks (newest DESC, (coalesce(oldest, 0)))
         WHERE tsv IS NOT NULL;";
 
-/// A block's document of its text (`$7`, made by `document`, which has
-/// no character `tsvector_sql` would change).
-pub(in crate::archive) const BLOCK_TSVECTOR: &str = "strip(to_tsvector('simple', $7::text))";
-
 /// The document of a block holding the events `keys`: the words of their
-/// parts in `texts`, as much as the budget takes, and the newest and oldest
+/// parts in `documents.texts`, as much as the budget takes, and the newest and oldest
 /// of those parts' times. Each key whose text went in is added to
 /// `in_block`; the others keep a document of their own.
 ///
@@ -105,16 +106,19 @@ pub(in crate::archive) const BLOCK_TSVECTOR: &str = "strip(to_tsvector('simple',
 /// holds. So it is made of each run of the texts between spaces once
 /// (`Distinct`): PostgreSQL's parser reads a fraction of the text. The
 /// characters `tsvector_sql` makes spaces part runs too (and the text is
-/// then given to the parser as it is, `BLOCK_TSVECTOR`). A run is parsed
-/// alone, whatever came around it, once no tag (`<…>`) or entity (`&…;`)
-/// can span runs: `<`, `>` and `&` are cut too. The words inside a tag,
-/// which `simple` leaves out, are then in the block's document: a
-/// candidate more, which its part's own text turns down.
+/// then given to the parser as it is, `lexemes::block_tsvector`). A run
+/// is parsed alone, whatever came around it, once no tag (`<…>`) or entity
+/// (`&…;`) can span runs: `<`, `>` and `&` are cut too. The words inside a
+/// tag, which `simple` leaves out, are then in the block's document: a
+/// candidate more, which its part's own text turns down. Where the server
+/// agrees (`documents.words_here`), the runs of plain ASCII letters and
+/// digits are made words here, not parsed (`lexemes`).
 pub(in crate::archive) fn document<'a>(
     keys: &[&'a str],
-    texts: &HashMap<&str, (&str, i64)>,
+    documents: &Documents<'_>,
     in_block: &mut HashSet<&'a str>,
 ) -> BlockDocument {
+    let texts = &documents.texts;
     let mut words = crate::archive::distinct::Distinct::default();
     let mut span: Option<(i64, i64)> = None;
     for key in keys {
@@ -133,8 +137,17 @@ pub(in crate::archive) fn document<'a>(
         span = Some(span.map_or((time, time), |(o, n)| (o.min(time), n.max(time))));
         in_block.insert(key);
     }
+    let (text, words) = match (words.is_empty(), documents.words_here) {
+        (true, _) => (None, Vec::new()),
+        (false, false) => (Some(words.text()), Vec::new()),
+        (false, true) => {
+            let s = crate::archive::postgres::lexemes::split(&words.text());
+            (Some(s.rest), s.words)
+        }
+    };
     BlockDocument {
-        text: (!words.is_empty()).then(|| words.text()),
+        text,
+        words,
         oldest: span.map(|s| s.0),
         newest: span.map(|s| s.1),
     }

@@ -128,6 +128,7 @@ pub(in crate::archive) async fn write(
     tx: &Transaction<'_>,
     batch: &Batch,
     version: i64,
+    words_here: bool,
 ) -> Result<Written, LogError> {
     let block_documents = version >= BLOCK_DOCUMENTS_SINCE;
     // Each part's text as the index takes it (none when it has none).
@@ -151,6 +152,7 @@ pub(in crate::archive) async fn write(
             .filter_map(|(p, body)| Some((p.logged_as.as_deref()?, (body.as_str(), p.time))))
             .collect(),
         spans: version >= BLOCK_SPANS_SINCE,
+        words_here,
     });
     let logged = crate::archive::postgres::event_log::write_events(
         tx,

@@ -109,11 +109,12 @@ pub(in crate::archive) async fn write_events<'a>(
     let spans = documents.is_some_and(|d| d.spans);
     let insert = tx
         .prepare(&match documents {
+            // The block's words made here are the last argument.
             Some(_) => format!(
                 "INSERT INTO event_blocks (session_id, time, count, todo, slots, data, tsv, newest{})
                  VALUES ($1, $2, $3, $4, $5, $6, {}, $8{}) RETURNING pk",
                 if spans { ", oldest" } else { "" },
-                crate::archive::postgres::blocks_search::BLOCK_TSVECTOR,
+                crate::archive::postgres::lexemes::block_tsvector(if spans { 10 } else { 9 }),
                 if spans { ", $9" } else { "" },
             ),
             None => "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
@@ -126,10 +127,10 @@ pub(in crate::archive) async fn write_events<'a>(
             Some(documents) => {
                 let d = crate::archive::postgres::blocks_search::document(
                     &b.keys,
-                    &documents.texts,
+                    documents,
                     &mut logged.in_block,
                 );
-                let args: [&(dyn ToSql + Sync); 9] = [
+                let mut args: Vec<&(dyn ToSql + Sync)> = vec![
                     &b.session_id,
                     &b.time,
                     &b.count,
@@ -138,10 +139,12 @@ pub(in crate::archive) async fn write_events<'a>(
                     &b.data,
                     &d.text,
                     &d.newest,
-                    &d.oldest,
                 ];
-                tx.query_one(&insert, &args[..if spans { 9 } else { 8 }])
-                    .await?
+                if spans {
+                    args.push(&d.oldest);
+                }
+                args.push(&d.words);
+                tx.query_one(&insert, &args).await?
             }
             None => {
                 tx.query_one(

@@ -20,6 +20,7 @@ pub(in crate::archive) mod blocks_search;
 pub(in crate::archive) mod connect;
 pub(in crate::archive) mod copy;
 pub(in crate::archive) mod event_log;
+pub mod lexemes;
 pub(in crate::archive) mod marks;
 pub mod migrate;
 pub mod notify;
@@ -62,6 +63,9 @@ pub struct PgArchive {
     /// The schema the archive is at: below `crate::archive::schema::LATEST` only for a
     /// user who may not upgrade it (`search` reads both).
     pub(in crate::archive) version: i64,
+    /// Whether the server makes a block's plain words as ocview does
+    /// (`lexemes`), asked before the first write.
+    pub(in crate::archive) words_here: Option<bool>,
 }
 
 impl PgArchive {
@@ -93,6 +97,7 @@ impl PgArchive {
             staging_ready: false,
             rehearsing: false,
             version: crate::archive::schema::LATEST,
+            words_here: None,
         };
         archive.prepare()?;
         Ok(archive)
@@ -171,9 +176,21 @@ impl PgArchive {
         found: &[crate::archive::rows::Found],
     ) -> Result<Written, LogError> {
         let version = self.version;
+        let words_here = match self.words_here {
+            Some(agrees) => agrees,
+            None => {
+                let agrees = self
+                    .rt
+                    .block_on(crate::archive::postgres::lexemes::server_agrees(
+                        &self.client,
+                    ));
+                *self.words_here.insert(agrees)
+            }
+        };
         self.rt.block_on(async {
             let tx = self.client.transaction().await?;
-            let written = crate::archive::postgres::copy::write(&tx, batch, version).await?;
+            let written =
+                crate::archive::postgres::copy::write(&tx, batch, version, words_here).await?;
             if version >= crate::archive::postgres::redactions::SINCE {
                 crate::archive::postgres::redactions::save(&tx, found).await?;
             }
