@@ -622,3 +622,44 @@ fn a_blocks_words_made_here_hold_every_word_the_server_makes_of_its_parts() {
     assert_eq!(found(&mut *archive, &plain), ["prt_03"]);
     assert_eq!(found(&mut *archive, "ünïcödé").len(), 40);
 }
+
+/// An import's reading stage makes each part's runs ahead
+/// (`Engine::rows_ahead`): the blocks' documents are the same as the
+/// writer makes of the whole texts.
+#[test]
+fn blocks_made_of_runs_made_ahead_are_the_blocks_of_the_whole_texts() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let mut lines = vec![session(10), message("msg_1", 1_000)];
+    for i in 0..30i64 {
+        let text = format!(
+            "Part{i} said <b>twice</b> &amp; again: src/main.rs v1.18.{i} parseJSON x+{i} ~tilde \
+             Naïve CAFÉ 東京 {}",
+            "repeated words repeated WORDS ".repeat(i as usize)
+        );
+        lines.push(text_part(&format!("prt_{i:02}"), "msg_1", &text, 1_001 + i));
+    }
+    let batch = batch_of(&lines);
+    let blocks = |name: &str, ahead: bool| {
+        let url = pg.database(name);
+        let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+        let mut batch = batch.clone();
+        if ahead {
+            let prepare = archive
+                .rows_ahead()
+                .expect("PostgreSQL prepares rows ahead");
+            batch.parts.iter_mut().for_each(prepare);
+            assert!(batch.parts.iter().all(|p| p.prepared.is_some()));
+        }
+        archive.write(&batch).unwrap();
+        assert_eq!(found(&mut *archive, "tilde").len(), 30);
+        postgres_support::rows(
+            &url,
+            "SELECT tsv::text, newest::text FROM event_blocks WHERE tsv IS NOT NULL ORDER BY pk",
+        )
+    };
+    let whole = blocks("whole_texts", false);
+    assert!(!whole.is_empty());
+    assert_eq!(blocks("runs_ahead", true), whole);
+}

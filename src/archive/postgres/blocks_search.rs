@@ -97,6 +97,31 @@ pub const MIGRATION_11: &str = "
     CREATE INDEX event_blocks_by_newest ON event_blocks (newest DESC, (coalesce(oldest, 0)))
         WHERE tsv IS NOT NULL;";
 
+/// Where a block's document cuts its text into runs (`document`).
+fn cut(b: u8) -> bool {
+    b.is_ascii_whitespace()
+        || matches!(b, b'<' | b'>' | b'&')
+        || SEPARATORS.contains(&char::from(b))
+}
+
+/// What a block's document is made of for a part, made ahead of the write
+/// (`Engine::rows_ahead`): its text as the index takes it, each run once.
+/// A block's document of these is the one of the parts' whole texts, made
+/// of a fraction of them, and on the import's reading thread.
+pub(in crate::archive) fn prepare(p: &mut crate::archive::rows::PartRow) {
+    if p.text.trim().is_empty() {
+        return;
+    }
+    let body = crate::archive::postgres::copy::pg_text(&crate::archive::query::indexable(&p.text));
+    let mut runs = crate::archive::distinct::Distinct::default();
+    runs.push_pieces(&body, cut);
+    p.prepared = Some(crate::archive::rows::Prepared {
+        document: runs.text(),
+        // PostgreSQL tells a part's states apart by its own hash.
+        hash: 0,
+    });
+}
+
 /// The document of a block holding the events `keys`: the words of their
 /// parts in `documents.texts`, as much as the budget takes, and the newest and oldest
 /// of those parts' times. Each key whose text went in is added to
@@ -129,11 +154,7 @@ pub(in crate::archive) fn document<'a>(
         if words.len() + body.len() > BLOCK_TEXT_MAX {
             continue;
         }
-        words.push_pieces(body, |b| {
-            b.is_ascii_whitespace()
-                || matches!(b, b'<' | b'>' | b'&')
-                || SEPARATORS.contains(&char::from(b))
-        });
+        words.push_pieces(body, cut);
         span = Some(span.map_or((time, time), |(o, n)| (o.min(time), n.max(time))));
         in_block.insert(key);
     }

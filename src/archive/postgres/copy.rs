@@ -149,7 +149,11 @@ pub(in crate::archive) async fn write(
             .iter()
             .zip(&bodies)
             .filter(|(_, body)| !body.is_empty())
-            .filter_map(|(p, body)| Some((p.logged_as.as_deref()?, (body.as_str(), p.time))))
+            .filter_map(|(p, body)| {
+                // Its runs each once, when made ahead (`blocks_search::prepare`).
+                let text = p.prepared.as_ref().map_or(body.as_str(), |m| &m.document);
+                Some((p.logged_as.as_deref()?, (text, p.time)))
+            })
             .collect(),
         spans: version >= BLOCK_SPANS_SINCE,
         words_here,

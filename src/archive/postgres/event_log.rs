@@ -122,38 +122,39 @@ pub(in crate::archive) async fn write_events<'a>(
                 .to_string(),
         })
         .await?;
-    for b in groups {
-        let row = match documents {
-            Some(documents) => {
-                let d = crate::archive::postgres::blocks_search::document(
+    // Each block's document first, then every insert sent at once: the
+    // server works through them back to back, not one round trip each.
+    let made: Vec<Option<crate::archive::postgres::blocks_search::BlockDocument>> = groups
+        .iter()
+        .map(|b| {
+            documents.map(|documents| {
+                crate::archive::postgres::blocks_search::document(
                     &b.keys,
                     documents,
                     &mut logged.in_block,
-                );
-                let mut args: Vec<&(dyn ToSql + Sync)> = vec![
-                    &b.session_id,
-                    &b.time,
-                    &b.count,
-                    &b.todo,
-                    &b.slots,
-                    &b.data,
-                    &d.text,
-                    &d.newest,
-                ];
+                )
+            })
+        })
+        .collect();
+    let args: Vec<Vec<&(dyn ToSql + Sync)>> = groups
+        .iter()
+        .zip(&made)
+        .map(|(b, d)| {
+            let mut args: Vec<&(dyn ToSql + Sync)> =
+                vec![&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data];
+            if let Some(d) = d {
+                args.extend([&d.text as &(dyn ToSql + Sync), &d.newest]);
                 if spans {
                     args.push(&d.oldest);
                 }
                 args.push(&d.words);
-                tx.query_one(&insert, &args).await?
             }
-            None => {
-                tx.query_one(
-                    &insert,
-                    &[&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data],
-                )
-                .await?
-            }
-        };
+            args
+        })
+        .collect();
+    let rows =
+        futures_util::future::try_join_all(args.iter().map(|a| tx.query_one(&insert, a))).await?;
+    for (b, row) in groups.iter().zip(rows) {
         let pk: i64 = row.get(0);
         for (i, key) in b.keys.iter().enumerate() {
             logged.at.insert(*key, blocks::logged_at(pk, i));

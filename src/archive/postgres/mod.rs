@@ -459,6 +459,10 @@ impl Engine for PgArchive {
         self.read_only.as_deref()
     }
 
+    fn rows_ahead(&self) -> Option<fn(&mut crate::archive::rows::PartRow)> {
+        Some(crate::archive::postgres::blocks_search::prepare)
+    }
+
     fn write(&mut self, batch: &Batch) -> Result<Written, ArchiveError> {
         if let Some(why) = &self.read_only {
             return Err(refuse_write(&self.place, why));
