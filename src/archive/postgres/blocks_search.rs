@@ -109,10 +109,10 @@ fn cut(b: u8) -> bool {
 /// A block's document of these is the one of the parts' whole texts, made
 /// of a fraction of them, and on the import's reading thread.
 pub(in crate::archive) fn prepare(p: &mut crate::archive::rows::PartRow) {
-    if p.text.trim().is_empty() {
+    let body = crate::archive::postgres::copy::index_text(p);
+    if body.is_empty() {
         return;
     }
-    let body = crate::archive::postgres::copy::pg_text(&crate::archive::query::indexable(&p.text));
     let mut runs = crate::archive::distinct::Distinct::default();
     runs.push_pieces(&body, cut);
     p.prepared = Some(crate::archive::rows::Prepared {

@@ -17,7 +17,7 @@ use crate::archive::postgres::blocks_search::{
 use crate::archive::postgres::event_log::{LogError, Logged};
 use crate::archive::postgres::search::tsvector_sql;
 use crate::archive::query::indexable;
-use crate::archive::rows::{Batch, Written};
+use crate::archive::rows::{Batch, PartRow, Written};
 
 /// The staging tables, made once per connection; emptied at each commit.
 /// Their long texts are kept as they are: compressing each (PostgreSQL's
@@ -97,6 +97,15 @@ fn opt(s: &Option<String>) -> Option<String> {
     s.as_deref().map(pg_text)
 }
 
+/// A part's text as its own document takes it (empty when it has none).
+pub(in crate::archive) fn index_text(p: &PartRow) -> String {
+    if p.text.trim().is_empty() {
+        String::new()
+    } else {
+        pg_text(&indexable(&p.text))
+    }
+}
+
 /// Stream `rows` into `table` (its columns in `types`' order).
 pub(in crate::archive) async fn copy(
     tx: &Transaction<'_>,
@@ -131,28 +140,25 @@ pub(in crate::archive) async fn write(
     words_here: bool,
 ) -> Result<Written, LogError> {
     let block_documents = version >= BLOCK_DOCUMENTS_SINCE;
-    // Each part's text as the index takes it (none when it has none).
-    let bodies: Vec<String> = batch
+    // Each part's text as the index takes it, but where its runs were made
+    // ahead (`blocks_search::prepare`): those give its block's document, and
+    // its text is made only if it keeps a document of its own (`write_parts`).
+    let bodies: Vec<Option<String>> = batch
         .parts
         .iter()
-        .map(|p| {
-            if p.text.trim().is_empty() {
-                String::new()
-            } else {
-                pg_text(&indexable(&p.text))
-            }
-        })
+        .map(|p| p.prepared.is_none().then(|| index_text(p)))
         .collect();
     let documents = block_documents.then(|| Documents {
         texts: batch
             .parts
             .iter()
             .zip(&bodies)
-            .filter(|(_, body)| !body.is_empty())
             .filter_map(|(p, body)| {
-                // Its runs each once, when made ahead (`blocks_search::prepare`).
-                let text = p.prepared.as_ref().map_or(body.as_str(), |m| &m.document);
-                Some((p.logged_as.as_deref()?, (text, p.time)))
+                let text = match body {
+                    Some(body) => body.as_str(),
+                    None => p.prepared.as_ref().map_or("", |m| &m.document),
+                };
+                (!text.is_empty()).then_some((p.logged_as.as_deref()?, (text, p.time)))
             })
             .collect(),
         spans: version >= BLOCK_SPANS_SINCE,
@@ -269,12 +275,13 @@ async fn write_messages(
     Ok(())
 }
 
-/// The batch's parts with their index text (`bodies`, in order): copied
-/// into staging, then upserted. How many rows changed.
+/// The batch's parts with their index text (`bodies`, in order; made
+/// here where it was not): copied into staging, then upserted. How many
+/// rows changed. A part in its block's document needs none.
 async fn write_parts(
     tx: &Transaction<'_>,
     batch: &Batch,
-    bodies: Vec<String>,
+    bodies: Vec<Option<String>>,
     logged: &Logged<'_>,
     block_documents: bool,
     errors: bool,
@@ -284,6 +291,11 @@ async fn write_parts(
         let key = p.logged_as.as_deref();
         let place = key.and_then(|k| logged.at.get(k).copied());
         let in_block = place.is_some() && key.is_some_and(|k| logged.in_block.contains(k));
+        let body = match (in_block, body) {
+            (true, _) => String::new(),
+            (false, Some(body)) => body,
+            (false, None) => index_text(p),
+        };
         vec![
             Box::new(p.id.clone()),
             Box::new(p.message_id.clone()),

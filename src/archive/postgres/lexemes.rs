@@ -15,8 +15,6 @@
 //! ASCII's, in a Turkish locale, does not), and if it does not, all of it
 //! goes to the parser.
 
-use std::collections::HashSet;
-
 use tokio_postgres::Client;
 
 /// The longest word a `tsvector` holds (PostgreSQL's `MAXSTRLEN`): the
@@ -33,7 +31,6 @@ pub struct Split {
 /// `document`'s words: those certain made here, the rest for the parser.
 pub fn split(document: &str) -> Split {
     let mut out = Split::default();
-    let mut seen: HashSet<&str> = HashSet::new();
     for piece in document.split(' ').filter(|p| !p.is_empty()) {
         if !piece.is_ascii() || piece.contains(['+', '~']) {
             to_parser(piece, &mut out.rest);
@@ -45,13 +42,13 @@ pub fn split(document: &str) -> Split {
             }
             if run.len() > LONGEST || a_number_with_exponent(run) {
                 to_parser(run, &mut out.rest);
-            } else if seen.insert(run) {
+            } else {
                 out.words.push(run.to_ascii_lowercase());
             }
         }
     }
-    // Pieces differing only in case were one already (`Distinct`); runs
-    // cut from pieces may still meet again in small letters.
+    // Pieces are each once already (`Distinct`); runs cut from them may
+    // meet again.
     out.words.sort_unstable();
     out.words.dedup();
     out
