@@ -103,40 +103,86 @@ pub struct Block<'a> {
 
 /// The new events (each with the slot it claimed) grouped into blocks, one
 /// per session (or more, of `BLOCK_MAX` each), in the order each session
-/// first appears.
-pub fn group<'a>(fresh: &[(&'a EventRow, i64)]) -> Result<Vec<Block<'a>>, String> {
-    let mut order: Vec<&'a str> = Vec::new();
-    let mut by_session: std::collections::HashMap<&'a str, Vec<(&'a EventRow, i64)>> =
-        std::collections::HashMap::new();
-    for &(e, slot) in fresh {
-        by_session
-            .entry(e.session_id.as_str())
-            .or_insert_with(|| {
-                order.push(e.session_id.as_str());
-                Vec::new()
-            })
-            .push((e, slot));
-    }
-    order
-        .into_iter()
-        .flat_map(|session_id| by_session[session_id].chunks(BLOCK_MAX))
+/// first appears. A block's data is taken from `ahead` when it was packed
+/// of these very events (`Packed::of_all`), else packed here.
+pub fn group<'a>(
+    fresh: &[(&'a EventRow, i64)],
+    ahead: Option<&Packed>,
+) -> Result<Vec<Block<'a>>, String> {
+    let mut ahead = ahead.map(|p| p.data.iter());
+    by_session(fresh)
+        .iter()
+        .flat_map(|events| events.chunks(BLOCK_MAX))
         .map(|events| {
             let session_id = events[0].0.session_id.as_str();
             let todo = events
                 .iter()
                 .rposition(|(e, _)| is_todo(&e.json))
                 .map(|i| i as i64);
+            let data = match ahead.as_mut().and_then(Iterator::next) {
+                Some(data) => data.clone(),
+                None => pack(events.iter().map(|(e, _)| e.json.as_str()))?,
+            };
             Ok(Block {
                 session_id,
                 time: events[0].0.time_ms,
                 count: events.len() as i64,
                 todo,
                 slots: slots_blob(events.iter().map(|(_, s)| *s)),
-                data: pack(events.iter().map(|(e, _)| e.json.as_str()))?,
+                data,
                 keys: events.iter().map(|(e, _)| e.key.as_str()).collect(),
             })
         })
         .collect()
+}
+
+/// `events`, each session's together, sessions in the order each first
+/// appears.
+fn by_session<'a, T: Copy>(events: &[(&'a EventRow, T)]) -> Vec<Vec<(&'a EventRow, T)>> {
+    let mut at: std::collections::HashMap<&'a str, usize> = std::collections::HashMap::new();
+    let mut out: Vec<Vec<(&'a EventRow, T)>> = Vec::new();
+    for &(e, t) in events {
+        let i = *at.entry(e.session_id.as_str()).or_insert_with(|| {
+            out.push(Vec::new());
+            out.len() - 1
+        });
+        out[i].push((e, t));
+    }
+    out
+}
+
+/// A batch's blocks packed ahead of its write (an import's preparing
+/// stage, beside the writer), as `group` packs them when every event of the
+/// batch is new to the archive, an import's usual case.
+#[derive(Debug, Clone, Default)]
+pub struct Packed {
+    /// How many events it was packed of.
+    events: usize,
+    data: Vec<Vec<u8>>,
+}
+
+impl Packed {
+    /// The blocks of `events`, all taken as new; `None` when one cannot
+    /// be packed (the writer then says why).
+    pub fn ahead(events: &[EventRow]) -> Option<Packed> {
+        let all: Vec<(&EventRow, ())> = events.iter().map(|e| (e, ())).collect();
+        let data = by_session(&all)
+            .iter()
+            .flat_map(|events| events.chunks(BLOCK_MAX))
+            .map(|events| pack(events.iter().map(|(e, _)| e.json.as_str())))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?;
+        Some(Packed {
+            events: events.len(),
+            data,
+        })
+    }
+
+    /// `packed` when it holds the blocks of `fresh`: every one of the
+    /// batch's `events` is new, and they are the events it was packed of.
+    pub fn of_all(packed: Option<&Packed>, events: usize, fresh: usize) -> Option<&Packed> {
+        packed.filter(|p| p.events == events && fresh == events)
+    }
 }
 
 /// Whether an event's JSON is a `todo.updated` (`super::snapshot`).
@@ -266,7 +312,7 @@ mod tests {
             event("s1", "k4", "4"),
         ];
         let fresh: Vec<(&EventRow, i64)> = rows.iter().zip([10, 20, 30, 40]).collect();
-        let blocks = group(&fresh).unwrap();
+        let blocks = group(&fresh, None).unwrap();
         assert_eq!(blocks.len(), 2);
         assert_eq!(blocks[0].session_id, "s1");
         assert_eq!(unpack(&blocks[0].data).unwrap(), ["1", todo, "4"]);
@@ -277,9 +323,56 @@ mod tests {
             .map(|i| event("s1", &format!("k{i}"), "x"))
             .collect();
         let fresh: Vec<(&EventRow, i64)> = many.iter().map(|e| (e, 1)).collect();
-        let blocks = group(&fresh).unwrap();
+        let blocks = group(&fresh, None).unwrap();
         assert_eq!(blocks.len(), 2);
         assert_eq!(blocks[1].count, 3);
+    }
+
+    /// Blocks packed ahead of the write are the blocks the write packs, and
+    /// are taken only when every event of their batch is new.
+    #[test]
+    fn blocks_packed_ahead_are_the_ones_packed_at_the_write() {
+        let todo = r#"{"type":"todo.updated","properties":{"sessionID":"s2","todos":[]}}"#;
+        let mut rows: Vec<EventRow> = (0..BLOCK_MAX + 5)
+            .map(|i| {
+                event(
+                    ["s1", "s2", "s3"][i % 3],
+                    &format!("k{i}"),
+                    &format!("{{\"n\":{i}}}"),
+                )
+            })
+            .collect();
+        rows.extend((0..BLOCK_MAX + 1).map(|i| event("s4", &format!("j{i}"), "{}")));
+        rows.push(event("s2", "t", todo));
+        let packed = Packed::ahead(&rows).unwrap();
+        let fresh: Vec<(&EventRow, i64)> = rows.iter().zip(100..).collect();
+        let ahead = Packed::of_all(Some(&packed), rows.len(), fresh.len());
+        assert!(ahead.is_some());
+        let made_ahead = group(&fresh, ahead).unwrap();
+        let made_here = group(&fresh, None).unwrap();
+        let shape = |b: &Block<'_>| {
+            (
+                b.session_id.to_string(),
+                b.time,
+                b.count,
+                b.todo,
+                b.slots.clone(),
+            )
+        };
+        // Three sessions of one block, and one of two.
+        assert_eq!(made_ahead.len(), 5);
+        assert_eq!(
+            made_ahead.iter().map(shape).collect::<Vec<_>>(),
+            made_here.iter().map(shape).collect::<Vec<_>>()
+        );
+        for (a, h) in made_ahead.iter().zip(&made_here) {
+            assert_eq!(unpack(&a.data).unwrap(), unpack(&h.data).unwrap());
+        }
+        // One event logged before: the blocks are of the others, packed here.
+        let some = &fresh[1..];
+        assert!(Packed::of_all(Some(&packed), rows.len(), some.len()).is_none());
+        // Events changed since it was packed (fewer of them): not taken.
+        assert!(Packed::of_all(Some(&packed), rows.len() - 1, rows.len() - 1).is_none());
     }
 
     #[test]

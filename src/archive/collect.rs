@@ -232,6 +232,7 @@ impl Collector {
                 .collect(),
             retries: std::mem::take(&mut self.touched.retries),
             prices: std::mem::take(&mut self.touched.prices),
+            packed: None,
         };
         self.let_go_of_loaded();
         batch

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use crate::archive::engine::Engine;
-use crate::archive::import_read::{Planned, Said, read_all};
+use crate::archive::import_read::{Planned, Said, prepare_all, read_all};
 use crate::archive::keeper::Keeper;
 use crate::archive::progress::Step;
 use crate::archive::resume::{self, Checkpoint, FileMark, Start};
@@ -225,24 +225,48 @@ fn import_into(
     let shown: Vec<String> = paths.iter().map(|p| shown_path(p)).collect();
     let redacts = engine.redacts();
     let prepare = engine.rows_ahead();
-    // Two stages on two threads: reading, decoding and collecting the next
-    // batch goes on while the last one is written (each takes about half
-    // of an import's time). Three messages may wait between them: a file's
-    // last batch, its end and the next file's start, so the reader goes on
-    // to the next file while that batch is written (one would hold it).
+    // Three stages on their threads: reading, decoding and collecting;
+    // preparing (redaction, the parts' documents, the log's blocks); and
+    // writing, the slowest, which then only writes. The system shares two
+    // cores among them as each has work. Three messages may wait between
+    // reading and preparing: a file's last batch, its end and the next
+    // file's start, so the reader goes on to the next file while that
+    // batch is written (one would hold it).
     let (tx, rx) = std::sync::mpsc::sync_channel::<Said>(3);
+    let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<Said>(1);
+    // Batches written go back to be let go of off the writer's thread.
+    let (written_tx, written_rx) = std::sync::mpsc::channel::<Box<Batch>>();
     let failed = std::thread::scope(|scope| {
         let producer = std::thread::Builder::new()
-            .name("archive-import-read".into())
-            .spawn_scoped(scope, move || read_all(planned, redacts, prepare, &tx));
+            .name("import-read".into())
+            .spawn_scoped(scope, move || read_all(planned, &tx));
         let producer = match producer {
             Ok(p) => p,
             Err(e) => return Some(format!("cannot start reading: {e}")),
         };
-        let failed = write_all(engine, &rx, on, &mut outs, &mut results, &mut say);
-        drop(rx);
-        // Joined here, not by the scope: a reading stage that panicked
-        // leaves its file said failed, not the whole import.
+        let preparer = std::thread::Builder::new()
+            .name("import-prepare".into())
+            .spawn_scoped(scope, move || {
+                prepare_all(&rx, redacts, prepare, &written_rx, &ready_tx)
+            });
+        let preparer = match preparer {
+            Ok(p) => p,
+            // The reader stops at its next message, its channel closed.
+            Err(e) => return Some(format!("cannot start preparing: {e}")),
+        };
+        let failed = write_all(
+            engine,
+            &ready_rx,
+            &written_tx,
+            on,
+            &mut outs,
+            &mut results,
+            &mut say,
+        );
+        drop(ready_rx);
+        // Joined here, not by the scope: a stage that panicked leaves its
+        // file said failed, not the whole import.
+        let _ = preparer.join();
         let _ = producer.join();
         failed
     });
@@ -321,6 +345,7 @@ fn plan(engine: &mut dyn Sink, paths: &[&Path], results: &mut Results) -> Vec<Pl
 fn write_all(
     engine: &mut dyn Sink,
     rx: &std::sync::mpsc::Receiver<Said>,
+    written: &std::sync::mpsc::Sender<Box<Batch>>,
     on: &mut dyn FnMut(usize, Step),
     outs: &mut [Imported],
     results: &mut Results,
@@ -383,6 +408,9 @@ fn write_all(
                     Ok(w) => {
                         out.written.events += w.events;
                         out.written.parts += w.parts;
+                        // Let go of on the preparing stage's thread (or
+                        // here, when it has gone).
+                        let _ = written.send(batch);
                     }
                     Err(e) => {
                         results[file] = Some(Err(e.clone()));

@@ -295,10 +295,8 @@ impl Reading<'_> {
         let mut seen: HashSet<String> = HashSet::new();
         let mut after: Option<SessionCursor> = None;
         let send = |pending: &mut Pending, out: &DbImported, total: u64| {
-            let mut batch = crate::archive::redacted::ahead(pending.take(), self.redacts);
-            if let Some(ahead) = self.rows_ahead {
-                batch.parts.iter_mut().for_each(ahead);
-            }
+            let batch =
+                crate::archive::import_read::ready(pending.take(), self.redacts, self.rows_ahead);
             let read = Read {
                 batch,
                 sessions: out.sessions,

@@ -25,11 +25,6 @@ pub(super) struct Reading {
     pub(super) read: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Records the archive already holds (a resumed import).
     pub(super) skip: u64,
-    /// Batches are redacted here, beside the writing (`redacted::ahead`).
-    pub(super) redacts: bool,
-    /// The parts' rows prepared here rather than on the writing stage
-    /// (it is the slower one).
-    pub(super) prepare: Option<fn(&mut PartRow)>,
     /// When the recording's lines happened (`recording_clock`).
     pub(super) clock: RecordingClock,
 }
@@ -123,12 +118,48 @@ impl Reading {
         if batch.is_empty() {
             return true;
         }
-        let mut batch = crate::archive::redacted::ahead(batch, self.redacts);
-        if let Some(prepare) = self.prepare {
-            batch.parts.iter_mut().for_each(prepare);
-        }
         tx(batch)
     }
+}
+
+/// The preparing stage, between reading and writing: each batch redacted
+/// (when `redacts`), its parts' rows made (`prepare`) and its log's blocks
+/// packed, so the writing stage, the slowest, only writes. Batches the
+/// writer is done with come back (`written`) to be let go of here, off its
+/// thread. Stops when either side has gone.
+pub(super) fn prepare_all(
+    rx: &std::sync::mpsc::Receiver<Said>,
+    redacts: bool,
+    prepare: Option<fn(&mut PartRow)>,
+    written: &std::sync::mpsc::Receiver<Box<Batch>>,
+    tx: &std::sync::mpsc::SyncSender<Said>,
+) {
+    for said in rx {
+        while let Ok(done) = written.try_recv() {
+            drop(done);
+        }
+        let said = match said {
+            Said::Batch { file, batch } => Said::Batch {
+                file,
+                batch: Box::new(ready(*batch, redacts, prepare)),
+            },
+            other => other,
+        };
+        if tx.send(said).is_err() {
+            return;
+        }
+    }
+}
+
+/// `batch` as the writing stage takes it: from `prepare_all`, and from
+/// the reading stage of opencode's database (`import_db`).
+pub(super) fn ready(batch: Batch, redacts: bool, prepare: Option<fn(&mut PartRow)>) -> Batch {
+    let mut batch = crate::archive::redacted::ahead(batch, redacts);
+    if let Some(prepare) = prepare {
+        batch.parts.iter_mut().for_each(prepare);
+    }
+    batch.packed = crate::archive::blocks::Packed::ahead(&batch.events);
+    batch
 }
 
 /// One file's import, as the writing stage plans it before the reading
@@ -166,12 +197,7 @@ pub(super) enum Said {
 
 /// The reading stage: each planned file in turn, until the writing stage
 /// has gone.
-pub(super) fn read_all(
-    planned: Vec<Planned>,
-    redacts: bool,
-    prepare: Option<fn(&mut PartRow)>,
-    tx: &std::sync::mpsc::SyncSender<Said>,
-) {
+pub(super) fn read_all(planned: Vec<Planned>, tx: &std::sync::mpsc::SyncSender<Said>) {
     for p in planned {
         let file = p.file;
         let (mut input, read) = match open_counted(&p.path, p.mark.is_none()) {
@@ -206,8 +232,6 @@ pub(super) fn read_all(
             mark: p.mark,
             read,
             skip: p.resume.map_or(0, |r| r.0),
-            redacts,
-            prepare,
             clock: RecordingClock::new(started),
         };
         let result = reading

@@ -57,6 +57,8 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
         return (Cow::Borrowed(batch), Vec::new());
     }
     let mut out = batch.clone();
+    // Blocks packed before are of the events before redaction.
+    out.packed = None;
     let mut found = Vec::new();
     let mut unused = Tally::new();
     // A part's row first: a part without a secret is also one in the event
@@ -200,5 +202,34 @@ mod tests {
         let p = &out.parts[0];
         assert!(!p.text.contains(secret) && !p.raw.contains(secret), "{p:?}");
         assert!(p.prepared.is_none(), "{:?}", p.prepared);
+    }
+
+    /// The log's blocks packed ahead of a redaction are of the secret: the
+    /// write packs the redacted events again, and the log never holds it.
+    #[test]
+    fn blocks_packed_before_a_redaction_go_with_its_secret() {
+        let secret = "AKIAZ5XKQ7WM3NOPQR4T";
+        let json = format!(
+            r#"{{"type":"session.updated","properties":{{"info":{{"id":"ses_1","title":"export AWS_ACCESS_KEY_ID={secret}"}}}}}}"#
+        );
+        let events = vec![crate::archive::rows::EventRow {
+            key: "h1".into(),
+            session_id: "ses_1".into(),
+            time_ms: 1,
+            json,
+        }];
+        let b = Batch {
+            packed: crate::archive::blocks::Packed::ahead(&events),
+            events,
+            ..Batch::default()
+        };
+        assert!(b.packed.is_some());
+        let (out, _) = batch(&b);
+        assert!(!out.events[0].json.contains(secret));
+        let fresh: Vec<_> = out.events.iter().map(|e| (e, 7)).collect();
+        let packed = crate::archive::blocks::Packed::of_all(out.packed.as_ref(), 1, 1);
+        let blocks = crate::archive::blocks::group(&fresh, packed).unwrap();
+        let logged = crate::archive::blocks::unpack(&blocks[0].data).unwrap();
+        assert!(!logged[0].contains(secret), "{logged:?}");
     }
 }

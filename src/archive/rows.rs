@@ -132,6 +132,10 @@ pub struct Batch {
     /// Models' prices a server said (`super::spend`).
     #[serde(default)]
     pub prices: Vec<crate::archive::spend::PriceRow>,
+    /// Its log's blocks packed ahead (an import's preparing stage); made
+    /// again where the events changed or some were logged before.
+    #[serde(skip)]
+    pub packed: Option<crate::archive::blocks::Packed>,
 }
 
 /// One answer to a prompt, as the audit keeps it.

@@ -169,6 +169,7 @@ pub(in crate::archive) async fn write(
         &batch.events,
         true,
         documents.as_ref(),
+        batch.packed.as_ref(),
     )
     .await?;
     let mut written = Written {

@@ -91,6 +91,7 @@ pub(in crate::archive) async fn write_events<'a>(
     events: &'a [EventRow],
     bulk: bool,
     documents: Option<&Documents<'_>>,
+    packed: Option<&blocks::Packed>,
 ) -> Result<Logged<'a>, LogError> {
     let mut logged = Logged {
         count: 0,
@@ -105,7 +106,8 @@ pub(in crate::archive) async fn write_events<'a>(
         .map(|e| blocks::slot(&e.session_id, &e.key))
         .collect();
     let fresh = claim_slots(tx, events, &slots, bulk).await?;
-    let groups = blocks::group(&fresh).map_err(LogError::Block)?;
+    let packed = blocks::Packed::of_all(packed, events.len(), fresh.len());
+    let groups = blocks::group(&fresh, packed).map_err(LogError::Block)?;
     let spans = documents.is_some_and(|d| d.spans);
     let insert = tx
         .prepare(&match documents {
@@ -408,7 +410,7 @@ pub(in crate::archive) async fn move_to_blocks(tx: &Transaction<'_>) -> Result<(
             })
             .collect();
         for chunk in events.chunks(256) {
-            write_events(tx, chunk, false, None).await?;
+            write_events(tx, chunk, false, None, None).await?;
         }
     }
     tx.batch_execute("DROP TABLE events").await?;

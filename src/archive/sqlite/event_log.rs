@@ -22,6 +22,7 @@ fn damaged(e: String) -> rusqlite::Error {
 pub(in crate::archive) fn write_events<'a>(
     tx: &Transaction<'_>,
     events: &'a [EventRow],
+    packed: Option<&blocks::Packed>,
 ) -> rusqlite::Result<(u64, HashMap<&'a str, i64>)> {
     let mut at = HashMap::new();
     if events.is_empty() {
@@ -40,7 +41,8 @@ pub(in crate::archive) fn write_events<'a>(
         "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    let groups = blocks::group(&fresh).map_err(damaged)?;
+    let packed = blocks::Packed::of_all(packed, events.len(), fresh.len());
+    let groups = blocks::group(&fresh, packed).map_err(damaged)?;
     for b in &groups {
         block.execute(params![
             b.session_id,
@@ -237,12 +239,12 @@ pub(in crate::archive) fn move_to_blocks(tx: &Transaction<'_>) -> rusqlite::Resu
                 .first()
                 .is_some_and(|p| p.session_id != e.session_id);
             if other_session || pending.len() >= MOVED_BLOCK {
-                write_events(tx, &pending)?;
+                write_events(tx, &pending, None)?;
                 pending.clear();
             }
             pending.push(e);
         }
-        write_events(tx, &pending)?;
+        write_events(tx, &pending, None)?;
         drop(rows);
         drop(old);
         tx.execute_batch("DROP TABLE events;")?;

@@ -69,12 +69,7 @@ fn sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
             sessions: vec![row],
             messages: Vec::new(),
             parts: Vec::new(),
-            checkpoint: None,
-            answers: Vec::new(),
-            redacted: None,
-            prompts: Vec::new(),
-            retries: Vec::new(),
-            prices: Vec::new(),
+            ..Batch::default()
         };
         crate::archive::sqlite::write::batch(tx, &batch)?;
     }

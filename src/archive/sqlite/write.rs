@@ -17,7 +17,8 @@ type Doc<'a> = (i64, i64, bool, Cow<'a, str>);
 
 pub(super) fn batch(tx: &Transaction<'_>, batch: &Batch) -> rusqlite::Result<Written> {
     let mut written = Written::default();
-    let (fresh, logged_at) = crate::archive::sqlite::event_log::write_events(tx, &batch.events)?;
+    let (fresh, logged_at) =
+        crate::archive::sqlite::event_log::write_events(tx, &batch.events, batch.packed.as_ref())?;
     written.events = fresh;
     // A document's rowid follows its row's time (`search`):
     // the one to take out is found by the time the row had. The
