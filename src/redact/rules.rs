@@ -63,6 +63,9 @@ fn compile_regex(pattern: &str) -> Result<Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(&go_braces(pattern))
         .unicode(false)
         .size_limit(64 << 20)
+        // The generic rules' lazy DFAs outgrew the default 2 MB on real
+        // tool outputs and were built again and again.
+        .dfa_size_limit(32 << 20)
         .build()
 }
 
