@@ -188,6 +188,11 @@ impl Sink for Kept<'_, '_> {
         crate::redact::policy().redacts(true)
     }
 
+    fn rows_ahead(&self) -> Option<fn(&mut PartRow)> {
+        // Made ahead only while connected: a spooled batch keeps none.
+        self.keeper.rows_ahead()
+    }
+
     fn keep_within(&mut self) {
         // While PostgreSQL is away there is nothing to prune.
         if let Some(engine) = self.keeper.engine() {

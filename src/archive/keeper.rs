@@ -83,6 +83,12 @@ impl Keeper {
         self.engine.as_deref_mut()
     }
 
+    /// The work on a part's row the archive lets another thread do ahead
+    /// of its write (`Engine::rows_ahead`), when connected.
+    pub fn rows_ahead(&self) -> Option<fn(&mut crate::archive::rows::PartRow)> {
+        self.engine.as_ref().and_then(|e| e.rows_ahead())
+    }
+
     /// Why it may not be written, when connected to one that may not.
     pub fn read_only(&self) -> Option<&str> {
         self.engine.as_ref().and_then(|e| e.read_only())
