@@ -123,6 +123,9 @@ pub trait Engine: Send {
     /// Let go of the pages cached for the writes and reads so far (after a
     /// burst; the next ones are read again from the file).
     fn release_memory(&mut self) {}
+    /// A bulk write (an import) starts (`true`) or has ended (`false`):
+    /// the engine may put off work until its end and do it at once then.
+    fn bulk(&mut self, _on: bool) {}
     /// The work of `write` on a part's row that another thread may do
     /// ahead of it (an import's reading stage): its `prepared`. `None`:
     /// the write does it all.

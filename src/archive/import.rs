@@ -128,6 +128,8 @@ trait Sink {
     fn rows_ahead(&self) -> Option<fn(&mut PartRow)> {
         None
     }
+    /// The import starts or has ended (`Engine::bulk`).
+    fn bulk(&mut self, _on: bool) {}
 }
 
 /// Straight into an archive.
@@ -157,6 +159,10 @@ impl Sink for Direct<'_, '_> {
 
     fn rows_ahead(&self) -> Option<fn(&mut PartRow)> {
         self.engine.rows_ahead()
+    }
+
+    fn bulk(&mut self, on: bool) {
+        self.engine.bulk(on);
     }
 }
 
@@ -191,6 +197,12 @@ impl Sink for Kept<'_, '_> {
     fn rows_ahead(&self) -> Option<fn(&mut PartRow)> {
         // Made ahead only while connected: a spooled batch keeps none.
         self.keeper.rows_ahead()
+    }
+
+    fn bulk(&mut self, on: bool) {
+        if let Some(engine) = self.keeper.engine() {
+            engine.bulk(on);
+        }
     }
 
     fn keep_within(&mut self) {
@@ -259,6 +271,7 @@ fn import_into(
             // The reader stops at its next message, its channel closed.
             Err(e) => return Some(format!("cannot start preparing: {e}")),
         };
+        engine.bulk(true);
         let failed = write_all(
             engine,
             &ready_rx,
@@ -273,6 +286,7 @@ fn import_into(
         // file said failed, not the whole import.
         let _ = preparer.join();
         let _ = producer.join();
+        engine.bulk(false);
         failed
     });
     // The files the import did not reach.

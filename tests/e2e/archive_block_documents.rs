@@ -670,3 +670,64 @@ fn blocks_made_of_runs_made_ahead_are_the_blocks_of_the_whole_texts() {
     assert!(!whole.is_empty());
     assert_eq!(blocks("runs_ahead", true), whole);
 }
+
+/// An import as `ocview archive import` runs it (through the keeper a team
+/// archive is written by) makes the parts' rows on its preparing stage,
+/// lets the word indexes' pending lists grow while it writes, and leaves
+/// them merged into the indexes at its end: a search after it reads no
+/// pending list, and finds what was imported.
+#[test]
+fn an_import_leaves_the_word_indexes_merged_its_rows_made_ahead() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("bulk_import");
+    let keeper = ocview::archive::keeper::Keeper::open(&Setting::Postgres(url.clone()), &|_| {})
+        .unwrap()
+        .unwrap();
+    assert!(
+        keeper.rows_ahead().is_some(),
+        "made ahead through the keeper"
+    );
+    drop(keeper);
+    let mut lines = vec![session(10), message("msg_1", 1_000)];
+    let mut word = crate::support::words::random_words(7, 100_000);
+    for i in 0..300 {
+        let words: Vec<String> = (0..40).map(|_| word()).collect();
+        let id = format!("prt_{i:03}");
+        lines.push(text_part(&id, "msg_1", &words.join(" "), 1_001 + i));
+    }
+    lines.push(text_part(
+        "prt_last",
+        "msg_1",
+        "quarterly invoice reconciled",
+        2_000,
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bulk.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
+        .args([
+            "archive",
+            "import",
+            &file.display().to_string(),
+            "--archive",
+            &url,
+        ])
+        .env_remove("OCVIEW_ARCHIVE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each index's pages still pending: none (a later merge finds nothing).
+    for index in ["event_blocks_tsv", "parts_tsv", "sessions_tsv"] {
+        let left =
+            postgres_support::rows(&url, &format!("SELECT gin_clean_pending_list('{index}')"));
+        assert_eq!(left, [["0"]], "{index}");
+    }
+    let mut archive = Setting::Postgres(url).open().unwrap().unwrap();
+    assert_eq!(found(&mut *archive, "reconciled"), ["prt_last"]);
+}

@@ -459,6 +459,10 @@ impl Engine for PgArchive {
         self.read_only.as_deref()
     }
 
+    fn bulk(&mut self, on: bool) {
+        crate::archive::postgres::upkeep::bulk(self, on);
+    }
+
     fn rows_ahead(&self) -> Option<fn(&mut crate::archive::rows::PartRow)> {
         Some(crate::archive::postgres::blocks_search::prepare)
     }
