@@ -170,6 +170,7 @@ pub fn import_db_within(
             .map_err(|e| format!("cannot start reading opencode's database: {e}"))?;
         let mut written = Written::default();
         let mut wrote = Ok(());
+        engine.bulk(true);
         for Read {
             batch,
             sessions,
@@ -207,7 +208,9 @@ pub fn import_db_within(
         drop(rx);
         let read = producer
             .join()
-            .map_err(|_| "reading opencode's database failed".to_string())?;
+            .map_err(|_| "reading opencode's database failed".to_string());
+        engine.bulk(false);
+        let read = read?;
         wrote?;
         Ok::<_, String>((read?, written))
     })?;

@@ -428,6 +428,16 @@ pub(crate) fn postgres_engine_imports_opencode_databases() {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
         return;
     };
+    // The import's end merges the word indexes' pending lists
+    // (`Engine::bulk`): searches after it read none.
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg.database("db_bulk");
+    import(
+        &mut *open(&Setting::Postgres(url.clone())),
+        &make_db(dir.path()),
+    );
+    let left = postgres_support::rows(&url, "SELECT gin_clean_pending_list('event_blocks_tsv')");
+    assert_eq!(left, [["0"]]);
     suite(&mut Server(pg, 0));
 }
 
