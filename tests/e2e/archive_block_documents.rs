@@ -706,22 +706,13 @@ fn an_import_leaves_the_word_indexes_merged_its_rows_made_ahead() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bulk.jsonl");
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-        .args([
-            "archive",
-            "import",
-            &file.display().to_string(),
-            "--archive",
-            &url,
-        ])
-        .env_remove("OCVIEW_ARCHIVE")
+    let out = crate::archive_import_db::ocview()
+        .args(["archive", "import", "--archive", &url])
+        .arg(&file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
     // Each index's pages still pending: none (a later merge finds nothing).
     for index in ["event_blocks_tsv", "parts_tsv", "sessions_tsv"] {
         let left =
