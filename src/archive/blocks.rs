@@ -18,7 +18,7 @@
 //! without an index from key to session.
 
 use crate::archive::encode::fnv;
-use crate::archive::rows::EventRow;
+use crate::archive::rows::{EventRow, Packed};
 
 /// zstd's level: level 1 keeps all but a fraction of a percent of level
 /// 3's ratio on logs, at a speed the indexing goal affords.
@@ -149,16 +149,6 @@ fn by_session<'a, T: Copy>(events: &[(&'a EventRow, T)]) -> Vec<Vec<(&'a EventRo
         out[i].push((e, t));
     }
     out
-}
-
-/// A batch's blocks packed ahead of its write (an import's preparing
-/// stage, beside the writer), as `group` packs them when every event of the
-/// batch is new to the archive, an import's usual case.
-#[derive(Debug, Clone, Default)]
-pub struct Packed {
-    /// How many events it was packed of.
-    events: usize,
-    data: Vec<Vec<u8>>,
 }
 
 impl Packed {

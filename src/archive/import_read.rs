@@ -158,7 +158,7 @@ pub(super) fn ready(batch: Batch, redacts: bool, prepare: Option<fn(&mut PartRow
     if let Some(prepare) = prepare {
         batch.parts.iter_mut().for_each(prepare);
     }
-    batch.packed = crate::archive::blocks::Packed::ahead(&batch.events);
+    batch.packed = crate::archive::rows::Packed::ahead(&batch.events);
     batch
 }
 

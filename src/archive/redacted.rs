@@ -219,7 +219,7 @@ mod tests {
             json,
         }];
         let b = Batch {
-            packed: crate::archive::blocks::Packed::ahead(&events),
+            packed: crate::archive::rows::Packed::ahead(&events),
             events,
             ..Batch::default()
         };
@@ -227,7 +227,7 @@ mod tests {
         let (out, _) = batch(&b);
         assert!(!out.events[0].json.contains(secret));
         let fresh: Vec<_> = out.events.iter().map(|e| (e, 7)).collect();
-        let packed = crate::archive::blocks::Packed::of_all(out.packed.as_ref(), 1, 1);
+        let packed = crate::archive::rows::Packed::of_all(out.packed.as_ref(), 1, 1);
         let blocks = crate::archive::blocks::group(&fresh, packed).unwrap();
         let logged = crate::archive::blocks::unpack(&blocks[0].data).unwrap();
         assert!(!logged[0].contains(secret), "{logged:?}");

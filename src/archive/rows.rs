@@ -135,7 +135,18 @@ pub struct Batch {
     /// Its log's blocks packed ahead (an import's preparing stage); made
     /// again where the events changed or some were logged before.
     #[serde(skip)]
-    pub packed: Option<crate::archive::blocks::Packed>,
+    pub packed: Option<Packed>,
+}
+
+/// A batch's blocks of the log packed ahead of its write (an import's
+/// preparing stage, beside the writer), as `blocks::group` packs them when
+/// every event of the batch is new to the archive, an import's usual case
+/// (made and taken in `blocks`).
+#[derive(Debug, Clone, Default)]
+pub struct Packed {
+    /// How many events it was packed of.
+    pub(in crate::archive) events: usize,
+    pub(in crate::archive) data: Vec<Vec<u8>>,
 }
 
 /// One answer to a prompt, as the audit keeps it.

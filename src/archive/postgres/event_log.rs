@@ -91,7 +91,7 @@ pub(in crate::archive) async fn write_events<'a>(
     events: &'a [EventRow],
     bulk: bool,
     documents: Option<&Documents<'_>>,
-    packed: Option<&blocks::Packed>,
+    packed: Option<&crate::archive::rows::Packed>,
 ) -> Result<Logged<'a>, LogError> {
     let mut logged = Logged {
         count: 0,
@@ -106,7 +106,7 @@ pub(in crate::archive) async fn write_events<'a>(
         .map(|e| blocks::slot(&e.session_id, &e.key))
         .collect();
     let fresh = claim_slots(tx, events, &slots, bulk).await?;
-    let packed = blocks::Packed::of_all(packed, events.len(), fresh.len());
+    let packed = crate::archive::rows::Packed::of_all(packed, events.len(), fresh.len());
     let groups = blocks::group(&fresh, packed).map_err(LogError::Block)?;
     let spans = documents.is_some_and(|d| d.spans);
     let insert = tx

@@ -22,7 +22,7 @@ fn damaged(e: String) -> rusqlite::Error {
 pub(in crate::archive) fn write_events<'a>(
     tx: &Transaction<'_>,
     events: &'a [EventRow],
-    packed: Option<&blocks::Packed>,
+    packed: Option<&crate::archive::rows::Packed>,
 ) -> rusqlite::Result<(u64, HashMap<&'a str, i64>)> {
     let mut at = HashMap::new();
     if events.is_empty() {
@@ -41,7 +41,7 @@ pub(in crate::archive) fn write_events<'a>(
         "INSERT INTO event_blocks (session_id, time, count, todo, slots, data)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    let packed = blocks::Packed::of_all(packed, events.len(), fresh.len());
+    let packed = crate::archive::rows::Packed::of_all(packed, events.len(), fresh.len());
     let groups = blocks::group(&fresh, packed).map_err(damaged)?;
     for b in &groups {
         block.execute(params![
