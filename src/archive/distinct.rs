@@ -98,6 +98,37 @@ impl Distinct {
     }
 }
 
+/// A position-less index's document of `text`: its pieces (cut where
+/// `cut` says, ASCII letters in small case) each once, spaced, then the
+/// more words of its pieces (`words::push_more_words`) each once. Those
+/// are looked for once per piece as it is written, not as it is folded:
+/// `parsejson` has none, `parseJson` has `parse` and `json`. A run of
+/// letters and digits never spans a cut (each engine's cut is at
+/// characters that are neither), so the more words of its pieces are
+/// those of the whole text.
+pub fn document(text: &str, cut: impl Fn(u8) -> bool + Copy) -> String {
+    thread_local! {
+        // Its table grown once, not for each part.
+        static PIECES: std::cell::RefCell<Distinct> = std::cell::RefCell::default();
+    }
+    PIECES.with_borrow_mut(|d| document_in(d, text, cut))
+}
+
+fn document_in(d: &mut Distinct, text: &str, cut: impl Fn(u8) -> bool + Copy) -> String {
+    use crate::archive::words::{may_have_more_words, push_more_words};
+    let mut more = String::new();
+    let mut looked: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    for piece in pieces(text, cut) {
+        d.push(piece);
+        if may_have_more_words(piece) && looked.insert(piece) {
+            // Whole characters, cut at ASCII bytes.
+            push_more_words(std::str::from_utf8(piece).unwrap_or_default(), &mut more);
+        }
+    }
+    d.push_pieces(&more, cut);
+    d.take_text()
+}
+
 /// The pieces of `text` between bytes that `cut` says part words (ASCII
 /// bytes only: a character past ASCII is never cut), each whole
 /// characters.

@@ -60,7 +60,7 @@ pub struct MessageRow {
     pub spend: Option<crate::source::opencode_db::usage::Figures>,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct PartRow {
     pub id: String,
     pub message_id: String,

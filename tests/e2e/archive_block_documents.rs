@@ -675,7 +675,8 @@ fn blocks_made_of_runs_made_ahead_are_the_blocks_of_the_whole_texts() {
 /// archive is written by) makes the parts' rows on its preparing stage,
 /// lets the word indexes' pending lists grow while it writes, and leaves
 /// them merged into the indexes at its end: a search after it reads no
-/// pending list, and finds what was imported.
+/// pending list, and finds what was imported. Its blocks are stored
+/// without the server's compression.
 #[test]
 fn an_import_leaves_the_word_indexes_merged_its_rows_made_ahead() {
     let Some(pg) = postgres_support::Postgres::start_or_skip() else {
@@ -719,6 +720,14 @@ fn an_import_leaves_the_word_indexes_merged_its_rows_made_ahead() {
             postgres_support::rows(&url, &format!("SELECT gin_clean_pending_list('{index}')"));
         assert_eq!(left, [["0"]], "{index}");
     }
+    // A block's events (zstd) and words are stored as they are: the
+    // server's own compression gave up on every one, after trying.
+    let storage = postgres_support::rows(
+        &url,
+        "SELECT attname, attstorage FROM pg_attribute
+         WHERE attrelid = 'event_blocks'::regclass AND attname IN ('data', 'tsv') ORDER BY 1",
+    );
+    assert_eq!(storage, [["data", "e"], ["tsv", "e"]]);
     let mut archive = Setting::Postgres(url).open().unwrap().unwrap();
     assert_eq!(found(&mut *archive, "reconciled"), ["prt_last"]);
 }

@@ -107,16 +107,23 @@ fn cut(b: u8) -> bool {
 /// What a block's document is made of for a part, made ahead of the write
 /// (`Engine::rows_ahead`): its text as the index takes it, each run once.
 /// A block's document of these is the one of the parts' whole texts, made
-/// of a fraction of them, and on the import's reading thread.
+/// of a fraction of them, and on the import's preparing thread.
 pub(in crate::archive) fn prepare(p: &mut crate::archive::rows::PartRow) {
-    let body = crate::archive::postgres::copy::index_text(p);
-    if body.is_empty() {
+    if p.text.trim().is_empty() {
         return;
     }
-    let mut runs = crate::archive::distinct::Distinct::default();
-    runs.push_pieces(&body, cut);
+    let text = crate::archive::query::unmarked(&p.text);
+    let document = if text.contains('\0') {
+        // The server keeps no NUL: the runs of the text as `index_text`
+        // makes it (its more words found before the NULs went).
+        let mut runs = crate::archive::distinct::Distinct::default();
+        runs.push_pieces(&crate::archive::postgres::copy::index_text(p), cut);
+        runs.text()
+    } else {
+        crate::archive::distinct::document(&text, cut)
+    };
     p.prepared = Some(crate::archive::rows::Prepared {
-        document: runs.text(),
+        document,
         // PostgreSQL tells a part's states apart by its own hash.
         hash: 0,
     });
@@ -474,4 +481,40 @@ fn matching_rows(
             .cloned()
             .unwrap_or_default()
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// A document's runs, folded: what the block's `tsvector` is made of.
+    fn runs_of(text: &str) -> BTreeSet<String> {
+        crate::archive::distinct::pieces(text, cut)
+            .map(|run| String::from_utf8_lossy(run).to_lowercase())
+            .collect()
+    }
+
+    #[test]
+    fn a_part_prepared_ahead_has_the_runs_of_its_whole_text() {
+        let mark = crate::archive::query::MARK_START;
+        let cases = [
+            "parsejson then parseJson and HTTPServer, httpserver; snake_case_Name".repeat(9),
+            "Café CAFÉ naïve 東京都庁 日本語のテキスト Привет ПРИВЕТ straße".repeat(5),
+            format!("a{mark}marked{mark}word <b>tag</b> &amp; x.y/z:1 pre-commit"),
+            "nul\u{0}inside parseJson\u{0}Text".to_string(),
+            "  \n\t ".to_string(),
+        ];
+        for text in cases {
+            let mut p = crate::archive::rows::PartRow {
+                text: text.clone(),
+                ..Default::default()
+            };
+            prepare(&mut p);
+            let whole = crate::archive::postgres::copy::index_text(&p);
+            let made = p.prepared.map(|m| m.document).unwrap_or_default();
+            assert_eq!(runs_of(&made), runs_of(&whole), "{text:?}");
+            assert!(made.len() <= whole.len(), "{made:?}");
+        }
+    }
 }

@@ -161,7 +161,17 @@ pub const MIGRATIONS: &[Migration] = &[
     (20, "index_without_positions", ""),
     // SQLite's index flushing a batch at once: nothing here.
     (21, "index_flushes_by_batch", ""),
+    (22, "blocks_stored_as_they_are", POSTGRES_BLOCKS_AS_THEY_ARE),
 ];
+
+/// Migration 22 (PostgreSQL): a block's events (compressed by ocview) and
+/// its document (distinct words) are stored as they are. The server tried
+/// to compress both with `pglz` on every insert and gave up on each (no
+/// block of a real corpus was kept compressed): a fifth of its work in an
+/// import, for nothing.
+const POSTGRES_BLOCKS_AS_THEY_ARE: &str =
+    "ALTER TABLE event_blocks ALTER COLUMN data SET STORAGE EXTERNAL,
+        ALTER COLUMN tsv SET STORAGE EXTERNAL;";
 
 /// Migration 9 (PostgreSQL): a part the log holds as it is keeps only its
 /// place there (`logged`, as SQLite's since 6) and an empty `raw`; states

@@ -15,12 +15,7 @@
 
 use std::borrow::Cow;
 
-use std::cell::RefCell;
-use std::collections::HashSet;
-
-use crate::archive::distinct::{Distinct, pieces};
 use crate::archive::query::{indexable, unmarked};
-use crate::archive::words::{may_have_more_words, push_more_words};
 
 /// Below this many bytes a text is given as it is: too few repeats to
 /// pay for the pass.
@@ -32,39 +27,12 @@ pub fn document(text: &str) -> Cow<'_, str> {
         return indexable(text);
     }
     let text = unmarked(text);
-    distinct_pieces(&text).into()
+    crate::archive::distinct::document(&text, cut).into()
 }
 
 /// Where the index cuts words: at every ASCII byte but letters and digits.
 fn cut(b: u8) -> bool {
     !b.is_ascii_alphanumeric()
-}
-
-/// `text`'s pieces (cut where the index cuts), ASCII letters in small
-/// case, each once, spaced; then the more words of its pieces
-/// (`words::push_more_words`). Those are looked for once per piece as it
-/// is written, not as it is folded: `parsejson` has none, `parseJson` has
-/// `parse` and `json`.
-fn distinct_pieces(text: &str) -> String {
-    thread_local! {
-        // Its table grown once, not for each part.
-        static PIECES: RefCell<Distinct> = RefCell::default();
-    }
-    PIECES.with_borrow_mut(|d| distinct_pieces_in(d, text))
-}
-
-fn distinct_pieces_in(d: &mut Distinct, text: &str) -> String {
-    let mut more = String::new();
-    let mut looked: HashSet<&[u8]> = HashSet::new();
-    for piece in pieces(text, cut) {
-        d.push(piece);
-        if may_have_more_words(piece) && looked.insert(piece) {
-            // Whole characters, cut at ASCII bytes.
-            push_more_words(std::str::from_utf8(piece).unwrap_or_default(), &mut more);
-        }
-    }
-    d.push_pieces(&more, cut);
-    d.take_text()
 }
 
 #[cfg(test)]

@@ -161,6 +161,8 @@ pub const MIGRATIONS: &[Migration] = &[
     // The word index writes a batch as one segment, not one a megabyte
     // (`reindex::flush_by_batch`).
     (21, "index_flushes_by_batch", ""),
+    // PostgreSQL's blocks stored without its compression: nothing here.
+    (22, "blocks_stored_as_they_are", ""),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys
