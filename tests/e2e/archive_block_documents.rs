@@ -698,6 +698,13 @@ fn an_import_leaves_the_word_indexes_merged_its_rows_made_ahead() {
         let id = format!("prt_{i:03}");
         lines.push(text_part(&id, "msg_1", &words.join(" "), 1_001 + i));
     }
+    // Words the server's parser makes (past ASCII, with signs): positions.
+    lines.push(text_part(
+        "prt_parsed",
+        "msg_1",
+        "Ünïcode café ~home/x+1 7056e656 naïve Ünïcode",
+        1_999,
+    ));
     lines.push(text_part(
         "prt_last",
         "msg_1",
@@ -728,6 +735,13 @@ fn an_import_leaves_the_word_indexes_merged_its_rows_made_ahead() {
          WHERE attrelid = 'event_blocks'::regclass AND attname IN ('data', 'tsv') ORDER BY 1",
     );
     assert_eq!(storage, [["data", "e"], ["tsv", "e"]]);
+    // And their words keep no positions, the parser's neither.
+    let placed = postgres_support::rows(
+        &url,
+        "SELECT count(*) FILTER (WHERE tsv <> strip(tsv)), count(tsv) FROM event_blocks",
+    );
+    assert_eq!(placed[0][0], "0", "{placed:?}");
+    assert_ne!(placed[0][1], "0", "{placed:?}");
     let mut archive = Setting::Postgres(url).open().unwrap().unwrap();
     assert_eq!(found(&mut *archive, "reconciled"), ["prt_last"]);
 }

@@ -96,9 +96,10 @@ pub async fn server_agrees(client: &Client) -> bool {
 }
 
 /// A block's `tsvector`: its words made here (`$words`, a `text[]`) and the
-/// parser's of the rest (`$7`).
+/// parser's of the rest (`$7`), without positions. Only the parser's have
+/// any: they are stripped before the two are joined, not the whole after.
 pub(in crate::archive) fn block_tsvector(words: usize) -> String {
-    format!("strip(array_to_tsvector(${words}::text[]) || to_tsvector('simple', $7::text))")
+    format!("array_to_tsvector(${words}::text[]) || strip(to_tsvector('simple', $7::text))")
 }
 
 #[cfg(test)]
