@@ -353,6 +353,74 @@ fn postgres_keeps_the_parts_the_log_holds_once() {
     });
 }
 
+/// The writer hashes a part's or message's JSON as the server does
+/// (`text_hash`, the server's `hashtextextended(text, 0)`), so rows
+/// written by an ocview that let the server hash them are told the same
+/// when sent again: texts of every length up to a few rounds, of any
+/// characters, and long; and the rows an import wrote.
+#[test]
+fn the_writer_hashes_texts_as_the_server_does() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("text_hash");
+    let mut texts: Vec<String> = (0..=40)
+        .map(|n| {
+            (0..n)
+                .map(|i| char::from(b'!' + (i * 7 % 90) as u8))
+                .collect()
+        })
+        .collect();
+    texts.extend(
+        [
+            "Ünïcödé 東京 🙂 ДОМ",
+            r#"{"id":"prt_1","text":"say \"hi\"\n","time":{"start":1}}"#,
+            "\u{7f}\u{80}\u{ff}\u{100}\u{10ffff}",
+        ]
+        .map(String::from),
+    );
+    texts.push("0123456789abcdef🙂".repeat(6_000));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server: Vec<i64> = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let rows = client
+            .query(
+                "SELECT hashtextextended(t, 0) FROM unnest($1::text[]) WITH ORDINALITY u(t, i)
+                 ORDER BY i",
+                &[&texts],
+            )
+            .await
+            .unwrap();
+        rows.iter().map(|r| r.get(0)).collect()
+    });
+    let here: Vec<i64> = texts
+        .iter()
+        .map(|t| ocview::archive::postgres::text_hash::hash_text(t))
+        .collect();
+    assert_eq!(here, server);
+    // An import's rows: each hash is its JSON's, where the row keeps it.
+    open(&Setting::Postgres(url.clone()))
+        .write(&fixture_batch())
+        .unwrap();
+    for table in ["parts", "messages"] {
+        let row = &postgres_support::rows(
+            &url,
+            &format!(
+                "SELECT count(*) FILTER (WHERE raw <> '' AND hash <> hashtextextended(raw, 0)),
+                        count(*) FILTER (WHERE hash IS NULL), count(*) FROM {table}"
+            ),
+        )[0];
+        assert_eq!(row[..2], ["0", "0"], "{table}: {row:?}");
+        assert_ne!(row[2], "0", "{table}");
+    }
+}
+
 /// PostgreSQL's schema-5 archive (one row per event) moves to blocks too.
 #[test]
 fn a_schema_5_postgres_archive_opens_and_replays_exactly() {

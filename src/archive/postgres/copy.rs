@@ -14,15 +14,18 @@ use tokio_postgres::{Error, Transaction};
 use crate::archive::postgres::blocks_search::{
     BLOCK_DOCUMENTS_SINCE, BLOCK_SPANS_SINCE, Documents,
 };
-use crate::archive::postgres::event_log::{LogError, Logged};
+use crate::archive::postgres::event_log::{LogError, Logged, MESSAGES_LOGGED_SINCE};
 use crate::archive::postgres::search::tsvector_sql;
+use crate::archive::postgres::text_hash::hash_text;
 use crate::archive::query::indexable;
 use crate::archive::rows::{Batch, PartRow, Written};
 
 /// The staging tables, made once per connection; emptied at each commit.
 /// Their long texts are kept as they are: compressing each (PostgreSQL's
 /// `pglz`) only for the next statement to read it back was a fifth of
-/// the server's work in an import.
+/// the server's work in an import. A part's or message's JSON comes with
+/// its hash (`text_hash`), and not at all where its row keeps only its
+/// place in the log.
 pub(in crate::archive) const STAGING: &str = "
     CREATE TEMP TABLE IF NOT EXISTS in_keys (slot BIGINT, key TEXT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_sessions (id TEXT, parent_id TEXT, title TEXT, directory TEXT,
@@ -30,10 +33,10 @@ pub(in crate::archive) const STAGING: &str = "
     CREATE TEMP TABLE IF NOT EXISTS in_messages (id TEXT, session_id TEXT, role TEXT, model TEXT,
         agent TEXT, created BIGINT, updated BIGINT, raw TEXT, logged BIGINT, cost FLOAT8,
         tokens_input BIGINT, tokens_output BIGINT, tokens_reasoning BIGINT,
-        tokens_cache_read BIGINT, tokens_cache_write BIGINT) ON COMMIT DELETE ROWS;
+        tokens_cache_read BIGINT, tokens_cache_write BIGINT, hash BIGINT) ON COMMIT DELETE ROWS;
     CREATE TEMP TABLE IF NOT EXISTS in_parts (id TEXT, message_id TEXT, session_id TEXT, kind TEXT,
         tool TEXT, state TEXT, model TEXT, agent TEXT, time BIGINT, updated BIGINT, raw TEXT, body TEXT,
-        logged BIGINT, in_block BOOLEAN, error TEXT) ON COMMIT DELETE ROWS;
+        logged BIGINT, in_block BOOLEAN, error TEXT, hash BIGINT) ON COMMIT DELETE ROWS;
     ALTER TABLE in_sessions ALTER raw SET STORAGE EXTERNAL, ALTER body SET STORAGE EXTERNAL;
     ALTER TABLE in_messages ALTER raw SET STORAGE EXTERNAL;
     ALTER TABLE in_parts ALTER raw SET STORAGE EXTERNAL, ALTER body SET STORAGE EXTERNAL;";
@@ -45,7 +48,7 @@ pub(in crate::archive) const STAGING: &str = "
 const MESSAGES_UPSERT: &str =
     "INSERT INTO messages (id, session_id, role, model, agent, created, updated, raw, logged, hash)
      SELECT id, session_id, role, model, agent, created, updated,
-            CASE WHEN logged IS NULL THEN raw ELSE '' END, logged, hashtextextended(raw, 0)
+            CASE WHEN logged IS NULL THEN raw ELSE '' END, logged, hash
      FROM in_messages ORDER BY id
      ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
        role = excluded.role, model = excluded.model, agent = excluded.agent,
@@ -69,8 +72,8 @@ fn messages_upsert_v18() -> String {
     MESSAGES_UPSERT
         .replace("logged, hash)", &format!("logged, hash, {columns})"))
         .replace(
-            "hashtextextended(raw, 0)\n     FROM in_messages",
-            &format!("hashtextextended(raw, 0), {columns}\n     FROM in_messages"),
+            "logged, hash\n     FROM in_messages",
+            &format!("logged, hash, {columns}\n     FROM in_messages"),
         )
         .replace(
             "hash = excluded.hash\n",
@@ -91,6 +94,15 @@ const MESSAGES_UPSERT_V9: &str =
 /// Text as PostgreSQL stores it: no NUL character.
 pub(in crate::archive) fn pg_text(s: &str) -> String {
     s.replace('\0', "")
+}
+
+/// `pg_text`, copied only where it has a NUL.
+fn pg_str(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        pg_text(s).into()
+    } else {
+        s.into()
+    }
 }
 
 fn opt(s: &Option<String>) -> Option<String> {
@@ -240,6 +252,20 @@ async fn write_messages(
     version: i64,
 ) -> Result<(), LogError> {
     let rows = batch.messages.iter().map(|m| -> Row {
+        // No second copy of what the log holds as it is.
+        let place = m
+            .logged_as
+            .as_deref()
+            .and_then(|k| logged.at.get(k).copied());
+        let raw = pg_str(&m.raw);
+        let hash = hash_text(&raw);
+        // The JSON is not sent where the row keeps only its place (before
+        // schema 10 a message keeps its JSON).
+        let sent = if place.is_some() && version >= MESSAGES_LOGGED_SINCE {
+            String::new()
+        } else {
+            raw.into_owned()
+        };
         vec![
             Box::new(m.id.clone()),
             Box::new(m.session_id.clone()),
@@ -248,26 +274,22 @@ async fn write_messages(
             Box::new(m.agent.clone()),
             Box::new(m.created),
             Box::new(m.updated),
-            Box::new(pg_text(&m.raw)),
-            // No second copy of what the log holds as it is.
-            Box::new(
-                m.logged_as
-                    .as_deref()
-                    .and_then(|k| logged.at.get(k).copied()),
-            ),
+            Box::new(sent),
+            Box::new(place),
             Box::new(m.spend.map(|f| f.cost)),
             Box::new(m.spend.map(|f| big(f.input))),
             Box::new(m.spend.map(|f| big(f.output))),
             Box::new(m.spend.map(|f| big(f.reasoning))),
             Box::new(m.spend.map(|f| big(f.cache_read))),
             Box::new(m.spend.map(|f| big(f.cache_write))),
+            Box::new(hash),
         ]
     });
-    let types = column_types("tttttnntnfnnnnn");
+    let types = column_types("tttttnntnfnnnnnn");
     copy(tx, "in_messages", &types, rows).await?;
     let upsert = if version >= crate::archive::spend::SINCE {
         messages_upsert_v18()
-    } else if version >= crate::archive::postgres::event_log::MESSAGES_LOGGED_SINCE {
+    } else if version >= MESSAGES_LOGGED_SINCE {
         MESSAGES_UPSERT.to_string()
     } else {
         MESSAGES_UPSERT_V9.to_string()
@@ -297,6 +319,13 @@ async fn write_parts(
             (false, Some(body)) => body,
             (false, None) => index_text(p),
         };
+        let raw = pg_str(&p.raw);
+        let hash = hash_text(&raw);
+        let sent = if place.is_some() {
+            String::new()
+        } else {
+            raw.into_owned()
+        };
         vec![
             Box::new(p.id.clone()),
             Box::new(p.message_id.clone()),
@@ -308,14 +337,15 @@ async fn write_parts(
             Box::new(p.agent.clone()),
             Box::new(p.time),
             Box::new(p.updated),
-            Box::new(pg_text(&p.raw)),
+            Box::new(sent),
             Box::new(body),
             Box::new(place),
             Box::new(in_block),
             Box::new(p.error.clone()),
+            Box::new(hash),
         ]
     });
-    let types = column_types("ttttttttnnttnbt");
+    let types = column_types("ttttttttnnttnbtn");
     copy(tx, "in_parts", &types, rows).await?;
     // A part's document is in its own row, made with it, or in its
     // block's (`in_block`): a part with no text has none. A part the
@@ -342,7 +372,7 @@ async fn write_parts(
                             updated, raw, logged, hash, tsv)
          SELECT id, message_id, session_id, kind, tool, state,{model}{error} time, updated,
                 CASE WHEN logged IS NULL THEN raw ELSE '' END, logged,
-                hashtextextended(raw, 0), CASE WHEN body <> '' AND NOT in_block THEN {} END
+                hash, CASE WHEN body <> '' AND NOT in_block THEN {} END
          FROM in_parts ORDER BY id
          ON CONFLICT (id) DO UPDATE SET message_id = excluded.message_id,
            session_id = excluded.session_id, kind = excluded.kind,

@@ -32,6 +32,7 @@ pub mod resume;
 pub mod schema;
 pub(in crate::archive) mod search;
 mod spend;
+pub mod text_hash;
 pub mod tls;
 mod tool_calls;
 pub(in crate::archive) mod upkeep;
