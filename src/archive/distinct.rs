@@ -117,7 +117,8 @@ pub fn document(text: &str, cut: impl Fn(u8) -> bool + Copy) -> String {
 fn document_in(d: &mut Distinct, text: &str, cut: impl Fn(u8) -> bool + Copy) -> String {
     use crate::archive::words::{may_have_more_words, push_more_words};
     let mut more = String::new();
-    let mut looked: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+    let mut looked: std::collections::HashSet<&[u8], BuildHasherDefault<Quick>> =
+        std::collections::HashSet::default();
     for piece in pieces(text, cut) {
         d.push(piece);
         if may_have_more_words(piece) && looked.insert(piece) {
@@ -145,6 +146,20 @@ pub fn pieces(text: &str, cut: impl Fn(u8) -> bool) -> impl Iterator<Item = &[u8
         at = end;
         Some(&bytes[start..end])
     })
+}
+
+/// Pieces hashed eight bytes at a time (`encode::quick_hash`), not by
+/// SipHash: a table of a text's own pieces needs no defence.
+#[derive(Default)]
+struct Quick(u64);
+
+impl Hasher for Quick {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = self.0.rotate_left(5) ^ crate::archive::encode::quick_hash(bytes);
+    }
 }
 
 /// The pieces' hashes are already hashes.

@@ -98,11 +98,27 @@ pub const MIGRATION_11: &str = "
         WHERE tsv IS NOT NULL;";
 
 /// Where a block's document cuts its text into runs (`document`).
+#[inline]
 fn cut(b: u8) -> bool {
-    b.is_ascii_whitespace()
-        || matches!(b, b'<' | b'>' | b'&')
-        || SEPARATORS.contains(&char::from(b))
+    CUTS[usize::from(b)]
 }
+
+/// `cut` of each byte, looked up: it is asked of every byte indexed.
+const CUTS: [bool; 256] = {
+    let mut cuts = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        let byte = b as u8;
+        cuts[b] = byte.is_ascii_whitespace() || matches!(byte, b'<' | b'>' | b'&');
+        b += 1;
+    }
+    let mut i = 0;
+    while i < SEPARATORS.len() {
+        cuts[SEPARATORS[i] as usize] = true;
+        i += 1;
+    }
+    cuts
+};
 
 /// What a block's document is made of for a part, made ahead of the write
 /// (`Engine::rows_ahead`): its text as the index takes it, each run once.
@@ -493,6 +509,16 @@ mod tests {
         crate::archive::distinct::pieces(text, cut)
             .map(|run| String::from_utf8_lossy(run).to_lowercase())
             .collect()
+    }
+
+    #[test]
+    fn the_cuts_looked_up_are_the_rules() {
+        for b in 0..=255u8 {
+            let rule = b.is_ascii_whitespace()
+                || matches!(b, b'<' | b'>' | b'&')
+                || SEPARATORS.contains(&char::from(b));
+            assert_eq!(cut(b), rule, "byte {b}");
+        }
     }
 
     #[test]
