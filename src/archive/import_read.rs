@@ -135,9 +135,7 @@ pub(super) fn prepare_all(
     tx: &std::sync::mpsc::SyncSender<Said>,
 ) {
     for said in rx {
-        while let Ok(done) = written.try_recv() {
-            drop(done);
-        }
+        written.try_iter().for_each(drop);
         let said = match said {
             Said::Batch { file, batch } => Said::Batch {
                 file,

@@ -380,6 +380,13 @@ fn an_older_archive_finds_the_same_hits(version: i64) {
     let own = postgres_support::rows(&url, "SELECT count(*) FROM parts WHERE tsv IS NOT NULL");
     let own_expected = if version == 9 { "4" } else { "1" };
     assert_eq!(own, [[own_expected]], "schema {version}'s documents");
+    // Before schema 10 a message keeps its JSON, the log's or not.
+    let kept = postgres_support::rows(
+        &url,
+        "SELECT count(*) FILTER (WHERE raw = ''), count(*) FROM messages",
+    );
+    let without = if version == 9 { "0" } else { &kept[0][1] };
+    assert_eq!(kept[0][0], without, "schema {version}'s messages: {kept:?}");
 
     let mut upgraded = Setting::Postgres(url.clone()).open().unwrap().unwrap();
     let latest = postgres_support::rows(&url, "SELECT max(version) FROM ocview_schema");
