@@ -22,18 +22,16 @@ pub fn for_engine(batch: &Batch, redacts: bool) -> (Cow<'_, Batch>, Vec<Found>) 
 
 /// `batch` redacted ahead of its write, when `redacts` (an import's
 /// reading stage: the secrets are looked for on its thread, not the
-/// writer's).
-pub fn ahead(batch: Batch, redacts: bool) -> Batch {
+/// writer's). Owned, it is redacted where it is: no copy of it is made,
+/// and its texts are read once, not first asked whether they may hold a
+/// secret.
+pub fn ahead(mut batch: Batch, redacts: bool) -> Batch {
     if !redacts || batch.redacted.is_some() {
         return batch;
     }
-    let (redacted, found) = self::batch(&batch);
-    let mut out = match redacted {
-        Cow::Owned(b) => b,
-        Cow::Borrowed(_) => batch,
-    };
-    out.redacted = Some(found);
-    out
+    let found = in_place(&mut batch);
+    batch.redacted = Some(found);
+    batch
 }
 
 /// `batch` redacted, and what was found; borrowed when nothing changed.
@@ -57,6 +55,13 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
         return (Cow::Borrowed(batch), Vec::new());
     }
     let mut out = batch.clone();
+    let found = in_place(&mut out);
+    (Cow::Owned(out), found)
+}
+
+/// `out` with its secrets replaced, and what was found.
+fn in_place(out: &mut Batch) -> Vec<Found> {
+    let r = Redactor::shared();
     // Blocks packed before are of the events before redaction.
     out.packed = None;
     let mut found = Vec::new();
@@ -127,7 +132,7 @@ pub fn batch(batch: &Batch) -> (Cow<'_, Batch>, Vec<Found>) {
             a.message = Some(m);
         }
     }
-    (Cow::Owned(out), found)
+    found
 }
 
 fn note(found: &mut Vec<Found>, session_id: &str, item: &str, tally: Tally) {

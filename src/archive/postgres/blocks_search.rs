@@ -72,7 +72,7 @@ pub(in crate::archive) struct BlockDocument {
     /// What the parser is given; `None`: the block has no document.
     pub text: Option<String>,
     /// The words made here (`lexemes`).
-    pub words: Vec<String>,
+    pub words: Option<crate::archive::postgres::lexemes::Split>,
     pub newest: Option<i64>,
     pub oldest: Option<i64>,
 }
@@ -182,11 +182,11 @@ pub(in crate::archive) fn document<'a>(
         in_block.insert(key);
     }
     let (text, words) = match (words.is_empty(), documents.words_here) {
-        (true, _) => (None, Vec::new()),
-        (false, false) => (Some(words.text()), Vec::new()),
+        (true, _) => (None, None),
+        (false, false) => (Some(words.text()), None),
         (false, true) => {
-            let s = crate::archive::postgres::lexemes::split(&words.text());
-            (Some(s.rest), s.words)
+            let mut s = crate::archive::postgres::lexemes::words_of(words.text());
+            (Some(std::mem::take(&mut s.rest)), Some(s))
         }
     };
     BlockDocument {

@@ -138,10 +138,18 @@ pub(in crate::archive) async fn write_events<'a>(
             })
         })
         .collect();
+    let words: Vec<Vec<&str>> = made
+        .iter()
+        .map(|d| {
+            d.as_ref()
+                .and_then(|d| d.words.as_ref())
+                .map_or_else(Vec::new, |s| s.words())
+        })
+        .collect();
     let args: Vec<Vec<&(dyn ToSql + Sync)>> = groups
         .iter()
-        .zip(&made)
-        .map(|(b, d)| {
+        .zip(made.iter().zip(&words))
+        .map(|(b, (d, words))| {
             let mut args: Vec<&(dyn ToSql + Sync)> =
                 vec![&b.session_id, &b.time, &b.count, &b.todo, &b.slots, &b.data];
             if let Some(d) = d {
@@ -149,7 +157,7 @@ pub(in crate::archive) async fn write_events<'a>(
                 if spans {
                     args.push(&d.oldest);
                 }
-                args.push(&d.words);
+                args.push(words);
             }
             args
         })
