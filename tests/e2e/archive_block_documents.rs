@@ -752,3 +752,46 @@ fn an_import_leaves_the_word_indexes_merged_its_rows_made_ahead() {
     let mut archive = Setting::Postgres(url).open().unwrap().unwrap();
     assert_eq!(found(&mut *archive, "reconciled"), ["prt_last"]);
 }
+
+/// During an import, the word indexes' pending lists are merged by a
+/// connection of their own beside the writes, not by the write that fills
+/// them (which held the import for seconds): after some batches, with
+/// the import still going on, nothing is left pending for a merge.
+#[test]
+fn an_import_merges_the_pending_lists_beside_its_writes() {
+    let Some(pg) = postgres_support::Postgres::start_or_skip() else {
+        return;
+    };
+    let url = pg.database("merged_beside");
+    let mut archive = Setting::Postgres(url.clone()).open().unwrap().unwrap();
+    archive.bulk(true);
+    let mut word = crate::support::words::random_words(11, 100_000);
+    let mut last_word = String::new();
+    // Two merges' worth (one every 8 batches, `postgres::upkeep`).
+    for b in 0..16 {
+        let message_id = format!("msg_{b:02}");
+        let mut lines = vec![session(10 + b), message(&message_id, 1_000 + b)];
+        for i in 0..20 {
+            let words: Vec<String> = (0..40).map(|_| word()).collect();
+            last_word = words[0].clone();
+            let id = format!("prt_{b:02}_{i:02}");
+            lines.push(text_part(
+                &id,
+                &message_id,
+                &words.join(" "),
+                1_000 + b * 100 + i,
+            ));
+        }
+        archive.write(&batch_of(&lines)).unwrap();
+    }
+    // The last merge asked is sent as this connection's work is awaited;
+    // the server merges meanwhile.
+    for _ in 0..10 {
+        archive.counts().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left = postgres_support::rows(&url, "SELECT gin_clean_pending_list('event_blocks_tsv')");
+    assert_eq!(left, [["0"]], "the blocks' words were left pending");
+    archive.bulk(false);
+    assert!(found(&mut *archive, &last_word).contains(&"prt_15_19".to_string()));
+}

@@ -67,6 +67,14 @@ pub struct PgArchive {
     /// Whether the server makes a block's plain words as ocview does
     /// (`lexemes`), asked before the first write.
     pub(in crate::archive) words_here: Option<bool>,
+    /// How to open another connection to the same archive (`upkeep::Merger`).
+    pub(in crate::archive) again: Option<(
+        tokio_postgres::Config,
+        tokio_postgres_rustls::MakeRustlsConnect,
+    )>,
+    /// During an import: the connection that merges the word indexes'
+    /// pending lists beside the writes (`upkeep::bulk`).
+    pub(in crate::archive) merger: Option<crate::archive::postgres::upkeep::Merger>,
 }
 
 impl PgArchive {
@@ -82,6 +90,7 @@ impl PgArchive {
             .enable_all()
             .build()
             .map_err(|e| fail(Trouble::Failed, e.to_string()))?;
+        let again = Some((config.clone(), tls.clone()));
         let (client, connection) = rt
             .block_on(config.connect(tls))
             .map_err(|e| with_why(classify(&place, &e), no_password.as_deref()))?;
@@ -99,6 +108,8 @@ impl PgArchive {
             rehearsing: false,
             version: crate::archive::schema::LATEST,
             words_here: None,
+            again,
+            merger: None,
         };
         archive.prepare()?;
         Ok(archive)
@@ -504,7 +515,12 @@ impl Engine for PgArchive {
                 self.write_at_version(batch, found)
                     .map_err(|e| e.said(&place))
             }
-            written => written.map_err(|e| e.said(&place)),
+            written => {
+                if written.is_ok() {
+                    crate::archive::postgres::upkeep::written(self);
+                }
+                written.map_err(|e| e.said(&place))
+            }
         }
     }
 

@@ -26,11 +26,22 @@ pub(in crate::archive) fn size(a: &mut PgArchive) -> Result<u64, ArchiveError> {
 /// During an import, the word indexes' pending lists (GIN's fast
 /// update) grow to 64 MB before this connection merges them into the
 /// indexes, not 4 MB: the same words are merged once for many blocks
-/// (an import of real sessions took a sixth less time). What is left is
-/// merged at its end, so searches do not read a long list after it. A
-/// writer that may not merge them (not their owner) leaves that to
-/// autovacuum, as before.
+/// (an import of real sessions took a sixth less time). A merge done by
+/// the write that fills the list held that write, and the whole import
+/// behind it, for seconds; so another connection (`Merger`) merges them
+/// beside the writes, every `MERGE_EVERY` batches, and the list rarely
+/// fills. What is left is merged at the end, so searches do not read a
+/// long list after it. A writer that may not merge them (not their
+/// owner) leaves that to autovacuum, as before.
 pub(in crate::archive) fn bulk(a: &mut PgArchive, on: bool) {
+    if on {
+        a.merger = Merger::open(a);
+    } else if let Some(m) = a.merger.take() {
+        // Its last merge done, the one below finds little left.
+        if let Some(merging) = m.merging {
+            let _ = a.rt.block_on(merging);
+        }
+    }
     let sql = if on {
         "SET gin_pending_list_limit = '64MB'"
     } else {
@@ -43,6 +54,75 @@ pub(in crate::archive) fn bulk(a: &mut PgArchive, on: bool) {
     if let Err(e) = a.rt.block_on(a.client.batch_execute(sql)) {
         tracing::warn!("{}: the word indexes' pending lists: {e}", a.place);
     }
+}
+
+/// Batches written between two merges of the pending lists: about a
+/// quarter of the 64 MB an import's blocks of real sessions fill.
+const MERGE_EVERY: u32 = 8;
+
+/// The pending lists' merges an import asks of a connection of their own.
+pub(in crate::archive) struct Merger {
+    client: std::sync::Arc<tokio_postgres::Client>,
+    /// Batches written since the last merge was asked.
+    batches: u32,
+    /// The merge under way, if any.
+    merging: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Merger {
+    /// Another connection to `a`'s archive; none when it cannot be had
+    /// (the write's own merges then do the work, as before).
+    fn open(a: &PgArchive) -> Option<Merger> {
+        if a.read_only.is_some() {
+            return None;
+        }
+        let (config, tls) = a.again.clone()?;
+        let (client, connection) = match a.rt.block_on(config.connect(tls)) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::info!("{}: pending lists merged by the writes: {e}", a.place);
+                return None;
+            }
+        };
+        a.rt.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("archive merging connection: {e}");
+            }
+        });
+        Some(Merger {
+            client: std::sync::Arc::new(client),
+            batches: 0,
+            merging: None,
+        })
+    }
+}
+
+/// A batch was written: every `MERGE_EVERY`, the pending lists are merged
+/// on the other connection, while the writes go on (the task runs as this
+/// connection's work is awaited; the server merges meanwhile).
+pub(in crate::archive) fn written(a: &mut PgArchive) {
+    let Some(m) = a.merger.as_mut() else {
+        return;
+    };
+    m.batches += 1;
+    if m.batches < MERGE_EVERY || m.merging.as_ref().is_some_and(|t| !t.is_finished()) {
+        return;
+    }
+    m.batches = 0;
+    let client = m.client.clone();
+    let place = a.place.clone();
+    m.merging = Some(a.rt.spawn(async move {
+        if let Err(e) = client
+            .batch_execute(
+                "SELECT gin_clean_pending_list(i)
+                 FROM unnest(ARRAY[to_regclass('event_blocks_tsv'), to_regclass('parts_tsv')]) AS i
+                 WHERE i IS NOT NULL",
+            )
+            .await
+        {
+            tracing::debug!("{place}: pending lists not merged beside the writes: {e}");
+        }
+    }));
 }
 
 pub(in crate::archive) fn oldest_sessions(
