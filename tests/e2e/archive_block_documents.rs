@@ -767,8 +767,9 @@ fn an_import_merges_the_pending_lists_beside_its_writes() {
     archive.bulk(true);
     let mut word = crate::support::words::random_words(11, 100_000);
     let mut last_word = String::new();
-    // Two merges' worth (one every 8 batches, `postgres::upkeep`).
-    for b in 0..16 {
+    // One merge's worth (one every 8 batches, `postgres::upkeep`): asked
+    // once the last is written, whatever the machine's speed.
+    for b in 0..8 {
         let message_id = format!("msg_{b:02}");
         let mut lines = vec![session(10 + b), message(&message_id, 1_000 + b)];
         for i in 0..20 {
@@ -784,8 +785,9 @@ fn an_import_merges_the_pending_lists_beside_its_writes() {
         }
         archive.write(&batch_of(&lines)).unwrap();
     }
-    // The last merge asked is sent as this connection's work is awaited;
-    // the server merges meanwhile.
+    // The merge asked is sent as this connection's work is awaited; the
+    // server merges meanwhile (a merge asked now waits for it, then finds
+    // nothing).
     for _ in 0..10 {
         archive.counts().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -793,5 +795,5 @@ fn an_import_merges_the_pending_lists_beside_its_writes() {
     let left = postgres_support::rows(&url, "SELECT gin_clean_pending_list('event_blocks_tsv')");
     assert_eq!(left, [["0"]], "the blocks' words were left pending");
     archive.bulk(false);
-    assert!(found(&mut *archive, &last_word).contains(&"prt_15_19".to_string()));
+    assert!(found(&mut *archive, &last_word).contains(&"prt_07_19".to_string()));
 }
