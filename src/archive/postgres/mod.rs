@@ -68,10 +68,10 @@ pub struct PgArchive {
     /// (`lexemes`), asked before the first write.
     pub(in crate::archive) words_here: Option<bool>,
     /// How to open another connection to the same archive (`upkeep::Merger`).
-    pub(in crate::archive) again: Option<(
+    pub(in crate::archive) again: (
         tokio_postgres::Config,
         tokio_postgres_rustls::MakeRustlsConnect,
-    )>,
+    ),
     /// During an import: the connection that merges the word indexes'
     /// pending lists beside the writes (`upkeep::bulk`).
     pub(in crate::archive) merger: Option<crate::archive::postgres::upkeep::Merger>,
@@ -90,7 +90,7 @@ impl PgArchive {
             .enable_all()
             .build()
             .map_err(|e| fail(Trouble::Failed, e.to_string()))?;
-        let again = Some((config.clone(), tls.clone()));
+        let again = (config.clone(), tls.clone());
         let (client, connection) = rt
             .block_on(config.connect(tls))
             .map_err(|e| with_why(classify(&place, &e), no_password.as_deref()))?;

@@ -43,18 +43,20 @@ pub(in crate::archive) fn bulk(a: &mut PgArchive, on: bool) {
         }
     }
     let sql = if on {
-        "SET gin_pending_list_limit = '64MB'"
+        "SET gin_pending_list_limit = '64MB'".to_string()
     } else {
-        "RESET gin_pending_list_limit;
-         SELECT gin_clean_pending_list(i)
-         FROM unnest(ARRAY[to_regclass('event_blocks_tsv'), to_regclass('parts_tsv'),
-                           to_regclass('sessions_tsv')]) AS i
-         WHERE i IS NOT NULL"
+        format!("RESET gin_pending_list_limit; {MERGE_PENDING}")
     };
-    if let Err(e) = a.rt.block_on(a.client.batch_execute(sql)) {
+    if let Err(e) = a.rt.block_on(a.client.batch_execute(&sql)) {
         tracing::warn!("{}: the word indexes' pending lists: {e}", a.place);
     }
 }
+
+/// The word indexes' pending lists merged into them (each that exists).
+const MERGE_PENDING: &str = "SELECT gin_clean_pending_list(i)
+     FROM unnest(ARRAY[to_regclass('event_blocks_tsv'), to_regclass('parts_tsv'),
+                       to_regclass('sessions_tsv')]) AS i
+     WHERE i IS NOT NULL";
 
 /// Batches written between two merges of the pending lists: about a
 /// quarter of the 64 MB an import's blocks of real sessions fill.
@@ -76,7 +78,7 @@ impl Merger {
         if a.read_only.is_some() {
             return None;
         }
-        let (config, tls) = a.again.clone()?;
+        let (config, tls) = a.again.clone();
         let (client, connection) = match a.rt.block_on(config.connect(tls)) {
             Ok(c) => c,
             Err(e) => {
@@ -112,14 +114,7 @@ pub(in crate::archive) fn written(a: &mut PgArchive) {
     let client = m.client.clone();
     let place = a.place.clone();
     m.merging = Some(a.rt.spawn(async move {
-        if let Err(e) = client
-            .batch_execute(
-                "SELECT gin_clean_pending_list(i)
-                 FROM unnest(ARRAY[to_regclass('event_blocks_tsv'), to_regclass('parts_tsv')]) AS i
-                 WHERE i IS NOT NULL",
-            )
-            .await
-        {
+        if let Err(e) = client.batch_execute(MERGE_PENDING).await {
             tracing::debug!("{place}: pending lists not merged beside the writes: {e}");
         }
     }));
