@@ -15,7 +15,7 @@
 //! down.
 
 /// The schema this ocview writes.
-pub const LATEST: i64 = 22;
+pub const LATEST: i64 = 23;
 
 /// The last version an ocview before refinery wrote: an archive left by
 /// that runner is at this version or below.

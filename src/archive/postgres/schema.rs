@@ -162,6 +162,8 @@ pub const MIGRATIONS: &[Migration] = &[
     // SQLite's index flushing a batch at once: nothing here.
     (21, "index_flushes_by_batch", ""),
     (22, "blocks_stored_as_they_are", POSTGRES_BLOCKS_AS_THEY_ARE),
+    // SQLite's index merging more segments at a time: nothing here.
+    (23, "index_merges_wider", ""),
 ];
 
 /// Migration 22 (PostgreSQL): a block's events (compressed by ocview) and

@@ -136,3 +136,37 @@ fn the_word_index_and_one_being_built_write_a_batch_as_one_segment() {
     tx.commit().unwrap();
     assert_eq!(hashsize(&c, "search_next"), 16 << 20);
 }
+
+#[test]
+fn the_word_index_and_one_being_built_merge_sixty_four_segments_at_a_time() {
+    let setting = |c: &rusqlite::Connection, table: &str, key: &str| {
+        count(
+            c,
+            &format!("SELECT v FROM {table}_config WHERE k = '{key}'"),
+        )
+    };
+    let mut c = rusqlite::Connection::open_in_memory().unwrap();
+    let sqlite = crate::archive::sqlite::schema::MIGRATIONS;
+    run(&mut c, sqlite, crate::archive::sqlite::schema::STEPS).unwrap();
+    assert_eq!(setting(&c, "search", "automerge"), 64);
+    assert_eq!(setting(&c, "search", "crisismerge"), 64);
+    // A re-index under way when the migration runs: its new index too.
+    c.execute_batch(crate::archive::sqlite::reindex::SQL_20)
+        .unwrap();
+    assert_eq!(setting(&c, "search_next", "automerge"), 16);
+    let tx = c.transaction().unwrap();
+    crate::archive::sqlite::reindex::merge_wider(&tx).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(setting(&c, "search_next", "automerge"), 64);
+    assert_eq!(setting(&c, "search_next", "crisismerge"), 64);
+    // Twenty segments written one by one stay twenty: none merged.
+    for n in 0..20 {
+        c.execute(
+            "INSERT INTO search (rowid, body) VALUES (?1, 'word')",
+            [n + 1],
+        )
+        .unwrap();
+    }
+    let segments = count(&c, "SELECT count(DISTINCT segid) FROM search_idx");
+    assert_eq!(segments, 20);
+}

@@ -10,6 +10,7 @@ pub const STEPS: &[(i64, Step)] = &[
     (19, crate::archive::sqlite::reindex::step),
     (20, crate::archive::sqlite::reindex::step),
     (21, crate::archive::sqlite::reindex::flush_by_batch),
+    (23, crate::archive::sqlite::reindex::merge_wider),
 ];
 
 /// The migrations, in order.
@@ -163,6 +164,9 @@ pub const MIGRATIONS: &[Migration] = &[
     (21, "index_flushes_by_batch", ""),
     // PostgreSQL's blocks stored without its compression: nothing here.
     (22, "blocks_stored_as_they_are", ""),
+    // The word index merges its segments sixty-four at a time
+    // (`reindex::merge_wider`).
+    (23, "index_merges_wider", ""),
 ];
 
 /// Migration 6 (SQLite): the event log in compressed blocks with its keys
