@@ -88,9 +88,9 @@ pub fn flush_by_batch(tx: &Transaction) -> rusqlite::Result<()> {
 /// sixty-four at a time, a word is written again about a third fewer
 /// times over an archive's life than sixteen at a time (log 64 against
 /// log 16 of its segments), and an import of a hundred thousand parts
-/// (some sixty batches) merges nothing yet. A search reads a segment
-/// more for each one a level holds: a few milliseconds at a million
-/// parts.
+/// (some sixty batches) merges nothing yet. A search reads more segments
+/// (about three times as many at a million parts), in a time not told
+/// apart from sixteen's.
 const MERGE_WIDTH: i64 = 64;
 
 /// Migration 23's step: the word index, and one being built, merge their
