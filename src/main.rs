@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// mimalloc: an import's stages hand each other their strings, which the
-/// system's allocator serves slowly (a fifth of an import's work on small
-/// parts, docs/performance.md).
+/// system's allocator serves slowly (about a tenth of an import's work,
+/// a seventh on small parts; docs/performance.md).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
