@@ -26,6 +26,21 @@ pub struct SseFrame {
 /// frame must not grow the buffer without bound.
 pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
+/// A line past this many bytes is given its limit's room at once.
+const LONG_LINE: usize = 1 << 20;
+
+/// Room in `buf` for `more` bytes, `max` at most in all. Doubling a long
+/// line's buffer copies it into one twice as large, which held both at
+/// once (mimalloc grows no large block in place: a line dropped at the
+/// 64 MB limit peaked 35 MB higher than with the system's allocator). Room
+/// reserved is not memory used until it is written.
+fn room_for(buf: &mut Vec<u8>, more: usize, max: usize) {
+    let need = buf.len() + more;
+    if need > buf.capacity() && need > LONG_LINE {
+        buf.reserve_exact(max.max(need) - buf.len());
+    }
+}
+
 impl SseFrame {
     /// The frame as a record: decoded, or why it could not be.
     pub fn record(&self) -> crate::source::decode::apply::Record {
@@ -132,6 +147,7 @@ impl SseDecoder {
             self.partial = Vec::new();
             self.skipping_line = true;
         } else {
+            room_for(&mut self.partial, rest.len(), self.max);
             self.partial.extend_from_slice(rest);
         }
     }
@@ -293,6 +309,29 @@ mod tests {
         assert_eq!(frames[0].data, "a\u{fffd}b");
         assert!(frames[0].repaired);
         assert_eq!(frames[1].data, "next");
+    }
+
+    #[test]
+    fn a_long_line_is_given_its_room_once_not_copied_as_it_doubles() {
+        let max = 8 << 20;
+        let mut d = SseDecoder::with_limit(max);
+        let mut out = Vec::new();
+        d.push(b"data: ", &mut out);
+        let chunk = vec![b'x'; 64 << 10];
+        let mut rooms = std::collections::BTreeSet::new();
+        while d.partial.len() < 6 << 20 {
+            d.push(&chunk, &mut out);
+            if d.partial.len() > LONG_LINE {
+                rooms.insert(d.partial.capacity());
+            }
+        }
+        // Past a megabyte, the buffer grows once more: to its limit.
+        let rooms: Vec<usize> = rooms.into_iter().collect();
+        assert_eq!(rooms.last(), Some(&max), "{rooms:?}");
+        assert!(rooms.len() <= 2 && rooms[0] <= 2 * LONG_LINE, "{rooms:?}");
+        d.push(b"\n\n", &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data.len(), 6 << 20);
     }
 
     #[test]
