@@ -44,6 +44,9 @@ use archive_data::{DAY, NEWEST, PLACED, Words};
 use ocview::archive::import::import_files_within;
 use ocview::archive::{Engine, Query, Setting, schema};
 
+// The binary's allocator: the import measured is the one people run.
+ocview::lean_allocator!();
+
 const LIMIT: u32 = 20;
 
 fn env_number(name: &str, default: usize) -> usize {

@@ -1,6 +1,7 @@
 //! Starting the full-screen viewer on a source, and always restoring the
 //! terminal afterwards.
 
+pub mod allocator;
 pub mod archive_list;
 pub mod fleet;
 pub mod history;

@@ -1,0 +1,53 @@
+//! The allocator ocview's programs use: mimalloc. An import's stages hand
+//! each other their strings, which the system's allocator serves slowly
+//! (about a tenth of an import's work, a seventh on small parts;
+//! docs/performance.md). `ocview::lean_allocator!()` in a program (the
+//! binary, a bench) makes it that program's allocator, set up as below.
+
+pub use libmimalloc_sys;
+pub use mimalloc;
+
+/// Options of the bundled mimalloc 3 (`mi_option_e`; libmimalloc-sys is
+/// pinned, and names only some of them).
+const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// mimalloc commits its first arena (1 GiB of address space) whole on
+/// Linux unless told not to: the viewer then kept two to five times the
+/// memory the tests bound it to (tests/e2e/lean_start.rs,
+/// headless_memory.rs). Freed pages go back after 100 ms, not a second:
+/// an import's peak is a fifth lower.
+///
+/// # Safety
+/// Called before any allocation or thread: the runtime allocates before
+/// `main`, and its first allocation makes the arena, so the macro calls
+/// it from the program's initialisers, which run before the runtime.
+pub unsafe fn set_options() {
+    // SAFETY: options' values, set before any allocation or thread.
+    unsafe {
+        libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, 100);
+    }
+}
+
+/// mimalloc as the program's allocator, with `set_options` run before
+/// anything is allocated (Linux; elsewhere its defaults).
+#[macro_export]
+macro_rules! lean_allocator {
+    () => {
+        #[global_allocator]
+        static ALLOC: $crate::app::launch::allocator::mimalloc::MiMalloc =
+            $crate::app::launch::allocator::mimalloc::MiMalloc;
+
+        #[cfg(target_os = "linux")]
+        #[used]
+        #[unsafe(link_section = ".init_array")]
+        static LEAN_ALLOCATOR: extern "C" fn() = {
+            extern "C" fn on_load() {
+                // SAFETY: run among the initialisers, before the runtime.
+                unsafe { $crate::app::launch::allocator::set_options() }
+            }
+            on_load
+        };
+    };
+}
