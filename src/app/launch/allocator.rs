@@ -13,10 +13,10 @@ const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// mimalloc commits its first arena (1 GiB of address space) whole on
-/// Linux unless told not to: the viewer then kept two to five times the
-/// memory the tests bound it to (tests/e2e/lean_start.rs,
-/// headless_memory.rs). Freed pages go back after 100 ms, not a second:
-/// an import's peak is a fifth lower.
+/// Linux unless told not to: the viewer then kept more than its memory
+/// tests allow (26.7 MiB of its own at the lean start against 12,
+/// tests/e2e/lean_start.rs; headless_memory.rs). Freed pages go back
+/// after 100 ms, not a second: an import's peak is a seventh lower.
 ///
 /// # Safety
 /// Called before any allocation or thread: the runtime allocates before
