@@ -21,43 +21,38 @@ impl Distinct {
     /// Add `piece` (whole characters) unless it is in already; whether
     /// it was added.
     pub fn push(&mut self, piece: &[u8]) -> bool {
-        // Most pieces are short words said before: folded on the stack,
-        // they are looked up without being written first.
-        let mut small = [0u8; 32];
-        let mut long = Vec::new();
-        let folded: &mut [u8] = if piece.len() <= small.len() {
-            &mut small[..piece.len()]
-        } else {
-            long.resize(piece.len(), 0);
-            &mut long
-        };
-        folded.copy_from_slice(piece);
-        folded.make_ascii_lowercase();
-        let hash = crate::archive::encode::quick_hash(folded);
+        self.push_hashed(piece, folded_hash(piece).0)
+    }
+
+    /// `push` of a piece whose `folded_hash` is `hash`.
+    fn push_hashed(&mut self, piece: &[u8], hash: u64) -> bool {
         match self.seen.entry(hash) {
             Entry::Occupied(o) => {
                 let (s, n) = *o.get();
-                if self.out[s as usize..(s + n) as usize] == *folded {
+                // What is kept is folded already.
+                if self.out[s as usize..(s + n) as usize].eq_ignore_ascii_case(piece) {
                     return false;
                 }
                 // Another piece of the same hash stays where it is: a
                 // word twice costs nothing, one lost would be a miss.
-                Self::append(&mut self.out, folded);
+                Self::append(&mut self.out, piece);
             }
             Entry::Vacant(v) => {
-                v.insert(Self::append(&mut self.out, folded));
+                v.insert(Self::append(&mut self.out, piece));
             }
         }
         true
     }
 
-    /// `piece` after the others, spaced; where it is.
+    /// `piece` after the others, spaced, its ASCII letters in small
+    /// case; where it is.
     fn append(out: &mut Vec<u8>, piece: &[u8]) -> (u32, u32) {
         if !out.is_empty() {
             out.push(b' ');
         }
         let first = out.len();
         out.extend_from_slice(piece);
+        out[first..].make_ascii_lowercase();
         (first as u32, piece.len() as u32)
     }
 
@@ -115,13 +110,14 @@ pub fn document(text: &str, cut: impl Fn(u8) -> bool + Copy) -> String {
 }
 
 fn document_in(d: &mut Distinct, text: &str, cut: impl Fn(u8) -> bool + Copy) -> String {
-    use crate::archive::words::{may_have_more_words, push_more_words};
+    use crate::archive::words::push_more_words;
     let mut more = String::new();
     let mut looked: std::collections::HashSet<&[u8], BuildHasherDefault<Quick>> =
         std::collections::HashSet::default();
     for piece in pieces(text, cut) {
-        d.push(piece);
-        if may_have_more_words(piece) && looked.insert(piece) {
+        let (hash, may_have_more_words) = folded_hash(piece);
+        d.push_hashed(piece, hash);
+        if may_have_more_words && looked.insert(piece) {
             // Whole characters, cut at ASCII bytes.
             push_more_words(std::str::from_utf8(piece).unwrap_or_default(), &mut more);
         }
@@ -132,20 +128,98 @@ fn document_in(d: &mut Distinct, text: &str, cut: impl Fn(u8) -> bool + Copy) ->
 
 /// The pieces of `text` between bytes that `cut` says part words (ASCII
 /// bytes only: a character past ASCII is never cut), each whole
-/// characters.
+/// characters. Every byte of every text indexed passes here: which bytes
+/// a piece is made of is looked up sixty-four at a time into a mask, and
+/// the pieces are read off its bits, not found a byte at a time.
 pub fn pieces(text: &str, cut: impl Fn(u8) -> bool) -> impl Iterator<Item = &[u8]> {
+    let keeps: [bool; 256] = std::array::from_fn(|b| b >= 0x80 || !cut(b as u8));
     let bytes = text.as_bytes();
-    let keeps = move |b: u8| !b.is_ascii() || !cut(b);
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        let start = at + bytes[at..].iter().position(|&b| keeps(b))?;
-        let end = bytes[start..]
+    // The mask of the 64 bytes from `base` (bits past the end clear).
+    let mask_at = move |base: usize| -> u64 {
+        let end = bytes.len().min(base + 64);
+        bytes[base..end]
             .iter()
-            .position(|&b| !keeps(b))
-            .map_or(bytes.len(), |n| start + n);
-        at = end;
-        Some(&bytes[start..end])
+            .enumerate()
+            .fold(0u64, |m, (i, &b)| m | (u64::from(keeps[b as usize]) << i))
+    };
+    let mut base = 0;
+    let mut mask = if bytes.is_empty() { 0 } else { mask_at(0) };
+    let mut at = 0;
+    // The next byte from `at` whose bit in the masks is `bit`, moving
+    // `base` and `mask` along; `bytes.len()` if none is.
+    let mut next = move |at: usize, bit: bool| -> usize {
+        let mut at = at;
+        loop {
+            if at >= base + 64 {
+                base += 64;
+                if base >= bytes.len() {
+                    return bytes.len();
+                }
+                mask = mask_at(base);
+            }
+            let m = if bit { mask } else { !mask } >> (at - base);
+            if m != 0 {
+                return (at + m.trailing_zeros() as usize).min(bytes.len());
+            }
+            at = base + 64;
+        }
+    };
+    std::iter::from_fn(move || {
+        let start = next(at, true);
+        if start >= bytes.len() {
+            return None;
+        }
+        at = next(start, false);
+        Some(&bytes[start..at])
     })
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = ONES * 0x80;
+
+/// Of eight bytes, the high bit of each that is an ASCII capital.
+fn capitals(w: u64) -> u64 {
+    let low = w & !HIGH;
+    // A byte's high bit: set from 'A' on, and past 'Z'.
+    let from_a = low + ONES * (0x80 - b'A' as u64);
+    let past_z = low + ONES * (0x80 - b'Z' as u64 - 1);
+    from_a & !past_z & !w & HIGH
+}
+
+/// A piece's hash as its ASCII letters in small case, made without
+/// writing it folded first, and whether `words::push_more_words` may find
+/// a word in it (as `words::may_have_more_words` says), from the same
+/// reads. Eight bytes at a time; for this process only, never stored.
+fn folded_hash(piece: &[u8]) -> (u64, bool) {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (piece.len() as u64).wrapping_mul(K);
+    // Capitals and bytes past ASCII; a capital first is no sign.
+    let mut signs = 0u64;
+    let mut first = 0x80u64;
+    let mut words = piece.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        let caps = capitals(w);
+        signs |= (caps & !first) | (w & HIGH);
+        first = 0;
+        h = (h ^ (w | caps >> 2)).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let w = if piece.len() >= 8 {
+            // The last eight bytes, those hashed already shifted out.
+            u64::from_le_bytes(piece[piece.len() - 8..].try_into().unwrap_or_default())
+                >> (8 * (8 - rest.len()))
+        } else {
+            rest.iter()
+                .rev()
+                .fold(0u64, |w, &b| (w << 8) | u64::from(b))
+        };
+        let caps = capitals(w);
+        signs |= (caps & !first) | (w & HIGH);
+        h = (h ^ (w | caps >> 2)).wrapping_mul(K);
+    }
+    (h ^ (h >> 31), signs != 0)
 }
 
 /// Pieces hashed eight bytes at a time (`encode::quick_hash`), not by
@@ -183,6 +257,99 @@ impl Hasher for AsIs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pieces as a byte at a time finds them: the mask's answer must be
+    /// this one, across its 64-byte blocks and at the text's end.
+    fn pieces_byte_by_byte(text: &str, cut: impl Fn(u8) -> bool) -> Vec<&[u8]> {
+        text.as_bytes()
+            .split(|&b| b.is_ascii() && cut(b))
+            .filter(|p| !p.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn pieces_are_found_across_the_masks_blocks() {
+        let cut = |b: u8| !b.is_ascii_alphanumeric();
+        let mut texts = vec![String::new(), " ".into(), "a".into(), "é".into()];
+        // Pieces and gaps of every length around the 64-byte blocks.
+        for len in [1, 7, 8, 31, 63, 64, 65, 127, 128, 129, 200] {
+            for gap in [1, 2, 63, 64, 65] {
+                let word = "aB1ü".repeat(len).chars().take(len).collect::<String>();
+                let space = " .".repeat(gap).chars().take(gap).collect::<String>();
+                texts.push(format!("{word}{space}{word}{space}{word}"));
+                texts.push(format!("{space}{word}{space}{word}"));
+            }
+        }
+        for text in &texts {
+            let found: Vec<&[u8]> = pieces(text, cut).collect();
+            assert_eq!(found, pieces_byte_by_byte(text, cut), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn capitals_are_told_at_every_byte_and_place() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let w = u64::from(b) << (8 * at) | 0x6161_6161_6161_6161 & !(0xff << (8 * at));
+                let expected = if b.is_ascii_uppercase() {
+                    0x80 << (8 * at)
+                } else {
+                    0
+                };
+                assert_eq!(capitals(w), expected, "byte {b:#x} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_piece_hashes_as_its_folded_self_and_says_when_it_may_have_more_words() {
+        let words = [
+            "",
+            "a",
+            "A",
+            "ab",
+            "Ab",
+            "aB",
+            "abc",
+            "parseJson",
+            "HTTPServer",
+            "httpserver",
+            "Error",
+            "ERROR",
+            "café",
+            "Café",
+            "東京",
+            "x東",
+            "Supercalifragilistic",
+            "SUPERCALIFRAGILISTIC",
+            "supercalifragilistiC",
+            "eightchr",
+            "Eightchr",
+            "eightchR",
+            "ninechars",
+            "nineChars",
+            "ZZ@[`{",
+            "0123456789",
+        ];
+        for word in words {
+            let (hash, more) = folded_hash(word.as_bytes());
+            let folded = word.to_ascii_lowercase();
+            assert_eq!(hash, folded_hash(folded.as_bytes()).0, "{word}");
+            assert_eq!(
+                more,
+                crate::archive::words::may_have_more_words(word.as_bytes()),
+                "{word}"
+            );
+        }
+        // Pieces that differ but for length or a byte hash apart.
+        let hashes: std::collections::HashSet<u64> = words
+            .iter()
+            .map(|w| folded_hash(w.to_ascii_lowercase().as_bytes()).0)
+            .collect();
+        let distinct: std::collections::HashSet<String> =
+            words.iter().map(|w| w.to_ascii_lowercase()).collect();
+        assert_eq!(hashes.len(), distinct.len());
+    }
 
     #[test]
     fn thousands_of_distinct_words_are_each_kept_once() {

@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use crate::archive::query::{indexable, unmarked};
+use crate::archive::query::indexable;
 
 /// Below this many bytes a text is given as it is: too few repeats to
 /// pay for the pass.
@@ -26,8 +26,8 @@ pub fn document(text: &str) -> Cow<'_, str> {
     if text.len() < WORTH_IT {
         return indexable(text);
     }
-    let text = unmarked(text);
-    crate::archive::distinct::document(&text, cut).into()
+    // The search marks (`query::unmarked`) are ASCII bytes it cuts at.
+    crate::archive::distinct::document(text, cut).into()
 }
 
 /// Where the index cuts words: at every ASCII byte but letters and digits.
@@ -104,6 +104,14 @@ mod tests {
     fn a_word_said_many_times_is_given_once_in_small_case() {
         let text = "Error: timeout. ERROR again; error at src/main.rs:12 ".repeat(30);
         assert_eq!(document(&text), "error timeout again at src main rs 12");
+    }
+
+    #[test]
+    fn the_search_marks_part_words_as_they_do_when_taken_out() {
+        use crate::archive::query::{MARK_END, MARK_START, unmarked};
+        let text = format!("{MARK_START}found{MARK_END}word and{MARK_START}more ").repeat(40);
+        assert_eq!(document(&text), document(&unmarked(&text)));
+        assert_eq!(document(&text), "found word and more");
     }
 
     #[test]
