@@ -48,9 +48,13 @@ struct Touched {
     /// Sessions whose todo list changed: the store made a part of it.
     todos: BTreeSet<String>,
     /// Each part's last `message.part.updated` of this batch, and each
-    /// message's last `message.updated`: its key and the hash of the object
-    /// it carried (ids of both kinds; the hash tells them apart).
-    updates: HashMap<String, (String, u64)>,
+    /// message's last `message.updated`: the event (its place in `events`)
+    /// and the hash of the object it carried (ids of both kinds; the hash
+    /// tells them apart).
+    updates: HashMap<String, (usize, u64)>,
+    /// The events of `events` keyed by their JSON's hash, not hashed yet
+    /// (`settle_keys`), and whether each is a delta.
+    unkeyed: Vec<(usize, bool)>,
     /// The time of the last event, for "newer state wins".
     clock: i64,
     /// Prompts asked or settled, by request.
@@ -138,6 +142,7 @@ impl Collector {
     /// store and the keys of repeated deltas that later records need.
     pub fn forget(&mut self) {
         let t = &mut self.touched;
+        t.settle_keys();
         t.events.clear();
         t.sessions.clear();
         t.messages.clear();
@@ -178,6 +183,7 @@ impl Collector {
     }
 
     fn take_rows(&mut self) -> Batch {
+        self.touched.settle_keys();
         self.touched.settled.clear();
         // The parts the store made of todo lists (named by the store).
         for sid in std::mem::take(&mut self.touched.todos) {
@@ -203,24 +209,30 @@ impl Collector {
                 store.session(&id).map(|s| session_row(s, server))
             })
             .collect();
+        let events = std::mem::take(&mut self.touched.events);
         let updates = std::mem::take(&mut self.touched.updates);
+        let update = |id: &str| {
+            updates
+                .get(id)
+                .map(|&(event, hash)| (events[event].key.as_str(), hash))
+        };
         let messages = std::mem::take(&mut self.touched.messages)
             .into_iter()
             .filter_map(|(sid, mid)| {
                 let m = store.session(&sid)?.message(&mid)?;
-                (!m.placeholder).then(|| message_row(m, clock, updates.get(&mid)))
+                (!m.placeholder).then(|| message_row(m, clock, update(&mid)))
             })
             .collect();
         let parts = std::mem::take(&mut self.touched.parts)
             .into_iter()
             .filter_map(|(sid, mid, pid)| {
                 let m = store.session(&sid)?.message(&mid)?;
-                Some(part_row(m, m.part(&pid)?, clock, updates.get(&pid)))
+                Some(part_row(m, m.part(&pid)?, clock, update(&pid)))
             })
             .collect();
         let batch = Batch {
             origin: self.origin.clone(),
-            events: std::mem::take(&mut self.touched.events),
+            events,
             sessions,
             messages,
             parts,
@@ -260,10 +272,34 @@ impl Collector {
 }
 
 impl Touched {
+    /// The keys of the events keyed by their JSON's hash, in the order
+    /// they came.
+    fn settle_keys(&mut self) {
+        let unkeyed = std::mem::take(&mut self.unkeyed);
+        let texts: Vec<&[u8]> = unkeyed
+            .iter()
+            .map(|&(event, _)| self.events[event].json.as_bytes())
+            .collect();
+        let hashes = encode::fnv_each(&texts);
+        for (&(event, delta), hash) in unkeyed.iter().zip(hashes) {
+            // Only identical deltas repeat by right: a state said twice is
+            // the same state.
+            let occurrence = if delta {
+                let n = self.seen.entry(hash).or_default();
+                *n += 1;
+                *n - 1
+            } else {
+                0
+            };
+            self.events[event].key = encode::hashed_key(hash, occurrence);
+        }
+    }
+
     fn note(&mut self, env: &Envelope) {
         let Touched {
             events,
-            seen,
+            unkeyed,
+            seen: _,
             sessions,
             messages,
             parts,
@@ -355,27 +391,24 @@ impl Touched {
             _ => {}
         }
         if let Some(json) = encode::encode(env) {
-            let hash = (env.tag == 0).then(|| encode::fnv(json.as_bytes()));
-            // Only identical deltas repeat by right: a state said twice is
-            // the same state.
-            let occurrence = match hash {
-                Some(hash) if matches!(env.event, Event::PartDelta { .. }) => {
-                    let n = seen.entry(hash).or_default();
-                    *n += 1;
-                    *n - 1
-                }
-                _ => 0,
+            let event = events.len();
+            // An event with no id is keyed by its JSON's hash, made for
+            // the batch's events at once (`settle_keys`).
+            let key = if env.tag == 0 {
+                unkeyed.push((event, matches!(env.event, Event::PartDelta { .. })));
+                String::new()
+            } else {
+                encode::key_hashed(env, None, 0)
             };
-            let key = encode::key_hashed(env, hash, occurrence);
             if let Event::PartUpdated(part) = &env.event {
                 let hash = encode::quick_hash(part.raw.get().as_bytes());
-                updates.insert(part.id.clone(), (key.clone(), hash));
+                updates.insert(part.id.clone(), (event, hash));
             }
             if let Event::MessageUpdated(info) = &env.event
                 && let Some(raw) = &info.raw
             {
                 let hash = encode::quick_hash(raw.get().as_bytes());
-                updates.insert(info.id.clone(), (key.clone(), hash));
+                updates.insert(info.id.clone(), (event, hash));
             }
             events.push(EventRow {
                 key,

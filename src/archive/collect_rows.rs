@@ -57,7 +57,7 @@ fn model_of(m: &Message) -> Option<String> {
         .map(|r| format!("{}/{}", r.provider_id, r.model_id))
 }
 
-pub(super) fn message_row(m: &Message, clock: i64, update: Option<&(String, u64)>) -> MessageRow {
+pub(super) fn message_row(m: &Message, clock: i64, update: Option<(&str, u64)>) -> MessageRow {
     let created = m.info.created.unwrap_or(0);
     // A run stream's stand-in for a message it names never replaces the
     // message's real state another file gave (newer state wins).
@@ -101,7 +101,7 @@ pub(super) fn message_row(m: &Message, clock: i64, update: Option<&(String, u64)
         // The info the last update carried, unchanged since.
         logged_as: update
             .filter(|(_, hash)| !raw.is_empty() && *hash == encode::quick_hash(raw.as_bytes()))
-            .map(|(key, _)| key.clone()),
+            .map(|(key, _)| key.to_string()),
     }
 }
 
@@ -221,7 +221,7 @@ pub(super) fn part_row(
     m: &Message,
     part: &Part,
     clock: i64,
-    update: Option<&(String, u64)>,
+    update: Option<(&str, u64)>,
 ) -> PartRow {
     let raw_text = part.raw.get();
     // An object of the usual shape is peeked at; any other is built.
@@ -268,7 +268,7 @@ pub(super) fn part_row(
     // The raw object is the one the last update carried, unchanged since.
     let logged_as = update
         .filter(|(_, hash)| as_logged && *hash == encode::quick_hash(raw_text.as_bytes()))
-        .map(|(key, _)| key.clone());
+        .map(|(key, _)| key.to_string());
     PartRow {
         id,
         message_id: part.message_id.clone(),
