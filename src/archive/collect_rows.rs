@@ -124,6 +124,22 @@ struct StatePeek<'a> {
     input: Option<&'a RawValue>,
 }
 
+/// What a tool call's row needs of its raw object, its input, read up to
+/// the input's end only: the output and metadata after it are most of a
+/// call's text (the body has them already).
+fn tool_peek(raw: &str) -> Option<RawPeek<'_>> {
+    use crate::model::json_peek::{field_from, value};
+    let input = match field_from(field_from(raw, "state")??, "input")? {
+        Some(input) => Some(serde_json::from_str::<&RawValue>(value(input)?).ok()?),
+        None => None,
+    };
+    Some(RawPeek {
+        kind: Some("tool".into()),
+        text: None,
+        state: Some(StatePeek { input }),
+    })
+}
+
 /// The part's raw object, built once when it is needed.
 fn built<'v>(value: &'v mut Option<Value>, raw: &str) -> &'v mut Value {
     value.get_or_insert_with(|| serde_json::from_str(raw).unwrap_or(Value::Null))
@@ -225,11 +241,17 @@ pub(super) fn part_row(
 ) -> PartRow {
     let raw_text = part.raw.get();
     // An object of the usual shape is peeked at; any other is built.
-    let peek: Option<RawPeek<'_>> = raw_text
-        .trim_start()
-        .starts_with('{')
-        .then(|| serde_json::from_str(raw_text).ok())
-        .flatten();
+    let peek: Option<RawPeek<'_>> = match part.body {
+        PartBody::Tool(_) => tool_peek(raw_text),
+        _ => None,
+    }
+    .or_else(|| {
+        raw_text
+            .trim_start()
+            .starts_with('{')
+            .then(|| serde_json::from_str(raw_text).ok())
+            .flatten()
+    });
     let mut value: Option<Value> = None;
     let (kind, tool, state, start, mut text) = indexed_fields(part, peek.as_ref(), &mut value);
     // The streamed text lives in the body, not in the raw object: the

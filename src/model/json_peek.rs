@@ -56,6 +56,48 @@ pub fn leading_strings<'a, const N: usize>(
     }
 }
 
+/// The text from `key`'s value on, among the object's top-level fields,
+/// read only until the key is found: the value is the start of it, and
+/// what follows is not read (`value` reads one whole). `Some(None)` when
+/// the object has no such field, `None` when the text is not a simple
+/// object. The value is not checked: the caller parses it.
+pub fn field_from<'a>(text: &'a str, key: &str) -> Option<Option<&'a str>> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i)? {
+            b'}' => return Some(None),
+            b'"' => {}
+            _ => return None,
+        }
+        let (name, after) = plain_string(b, i)?;
+        i = skip_ws(b, after);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        if name == key.as_bytes() {
+            return Some(text.get(i..));
+        }
+        i = skip_ws(b, skip_value(b, i)?);
+        match b.get(i)? {
+            b',' => i += 1,
+            b'}' => return Some(None),
+            _ => return None,
+        }
+    }
+}
+
+/// The first value of `text` (not checked), without what follows it.
+pub fn value(text: &str) -> Option<&str> {
+    text.get(..skip_value(text.as_bytes(), 0)?)
+}
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
@@ -130,7 +172,25 @@ fn skip_string(b: &[u8], i: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::leading_strings;
+    use super::{field_from, leading_strings, value};
+
+    #[test]
+    fn a_field_is_found_and_what_follows_it_is_not_read() {
+        // Cut short after `input`: its value is whole, the rest unread.
+        let text = r#"{"a": {"x": ["}", "\"{"]}, "state" : {"input":{"c":"ls \"x\""},"output":"#;
+        let state = field_from(text, "state").unwrap().unwrap();
+        let input = field_from(state, "input").unwrap().unwrap();
+        assert_eq!(value(input), Some(r#"{"c":"ls \"x\""}"#));
+        // A field of the object, not of one inside it.
+        let state = r#"{"status":"done","metadata":{"title":"x"},"input":12 },"title":"t"}"#;
+        assert_eq!(field_from(state, "title"), Some(None));
+        assert_eq!(
+            field_from(state, "input").unwrap().map(value),
+            Some(Some("12"))
+        );
+        assert_eq!(field_from("[1]", "input"), None);
+        assert_eq!(field_from(r#"{"a" 1}"#, "input"), None);
+    }
 
     const KEYS: [&str; 2] = ["id", "type"];
 

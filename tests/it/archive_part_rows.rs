@@ -113,3 +113,43 @@ fn a_tools_input_is_indexed_and_odd_shapes_still_give_rows() {
         assert_eq!(kept["id"], id);
     }
 }
+
+#[test]
+fn a_tools_input_is_found_wherever_its_state_puts_it() {
+    let call = |id: &str, state: &str| {
+        format!(
+            r#"{{"id":"{id}","sessionID":"{SESSION}","messageID":"{MESSAGE}","type":"tool","tool":"bash","callID":"c_{id}","state":{state}}}"#
+        )
+    };
+    let parts = [
+        // Input last, after an output holding braces, quotes and a key's name.
+        call(
+            "prt_late",
+            r#"{"status":"completed","output":"{\"input\": \"decoy\"} }","metadata":{"input":"decoy"},"title":"t","time":{"start":1,"end":2},"input":{"command":"make deploy-staging","env":["REGION=eu \"west\""]}}"#,
+        ),
+        // No input at all, and an input that is not an object.
+        call("prt_none", r#"{"status":"running","time":{"start":3}}"#),
+        call(
+            "prt_flat",
+            r#"{"status":"pending","input":"plain words","time":{"start":4}}"#,
+        ),
+    ];
+    let lines: Vec<String> = parts.iter().map(|p| part_updated(p)).collect();
+    let rows = rows_of(&lines);
+    let row = |id: &str| rows.iter().find(|r| r.id == id).expect(id);
+    let late = row("prt_late");
+    assert!(late.text.contains("make deploy-staging"), "{}", late.text);
+    assert!(late.text.contains("REGION=eu \"west\""), "{}", late.text);
+    assert!(!late.text.contains("decoy\n"), "{}", late.text);
+    assert!(row("prt_flat").text.contains("plain words"));
+    for (id, raw) in [
+        ("prt_late", &parts[0]),
+        ("prt_none", &parts[1]),
+        ("prt_flat", &parts[2]),
+    ] {
+        let r = row(id);
+        assert_eq!(&r.raw, raw, "{id} kept as it came");
+        assert!(r.logged_as.is_some(), "{id}: the log holds it");
+        assert_eq!(r.kind, "tool");
+    }
+}
