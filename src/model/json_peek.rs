@@ -2,6 +2,8 @@
 //! rest. Parts put `id`, `sessionID`, `messageID` and `type` first, so the
 //! part's kind is known after a hundred bytes instead of a full scan; the
 //! typed parse that follows validates the whole object anyway.
+//! A field's value is found the same way (a tool call's input comes
+//! before its output, most of the call's text).
 
 /// The values of `keys` among the object's top-level fields, scanning only
 /// until all were found. `None` when the text is not a simple object or one
@@ -14,44 +16,28 @@ pub fn leading_strings<'a, const N: usize>(
     let b = text.as_bytes();
     let mut out = [None; N];
     let mut found = 0;
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
+    let mut i = object_start(b)?;
     loop {
-        i = skip_ws(b, i);
-        match b.get(i)? {
-            b'}' => return Some(out),
-            b'"' => {}
-            _ => return None,
-        }
-        let (key, after) = plain_string(b, i)?;
-        i = skip_ws(b, after);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
-        let wanted = keys.iter().position(|k| k.as_bytes() == key);
-        match wanted {
+        let Some((key, at)) = field_at(b, i)? else {
+            return Some(out);
+        };
+        let end = match keys.iter().position(|k| k.as_bytes() == key) {
             Some(k) => {
-                let (value, after) = plain_string(b, i)?;
+                let (value, after) = plain_string(b, at)?;
                 if out[k].is_none() {
                     found += 1;
                 }
                 out[k] = Some(std::str::from_utf8(value).ok()?);
-                i = after;
                 if found == N {
                     return Some(out);
                 }
+                after
             }
-            None => i = skip_value(b, i)?,
-        }
-        i = skip_ws(b, i);
-        match b.get(i)? {
-            b',' => i += 1,
-            b'}' => return Some(out),
-            _ => return None,
+            None => skip_value(b, at)?,
+        };
+        match next_field(b, end)? {
+            Some(next) => i = next,
+            None => return Some(out),
         }
     }
 }
@@ -63,32 +49,17 @@ pub fn leading_strings<'a, const N: usize>(
 /// object. The value is not checked: the caller parses it.
 pub fn field_from<'a>(text: &'a str, key: &str) -> Option<Option<&'a str>> {
     let b = text.as_bytes();
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i += 1;
+    let mut i = object_start(b)?;
     loop {
-        i = skip_ws(b, i);
-        match b.get(i)? {
-            b'}' => return Some(None),
-            b'"' => {}
-            _ => return None,
-        }
-        let (name, after) = plain_string(b, i)?;
-        i = skip_ws(b, after);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
+        let Some((name, at)) = field_at(b, i)? else {
+            return Some(None);
+        };
         if name == key.as_bytes() {
-            return Some(text.get(i..));
+            return Some(text.get(at..));
         }
-        i = skip_ws(b, skip_value(b, i)?);
-        match b.get(i)? {
-            b',' => i += 1,
-            b'}' => return Some(None),
-            _ => return None,
+        match next_field(b, skip_value(b, at)?)? {
+            Some(next) => i = next,
+            None => return Some(None),
         }
     }
 }
@@ -96,6 +67,41 @@ pub fn field_from<'a>(text: &'a str, key: &str) -> Option<Option<&'a str>> {
 /// The first value of `text` (not checked), without what follows it.
 pub fn value(text: &str) -> Option<&str> {
     text.get(..skip_value(text.as_bytes(), 0)?)
+}
+
+/// Where an object's first field may start, after its `{`.
+fn object_start(b: &[u8]) -> Option<usize> {
+    let i = skip_ws(b, 0);
+    (b.get(i) == Some(&b'{')).then_some(i + 1)
+}
+
+/// The field at `i` (where one may start): its key, a plain string, and
+/// where its value starts; `Some(None)` at the object's end, `None` when
+/// the text is not a simple object.
+fn field_at(b: &[u8], i: usize) -> Option<Option<(&[u8], usize)>> {
+    let i = skip_ws(b, i);
+    match b.get(i)? {
+        b'}' => return Some(None),
+        b'"' => {}
+        _ => return None,
+    }
+    let (key, after) = plain_string(b, i)?;
+    let i = skip_ws(b, after);
+    if b.get(i) != Some(&b':') {
+        return None;
+    }
+    Some(Some((key, skip_ws(b, i + 1))))
+}
+
+/// After a value ending at `i`: where the next field may start,
+/// `Some(None)` at the object's end.
+fn next_field(b: &[u8], i: usize) -> Option<Option<usize>> {
+    let i = skip_ws(b, i);
+    match b.get(i)? {
+        b',' => Some(Some(i + 1)),
+        b'}' => Some(None),
+        _ => None,
+    }
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
