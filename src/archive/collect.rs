@@ -398,7 +398,7 @@ impl Touched {
                 unkeyed.push((event, matches!(env.event, Event::PartDelta { .. })));
                 String::new()
             } else {
-                encode::key_hashed(env, None, 0)
+                encode::id_key(env)
             };
             if let Event::PartUpdated(part) = &env.event {
                 let hash = encode::quick_hash(part.raw.get().as_bytes());

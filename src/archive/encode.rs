@@ -248,20 +248,16 @@ fn push_one_line(out: &mut String, json: &str) {
 /// deltas of one stream (the same word typed twice): it counts how often
 /// this JSON came before in the same source.
 pub fn key(env: &Envelope, json: &str, occurrence: u32) -> String {
-    key_hashed(
-        env,
-        (env.tag == 0).then(|| fnv(json.as_bytes())),
-        occurrence,
-    )
+    if env.tag == 0 {
+        hashed_key(fnv(json.as_bytes()), occurrence)
+    } else {
+        id_key(env)
+    }
 }
 
-/// `key`, where the JSON's hash (`fnv`) is known: needed when the event
-/// has no id (`tag` 0).
-pub fn key_hashed(env: &Envelope, hash: Option<u64>, occurrence: u32) -> String {
-    match hash.filter(|_| env.tag == 0) {
-        Some(hash) => hashed_key(hash, occurrence),
-        None => format!("e{:x}.{:x}", env.seq, env.tag),
-    }
+/// The key of an event with an `evt_` id (`tag` not 0).
+pub fn id_key(env: &Envelope) -> String {
+    format!("e{:x}.{:x}", env.seq, env.tag)
 }
 
 /// The key of an event with no id whose JSON's `fnv` is `hash`, the same

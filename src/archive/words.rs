@@ -41,17 +41,6 @@ pub fn push_more_words(text: &str, out: &mut String) {
     }
 }
 
-/// Whether `push_more_words` may find a word in `piece`, a run of ASCII
-/// letters and digits or a text with characters past ASCII: most words,
-/// all ASCII with no capital past the first letter, have none.
-pub fn may_have_more_words(piece: &[u8]) -> bool {
-    piece
-        .iter()
-        .skip(1)
-        .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
-        || piece.first().is_some_and(|b| !b.is_ascii())
-}
-
 /// The runs of letters and digits of `text`. Read a byte at a time where
 /// the text is ASCII (most of it): this pass goes over every text indexed.
 fn runs(text: &str) -> impl Iterator<Item = &str> {
