@@ -17,6 +17,8 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// tests allow (26.7 MiB of its own at the lean start against 12,
 /// tests/e2e/lean_start.rs; headless_memory.rs). Freed pages go back
 /// after 100 ms, not a second: an import's peak is a seventh lower.
+/// SQLite is set up here too (`sqlite_uncounted`): it also takes its
+/// settings only before it starts.
 ///
 /// # Safety
 /// Called before any allocation or thread: the runtime allocates before
