@@ -41,6 +41,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use archive_data::{DAY, NEWEST, PLACED, Words};
+use ocview::app::launch::allocator::{SqliteMemory, set_sqlite_memory};
 use ocview::archive::import::import_files_within;
 use ocview::archive::{Engine, Query, Setting, schema};
 
@@ -58,6 +59,19 @@ fn env_number(name: &str, default: usize) -> usize {
 
 fn bench_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-archive")
+}
+
+/// SQLite's memory as the command measured has it: mimalloc while
+/// importing, as `ocview archive import` (the floor too, so that both
+/// sides of its ratio have the same SQLite); the C library's for what the
+/// viewer does (queries, opening a session, a first launch's import).
+fn sqlite_memory(memory: SqliteMemory) {
+    // SAFETY: called where every connection has been dropped; the bench
+    // uses SQLite on this thread and on import threads already joined.
+    assert!(
+        unsafe { set_sqlite_memory(memory) },
+        "SQLite refused {memory:?}"
+    );
 }
 
 fn ms(d: Duration) -> f64 {
@@ -749,11 +763,13 @@ fn real_sizes(dir: &Path) {
         .tempdir_in(dir)
         .unwrap();
     let path = scratch.path().join("real.db");
+    sqlite_memory(SqliteMemory::Mimalloc);
     let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
     let rate = indexing("SQLite, real sizes", &mut *engine, &files, 40_000.0);
     drop(engine);
     floor_ratio("SQLite, real sizes", dir, &files, rate);
     disk("SQLite, real sizes", sqlite_size(&path), json_size(&files));
+    sqlite_memory(SqliteMemory::System);
 
     // Point 7: opencode's database of the same sessions, imported whole
     // as a first launch does.
@@ -823,6 +839,7 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
     let index_files = first(files, index_parts);
     {
         let path = scratch.path().join("index.db");
+        sqlite_memory(SqliteMemory::Mimalloc);
         let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
         let rate = indexing("SQLite", &mut *engine, &index_files, 40_000.0);
         drop(engine);
@@ -830,6 +847,7 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
         floor_ratio("SQLite", dir, &index_files, rate);
         redaction(dir, &index_files, rate);
         disk("SQLite", sqlite_size(&path), json_size(&index_files));
+        sqlite_memory(SqliteMemory::System);
         let mut engine = Setting::Sqlite(path.clone()).open().unwrap().unwrap();
         open_time("SQLite", &mut *engine);
     }
@@ -852,9 +870,11 @@ fn sqlite(dir: &Path, files: &[(PathBuf, usize)], index_parts: usize, parts: usi
         ] {
             let _ = std::fs::remove_file(p);
         }
+        sqlite_memory(SqliteMemory::Mimalloc);
         let mut engine = Setting::Sqlite(partial.clone()).open().unwrap().unwrap();
         let (n, took) = import(&mut *engine, files);
         drop(engine);
+        sqlite_memory(SqliteMemory::System);
         let rate = n as f64 / took.as_secs_f64();
         line(
             &format!("SQLite: indexing, the whole build ({n} parts)"),

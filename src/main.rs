@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use ocview::app::launch::allocator::{SqliteMemory, set_sqlite_memory};
 
 ocview::lean_allocator!();
 
@@ -15,7 +16,17 @@ fn main() -> ExitCode {
     // SAFETY: setting a standard signal's disposition, before any thread.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = ocview::cli::Cli::parse();
+    // An import's SQLite on mimalloc; a viewer's keeps the C library's
+    // `malloc`, which holds less (allocator::SqliteMemory).
+    let sqlite_on_mimalloc = cli.only_imports()
+        // SAFETY: no thread yet, and no SQLite connection.
+        && unsafe { set_sqlite_memory(SqliteMemory::Mimalloc) };
     // Logs go to a file, never to the terminal.
     let _log = ocview::app::launch::logging::init();
+    if sqlite_on_mimalloc {
+        tracing::info!("an import: SQLite takes its memory from mimalloc");
+    } else if cli.only_imports() {
+        tracing::warn!("an import: SQLite kept its own memory (it refused mimalloc)");
+    }
     ocview::cli::run::run(cli)
 }

@@ -37,6 +37,20 @@ impl ArchiveFlags {
     }
 }
 
+impl crate::cli::Cli {
+    /// Whether the command only imports (`ocview archive import`): its
+    /// process runs no viewer and no query a person waits on, so SQLite
+    /// may take its memory from mimalloc (`allocator::SqliteMemory`).
+    pub fn only_imports(&self) -> bool {
+        matches!(
+            &self.command,
+            Some(crate::cli::Command::Archive {
+                command: ArchiveCommand::Import { .. }
+            })
+        )
+    }
+}
+
 #[derive(Subcommand)]
 pub enum ArchiveCommand {
     /// Add recordings and saved sessions (every form `replay` reads) to the

@@ -180,3 +180,42 @@ async fn an_endless_sse_line_is_dropped_and_the_stream_goes_on() {
     );
     assert!(peak < 160 * 1024, "peak {peak} KiB for a 200 MB line");
 }
+
+/// `ocview archive import` gives SQLite mimalloc (a twelfth of its
+/// writing stage was the C library's `malloc` and its lock); every other
+/// command keeps SQLite on the C library's, which holds less for a
+/// query over a large archive. The binary says which in its log.
+#[test]
+fn only_an_import_moves_sqlites_memory_to_mimalloc() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let archive = dir.path().join("archive.db");
+    let recording = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/opencode-run.ndjson"
+    );
+    let said = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(["--archive", archive.to_str().unwrap()])
+            .args(args)
+            .env("XDG_STATE_HOME", &state)
+            .env("OCVIEW_LOG", "info")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = std::fs::read_to_string(state.join("ocview/ocview.log")).unwrap_or_default();
+        log.matches("SQLite takes its memory from mimalloc").count()
+    };
+    assert_eq!(said(&["archive", "import", recording]), 1);
+    assert_eq!(
+        said(&["search", "--json", "quick"]),
+        1,
+        "a search keeps the C library's"
+    );
+    assert_eq!(said(&["archive", "stats"]), 1);
+    assert_eq!(said(&["archive", "import", recording]), 2);
+}
