@@ -179,9 +179,15 @@ impl Packed {
     }
 }
 
-/// Whether an event's JSON is a `todo.updated` (`super::snapshot`).
+/// Whether an event's JSON is a `todo.updated` (`super::snapshot`). The
+/// event's own type is the first `"type":` of its JSON (`encode` writes
+/// it before the properties, and inside a string the quotes are escaped),
+/// so the search stops there: a tool's output of 100 KB is not read, nor
+/// taken for a todo list when it quotes one.
 pub fn is_todo(json: &str) -> bool {
-    json.contains("\"type\":\"todo.updated\"")
+    const TYPE: &str = "\"type\":";
+    json.find(TYPE)
+        .is_some_and(|at| json[at + TYPE.len()..].starts_with("\"todo.updated\""))
 }
 
 pub fn slots_blob(slots: impl Iterator<Item = i64>) -> Vec<u8> {
@@ -316,6 +322,13 @@ mod tests {
         assert_eq!(slots_of(&blocks[0].slots), [10, 30, 40]);
         assert_eq!(blocks[0].todo, Some(1));
         assert_eq!(blocks[1].todo, None);
+        // Its own type, not one its properties quote.
+        let quoting =
+            r#"{"type":"message.part.updated","properties":{"part":{"type":"todo.updated"}}}"#;
+        assert!(!is_todo(quoting));
+        assert!(is_todo(
+            r#"{"directory":"/a \"type\":","payload":{"id":"evt_1","type":"todo.updated","properties":{}}}"#
+        ));
         let many: Vec<EventRow> = (0..BLOCK_MAX + 3)
             .map(|i| event("s1", &format!("k{i}"), "x"))
             .collect();
