@@ -16,19 +16,14 @@ fn files_ocview_makes_are_private_whatever_the_umask() {
         "/tests/fixtures/opencode-run.ndjson"
     );
     let run = |args: &[&str]| {
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("umask 000 && exec \"$0\" \"$@\"")
-            .arg(env!("CARGO_BIN_EXE_ocview"))
-            .args(args)
-            .env_remove("OCVIEW_ARCHIVE")
-            .env("XDG_STATE_HOME", &state)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::support::succeeded(
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg("umask 000 && exec \"$0\" \"$@\"")
+                .arg(env!("CARGO_BIN_EXE_ocview"))
+                .args(args)
+                .env_remove("OCVIEW_ARCHIVE")
+                .env("XDG_STATE_HOME", &state),
         );
     };
     let a = archive.to_str().unwrap();

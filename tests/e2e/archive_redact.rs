@@ -15,18 +15,12 @@ use crate::support::postgres as postgres_support;
 use crate::support::secrets::{self, Planted};
 
 fn ocview(archive: &str, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_ocview"))
-        .args(args)
-        .args(["--archive", archive])
-        .env_remove("OCVIEW_ARCHIVE")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    crate::support::succeeded(
+        Command::new(env!("CARGO_BIN_EXE_ocview"))
+            .args(args)
+            .args(["--archive", archive])
+            .env_remove("OCVIEW_ARCHIVE"),
+    )
 }
 
 /// The planted secrets `text` still holds.

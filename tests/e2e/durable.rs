@@ -253,14 +253,8 @@ fn the_commands_read_a_durable_stream() {
         "/tests/fixtures/durable-stream.jsonl"
     );
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ocview"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = crate::support::succeeded(
+            std::process::Command::new(env!("CARGO_BIN_EXE_ocview")).args(args),
         );
         String::from_utf8(out.stdout).unwrap()
     };

@@ -195,17 +195,12 @@ fn only_an_import_moves_sqlites_memory_to_mimalloc() {
         "/tests/fixtures/opencode-run.ndjson"
     );
     let said = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_ocview"))
-            .args(["--archive", archive.to_str().unwrap()])
-            .args(args)
-            .env("XDG_STATE_HOME", &state)
-            .env("OCVIEW_LOG", "info")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        support::succeeded(
+            Command::new(env!("CARGO_BIN_EXE_ocview"))
+                .args(["--archive", archive.to_str().unwrap()])
+                .args(args)
+                .env("XDG_STATE_HOME", &state)
+                .env("OCVIEW_LOG", "info"),
         );
         let log = std::fs::read_to_string(state.join("ocview/ocview.log")).unwrap_or_default();
         log.matches("SQLite takes its memory from mimalloc").count()

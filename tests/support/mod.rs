@@ -29,6 +29,19 @@ pub mod two_sessions;
 pub mod usage_db;
 pub mod words;
 
+/// The output of `command` (the binary, usually) run to its end, once
+/// it is seen to have succeeded: a failure names the command and shows
+/// what it said.
+pub fn succeeded(command: &mut std::process::Command) -> std::process::Output {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// The names in `dir`, sorted: what a test finds made beside a file.
 pub fn names_in(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
